@@ -1,0 +1,2 @@
+/* model.c: being written */
+#include "model.h"
