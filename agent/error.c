@@ -22,12 +22,20 @@ int gw_err_prefix(struct gw_err *err, const char *fmt, ...)
 {
 	if (!err)
 		return -1;
-	char prefix[512], old[sizeof err->msg];
+	char prefix[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	int n = vsnprintf(prefix, sizeof prefix, fmt, ap);
 	va_end(ap);
-	memcpy(old, err->msg, sizeof old);
-	snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+	if (n < 0)
+		return -1;
+	size_t plen = strlen(prefix) + 2, cap = sizeof err->msg;
+	size_t olen = strnlen(err->msg, cap - 1);
+	if (plen + olen >= cap)
+		olen = cap - 1 - plen; /* truncation of the tail is acceptable */
+	memmove(err->msg + plen, err->msg, olen);
+	memcpy(err->msg, prefix, plen - 2);
+	memcpy(err->msg + plen - 2, ": ", 2);
+	err->msg[plen + olen] = '\0';
 	return -1;
 }
