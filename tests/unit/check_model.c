@@ -1,0 +1,243 @@
+/*
+ * Unit tests of model.c: admin replies -> typed group versions. Good replies (including
+ * the ShenYu project's own fixture), every kind of refusal, raw JSON kept byte-exact.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static const enum gw_group classic[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR, GW_GROUP_RULE,
+                                        GW_GROUP_APP_AUTH, GW_GROUP_META_DATA};
+
+static int parse(const char *body, struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
+{
+	return model_parse_fetch(body, strlen(body), classic, 5, "http://a", out, err);
+}
+
+static void unref_all(struct group_data *out[GW_GROUP_COUNT])
+{
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		group_data_unref(out[g]);
+}
+
+START_TEST(fixture_parses)
+{
+	size_t len;
+	char *body = slurp(FIXTURES_DIR "/shenyu/mock_configs_fetch_response.json", &len);
+	struct group_data *out[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	ck_assert_msg(model_parse_fetch(body, len, classic, 5, "http://a", out, &err) == 0, "%s",
+	              err.msg);
+	struct group_data *p = out[GW_GROUP_PLUGIN];
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(p->md5, "ff9f3045505109e66c403fcc6a7a9a12");
+	ck_assert_int_eq(p->last_modify_time, 1606982496917LL);
+	ck_assert_uint_eq(p->n_items, 8);
+	ck_assert_str_eq(p->items[0].key, "1");
+	ck_assert_str_eq(p->items[0].plugin->name, "sign");
+	ck_assert_ptr_null(p->items[0].plugin->config);
+	ck_assert_str_eq(p->items[0].plugin->role, "0");
+	ck_assert_int_eq(p->items[0].plugin->enabled, GW_FALSE);
+	ck_assert_int_eq(p->items[0].plugin->sort, GW_INT_UNSET);
+	ck_assert_str_eq(p->items[1].plugin->config, "{\"model\":\"black\"}");
+	ck_assert_int_eq(p->items[4].plugin->enabled, GW_TRUE);
+	/* raw text is the admin's, byte for byte (escapes included) */
+	ck_assert_ptr_nonnull(strstr(p->items[1].json, "\"config\": \"{\\\"model\\\":\\\"black\\\"}\""));
+	ck_assert_uint_eq(out[GW_GROUP_RULE]->n_items, 0);
+	ck_assert_str_eq(out[GW_GROUP_RULE]->md5, "d751713988987e9331980363e24189ce");
+	ck_assert_str_eq(p->source, "http://a");
+	unref_all(out);
+	free(body);
+}
+END_TEST
+
+static const char *wrap_rule =
+    "{\"code\":200,\"message\":\"ok\",\"data\":{"
+    "\"PLUGIN\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
+    "\"SELECTOR\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
+    "\"APP_AUTH\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
+    "\"META_DATA\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
+    "\"RULE\":{\"md5\":\"b\",\"lastModifyTime\":2,\"data\":[%s]}}}";
+
+static int parse_rules(const char *items, struct group_data *out[GW_GROUP_COUNT],
+                       struct gw_err *err)
+{
+	char body[8192];
+	snprintf(body, sizeof body, wrap_rule, items);
+	return parse(body, out, err);
+}
+
+START_TEST(typed_rule_with_conditions_and_unicode)
+{
+	struct group_data *out[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	const char *item =
+	    "{\"id\":\"r1\",\"name\":\"限流-規則 café\",\"pluginName\":\"divide\",\"selectorId\":\"s1\","
+	    "\"matchMode\":0,\"sort\":7,\"enabled\":true,\"loged\":null,\"handle\":\"{\\\"x\\\":1}\","
+	    "\"conditionDataList\":[{\"paramType\":\"uri\",\"operator\":\"match\",\"paramName\":\"/\","
+	    "\"paramValue\":\"/http/\\u00e9t\\u00e9/**\"}],\"unknownField\":{\"kept\":[1,2]}}";
+	ck_assert_msg(parse_rules(item, out, &err) == 0, "%s", err.msg);
+	const struct gw_item *it = &out[GW_GROUP_RULE]->items[0];
+	ck_assert_str_eq(it->key, "r1");
+	ck_assert_str_eq(it->name, "限流-規則 café");
+	ck_assert_str_eq(it->rule->selector_id, "s1");
+	ck_assert_int_eq(it->rule->sort, 7);
+	ck_assert_int_eq(it->rule->logged, GW_UNSET);
+	ck_assert_uint_eq(it->rule->n_conditions, 1);
+	ck_assert_str_eq(it->rule->conditions[0].param_value, "/http/été/**");
+	ck_assert_uint_eq(it->rule->n_before_conditions, 0);
+	ck_assert_str_eq(it->json, item); /* exact, escapes and unknown fields kept */
+	ck_assert_uint_eq(it->json_len, strlen(item));
+	unref_all(out);
+}
+END_TEST
+
+START_TEST(wrong_field_type_names_group_item_field)
+{
+	struct group_data *out[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	ck_assert_int_eq(parse_rules("{\"id\":\"ok\"},{\"id\":\"r2\",\"enabled\":\"yes\"}", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "group RULE item 1 (key 'r2'): field 'enabled': expected boolean, got string"));
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		ck_assert_ptr_null(out[g]);
+	ck_assert_int_eq(parse_rules("{\"id\":\"r\",\"conditionDataList\":[\"x\"]}", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "conditionDataList"));
+	ck_assert_int_eq(parse_rules("{\"id\":\"r\",\"sort\":1.5}", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'sort': expected integer"));
+}
+END_TEST
+
+START_TEST(missing_key_and_duplicate_key_refused)
+{
+	struct group_data *out[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	ck_assert_int_eq(parse_rules("{\"name\":\"nokey\"}", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "missing key field 'id'"));
+	ck_assert_int_eq(parse_rules("{\"id\":\"a\"},{\"id\":\"b\"},{\"id\":\"a\"}", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "duplicate key 'a'"));
+	ck_assert_int_eq(parse_rules("7", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "expected an object"));
+}
+END_TEST
+
+START_TEST(envelope_refusals)
+{
+	struct group_data *out[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	ck_assert_int_eq(parse("{\"code\":500,\"message\":\"group param invalid\"}", out, &err), -1);
+	ck_assert_str_eq(err.msg, "admin code 500: group param invalid");
+	ck_assert_int_eq(parse("{\"code\":200,\"message\":\"ok\"}", out, &err), -1);
+	ck_assert_str_eq(err.msg, "reply has no 'data'");
+	ck_assert_int_eq(parse("{\"code\":200,\"data\":[]}", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'data' must be an object"));
+	ck_assert_int_eq(parse("{\"code\":\"200\",\"data\":{}}", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "integer 'code'"));
+	ck_assert_int_eq(parse("{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\",\"lastM", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "invalid JSON"));
+	ck_assert_int_eq(parse("", out, &err), -1);
+	ck_assert_int_eq(parse("[1]", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not a JSON object"));
+}
+END_TEST
+
+START_TEST(config_data_refusals)
+{
+	struct group_data *out[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	/* a requested group missing */
+	ck_assert_int_eq(parse("{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]}}}", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "missing from the reply"));
+	char body[1024];
+	snprintf(body, sizeof body, wrap_rule, "");
+	char *p = strstr(body, "\"lastModifyTime\":2");
+	memcpy(p, "\"lastModifyTime\":\"", 18); /* now a string: wrong type */
+	ck_assert_int_eq(parse(body, out, &err), -1);
+	snprintf(body, sizeof body,
+	         "{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":{}}}}");
+	ck_assert_int_eq(model_parse_fetch(body, strlen(body), classic, 1, "s", out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "group PLUGIN: 'data' must be an array, got object"));
+	/* invalid UTF-8 */
+	snprintf(body, sizeof body, wrap_rule, "{\"id\":\"\xff\xfe\"}");
+	ck_assert_int_eq(parse(body, out, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "invalid JSON"));
+}
+END_TEST
+
+START_TEST(newer_groups_raw_with_keys)
+{
+	const enum gw_group want[] = {GW_GROUP_DISCOVER_UPSTREAM, GW_GROUP_PROXY_SELECTOR};
+	const char *body =
+	    "{\"code\":200,\"data\":{\"DISCOVER_UPSTREAM\":{\"md5\":\"x\",\"lastModifyTime\":5,"
+	    "\"data\":[{\"selectorId\":\"s9\",\"upstreamDataList\":[]},{\"weird\":true}]},"
+	    "\"PROXY_SELECTOR\":{\"md5\":\"y\",\"lastModifyTime\":6,\"data\":[{\"id\":\"p1\",\"name\":\"tcp\"}]}}}";
+	struct group_data *out[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	ck_assert_msg(model_parse_fetch(body, strlen(body), want, 2, "s", out, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0].key, "s9");
+	ck_assert_str_eq(out[GW_GROUP_DISCOVER_UPSTREAM]->items[1].key, "{\"weird\":true}");
+	ck_assert_ptr_null(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0].rule);
+	ck_assert_str_eq(out[GW_GROUP_PROXY_SELECTOR]->items[0].name, "tcp");
+	ck_assert_ptr_null(out[GW_GROUP_PLUGIN]);
+	unref_all(out);
+}
+END_TEST
+
+START_TEST(group_document_roundtrip)
+{
+	const char *doc = "{\"group\": \"APP_AUTH\", \"md5\": \"m\", \"lastModifyTime\": 9, \"data\": ["
+	                  "{\"appKey\":\"k1\",\"appSecret\":\"s\",\"open\":false,"
+	                  "\"paramDataList\":[{\"appName\":\"a\",\"appParam\":\"p\"}],"
+	                  "\"pathDataList\":[{\"appName\":\"a\",\"path\":\"/x\",\"enabled\":true}]}]}";
+	struct group_data *gd;
+	struct gw_err err = {{0}};
+	ck_assert_msg(model_parse_group(GW_GROUP_APP_AUTH, doc, strlen(doc), "snapshot", &gd, &err) == 0,
+	              "%s", err.msg);
+	ck_assert_str_eq(gd->items[0].app_auth->app_key, "k1");
+	ck_assert_str_eq(gd->items[0].app_auth->paths[0].path, "/x");
+	ck_assert_int_eq(gd->items[0].app_auth->paths[0].enabled, GW_TRUE);
+	ck_assert_str_eq(gd->items[0].app_auth->params[0].app_param, "p");
+	ck_assert_ptr_eq(group_data_find(gd, "k1"), &gd->items[0]);
+	ck_assert_ptr_null(group_data_find(gd, "k2"));
+	group_data_unref(gd);
+	ck_assert_int_eq(model_parse_group(GW_GROUP_RULE, doc, strlen(doc), "snapshot", &gd, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "says it is group APP_AUTH"));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("model");
+	TCase *tc = tcase_create("parse");
+	tcase_add_test(tc, fixture_parses);
+	tcase_add_test(tc, typed_rule_with_conditions_and_unicode);
+	tcase_add_test(tc, wrong_field_type_names_group_item_field);
+	tcase_add_test(tc, missing_key_and_duplicate_key_refused);
+	tcase_add_test(tc, envelope_refusals);
+	tcase_add_test(tc, config_data_refusals);
+	tcase_add_test(tc, newer_groups_raw_with_keys);
+	tcase_add_test(tc, group_document_roundtrip);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,107 @@
+/*
+ * Unit tests of the store's accept rule (md5 differs AND lastModifyTime newer; a
+ * provisional snapshot version yields to any admin version) and of its wake-ups.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+static struct group_data *version(enum gw_group g, const char *md5, int64_t lmt)
+{
+	struct group_data *gd = group_data_new(g);
+	strcpy(gd->md5, md5);
+	gd->last_modify_time = lmt;
+	group_data_index(gd);
+	return gd;
+}
+
+START_TEST(judge_rule)
+{
+	struct group_data *cur = version(GW_GROUP_RULE, "aaa", 100);
+	ck_assert_int_eq(store_judge(NULL, "aaa", 1), STORE_ACCEPTED);
+	ck_assert_int_eq(store_judge(cur, "aaa", 200), STORE_SAME);  /* same md5, even if newer */
+	ck_assert_int_eq(store_judge(cur, "bbb", 99), STORE_OLDER);  /* lagging admin */
+	ck_assert_int_eq(store_judge(cur, "bbb", 100), STORE_OLDER); /* equal time: not newer */
+	ck_assert_int_eq(store_judge(cur, "bbb", 101), STORE_ACCEPTED);
+	cur->provisional = 1;
+	ck_assert_int_eq(store_judge(cur, "bbb", 1), STORE_ACCEPTED); /* snapshot yields */
+	ck_assert_int_eq(store_judge(cur, "aaa", 1), STORE_SAME);
+	group_data_unref(cur);
+}
+END_TEST
+
+START_TEST(offer_keeps_newest_and_bumps_generation)
+{
+	struct store *st = store_new();
+	struct group_data *v1 = version(GW_GROUP_PLUGIN, "m1", 10);
+	struct group_data *v0 = version(GW_GROUP_PLUGIN, "m0", 5);
+	uint64_t g0 = store_generation(st);
+	ck_assert_int_eq(store_offer(st, v1), STORE_ACCEPTED);
+	ck_assert_uint_gt(store_generation(st), g0);
+	uint64_t g1 = store_generation(st);
+	ck_assert_int_eq(store_offer(st, v0), STORE_OLDER);
+	ck_assert_int_eq(store_offer(st, v1), STORE_SAME);
+	ck_assert_uint_eq(store_generation(st), g1);
+	struct group_data *got = store_get(st, GW_GROUP_PLUGIN);
+	ck_assert_ptr_eq(got, v1);
+	char md5[65];
+	int64_t lmt;
+	store_stamp(st, GW_GROUP_PLUGIN, md5, &lmt);
+	ck_assert_str_eq(md5, "m1");
+	ck_assert_int_eq(lmt, 10);
+	store_stamp(st, GW_GROUP_RULE, md5, &lmt);
+	ck_assert_str_eq(md5, "");
+	ck_assert_int_eq(lmt, 0);
+	ck_assert_ptr_null(store_get(st, GW_GROUP_RULE));
+	group_data_unref(got);
+	group_data_unref(v1);
+	group_data_unref(v0);
+	store_free(st);
+}
+END_TEST
+
+struct waiter {
+	struct store *st;
+	uint64_t seen, got;
+};
+
+static void *wait_thread(void *arg)
+{
+	struct waiter *w = arg;
+	w->got = store_wait(w->st, w->seen, 5000);
+	return NULL;
+}
+
+START_TEST(wait_wakes_on_accept)
+{
+	struct store *st = store_new();
+	struct waiter w = {st, store_generation(st), 0};
+	pthread_t t;
+	pthread_create(&t, NULL, wait_thread, &w);
+	struct group_data *v = version(GW_GROUP_RULE, "x", 1);
+	ck_assert_int_eq(store_offer(st, v), STORE_ACCEPTED);
+	pthread_join(t, NULL);
+	ck_assert_uint_ne(w.got, w.seen);
+	ck_assert_uint_eq(store_wait(st, w.got, 10), w.got); /* timeout returns unchanged */
+	group_data_unref(v);
+	store_free(st);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("store");
+	TCase *tc = tcase_create("accept");
+	tcase_add_test(tc, judge_rule);
+	tcase_add_test(tc, offer_keeps_newest_and_bumps_generation);
+	tcase_add_test(tc, wait_wakes_on_accept);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
