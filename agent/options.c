@@ -1,0 +1,94 @@
+/*
+ * gwsyncd's command line (see options.h). getopt_long, no globals of our own; the modes
+ * are mutually exclusive so a typo like `--once --check` is an error, not a surprise.
+ */
+#include "options.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+
+const char *options_usage(void)
+{
+	return "Usage: gwsyncd [-c FILE] [--check | --once | --pause | --resume] [--log-level LEVEL]\n"
+	       "\n"
+	       "Keeps an API gateway's configuration in step with a Soul / Apache ShenYu admin.\n"
+	       "\n"
+	       "  -c, --config FILE      configuration file (default " SYSCONFDIR "/gwsync.yaml)\n"
+	       "      --check            validate the configuration and load the subscribers, then exit\n"
+	       "      --once             one full fetch and one delivery to the subscribers, then exit\n"
+	       "      --pause            ask the running agent to stop delivering changes\n"
+	       "      --resume           ask the running agent to deliver again\n"
+	       "  -l, --log-level LEVEL  error | warn | info | debug (overrides log.level)\n"
+	       "  -V, --version          print the version and exit\n"
+	       "  -h, --help             print this help and exit\n"
+	       "\n"
+	       "Exit codes: 0 success or clean stop; 1 runtime failure; 2 configuration error.\n";
+}
+
+int options_parse(int argc, char **argv, struct options *out, char *msg, unsigned msg_len)
+{
+	static const struct option longopts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"check", no_argument, NULL, 'k'},
+	    {"once", no_argument, NULL, 'o'},
+	    {"pause", no_argument, NULL, 'p'},
+	    {"resume", no_argument, NULL, 'r'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	memset(out, 0, sizeof *out);
+	out->config_path = SYSCONFDIR "/gwsync.yaml";
+	out->log_level = -1;
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":c:l:Vh", longopts, NULL)) != -1) {
+		enum gw_mode m = MODE_RUN;
+		switch (c) {
+		case 'c': out->config_path = optarg; continue;
+		case 'l':
+			out->log_level = gw_log_level_parse(optarg);
+			if (out->log_level < 0) {
+				snprintf(msg, msg_len,
+				         "--log-level: unknown level '%s' (error, warn, info, debug)",
+				         optarg);
+				return -1;
+			}
+			continue;
+		case 'k': m = MODE_CHECK; break;
+		case 'o': m = MODE_ONCE; break;
+		case 'p': m = MODE_PAUSE; break;
+		case 'r': m = MODE_RESUME; break;
+		case 'V': m = MODE_VERSION; break;
+		case 'h': m = MODE_HELP; break;
+		case ':':
+			snprintf(msg, msg_len, "%s needs an argument", argv[optind - 1]);
+			return -1;
+		default:
+			snprintf(msg, msg_len, "unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+		if (out->mode != MODE_RUN && out->mode != m && m != MODE_HELP &&
+		    out->mode != MODE_HELP) {
+			snprintf(msg, msg_len, "%s cannot be combined with another mode",
+			         argv[optind - 1]);
+			return -1;
+		}
+		if (out->mode != MODE_HELP)
+			out->mode = m;
+	}
+	if (optind < argc) {
+		snprintf(msg, msg_len, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,30 @@
+/*
+ * Command-line options of gwsyncd. Parsing is separate from main.c so it can be unit
+ * tested and so main.c reads as the daemon's lifecycle only.
+ */
+#ifndef GW_OPTIONS_H
+#define GW_OPTIONS_H
+
+enum gw_mode {
+	MODE_RUN = 0, /* foreground daemon */
+	MODE_CHECK,   /* validate configuration, load subscribers, exit */
+	MODE_ONCE,    /* one full fetch and delivery, exit */
+	MODE_PAUSE,   /* ask the running agent to pause delivery */
+	MODE_RESUME,  /* ... and to resume */
+	MODE_VERSION,
+	MODE_HELP,
+};
+
+struct options {
+	enum gw_mode mode;
+	const char *config_path;
+	int log_level; /* -1: from the configuration */
+};
+
+/* 0 on success; -1 with a message in msg (usage error, exit code 2). */
+int options_parse(int argc, char **argv, struct options *out, char *msg, unsigned msg_len);
+
+/* The --help text. */
+const char *options_usage(void);
+
+#endif
