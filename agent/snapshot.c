@@ -1,0 +1,194 @@
+/*
+ * Snapshot files (see snapshot.h). The document format is the file plugin's, so an
+ * operator reads both the same way, and loading reuses the admin-reply parser
+ * (model_parse_group): one parser, one set of rules for what a valid group is.
+ */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "atomic_file.h"
+#include "model.h"
+
+int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
+{
+	char ebuf[512], name[64], head[256];
+	const char *gname = gw_group_name(gd->group);
+	snprintf(name, sizeof name, "%s.json", gname);
+	if (make_dirs(dir, 0750, ebuf, sizeof ebuf) != 0)
+		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	struct atomic_file af;
+	if (atomic_file_begin(&af, dir, name, 0640, ebuf, sizeof ebuf) != 0)
+		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	/* md5 is the admin's hex tag; it needs no escaping, but refuse anything that would */
+	if (strpbrk(gd->md5, "\"\\")) {
+		atomic_file_abort(&af);
+		return gw_errf(err, "snapshot of %s: md5 tag has quote characters", gname);
+	}
+	int n = snprintf(head, sizeof head,
+	                 "{\"group\":\"%s\",\"md5\":\"%s\",\"lastModifyTime\":%" PRId64 ",\"data\":[",
+	                 gname, gd->md5, gd->last_modify_time);
+	int rc = atomic_file_write(&af, head, (size_t)n, ebuf, sizeof ebuf);
+	for (size_t i = 0; rc == 0 && i < gd->n_items; i++) {
+		if (i)
+			rc = atomic_file_write(&af, ",", 1, ebuf, sizeof ebuf);
+		if (rc == 0)
+			rc = atomic_file_write(&af, gd->items[i].json, gd->items[i].json_len, ebuf,
+			                       sizeof ebuf);
+	}
+	if (rc == 0)
+		rc = atomic_file_write(&af, "]}\n", 3, ebuf, sizeof ebuf);
+	if (rc != 0) {
+		atomic_file_abort(&af);
+		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	}
+	if (atomic_file_commit(&af, ebuf, sizeof ebuf) != 0)
+		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	return 0;
+}
+
+int snapshot_read(const char *dir, enum gw_group group, struct group_data **out,
+                  struct gw_err *err)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s.json", dir, gw_group_name(group));
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		if (errno == ENOENT)
+			return 1;
+		return gw_errf(err, "snapshot %s: %s", path, strerror(errno));
+	}
+	struct stat st;
+	char *buf = NULL;
+	int rc = -1;
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+		gw_errf(err, "snapshot %s: not a regular file", path);
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf || fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		gw_errf(err, "snapshot %s: cannot read", path);
+		goto out;
+	}
+	if (model_parse_group(group, buf, (size_t)st.st_size, "snapshot", out, err) != 0) {
+		gw_err_prefix(err, "snapshot %s", path);
+		goto out;
+	}
+	(*out)->provisional = 1;
+	rc = 0;
+out:
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+size_t snapshot_load(const char *dir, const enum gw_group *groups, size_t n_groups,
+                     struct store *st, struct gw_log *log)
+{
+	size_t loaded = 0;
+	for (size_t i = 0; i < n_groups; i++) {
+		struct group_data *gd = NULL;
+		struct gw_err err = {{0}};
+		int rc = snapshot_read(dir, groups[i], &gd, &err);
+		if (rc < 0) {
+			LOG_W(log, "snapshot", "ignoring %s (corrupt or unreadable)", err.msg);
+			continue;
+		}
+		if (rc > 0) {
+			LOG_I(log, "snapshot", "no snapshot of %s in %s", gw_group_name(groups[i]), dir);
+			continue;
+		}
+		LOG_W(log, "snapshot",
+		      "loaded %s version %s (lastModifyTime %" PRId64 ", %zu items) from %s: "
+		      "STALE until an admin answers",
+		      gw_group_name(groups[i]), gd->md5, gd->last_modify_time, gd->n_items, dir);
+		store_put(st, gd);
+		group_data_unref(gd);
+		loaded++;
+	}
+	return loaded;
+}
+
+struct snapshot_writer {
+	char *dir;
+	struct store *st;
+	struct gw_log *log;
+	pthread_t thread;
+	atomic_int stopping;
+	char written[GW_GROUP_COUNT][65]; /* md5 last written per group */
+	int failing;                        /* a failure was logged; log recovery once */
+};
+
+/* One pass: write every group whose newest non-provisional version is not on disk yet. */
+static void write_pending(struct snapshot_writer *w)
+{
+	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+		struct group_data *gd = store_get(w->st, (enum gw_group)g);
+		if (gd && !gd->provisional && strcmp(gd->md5, w->written[g]) != 0) {
+			struct gw_err err = {{0}};
+			if (snapshot_write(w->dir, gd, &err) == 0) {
+				memcpy(w->written[g], gd->md5, sizeof gd->md5);
+				if (w->failing)
+					LOG_I(w->log, "snapshot", "writing snapshots to %s again", w->dir);
+				w->failing = 0;
+			} else if (!w->failing) {
+				/* once per outage, not once per change: a full disk stays full */
+				LOG_E(w->log, "snapshot", "%s; the agent keeps serving subscribers",
+				      err.msg);
+				w->failing = 1;
+			}
+		}
+		group_data_unref(gd);
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct snapshot_writer *w = arg;
+	uint64_t seen = 0;
+	while (!atomic_load(&w->stopping)) {
+		write_pending(w);
+		/* after a failure, retry every 5 s even without news */
+		seen = store_wait(w->st, seen, w->failing ? 5000 : -1);
+	}
+	write_pending(w);
+	return NULL;
+}
+
+int snapshot_writer_start(struct snapshot_writer **out, const char *dir, struct store *st,
+                          struct gw_log *log, struct gw_err *err)
+{
+	struct snapshot_writer *w = calloc(1, sizeof *w);
+	if (!w || !(w->dir = strdup(dir))) {
+		free(w);
+		return gw_errf(err, "snapshot writer: out of memory");
+	}
+	w->st = st;
+	w->log = log;
+	int rc = pthread_create(&w->thread, NULL, writer_main, w);
+	if (rc != 0) {
+		free(w->dir);
+		free(w);
+		return gw_errf(err, "snapshot writer: cannot start thread: %s", strerror(rc));
+	}
+	*out = w;
+	return 0;
+}
+
+void snapshot_writer_stop(struct snapshot_writer *w)
+{
+	if (!w)
+		return;
+	atomic_store(&w->stopping, 1);
+	store_kick(w->st);
+	pthread_join(w->thread, NULL);
+	free(w->dir);
+	free(w);
+}
