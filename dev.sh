@@ -2,7 +2,7 @@
 # dev.sh: the two-command quick start and the developer loop.
 #   ./dev.sh demo    build, start the admin emulator and gwsyncd (Ctrl-C stops both)
 #   ./dev.sh check   build, then every test: unit + integration, an ASan+UBSan pass,
-#                    and the integration tests under TSan
+#                    the integration tests under TSan, and a bounded libFuzzer run
 #   ./dev.sh build   just (re)build into ./build
 #   ./dev.sh bench   optimised build, then the benchmarks (bench/README.md)
 #   ./dev.sh deps    install missing build dependencies (Debian/Ubuntu, as root)
@@ -102,6 +102,14 @@ check() {
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 		run_checks build-tsan TESTS="\$(INTEGRATION_TESTS)" || rc=1
 	results+=("$(summarize build-tsan)")
+
+	log "fuzzing (libFuzzer, ${GWSYNC_FUZZ_SECONDS:-45}s per target)"
+	if tests/fuzz/run.sh build-fuzz "${GWSYNC_FUZZ_SECONDS:-45}"; then
+		results+=("fuzz: 2 passed, 0 failed")
+	else
+		results+=("fuzz: 0 passed, 2 failed")
+		rc=1
+	fi
 
 	log "summary"
 	local p=0 f=0
