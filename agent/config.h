@@ -23,6 +23,8 @@ struct cfg_subscriber {
 	char *library;              /* as written: a bare name or a path */
 	const struct ynode *config; /* the `config:` map (an empty map if absent); owned by cfg */
 	int line;                   /* where the entry starts in the file, for messages */
+	int col;
+	struct ynode *own_config; /* private: the empty map made when `config:` is absent */
 };
 
 struct cfg_tls {
@@ -38,13 +40,15 @@ struct cfg {
 	/* admin: */
 	char **servers; /* without a trailing '/' */
 	size_t n_servers;
-	char *username; /* NULL: no login */
-	char *password; /* secret: never log */
+	char *username;      /* NULL: no login */
+	char *password;      /* secret: never log; NULL if neither password nor password_file */
+	char *password_file; /* as written, or NULL; the password was read from it */
 	char *namespace_id;
 	enum gw_group groups[GW_GROUP_COUNT]; /* in the order configured */
 	size_t n_groups;
 	int64_t connect_timeout_ms; /* default 10 s */
-	int64_t read_timeout_ms;    /* default 90 s; must be > 60 s */
+	int64_t read_timeout_ms;    /* default 90 s; must be > hold_ms */
+	int64_t hold_ms;            /* admin.hold: how long the admin holds a poll (60 s) */
 	int retry_attempts;         /* default 3 */
 	int64_t retry_interval_ms;  /* default 5 s */
 	int64_t retry_backoff_ms;   /* default 5 min */
@@ -76,9 +80,14 @@ struct cfg {
  * one). Every such error is a configuration error (exit code 2).
  */
 int cfg_load(const char *path, struct cfg **out, struct gw_err *err);
+
+/* The same from text already in memory; `name` stands for the file in messages (tests,
+ * fuzzing). A password_file is still read from disk. */
+int cfg_parse(const char *name, const char *text, size_t len, struct cfg **out, struct gw_err *err);
 void cfg_free(struct cfg *cfg);
 
-/* Group name <-> enum; -1 if unknown. */
+/* Group name -> enum gw_group; -1 if unknown (exact, upper case, as the admin spells it).
+ * The other way is gw_group_name() in <gwsync/subscriber.h>. */
 int cfg_group_parse(const char *name);
 
 #endif

@@ -1,0 +1,869 @@
+/*
+ * Unit tests for the configuration: agent/config.c (YAML -> struct cfg), agent/ytree.c
+ * (positions, null vs "null", refusals) and agent/plugin_config.c (the plugin ABI's
+ * getters). Every file is written into a fresh temporary directory by the test itself, so
+ * each refusal is checked with its exact "FILE:LINE:COL:" prefix and a message fragment.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* by path: a bare "config.h" would find autoconf's config.h in the build directory */
+#include "../../agent/config.h"
+#include "plugin_config.h"
+#include "ytree.h"
+
+static char tmpdir[256];
+static char cfg_path[512];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "%s/gwsync-check-config-XXXXXX",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(cfg_path, sizeof cfg_path, "%s/gwsync.yaml", tmpdir);
+	unsetenv("GWSYNC_TEST_UNSET");
+	unsetenv("GWSYNC_ADMIN_PASSWORD");
+}
+
+static void teardown(void)
+{
+	DIR *d = opendir(tmpdir);
+	if (d) {
+		struct dirent *e;
+		char p[800];
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+				unlink(p);
+			}
+		closedir(d);
+	}
+	rmdir(tmpdir);
+}
+
+/* Write `text` to tmpdir/name; returns the path (static per name slot). */
+static const char *write_file(const char *name, const char *text)
+{
+	static char paths[4][512];
+	static int slot;
+	char *p = paths[slot++ % 4];
+	snprintf(p, 512, "%s/%s", tmpdir, name);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs(text, f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+	return p;
+}
+
+static struct cfg *load_ok(const char *yaml)
+{
+	struct gw_err err = {""};
+	struct cfg *c = NULL;
+	write_file("gwsync.yaml", yaml);
+	ck_assert_msg(cfg_load(cfg_path, &c, &err) == 0, "refused: %s\n--- yaml:\n%s", err.msg,
+	              yaml);
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+/* The load must fail with "CFG_PATH:LINE:COL: ...PART..." */
+static void load_err(const char *yaml, int line, int col, const char *part)
+{
+	struct gw_err err = {""};
+	struct cfg *c = NULL;
+	char prefix[600];
+	write_file("gwsync.yaml", yaml);
+	int rc = cfg_load(cfg_path, &c, &err);
+	ck_assert_msg(rc == -1, "accepted, expected '%s'\n--- yaml:\n%s", part, yaml);
+	ck_assert_ptr_null(c);
+	snprintf(prefix, sizeof prefix, "%s:%d:%d: ", cfg_path, line, col);
+	ck_assert_msg(strncmp(err.msg, prefix, strlen(prefix)) == 0,
+	              "message '%s' does not start with '%s'", err.msg, prefix);
+	ck_assert_msg(strstr(err.msg, part), "message '%s' lacks '%s'", err.msg, part);
+}
+
+#define MINIMAL "admin:\n  servers: [ \"http://127.0.0.1:9095\" ]\n"
+
+/* ---------------------------------------------------------------- good files */
+
+START_TEST(minimal_defaults)
+{
+	struct cfg *c = load_ok(MINIMAL);
+	ck_assert_str_eq(c->path, cfg_path);
+	ck_assert_uint_eq(c->n_servers, 1);
+	ck_assert_str_eq(c->servers[0], "http://127.0.0.1:9095");
+	ck_assert_ptr_null(c->username);
+	ck_assert_ptr_null(c->password);
+	ck_assert_ptr_null(c->password_file);
+	ck_assert_str_eq(c->namespace_id, GW_DEFAULT_NAMESPACE);
+	ck_assert_uint_eq(c->n_groups, 5);
+	ck_assert_int_eq(c->groups[0], GW_GROUP_PLUGIN);
+	ck_assert_int_eq(c->groups[1], GW_GROUP_SELECTOR);
+	ck_assert_int_eq(c->groups[2], GW_GROUP_RULE);
+	ck_assert_int_eq(c->groups[3], GW_GROUP_APP_AUTH);
+	ck_assert_int_eq(c->groups[4], GW_GROUP_META_DATA);
+	ck_assert_int_eq(c->connect_timeout_ms, 10000);
+	ck_assert_int_eq(c->read_timeout_ms, 90000);
+	ck_assert_int_eq(c->hold_ms, 60000);
+	ck_assert_int_eq(c->retry_attempts, 3);
+	ck_assert_int_eq(c->retry_interval_ms, 5000);
+	ck_assert_int_eq(c->retry_backoff_ms, 300000);
+	ck_assert_int_eq(c->max_response, 64 * 1024 * 1024);
+	ck_assert_ptr_null(c->tls.ca_file);
+	ck_assert_ptr_null(c->tls.cert_file);
+	ck_assert_ptr_null(c->tls.key_file);
+	ck_assert_int_eq(c->tls.insecure_skip_verify, 0);
+	ck_assert_int_eq(c->gateway_port, 0);
+	ck_assert_str_eq(c->state_dir, "/var/lib/gwsync");
+	ck_assert_int_eq(c->log_level, GW_LOG_INFO);
+	ck_assert_int_eq(c->log_format, GW_LOG_TEXT);
+	ck_assert_ptr_null(c->log_file);
+	ck_assert_ptr_null(c->status_listen);
+	ck_assert_uint_eq(c->n_subscribers, 0);
+	ck_assert_ptr_nonnull(c->tree);
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(every_key)
+{
+	const char *ca = write_file("ca.pem", "not really a CA, but readable\n");
+	const char *crt = write_file("client.pem", "cert\n");
+	const char *key = write_file("client.key", "key\n");
+	char yaml[4096];
+	setenv("GWSYNC_TEST_PW", "pa$$word", 1);
+	snprintf(yaml, sizeof yaml,
+	         "# every key, with non-default values\n"
+	         "admin:\n"
+	         "  servers:\n"
+	         "    - http://10.0.0.1:9095/\n"
+	         "    - \"HTTPS://admin.example:8443/shenyu-admin//\"\n"
+	         "  username: root\n"
+	         "  password: ${GWSYNC_TEST_PW}\n"
+	         "  namespace: my-ns\n"
+	         "  groups: [ RULE, PLUGIN, PROXY_SELECTOR, AI_PROXY_API_KEY ]\n"
+	         "  connect_timeout: 1500ms\n"
+	         "  read_timeout: 1m30s\n"
+	         "  hold: 60s\n"
+	         "  retry: { attempts: 10, interval: 0, backoff: 10m }\n"
+	         "  max_response: 512KiB\n"
+	         "  tls:\n"
+	         "    ca_file: %s\n"
+	         "    cert_file: %s\n"
+	         "    key_file: %s\n"
+	         "    insecure_skip_verify: yes\n"
+	         "gateway: { port: 9195 }\n"
+	         "state_dir: /srv/gwsync\n"
+	         "log: { level: debug, format: json, file: /var/log/gwsync.log }\n"
+	         "status: { listen: \"[::1]:9196\" }\n"
+	         "subscribers:\n"
+	         "  - name: gateway-files\n"
+	         "    library: file\n"
+	         "    config: { dir: /var/lib/gateway, mode: \"0640\" }\n"
+	         "  - name: log.1\n"
+	         "    library: /opt/plugins/log.so\n",
+	         ca, crt, key);
+	struct cfg *c = load_ok(yaml);
+	ck_assert_uint_eq(c->n_servers, 2);
+	ck_assert_str_eq(c->servers[0], "http://10.0.0.1:9095");
+	ck_assert_str_eq(c->servers[1], "HTTPS://admin.example:8443/shenyu-admin");
+	ck_assert_str_eq(c->username, "root");
+	ck_assert_str_eq(c->password, "pa$$word"); /* the value is not re-expanded */
+	ck_assert_str_eq(c->namespace_id, "my-ns");
+	ck_assert_uint_eq(c->n_groups, 4);
+	ck_assert_int_eq(c->groups[0], GW_GROUP_RULE);
+	ck_assert_int_eq(c->groups[1], GW_GROUP_PLUGIN);
+	ck_assert_int_eq(c->groups[2], GW_GROUP_PROXY_SELECTOR);
+	ck_assert_int_eq(c->groups[3], GW_GROUP_AI_PROXY_API_KEY);
+	ck_assert_int_eq(c->connect_timeout_ms, 1500);
+	ck_assert_int_eq(c->read_timeout_ms, 90000);
+	ck_assert_int_eq(c->retry_attempts, 10);
+	ck_assert_int_eq(c->retry_interval_ms, 0);
+	ck_assert_int_eq(c->retry_backoff_ms, 600000);
+	ck_assert_int_eq(c->max_response, 512 * 1024);
+	ck_assert_str_eq(c->tls.ca_file, ca);
+	ck_assert_str_eq(c->tls.cert_file, crt);
+	ck_assert_str_eq(c->tls.key_file, key);
+	ck_assert_int_eq(c->tls.insecure_skip_verify, 1);
+	ck_assert_int_eq(c->gateway_port, 9195);
+	ck_assert_str_eq(c->state_dir, "/srv/gwsync");
+	ck_assert_int_eq(c->log_level, GW_LOG_DEBUG);
+	ck_assert_int_eq(c->log_format, GW_LOG_JSON);
+	ck_assert_str_eq(c->log_file, "/var/log/gwsync.log");
+	ck_assert_str_eq(c->status_listen, "[::1]:9196");
+	ck_assert_uint_eq(c->n_subscribers, 2);
+	ck_assert_str_eq(c->subscribers[0].name, "gateway-files");
+	ck_assert_str_eq(c->subscribers[0].library, "file");
+	ck_assert_int_eq(c->subscribers[0].line, 25);
+	ck_assert_int_eq(c->subscribers[0].col, 5);
+	const struct ynode *conf = c->subscribers[0].config;
+	ck_assert_int_eq(conf->type, YNODE_MAP);
+	ck_assert_uint_eq(conf->n, 2);
+	ck_assert_str_eq(ytree_get(conf, "dir")->text, "/var/lib/gateway");
+	ck_assert_str_eq(ytree_get(conf, "mode")->text, "0640");
+	ck_assert_str_eq(c->subscribers[1].name, "log.1");
+	ck_assert_str_eq(c->subscribers[1].library, "/opt/plugins/log.so");
+	/* absent config: an empty map, positioned at the entry */
+	ck_assert_int_eq(c->subscribers[1].config->type, YNODE_MAP);
+	ck_assert_uint_eq(c->subscribers[1].config->n, 0);
+	ck_assert_int_eq(c->subscribers[1].config->line, 28);
+	cfg_free(c);
+	unsetenv("GWSYNC_TEST_PW");
+}
+END_TEST
+
+/* The issue's example, as written there, with the variable set. */
+START_TEST(issue_example)
+{
+	setenv("GWSYNC_ADMIN_PASSWORD", "123456", 1);
+	struct cfg *c = load_ok("admin:\n"
+	                        "  servers: [ \"http://127.0.0.1:9095\" ]   # a list\n"
+	                        "  username: admin\n"
+	                        "  password: ${GWSYNC_ADMIN_PASSWORD}\n"
+	                        "  # password_file: /run/secrets/admin\n"
+	                        "  namespace: 649330b6-c2d7-4edc-be8e-8a54df9eb385\n"
+	                        "  groups: [ PLUGIN, SELECTOR, RULE, APP_AUTH, META_DATA ]\n"
+	                        "  connect_timeout: 10s\n"
+	                        "  read_timeout: 90s\n"
+	                        "  retry: { attempts: 3, interval: 5s, backoff: 5m }\n"
+	                        "state_dir: /var/lib/gwsync\n"
+	                        "log: { level: info }\n"
+	                        "subscribers:\n"
+	                        "  - name: gateway-files\n"
+	                        "    library: file\n"
+	                        "    config: { dir: /var/lib/gateway }\n");
+	ck_assert_str_eq(c->password, "123456");
+	ck_assert_str_eq(c->username, "admin");
+	ck_assert_uint_eq(c->n_groups, 5);
+	ck_assert_uint_eq(c->n_subscribers, 1);
+	cfg_free(c);
+}
+END_TEST
+
+/* etc/gwsync.yaml must load on a fresh machine, where GWSYNC_ADMIN_PASSWORD is unset. */
+START_TEST(sample_file)
+{
+	struct gw_err err = {""};
+	struct cfg *c = NULL;
+	ck_assert_msg(cfg_load(SRCDIR "/etc/gwsync.yaml", &c, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(c->servers[0], "http://127.0.0.1:9095");
+	ck_assert_str_eq(c->username, "admin");
+	ck_assert_str_eq(c->password, "123456");
+	ck_assert_uint_ge(c->n_subscribers, 2);
+	cfg_free(c);
+
+	setenv("GWSYNC_ADMIN_PASSWORD", "from-the-environment", 1);
+	ck_assert_msg(cfg_load(SRCDIR "/etc/gwsync.yaml", &c, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(c->password, "from-the-environment");
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(servers_as_string)
+{
+	struct cfg *c = load_ok("admin:\n"
+	                        "  servers: http://a:9095/, https://b:9096 ,http://c\n");
+	ck_assert_uint_eq(c->n_servers, 3);
+	ck_assert_str_eq(c->servers[0], "http://a:9095");
+	ck_assert_str_eq(c->servers[1], "https://b:9096");
+	ck_assert_str_eq(c->servers[2], "http://c");
+	cfg_free(c);
+
+	c = load_ok("admin: { servers: \"http://only:1\", groups: \"RULE,SELECTOR\" }\n");
+	ck_assert_uint_eq(c->n_servers, 1);
+	ck_assert_str_eq(c->servers[0], "http://only:1");
+	ck_assert_uint_eq(c->n_groups, 2);
+	ck_assert_int_eq(c->groups[0], GW_GROUP_RULE);
+	ck_assert_int_eq(c->groups[1], GW_GROUP_SELECTOR);
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(nulls_keep_defaults)
+{
+	/* a key with no value, ~ or null is the same as an absent key */
+	struct cfg *c = load_ok(MINIMAL "  username:\n"
+	                                "  namespace: ~\n"
+	                                "  read_timeout: null\n"
+	                                "  tls:\n"
+	                                "gateway:\n"
+	                                "log: { level: ~ }\n"
+	                                "subscribers:\n");
+	ck_assert_ptr_null(c->username);
+	ck_assert_str_eq(c->namespace_id, GW_DEFAULT_NAMESPACE);
+	ck_assert_int_eq(c->read_timeout_ms, 90000);
+	ck_assert_int_eq(c->log_level, GW_LOG_INFO);
+	cfg_free(c);
+
+	/* username empty: no login, so no password needed */
+	c = load_ok(MINIMAL "  username: \"\"\n");
+	ck_assert_ptr_null(c->username);
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(password_file)
+{
+	char yaml[1024];
+	const char *pw = write_file("pw", "s3cret\n");
+	snprintf(yaml, sizeof yaml, MINIMAL "  username: admin\n  password_file: %s\n", pw);
+	struct cfg *c = load_ok(yaml);
+	ck_assert_str_eq(c->password, "s3cret");
+	ck_assert_str_eq(c->password_file, pw);
+	cfg_free(c);
+
+	/* exactly one trailing newline is stripped */
+	write_file("pw", "two\n\n");
+	c = load_ok(yaml);
+	ck_assert_str_eq(c->password, "two\n");
+	cfg_free(c);
+	write_file("pw", "none");
+	c = load_ok(yaml);
+	ck_assert_str_eq(c->password, "none");
+	cfg_free(c);
+	write_file("pw", " spaced \r\n");
+	c = load_ok(yaml);
+	ck_assert_str_eq(c->password, " spaced \r");
+	cfg_free(c);
+
+	/* the path itself may use ${VAR} */
+	setenv("GWSYNC_TEST_DIR", tmpdir, 1);
+	write_file("pw", "via-env\n");
+	c = load_ok(MINIMAL "  username: admin\n  password_file: ${GWSYNC_TEST_DIR}/pw\n");
+	ck_assert_str_eq(c->password, "via-env");
+	cfg_free(c);
+	unsetenv("GWSYNC_TEST_DIR");
+}
+END_TEST
+
+START_TEST(password_file_refusals)
+{
+	char yaml[1024], missing[600];
+	snprintf(missing, sizeof missing, "%s/no-such-file", tmpdir);
+	snprintf(yaml, sizeof yaml, MINIMAL "  username: admin\n  password_file: %s\n", missing);
+	char want[700];
+	snprintf(want, sizeof want, "admin.password_file: cannot read '%s': No such file", missing);
+	load_err(yaml, 4, 18, want);
+
+	/* a directory is unreadable as a password */
+	snprintf(yaml, sizeof yaml, MINIMAL "  username: admin\n  password_file: %s\n", tmpdir);
+	load_err(yaml, 4, 18, "admin.password_file: cannot read");
+
+	/* both given: refused at the second, naming the first's line */
+	const char *pw = write_file("pw", "x\n");
+	snprintf(yaml, sizeof yaml, MINIMAL "  password: abc\n  password_file: %s\n", pw);
+	load_err(yaml, 4, 18,
+	         "admin.password_file: cannot be used together with admin.password (line 3)");
+	snprintf(yaml, sizeof yaml, MINIMAL "  password_file: %s\n  password: abcdef\n", pw);
+	load_err(yaml, 4, 13, "admin.password: cannot be used together with admin.password_file");
+
+	/* a username without any password */
+	load_err(MINIMAL "  username: admin\n", 3, 13,
+	         "admin.username: is set, so admin.password or admin.password_file is required");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- refusals */
+
+START_TEST(unknown_keys)
+{
+	load_err("amdin:\n  servers: [ \"http://x\" ]\n", 1, 1,
+	         "unknown key 'amdin' (did you mean 'admin'?)");
+	load_err(MINIMAL "  read_timout: 90s\n", 3, 3,
+	         "unknown key 'read_timout' in admin (did you mean 'read_timeout'?)");
+	load_err(MINIMAL "  retry: { attempts: 3, intervall: 5s }\n", 3, 25,
+	         "unknown key 'intervall' in admin.retry (did you mean 'interval'?)");
+	load_err(MINIMAL "  tls: { insecure: true }\n", 3, 10,
+	         "unknown key 'insecure' in admin.tls");
+	load_err(MINIMAL "log: { levle: debug }\n", 3, 8,
+	         "unknown key 'levle' in log (did you mean 'level'?)");
+	load_err(MINIMAL "subscribers:\n  - name: a\n    libary: file\n", 5, 5,
+	         "unknown key 'libary' in subscribers[0] (did you mean 'library'?)");
+	/* nothing close: list what is valid */
+	load_err(MINIMAL "gateway: { zzzzzz: 1 }\n", 3, 12,
+	         "unknown key 'zzzzzz' in gateway (valid keys here: port)");
+	load_err(MINIMAL "frobnicate: 1\n", 3, 1,
+	         "(valid keys here: admin, gateway, state_dir, log, status, subscribers)");
+	/* a subscriber's own config map is the plugin's business: anything goes */
+	struct cfg *c = load_ok(MINIMAL "subscribers:\n"
+	                                "  - name: a\n"
+	                                "    library: file\n"
+	                                "    config: { whatever: [1, 2], nested: { x: y } }\n");
+	ck_assert_uint_eq(c->subscribers[0].config->n, 2);
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(wrong_types)
+{
+	load_err("admin: http://x\n", 1, 8, "admin: expected a map of keys, got a string");
+	load_err("- admin\n", 1, 1, "expected a map of keys at the top level");
+	load_err("admin:\n  servers: { a: b }\n", 2, 12,
+	         "admin.servers: expected a list of admin URLs, got a map");
+	load_err("admin:\n  servers: [ [ \"http://x\" ] ]\n", 2, 14,
+	         "admin.servers[0]: expected admin URLs, got a list");
+	load_err("admin:\n  servers: [ \"\" ]\n", 2, 14,
+	         "admin.servers[0]: expected admin URLs, got an empty string");
+	load_err(MINIMAL "  username: [ a ]\n", 3, 13,
+	         "admin.username: expected a string, got a list");
+	load_err(MINIMAL "  password: { a: b }\n", 3, 13,
+	         "admin.password: expected a string, got a map");
+	load_err(MINIMAL "  retry: 3\n", 3, 10,
+	         "admin.retry: expected a map of keys, got a string");
+	load_err(MINIMAL "  retry: { attempts: three }\n", 3, 22,
+	         "admin.retry.attempts: expected a whole number, got 'three'");
+	load_err(MINIMAL "  retry: { attempts: 0 }\n", 3, 22,
+	         "admin.retry.attempts: must be between 1 and 10000, got 0");
+	load_err(MINIMAL "  retry: { attempts: 2.5 }\n", 3, 22, "expected a whole number");
+	load_err(MINIMAL "  tls: { insecure_skip_verify: maybe }\n", 3, 32,
+	         "admin.tls.insecure_skip_verify: expected true or false, got 'maybe'");
+	load_err(MINIMAL "gateway: { port: 70000 }\n", 3, 18,
+	         "gateway.port: must be between 0 and 65535, got 70000");
+	load_err(MINIMAL "gateway: { port: -1 }\n", 3, 18, "must be between 0 and 65535");
+	load_err(MINIMAL "  max_response: 64MB\n", 3, 17,
+	         "admin.max_response: expected a size in bytes, or with KiB, MiB or GiB (64MiB), "
+	         "got '64MB'");
+	load_err(MINIMAL "  max_response: 0\n", 3, 17,
+	         "admin.max_response: must be at least 1 bytes");
+	load_err(MINIMAL "state_dir: \"\"\n", 3, 12, "state_dir: must not be empty");
+	load_err(MINIMAL "state_dir: [ a ]\n", 3, 12, "state_dir: expected a string, got a list");
+	load_err(MINIMAL "log: { level: verbose }\n", 3, 15,
+	         "log.level: expected error, warn, info or debug, got 'verbose'");
+	load_err(MINIMAL "log: { format: xml }\n", 3, 16,
+	         "log.format: expected text or json, got 'xml'");
+	load_err(MINIMAL "subscribers: { name: a }\n", 3, 14,
+	         "subscribers: expected a list of subscribers, got a map");
+	load_err(MINIMAL "subscribers: [ file ]\n", 3, 16,
+	         "subscribers[0]: expected a map of keys, got a string");
+	load_err(MINIMAL "subscribers:\n  - name: a\n    library: file\n    config: [ x ]\n", 6, 13,
+	         "subscribers[0].config: expected a map (the plugin's own settings), got a list");
+	load_err(MINIMAL "subscribers:\n  - name: a\n    library: file\n    config: dir=/x\n", 6,
+	         13, "expected a map (the plugin's own settings), got a string");
+}
+END_TEST
+
+START_TEST(bad_durations)
+{
+	load_err(MINIMAL "  connect_timeout: 10\n", 3, 20,
+	         "admin.connect_timeout: expected a duration like 200ms, 5s, 2m or 1h (a unit is "
+	         "required), got '10'");
+	load_err(MINIMAL "  retry: { interval: 5sec }\n", 3, 22,
+	         "admin.retry.interval: expected a duration like 200ms");
+	load_err(MINIMAL "  retry: { backoff: 1.5m }\n", 3, 21, "got '1.5m'");
+	load_err(MINIMAL "  connect_timeout: 0\n", 3, 20,
+	         "admin.connect_timeout: must be at least 1ms");
+	load_err(MINIMAL "  read_timeout: [ 90s ]\n", 3, 17, "expected a duration");
+}
+END_TEST
+
+START_TEST(read_timeout_above_hold)
+{
+	load_err(MINIMAL "  read_timeout: 60s\n", 3, 17,
+	         "admin.read_timeout: must be more than 60s (the admin holds a poll 60s)");
+	load_err(MINIMAL "  read_timeout: 30s\n", 3, 17, "must be more than 60s");
+	struct cfg *c = load_ok(MINIMAL "  read_timeout: 60001ms\n");
+	ck_assert_int_eq(c->read_timeout_ms, 60001);
+	cfg_free(c);
+	/* a test admin with a short hold allows a short read timeout */
+	c = load_ok(MINIMAL "  hold: 2s\n  read_timeout: 3s\n");
+	ck_assert_int_eq(c->hold_ms, 2000);
+	ck_assert_int_eq(c->read_timeout_ms, 3000);
+	cfg_free(c);
+	load_err(MINIMAL "  hold: 2s\n  read_timeout: 1500ms\n", 4, 17,
+	         "admin.read_timeout: must be more than 2s (the admin holds a poll 2s)");
+	load_err(MINIMAL "  hold: 2m\n", 3, 9,
+	         "admin.hold: must be less than admin.read_timeout (90s)");
+}
+END_TEST
+
+START_TEST(servers_refused)
+{
+	load_err("admin:\n  servers: []\n", 2, 12, "admin.servers: the list is empty");
+	load_err("admin:\n  username: \"\"\n", 2, 3, "admin.servers: required");
+	load_err("admin:\n", 1, 1, "admin: required");
+	load_err("log: { level: info }\n", 1, 1, "admin: required");
+	load_err("", 1, 1, "admin: required");
+	load_err("# only a comment\n", 1, 1, "admin: required");
+	load_err("admin:\n  servers: [ \"ftp://x:21\" ]\n", 2, 14,
+	         "admin.servers[0]: 'ftp://x:21' is not an http:// or https:// URL");
+	load_err("admin:\n  servers: [ http://a, 127.0.0.1:9095 ]\n", 2, 24,
+	         "admin.servers[1]: '127.0.0.1:9095' is not an http:// or https:// URL");
+	load_err("admin:\n  servers: http://a, 127.0.0.1:9095\n", 2, 12,
+	         "admin.servers: '127.0.0.1:9095' is not an http:// or https:// URL");
+	load_err("admin:\n  servers: http://a,,http://b\n", 2, 12,
+	         "admin.servers: empty entry in the comma-separated list");
+	load_err("admin:\n  servers: [ \"http://\" ]\n", 2, 14, "'http://' has no host");
+	load_err("admin:\n  servers: [ \"http://a b\" ]\n", 2, 14, "must be a base URL");
+	load_err("admin:\n  servers: [ \"http://a/?x=1\" ]\n", 2, 14, "must be a base URL");
+	load_err("admin:\n  servers: [ http://a:1, \"http://A:1/\" ]\n", 2, 26,
+	         "admin.servers[1]: duplicate server 'http://a:1'");
+	/* credentials in a URL are refused without being echoed */
+	struct gw_err err = {""};
+	struct cfg *c = NULL;
+	write_file("gwsync.yaml", "admin:\n  servers: [ \"http://u:hunter2@a:1\" ]\n");
+	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "credentials in the URL are not supported"));
+	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
+}
+END_TEST
+
+START_TEST(groups_refused)
+{
+	load_err(MINIMAL "  groups: [ PLUGIN, SELECTORS ]\n", 3, 21,
+	         "admin.groups[1]: unknown group 'SELECTORS' (did you mean 'SELECTOR'?)");
+	load_err(MINIMAL "  groups: [ rule ]\n", 3, 13,
+	         "unknown group 'rule' (did you mean 'RULE'?)");
+	load_err(MINIMAL "  groups: [ FOO ]\n", 3, 13,
+	         "unknown group 'FOO' (known groups: PLUGIN, SELECTOR, RULE, APP_AUTH, META_DATA, "
+	         "PROXY_SELECTOR, DISCOVER_UPSTREAM, AI_PROXY_API_KEY)");
+	load_err(MINIMAL "  groups: [ RULE, PLUGIN, RULE ]\n", 3, 27,
+	         "admin.groups[2]: duplicate group 'RULE'");
+	load_err(MINIMAL "  groups: RULE, RULE\n", 3, 11, "admin.groups: duplicate group 'RULE'");
+	load_err(MINIMAL "  groups: []\n", 3, 11, "admin.groups: the list is empty");
+	/* all eight, for a ShenYu 2.7 admin */
+	struct cfg *c = load_ok(MINIMAL "  groups: [ PLUGIN, SELECTOR, RULE, APP_AUTH, META_DATA,\n"
+	                                "            PROXY_SELECTOR, DISCOVER_UPSTREAM,\n"
+	                                "            AI_PROXY_API_KEY ]\n");
+	ck_assert_uint_eq(c->n_groups, GW_GROUP_COUNT);
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		ck_assert_int_eq(c->groups[g], g);
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(subscribers_refused)
+{
+	load_err(MINIMAL "subscribers:\n"
+	                 "  - name: files\n"
+	                 "    library: file\n"
+	                 "  - name: log\n"
+	                 "    library: log\n"
+	                 "  - name: files\n"
+	                 "    library: log\n",
+	         8, 11, "subscribers[2].name: duplicate subscriber name 'files' (first at line 4)");
+	load_err(MINIMAL "subscribers:\n  - library: file\n", 4, 5,
+	         "subscribers[0]: 'name' is required");
+	load_err(MINIMAL "subscribers:\n  - name: x\n", 4, 5,
+	         "subscribers[0]: 'library' is required");
+	load_err(MINIMAL "subscribers:\n  - name: x\n    library: \"\"\n", 5, 14,
+	         "subscribers[0].library: must not be empty");
+	load_err(MINIMAL "subscribers:\n  - name: \"my files\"\n    library: file\n", 4, 11,
+	         "subscribers[0].name: 'my files' is not a valid name");
+}
+END_TEST
+
+START_TEST(missing_variables)
+{
+	load_err(MINIMAL "  username: admin\n  password: ${GWSYNC_TEST_UNSET}\n", 4, 13,
+	         "admin.password: environment variable 'GWSYNC_TEST_UNSET' is not set");
+	/* inside a plugin's config too */
+	load_err(MINIMAL "subscribers:\n"
+	                 "  - name: a\n"
+	                 "    library: file\n"
+	                 "    config:\n"
+	                 "      dir: \"${GWSYNC_TEST_UNSET}/gateway\"\n",
+	         7, 12,
+	         "subscribers[0].config.dir: environment variable 'GWSYNC_TEST_UNSET' is not set");
+	load_err(MINIMAL "state_dir: ${GWSYNC_TEST_UNSET\n", 3, 12, "state_dir: unterminated");
+	/* keys are not expanded, and a default makes an unset variable fine */
+	load_err(MINIMAL "${GWSYNC_TEST_UNSET}: 1\n", 3, 1, "unknown key '${GWSYNC_TEST_UNSET}'");
+	struct cfg *c = load_ok(MINIMAL "state_dir: ${GWSYNC_TEST_UNSET:-/tmp/gw}\n"
+	                                "gateway: { port: \"${GWSYNC_TEST_UNSET:-9195}\" }\n");
+	ck_assert_str_eq(c->state_dir, "/tmp/gw");
+	ck_assert_int_eq(c->gateway_port, 9195);
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(listen_and_tls_refused)
+{
+	load_err(MINIMAL "status: { listen: 9196 }\n", 3, 19,
+	         "status.listen: expected HOST:PORT such as 127.0.0.1:9196");
+	load_err(MINIMAL "status: { listen: \"localhost:0\" }\n", 3, 19, "expected HOST:PORT");
+	load_err(MINIMAL "status: { listen: \"::1:9196\" }\n", 3, 19, "expected HOST:PORT");
+	load_err(MINIMAL "status: { listen: \"localhost:+80\" }\n", 3, 19, "expected HOST:PORT");
+	struct cfg *c = load_ok(MINIMAL "status: { listen: \"localhost:9196\" }\n");
+	ck_assert_str_eq(c->status_listen, "localhost:9196");
+	cfg_free(c);
+
+	char yaml[1024], missing[600];
+	snprintf(missing, sizeof missing, "%s/ca.pem", tmpdir);
+	snprintf(yaml, sizeof yaml, MINIMAL "  tls: { ca_file: %s }\n", missing);
+	load_err(yaml, 3, 19, "admin.tls.ca_file: cannot read");
+	const char *crt = write_file("c.pem", "x");
+	snprintf(yaml, sizeof yaml, MINIMAL "  tls:\n    cert_file: %s\n", crt);
+	load_err(yaml, 4, 16, "admin.tls.cert_file: cert_file and key_file go together");
+}
+END_TEST
+
+START_TEST(yaml_refusals)
+{
+	load_err(MINIMAL "admin:\n  servers: [ \"http://b\" ]\n", 3, 1,
+	         "duplicate key 'admin' (first at line 1)");
+	load_err("admin:\n  servers: [ \"http://a\"\n", 3, 1, "YAML syntax error");
+	load_err("admin:\n  servers: &s [ \"http://a\" ]\n", 2, 12,
+	         "YAML anchors (&s) are not supported");
+	load_err("x: &a 1\nadmin:\n  servers: *a\n", 1, 4, "YAML anchors (&a) are not supported");
+	load_err("admin:\n  servers: !!set [ \"http://a\" ]\n", 2, 12, "YAML tags");
+	load_err(MINIMAL "---\nadmin: {}\n", 3, 1, "only one YAML document is allowed");
+	load_err("admin:\n  ? [ a ]\n  : b\n", 2, 5, "a map key must be a plain value");
+	load_err("admin:\n  servers: [ \"http://a\\0b\" ]\n", 2, 14, "NUL characters");
+	/* nesting bomb */
+	char deep[400] = "";
+	for (int i = 0; i < 100; i++)
+		strcat(deep, "[");
+	load_err(deep, 1, 65, "nesting deeper than 64 levels");
+	/* !!str makes a value text, like quotes */
+	struct cfg *c = load_ok(MINIMAL "state_dir: !!str null\n");
+	ck_assert_str_eq(c->state_dir, "null");
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(unreadable_config)
+{
+	struct gw_err err = {""};
+	struct cfg *c = NULL;
+	char path[600];
+	snprintf(path, sizeof path, "%s/absent.yaml", tmpdir);
+	ck_assert_int_eq(cfg_load(path, &c, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, path));
+	ck_assert_ptr_nonnull(strstr(err.msg, "No such file"));
+}
+END_TEST
+
+START_TEST(parse_from_memory)
+{
+	struct gw_err err = {""};
+	struct cfg *c = NULL;
+	const char *text = MINIMAL "log: { level: warn }\n";
+	ck_assert_int_eq(cfg_parse("inline.yaml", text, strlen(text), &c, &err), 0);
+	ck_assert_int_eq(c->log_level, GW_LOG_WARN);
+	ck_assert_str_eq(c->path, "inline.yaml");
+	cfg_free(c);
+	const char *bad = MINIMAL "log: { level: loud }\n";
+	ck_assert_int_eq(cfg_parse("inline.yaml", bad, strlen(bad), &c, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "inline.yaml:3:15: log.level"));
+}
+END_TEST
+
+START_TEST(group_names)
+{
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		ck_assert_int_eq(cfg_group_parse(gw_group_name((enum gw_group)g)), g);
+	ck_assert_int_eq(cfg_group_parse("META_DATA"), GW_GROUP_META_DATA);
+	ck_assert_int_eq(cfg_group_parse("meta_data"), -1);
+	ck_assert_int_eq(cfg_group_parse(""), -1);
+	ck_assert_int_eq(cfg_group_parse(NULL), -1);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- ytree */
+
+START_TEST(ytree_nodes)
+{
+	struct gw_err err = {""};
+	struct ynode *t;
+	const char *text = "a: null\n"
+	                   "b: \"null\"\n"
+	                   "c: ~\n"
+	                   "d:\n"
+	                   "e: ''\n"
+	                   "f: |\n"
+	                   "  block\n"
+	                   "g: [ 1, two, { h: 3 } ]\n"
+	                   "mode: 0640\n";
+	ck_assert_int_eq(ytree_parse("t.yaml", text, strlen(text), &t, &err), 0);
+	ck_assert_int_eq(t->type, YNODE_MAP);
+	ck_assert_uint_eq(t->n, 8);
+	const char *order[] = {"a", "b", "c", "d", "e", "f", "g", "mode"};
+	for (size_t i = 0; i < 8; i++)
+		ck_assert_str_eq(t->keys[i]->text, order[i]);
+	ck_assert_int_eq(ytree_get(t, "a")->null, 1);
+	ck_assert_int_eq(ytree_get(t, "b")->null, 0);
+	ck_assert_str_eq(ytree_get(t, "b")->text, "null");
+	ck_assert_int_eq(ytree_get(t, "b")->plain, 0);
+	ck_assert_int_eq(ytree_get(t, "c")->null, 1);
+	ck_assert_int_eq(ytree_get(t, "d")->null, 1);
+	ck_assert_int_eq(ytree_get(t, "e")->null, 0); /* quoted empty is an empty string */
+	ck_assert_str_eq(ytree_get(t, "f")->text, "block\n");
+	ck_assert_str_eq(ytree_get(t, "mode")->text, "0640"); /* text, not 416 */
+	const struct ynode *g = ytree_get(t, "g");
+	ck_assert_int_eq(g->type, YNODE_SEQ);
+	ck_assert_uint_eq(g->n, 3);
+	ck_assert_int_eq(g->line, 8);
+	ck_assert_int_eq(g->col, 4);
+	ck_assert_int_eq(g->items[1]->col, 9);
+	ck_assert_str_eq(ytree_get(g->items[2], "h")->text, "3");
+	ck_assert_str_eq(g->items[2]->file, "t.yaml");
+	ck_assert_ptr_null(ytree_get(t, "zz"));
+	ck_assert_ptr_null(ytree_get(g, "h")); /* not a map */
+	ck_assert_str_eq(ytree_type_name(g), "a list");
+	ck_assert_str_eq(ytree_type_name(t), "a map");
+	ck_assert_str_eq(ytree_type_name(ytree_get(t, "a")), "null");
+	ytree_free(t);
+
+	ck_assert_int_eq(ytree_parse("e.yaml", "", 0, &t, &err), 0);
+	ck_assert_int_eq(t->type, YNODE_MAP);
+	ck_assert_uint_eq(t->n, 0);
+	ytree_free(t);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- plugin config getters */
+
+struct fake_host {
+	struct gw_host host;
+	char last[1024];
+	int n_logs;
+};
+
+static void fake_log(const struct gw_host *host, enum gw_log_level level, const char *fmt, ...)
+{
+	struct fake_host *fh = (struct fake_host *)host;
+	ck_assert_int_eq(level, GW_LOG_ERROR);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(fh->last, sizeof fh->last, fmt, ap);
+	va_end(ap);
+	fh->n_logs++;
+}
+
+START_TEST(plugin_getters)
+{
+	struct cfg *c = load_ok(MINIMAL "subscribers:\n"
+	                                "  - name: files\n"
+	                                "    library: file\n"
+	                                "    config:\n"
+	                                "      dir: /var/lib/gateway\n"
+	                                "      debounce: 200ms\n"
+	                                "      mode: \"0640\"\n"
+	                                "      count: 42\n"
+	                                "      fsync: off\n"
+	                                "      nothing: ~\n"
+	                                "      quoted_null: \"null\"\n"
+	                                "      list: [ a ]\n"
+	                                "      bad_debounce: 200\n"
+	                                "      bad_mode: \"0999\"\n"
+	                                "      bad_count: 4x\n"
+	                                "      bad_bool: maybe\n"
+	                                "  - name: empty\n"
+	                                "    library: log\n");
+	struct fake_host fh = {
+	    .host = {.abi = GWSYNC_SUBSCRIBER_ABI, .instance = "files", .log = fake_log}};
+	const struct gw_host *h = &fh.host;
+	const struct gw_config *conf = plugin_config_of(c->subscribers[0].config);
+
+	const char *s = "default";
+	int64_t i = -1;
+	int b = -1;
+	unsigned m = 0;
+	ck_assert_int_eq(plugin_config_string(h, conf, "dir", &s), GW_CONFIG_OK);
+	ck_assert_str_eq(s, "/var/lib/gateway");
+	ck_assert_int_eq(plugin_config_duration_ms(h, conf, "debounce", &i), GW_CONFIG_OK);
+	ck_assert_int_eq(i, 200);
+	ck_assert_int_eq(plugin_config_mode(h, conf, "mode", &m), GW_CONFIG_OK);
+	ck_assert_uint_eq(m, 0640);
+	ck_assert_int_eq(plugin_config_int(h, conf, "count", &i), GW_CONFIG_OK);
+	ck_assert_int_eq(i, 42);
+	ck_assert_int_eq(plugin_config_bool(h, conf, "fsync", &b), GW_CONFIG_OK);
+	ck_assert_int_eq(b, 0);
+	ck_assert_int_eq(plugin_config_string(h, conf, "count", &s), GW_CONFIG_OK);
+	ck_assert_str_eq(s, "42");
+	ck_assert_int_eq(plugin_config_string(h, conf, "quoted_null", &s), GW_CONFIG_OK);
+	ck_assert_str_eq(s, "null");
+	ck_assert_int_eq(fh.n_logs, 0);
+
+	/* absent and null leave *out alone, quietly */
+	s = "default";
+	i = 7;
+	ck_assert_int_eq(plugin_config_string(h, conf, "absent", &s), GW_CONFIG_ABSENT);
+	ck_assert_int_eq(plugin_config_string(h, conf, "nothing", &s), GW_CONFIG_ABSENT);
+	ck_assert_int_eq(plugin_config_duration_ms(h, conf, "nothing", &i), GW_CONFIG_ABSENT);
+	ck_assert_int_eq(plugin_config_int(h, NULL, "count", &i), GW_CONFIG_ABSENT);
+	ck_assert_str_eq(s, "default");
+	ck_assert_int_eq(i, 7);
+	const struct gw_config *empty = plugin_config_of(c->subscribers[1].config);
+	ck_assert_int_eq(plugin_config_bool(h, empty, "fsync", &b), GW_CONFIG_ABSENT);
+	ck_assert_int_eq(fh.n_logs, 0);
+
+	/* invalid: logged with position, instance, key, and the value as written */
+	char want[1200];
+	ck_assert_int_eq(plugin_config_duration_ms(h, conf, "bad_debounce", &i), GW_CONFIG_INVALID);
+	ck_assert_int_eq(i, 7);
+	snprintf(want, sizeof want,
+	         "%s:15:21: subscriber 'files' config.bad_debounce: expected a duration like "
+	         "200ms, got '200'",
+	         cfg_path);
+	ck_assert_str_eq(fh.last, want);
+	ck_assert_int_eq(plugin_config_mode(h, conf, "bad_mode", &m), GW_CONFIG_INVALID);
+	ck_assert_ptr_nonnull(strstr(fh.last,
+	                             ":16:17: subscriber 'files' config.bad_mode: "
+	                             "expected an octal file mode like \"0640\", got '0999'"));
+	ck_assert_int_eq(plugin_config_int(h, conf, "bad_count", &i), GW_CONFIG_INVALID);
+	ck_assert_ptr_nonnull(
+	    strstr(fh.last, "config.bad_count: expected a whole number, got '4x'"));
+	ck_assert_int_eq(plugin_config_bool(h, conf, "bad_bool", &b), GW_CONFIG_INVALID);
+	ck_assert_ptr_nonnull(
+	    strstr(fh.last, "config.bad_bool: expected true or false, got 'maybe'"));
+	ck_assert_int_eq(plugin_config_string(h, conf, "list", &s), GW_CONFIG_INVALID);
+	ck_assert_ptr_nonnull(strstr(fh.last, ":14:13: subscriber 'files' config.list: expected a "
+	                                      "string, got a list"));
+	ck_assert_int_eq(fh.n_logs, 5);
+	ck_assert_str_eq(s, "default");
+	ck_assert_int_eq(b, 0);
+	ck_assert_uint_eq(m, 0640);
+
+	/* a host without a log function is tolerated */
+	struct gw_host quiet = {.instance = "q"};
+	ck_assert_int_eq(plugin_config_int(&quiet, conf, "bad_count", &i), GW_CONFIG_INVALID);
+	cfg_free(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("config");
+	TCase *good = tcase_create("good");
+	TCase *bad = tcase_create("refusals");
+	TCase *parts = tcase_create("parts");
+	TCase *all[] = {good, bad, parts};
+	for (size_t i = 0; i < 3; i++) {
+		tcase_add_checked_fixture(all[i], setup, teardown);
+		suite_add_tcase(s, all[i]);
+	}
+	tcase_add_test(good, minimal_defaults);
+	tcase_add_test(good, every_key);
+	tcase_add_test(good, issue_example);
+	tcase_add_test(good, sample_file);
+	tcase_add_test(good, servers_as_string);
+	tcase_add_test(good, nulls_keep_defaults);
+	tcase_add_test(good, password_file);
+	tcase_add_test(bad, password_file_refusals);
+	tcase_add_test(bad, unknown_keys);
+	tcase_add_test(bad, wrong_types);
+	tcase_add_test(bad, bad_durations);
+	tcase_add_test(bad, read_timeout_above_hold);
+	tcase_add_test(bad, servers_refused);
+	tcase_add_test(bad, groups_refused);
+	tcase_add_test(bad, subscribers_refused);
+	tcase_add_test(bad, missing_variables);
+	tcase_add_test(bad, listen_and_tls_refused);
+	tcase_add_test(bad, yaml_refusals);
+	tcase_add_test(bad, unreadable_config);
+	tcase_add_test(parts, parse_from_memory);
+	tcase_add_test(parts, group_names);
+	tcase_add_test(parts, ytree_nodes);
+	tcase_add_test(parts, plugin_getters);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
