@@ -1,0 +1,582 @@
+/*
+ * Tests of the admin client against a scripted in-process HTTP server: keep-alive, request
+ * shape (headers, bodies), interrupting a held request, max_response, timeouts, refused
+ * connections, and the login conversation (401 -> one fresh login and a repeat, the
+ * GET fallback on 405, token renewal at 90% of its lifetime).
+ *
+ * The server is deliberately dumb: it answers the N-th request with the N-th canned reply,
+ * so each test states the whole conversation it expects.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "admin.h"
+#include "clock.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "store.h"
+
+#define HOLD   "HOLD"  /* read the request, never answer */
+#define CLOSE  "CLOSE" /* read the request, close the connection */
+#define MAXREQ 16
+
+struct srv {
+	int lfd, port;
+	pthread_t thread;
+	atomic_int stop;
+	const char *const *script;
+	size_t n_script;
+	pthread_mutex_t mu;
+	int accepts;
+	int n_req;
+	char req[MAXREQ][4096];
+};
+
+static int wait_readable(struct srv *s, int fd)
+{
+	for (;;) {
+		if (atomic_load(&s->stop))
+			return 0;
+		struct pollfd p = {fd, POLLIN, 0};
+		int r = poll(&p, 1, 50);
+		if (r > 0)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return 0;
+	}
+}
+
+/* Reads one request (headers + Content-Length body) into out; 0 at EOF. */
+static int read_request(struct srv *s, int fd, char *out, size_t cap)
+{
+	size_t n = 0;
+	char *end = NULL;
+	long clen = 0;
+	for (;;) {
+		if (end && n >= (size_t)(end + 4 - out) + (size_t)clen)
+			break;
+		if (n + 1 >= cap || !wait_readable(s, fd))
+			return 0;
+		ssize_t r = read(fd, out + n, cap - 1 - n);
+		if (r <= 0)
+			return 0;
+		n += (size_t)r;
+		out[n] = '\0';
+		if (!end && (end = strstr(out, "\r\n\r\n"))) {
+			const char *cl = strcasestr(out, "\r\nContent-Length:");
+			clen = cl && cl < end ? strtol(cl + 17, NULL, 10) : 0;
+		}
+	}
+	return 1;
+}
+
+static void *serve(void *arg)
+{
+	struct srv *s = arg;
+	while (!atomic_load(&s->stop)) {
+		if (!wait_readable(s, s->lfd))
+			break;
+		int fd = accept(s->lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		pthread_mutex_lock(&s->mu);
+		s->accepts++;
+		pthread_mutex_unlock(&s->mu);
+		char buf[4096];
+		while (read_request(s, fd, buf, sizeof buf)) {
+			pthread_mutex_lock(&s->mu);
+			int i = s->n_req++;
+			if (i < MAXREQ)
+				snprintf(s->req[i], sizeof s->req[i], "%s", buf);
+			pthread_mutex_unlock(&s->mu);
+			const char *reply = (size_t)i < s->n_script ? s->script[i] : CLOSE;
+			if (strcmp(reply, HOLD) == 0) {
+				char c;
+				while (wait_readable(s, fd) && read(fd, &c, 1) > 0)
+					;
+				break;
+			}
+			if (strcmp(reply, CLOSE) == 0)
+				break;
+			size_t len = strlen(reply), off = 0;
+			while (off < len) {
+				ssize_t w = write(fd, reply + off, len - off);
+				if (w <= 0)
+					break;
+				off += (size_t)w;
+			}
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+static struct srv *srv_start(const char *const *script, size_t n)
+{
+	struct srv *s = calloc(1, sizeof *s);
+	s->script = script;
+	s->n_script = n;
+	pthread_mutex_init(&s->mu, NULL);
+	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	ck_assert_int_eq(bind(s->lfd, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(listen(s->lfd, 8), 0);
+	socklen_t al = sizeof a;
+	getsockname(s->lfd, (struct sockaddr *)&a, &al);
+	s->port = ntohs(a.sin_port);
+	pthread_create(&s->thread, NULL, serve, s);
+	return s;
+}
+
+static void srv_stop(struct srv *s)
+{
+	atomic_store(&s->stop, 1);
+	pthread_join(s->thread, NULL);
+	close(s->lfd);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+static const char *srv_req(struct srv *s, int i)
+{
+	pthread_mutex_lock(&s->mu);
+	const char *r = i < s->n_req ? s->req[i] : "";
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+static int srv_nreq(struct srv *s)
+{
+	pthread_mutex_lock(&s->mu);
+	int n = s->n_req;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+/* A configuration as cfg_load would produce it, for one server. */
+struct test_cfg {
+	struct cfg cfg;
+	char url[64];
+	char *servers[1];
+};
+
+static void make_cfg(struct test_cfg *t, int port)
+{
+	memset(t, 0, sizeof *t);
+	snprintf(t->url, sizeof t->url, "http://127.0.0.1:%d", port);
+	t->servers[0] = t->url;
+	t->cfg.servers = t->servers;
+	t->cfg.n_servers = 1;
+	t->cfg.namespace_id = (char *)GW_DEFAULT_NAMESPACE;
+	t->cfg.groups[0] = GW_GROUP_PLUGIN;
+	t->cfg.n_groups = 1;
+	t->cfg.connect_timeout_ms = 2000;
+	t->cfg.read_timeout_ms = 90000;
+	t->cfg.retry_attempts = 3;
+	t->cfg.retry_interval_ms = 100;
+	t->cfg.retry_backoff_ms = 1000;
+	t->cfg.max_response = 64 << 20;
+}
+
+#define OK(body)                                                                                   \
+	"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"                                    \
+	"Content-Length: " #body "\r\n\r\n"
+
+/* ---------------------------------------------------------------- transport */
+
+START_TEST(keep_alive_and_request_shape)
+{
+	const char *script[] = {
+	    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+	    "HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope",
+	};
+	struct srv *s = srv_start(script, 2);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	struct http *h;
+	struct gw_err err;
+	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
+
+	struct http_request get = {.method = "GET", .path = "/configs/fetch?groupKeys=RULE"};
+	struct http_reply rep;
+	enum sync_fail why;
+	ck_assert_int_eq(http_do(h, &get, &rep, &why, &err), 0);
+	ck_assert_int_eq(rep.status, 200);
+	ck_assert_str_eq(rep.body, "ok");
+	http_reply_free(&rep);
+
+	const char *hdrs[] = {"X-Real-PORT: 0", NULL};
+	struct http_request post = {.method = "POST",
+	                            .path = "/configs/listener",
+	                            .body = "PLUGIN=0%2C0",
+	                            .body_len = 12,
+	                            .content_type = "application/x-www-form-urlencoded",
+	                            .headers = hdrs};
+	ck_assert_int_eq(http_do(h, &post, &rep, &why, &err), 0);
+	ck_assert_int_eq(rep.status, 404); /* any status is a reply; judging is admin.c's */
+	ck_assert_str_eq(rep.body, "nope");
+	http_reply_free(&rep);
+
+	ck_assert_int_eq(s->accepts, 1); /* one connection for both */
+	const char *r0 = srv_req(s, 0), *r1 = srv_req(s, 1);
+	ck_assert_ptr_nonnull(strstr(r0, "GET /configs/fetch?groupKeys=RULE HTTP/1.1\r\n"));
+	ck_assert_ptr_nonnull(strstr(r0, "User-Agent: gwsync/"));
+	ck_assert_ptr_nonnull(strcasestr(r0, "Accept-Encoding: "));
+	ck_assert_ptr_nonnull(strstr(r1, "POST /configs/listener HTTP/1.1\r\n"));
+	ck_assert_ptr_nonnull(strstr(r1, "Content-Type: application/x-www-form-urlencoded\r\n"));
+	ck_assert_ptr_nonnull(strstr(r1, "X-Real-PORT: 0\r\n"));
+	ck_assert_ptr_null(strcasestr(r1, "Expect:"));
+	ck_assert_ptr_nonnull(strstr(r1, "\r\n\r\nPLUGIN=0%2C0"));
+	http_close(h);
+	srv_stop(s);
+}
+END_TEST
+
+struct bg {
+	struct http *h;
+	struct admin *a;
+	struct store *st;
+	int rc;
+	enum sync_fail why;
+	int64_t done_us;
+	struct gw_err err;
+};
+
+static void *bg_get(void *arg)
+{
+	struct bg *b = arg;
+	struct http_request rq = {.method = "POST",
+	                          .path = "/configs/listener",
+	                          .body = "x",
+	                          .body_len = 1,
+	                          .content_type = "text/plain"};
+	struct http_reply rep;
+	b->rc = http_do(b->h, &rq, &rep, &b->why, &b->err);
+	b->done_us = gw_mono_us();
+	if (b->rc == 0)
+		http_reply_free(&rep);
+	return NULL;
+}
+
+START_TEST(interrupt_ends_a_held_request_at_once)
+{
+	const char *script[] = {HOLD};
+	struct srv *s = srv_start(script, 1);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	struct bg b = {0};
+	ck_assert_int_eq(http_open(&b.h, &t.cfg, t.url, &b.err), 0);
+	pthread_t th;
+	pthread_create(&th, NULL, bg_get, &b);
+	while (srv_nreq(s) < 1)
+		usleep(1000);
+	usleep(100000); /* well inside curl_multi_poll by now */
+	int64_t t0 = gw_mono_us();
+	http_interrupt(b.h);
+	pthread_join(th, NULL);
+	int64_t ms = (b.done_us - t0) / 1000;
+	ck_assert_int_eq(b.rc, -1);
+	ck_assert_int_eq(b.why, SYNC_STOPPED);
+	ck_assert_msg(ms < 100, "interrupt took %lld ms", (long long)ms);
+	/* Every later request ends at once too. */
+	struct http_request rq = {.method = "GET", .path = "/x"};
+	struct http_reply rep;
+	ck_assert_int_eq(http_do(b.h, &rq, &rep, &b.why, &b.err), -1);
+	ck_assert_int_eq(b.why, SYNC_STOPPED);
+	http_close(b.h);
+	srv_stop(s);
+}
+END_TEST
+
+START_TEST(max_response_refused)
+{
+	static char big[8192], chunked[8192];
+	char body[5001];
+	memset(body, 'x', 5000);
+	body[5000] = '\0';
+	snprintf(big, sizeof big, "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n%s", body);
+	snprintf(chunked, sizeof chunked,
+	         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1388\r\n%s\r\n0\r\n\r\n",
+	         body);
+	const char *script[] = {big, chunked, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"};
+	struct srv *s = srv_start(script, 3);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	t.cfg.max_response = 1000;
+	struct http *h;
+	struct gw_err err;
+	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
+	struct http_request rq = {.method = "GET", .path = "/configs/fetch?groupKeys=RULE"};
+	struct http_reply rep;
+	enum sync_fail why;
+	for (int i = 0; i < 2; i++) { /* announced by Content-Length, then streamed */
+		ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
+		ck_assert_int_eq(why, SYNC_FAIL_TOO_LARGE);
+		char want[200];
+		snprintf(want, sizeof want,
+		         "server %s: GET /configs/fetch: reply larger than admin.max_response "
+		         "(1000 bytes)",
+		         t.url);
+		ck_assert_str_eq(err.msg, want);
+	}
+	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), 0); /* and recovers */
+	ck_assert_str_eq(rep.body, "abc");
+	http_reply_free(&rep);
+	http_close(h);
+	srv_stop(s);
+}
+END_TEST
+
+START_TEST(timeout_and_refused)
+{
+	const char *script[] = {HOLD};
+	struct srv *s = srv_start(script, 1);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	t.cfg.read_timeout_ms = 300;
+	struct http *h;
+	struct gw_err err;
+	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
+	struct http_request rq = {.method = "GET", .path = "/configs/fetch?secret=x"};
+	struct http_reply rep;
+	enum sync_fail why;
+	int64_t t0 = gw_mono_ms();
+	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
+	ck_assert_int_eq(why, SYNC_FAIL_TIMEOUT);
+	ck_assert_int_lt(gw_mono_ms() - t0, 3000);
+	ck_assert_ptr_nonnull(strstr(err.msg, t.url));
+	ck_assert_ptr_null(strstr(err.msg, "secret")); /* never the query string */
+	http_close(h);
+	int port = s->port;
+	srv_stop(s); /* nothing listens there any more */
+
+	make_cfg(&t, port);
+	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
+	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
+	ck_assert_int_eq(why, SYNC_FAIL_CONNECT);
+	ck_assert_ptr_nonnull(strstr(err.msg, t.url));
+	http_close(h);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- admin + login */
+
+#define FETCH_BODY                                                                                 \
+	"{\"code\":200,\"message\":\"success\",\"data\":{\"PLUGIN\":{\"md5\":\"m1\","              \
+	"\"lastModifyTime\":5,\"data\":[{\"id\":\"1\",\"name\":\"sign\",\"enabled\":true}]}}}"
+#define FETCH_REPLY                                                                                \
+	"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "                    \
+	"131\r\n\r\n" FETCH_BODY
+#define LOGIN_BODY(tok, exp)                                                                       \
+	"{\"code\":200,\"data\":{\"token\":\"" tok "\",\"expiredTime\":" exp "}}"
+
+static char *http_reply_text(const char *body)
+{
+	char *s = malloc(strlen(body) + 128);
+	sprintf(
+	    s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+	    strlen(body), body);
+	return s;
+}
+
+static struct gw_log *quiet_log(void)
+{
+	struct gw_log *log;
+	struct gw_err err;
+	ck_assert_int_eq(gw_log_open(&log, GW_LOG_ERROR, GW_LOG_TEXT, "/dev/null", &err), 0);
+	return log;
+}
+
+START_TEST(fetch_reply_length_is_right)
+{
+	ck_assert_int_eq(strlen(FETCH_BODY), 131);
+}
+END_TEST
+
+START_TEST(unauthorized_logs_in_again_once)
+{
+	char *l1 = http_reply_text(LOGIN_BODY("tokenAAAA", "86400000"));
+	char *l2 = http_reply_text(LOGIN_BODY("tokenBBBB", "86400000"));
+	const char *script[] = {
+	    l1,
+	    "HTTP/1.1 401 Unauthorized\r\nContent-Length: 39\r\n\r\n"
+	    "{\"code\":600,\"message\":\"token is error\"}",
+	    l2,
+	    FETCH_REPLY,
+	};
+	struct srv *s = srv_start(script, 4);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	t.cfg.username = (char *)"admin";
+	t.cfg.password = (char *)"s3cret&pw";
+	struct gw_log *log = quiet_log();
+	struct admin *a;
+	struct gw_err err;
+	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
+	struct group_data *got[GW_GROUP_COUNT];
+	size_t bytes;
+	enum sync_fail why;
+	ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, got, &bytes, &why, &err) == 0, "%s", err.msg);
+	ck_assert_ptr_nonnull(got[GW_GROUP_PLUGIN]);
+	ck_assert_str_eq(got[GW_GROUP_PLUGIN]->md5, "m1");
+	ck_assert_uint_eq(bytes, 131);
+	group_data_unref(got[GW_GROUP_PLUGIN]);
+
+	ck_assert_int_eq(srv_nreq(s), 4);
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 0), "POST /platform/login HTTP/1.1"));
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 0), "\"password\":\"s3cret&pw\""));
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 1), "X-Access-Token: tokenAAAA\r\n"));
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 2), "POST /platform/login HTTP/1.1"));
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 3), "GET /configs/fetch?groupKeys=PLUGIN&"));
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 3), "X-Access-Token: tokenBBBB\r\n"));
+	admin_close(a);
+	srv_stop(s);
+
+	/* A second 401 after the fresh login is an auth failure, not a loop. */
+	const char *again[] = {
+	    l1,          "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n",
+	    l2,          "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n",
+	    FETCH_REPLY,
+	};
+	s = srv_start(again, 5);
+	make_cfg(&t, s->port);
+	t.cfg.username = (char *)"admin";
+	t.cfg.password = (char *)"s3cret&pw";
+	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
+	ck_assert_int_eq(admin_fetch(a, t.cfg.groups, 1, got, &bytes, &why, &err), -1);
+	ck_assert_int_eq(why, SYNC_FAIL_AUTH);
+	ck_assert_ptr_nonnull(strstr(err.msg, "401"));
+	ck_assert_ptr_null(strstr(err.msg, "token"
+	                                   "BBBB"));
+	ck_assert_int_eq(srv_nreq(s), 4);
+	admin_close(a);
+	srv_stop(s);
+	gw_log_close(log);
+	free(l1);
+	free(l2);
+}
+END_TEST
+
+START_TEST(login_falls_back_to_get_and_renews)
+{
+	char *l1 = http_reply_text(LOGIN_BODY("tok1", "200"));
+	char *l2 = http_reply_text(LOGIN_BODY("tok2", "200"));
+	const char *script[] = {
+	    "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n",
+	    l1,
+	    FETCH_REPLY,
+	    FETCH_REPLY, /* within 90% of 200 ms: same token */
+	    l2,          /* after: a new login, still in the GET form */
+	    FETCH_REPLY,
+	};
+	struct srv *s = srv_start(script, 6);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	t.cfg.username = (char *)"admin";
+	t.cfg.password = (char *)"p w";
+	struct gw_log *log = quiet_log();
+	struct admin *a;
+	struct gw_err err;
+	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
+	struct group_data *got[GW_GROUP_COUNT];
+	size_t bytes;
+	enum sync_fail why;
+	for (int i = 0; i < 3; i++) {
+		if (i == 2)
+			usleep(250000);
+		ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, got, &bytes, &why, &err) == 0, "%s",
+		              err.msg);
+		group_data_unref(got[GW_GROUP_PLUGIN]);
+	}
+	ck_assert_int_eq(srv_nreq(s), 6);
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 0), "POST /platform/login "));
+	ck_assert_ptr_nonnull(
+	    strstr(srv_req(s, 1), "GET /platform/login?userName=admin&password=p%20w "));
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 2), "X-Access-Token: tok1\r\n"));
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 3), "X-Access-Token: tok1\r\n"));
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 4), "GET /platform/login?"));
+	ck_assert_ptr_nonnull(strstr(srv_req(s, 5), "X-Access-Token: tok2\r\n"));
+	admin_close(a);
+	srv_stop(s);
+	gw_log_close(log);
+	free(l1);
+	free(l2);
+}
+END_TEST
+
+START_TEST(listen_sends_store_stamps_and_headers)
+{
+	char *r = http_reply_text("{\"code\":200,\"message\":\"success\",\"data\":[\"PLUGIN\"]}");
+	const char *script[] = {r, r};
+	struct srv *s = srv_start(script, 2);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	t.cfg.groups[1] = GW_GROUP_RULE;
+	t.cfg.n_groups = 2;
+	t.cfg.gateway_port = 9195;
+	struct gw_log *log = quiet_log();
+	struct store *st = store_new();
+	struct admin *a;
+	struct gw_err err;
+	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
+	unsigned mask;
+	enum sync_fail why;
+	ck_assert_int_eq(admin_listen(a, st, &mask, &why, &err), 0);
+	ck_assert_uint_eq(mask, 1u << GW_GROUP_PLUGIN);
+	struct group_data *gd = group_data_new(GW_GROUP_RULE);
+	strcpy(gd->md5, "abc");
+	gd->last_modify_time = 42;
+	group_data_index(gd);
+	store_offer(st, gd);
+	group_data_unref(gd);
+	ck_assert_int_eq(admin_listen(a, st, &mask, &why, &err), 0);
+
+	const char *r0 = srv_req(s, 0), *r1 = srv_req(s, 1);
+	ck_assert_ptr_nonnull(strstr(r0, "POST /configs/listener HTTP/1.1"));
+	ck_assert_ptr_nonnull(strstr(r0, "X-Real-PORT: 9195\r\n"));
+	ck_assert_ptr_nonnull(strstr(r0, "bootstrapInstanceInfo: {"));
+	ck_assert_ptr_null(strstr(r0, "X-Access-Token")); /* no login configured */
+	ck_assert_ptr_nonnull(strstr(r0, "\r\n\r\nPLUGIN=0%2C0&RULE=0%2C0&namespaceId="));
+	ck_assert_ptr_nonnull(strstr(r1, "\r\n\r\nPLUGIN=0%2C0&RULE=abc%2C42&namespaceId="));
+	admin_close(a);
+	store_free(st);
+	srv_stop(s);
+	gw_log_close(log);
+	free(r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("http");
+	TCase *tc = tcase_create("transport");
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, keep_alive_and_request_shape);
+	tcase_add_test(tc, interrupt_ends_a_held_request_at_once);
+	tcase_add_test(tc, max_response_refused);
+	tcase_add_test(tc, timeout_and_refused);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("admin");
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, fetch_reply_length_is_right);
+	tcase_add_test(tc, unauthorized_logs_in_again_once);
+	tcase_add_test(tc, login_falls_back_to_get_and_renews);
+	tcase_add_test(tc, listen_sends_store_stamps_and_headers);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
