@@ -1,0 +1,37 @@
+/*
+ * Replace a file atomically: readers see the old content or the new, never a missing,
+ * empty or partial file, even across a crash. The new content goes to a temporary file in
+ * the same directory (rename() is atomic only within one file system), is fsync()ed,
+ * optionally checked, then renamed over the old name, and the directory is fsync()ed so
+ * the rename itself is durable.
+ */
+#ifndef GWFILE_ATOMIC_WRITE_H
+#define GWFILE_ATOMIC_WRITE_H
+
+#include <limits.h>
+#include <stdio.h>
+
+struct atomic_file {
+	char dir[PATH_MAX];
+	char tmp[PATH_MAX];   /* the temporary file: DIR/.NAME.tmp.XXXXXX */
+	char final[PATH_MAX]; /* DIR/NAME */
+	FILE *fp;             /* open for writing between open and finish */
+};
+
+/* Create the temporary file with `mode` (exactly, whatever the umask). Write to af->fp. */
+int atomic_file_open(struct atomic_file *af, const char *dir, const char *name, unsigned mode,
+                     char *why, size_t cap);
+
+/* Flush, fsync and close the temporary file; any write error shows up here. */
+int atomic_file_finish(struct atomic_file *af, char *why, size_t cap);
+
+/* Rename the temporary file over the final name and fsync the directory. */
+int atomic_file_commit(struct atomic_file *af, char *why, size_t cap);
+
+/* Give up: close and remove the temporary file. Safe after a failed step. */
+void atomic_file_abort(struct atomic_file *af);
+
+/* mkdir -p with mode 0755 (less the umask). */
+int make_dirs(const char *path, char *why, size_t cap);
+
+#endif

@@ -1,0 +1,317 @@
+/*
+ * The `file` subscriber: keeps one JSON file per group, <dir>/<GROUP>.json, always the
+ * complete newest version, for gateways and tools that read configuration from disk:
+ *
+ *   {"group": "RULE", "md5": "...", "lastModifyTime": N, "data": [ITEM,ITEM,...]}
+ *
+ * Each ITEM is the item's raw JSON exactly as the admin sent it, in the admin's order, so
+ * nothing the admin sends is lost or reformatted. Files are replaced atomically
+ * (atomic_write.c); an optional check_command vets the new file before it replaces the
+ * old one (a rejection keeps the old file and rejects the change, so the agent retries
+ * it later), and an optional reload_command runs after changes, debounced (debounce.c),
+ * through tick(). See README.md for the options.
+ */
+#include <gwsync/subscriber.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_write.h"
+#include "command.h"
+#include "debounce.h"
+
+#define DEFAULT_MODE     0644
+#define DEFAULT_DEBOUNCE 200
+#define DEFAULT_DEB_MAX  2000
+#define DEFAULT_TIMEOUT  30000
+#define MAX_OUTPUT_LINES 20
+
+struct file_state {
+	const struct gw_host *host;
+	char *dir;
+	unsigned mode;
+	char *check_command;
+	char *reload_command;
+	int64_t timeout_ms;
+	struct debounce reload;
+	unsigned reload_groups; /* one bit per enum gw_group changed since the last reload */
+};
+
+static void file_fini(void *state);
+
+/* ---------------------------------------------------------------- options */
+
+static int opt_string(struct file_state *st, const struct gw_config *config, const char *key,
+                      char **out)
+{
+	const struct gw_host *h = st->host;
+	const char *v = NULL;
+	enum gw_config_result r = h->config_string(h, config, key, &v);
+	if (r == GW_CONFIG_INVALID)
+		return -1;
+	if (r == GW_CONFIG_ABSENT || !v || !*v)
+		return 0;
+	*out = strdup(v);
+	if (!*out) {
+		h->error(h, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_duration(struct file_state *st, const struct gw_config *config, const char *key,
+                        int64_t *out)
+{
+	const struct gw_host *h = st->host;
+	if (h->config_duration_ms(h, config, key, out) == GW_CONFIG_INVALID)
+		return -1;
+	if (*out < 0) {
+		h->error(h, "%s: must not be negative", key);
+		return -1;
+	}
+	return 0;
+}
+
+static int file_init(const struct gw_host *host, const struct gw_config *config, void **state)
+{
+	struct file_state *st = calloc(1, sizeof *st);
+	if (!st) {
+		host->error(host, "out of memory");
+		return -1;
+	}
+	st->host = host;
+	st->mode = DEFAULT_MODE;
+	st->timeout_ms = DEFAULT_TIMEOUT;
+	int64_t quiet = DEFAULT_DEBOUNCE, ceiling = DEFAULT_DEB_MAX;
+
+	if (opt_string(st, config, "dir", &st->dir) < 0 ||
+	    opt_string(st, config, "check_command", &st->check_command) < 0 ||
+	    opt_string(st, config, "reload_command", &st->reload_command) < 0 ||
+	    host->config_mode(host, config, "mode", &st->mode) == GW_CONFIG_INVALID ||
+	    opt_duration(st, config, "debounce", &quiet) < 0 ||
+	    opt_duration(st, config, "debounce_max", &ceiling) < 0 ||
+	    opt_duration(st, config, "command_timeout", &st->timeout_ms) < 0)
+		goto fail;
+	if (!st->dir) {
+		host->error(host, "dir: required (the directory to keep GROUP.json files in)");
+		goto fail;
+	}
+	if (ceiling < quiet) {
+		host->error(host, "debounce_max (%lld ms) is shorter than debounce (%lld ms)",
+		            (long long)ceiling, (long long)quiet);
+		goto fail;
+	}
+	if (st->timeout_ms == 0) {
+		host->error(host, "command_timeout: must be more than 0");
+		goto fail;
+	}
+	char why[512];
+	if (make_dirs(st->dir, why, sizeof why) < 0) {
+		host->error(host, "dir: %s", why);
+		goto fail;
+	}
+	if (access(st->dir, W_OK | X_OK) != 0) {
+		host->error(host, "dir: %s is not writable by this process", st->dir);
+		goto fail;
+	}
+	debounce_init(&st->reload, quiet, ceiling);
+	host->log(host, GW_LOG_INFO, "writing group files to %s (mode %04o)%s%s", st->dir, st->mode,
+	          st->check_command ? ", with check_command" : "",
+	          st->reload_command ? ", with reload_command" : "");
+	*state = st;
+	return 0;
+fail:
+	file_fini(st);
+	return -1;
+}
+
+/* ---------------------------------------------------------------- commands */
+
+static void log_output(struct file_state *st, enum gw_log_level level, const char *what,
+                       const struct command_result *r)
+{
+	const struct gw_host *h = st->host;
+	const char *p = r->output;
+	for (int lines = 0; *p && lines < MAX_OUTPUT_LINES; lines++) {
+		size_t n = strcspn(p, "\n");
+		if (n > 0)
+			h->log(h, level, "%s: %.*s", what, (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+	if (*p || r->truncated)
+		h->log(h, level, "%s: (more output not shown)", what);
+}
+
+/* `groups` is a bit set; the variables list the groups and files space-separated. */
+static int run(struct file_state *st, const char *what, const char *command, unsigned groups,
+               const char *file, struct command_result *r)
+{
+	size_t cap = 64 + GW_GROUP_COUNT * (strlen(st->dir) + 32) + (file ? strlen(file) : 0);
+	char *group_var = malloc(cap), *file_var = malloc(cap), *dir_var = malloc(cap);
+	if (!group_var || !file_var || !dir_var) {
+		free(group_var);
+		free(file_var);
+		free(dir_var);
+		snprintf(r->summary, sizeof r->summary, "out of memory");
+		r->ok = 0;
+		return -1;
+	}
+	size_t gl = (size_t)snprintf(group_var, cap, "GWSYNC_GROUP=");
+	size_t fl = (size_t)snprintf(file_var, cap, "GWSYNC_FILE=");
+	snprintf(dir_var, cap, "GWSYNC_DIR=%s", st->dir);
+	const char *sep = "";
+	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+		if (!(groups & (1u << g)))
+			continue;
+		gl += (size_t)snprintf(group_var + gl, cap - gl, "%s%s", sep, gw_group_name(g));
+		if (!file)
+			fl += (size_t)snprintf(file_var + fl, cap - fl, "%s%s/%s.json", sep,
+			                       st->dir, gw_group_name(g));
+		sep = " ";
+	}
+	if (file)
+		snprintf(file_var + fl, cap - fl, "%s", file);
+	const char *extra[] = {group_var, file_var, dir_var, NULL};
+
+	int64_t t0 = st->host->now_ms(st->host);
+	int rc = command_run(command, extra, st->timeout_ms, r);
+	int64_t ms = st->host->now_ms(st->host) - t0;
+	const struct gw_host *h = st->host;
+	if (rc == 0) {
+		h->log(h, GW_LOG_DEBUG, "%s for %s %s in %lld ms", what, group_var + 13, r->summary,
+		       (long long)ms);
+		log_output(st, GW_LOG_DEBUG, what, r);
+	} else {
+		h->log(h, GW_LOG_WARN, "%s for %s: %s (%lld ms)", what, group_var + 13, r->summary,
+		       (long long)ms);
+		log_output(st, GW_LOG_WARN, what, r);
+	}
+	free(group_var);
+	free(file_var);
+	free(dir_var);
+	return rc;
+}
+
+static void run_reload(struct file_state *st)
+{
+	unsigned groups = st->reload_groups;
+	st->reload_groups = 0;
+	debounce_clear(&st->reload);
+	struct command_result r;
+	if (run(st, "reload_command", st->reload_command, groups, NULL, &r) == 0)
+		st->host->log(st->host, GW_LOG_INFO, "reload_command done (%s)", r.summary);
+	/* A failed reload is logged by run(); the files are already in place and the next
+	 * change will reload again, so there is nothing to retry here. */
+}
+
+/* ---------------------------------------------------------------- the document */
+
+static void put_string(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(fp, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(fp, "\\u%04x", *p);
+		else
+			fputc(*p, fp);
+	}
+	fputc('"', fp);
+}
+
+static void write_document(FILE *fp, const struct gw_change *ch)
+{
+	fputs("{\"group\": ", fp);
+	put_string(fp, ch->group_name);
+	fputs(", \"md5\": ", fp);
+	put_string(fp, ch->version.md5);
+	fprintf(fp, ", \"lastModifyTime\": %lld, \"data\": [",
+	        (long long)ch->version.last_modify_time);
+	for (size_t i = 0; i < ch->n_items; i++) {
+		if (i)
+			fputc(',', fp);
+		fwrite(ch->items[i].json, 1, ch->items[i].json_len, fp);
+	}
+	fputs("]}\n", fp);
+}
+
+static int file_apply(void *state, const struct gw_change *ch)
+{
+	struct file_state *st = state;
+	const struct gw_host *h = st->host;
+	char name[64], why[512];
+	snprintf(name, sizeof name, "%s.json", ch->group_name);
+
+	struct atomic_file af;
+	if (atomic_file_open(&af, st->dir, name, st->mode, why, sizeof why) < 0) {
+		h->error(h, "%s", why);
+		return -1;
+	}
+	write_document(af.fp, ch);
+	if (atomic_file_finish(&af, why, sizeof why) < 0) {
+		atomic_file_abort(&af);
+		h->error(h, "%s", why);
+		return -1;
+	}
+	if (st->check_command) {
+		struct command_result r;
+		if (run(st, "check_command", st->check_command, 1u << ch->group, af.tmp, &r) < 0) {
+			char last[200];
+			command_last_line(&r, last, sizeof last);
+			atomic_file_abort(&af);
+			h->error(h, "check_command %s%s%s; kept the old %s/%s", r.summary,
+			         last[0] ? ": " : "", last, st->dir, name);
+			return -1;
+		}
+	}
+	if (atomic_file_commit(&af, why, sizeof why) < 0) {
+		atomic_file_abort(&af);
+		h->error(h, "%s", why);
+		return -1;
+	}
+	h->log(h, GW_LOG_DEBUG, "wrote %s (%zu items)", af.final, ch->n_items);
+	if (st->reload_command) {
+		debounce_note(&st->reload, h->now_ms(h));
+		st->reload_groups |= 1u << ch->group;
+	}
+	return 0;
+}
+
+static int64_t file_tick(void *state, int64_t now_ms)
+{
+	struct file_state *st = state;
+	if (debounce_due(&st->reload, now_ms))
+		run_reload(st);
+	return debounce_deadline(&st->reload);
+}
+
+static void file_fini(void *state)
+{
+	struct file_state *st = state;
+	if (!st)
+		return;
+	if (st->reload.pending && st->reload_command) {
+		st->host->log(st->host, GW_LOG_INFO, "running the pending reload_command");
+		run_reload(st);
+	}
+	free(st->dir);
+	free(st->check_command);
+	free(st->reload_command);
+	free(st);
+}
+
+static const struct gw_subscriber file_subscriber = {
+    .abi = GWSYNC_SUBSCRIBER_ABI,
+    .name = "file",
+    .init = file_init,
+    .apply = file_apply,
+    .tick = file_tick,
+    .fini = file_fini,
+};
+
+const struct gw_subscriber *gwsync_subscriber(void)
+{
+	return &file_subscriber;
+}

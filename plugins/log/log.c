@@ -1,0 +1,96 @@
+/*
+ * The `log` subscriber: writes every change it receives to the agent's log, one line per
+ * added, updated and removed item and one summary line per change. It is the simplest
+ * complete plugin (and the one to copy from): a static description, a private state
+ * built from its `config:` map in init(), no globals, no threads.
+ *
+ * Options (all optional):
+ *   items: true|false   one line per item (default true); false keeps only the summaries
+ *   level: info|debug   the level of the lines (default info)
+ */
+#include <gwsync/subscriber.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct log_state {
+	const struct gw_host *host;
+	int items;
+	enum gw_log_level level;
+};
+
+static int log_init(const struct gw_host *host, const struct gw_config *config, void **state)
+{
+	struct log_state *st = calloc(1, sizeof *st);
+	if (!st) {
+		host->error(host, "out of memory");
+		return -1;
+	}
+	st->host = host;
+	st->items = 1;
+	st->level = GW_LOG_INFO;
+
+	const char *level = NULL;
+	if (host->config_bool(host, config, "items", &st->items) == GW_CONFIG_INVALID ||
+	    host->config_string(host, config, "level", &level) == GW_CONFIG_INVALID)
+		goto fail;
+	if (level && strcmp(level, "debug") == 0) {
+		st->level = GW_LOG_DEBUG;
+	} else if (level && strcmp(level, "info") != 0) {
+		host->error(host, "level: expected info or debug, got \"%s\"", level);
+		goto fail;
+	}
+	*state = st;
+	return 0;
+fail:
+	free(st);
+	return -1;
+}
+
+static const char *or_dash(const char *s)
+{
+	return s ? s : "-";
+}
+
+static int log_apply(void *state, const struct gw_change *ch)
+{
+	struct log_state *st = state;
+	const struct gw_host *h = st->host;
+	const char *g = ch->group_name;
+
+	if (st->items) {
+		for (size_t i = 0; i < ch->n_added; i++)
+			h->log(h, st->level, "%s added key=%s name=%s", g, ch->added[i]->key,
+			       or_dash(ch->added[i]->name));
+		for (size_t i = 0; i < ch->n_updated; i++)
+			h->log(h, st->level, "%s updated key=%s name=%s", g,
+			       ch->updated[i].new_item->key,
+			       or_dash(ch->updated[i].new_item->name));
+		for (size_t i = 0; i < ch->n_removed; i++)
+			h->log(h, st->level, "%s removed key=%s name=%s", g, ch->removed[i]->key,
+			       or_dash(ch->removed[i]->name));
+	}
+	h->log(h, st->level,
+	       "%s version %s lastModifyTime %lld (was %s): %zu items, +%zu ~%zu -%zu%s", g,
+	       or_dash(ch->version.md5), (long long)ch->version.last_modify_time,
+	       ch->previous.md5 ? ch->previous.md5 : "nothing", ch->n_items, ch->n_added,
+	       ch->n_updated, ch->n_removed, ch->stale ? " (from the local snapshot)" : "");
+	return 0;
+}
+
+static void log_fini(void *state)
+{
+	free(state);
+}
+
+static const struct gw_subscriber log_subscriber = {
+    .abi = GWSYNC_SUBSCRIBER_ABI,
+    .name = "log",
+    .init = log_init,
+    .apply = log_apply,
+    .fini = log_fini,
+};
+
+const struct gw_subscriber *gwsync_subscriber(void)
+{
+	return &log_subscriber;
+}

@@ -1,0 +1,360 @@
+/*
+ * The dispatcher with real plugins (the recording test plugin, loaded with dlopen) and a
+ * real store: exact deltas per subscriber, an emptied group delivered, coalescing under a
+ * deliberately slow plugin, a failing plugin retried with backoff while another keeps
+ * receiving, pause and resume, tick() deadlines, a prompt stop, and --once.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "dispatch.h"
+#include "store.h"
+#include "subscribers.h"
+#include "subtest.h"
+
+static char *dir;
+static char out_a[4200], out_b[4200], flag[4200];
+static struct gw_log *lg;
+static struct store *st;
+static struct tcfg t;
+static struct subscribers *subs;
+static struct dispatcher *disp;
+
+static void setup(void)
+{
+	dir = test_tmpdir();
+	snprintf(out_a, sizeof out_a, "%s/a.txt", dir);
+	snprintf(out_b, sizeof out_b, "%s/b.txt", dir);
+	snprintf(flag, sizeof flag, "%s/fail-now", dir);
+	lg = test_log(NULL);
+	st = store_new();
+	tcfg_init(&t);
+	subs = NULL;
+	disp = NULL;
+}
+
+static void teardown(void)
+{
+	dispatcher_stop(disp);
+	subscribers_free(subs);
+	tcfg_free(&t);
+	store_free(st);
+	gw_log_close(lg);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* Add a recorder writing to `out` with extra YAML options. */
+static void add_recorder(const char *name, const char *out, const char *extra)
+{
+	char yaml[8400];
+	snprintf(yaml, sizeof yaml, "out: %s\n%s", out, extra);
+	tcfg_add(&t, name, "recorder", yaml);
+}
+
+static void start(void)
+{
+	struct gw_err err;
+	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dispatcher_start(&disp, subs, st, &t.cfg, lg, &err) == 0, "%s", err.msg);
+}
+
+static void offer(struct group_data *gd)
+{
+	ck_assert_int_eq(store_offer(st, gd), STORE_ACCEPTED);
+	group_data_unref(gd);
+}
+
+static void expect_line(const char *path, const char *prefix, int n, const char *want)
+{
+	char *line = nth_line(path, prefix, n);
+	ck_assert_msg(line != NULL, "%s: no line %d starting with '%s'", path, n, prefix);
+	ck_assert_str_eq(line, want);
+	free(line);
+}
+
+START_TEST(delivers_exact_deltas)
+{
+	add_recorder("a", out_a, "");
+	start();
+	offer(gd_make(GW_GROUP_RULE, "m1", 10,
+	              (const char *[]){"r2", "{\"v\":1}", "r1", "{\"v\":1}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply", 1, 5000), 1);
+	offer(gd_make(GW_GROUP_RULE, "m2", 20,
+	              (const char *[]){"r3", "{\"v\":1}", "r1", "{\"v\":2}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
+	expect_line(out_a, "apply", 0,
+	            "apply RULE md5=m1 prev=- lmt=10 items=2 added=r1,r2 updated= removed= "
+	            "stale=0 ok");
+	expect_line(out_a, "apply", 1,
+	            "apply RULE md5=m2 prev=m1 lmt=20 items=2 added=r3 updated=r1 removed=r2 "
+	            "stale=0 ok");
+
+	/* Status: what was delivered, and one latency observation per version. */
+	struct dispatch_status s;
+	ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
+	ck_assert_int_eq(s.alive, 1);
+	ck_assert_int_eq(s.paused, 0);
+	ck_assert_uint_eq(s.n_subscribers, 1);
+	ck_assert_str_eq(s.subscribers[0].name, "a");
+	ck_assert_str_eq(s.subscribers[0].plugin, "recorder");
+	const struct dispatch_group_status *g = &s.subscribers[0].groups[GW_GROUP_RULE];
+	ck_assert_int_eq(g->delivered, 1);
+	ck_assert_str_eq(g->md5, "m2");
+	ck_assert_int_eq(g->last_modify_time, 20);
+	ck_assert_uint_eq(g->n_items, 2);
+	ck_assert_uint_eq(g->applies, 2);
+	ck_assert_uint_eq(g->failures, 0);
+	ck_assert_int_eq(s.subscribers[0].groups[GW_GROUP_PLUGIN].delivered, 0);
+	ck_assert_uint_eq(s.changes, 2);
+	ck_assert_uint_eq(s.latency.count, 2);
+	ck_assert_uint_eq(latency_cumulative(&s.latency, LATENCY_BUCKETS), 2);
+	dispatch_status_free(&s);
+}
+END_TEST
+
+START_TEST(emptied_group_is_delivered)
+{
+	add_recorder("a", out_a, "");
+	start();
+	offer(gd_make(GW_GROUP_SELECTOR, "m1", 10, (const char *[]){"s1", "{}", "s2", "{}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply", 1, 5000), 1);
+	offer(gd_make(GW_GROUP_SELECTOR, "d751713988987e9331980363e24189ce", 20, NULL));
+	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
+	expect_line(out_a, "apply", 1,
+	            "apply SELECTOR md5=d751713988987e9331980363e24189ce prev=m1 lmt=20 items=0 "
+	            "added= updated= removed=s1,s2 stale=0 ok");
+}
+END_TEST
+
+START_TEST(coalesces_under_a_slow_plugin)
+{
+	add_recorder("slow", out_a, "delay: 400ms\n");
+	add_recorder("fast", out_b, "");
+	start();
+	offer(
+	    gd_make(GW_GROUP_RULE, "m1", 1,
+	            (const char *[]){"a", "{\"v\":1}", "b", "{\"v\":1}", "c", "{\"v\":1}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "begin RULE m1", 1, 5000), 1);
+	/* Three versions while "slow" is inside apply(). */
+	offer(
+	    gd_make(GW_GROUP_RULE, "m2", 2,
+	            (const char *[]){"a", "{\"v\":2}", "b", "{\"v\":1}", "c", "{\"v\":1}", NULL}));
+	offer(gd_make(GW_GROUP_RULE, "m3", 3,
+	              (const char *[]){"a", "{\"v\":2}", "b", "{\"v\":1}", "c", "{\"v\":1}", "d",
+	                               "{\"v\":1}", NULL}));
+	offer(
+	    gd_make(GW_GROUP_RULE, "m4", 4,
+	            (const char *[]){"d", "{\"v\":1}", "a", "{\"v\":2}", "c", "{\"v\":1}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
+	sleep_ms(600); /* room for a wrong extra delivery to show up */
+	ck_assert_int_eq(count_lines(out_a, "apply"), 2);
+	expect_line(out_a, "apply", 1,
+	            "apply RULE md5=m4 prev=m1 lmt=4 items=3 added=d updated=a removed=b stale=0 "
+	            "ok");
+	/* The fast one got m1 right after slow's turn, then the newest: never m2 or m3. */
+	ck_assert_int_eq(wait_lines(out_b, "apply", 2, 5000), 2);
+	ck_assert_int_eq(count_lines(out_b, "apply"), 2);
+	expect_line(out_b, "apply", 1,
+	            "apply RULE md5=m4 prev=m1 lmt=4 items=3 added=d updated=a removed=b stale=0 "
+	            "ok");
+}
+END_TEST
+
+START_TEST(failing_plugin_retried_while_other_receives)
+{
+	FILE *f = fopen(flag, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	char extra[4300];
+	snprintf(extra, sizeof extra, "fail_if_exists: %s\n", flag);
+	add_recorder("flaky", out_a, extra);
+	add_recorder("steady", out_b, "");
+	start();
+
+	offer(gd_make(GW_GROUP_PLUGIN, "m1", 1, (const char *[]){"p1", "{}", NULL}));
+	ck_assert_int_eq(wait_lines(out_b, "apply PLUGIN md5=m1", 1, 5000), 1);
+	ck_assert_int_eq(wait_lines(out_a, "apply PLUGIN md5=m1", 1, 5000), 1);
+	/* A newer version is tried at once, even during the backoff; the other proceeds. */
+	offer(gd_make(GW_GROUP_PLUGIN, "m2", 2, (const char *[]){"p1", "{}", "p2", "{}", NULL}));
+	ck_assert_int_eq(wait_lines(out_b, "apply PLUGIN md5=m2", 1, 5000), 1);
+	expect_line(out_b, "apply PLUGIN md5=m2", 0,
+	            "apply PLUGIN md5=m2 prev=m1 lmt=2 items=2 added=p2 updated= removed= "
+	            "stale=0 ok");
+	ck_assert_int_eq(wait_lines(out_a, "apply PLUGIN md5=m2", 1, 5000), 1);
+
+	/* Two failures in a row: the next retry is 2 s away, not sooner. */
+	int tries = count_lines(out_a, "apply");
+	sleep_ms(1000);
+	ck_assert_int_eq(count_lines(out_a, "apply"), tries);
+
+	struct dispatch_status s;
+	ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
+	const struct dispatch_subscriber_status *fl = &s.subscribers[0];
+	ck_assert_str_eq(fl->name, "flaky");
+	ck_assert_uint_ge(fl->groups[GW_GROUP_PLUGIN].failures, 2);
+	ck_assert_uint_ge(fl->groups[GW_GROUP_PLUGIN].consecutive_failures, 2);
+	ck_assert_int_eq(fl->groups[GW_GROUP_PLUGIN].delivered, 0);
+	ck_assert_ptr_nonnull(strstr(fl->groups[GW_GROUP_PLUGIN].last_error, "told to fail"));
+	ck_assert_ptr_nonnull(strstr(fl->last_error, "PLUGIN: told to fail"));
+	ck_assert_uint_eq(s.subscribers[1].groups[GW_GROUP_PLUGIN].applies, 2);
+	ck_assert_uint_eq(s.subscribers[1].failures, 0);
+	ck_assert_uint_eq(s.latency.count, 0); /* not every subscriber holds it yet */
+	dispatch_status_free(&s);
+
+	/* Fixed: brought back in step with the full delta from what it last accepted. */
+	unlink(flag);
+	const char *fixed = "apply PLUGIN md5=m2 prev=- lmt=2 items=2 added=p1,p2 updated= "
+	                    "removed= stale=0 ok";
+	ck_assert_msg(wait_has_line(out_a, fixed, 5000), "retried after the fix");
+	char *last = nth_line(out_a, "apply", count_lines(out_a, "apply") - 1);
+	ck_assert_str_eq(last, fixed);
+	free(last);
+	ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
+	ck_assert_uint_eq(s.subscribers[0].groups[GW_GROUP_PLUGIN].consecutive_failures, 0);
+	ck_assert_str_eq(s.subscribers[0].groups[GW_GROUP_PLUGIN].md5, "m2");
+	ck_assert_uint_eq(s.latency.count, 1);
+	dispatch_status_free(&s);
+}
+END_TEST
+
+START_TEST(pause_delivers_nothing_resume_delivers_newest)
+{
+	add_recorder("a", out_a, "");
+	start();
+	dispatcher_set_paused(disp, 1);
+	offer(gd_make(GW_GROUP_META_DATA, "m1", 1, (const char *[]){"x", "{}", NULL}));
+	offer(gd_make(GW_GROUP_META_DATA, "m2", 2, (const char *[]){"x", "{}", "y", "{}", NULL}));
+	sleep_ms(300);
+	ck_assert_int_eq(count_lines(out_a, "apply"), 0);
+	struct dispatch_status s;
+	ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
+	ck_assert_int_eq(s.paused, 1);
+	dispatch_status_free(&s);
+
+	dispatcher_set_paused(disp, 0);
+	ck_assert_int_eq(wait_lines(out_a, "apply", 1, 5000), 1);
+	sleep_ms(200);
+	ck_assert_int_eq(count_lines(out_a, "apply"), 1);
+	expect_line(out_a, "apply", 0,
+	            "apply META_DATA md5=m2 prev=- lmt=2 items=2 added=x,y updated= removed= "
+	            "stale=0 ok");
+}
+END_TEST
+
+START_TEST(only_configured_groups_and_snapshot_flag)
+{
+	add_recorder("a", out_a, "");
+	struct group_data *snap =
+	    gd_make(GW_GROUP_APP_AUTH, "s1", 1, (const char *[]){"k", "{}", NULL});
+	snap->provisional = 1;
+	store_put(st, snap);
+	group_data_unref(snap);
+	offer(gd_make(GW_GROUP_PROXY_SELECTOR, "x1", 1, NULL)); /* not in cfg.groups */
+	start();
+	ck_assert_int_eq(wait_lines(out_a, "apply", 1, 5000), 1);
+	sleep_ms(200);
+	ck_assert_int_eq(count_lines(out_a, "apply"), 1);
+	expect_line(out_a, "apply", 0,
+	            "apply APP_AUTH md5=s1 prev=- lmt=1 items=1 added=k updated= removed= "
+	            "stale=1 ok");
+	struct dispatch_status s;
+	ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
+	ck_assert_uint_eq(s.latency.count, 0); /* no admin answer to measure from */
+	dispatch_status_free(&s);
+}
+END_TEST
+
+START_TEST(tick_deadlines_are_honoured)
+{
+	add_recorder("ticking", out_a, "tick_every: 100ms\n");
+	add_recorder("quiet", out_b, "");
+	start();
+	/* No change at all: ticks come from the deadlines alone. */
+	sleep_ms(650);
+	int ticks = count_lines(out_a, "tick");
+	ck_assert_int_ge(ticks, 4);
+	ck_assert_int_le(ticks, 9);
+	ck_assert_int_eq(count_lines(out_b, "tick"), 0);
+	/* And once after every apply. */
+	offer(gd_make(GW_GROUP_RULE, "m1", 1, NULL));
+	ck_assert_int_eq(wait_lines(out_a, "apply", 1, 5000), 1);
+	sleep_ms(50);
+	char *text = slurp(out_a, NULL);
+	char *after = strstr(text, "apply RULE");
+	ck_assert_ptr_nonnull(after);
+	ck_assert_ptr_nonnull(strstr(after, "\ntick"));
+	free(text);
+}
+END_TEST
+
+START_TEST(stop_waits_for_the_running_apply_and_starts_no_other)
+{
+	add_recorder("slow", out_a, "delay: 500ms\n");
+	start();
+	offer(gd_make(GW_GROUP_RULE, "r1", 1, NULL));
+	offer(gd_make(GW_GROUP_PLUGIN, "p1", 1, NULL));
+	offer(gd_make(GW_GROUP_SELECTOR, "s1", 1, NULL));
+	ck_assert_int_eq(wait_lines(out_a, "begin", 1, 5000), 1);
+	int64_t t0 = gw_mono_ms();
+	dispatcher_stop(disp);
+	disp = NULL;
+	int64_t took = gw_mono_ms() - t0;
+	ck_assert_int_lt(took, 1500);
+	ck_assert_int_eq(count_lines(out_a, "begin"), 1);
+	ck_assert_int_eq(count_lines(out_a, "apply"), 1);
+}
+END_TEST
+
+START_TEST(once_delivers_everything_and_counts_failures)
+{
+	FILE *f = fopen(flag, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	char extra[4300];
+	snprintf(extra, sizeof extra, "fail_if_exists: %s\n", flag);
+	add_recorder("good", out_a, "");
+	add_recorder("bad", out_b, extra);
+	struct gw_err err;
+	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
+	offer(gd_make(GW_GROUP_RULE, "r1", 1, (const char *[]){"x", "{}", NULL}));
+	offer(gd_make(GW_GROUP_PLUGIN, "p1", 1, NULL));
+	offer(gd_make(GW_GROUP_DISCOVER_UPSTREAM, "d1", 1, NULL)); /* not configured */
+	ck_assert_int_eq(dispatch_once(subs, st, &t.cfg, lg), 2);
+	ck_assert_int_eq(count_lines(out_a, "apply"), 2);
+	ck_assert(has_line(out_a, "apply RULE md5=r1 prev=- lmt=1 items=1 added=x updated= "
+	                          "removed= stale=0 ok"));
+	ck_assert(has_line(out_a, "apply PLUGIN md5=p1 prev=- lmt=1 items=0 added= updated= "
+	                          "removed= stale=0 ok"));
+	ck_assert_int_eq(count_lines(out_b, "apply"), 2);
+	unlink(flag);
+	ck_assert_int_eq(dispatch_once(subs, st, &t.cfg, lg), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("dispatch");
+	TCase *tc = tcase_create("dispatch");
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, delivers_exact_deltas);
+	tcase_add_test(tc, emptied_group_is_delivered);
+	tcase_add_test(tc, coalesces_under_a_slow_plugin);
+	tcase_add_test(tc, failing_plugin_retried_while_other_receives);
+	tcase_add_test(tc, pause_delivers_nothing_resume_delivers_newest);
+	tcase_add_test(tc, only_configured_groups_and_snapshot_flag);
+	tcase_add_test(tc, tick_deadlines_are_honoured);
+	tcase_add_test(tc, stop_waits_for_the_running_apply_and_starts_no_other);
+	tcase_add_test(tc, once_delivers_everything_and_counts_failures);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

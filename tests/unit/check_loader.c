@@ -1,0 +1,313 @@
+/*
+ * The subscriber loader refuses, with a message naming the instance and the file, every
+ * plugin it cannot trust: missing file, no entry point, another ABI version, no apply(),
+ * a failing init() or a bad option; it finds bare names on GWSYNC_PLUGIN_PATH; and it
+ * finishes whatever it had loaded when a later subscriber fails.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diff.h"
+#include "subscribers.h"
+#include "subtest.h"
+
+static char *dir;
+static char out[4096];
+static struct gw_log *lg;
+
+static void setup(void)
+{
+	dir = test_tmpdir();
+	snprintf(out, sizeof out, "%s/rec.txt", dir);
+	lg = test_log(NULL);
+}
+
+static void teardown(void)
+{
+	gw_log_close(lg);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* Load `t` expecting failure; returns the error message. */
+static const char *refused(struct tcfg *t)
+{
+	static struct gw_err err;
+	struct subscribers *subs = (void *)1;
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(subscribers_load(&t->cfg, lg, &subs, &err), -1);
+	ck_assert_ptr_eq(subs, (void *)1); /* untouched */
+	return err.msg;
+}
+
+START_TEST(loads_bare_name_from_plugin_path)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	char yaml[4200];
+	snprintf(yaml, sizeof yaml, "out: %s\n", out);
+	tcfg_add(&t, "rec-1", "recorder", yaml);
+	tcfg_add(&t, "rec-2", "recorder.so", yaml); /* the suffix may be written too */
+	struct subscribers *subs = NULL;
+	struct gw_err err;
+	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(subs->n, 2);
+	struct subscriber *s = &subs->v[0];
+	ck_assert_str_eq(s->name, "rec-1");
+	ck_assert_str_eq(s->desc->name, "recorder");
+	ck_assert_ptr_nonnull(strstr(s->path, "/recorder.so"));
+	ck_assert_int_eq(s->host.abi, GWSYNC_SUBSCRIBER_ABI);
+	ck_assert_str_eq(s->host.instance, "rec-1");
+	ck_assert_ptr_nonnull(s->host.agent_version);
+	ck_assert_int_gt(s->host.now_ms(&s->host), 0);
+	ck_assert(has_line(out, "init rec-1"));
+	ck_assert(has_line(out, "init rec-2"));
+
+	/* A change goes through subscriber_apply to the plugin. */
+	struct group_data *gd =
+	    gd_make(GW_GROUP_PLUGIN, "m1", 7, (const char *[]){"p1", "{\"id\":\"p1\"}", NULL});
+	struct diff d;
+	ck_assert_int_eq(diff_build(&d, GW_GROUP_PLUGIN, NULL, gd, NULL), 0);
+	char why[256] = "";
+	ck_assert_int_eq(subscriber_apply(s, &d.change, why, sizeof why), 0);
+	diff_free(&d);
+	group_data_unref(gd);
+	ck_assert(has_line(out, "apply PLUGIN md5=m1 prev=- lmt=7 items=1 added=p1 updated= "
+	                        "removed= stale=0 ok"));
+
+	subscribers_free(subs);
+	ck_assert_int_eq(count_lines(out, "fini"), 2);
+	tcfg_free(&t);
+}
+END_TEST
+
+START_TEST(loads_a_path)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	char *path = build_path("tests/unit/.libs/recorder.so");
+	char yaml[4200];
+	snprintf(yaml, sizeof yaml, "out: %s\n", out);
+	tcfg_add(&t, "by-path", path, yaml);
+	struct subscribers *subs = NULL;
+	struct gw_err err;
+	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(subs->v[0].path, path);
+	subscribers_free(subs);
+	free(path);
+	tcfg_free(&t);
+}
+END_TEST
+
+START_TEST(no_subscribers_is_fine)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	struct subscribers *subs = NULL;
+	struct gw_err err;
+	ck_assert_int_eq(subscribers_load(&t.cfg, lg, &subs, &err), 0);
+	ck_assert_uint_eq(subs->n, 0);
+	subscribers_free(subs);
+	subscribers_free(NULL);
+}
+END_TEST
+
+START_TEST(missing_file_refused)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	tcfg_add(&t, "ghost", "no-such-plugin", "");
+	const char *msg = refused(&t);
+	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'ghost'"));
+	ck_assert_ptr_nonnull(strstr(msg, "test.yaml line 10"));
+	ck_assert_ptr_nonnull(strstr(msg, "no-such-plugin.so"));
+	ck_assert_ptr_nonnull(strstr(msg, "not found"));
+	ck_assert_ptr_nonnull(strstr(msg, PKGLIBDIR)); /* says where it looked */
+	tcfg_free(&t);
+
+	tcfg_init(&t);
+	tcfg_add(&t, "ghost2", "/nonexistent/dir/x.so", "");
+	msg = refused(&t);
+	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'ghost2'"));
+	ck_assert_ptr_nonnull(strstr(msg, "/nonexistent/dir/x.so"));
+	tcfg_free(&t);
+}
+END_TEST
+
+START_TEST(missing_symbol_refused)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	tcfg_add(&t, "plain-lib", "nosymbol", "");
+	const char *msg = refused(&t);
+	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'plain-lib'"));
+	ck_assert_ptr_nonnull(strstr(msg, "/nosymbol.so"));
+	ck_assert_ptr_nonnull(strstr(msg, "gwsync_subscriber"));
+	tcfg_free(&t);
+}
+END_TEST
+
+START_TEST(abi_mismatch_refused)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	tcfg_add(&t, "old-build", "badabi", "");
+	const char *msg = refused(&t);
+	char theirs[64], ours[64];
+	snprintf(theirs, sizeof theirs, "ABI %d", GWSYNC_SUBSCRIBER_ABI + 41);
+	snprintf(ours, sizeof ours, "ABI %d", GWSYNC_SUBSCRIBER_ABI);
+	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'old-build'"));
+	ck_assert_ptr_nonnull(strstr(msg, "/badabi.so"));
+	ck_assert_msg(strstr(msg, theirs) && strstr(msg, ours), "both versions named: %s", msg);
+	tcfg_free(&t);
+}
+END_TEST
+
+START_TEST(missing_apply_refused)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	tcfg_add(&t, "half", "noapply", "");
+	const char *msg = refused(&t);
+	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'half'"));
+	ck_assert_ptr_nonnull(strstr(msg, "/noapply.so"));
+	ck_assert_ptr_nonnull(strstr(msg, "apply()"));
+	tcfg_free(&t);
+}
+END_TEST
+
+START_TEST(init_failure_refused_and_earlier_ones_finished)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	char good[4200], bad[4200];
+	snprintf(good, sizeof good, "out: %s\n", out);
+	snprintf(bad, sizeof bad, "out: %s\nfail_init: true\n", out);
+	tcfg_add(&t, "fine", "recorder", good);
+	tcfg_add(&t, "broken", "recorder", bad);
+	const char *msg = refused(&t);
+	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'broken'"));
+	ck_assert_ptr_nonnull(strstr(msg, "/recorder.so"));
+	ck_assert_ptr_nonnull(strstr(msg, "init() failed: told to fail in init"));
+	ck_assert(has_line(out, "init fine"));
+	ck_assert(has_line(out, "init-failed"));
+	/* "fine" was finished (fini) when "broken" failed; "broken" cleaned up itself. */
+	ck_assert_int_eq(count_lines(out, "fini"), 2);
+	tcfg_free(&t);
+}
+END_TEST
+
+START_TEST(bad_option_refused_with_position)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	char yaml[4200];
+	snprintf(yaml, sizeof yaml, "out: %s\ndelay: soon\n", out);
+	tcfg_add(&t, "typo", "recorder", yaml);
+	const char *msg = refused(&t);
+	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'typo'"));
+	ck_assert_msg(strstr(msg, "test.yaml:2:") && strstr(msg, "config.delay"),
+	              "the reason names the key and its position: %s", msg);
+	tcfg_free(&t);
+}
+END_TEST
+
+START_TEST(plugin_path_order)
+{
+	/* A directory listed first wins over later ones and over PKGLIBDIR. */
+	char *first = test_tmpdir();
+	char *lib = build_path("tests/unit/.libs/noapply.so");
+	char link[4200];
+	snprintf(link, sizeof link, "%s/recorder.so", first);
+	ck_assert_int_eq(symlink(lib, link), 0);
+	const char *old = getenv(GW_PLUGIN_PATH_ENV);
+	char *saved = old ? strdup(old) : NULL;
+	char path[8400];
+	snprintf(path, sizeof path, "%s::%s", first, old ? old : "");
+	setenv(GW_PLUGIN_PATH_ENV, path, 1);
+	char found[4096];
+	struct gw_err err;
+	ck_assert_int_eq(subscribers_resolve("recorder", found, sizeof found, &err), 0);
+	ck_assert_str_eq(found, link);
+	if (saved)
+		setenv(GW_PLUGIN_PATH_ENV, saved, 1);
+	else
+		unsetenv(GW_PLUGIN_PATH_ENV);
+	ck_assert_int_eq(subscribers_resolve("recorder", found, sizeof found, &err), 0);
+	ck_assert_str_ne(found, link);
+	free(saved);
+	free(lib);
+	rm_rf(first);
+	free(first);
+}
+END_TEST
+
+/* The plugin guide's example (docs/example/counter.c) builds and works. */
+START_TEST(guide_example_loads)
+{
+	char logpath[4200];
+	snprintf(logpath, sizeof logpath, "%s/agent.log", dir);
+	struct gw_log *flog = test_log(logpath);
+	struct tcfg t;
+	tcfg_init(&t);
+	char *path = build_path("docs/example/.libs/counter.so");
+	tcfg_add(&t, "counting", path, "every: 2\n");
+	struct subscribers *subs = NULL;
+	struct gw_err err;
+	ck_assert_msg(subscribers_load(&t.cfg, flog, &subs, &err) == 0, "%s", err.msg);
+	struct subscriber *s = &subs->v[0];
+	ck_assert_str_eq(s->desc->name, "counter");
+
+	struct group_data *v1 =
+	    gd_make(GW_GROUP_RULE, "m1", 1, (const char *[]){"a", "{}", "b", "{}", NULL});
+	struct group_data *v2 =
+	    gd_make(GW_GROUP_RULE, "m2", 2, (const char *[]){"b", "{\"x\":1}", "c", "{}", NULL});
+	struct diff d;
+	char why[256];
+	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, v1, NULL), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d.change, why, sizeof why), 0);
+	diff_free(&d);
+	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, v1, v2, NULL), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d.change, why, sizeof why), 0);
+	diff_free(&d);
+	subscribers_free(subs);
+	gw_log_close(flog);
+
+	char *text = slurp(logpath, NULL);
+	ck_assert_ptr_nonnull(text);
+	/* After 2 changes ("every: 2") it reports its totals: 3 added, 1 updated, 1 removed. */
+	ck_assert_msg(strstr(text, "counting: 2 changes: +3 ~1 -1"), "log was:\n%s", text);
+	free(text);
+	group_data_unref(v1);
+	group_data_unref(v2);
+	free(path);
+	tcfg_free(&t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("loader");
+	TCase *tc = tcase_create("loader");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, loads_bare_name_from_plugin_path);
+	tcase_add_test(tc, loads_a_path);
+	tcase_add_test(tc, no_subscribers_is_fine);
+	tcase_add_test(tc, missing_file_refused);
+	tcase_add_test(tc, missing_symbol_refused);
+	tcase_add_test(tc, abi_mismatch_refused);
+	tcase_add_test(tc, missing_apply_refused);
+	tcase_add_test(tc, init_failure_refused_and_earlier_ones_finished);
+	tcase_add_test(tc, bad_option_refused_with_position);
+	tcase_add_test(tc, plugin_path_order);
+	tcase_add_test(tc, guide_example_loads);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

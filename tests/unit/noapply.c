@@ -1,0 +1,12 @@
+/* A test plugin with a current ABI but no apply() callback: the loader must refuse it. */
+#include <gwsync/subscriber.h>
+
+static const struct gw_subscriber incomplete = {
+    .abi = GWSYNC_SUBSCRIBER_ABI,
+    .name = "incomplete",
+};
+
+const struct gw_subscriber *gwsync_subscriber(void)
+{
+	return &incomplete;
+}

@@ -1,0 +1,219 @@
+/* Helpers for the subscriber tests (see subtest.h). */
+#include "subtest.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "ytree.h"
+
+struct group_data *gd_make(enum gw_group g, const char *md5, int64_t lmt, const char *const *kv)
+{
+	struct group_data *gd = group_data_new(g);
+	ck_assert_ptr_nonnull(gd);
+	snprintf(gd->md5, sizeof gd->md5, "%s", md5);
+	gd->last_modify_time = lmt;
+	snprintf(gd->source, sizeof gd->source, "test");
+	gd->received_us = gw_mono_us();
+	size_t n = 0;
+	while (kv && kv[2 * n])
+		n++;
+	gd->items = arena_calloc(&gd->arena, (n ? n : 1) * sizeof *gd->items);
+	gd->n_items = n;
+	for (size_t i = 0; i < n; i++) {
+		struct gw_item *it = &gd->items[i];
+		char name[256];
+		snprintf(name, sizeof name, "n-%s", kv[2 * i]);
+		it->group = g;
+		it->key = arena_strdup(&gd->arena, kv[2 * i]);
+		it->name = arena_strdup(&gd->arena, name);
+		it->json = arena_strdup(&gd->arena, kv[2 * i + 1]);
+		it->json_len = strlen(it->json);
+		gd->json_bytes += it->json_len;
+	}
+	ck_assert_int_eq(group_data_index(gd), -1);
+	return gd;
+}
+
+void tcfg_init(struct tcfg *t)
+{
+	memset(t, 0, sizeof *t);
+	t->cfg.path = "test.yaml";
+	enum gw_group classic[] = {GW_GROUP_APP_AUTH, GW_GROUP_PLUGIN, GW_GROUP_RULE,
+	                           GW_GROUP_SELECTOR, GW_GROUP_META_DATA};
+	for (size_t i = 0; i < 5; i++)
+		t->cfg.groups[i] = classic[i];
+	t->cfg.n_groups = 5;
+	t->cfg.subscribers = t->subs;
+}
+
+void tcfg_add(struct tcfg *t, const char *name, const char *library, const char *yaml)
+{
+	size_t i = t->cfg.n_subscribers;
+	ck_assert_uint_lt(i, TCFG_MAX);
+	struct gw_err err = {{0}};
+	int rc = ytree_parse("test.yaml", yaml, strlen(yaml), &t->trees[i], &err);
+	ck_assert_msg(rc == 0, "test config for %s: %s", name, err.msg);
+	t->subs[i].name = (char *)name;
+	t->subs[i].library = (char *)library;
+	t->subs[i].config = t->trees[i];
+	t->subs[i].line = 10 + (int)i;
+	t->cfg.n_subscribers = i + 1;
+}
+
+void tcfg_free(struct tcfg *t)
+{
+	for (size_t i = 0; i < t->cfg.n_subscribers; i++)
+		ytree_free(t->trees[i]);
+	memset(t, 0, sizeof *t);
+}
+
+struct gw_log *test_log(const char *path)
+{
+	struct gw_log *log = NULL;
+	struct gw_err err;
+	int rc = gw_log_open(&log, path ? GW_LOG_DEBUG : GW_LOG_WARN, GW_LOG_TEXT, path, &err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
+	return log;
+}
+
+char *test_tmpdir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char tmpl[4096];
+	snprintf(tmpl, sizeof tmpl, "%s/gwsync-test-XXXXXX", base && *base ? base : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	return strdup(tmpl);
+}
+
+void rm_rf(const char *path)
+{
+	struct stat sb;
+	if (lstat(path, &sb) != 0)
+		return;
+	if (S_ISDIR(sb.st_mode)) {
+		DIR *d = opendir(path);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			char sub[4096];
+			snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+			rm_rf(sub);
+		}
+		if (d)
+			closedir(d);
+		rmdir(path);
+	} else {
+		unlink(path);
+	}
+}
+
+char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	for (;;) {
+		if (n + 4096 + 1 > cap)
+			buf = realloc(buf, cap *= 2);
+		size_t got = fread(buf + n, 1, 4096, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+char *nth_line(const char *path, const char *prefix, int want)
+{
+	char *text = slurp(path, NULL);
+	if (!text)
+		return NULL;
+	char *found = NULL;
+	int n = 0;
+	size_t plen = strlen(prefix);
+	for (char *p = text; *p && !found;) {
+		size_t len = strcspn(p, "\n");
+		if (len >= plen && strncmp(p, prefix, plen) == 0 && n++ == want)
+			found = strndup(p, len);
+		p += len + (p[len] == '\n');
+	}
+	free(text);
+	return found;
+}
+
+int count_lines(const char *path, const char *prefix)
+{
+	int n = 0;
+	char *line;
+	while ((line = nth_line(path, prefix, n))) {
+		free(line);
+		n++;
+	}
+	return n;
+}
+
+int has_line(const char *path, const char *want)
+{
+	char *text = slurp(path, NULL);
+	if (!text)
+		return 0;
+	int found = 0;
+	size_t wlen = strlen(want);
+	for (char *p = text; *p && !found;) {
+		size_t len = strcspn(p, "\n");
+		found = len == wlen && strncmp(p, want, len) == 0;
+		p += len + (p[len] == '\n');
+	}
+	free(text);
+	return found;
+}
+
+void sleep_ms(int64_t ms)
+{
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+int wait_lines(const char *path, const char *prefix, int want, int64_t timeout_ms)
+{
+	int64_t until = gw_mono_ms() + timeout_ms;
+	for (;;) {
+		int n = count_lines(path, prefix);
+		if (n >= want || gw_mono_ms() > until)
+			return n;
+		sleep_ms(10);
+	}
+}
+
+int wait_has_line(const char *path, const char *line, int64_t timeout_ms)
+{
+	int64_t until = gw_mono_ms() + timeout_ms;
+	while (!has_line(path, line)) {
+		if (gw_mono_ms() > until)
+			return 0;
+		sleep_ms(10);
+	}
+	return 1;
+}
+
+char *build_path(const char *rel)
+{
+	const char *b = getenv("GWSYNC_BUILDDIR");
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s/%s", b && *b ? b : ".", rel);
+	return strdup(buf);
+}
