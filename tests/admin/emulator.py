@@ -343,13 +343,17 @@ class Handler(BaseHTTPRequestHandler):
                 except OSError:
                     pass
             return
-        body = r.body
-        prefix, suffix, pad = body, b"", 0
-        if r.pad_to and r.pad_to > len(body):
-            cut = body.rfind(b"}")
-            cut = cut if cut >= 0 else len(body)
-            prefix, suffix, pad = body[:cut], body[cut:], r.pad_to - len(body)
-        total = len(body) + pad
+        bent = r.chunked or r.pad_to or r.send_limit is not None
+        pieces = [r.body] if bent else r.pieces()
+        length = sum(len(p) for p in pieces)
+        prefix, suffix, pad = b"", b"", 0
+        if bent:
+            prefix = r.body
+            if r.pad_to and r.pad_to > length:
+                cut = prefix.rfind(b"}")
+                cut = cut if cut >= 0 else length
+                prefix, suffix, pad = prefix[:cut], prefix[cut:], r.pad_to - length
+        total = length + pad
         reason = self.responses.get(r.status, ("Error",))[0]
         head = ["HTTP/1.1 %d %s" % (r.status, reason),
                 "Server: " + self.server_version,
@@ -364,16 +368,19 @@ class Handler(BaseHTTPRequestHandler):
         self.log_request(r.status, total)
         head_bytes = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
         if r.send_limit is not None:
-            self.wfile.write(head_bytes + body[:r.send_limit])
-            return
-        if not r.chunked and not pad:
-            self.wfile.write(head_bytes + body)  # one write: no Nagle/delayed-ACK interplay
-            return
-        self.wfile.write(head_bytes)
-        for piece in _pieces(prefix, pad, suffix):
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if r.chunked else piece)
-        if r.chunked:
-            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.write(head_bytes + prefix[:r.send_limit])
+        elif not bent and length <= 65536:
+            self.wfile.write(head_bytes + b"".join(pieces))  # one write: one segment
+        elif not bent:
+            self.wfile.write(head_bytes)
+            for piece in pieces:  # each group's cached text, never copied
+                self.wfile.write(piece)
+        else:
+            self.wfile.write(head_bytes)
+            for piece in _pieces(prefix, pad, suffix):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if r.chunked else piece)
+            if r.chunked:
+                self.wfile.write(b"0\r\n\r\n")
 
 
 def _redact(query):

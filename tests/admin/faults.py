@@ -275,7 +275,7 @@ def _rewrite_fetch(fault, reply):
                 return False
             v = dict(parts)[g]
             if target == "group":
-                frags[g] = json.dumps("%s,%d" % (v.md5, v.time)).encode()
+                frags[g] = [json.dumps("%s,%d" % (v.md5, v.time)).encode()]
             elif target == "items":
                 obj = {str(i): it for i, it in enumerate(v.items)}
                 frags[g] = replies.config_data(v, items=compact(obj).encode("utf-8"))
@@ -285,5 +285,5 @@ def _rewrite_fetch(fault, reply):
                 frags[g] = replies.config_data(v, time_ms="2024-05-28 10:00:00")
     else:
         return False
-    reply.body = replies.fetch_body([(g, frags[g]) for g in order], code_json, data)
+    reply.set_pieces(replies.fetch_body([(g, frags[g]) for g in order], code_json, data))
     return True

@@ -37,7 +37,25 @@ class Reply:
         self.send_limit = None
         self.chunked = False
         self.pad_to = None
-        self.faults = []          # descriptions of the faults applied, for the request log
+
+    # A big fetch reply stays a list of pieces (the groups' cached JSON texts) until a
+    # fault needs the whole body: joining 50 MB costs more than sending it.
+    @property
+    def body(self):
+        if self._body is None:
+            self._body = b"".join(self._pieces)
+            self._pieces = None
+        return self._body
+
+    @body.setter
+    def body(self, value):
+        self._body, self._pieces = value, None
+
+    def set_pieces(self, pieces):
+        self._body, self._pieces = None, list(pieces)
+
+    def pieces(self):
+        return [self._body] if self._body is not None else self._pieces
 
     def code(self):
         return self.doc.get("code") if isinstance(self.doc, dict) else (200 if self.fetch_parts is not None else None)
@@ -71,26 +89,33 @@ def token_error():
 
 
 def config_data(version, md5=None, time_ms=None, items=None):
-    """One group's ConfigData JSON text; overrides let faults bend a field."""
+    """One group's ConfigData JSON text as pieces; overrides let faults bend a field."""
     md5_json = json.dumps(version.md5 if md5 is None else md5)
     time_json = json.dumps(version.time if time_ms is None else time_ms)
-    body = version.body if items is None else items
-    return b'{"md5":' + md5_json.encode() + b',"lastModifyTime":' + time_json.encode() + \
-        b',"data":' + body + b"}"
+    head = '{"md5":%s,"lastModifyTime":%s,"data":' % (md5_json, time_json)
+    return [head.encode(), version.body if items is None else items, b"}"]
 
 
 def fetch_body(fragments, code_json=b"200", data=None):
-    """The fetch reply around [(group, ConfigData bytes)]; `data` replaces the whole data
-    value with raw JSON bytes."""
-    if data is None:
-        data = b"{" + b",".join(json.dumps(g).encode() + b":" + frag for g, frag in fragments) + b"}"
-    return b'{"code":' + code_json + b',"message":"success","data":' + data + b"}"
+    """The fetch reply's pieces around [(group, ConfigData bytes or pieces)]; `data`
+    replaces the whole data value with raw JSON bytes."""
+    out = [b'{"code":' + code_json + b',"message":"success","data":']
+    if data is not None:
+        out.append(data)
+    else:
+        out.append(b"{")
+        for i, (g, frag) in enumerate(fragments):
+            out.append((b"," if i else b"") + json.dumps(g).encode() + b":")
+            out += frag if isinstance(frag, list) else [frag]
+        out.append(b"}")
+    out.append(b"}")
+    return out
 
 
 def fetch_reply(parts):
     r = Reply()
     r.fetch_parts = list(parts)
-    r.body = fetch_body([(g, config_data(v)) for g, v in r.fetch_parts])
+    r.set_pieces(fetch_body([(g, config_data(v)) for g, v in r.fetch_parts]))
     return r
 
 

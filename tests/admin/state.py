@@ -49,7 +49,7 @@ class StateError(Exception):
 
 
 class GroupStore:
-    HISTORY = 32
+    HISTORY = 8  # versions kept per group, for lag; each holds its JSON text
 
     def __init__(self, groups, data, times=None):
         self.cond = threading.Condition()
