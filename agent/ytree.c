@@ -22,6 +22,8 @@
 struct yp {
 	yaml_parser_t parser;
 	const char *file;
+	const char *text; /* the input, for hints about the character at an error */
+	size_t len;
 	struct gw_err *err;
 };
 
@@ -106,12 +108,19 @@ static int syntax_error(struct yp *p)
 	if (y->error == YAML_MEMORY_ERROR)
 		return gw_errf(p->err, "%s: out of memory while parsing", p->file);
 	const char *problem = y->problem ? y->problem : "malformed YAML";
+	size_t at = y->problem_mark.index;
+	/* the commonest YAML mistake gets a plain-words hint */
+	const char *hint = at < p->len && p->text[at] == '\t'
+	                       ? " (YAML does not allow tabs for indentation: use spaces)"
+	                       : "";
 	if (y->context)
-		return gw_errf(p->err, "%s:%d:%d: YAML syntax error: %s %s (line %d)", p->file,
-		               (int)y->problem_mark.line + 1, (int)y->problem_mark.column + 1,
-		               problem, y->context, (int)y->context_mark.line + 1);
-	return gw_errf(p->err, "%s:%d:%d: YAML syntax error: %s", p->file,
-	               (int)y->problem_mark.line + 1, (int)y->problem_mark.column + 1, problem);
+		return gw_errf(p->err, "%s:%d:%d: YAML syntax error: %s %s (started at line %d)%s",
+		               p->file, (int)y->problem_mark.line + 1,
+		               (int)y->problem_mark.column + 1, problem, y->context,
+		               (int)y->context_mark.line + 1, hint);
+	return gw_errf(p->err, "%s:%d:%d: YAML syntax error: %s%s", p->file,
+	               (int)y->problem_mark.line + 1, (int)y->problem_mark.column + 1, problem,
+	               hint);
 }
 
 static int next_event(struct yp *p, yaml_event_t *ev)
@@ -296,7 +305,7 @@ static int expect(struct yp *p, yaml_event_type_t type, const char *what)
 int ytree_parse(const char *name, const char *text, size_t len, struct ynode **out,
                 struct gw_err *err)
 {
-	struct yp p = {.err = err};
+	struct yp p = {.err = err, .text = text, .len = len};
 	char *file = strdup(name ? name : "<config>");
 	struct ynode *root = NULL;
 	yaml_event_t e;

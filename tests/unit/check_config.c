@@ -510,6 +510,14 @@ START_TEST(servers_refused)
 	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "credentials in the URL are not supported"));
 	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
+	/* ... whatever else is wrong with the URL */
+	write_file("gwsync.yaml", "admin:\n  servers: [ \"ftp://u:hunter2@a:1\" ]\n");
+	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "credentials in the URL are not supported"));
+	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
+	write_file("gwsync.yaml", "admin:\n  servers: u:hunter2@a:1\n");
+	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
+	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
 }
 END_TEST
 
@@ -607,6 +615,10 @@ START_TEST(yaml_refusals)
 	load_err(MINIMAL "admin:\n  servers: [ \"http://b\" ]\n", 3, 1,
 	         "duplicate key 'admin' (first at line 1)");
 	load_err("admin:\n  servers: [ \"http://a\"\n", 3, 1, "YAML syntax error");
+	load_err("admin:\n\tservers: [ \"http://a\" ]\n", 2, 1,
+	         "YAML syntax error: found character that cannot start any token while scanning "
+	         "for the next token (started at line 2) (YAML does not allow tabs for "
+	         "indentation: use spaces)");
 	load_err("admin:\n  servers: &s [ \"http://a\" ]\n", 2, 12,
 	         "YAML anchors (&s) are not supported");
 	load_err("x: &a 1\nadmin:\n  servers: *a\n", 1, 4, "YAML anchors (&a) are not supported");
