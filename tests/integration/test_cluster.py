@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Several admin servers (issue 3): a change seen through either, applied once; a lagging
+admin serving older data can neither roll the gateway back nor draw a request storm; the
+first server down at start-up means the start-up fetch comes from the second."""
+import time
+
+import harness
+import synclog
+from synclog import accepted
+
+
+class TwoAdmins(harness.IntegrationTest):
+
+    def test_a_change_through_either_admin_is_applied_once(self):
+        c = self.cluster(2, mode="shenyu", hold=5)
+        d = self.daemon(c.config(log_level="debug", retry=(3, "300ms", "2s")))
+        synclog.wait_synced(d, c[0])
+        harness.wait_until(lambda: all(e.state()["held"] >= 1 for e in c.emulators),
+                           message="both pollers holding")
+        mark = d.mark()
+        versions = c.upsert("RULE", synclog.rule("both"))
+        self.assertEqual(versions[0]["md5"], versions[1]["md5"])
+        d.wait_log(accepted("RULE", versions[0]["md5"]), since=mark, stream=None)
+        # The other poller fetched the same md5 and left it alone.
+        d.wait_log(synclog.ignored_same("RULE"), since=mark, stream=None)
+        time.sleep(0.3)
+        self.assertEqual(len(synclog.accepted_lines(d, mark, "RULE")), 1)
+
+        # Either admin alone is enough: stop the first, change through the second.
+        c[0].stop()
+        mark = d.mark()
+        v = c[1].upsert("RULE", synclog.rule("second-only"))
+        d.wait_log(accepted("RULE", v["md5"], c[1].url), since=mark, stream=None)
+        self.assertTrue(d.alive())
+
+    def test_first_server_down_at_startup_fetches_from_the_second(self):
+        emu = self.emulator(mode="shenyu", hold=5)
+        dead = "http://127.0.0.1:%d" % harness.free_port()
+        cfg = harness.make_config([dead, emu.url], groups=emu.groups, username=emu.username,
+                                  password=emu.password, log_level="info",
+                                  retry=(3, "300ms", "5s"))
+        d = self.daemon(cfg)
+        synclog.wait_synced(d, emu, url=emu.url)
+        d.wait_log(r"startup: server %s: .*\[connect\]; trying the next server, %s"
+                   % (dead, emu.url), stream=None)
+        self.assertEqual(len(emu.requests("fetch")), 1)
+        # The poller of the dead server reports, the other one polls on.
+        d.wait_log(r"poller: server %s: .*\[connect\]; try 1 of 3 failed" % dead, stream=None)
+        mark = d.mark()
+        v = emu.upsert("RULE", synclog.rule("after-start"))
+        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
+
+
+class LaggingAdmin(harness.IntegrationTest):
+
+    def test_lagging_admin_cannot_roll_back_nor_storm(self):
+        c = self.cluster(2, mode="shenyu", hold=5)
+        d = self.daemon(c.config(log_level="debug", retry=(3, "500ms", "5s")))
+        synclog.wait_synced(d, c[0])
+        held = c[0].group("RULE")
+        # The second admin stops catching up and serves an older RULE.
+        c[1].lag(groups=["RULE"], back=0)
+        lagged = c[1].state()["groups"]["RULE"]["served"]
+        self.assertNotEqual(lagged["md5"], held["md5"])
+        self.assertLess(lagged["lastModifyTime"], held["lastModifyTime"])
+        c[1].reset_requests()
+        mark = d.mark()
+        # Wake its held poll: from now on it answers every poll at once ("RULE changed").
+        c[1].notify("RULE")
+        d.wait_log(synclog.ignored_older("RULE", lagged["md5"], c[1].url), since=mark,
+                   stream=None)
+        d.wait_log(r"poller: server %s serves older data than held" % c[1].url, since=mark,
+                   stream=None)
+        t0 = time.monotonic()
+        time.sleep(3.0)
+        elapsed = time.monotonic() - t0
+        # No roll-back ...
+        self.assertEqual(synclog.accepted_lines(d, mark), [])
+        # ... and no storm: one listener and one fetch per retry interval at most.
+        listeners = len(c[1].requests("listener"))
+        fetches = len(c[1].requests("fetch"))
+        budget = int(elapsed / 0.5) + 3
+        print("lagging admin over %.1fs: %d listener, %d fetch requests"
+              % (elapsed, listeners, fetches))
+        self.assertLessEqual(listeners, budget)
+        self.assertLessEqual(fetches, budget)
+        self.assertGreaterEqual(fetches, 3)  # it keeps checking whether it caught up
+        gaps = [b["t"] - a["t"] for a, b in zip(c[1].requests("fetch"), c[1].requests("fetch")[1:])]
+        self.assertTrue(all(g >= 0.45 for g in gaps), gaps)
+
+        # Meanwhile a real change through the healthy admin is applied.
+        v = c[0].upsert("RULE", synclog.rule("newer"))
+        d.wait_log(accepted("RULE", v["md5"], c[0].url), since=mark, stream=None)
+
+        # Once it catches up (serves what we hold), it is held like any other.
+        c[1].upsert("RULE", synclog.rule("newer"))
+        c[1].lag_off()
+        d.wait_log(r"poller: server %s caught up" % c[1].url, since=mark, timeout=10)
+        self.assertEqual(len(synclog.accepted_lines(d, mark, "RULE")), 1)
+
+
+if __name__ == "__main__":
+    harness.main()

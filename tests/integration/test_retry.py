@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Retries and backoff (issue 3): tries come in rounds of retry.attempts spaced by
+retry.interval, a whole failed round waits retry.backoff, a success resets the count; a
+failed fetch after the listener answered is a failed try too. Spacing is measured from
+the emulator's request log."""
+import time
+
+import harness
+import synclog
+from synclog import accepted
+
+INTERVAL, BACKOFF = 0.3, 1.5
+
+
+class Retry(harness.IntegrationTest):
+
+    def assertGap(self, gap, want, what):
+        # Never early; late by at most a scheduling hiccup.
+        self.assertGreaterEqual(gap, want - 0.03, "%s: %.3fs, want %.1fs" % (what, gap, want))
+        self.assertLess(gap, want + 0.35, "%s: %.3fs, want %.1fs" % (what, gap, want))
+
+    def test_rounds_of_tries_then_backoff_then_recovery(self):
+        emu = self.emulator(mode="shenyu", hold=2)
+        d = self.daemon(emu.config(log_level="info", retry=(3, "300ms", "1500ms")))
+        synclog.wait_synced(d, emu)
+        mark = d.mark()
+        emu.fault("http", status=503, endpoint="listener")
+        emu.reset_requests()
+        # The held listener returns within the hold; from then on every one fails.
+        harness.wait_until(lambda: len(emu.requests("listener")) >= 7, timeout=15,
+                           message="7 failing listener requests")
+        times = [r["t"] for r in emu.requests("listener")]
+        self.assertEqual(emu.requests("listener")[0]["status"], 503)
+        gaps = [b - a for a, b in zip(times, times[1:])][:6]
+        want = [INTERVAL, INTERVAL, BACKOFF, INTERVAL, INTERVAL, BACKOFF]
+        print("gaps between failing listener requests: %s s"
+              % ", ".join("%.3f" % g for g in gaps))
+        for i, (g, w) in enumerate(zip(gaps, want)):
+            self.assertGap(g, w, "gap %d" % (i + 1))
+        for n in (1, 2):
+            d.wait_log(r"poller: server %s: listener: HTTP 503.*\[http\]; try %d "
+                       r"of 3 failed, next try in 300 ms" % (emu.url, n), since=mark)
+        d.wait_log(r"error poller: server %s: listener: HTTP 503.*\[http\]; all 3 "
+                   r"tries of this round failed, next try in 1500 ms" % emu.url, since=mark)
+        self.assertEqual(emu.requests("fetch"), [])  # a failed poll fetches nothing
+
+        emu.clear_faults()
+        d.wait_log(r"poller: server %s: polling again after \d+ failed tries" % emu.url,
+                   since=mark, timeout=5)
+        mark = d.mark()
+        v = emu.upsert("RULE", synclog.rule("recovered"))
+        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
+
+    def test_a_failed_fetch_is_a_failed_try(self):
+        emu = self.emulator(mode="shenyu", hold=5)
+        d = self.daemon(emu.config(log_level="info", retry=(3, "300ms", "1500ms")))
+        synclog.wait_synced(d, emu)
+        harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
+        emu.fault("code", code=500, endpoint="fetch", count=2)
+        emu.reset_requests()
+        mark = d.mark()
+        v = emu.upsert("RULE", synclog.rule("after-fetch-faults"))
+        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None, timeout=10)
+        d.wait_log(r"poller: server %s: fetch: admin code 500.*\[code\]; try 1 of 3 failed"
+                   % emu.url, since=mark)
+        d.wait_log(r"\[code\]; try 2 of 3 failed", since=mark)
+        fetches = emu.requests("fetch")
+        self.assertEqual([f["code"] for f in fetches], [500, 500, 200])
+        for a, b in zip(fetches, fetches[1:]):
+            self.assertGap(b["t"] - a["t"], INTERVAL, "fetch retry")
+        # The listener answered at once each time (our md5 still differs), no storm.
+        self.assertEqual(len(emu.requests("listener")), 3)
+
+    def test_refused_data_is_a_failed_try_and_the_last_good_version_stays(self):
+        emu = self.emulator(mode="shenyu", hold=5)
+        d = self.daemon(emu.config(log_level="info", retry=(3, "300ms", "1500ms")))
+        synclog.wait_synced(d, emu)
+        held = emu.group("RULE")
+        harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
+        emu.fault("bad_item", endpoint="fetch", count=1)
+        mark = d.mark()
+        v = emu.upsert("RULE", synclog.rule("bad-then-good"))
+        d.wait_log(r"poller: server %s: fetch: .*RULE.*\[fetch\]; try 1 of 3 failed" % emu.url,
+                   since=mark)
+        self.assertEqual(synclog.accepted_lines(d, mark), [])
+        self.assertNotEqual(held["md5"], v["md5"])
+        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
+
+
+if __name__ == "__main__":
+    harness.main()
