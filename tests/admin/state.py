@@ -77,10 +77,6 @@ class GroupStore:
         with self.cond:
             return self.lagged.get(group) or self.current[group]
 
-    def current_version(self, group):
-        with self.cond:
-            return self.current[group]
-
     def changed_groups(self, client_md5):
         """Groups whose served md5 differs from the client's (ShenYu compares md5 only:
         when the client's time is newer it reloads and compares md5 again)."""

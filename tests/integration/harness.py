@@ -8,7 +8,7 @@ and always cleans up, even when a test fails:
         def test_change_arrives(self):
             emu = self.emulator(mode="shenyu", hold=2)
             d = self.daemon(emu.config(log_level="debug"))
-            d.wait_log(r"RULE .*accepted")
+            d.wait_log(r"store: accepted RULE")
             emu.upsert("RULE", {...})
             ...
 
