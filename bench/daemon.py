@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+"""Benchmarks of the real daemon: figures 1, 3, 4 and 6 of issue 7.
+
+Each drives the built gwsyncd against fastadmin (bench/fastadmin.c, the fast admin stand-in)
+and measures it from outside, the way an operator would see it, next to a floor measured in
+the same run on the same admin:
+
+  propagation  1. change propagation: p50/p99/max over N changes of one rule (10,000 rules);
+                  floor: floorclient (libcurl) fetching the same group after the same answer
+  memory       3. peak RSS (VmHWM) with the 100k-item dataset, against the JSON bytes;
+                  start-up to all delivered, against curl fetching the same bytes;
+                  idle RSS (VmRSS) with the demo dataset, against curl holding one poll
+  idle         4. CPU seconds (utime+stime) over a window of held polls on 3 admins with no
+                  change, against 3 curl processes holding the same polls;
+               6. SIGTERM to exit while polls are held, against curl holding a poll
+
+Every result is a line "ROW|figure|value|floor|ratio|target|verdict" on stdout (run.sh
+prints the table); details go to stderr. Processes started here are stopped here, by pid.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+CLASSIC = ["PLUGIN", "SELECTOR", "RULE", "APP_AUTH", "META_DATA"]
+
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+def row(figure, value, floor, ratio, target, verdict):
+    r = "-" if ratio is None else "%.2fx" % ratio
+    print("ROW|%s|%s|%s|%s|%s|%s" % (figure, value, floor, r, target, verdict), flush=True)
+
+
+def met(ok):
+    return "met" if ok else "NOT met"
+
+
+def percentile(sorted_values, p):
+    """Nearest-rank percentile of an ascending list."""
+    k = max(1, math.ceil(p / 100.0 * len(sorted_values)))
+    return sorted_values[k - 1]
+
+
+def cpu_seconds(pid):
+    """utime + stime of a whole process (every thread, live or exited) in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def status_kib(pid, key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise KeyError(key)
+
+
+def mib(kib):
+    return "%.1f MiB" % (kib / 1024.0)
+
+
+def manifest(data_dir):
+    groups = []
+    with open(os.path.join(data_dir, "manifest")) as f:
+        for line in f:
+            name, md5, lmt = line.split()
+            groups.append((name, md5, int(lmt)))
+    return groups
+
+
+class Bench:
+    def __init__(self, build, src):
+        self.build = build
+        self.src = src
+        self.tools = os.path.join(build, "bench")
+        self.data = os.path.join(build, "bench-data")
+        self.work = os.path.join(build, "bench-run")
+        self.gwsyncd = os.path.join(build, "gwsyncd")
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.work)
+        self.procs = []
+        self.env = dict(os.environ)
+        self.env["GWSYNC_PLUGIN_PATH"] = ":".join(
+            os.path.join(build, "plugins", p, ".libs") for p in ("log", "file"))
+
+    # ------------------------------------------------------------ processes
+    def spawn(self, argv, name, **kw):
+        err = open(os.path.join(self.work, name + ".log"), "ab")
+        p = subprocess.Popen(argv, stderr=err, env=self.env, **kw)
+        err.close()
+        self.procs.append(p)
+        return p
+
+    def stop(self, p, sig=signal.SIGTERM, timeout=10):
+        if p.poll() is None:
+            p.send_signal(sig)
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def stop_all(self):
+        for p in reversed(self.procs):
+            self.stop(p)
+        self.procs = []
+
+    def admin(self, dataset, name, *extra):
+        p = self.spawn([os.path.join(self.tools, "fastadmin"), "--data",
+                        os.path.join(self.data, dataset)] + list(extra), name,
+                       stdout=subprocess.PIPE, text=True)
+        first = p.stdout.readline().split()
+        second = p.stdout.readline().split()
+        if len(first) != 3 or first[0] != "LISTENING" or second[:1] != ["BYTES"]:
+            raise RuntimeError("fastadmin did not start (see %s.log)" % name)
+        p.url = "http://127.0.0.1:%s" % first[2]
+        p.reply_bytes = int(second[1])
+        return p
+
+    def admin_state(self, admin):
+        with urllib.request.urlopen(admin.url + "/_bench/state", timeout=10) as r:
+            return json.loads(r.read())
+
+    def wait_held(self, admins, key="held_agent", timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(self.admin_state(a)[key] >= 1 for a in admins):
+                return
+            time.sleep(0.02)
+        raise RuntimeError("no %s listener held after %d s" % (key, timeout))
+
+    def config(self, name, servers, groups, subscribers, status_port=None):
+        """Write a gwsyncd configuration; subscribers: [(name, library, {key: value})]."""
+        state = os.path.join(self.work, name + "-state")
+        shutil.rmtree(state, ignore_errors=True)  # no snapshot from an earlier run
+        lines = ["admin:",
+                 "  servers: [%s]" % ", ".join('"%s"' % s for s in servers),
+                 "  groups: [%s]" % ", ".join(groups),
+                 "state_dir: %s" % state,
+                 "log:",
+                 "  level: info"]
+        if status_port:
+            lines += ["status:", '  listen: "127.0.0.1:%d"' % status_port]
+        lines.append("subscribers:")
+        for sname, library, conf in subscribers:
+            lines += ["  - name: %s" % sname, "    library: %s" % library]
+            if conf:
+                lines.append("    config:")
+                lines += ["      %s: %s" % (k, json.dumps(v)) for k, v in conf.items()]
+        path = os.path.join(self.work, name + ".yaml")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def daemon(self, cfg, name):
+        p = self.spawn([self.gwsyncd, "-c", cfg], name)
+        time.sleep(0.05)
+        if p.poll() is not None:
+            raise RuntimeError("gwsyncd exited at once with %s (see %s.log)" % (p.returncode, name))
+        return p
+
+    def report_socket(self, name):
+        path = os.path.join(self.work, name + ".sock")
+        if os.path.exists(path):
+            os.unlink(path)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.bind(path)
+        s.settimeout(1.0)
+        return s, path
+
+    def wait_reports(self, sock, wanted, proc, timeout):
+        """Wait until the bench subscriber reported every (group, lastModifyTime) in wanted."""
+        left = set(wanted)
+        deadline = time.monotonic() + timeout
+        last = 0
+        while left:
+            if time.monotonic() > deadline:
+                raise RuntimeError("not delivered after %d s: %s" % (timeout, sorted(left)))
+            if proc.poll() is not None:
+                raise RuntimeError("gwsyncd exited with %s" % proc.returncode)
+            try:
+                msg = sock.recv(512).decode().split()
+            except socket.timeout:
+                continue
+            if len(msg) == 9 and msg[0] == "A":
+                left.discard((msg[2], int(msg[3])))
+                last = max(last, int(msg[4]))
+        return last
+
+    def free_port(self):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        return port
+
+    def floor_listener(self, admin, groups, urls=1):
+        """A curl process holding a listener (repeated `urls` times) on admin."""
+        form = "&".join("%s=%s,%d" % (g, md5, lmt) for g, md5, lmt in groups)
+        return self.spawn(["curl", "-s", "-o", "/dev/null", "-H", "X-Bench-Client: floor",
+                           "-d", form] + [admin.url + "/configs/listener"] * urls,
+                          "curl-floor")
+
+    # ------------------------------------------------------------ 1. propagation
+    def propagation(self, changes, warmup, subscribers=2):
+        data = os.path.join(self.data, "prop")
+        groups = [g for g, _, _ in manifest(data)]
+        out = os.path.join(self.work, "propagation.txt")
+        sock = os.path.join(self.work, "propagation.sock")
+        admin = self.admin("prop", "fastadmin-prop", "--propagate", str(changes), "--warmup",
+                           str(warmup), "--subscribers", str(subscribers), "--report", sock,
+                           "--out", out)
+        subs = [("bench%d" % i, os.path.join(self.tools, "bench_sub.so"), {"report": sock})
+                for i in range(1, subscribers + 1)]
+        gw = self.daemon(self.config("propagation", [admin.url], groups, subs), "gwsyncd-prop")
+        self.spawn([os.path.join(self.tools, "floorclient"), admin.url, ",".join(groups), sock],
+                   "floorclient")
+        limit = 60 + changes * 0.5
+        log("propagation: %d changes (+%d warm-up) of one rule among 10,000, %d subscribers, "
+            "at most %d s" % (changes, warmup, subscribers, limit))
+        t0 = time.monotonic()
+        done = None
+        try:
+            admin.wait(limit)
+            done = admin.stdout.read()
+        except subprocess.TimeoutExpired:
+            log("propagation: cut short after %d s" % limit)
+        log("propagation: %.0f s; %s" % (time.monotonic() - t0, (done or "").strip()))
+        self.stop(gw)
+        self.stop_all()
+        rounds = []
+        with open(out) as f:
+            for line in f:
+                seq, agent_ns, floor_ns = line.split()
+                rounds.append((int(agent_ns), int(floor_ns)))
+        if not rounds:
+            row("1. change propagation", "no round completed", "-", None, "-", "NOT met")
+            return
+        agent = sorted(a / 1e6 for a, _ in rounds)
+        floor = sorted(f / 1e6 for _, f in rounds)
+        n = len(rounds)
+        for name, p, target, limit_ratio in (("p50", 50, "<= 1.5x floor", 1.5),
+                                             ("p99", 99, "<= 3x floor", 3.0),
+                                             ("max", 100, "-", None)):
+            a, f = percentile(agent, p), percentile(floor, p)
+            ratio = a / f if f > 0 else None
+            verdict = "-" if limit_ratio is None else met(ratio is not None and ratio <= limit_ratio)
+            row("1. change propagation %s (%d changes)" % (name, n), "%.2f ms" % a,
+                "%.2f ms" % f, ratio, target, verdict)
+        bad = 0
+        if done and "bad_deltas=" in done:
+            bad = int(done.split("bad_deltas=")[1].split()[0])
+        row("1. every change arrived as 1 update", "%d of %d" % (n + warmup - bad, n + warmup),
+            "-", None, "all", met(bad == 0 and done is not None))
+        log("propagation: mean %.2f ms (floor %.2f ms)" % (statistics.mean(agent),
+                                                             statistics.mean(floor)))
+
+    # ------------------------------------------------------------ 3. memory
+    def memory(self):
+        data = os.path.join(self.data, "big")
+        groups = manifest(data)
+        admin = self.admin("big", "fastadmin-big")
+        sock, sock_path = self.report_socket("memory")
+        subs = [("noop", os.path.join(self.tools, "bench_sub.so"), {"report": sock_path})]
+        cfg = self.config("memory", [admin.url], [g for g, _, _ in groups], subs)
+        t0 = time.monotonic_ns()
+        gw = self.daemon(cfg, "gwsyncd-memory")
+        last = self.wait_reports(sock, [(g, lmt) for g, _, lmt in groups], gw, 300)
+        startup_ms = (last - t0) / 1e6
+        time.sleep(1.0)
+        hwm, rss = status_kib(gw.pid, "VmHWM"), status_kib(gw.pid, "VmRSS")
+        self.stop(gw)
+        sock.close()
+        url = admin.url + "/configs/fetch?" + "&".join("groupKeys=" + g for g, _, _ in groups)
+        curl = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{time_total}", url],
+                              capture_output=True, text=True, check=True)
+        curl_ms = float(curl.stdout) * 1000
+        self.stop_all()
+        json_kib = admin.reply_bytes / 1024.0
+        items = "%d items" % self.item_count(data)
+        row("3. peak RSS (VmHWM), %s" % items, mib(hwm), "JSON %s" % mib(json_kib),
+            hwm / json_kib, "<= 3x JSON bytes", met(hwm <= 3 * json_kib))
+        row("3. RSS after the full sync, %s" % items, mib(rss), "JSON %s" % mib(json_kib),
+            rss / json_kib, "-", "-")
+        row("2. daemon start-up to all delivered, %s" % items, "%.0f ms" % startup_ms,
+            "curl fetch %.0f ms" % curl_ms, startup_ms / curl_ms, "-", "-")
+
+        # idle RSS with the demo dataset and the demo's subscribers (log, file, status)
+        demo = self.admin("demo", "fastadmin-demo")
+        files = os.path.join(self.work, "demo-files")
+        subs = [("log", "log", {}), ("gateway-files", "file", {"dir": files})]
+        cfg = self.config("idle-rss", [demo.url], CLASSIC, subs, self.free_port())
+        gw = self.daemon(cfg, "gwsyncd-idle-rss")
+        self.wait_held([demo])
+        time.sleep(3.0)
+        curl = self.floor_listener(demo, manifest(os.path.join(self.data, "demo")))
+        self.wait_held([demo], "held_floor")
+        time.sleep(0.5)
+        idle, curl_rss = status_kib(gw.pid, "VmRSS"), status_kib(curl.pid, "VmRSS")
+        self.stop_all()
+        row("3. idle RSS (VmRSS), demo dataset", mib(idle), "curl poll %s" % mib(curl_rss),
+            idle / curl_rss, "<= 8 MiB", met(idle <= 8 * 1024))
+
+    def item_count(self, data_dir):
+        n = 0
+        for g, _, _ in manifest(data_dir):
+            with open(os.path.join(data_dir, g + ".json"), "rb") as f:
+                n += len(json.loads(f.read()))
+        return n
+
+    # ------------------------------------------------------------ 4 + 6. idle and shutdown
+    def idle(self, window, shutdowns):
+        groups = manifest(os.path.join(self.data, "demo"))
+        admins = [self.admin("demo", "fastadmin-idle%d" % i, "--hold", "60000")
+                  for i in range(3)]
+        files = os.path.join(self.work, "idle-files")
+        subs = [("log", "log", {}), ("gateway-files", "file", {"dir": files})]
+        cfg = self.config("idle", [a.url for a in admins], CLASSIC, subs, self.free_port())
+        gw = self.daemon(cfg, "gwsyncd-idle")
+        self.wait_held(admins)
+        time.sleep(2.0)  # start-up work (snapshot files, first deliveries) is not idle
+        # enough repeats that the curls outlive the window (each hold lasts 60 s)
+        curls = [self.floor_listener(a, groups, urls=int(window / 60) + 2) for a in admins]
+        self.wait_held(admins, "held_floor")
+        before = [self.admin_state(a)["listeners"] for a in admins]
+        c0, f0 = cpu_seconds(gw.pid), sum(cpu_seconds(c.pid) for c in curls)
+        log("idle: measuring %d s" % window)
+        time.sleep(window)
+        c1, f1 = cpu_seconds(gw.pid), sum(cpu_seconds(c.pid) for c in curls)
+        polls = sum(self.admin_state(a)["listeners"] for a in admins) - sum(before)
+        cpu, floor = c1 - c0, f1 - f0
+        # both are in clock ticks: a zero floor has no ratio
+        row("4. idle CPU over %d s, 3 admin servers" % window, "%.2f s" % cpu,
+            "3 curl polls %.2f s" % floor, cpu / floor if floor > 0 else None, "<= 0.05 s",
+            met(cpu <= 0.05))
+        log("idle: %d listener requests on the 3 admins during the window (agent and curl)"
+            % polls)
+
+        # 6. shutdown: this daemon first, then fresh ones; the floor is curl holding a poll
+        times, floors, codes = [], [], []
+        for i in range(shutdowns):
+            if i > 0:
+                gw = self.daemon(cfg, "gwsyncd-shutdown")
+            self.wait_held(admins)
+            time.sleep(0.2)
+            t0 = time.monotonic_ns()
+            gw.send_signal(signal.SIGTERM)
+            codes.append(gw.wait(30))
+            times.append((time.monotonic_ns() - t0) / 1e6)
+            c = curls[i] if i < len(curls) else self.floor_listener(admins[0], groups)
+            if i >= len(curls):
+                self.wait_held([admins[0]], "held_floor")
+                time.sleep(0.2)
+            t0 = time.monotonic_ns()
+            c.send_signal(signal.SIGTERM)
+            c.wait(30)
+            floors.append((time.monotonic_ns() - t0) / 1e6)
+        self.stop_all()
+        worst = max(times)
+        row("6. shutdown, SIGTERM to exit (max of %d)" % shutdowns, "%.1f ms" % worst,
+            "curl %.1f ms" % max(floors), worst / max(floors), "< 100 ms",
+            met(worst < 100 and all(c == 0 for c in codes)))
+        log("shutdown: %s ms (exit codes %s); curl %s ms" % (
+            ", ".join("%.1f" % t for t in times), codes, ", ".join("%.1f" % t for t in floors)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build", help="the build directory (gwsyncd, bench/, bench-data/)")
+    ap.add_argument("what", nargs="+", choices=["propagation", "memory", "idle"])
+    ap.add_argument("--changes", type=int, default=1000)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--window", type=int, default=60, help="idle window in seconds")
+    ap.add_argument("--shutdowns", type=int, default=5)
+    args = ap.parse_args()
+    b = Bench(os.path.abspath(args.build), os.path.dirname(os.path.abspath(__file__)))
+    rc = 0
+    for what in args.what:
+        try:
+            if what == "propagation":
+                b.propagation(args.changes, args.warmup)
+            elif what == "memory":
+                b.memory()
+            else:
+                b.idle(args.window, args.shutdowns)
+        except Exception as e:  # one failed benchmark must not hide the others
+            log("%s failed: %s" % (what, e))
+            row("%s benchmark" % what, "failed: %s" % str(e)[:80], "-", None, "-", "NOT met")
+            rc = 1
+        finally:
+            b.stop_all()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
