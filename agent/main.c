@@ -1,7 +1,227 @@
-/* gwsyncd entry point: the real lifecycle lands once poller/dispatcher exist (lead). */
+/*
+ * gwsyncd: the daemon's lifecycle, and the only place that exits.
+ *
+ *   configuration -> log -> subscribers (dlopen, init) -> store
+ *   -> start-up full fetch -> dispatcher thread + one poller thread per admin server
+ *   -> wait for a signal -> stop pollers, then the dispatcher, then free everything.
+ *
+ * Signals are blocked in every thread and taken by one signal thread (signals.h), so no
+ * code runs in a signal handler and the stop path is ordinary code.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
-int main(void)
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "dispatch.h"
+#include "log.h"
+#include "options.h"
+#include "poller.h"
+#include "signals.h"
+#include "snapshot.h"
+#include "startup.h"
+#include "store.h"
+#include "subscribers.h"
+
+#ifndef GWSYNC_VERSION
+#define GWSYNC_VERSION "0.0.0"
+#endif
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_CONFIG = 2 };
+
+/* Everything main owns, freed in reverse order by agent_free(). */
+struct agent {
+	struct options opt;
+	struct cfg *cfg;
+	struct gw_log *log;
+	struct subscribers *subs;
+	struct store *store;
+	struct dispatcher *dispatcher;
+	struct snapshot_writer *snapshots;
+	struct signals *signals;
+	struct poller **pollers;
+	size_t n_pollers;
+};
+
+static void agent_free(struct agent *a)
 {
-	puts("gwsyncd: under construction");
-	return 1;
+	for (size_t i = 0; i < a->n_pollers; i++)
+		poller_stop(a->pollers[i]);
+	for (size_t i = 0; i < a->n_pollers; i++)
+		poller_join(a->pollers[i]);
+	free(a->pollers);
+	snapshot_writer_stop(a->snapshots);
+	if (a->dispatcher)
+		dispatcher_stop(a->dispatcher);
+	subscribers_free(a->subs);
+	signals_shutdown(a->signals);
+	store_free(a->store);
+	cfg_free(a->cfg);
+	gw_log_close(a->log);
+}
+
+/* Configuration, log and subscribers: everything that can be a configuration error. */
+static int agent_configure(struct agent *a)
+{
+	struct gw_err err = {{0}};
+	if (cfg_load(a->opt.config_path, &a->cfg, &err) != 0) {
+		fprintf(stderr, "gwsyncd: %s\n", err.msg);
+		return EXIT_CONFIG;
+	}
+	enum gw_log_level level =
+	    a->opt.log_level >= 0 ? (enum gw_log_level)a->opt.log_level : a->cfg->log_level;
+	const char *file = a->opt.mode == MODE_CHECK ? NULL : a->cfg->log_file;
+	if (gw_log_open(&a->log, level, a->cfg->log_format, file, &err) != 0) {
+		fprintf(stderr, "gwsyncd: %s\n", err.msg);
+		return EXIT_CONFIG;
+	}
+	gw_log_secret(a->log, a->cfg->password);
+	if (subscribers_load(a->cfg, a->log, &a->subs, &err) != 0) {
+		LOG_E(a->log, "main", "%s", err.msg);
+		return EXIT_CONFIG;
+	}
+	return EXIT_OK;
+}
+
+static void interrupt_startup(void *arg)
+{
+	startup_interrupt(arg);
+}
+
+/* The start-up full fetch, interruptible by SIGTERM/SIGINT through the signal thread. */
+static int initial_fetch(struct agent *a, struct gw_err *err)
+{
+	struct startup *s;
+	if (startup_new(&s, a->cfg, a->store, a->log, err) != 0)
+		return -1;
+	signals_on_stop(a->signals, interrupt_startup, s);
+	int rc = startup_run(s, err);
+	signals_on_stop(a->signals, NULL, NULL);
+	startup_free(s);
+	return rc;
+}
+
+/* No admin answered: fall back to the snapshot. Returns the number of groups loaded. */
+static size_t load_snapshot(struct agent *a, const char *why)
+{
+	size_t n = snapshot_load(a->cfg->state_dir, a->cfg->groups, a->cfg->n_groups, a->store,
+	                         a->log);
+	if (n)
+		LOG_W(a->log, "main",
+		      "%s; serving %zu of %zu group(s) from the snapshot in %s (STALE until an "
+		      "admin answers)",
+		      why, n, a->cfg->n_groups, a->cfg->state_dir);
+	return n;
+}
+
+static int run_once(struct agent *a)
+{
+	struct gw_err err = {{0}};
+	if (initial_fetch(a, &err) != 0) {
+		if (signals_stopping(a->signals))
+			return EXIT_OK;
+		LOG_E(a->log, "main", "--once: no admin server answered: %s", err.msg);
+		if (load_snapshot(a, "--once: no admin answered") == 0) {
+			LOG_E(a->log, "main", "--once: could not sync and there is no snapshot in %s",
+			      a->cfg->state_dir);
+			return EXIT_RUNTIME;
+		}
+	} else {
+		for (size_t i = 0; i < a->cfg->n_groups; i++) {
+			struct group_data *gd = store_get(a->store, a->cfg->groups[i]);
+			if (gd && snapshot_write(a->cfg->state_dir, gd, &err) != 0)
+				LOG_E(a->log, "main", "%s", err.msg);
+			group_data_unref(gd);
+		}
+	}
+	int failed = dispatch_once(a->subs, a->store, a->cfg, a->log);
+	if (failed) {
+		LOG_E(a->log, "main", "--once: %d subscriber deliveries failed", failed);
+		return EXIT_RUNTIME;
+	}
+	LOG_I(a->log, "main", "--once: synced and delivered");
+	return EXIT_OK;
+}
+
+static int run_daemon(struct agent *a)
+{
+	struct gw_err err = {{0}};
+	LOG_I(a->log, "main", "gwsyncd %s starting: %zu admin server(s), %zu group(s), %zu subscriber(s)",
+	      GWSYNC_VERSION, a->cfg->n_servers, a->cfg->n_groups, a->cfg->n_subscribers);
+	if (dispatcher_start(&a->dispatcher, a->subs, a->store, a->cfg, a->log, &err) != 0) {
+		LOG_E(a->log, "main", "%s", err.msg);
+		return EXIT_RUNTIME;
+	}
+	if (snapshot_writer_start(&a->snapshots, a->cfg->state_dir, a->store, a->log, &err) != 0) {
+		LOG_E(a->log, "main", "%s", err.msg);
+		return EXIT_RUNTIME;
+	}
+	if (initial_fetch(a, &err) != 0) {
+		if (signals_stopping(a->signals))
+			return EXIT_OK;
+		LOG_W(a->log, "main", "start-up fetch failed: %s; the pollers keep trying", err.msg);
+		if (load_snapshot(a, "no admin answered at start") == 0)
+			LOG_W(a->log, "main", "no snapshot in %s either: not ready until an admin "
+			      "answers", a->cfg->state_dir);
+	}
+
+	a->pollers = calloc(a->cfg->n_servers, sizeof *a->pollers);
+	if (!a->pollers) {
+		LOG_E(a->log, "main", "out of memory");
+		return EXIT_RUNTIME;
+	}
+	for (size_t i = 0; i < a->cfg->n_servers; i++) {
+		if (poller_start(&a->pollers[i], a->cfg, i, a->store, a->log, &err) != 0) {
+			LOG_E(a->log, "main", "%s", err.msg);
+			return EXIT_RUNTIME;
+		}
+		a->n_pollers++;
+	}
+
+	LOG_I(a->log, "main", "running: %zu poller(s), dispatcher, snapshot writer", a->n_pollers);
+	signals_wait(a->signals);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct agent a;
+	memset(&a, 0, sizeof a);
+	char msg[256];
+	if (options_parse(argc, argv, &a.opt, msg, sizeof msg) != 0) {
+		fprintf(stderr, "gwsyncd: %s\n%s", msg, options_usage());
+		return EXIT_CONFIG;
+	}
+	if (a.opt.mode == MODE_HELP) {
+		fputs(options_usage(), stdout);
+		return EXIT_OK;
+	}
+	if (a.opt.mode == MODE_VERSION) {
+		printf("gwsyncd %s (subscriber ABI %d)\n", GWSYNC_VERSION, GWSYNC_SUBSCRIBER_ABI);
+		return EXIT_OK;
+	}
+
+	/* before any thread exists, so every thread inherits the mask */
+	signals_block();
+
+	int rc = agent_configure(&a);
+	if (rc == EXIT_OK && a.opt.mode == MODE_CHECK) {
+		printf("configuration OK: %s (%zu admin server(s), %zu group(s), %zu subscriber(s) loaded)\n",
+		       a.opt.config_path, a.cfg->n_servers, a.cfg->n_groups, a.cfg->n_subscribers);
+	} else if (rc == EXIT_OK) {
+		struct gw_err err = {{0}};
+		a.store = store_new();
+		if (!a.store || signals_start(&a.signals, a.log, &err) != 0) {
+			fprintf(stderr, "gwsyncd: cannot start: %s\n", a.store ? err.msg : "out of memory");
+			rc = EXIT_RUNTIME;
+		} else if (a.opt.mode == MODE_ONCE)
+			rc = run_once(&a);
+		else
+			rc = run_daemon(&a);
+	}
+	agent_free(&a);
+	return rc;
 }

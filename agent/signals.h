@@ -1,0 +1,33 @@
+/*
+ * Signals as events. SIGTERM, SIGINT and SIGHUP are blocked in every thread (main blocks
+ * them before creating any) and taken by one thread with sigwait(), so no code runs in a
+ * signal handler. SIGHUP reopens the log file; SIGTERM/SIGINT mark the agent as stopping,
+ * call the registered interrupt hook (ending a start-up fetch that waits on a slow admin)
+ * and wake signals_wait().
+ */
+#ifndef GW_SIGNALS_H
+#define GW_SIGNALS_H
+
+#include "error.h"
+#include "log.h"
+
+struct signals;
+
+/* Blocks the signals in the calling thread (do it before any other thread exists). */
+void signals_block(void);
+
+int signals_start(struct signals **out, struct gw_log *log, struct gw_err *err);
+
+/* Call fn(arg) on stop (at once if already stopping). fn NULL clears. Thread-safe. */
+void signals_on_stop(struct signals *s, void (*fn)(void *arg), void *arg);
+
+/* 1 once SIGTERM/SIGINT arrived. */
+int signals_stopping(struct signals *s);
+
+/* Block until SIGTERM/SIGINT (or signals_shutdown()); returns the signal number (0 if none). */
+int signals_wait(struct signals *s);
+
+/* Wake everything as if a stop arrived, join the thread, free. */
+void signals_shutdown(struct signals *s);
+
+#endif
