@@ -558,8 +558,10 @@ def make_config(servers, groups=None, username=None, password=None, password_fil
 
 
 # ---------------------------------------------------------------------- the daemon
-def require_daemon():
-    if not GWSYNCD or not os.access(GWSYNCD, os.X_OK):
+def require_daemon(binary=None):
+    """SkipTest unless the daemon binary (default $GWSYNCD) can be run."""
+    binary = binary or GWSYNCD
+    if not binary or not os.access(binary, os.X_OK):
         raise unittest.SkipTest("GWSYNCD is not set to a built gwsyncd (run through make check)")
 
 
@@ -594,7 +596,7 @@ class Daemon:
 
     # -------------------------------------------------------------- lifecycle
     def start(self):
-        require_daemon()
+        require_daemon(self.binary)
         with self._cond:
             self._lines = []
         self.started_at = time.monotonic()
@@ -718,7 +720,7 @@ class Daemon:
     def run(self, *args, timeout=60.0, env=None):
         """Run gwsyncd -c CONFIG ARGS to completion: subprocess.CompletedProcess with
         text stdout/stderr (the long-running instance, if any, is not involved)."""
-        require_daemon()
+        require_daemon(self.binary)
         return subprocess.run([self.binary, "-c", self.config_path] + list(args),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               stdin=subprocess.DEVNULL, timeout=timeout,
@@ -746,7 +748,7 @@ class IntegrationTest(unittest.TestCase):
         return c.start()
 
     def daemon(self, config, args=(), start=True, **kw):
-        require_daemon()
+        require_daemon(kw.get("binary"))
         d = Daemon(config, args, **kw)
         self.addCleanup(d.close)
         return d.start() if start else d

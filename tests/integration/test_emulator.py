@@ -657,6 +657,46 @@ class HarnessTest(harness.IntegrationTest):
         self.assertEqual(c[0].group("RULE")["md5"], c[1].group("RULE")["md5"])
         self.assertIn(c.urls[1], c.config())
 
+    FAKE_DAEMON = "\n".join([
+        "import signal, sys, time",
+        "cfg = sys.argv[sys.argv.index('-c') + 1]",
+        "if '--once' in sys.argv:",
+        "    print('once ' + open(cfg).read().strip()); sys.stderr.write('bye\\n'); sys.exit(3)",
+        "signal.signal(signal.SIGTERM, lambda *a: (sys.stderr.write('stopping\\n'), sys.exit(0)))",
+        "sys.stderr.write('started ' + cfg + '\\n'); sys.stderr.flush()",
+        "for i in range(100000):",
+        "    sys.stderr.write('tick %d\\n' % i); sys.stderr.flush(); time.sleep(0.02)",
+    ])
+
+    def test_daemon_helper_on_a_stand_in_process(self):
+        # The Daemon helper itself, on a small script standing in for gwsyncd.
+        tmp = self.tmpdir()
+        fake = os.path.join(tmp, "fake-gwsyncd")
+        with open(fake, "w") as f:
+            f.write("#!%s\n%s\n" % (sys.executable, self.FAKE_DAEMON))
+        os.chmod(fake, 0o755)
+        d = harness.Daemon("state_dir: @TMP@/state\n", binary=fake)
+        self.addCleanup(d.close)
+        with open(d.config_path) as f:
+            self.assertEqual(f.read(), "state_dir: %s/state\n" % d.tmp)
+        result = d.run_once()
+        self.assertEqual((result.returncode, result.stdout, result.stderr),
+                         (3, "once state_dir: %s/state\n" % d.tmp, "bye\n"))
+        d.start()
+        d.wait_log(r"^started " + d.config_path + "$")
+        m = d.wait_log(r"tick (\d+)", count=3)
+        self.assertEqual(m.group(1), "2")
+        mark = d.mark()
+        later = d.wait_log(r"tick (\d+)", since=mark)
+        self.assertGreater(int(later.group(1)), 2)
+        with self.assertRaises(AssertionError):
+            d.wait_log(r"never printed", timeout=0.2)
+        rc, elapsed = d.stop()
+        self.assertEqual(rc, 0)
+        self.assertLess(elapsed, 2)
+        self.assertEqual(d.lines()[-1], "stopping")
+        self.assertEqual(d.lines("stdout"), [])
+
 
 if __name__ == "__main__":
     harness.main()
