@@ -9,8 +9,11 @@
  * item list and the delta against what this subscriber last accepted.
  *
  * Rules of the road:
- *  - Every callback is called from one thread only (the agent's dispatcher), never
- *    concurrently; a plugin needs no locks for its own state.
+ *  - Callbacks are never called concurrently: init() and fini() run in the agent's main
+ *    thread at start-up and shutdown, apply() and tick() in its one dispatcher thread in
+ *    between. A plugin needs no locks for its own state.
+ *  - The same shared object may be configured as several instances; keep all state in
+ *    the pointer init() returns, never in globals.
  *  - All memory passed to a callback belongs to the agent and stays valid only for the
  *    duration of that call. Copy what you keep.
  *  - Return 0 on success. Any other value rejects the change: the agent logs and counts
@@ -278,14 +281,16 @@ struct gw_subscriber {
 	const char *name; /* the plugin's name, e.g. "file" */
 
 	/** Build private state from `config` (may be an empty map). Return 0 and set *state,
-	 *  or non-zero after logging why; start-up then stops. Optional. */
+	 *  or non-zero after host->error() says why (that message becomes the reason in the
+	 *  start-up error); start-up then stops. Optional. */
 	int (*init)(const struct gw_host *host, const struct gw_config *config, void **state);
 
 	/** Apply one change atomically from the gateway's point of view. Required. */
 	int (*apply)(void *state, const struct gw_change *change);
 
-	/** Deferred work (debounced reloads...). Called after every apply() and whenever the
-	 *  deadline it last returned has passed. Return the next deadline on the now_ms()
+	/** Deferred work (debounced reloads...). Called once when delivery starts, after
+	 *  every apply() (accepted or not) and whenever the deadline it last returned has
+	 *  passed, also while delivery is paused. Return the next deadline on the now_ms()
 	 *  clock, or -1 for none. Optional. */
 	int64_t (*tick)(void *state, int64_t now_ms);
 

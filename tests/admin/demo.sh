@@ -52,7 +52,7 @@ say "changing a rule through the emulator..."
 python3 - "$admin" <<'PY'
 import json, sys, urllib.request
 admin = sys.argv[1]
-rules = json.load(urllib.request.urlopen(admin + "/_control/data?group=RULE"))
+rules = json.load(urllib.request.urlopen(admin + "/_control/data?group=RULE"))["data"]
 rule = dict(rules[0])
 rule["name"] = "demo: edited at runtime"
 rule["sort"] = (rule.get("sort") or 0) + 1

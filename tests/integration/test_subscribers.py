@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Subscriber plugins end to end (issue 4): a change made in the admin emulator reaches the
+`file` plugin's output and the `log` plugin's lines; --check loads (and refuses) plugins;
+--once delivers everything once and fails if a subscriber rejects a change."""
+import json
+import os
+import re
+
+import harness
+import synclog
+
+EMPTY_MD5 = "d751713988987e9331980363e24189ce"
+
+
+def read_group_file(directory, group):
+    """The parsed GROUP.json, or None while it does not exist yet."""
+    try:
+        with open(os.path.join(directory, group + ".json"), "rb") as f:
+            return json.loads(f.read().decode("utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def delivered(group, md5, instance, counts=None):
+    """The dispatcher's info line for one accepted change (agent/dispatch.c)."""
+    c = r"\(\+%d ~%d -%d\)" % counts if counts else r"\(\+\d+ ~\d+ -\d+\)"
+    return r"dispatch: delivered %s version %s to %s %s" % (group, re.escape(md5), instance, c)
+
+
+class Subscribers(harness.IntegrationTest):
+
+    def config(self, emu, files, extra_subscribers=(), **kw):
+        subs = [{"name": "gateway-log", "library": "log"},
+                {"name": "files", "library": "file",
+                 "config": {"dir": files, "mode": "0640",
+                            "reload_command": "echo \"$GWSYNC_GROUP\" >> %s"
+                            % os.path.join(files, "..", "reloads.txt"),
+                            "debounce": "100ms"}}]
+        return emu.config(log_level="info", subscribers=subs + list(extra_subscribers), **kw)
+
+    def wait_file(self, files, group, md5, timeout=15.0):
+        return harness.wait_until(
+            lambda: (lambda doc: doc if doc and doc["md5"] == md5 else None)(
+                read_group_file(files, group)),
+            timeout=timeout, message="%s.json at version %s" % (group, md5))
+
+    def test_a_change_in_the_admin_reaches_the_file_and_log_plugins(self):
+        emu = self.emulator(mode="shenyu", hold=30)
+        files = os.path.join(self.tmpdir(), "files")
+        d = self.daemon(self.config(emu, files))
+
+        # Start-up: every group's file, exactly the admin's data in the admin's order.
+        for g in emu.groups:
+            v = emu.data(g)
+            doc = self.wait_file(files, g, v["md5"])
+            self.assertEqual(doc["group"], g)
+            self.assertEqual(doc["lastModifyTime"], v["lastModifyTime"])
+            self.assertEqual(doc["data"], v["data"])
+        self.assertEqual(os.stat(os.path.join(files, "RULE.json")).st_mode & 0o777, 0o640)
+
+        # A new rule with non-ASCII text, made in the admin while a poll is held.
+        harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
+        mark = d.mark()
+        item = synclog.rule("it-rule-1", name="/ürün/注文 ✓")
+        v = emu.upsert("RULE", item)
+        doc = self.wait_file(files, "RULE", v["md5"])
+        self.assertEqual([i for i in doc["data"] if i["id"] == "it-rule-1"], [item])
+        self.assertEqual(doc["data"], emu.data("RULE")["data"])
+        d.wait_log(delivered("RULE", v["md5"], "files", (1, 0, 0)), since=mark)
+        d.wait_log(delivered("RULE", v["md5"], "gateway-log", (1, 0, 0)), since=mark)
+        d.wait_log(r"gateway-log: RULE added key=it-rule-1 name=/ürün/注文 ✓$", since=mark)
+        d.wait_log(r"gateway-log: RULE version %s .*\+1 ~0 -0" % v["md5"], since=mark)
+
+        # Updated, then removed: each one change with the right delta.
+        mark = d.mark()
+        item["handle"] = '{"retry":5}'
+        v = emu.upsert("RULE", item)
+        self.wait_file(files, "RULE", v["md5"])
+        d.wait_log(delivered("RULE", v["md5"], "files", (0, 1, 0)), since=mark)
+        d.wait_log(r"gateway-log: RULE updated key=it-rule-1 ", since=mark)
+        mark = d.mark()
+        v = emu.delete("RULE", "it-rule-1")
+        doc = self.wait_file(files, "RULE", v["md5"])
+        self.assertFalse([i for i in doc["data"] if i["id"] == "it-rule-1"])
+        d.wait_log(delivered("RULE", v["md5"], "files", (0, 0, 1)), since=mark)
+        d.wait_log(r"gateway-log: RULE removed key=it-rule-1 ", since=mark)
+
+        # An emptied group is delivered: everything removed, an empty list on disk.
+        before = len(emu.data("APP_AUTH")["data"])
+        mark = d.mark()
+        v = emu.replace("APP_AUTH", [])
+        self.assertEqual(v["md5"], EMPTY_MD5)
+        doc = self.wait_file(files, "APP_AUTH", EMPTY_MD5)
+        self.assertEqual(doc["data"], [])
+        d.wait_log(delivered("APP_AUTH", EMPTY_MD5, "files", (0, 0, before)), since=mark)
+
+        # The debounced reload ran after the changes and named the groups.
+        reloads = os.path.join(files, "..", "reloads.txt")
+        harness.wait_until(lambda: os.path.exists(reloads) and "APP_AUTH" in open(reloads).read(),
+                           message="reload_command for APP_AUTH")
+        rc, _ = d.stop()
+        self.assertEqual(rc, 0)
+
+    def test_check_loads_every_subscriber(self):
+        emu = self.emulator(mode="shenyu", hold=2)
+        files = os.path.join(self.tmpdir(), "files")
+        d = self.daemon(self.config(emu, files), start=False)
+        r = d.run_check()
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+        for library, reason in (("no-such-plugin", r"not found"),
+                                ("badabi", r"ABI %d.*ABI 1|ABI 1.*ABI %d" % (42, 42)),
+                                ("nosymbol", r"gwsync_subscriber")):
+            d.write_config(self.config(emu, files, extra_subscribers=[
+                {"name": "broken-one", "library": library}]))
+            r = d.run_check()
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertRegex(r.stderr, r"subscriber 'broken-one'")
+            self.assertRegex(r.stderr, reason)
+
+    def test_once_delivers_and_reports_a_rejecting_subscriber(self):
+        emu = self.emulator(mode="shenyu", hold=2)
+        tmp = self.tmpdir()
+        files = os.path.join(tmp, "files")
+        d = self.daemon(self.config(emu, files), start=False)
+        r = d.run_once()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for g in emu.groups:
+            doc = read_group_file(files, g)
+            self.assertIsNotNone(doc, g)
+            self.assertEqual(doc["md5"], emu.group(g)["md5"])
+
+        flag = os.path.join(tmp, "fail")
+        open(flag, "w").close()
+        d.write_config(self.config(emu, files, extra_subscribers=[
+            {"name": "refuser", "library": "recorder",
+             "config": {"out": os.path.join(tmp, "rec.txt"), "fail_if_exists": flag}}]))
+        r = d.run_once()
+        self.assertNotEqual(r.returncode, 0)
+        self.assertRegex(r.stderr, r"subscriber 'refuser' rejected RULE")
+
+
+if __name__ == "__main__":
+    harness.main()
