@@ -86,6 +86,20 @@ class Retry(harness.IntegrationTest):
         self.assertNotEqual(held["md5"], v["md5"])
         d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
 
+    def test_oversized_reply_is_refused_and_recovered_from(self):
+        emu = self.emulator(mode="shenyu", hold=5)
+        d = self.daemon(emu.config(log_level="info", retry=(3, "300ms", "1500ms"),
+                                   max_response="1MiB"))
+        synclog.wait_synced(d, emu)
+        harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
+        emu.fault("oversize", endpoint="fetch", bytes=3 * 1024 * 1024, count=1)
+        mark = d.mark()
+        v = emu.upsert("RULE", synclog.rule("after-oversize"))
+        d.wait_log(r"poller: server %s: GET /configs/fetch: reply larger than "
+                   r"admin.max_response \(1048576 bytes\) \[too_large\]; try 1 of 3 failed"
+                   % emu.url, since=mark)
+        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
+
 
 if __name__ == "__main__":
     harness.main()
