@@ -7,7 +7,8 @@
  * apply() reading the delta, fini() freeing the state. No globals, no threads, no locks:
  * gwsyncd never calls a plugin from two threads at once.
  *
- * Build:  cc -shared -fPIC $(pkg-config --cflags gwsync) -o counter.so counter.c
+ * Build:  cc -shared -fPIC -fvisibility=hidden $(pkg-config --cflags gwsync) \
+ *            -o counter.so counter.c
  */
 #include <gwsync/subscriber.h>
 #include <stdlib.h>

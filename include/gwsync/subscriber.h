@@ -298,8 +298,17 @@ struct gw_subscriber {
 	void (*fini)(void *state);
 };
 
+/* Keeps the entry point exported when a plugin is built with -fvisibility=hidden (as it
+ * should be: gwsyncd exports its own symbols, and a plugin's non-static functions with the
+ * same names would otherwise be bound to the agent's at load time). */
+#if defined(__GNUC__) || defined(__clang__)
+#define GWSYNC_EXPORT __attribute__((visibility("default")))
+#else
+#define GWSYNC_EXPORT
+#endif
+
 /** The entry point every plugin defines, returning a pointer to a static struct. */
-const struct gw_subscriber *gwsync_subscriber(void);
+GWSYNC_EXPORT const struct gw_subscriber *gwsync_subscriber(void);
 
 /** Text name of a group ("PLUGIN"...), or NULL if out of range. Header-only. */
 static inline const char *gw_group_name(enum gw_group g)

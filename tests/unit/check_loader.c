@@ -5,6 +5,7 @@
  * finishes whatever it had loaded when a later subscriber fails.
  */
 #include <check.h>
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,58 @@ START_TEST(plugin_path_order)
 }
 END_TEST
 
+/*
+ * The names a shared object defines in its dynamic symbol table (functions and objects,
+ * global or weak), read from the file's .dynsym section; "," separated, into buf.
+ */
+static void exported_names(const char *path, char *buf, size_t cap)
+{
+	size_t len = 0;
+	char *img = slurp(path, &len);
+	ck_assert_msg(img != NULL, "cannot read %s", path);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	ck_assert(len > sizeof *eh && memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0);
+	ck_assert_int_eq(eh->e_ident[EI_CLASS], ELFCLASS64);
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+	buf[0] = '\0';
+	size_t used = 0;
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM)
+			continue;
+		const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh[i].sh_offset);
+		const char *str = img + sh[sh[i].sh_link].sh_offset;
+		for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
+			int type = ELF64_ST_TYPE(sym[k].st_info),
+			    bind = ELF64_ST_BIND(sym[k].st_info);
+			if (sym[k].st_shndx == SHN_UNDEF ||
+			    (type != STT_FUNC && type != STT_OBJECT) ||
+			    (bind != STB_GLOBAL && bind != STB_WEAK))
+				continue;
+			used += (size_t)snprintf(buf + used, cap - used, "%s%s", used ? "," : "",
+			                         str + sym[k].st_name);
+		}
+	}
+	free(img);
+}
+
+/* gwsyncd is linked -export-dynamic: a plugin's global function named like an agent one
+ * (the file plugin's atomic_file_open() and the agent's) would be bound to the agent's at
+ * load time. Plugins are built so that the entry point is their only export. */
+START_TEST(plugins_export_only_their_entry_point)
+{
+	const char *rel[] = {"plugins/file/.libs/file.so", "plugins/log/.libs/log.so",
+	                     "docs/example/.libs/counter.so", "tests/unit/.libs/recorder.so"};
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+		char *path = build_path(rel[i]);
+		char names[4096];
+		exported_names(path, names, sizeof names);
+		ck_assert_msg(strcmp(names, "gwsync_subscriber") == 0, "%s exports: %s", rel[i],
+		              names);
+		free(path);
+	}
+}
+END_TEST
+
 /* The plugin guide's example (docs/example/counter.c) builds and works. */
 START_TEST(guide_example_loads)
 {
@@ -304,6 +357,7 @@ int main(void)
 	tcase_add_test(tc, bad_option_refused_with_position);
 	tcase_add_test(tc, plugin_path_order);
 	tcase_add_test(tc, guide_example_loads);
+	tcase_add_test(tc, plugins_export_only_their_entry_point);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
