@@ -96,8 +96,13 @@ class Subscribers(harness.IntegrationTest):
 
         # The debounced reload ran after the changes and named the groups.
         reloads = os.path.join(files, "..", "reloads.txt")
-        harness.wait_until(lambda: os.path.exists(reloads) and "APP_AUTH" in open(reloads).read(),
-                           message="reload_command for APP_AUTH")
+        def reloaded():
+            try:
+                with open(reloads, encoding="utf-8") as f:
+                    return "APP_AUTH" in f.read()
+            except FileNotFoundError:
+                return False
+        harness.wait_until(reloaded, message="reload_command for APP_AUTH")
         rc, _ = d.stop()
         self.assertEqual(rc, 0)
 
