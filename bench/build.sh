@@ -20,7 +20,7 @@ fi
 # The libraries the agent's convenience library needs, from libtool's own record.
 deps=$(. "$build/libgwagent.la" && echo "$dependency_libs")
 
-"$cc" "${cflags[@]}" -I"$src/include" -fPIC -shared -o "$out/bench_sub.so" \
+"$cc" "${cflags[@]}" -I"$src/include" -fPIC -shared -fvisibility=hidden -o "$out/bench_sub.so" \
 	"$src/bench/plugins/bench_sub.c"
 "$cc" "${cflags[@]}" -o "$out/fastadmin" "$src/bench/fastadmin.c" "$src/bench/benchdata.c"
 # shellcheck disable=SC2046

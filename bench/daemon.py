@@ -59,6 +59,18 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu_ns(pid):
+    """CPU time of the live threads in nanoseconds (schedstat), finer than clock ticks."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass  # the thread ended meanwhile
+    return total
+
+
 def status_kib(pid, key):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -81,15 +93,16 @@ def manifest(data_dir):
 
 
 class Bench:
-    def __init__(self, build, src):
+    def __init__(self, build, src, name):
         self.build = build
         self.src = src
         self.tools = os.path.join(build, "bench")
         self.data = os.path.join(build, "bench-data")
-        self.work = os.path.join(build, "bench-run")
+        self.work = os.path.join(build, "bench-run", name)  # logs and configs stay here
         self.gwsyncd = os.path.join(build, "gwsyncd")
         shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.work)
+        log("%s: logs in %s" % (name, self.work))
         self.procs = []
         self.env = dict(os.environ)
         self.env["GWSYNC_PLUGIN_PATH"] = ":".join(
@@ -219,21 +232,39 @@ class Bench:
         groups = [g for g, _, _ in manifest(data)]
         out = os.path.join(self.work, "propagation.txt")
         sock = os.path.join(self.work, "propagation.sock")
+        pidfile = os.path.join(self.work, "propagation.pid")
         admin = self.admin("prop", "fastadmin-prop", "--propagate", str(changes), "--warmup",
                            str(warmup), "--subscribers", str(subscribers), "--report", sock,
-                           "--out", out)
+                           "--out", out, "--quiet-pidfile", pidfile)
         subs = [("bench%d" % i, os.path.join(self.tools, "bench_sub.so"), {"report": sock})
                 for i in range(1, subscribers + 1)]
         gw = self.daemon(self.config("propagation", [admin.url], groups, subs), "gwsyncd-prop")
-        self.spawn([os.path.join(self.tools, "floorclient"), admin.url, ",".join(groups), sock],
-                   "floorclient")
+        with open(pidfile, "w") as f:
+            f.write("%d\n" % gw.pid)
+        floor = self.spawn([os.path.join(self.tools, "floorclient"), admin.url,
+                            ",".join(groups), sock], "floorclient")
         limit = 60 + changes * 0.5
         log("propagation: %d changes (+%d warm-up) of one rule among 10,000, %d subscribers, "
             "at most %d s" % (changes, warmup, subscribers, limit))
         t0 = time.monotonic()
+        # CPU per change: from the first measured round on (start-up work excluded)
+        cpu0 = None
+        while cpu0 is None and admin.poll() is None and time.monotonic() - t0 < limit:
+            if self.admin_state(admin)["round"] > warmup:
+                r0 = self.admin_state(admin)["round"]
+                cpu0 = (cpu_seconds(gw.pid), cpu_seconds(floor.pid))
+            else:
+                time.sleep(0.05)
+        cpu1 = None
+        while admin.poll() is None and time.monotonic() - t0 < limit:
+            state = self.admin_state(admin)
+            if state["round"] >= changes + warmup:
+                cpu1 = (cpu_seconds(gw.pid), cpu_seconds(floor.pid), state["round"])
+                break
+            time.sleep(0.05)
         done = None
         try:
-            admin.wait(limit)
+            admin.wait(max(1, limit - (time.monotonic() - t0)))
             done = admin.stdout.read()
         except subprocess.TimeoutExpired:
             log("propagation: cut short after %d s" % limit)
@@ -266,6 +297,11 @@ class Bench:
             "-", None, "all", met(bad == 0 and done is not None))
         log("propagation: mean %.2f ms (floor %.2f ms)" % (statistics.mean(agent),
                                                              statistics.mean(floor)))
+        if cpu0 and cpu1 and cpu1[2] > r0:
+            k = cpu1[2] - r0
+            a, f = (cpu1[0] - cpu0[0]) / k * 1000, (cpu1[1] - cpu0[1]) / k * 1000
+            row("1. daemon CPU per change (%d changes)" % k, "%.1f ms" % a,
+                "floor client %.1f ms" % f, a / f if f > 0 else None, "-", "-")
 
     # ------------------------------------------------------------ 3. memory
     def memory(self):
@@ -309,9 +345,13 @@ class Bench:
         self.wait_held([demo], "held_floor")
         time.sleep(0.5)
         idle, curl_rss = status_kib(gw.pid, "VmRSS"), status_kib(curl.pid, "VmRSS")
+        anon, filed = status_kib(gw.pid, "RssAnon"), status_kib(gw.pid, "RssFile")
+        threads = status_kib(gw.pid, "Threads")
         self.stop_all()
-        row("3. idle RSS (VmRSS), demo dataset", mib(idle), "curl poll %s" % mib(curl_rss),
+        row("3. idle RSS (VmRSS), demo dataset", "%s (anon %s, files %s)" % (
+            mib(idle), mib(anon), mib(filed)), "curl poll %s" % mib(curl_rss),
             idle / curl_rss, "<= 8 MiB", met(idle <= 8 * 1024))
+        log("idle RSS: %d threads" % threads)
 
     def item_count(self, data_dir):
         n = 0
@@ -336,13 +376,16 @@ class Bench:
         self.wait_held(admins, "held_floor")
         before = [self.admin_state(a)["listeners"] for a in admins]
         c0, f0 = cpu_seconds(gw.pid), sum(cpu_seconds(c.pid) for c in curls)
+        n0 = thread_cpu_ns(gw.pid)
         log("idle: measuring %d s" % window)
         time.sleep(window)
         c1, f1 = cpu_seconds(gw.pid), sum(cpu_seconds(c.pid) for c in curls)
+        n1 = thread_cpu_ns(gw.pid)
         polls = sum(self.admin_state(a)["listeners"] for a in admins) - sum(before)
         cpu, floor = c1 - c0, f1 - f0
         # both are in clock ticks: a zero floor has no ratio
-        row("4. idle CPU over %d s, 3 admin servers" % window, "%.2f s" % cpu,
+        row("4. idle CPU over %d s, 3 admin servers" % window,
+            "%.2f s (threads %.1f ms)" % (cpu, (n1 - n0) / 1e6),
             "3 curl polls %.2f s" % floor, cpu / floor if floor > 0 else None, "<= 0.05 s",
             met(cpu <= 0.05))
         log("idle: %d listener requests on the 3 admins during the window (agent and curl)"
@@ -385,9 +428,9 @@ def main():
     ap.add_argument("--window", type=int, default=60, help="idle window in seconds")
     ap.add_argument("--shutdowns", type=int, default=5)
     args = ap.parse_args()
-    b = Bench(os.path.abspath(args.build), os.path.dirname(os.path.abspath(__file__)))
     rc = 0
     for what in args.what:
+        b = Bench(os.path.abspath(args.build), os.path.dirname(os.path.abspath(__file__)), what)
         try:
             if what == "propagation":
                 b.propagation(args.changes, args.warmup)

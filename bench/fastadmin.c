@@ -12,8 +12,9 @@
  * agent and the floor client (requests carrying "X-Bench-Client: floor") hold a listener,
  * change the mutable rule, answer the floor client's listener and wait for its report
  * (it fetched the group), then answer the agent's listener and wait for one report per
- * subscriber (each apply() returned), then let the machine settle. Reports are datagrams
- * on a UNIX socket (--report), timestamped with CLOCK_MONOTONIC by the sender, which is
+ * subscriber (each apply() returned), then let the machine settle (with --quiet-pidfile:
+ * until the agent's own background work, such as writing its snapshot, is done). Reports are
+ * datagrams on a UNIX socket (--report), timestamped with CLOCK_MONOTONIC by the sender, which is
  * the same clock in every process. One line per round goes to --out:
  * "SEQ AGENT_NS FLOOR_NS".
  *
@@ -22,6 +23,7 @@
  * a fetch reply holding every group (the JSON the agent downloads at start-up).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -74,6 +76,8 @@ struct driver {
 	int subscribers;
 	int use_floor;
 	int64_t settle_ns, settle_until, t0, floor_ns, t_last;
+	const char *quiet_pidfile; /* holds the agent's pid once it runs */
+	int64_t settle_start, last_cpu;
 	int reports;
 	unsigned long bad_deltas;
 	struct bench_group *rule;
@@ -504,6 +508,59 @@ static void on_accept(struct admin *a)
 
 /* ---------------------------------------------------------------- propagation driver */
 
+/* CPU time (ns) used so far by every live thread of pid, from schedstat; -1 if unknown. */
+static int64_t process_cpu_ns(long pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/task", pid);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return -1;
+	int64_t sum = 0;
+	struct dirent *e;
+	while ((e = readdir(dir))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char f[128];
+		snprintf(f, sizeof f, "/proc/%ld/task/%.20s/schedstat", pid, e->d_name);
+		FILE *fp = fopen(f, "r");
+		long long ns = 0;
+		if (fp) {
+			if (fscanf(fp, "%lld", &ns) == 1)
+				sum += ns;
+			fclose(fp);
+		}
+	}
+	closedir(dir);
+	return sum;
+}
+
+/*
+ * Settling between rounds: the agent keeps working after its subscribers returned (the
+ * snapshot writer saves the new version), and that work must not overlap the next
+ * round's measurements. So after the minimum settle time, wait until the agent's
+ * threads used under 1 ms of CPU in 10 ms (at most 5 s).
+ */
+static int agent_quiet(struct driver *d, int64_t now)
+{
+	if (!d->quiet_pidfile)
+		return 1;
+	FILE *f = fopen(d->quiet_pidfile, "r");
+	long pid = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	int64_t cpu = pid > 0 ? process_cpu_ns(pid) : -1;
+	if (cpu < 0 || now - d->settle_start > 5000000000LL)
+		return 1;
+	int quiet = d->last_cpu >= 0 && cpu - d->last_cpu < 1000000;
+	d->last_cpu = cpu;
+	d->settle_until = now + 10000000;
+	return quiet;
+}
+
 /* Answer every held listener of one kind (floor or agent) with the rule group. Returns
  * the time of the last answer, or 0 if none was held. */
 static int64_t answer_held(struct admin *a, int floor)
@@ -525,7 +582,8 @@ static int64_t answer_held(struct admin *a, int floor)
 static void driver_step(struct admin *a)
 {
 	struct driver *d = &a->drv;
-	if (d->phase == P_SETTLE && bench_now_ns() >= d->settle_until)
+	int64_t now = bench_now_ns();
+	if (d->phase == P_SETTLE && now >= d->settle_until && agent_quiet(d, now))
 		d->phase = P_WAIT_HELD;
 	if (d->phase != P_WAIT_HELD)
 		return;
@@ -595,7 +653,9 @@ static void driver_report(struct admin *a, char *msg)
 			return;
 		}
 		d->phase = P_SETTLE;
-		d->settle_until = bench_now_ns() + d->settle_ns;
+		d->settle_start = bench_now_ns();
+		d->settle_until = d->settle_start + d->settle_ns;
+		d->last_cpu = -1;
 	}
 }
 
@@ -655,7 +715,7 @@ static void usage(void)
 	    stderr,
 	    "usage: fastadmin --data DIR [--port N] [--hold MS]\n"
 	    "                 [--propagate N --warmup N --subscribers K --report SOCK --out FILE\n"
-	    "                  [--no-floor] [--settle MS]]\n");
+	    "                  [--no-floor] [--settle MS] [--quiet-pidfile FILE]]\n");
 	exit(2);
 }
 
@@ -696,6 +756,8 @@ int main(int argc, char **argv)
 			out = v;
 		else if (strcmp(o, "--settle") == 0)
 			settle_ms = atol(v);
+		else if (strcmp(o, "--quiet-pidfile") == 0)
+			a.drv.quiet_pidfile = v;
 		else
 			usage();
 	}

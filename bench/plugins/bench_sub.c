@@ -96,7 +96,7 @@ static const struct gw_subscriber bench_subscriber = {
     .fini = bench_fini,
 };
 
-const struct gw_subscriber *gwsync_subscriber(void)
+GWSYNC_EXPORT const struct gw_subscriber *gwsync_subscriber(void)
 {
 	return &bench_subscriber;
 }
