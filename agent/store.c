@@ -21,12 +21,13 @@ struct store {
 enum store_verdict store_judge(const struct group_data *cur, const char *md5,
                                int64_t last_modify_time)
 {
-	if (!cur)
+	/* The admin is the source of truth; the snapshot only bridges. Its copy replaces a
+	 * provisional version even with the same md5, so the version is no longer provisional
+	 * and a lagging admin's older one cannot replace it afterwards. */
+	if (!cur || cur->provisional)
 		return STORE_ACCEPTED;
 	if (strcmp(cur->md5, md5) == 0)
 		return STORE_SAME;
-	if (cur->provisional)
-		return STORE_ACCEPTED; /* the admin is the source of truth; snapshot only bridges */
 	return last_modify_time > cur->last_modify_time ? STORE_ACCEPTED : STORE_OLDER;
 }
 

@@ -28,7 +28,7 @@ START_TEST(judge_rule)
 	ck_assert_int_eq(store_judge(cur, "bbb", 101), STORE_ACCEPTED);
 	cur->provisional = 1;
 	ck_assert_int_eq(store_judge(cur, "bbb", 1), STORE_ACCEPTED); /* snapshot yields */
-	ck_assert_int_eq(store_judge(cur, "aaa", 1), STORE_SAME);
+	ck_assert_int_eq(store_judge(cur, "aaa", 1), STORE_ACCEPTED); /* the admin confirms */
 	group_data_unref(cur);
 }
 END_TEST
