@@ -311,7 +311,14 @@ int admin_listen(struct admin *a, struct store *st, unsigned *changed_mask, enum
 	memset(stamps, 0, sizeof stamps);
 	for (size_t i = 0; i < a->cfg->n_groups; i++) {
 		enum gw_group g = a->cfg->groups[i];
-		store_stamp(st, g, stamps[g].md5, &stamps[g].last_modify_time);
+		/* A version from the snapshot is reported as none held, so the admin names the
+		 * group at once and its own version replaces the provisional one. */
+		struct group_data *gd = store_get(st, g);
+		if (gd && !gd->provisional) {
+			memcpy(stamps[g].md5, gd->md5, sizeof gd->md5);
+			stamps[g].last_modify_time = gd->last_modify_time;
+		}
+		group_data_unref(gd);
 	}
 	char *body =
 	    admin_listener_body(a->cfg->groups, a->cfg->n_groups, stamps, a->cfg->namespace_id);

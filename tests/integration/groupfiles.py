@@ -1,0 +1,91 @@
+"""Group documents on disk, for the failure tests: the file plugin's <dir>/<GROUP>.json and
+the agent's snapshot state_dir/<GROUP>.json share one format,
+{"group", "md5", "lastModifyTime", "data": [items as the admin sent them]}.
+
+"Whole" is checked strictly: the document parses, has every field with the right type,
+names the group its file is named for, and (for data an emulator served) its items hash to
+its md5 exactly as the admin computes it, so a file cut short or mixed from two versions
+cannot pass.
+"""
+import glob
+import json
+import os
+
+import harness
+
+
+def file_subscriber(directory, name="files"):
+    """The subscribers: entry of a file plugin writing into `directory`."""
+    return {"name": name, "library": "file", "config": {"dir": directory}}
+
+
+def read(directory, group):
+    """The parsed GROUP.json, or None while it does not exist."""
+    try:
+        with open(os.path.join(directory, group + ".json"), "rb") as f:
+            return json.loads(f.read().decode("utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def md5(directory, group):
+    doc = read(directory, group)
+    return doc["md5"] if doc else None
+
+
+def wait_version(directory, group, want_md5, timeout=20.0):
+    """Wait until directory/GROUP.json holds version want_md5; returns the document."""
+    def check():
+        doc = read(directory, group)
+        return doc if doc and doc["md5"] == want_md5 else None
+    return harness.wait_until(check, timeout=timeout,
+                              message="%s/%s.json at version %s" % (directory, group, want_md5))
+
+
+def wait_admin_data(directory, emu, groups=None, timeout=20.0):
+    """Wait until every group's file holds exactly the admin's current version and items."""
+    docs = {}
+    for g in groups or emu.groups:
+        v = emu.data(g)
+        doc = wait_version(directory, g, v["md5"], timeout)
+        assert doc["data"] == v["data"], "%s/%s.json: items differ from the admin's" % (directory, g)
+        assert doc["lastModifyTime"] == v["lastModifyTime"], (directory, g)
+        docs[g] = doc
+    return docs
+
+
+def check_whole(path, hashed=True):
+    """Parse one group document and check it is complete; returns it (AssertionError if
+    not). hashed: its items must hash to its md5 (true of everything an emulator served)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except ValueError as e:
+        raise AssertionError("%s (%d bytes) is not whole JSON: %s; ends with %r"
+                             % (path, len(raw), e, raw[-80:]))
+    group = os.path.basename(path)[:-len(".json")]
+    assert isinstance(doc, dict), path
+    assert doc.get("group") == group, "%s: group %r" % (path, doc.get("group"))
+    assert isinstance(doc.get("md5"), str) and doc["md5"], path
+    assert isinstance(doc.get("lastModifyTime"), int), path
+    assert isinstance(doc.get("data"), list), path
+    assert raw.endswith(b"\n"), "%s does not end with a newline" % path
+    if hashed:
+        got = harness.md5_of(doc["data"])
+        assert got == doc["md5"], "%s: items hash to %s, the document says %s" % (path, got, doc["md5"])
+    return doc
+
+
+def check_dir_whole(directory, hashed=True):
+    """check_whole() for every *.json in directory: {group: document}."""
+    return {os.path.basename(p)[:-5]: check_whole(p, hashed)
+            for p in sorted(glob.glob(os.path.join(directory, "*.json")))}
+
+
+def leftover_temporaries(directory):
+    """Temporary files an interrupted atomic write left behind (dot files)."""
+    try:
+        return sorted(n for n in os.listdir(directory) if n.startswith(".") and ".tmp" in n)
+    except FileNotFoundError:
+        return []
