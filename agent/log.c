@@ -26,6 +26,7 @@ struct gw_log {
 	pthread_mutex_t mu;
 	char *secrets[MAX_SECRETS];
 	int next_secret;
+	char *pinned;
 };
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -82,6 +83,7 @@ void gw_log_close(struct gw_log *log)
 		close(log->fd);
 	for (int i = 0; i < MAX_SECRETS; i++)
 		free(log->secrets[i]);
+	free(log->pinned);
 	pthread_mutex_destroy(&log->mu);
 	free(log->path);
 	free(log);
@@ -132,17 +134,31 @@ out:
 	pthread_mutex_unlock(&log->mu);
 }
 
+void gw_log_secret_pin(struct gw_log *log, const char *secret)
+{
+	if (!log || !secret || strlen(secret) < 4)
+		return;
+	pthread_mutex_lock(&log->mu);
+	free(log->pinned);
+	log->pinned = strdup(secret);
+	pthread_mutex_unlock(&log->mu);
+}
+
+static void mask_one(char *msg, const char *s)
+{
+	if (!s)
+		return;
+	size_t n = strlen(s);
+	for (char *p = strstr(msg, s); p; p = strstr(p + n, s))
+		memset(p, '*', n);
+}
+
 /* Called with the mutex held. */
 static void mask_secrets(struct gw_log *log, char *msg)
 {
-	for (int i = 0; i < MAX_SECRETS; i++) {
-		const char *s = log->secrets[i];
-		if (!s)
-			continue;
-		size_t n = strlen(s);
-		for (char *p = strstr(msg, s); p; p = strstr(p + n, s))
-			memset(p, '*', n);
-	}
+	mask_one(msg, log->pinned);
+	for (int i = 0; i < MAX_SECRETS; i++)
+		mask_one(msg, log->secrets[i]);
 }
 
 /* Appends `s` as JSON string content (without quotes) to buf at *pos. */

@@ -159,7 +159,6 @@ int login_ensure(struct login *lg, struct http *h, const struct cfg *cfg, struct
 	if (rc != 0)
 		return gw_err_prefix(err, "server %s: login as '%s' failed", server, cfg->username);
 	gw_log_secret(log, token);
-	gw_log_secret(log, cfg->password); /* keep the password among the masked secrets */
 	login_drop(lg);
 	lg->token = token;
 	lg->refresh_at = login_refresh_deadline(now, expired_ms);

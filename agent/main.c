@@ -8,6 +8,7 @@
  * Signals are blocked in every thread and taken by one signal thread (signals.h), so no
  * code runs in a signal handler and the stop path is ordinary code.
  */
+#include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -78,7 +79,7 @@ static int agent_configure(struct agent *a)
 		fprintf(stderr, "gwsyncd: %s\n", err.msg);
 		return EXIT_CONFIG;
 	}
-	gw_log_secret(a->log, a->cfg->password);
+	gw_log_secret_pin(a->log, a->cfg->password);
 	if (subscribers_load(a->cfg, a->log, &a->subs, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_CONFIG;
@@ -204,8 +205,13 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 
-	/* before any thread exists, so every thread inherits the mask */
+	/* before any thread exists, so every thread inherits the mask and libcurl's global
+	 * state is set up once, single-threaded */
 	signals_block();
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+		fprintf(stderr, "gwsyncd: libcurl initialisation failed\n");
+		return EXIT_RUNTIME;
+	}
 
 	int rc = agent_configure(&a);
 	if (rc == EXIT_OK && a.opt.mode == MODE_CHECK) {
@@ -223,5 +229,6 @@ int main(int argc, char **argv)
 			rc = run_daemon(&a);
 	}
 	agent_free(&a);
+	curl_global_cleanup();
 	return rc;
 }
