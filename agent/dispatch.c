@@ -2,8 +2,9 @@
  * The dispatcher thread (see dispatch.h for the delivery model). Everything the thread
  * decides with lives in its own arrays, touched by no other thread; the only shared
  * parts are the stop/pause flags (atomics) and the status copy (a mutex held for a
- * memcpy, never while a plugin runs), so a plugin stuck in apply() blocks neither
- * /status nor shutdown's request to stop.
+ * memcpy, never while a plugin runs), so a plugin stuck in apply() does not block
+ * /status. Stopping waits for the apply() in progress (a plugin is never unloaded or
+ * finished while it runs) and says in the log which plugin it is waiting for.
  */
 #include "dispatch.h"
 
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "diff.h"
@@ -346,7 +348,21 @@ void dispatcher_stop(struct dispatcher *d)
 		return;
 	atomic_store(&d->stop, 1);
 	store_kick(d->st);
-	pthread_join(d->thread, NULL);
+	for (int waited = 1;; waited++) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until); /* pthread_timedjoin_np's clock */
+		until.tv_sec += 1;
+		if (pthread_timedjoin_np(d->thread, NULL, &until) == 0)
+			break;
+		char busy[sizeof d->status.busy_in];
+		pthread_mutex_lock(&d->mu);
+		copy(busy, sizeof busy, d->status.busy_in);
+		pthread_mutex_unlock(&d->mu);
+		if (waited == 1 || waited % 10 == 0)
+			LOG_W(d->log, "dispatch",
+			      "stopping: waiting %d s for subscriber '%s' to return", waited,
+			      busy[0] ? busy : "?");
+	}
 	free_state(d);
 }
 

@@ -310,6 +310,26 @@ START_TEST(stop_waits_for_the_running_apply_and_starts_no_other)
 }
 END_TEST
 
+START_TEST(stop_says_which_plugin_it_waits_for)
+{
+	char logpath[4300];
+	snprintf(logpath, sizeof logpath, "%s/agent.log", dir);
+	gw_log_close(lg);
+	lg = test_log(logpath);
+	add_recorder("sluggish", out_a, "delay: 1500ms\n");
+	start();
+	offer(gd_make(GW_GROUP_RULE, "r1", 1, NULL));
+	ck_assert_int_eq(wait_lines(out_a, "begin", 1, 5000), 1);
+	dispatcher_stop(disp);
+	disp = NULL;
+	ck_assert_int_eq(count_lines(out_a, "apply"), 1);
+	char *text = slurp(logpath, NULL);
+	ck_assert_msg(strstr(text, "stopping: waiting 1 s for subscriber 'sluggish' to return"),
+	              "%s", text);
+	free(text);
+}
+END_TEST
+
 START_TEST(once_delivers_everything_and_counts_failures)
 {
 	FILE *f = fopen(flag, "w");
@@ -350,6 +370,7 @@ int main(void)
 	tcase_add_test(tc, only_configured_groups_and_snapshot_flag);
 	tcase_add_test(tc, tick_deadlines_are_honoured);
 	tcase_add_test(tc, stop_waits_for_the_running_apply_and_starts_no_other);
+	tcase_add_test(tc, stop_says_which_plugin_it_waits_for);
 	tcase_add_test(tc, once_delivers_everything_and_counts_failures);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
