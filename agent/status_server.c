@@ -164,7 +164,7 @@ static void describe_requester(struct MHD_Connection *c, const char *url, char *
 		if (getnameinfo(ci->client_addr, len, host, sizeof host, NULL, 0, NI_NUMERICHOST))
 			snprintf(host, sizeof host, "?");
 	}
-	snprintf(buf, cap, "POST %s from %s", url, host);
+	snprintf(buf, cap, "POST %.32s from %.64s", url, host);
 }
 
 static mhd_result post_pause(struct status_server *srv, struct MHD_Connection *c, const char *url,
@@ -231,12 +231,14 @@ static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, c
 	                    "POST /sync/resume\n");
 }
 
-static struct MHD_Daemon *start_on(struct status_server *srv, const struct addrinfo *ai)
+static struct MHD_Daemon *start_on(struct status_server *srv, const struct addrinfo *ai,
+                                   uint16_t port)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6; /* without MHD_USE_DUAL_STACK: IPv6 only */
-	return MHD_start_daemon(flags, 0, NULL, NULL, handle, srv, MHD_OPTION_SOCK_ADDR,
+	/* MHD binds ai_addr; the port argument only makes its messages name the port */
+	return MHD_start_daemon(flags, port, NULL, NULL, handle, srv, MHD_OPTION_SOCK_ADDR,
 	                        ai->ai_addr, MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, srv,
 	                        MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
 	                        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
@@ -274,7 +276,7 @@ int status_server_start(struct status_server **out, struct status_sources *src, 
 	for (const struct addrinfo *ai = res; ai && !srv->mhd; ai = ai->ai_next) {
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
-		srv->mhd = start_on(srv, ai);
+		srv->mhd = start_on(srv, ai, (uint16_t)atoi(la.port));
 		if (srv->mhd) {
 			char host[NI_MAXHOST] = "?";
 			getnameinfo(ai->ai_addr, ai->ai_addrlen, host, sizeof host, NULL, 0,
