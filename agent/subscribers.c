@@ -113,6 +113,23 @@ int subscribers_resolve(const char *library, char *path, size_t cap, struct gw_e
 	if (n > 0 && (size_t)n < cap && is_file(path))
 		return 0;
 	note_dir(searched, sizeof searched, PKGLIBDIR, strlen(PKGLIBDIR));
+	/* An uninstalled gwsyncd in its build tree finds the bundled plugins beside it
+	 * (BUILD/plugins/NAME/.libs/NAME.so), so `build/gwsyncd --check -c etc/gwsync.yaml`
+	 * works before `make install`. */
+	char exe[4096];
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (el > 0) {
+		exe[el] = '\0';
+		char *slash = strrchr(exe, '/');
+		int base = (int)(ln - (ext[0] ? 0 : 3));
+		if (slash) {
+			*slash = '\0';
+			n = snprintf(path, cap, "%s/plugins/%.*s/.libs/%.*s.so", exe, base, library,
+			             base, library);
+			if (n > 0 && (size_t)n < cap && is_file(path))
+				return 0;
+		}
+	}
 	return gw_errf(err, "library '%s' not found: no %s%s in %s (directories from %s, then %s)",
 	               library, library, ext, searched, GW_PLUGIN_PATH_ENV, PKGLIBDIR);
 }
