@@ -68,8 +68,10 @@ class Retry(harness.IntegrationTest):
         self.assertEqual([f["code"] for f in fetches], [500, 500, 200])
         for a, b in zip(fetches, fetches[1:]):
             self.assertGap(b["t"] - a["t"], INTERVAL, "fetch retry")
-        # The listener answered at once each time (our md5 still differs), no storm.
-        self.assertEqual(len(emu.requests("listener")), 3)
+        # The listener answered at once each time (our md5 still differs), no storm: one
+        # listener request per failed fetch, plus the next held poll once it has arrived
+        # (the count is read while that one may still be on its way).
+        self.assertIn(len(emu.requests("listener")), (2, 3))
 
     def test_refused_data_is_a_failed_try_and_the_last_good_version_stays(self):
         emu = self.emulator(mode="shenyu", hold=5)
