@@ -193,6 +193,7 @@ static int full_sync(struct ctx *c, int rounds)
 	body[len] = '\0';
 	int64_t fig[16], flo[16], dec[16], freed[16];
 	long items = 0;
+	size_t arena_bytes = 0;
 	for (int r = 0; r < rounds; r++) {
 		int64_t t0 = bench_now_ns();
 		json_error_t je;
@@ -212,6 +213,13 @@ static int full_sync(struct ctx *c, int rounds)
 		items = load_into(st, body, len, c->want, c->n_want);
 		int failed = items < 0 ? 1 : dispatch_once(c->subs, st, c->cfg, c->log);
 		t1 = bench_now_ns();
+		arena_bytes = 0;
+		for (size_t g = 0; g < c->n_want; g++) {
+			struct group_data *gd = store_get(st, c->want[g]);
+			if (gd)
+				arena_bytes += gd->arena.total;
+			group_data_unref(gd);
+		}
 		store_free(st);
 		t2 = bench_now_ns();
 		if (items < 0 || failed) {
@@ -243,6 +251,11 @@ static int full_sync(struct ctx *c, int rounds)
 	snprintf(v, sizeof v, "%.0f items/s", (double)items / ((double)f / 1e9));
 	snprintf(fv, sizeof fv, "%.0f items/s", (double)items / ((double)fl / 1e9));
 	row("2. full sync throughput", v, fv, (double)fl / (double)f, "-", "-");
+	/* what the store keeps (items, strings, raw JSON), for the memory figures */
+	snprintf(v, sizeof v, "%.1f MiB", (double)arena_bytes / 1048576.0);
+	snprintf(fv, sizeof fv, "JSON %.1f MiB", (double)len / 1048576.0);
+	row("3. store size after the full sync (arenas)", v, fv, (double)arena_bytes / (double)len,
+	    "-", "-");
 	free(body);
 	return 0;
 }

@@ -11,8 +11,8 @@ the same run on the same admin:
                   start-up to all delivered, against curl fetching the same bytes;
                   idle RSS (VmRSS) with the demo dataset, against curl holding one poll
   idle         4. CPU seconds (utime+stime) over a window of held polls on 3 admins with no
-                  change, against 3 curl processes holding the same polls;
-               6. SIGTERM to exit while polls are held, against curl holding a poll
+                  change, against 3 curl processes holding the same polls
+  shutdown     6. SIGTERM to exit while polls are held, against curl holding a poll
 
 Every result is a line "ROW|figure|value|floor|ratio|target|verdict" on stdout (run.sh
 prints the table); details go to stderr. Processes started here are stopped here, by pid.
@@ -361,7 +361,7 @@ class Bench:
         return n
 
     # ------------------------------------------------------------ 4 + 6. idle and shutdown
-    def idle(self, window, shutdowns):
+    def idle(self, window):
         groups = manifest(os.path.join(self.data, "demo"))
         admins = [self.admin("demo", "fastadmin-idle%d" % i, "--hold", "60000")
                   for i in range(3)]
@@ -391,28 +391,35 @@ class Bench:
         log("idle: %d listener requests on the 3 admins during the window (agent and curl)"
             % polls)
 
-        # 6. shutdown: this daemon first, then fresh ones; the floor is curl holding a poll
+        self.stop_all()
+
+    def shutdown(self, count):
+        """6. SIGTERM -> exit while every poll is held, on fresh daemons; floor: curl."""
+        groups = manifest(os.path.join(self.data, "demo"))
+        admins = [self.admin("demo", "fastadmin-shutdown%d" % i, "--hold", "60000")
+                  for i in range(3)]
+        files = os.path.join(self.work, "shutdown-files")
+        subs = [("log", "log", {}), ("gateway-files", "file", {"dir": files})]
+        cfg = self.config("shutdown", [a.url for a in admins], CLASSIC, subs, self.free_port())
         times, floors, codes = [], [], []
-        for i in range(shutdowns):
-            if i > 0:
-                gw = self.daemon(cfg, "gwsyncd-shutdown")
+        for i in range(count):
+            gw = self.daemon(cfg, "gwsyncd-shutdown")
             self.wait_held(admins)
-            time.sleep(0.2)
+            time.sleep(0.3)
             t0 = time.monotonic_ns()
             gw.send_signal(signal.SIGTERM)
             codes.append(gw.wait(30))
             times.append((time.monotonic_ns() - t0) / 1e6)
-            c = curls[i] if i < len(curls) else self.floor_listener(admins[0], groups)
-            if i >= len(curls):
-                self.wait_held([admins[0]], "held_floor")
-                time.sleep(0.2)
+            c = self.floor_listener(admins[0], groups)
+            self.wait_held([admins[0]], "held_floor")
+            time.sleep(0.3)
             t0 = time.monotonic_ns()
             c.send_signal(signal.SIGTERM)
             c.wait(30)
             floors.append((time.monotonic_ns() - t0) / 1e6)
         self.stop_all()
         worst = max(times)
-        row("6. shutdown, SIGTERM to exit (max of %d)" % shutdowns, "%.1f ms" % worst,
+        row("6. shutdown, SIGTERM to exit (max of %d)" % count, "%.1f ms" % worst,
             "curl %.1f ms" % max(floors), worst / max(floors), "< 100 ms",
             met(worst < 100 and all(c == 0 for c in codes)))
         log("shutdown: %s ms (exit codes %s); curl %s ms" % (
@@ -422,7 +429,7 @@ class Bench:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build", help="the build directory (gwsyncd, bench/, bench-data/)")
-    ap.add_argument("what", nargs="+", choices=["propagation", "memory", "idle"])
+    ap.add_argument("what", nargs="+", choices=["propagation", "memory", "idle", "shutdown"])
     ap.add_argument("--changes", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--window", type=int, default=60, help="idle window in seconds")
@@ -436,8 +443,10 @@ def main():
                 b.propagation(args.changes, args.warmup)
             elif what == "memory":
                 b.memory()
+            elif what == "idle":
+                b.idle(args.window)
             else:
-                b.idle(args.window, args.shutdowns)
+                b.shutdown(args.shutdowns)
         except Exception as e:  # one failed benchmark must not hide the others
             log("%s failed: %s" % (what, e))
             row("%s benchmark" % what, "failed: %s" % str(e)[:80], "-", None, "-", "NOT met")
