@@ -16,14 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "config.h"
 #include "dispatch.h"
 #include "log.h"
+#include "notify.h"
 #include "options.h"
+#include "pause.h"
 #include "poller.h"
 #include "signals.h"
 #include "snapshot.h"
 #include "startup.h"
+#include "status_client.h"
+#include "status_server.h"
+#include "status_view.h"
 #include "store.h"
 #include "subscribers.h"
 
@@ -45,10 +51,17 @@ struct agent {
 	struct signals *signals;
 	struct poller **pollers;
 	size_t n_pollers;
+	struct pause_switch *pause;
+	struct status_sources status_src; /* what /status and the notifier read */
+	struct status_server *status;
+	struct notifier *notifier;
 };
 
 static void agent_free(struct agent *a)
 {
+	/* STOPPING=1 first; both readers of the status sources go before the pollers. */
+	notify_stop(a->notifier);
+	status_server_stop(a->status);
 	for (size_t i = 0; i < a->n_pollers; i++)
 		poller_stop(a->pollers[i]);
 	for (size_t i = 0; i < a->n_pollers; i++)
@@ -57,6 +70,7 @@ static void agent_free(struct agent *a)
 	snapshot_writer_stop(a->snapshots);
 	if (a->dispatcher)
 		dispatcher_stop(a->dispatcher);
+	pause_close(a->pause);
 	subscribers_free(a->subs);
 	signals_shutdown(a->signals);
 	store_free(a->store);
@@ -138,6 +152,16 @@ static int run_once(struct agent *a)
 			group_data_unref(gd);
 		}
 	}
+	int paused = 0;
+	if (pause_load(a->cfg->state_dir, &paused, &err) != 0)
+		LOG_W(a->log, "main", "%s", err.msg);
+	if (paused) {
+		LOG_W(a->log, "main",
+		      "--once: sync is paused (%s/" PAUSE_FILE " exists): fetched and stored, "
+		      "delivered nothing; `gwsyncd --resume` or removing the file resumes",
+		      a->cfg->state_dir);
+		return EXIT_OK;
+	}
 	int failed = dispatch_once(a->subs, a->store, a->cfg, a->log);
 	if (failed) {
 		LOG_E(a->log, "main", "--once: %d subscriber deliveries failed", failed);
@@ -156,7 +180,27 @@ static int run_daemon(struct agent *a)
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;
 	}
+	/* Before anything is in the store, so a paused agent never delivers a first version. */
+	if (pause_open(&a->pause, a->cfg->state_dir, a->log, &err) != 0) {
+		LOG_E(a->log, "main", "%s", err.msg);
+		return EXIT_RUNTIME;
+	}
+	pause_attach(a->pause, a->dispatcher);
 	if (snapshot_writer_start(&a->snapshots, a->cfg->state_dir, a->store, a->log, &err) != 0) {
+		LOG_E(a->log, "main", "%s", err.msg);
+		return EXIT_RUNTIME;
+	}
+	/* The endpoint answers from now on (503 during the start-up fetch); the notifier
+	 * sends READY=1 once the data is in. */
+	struct status_sources *src = &a->status_src;
+	src->cfg = a->cfg;
+	src->store = a->store;
+	src->dispatcher = a->dispatcher;
+	src->pause = a->pause;
+	src->log = a->log;
+	src->started_wall_ms = gw_wall_ms();
+	if (status_server_start(&a->status, src, &err) != 0 ||
+	    notify_start(&a->notifier, src, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;
 	}
@@ -180,6 +224,7 @@ static int run_daemon(struct agent *a)
 			return EXIT_RUNTIME;
 		}
 		a->n_pollers++;
+		status_sources_publish_pollers(&a->status_src, a->pollers, a->n_pollers);
 	}
 
 	LOG_I(a->log, "main", "running: %zu poller(s), dispatcher, snapshot writer", a->n_pollers);
@@ -203,6 +248,22 @@ int main(int argc, char **argv)
 	if (a.opt.mode == MODE_VERSION) {
 		printf("gwsyncd %s (subscriber ABI %d)\n", GWSYNC_VERSION, GWSYNC_SUBSCRIBER_ABI);
 		return EXIT_OK;
+	}
+
+	if (a.opt.mode == MODE_PAUSE || a.opt.mode == MODE_RESUME) {
+		/* only the configuration: the running agent owns everything else. Before the
+		 * signal mask, so Ctrl-C still ends a client waiting on an agent. */
+		struct gw_err err = {{0}};
+		int rc = EXIT_OK;
+		if (cfg_load(a.opt.config_path, &a.cfg, &err) != 0) {
+			fprintf(stderr, "gwsyncd: %s\n", err.msg);
+			rc = EXIT_CONFIG;
+		} else if (status_client_send(a.cfg, a.opt.mode == MODE_PAUSE, &err) != 0) {
+			fprintf(stderr, "gwsyncd: %s\n", err.msg);
+			rc = EXIT_RUNTIME;
+		}
+		cfg_free(a.cfg);
+		return rc;
 	}
 
 	/* before any thread exists, so every thread inherits the mask and libcurl's global
