@@ -50,7 +50,8 @@ def wait_admin_data(directory, emu, groups=None, timeout=20.0, times=True):
     for g in groups or emu.groups:
         v = emu.data(g)
         doc = wait_version(directory, g, v["md5"], timeout)
-        assert doc["data"] == v["data"], "%s/%s.json: items differ from the admin's" % (directory, g)
+        assert doc["data"] == v["data"], \
+            "%s/%s.json: items differ from the admin's" % (directory, g)
         if times:
             assert doc["lastModifyTime"] == v["lastModifyTime"], (directory, g)
         docs[g] = doc
@@ -76,7 +77,8 @@ def check_whole(path, hashed=True):
     assert raw.endswith(b"\n"), "%s does not end with a newline" % path
     if hashed:
         got = harness.md5_of(doc["data"])
-        assert got == doc["md5"], "%s: items hash to %s, the document says %s" % (path, got, doc["md5"])
+        assert got == doc["md5"], \
+            "%s: items hash to %s, the document says %s" % (path, got, doc["md5"])
     return doc
 
 
