@@ -9,6 +9,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: run.sh OUTDIR [SECONDS]}
 secs=${2:-60}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 
 if ! command -v clang >/dev/null; then
 	echo "fuzz: clang not found, skipping" >&2
