@@ -13,10 +13,11 @@
  * change the mutable rule, answer the floor client's listener and wait for its report
  * (it fetched the group), then answer the agent's listener and wait for one report per
  * subscriber (each apply() returned), then let the machine settle (with --quiet-pidfile:
- * until the agent's own background work, such as writing its snapshot, is done). Reports are
- * datagrams on a UNIX socket (--report), timestamped with CLOCK_MONOTONIC by the sender, which is
- * the same clock in every process. One line per round goes to --out:
- * "SEQ AGENT_NS FLOOR_NS".
+ * until the agent's own background work, such as writing its snapshot, is done). Reports
+ * are datagrams on a UNIX socket (--report), timestamped with CLOCK_MONOTONIC by the
+ * sender, which is the same clock in every process. One line per measured round goes to
+ * --out: "SEQ AGENT_NS FLOOR_NS BAD", BAD counting the subscriber reports so far (warm-up
+ * included) whose delta was not exactly one update.
  *
  * GET /_bench/state answers counters and how many listeners are held, for the harness.
  * The first stdout line is "LISTENING 127.0.0.1 PORT"; the second "BYTES N" is the size of
@@ -642,8 +643,8 @@ static void driver_report(struct admin *a, char *msg)
 		if (++d->reports < d->subscribers)
 			return;
 		if (d->seq > d->warmup)
-			fprintf(d->out, "%lu %" PRId64 " %" PRId64 "\n", d->seq - d->warmup,
-			        d->t_last - d->t0, d->floor_ns);
+			fprintf(d->out, "%lu %" PRId64 " %" PRId64 " %lu\n", d->seq - d->warmup,
+			        d->t_last - d->t0, d->floor_ns, d->bad_deltas);
 		if (d->seq >= d->total) {
 			fflush(d->out);
 			d->phase = P_DONE;

@@ -5,7 +5,8 @@
 # only says whether every benchmark could run. See bench/README.md.
 #
 # Knobs (environment): BENCH_CHANGES (propagation rounds, 1000), BENCH_IDLE_SECONDS (60),
-# BENCH_ROUNDS (full-sync repetitions, 3), BENCH_ONE_CHANGES (figure 5 repetitions, 10),
+# BENCH_PROPAGATION_SECONDS (its time budget, 330), BENCH_ROUNDS (full-sync repetitions,
+# 3), BENCH_ONE_CHANGES (figure 5 repetitions, 10),
 # BENCH_ONLY (a space-separated subset of: inproc propagation memory idle shutdown).
 set -uo pipefail
 
@@ -33,6 +34,7 @@ rc=0
 wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
 daemon_bench() {
 	python3 "$src/bench/daemon.py" "$build" "$1" --changes "${BENCH_CHANGES:-1000}" \
+		--budget "${BENCH_PROPAGATION_SECONDS:-330}" \
 		--window "${BENCH_IDLE_SECONDS:-60}"
 }
 
