@@ -1,125 +1,127 @@
 /*
- * Crash-safe file replacement (see atomic_file.h). The temporary name carries the pid and
- * a counter-free random suffix from mkstemp, so two writers never share a temp file, and
- * a temp file left by a crash is recognisable (".NAME.tmp-XXXXXX") and harmless.
+ * Atomic file replacement (see atomic_file.h). The temporary name starts with a dot so
+ * tools globbing "*.json" in the directory never pick up a half-written file. Used by the
+ * agent's snapshot and compiled into the file plugin: one implementation of the one
+ * crash-safety rule.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* mkostemp */
+#endif
 #include "atomic_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int fail(char *errbuf, size_t errlen, const char *what, const char *path)
+static int fail(char *why, size_t cap, const char *what, const char *path, int e)
 {
-	snprintf(errbuf, errlen, "%s %s: %s", what, path, strerror(errno));
+	snprintf(why, cap, "%s %s: %s", what, path, strerror(e));
 	return -1;
 }
 
-int make_dirs(const char *path, mode_t mode, char *errbuf, size_t errlen)
+int atomic_file_open(struct atomic_file *af, const char *dir, const char *name, unsigned mode,
+                     char *why, size_t cap)
 {
-	char buf[4096];
-	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-		snprintf(errbuf, errlen, "path too long: %s", path);
-		return -1;
+	memset(af, 0, sizeof *af);
+	if (snprintf(af->dir, sizeof af->dir, "%s", dir) >= (int)sizeof af->dir ||
+	    snprintf(af->final, sizeof af->final, "%s/%s", dir, name) >= (int)sizeof af->final ||
+	    snprintf(af->tmp, sizeof af->tmp, "%s/.%s.tmp.XXXXXX", dir, name) >=
+	        (int)sizeof af->tmp)
+		return fail(why, cap, "path too long:", dir, ENAMETOOLONG);
+
+	int fd = mkostemp(af->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		af->tmp[0] = '\0';
+		return fail(why, cap, "cannot create a temporary file in", dir, e);
 	}
-	for (char *p = buf + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		if (mkdir(buf, mode) != 0 && errno != EEXIST)
-			return fail(errbuf, errlen, "cannot create directory", buf);
-		*p = c;
-		if (c == '\0')
-			break;
+	if (fchmod(fd, (mode_t)mode) < 0) {
+		int e = errno;
+		close(fd);
+		atomic_file_abort(af);
+		return fail(why, cap, "cannot set the mode of", af->tmp, e);
 	}
-	struct stat st;
-	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		return fail(errbuf, errlen, "not a directory:", path);
+	af->fp = fdopen(fd, "w");
+	if (!af->fp) {
+		int e = errno;
+		close(fd);
+		atomic_file_abort(af);
+		return fail(why, cap, "cannot open", af->tmp, e);
 	}
+	setvbuf(af->fp, NULL, _IOFBF, 1 << 16);
 	return 0;
 }
 
-int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name, mode_t mode,
-                      char *errbuf, size_t errlen)
+int atomic_file_finish(struct atomic_file *af, char *why, size_t cap)
 {
-	af->fd = -1;
-	if ((size_t)snprintf(af->dir, sizeof af->dir, "%s", dir) >= sizeof af->dir ||
-	    (size_t)snprintf(af->final_path, sizeof af->final_path, "%s/%s", dir, name) >=
-	        sizeof af->final_path ||
-	    (size_t)snprintf(af->tmp_path, sizeof af->tmp_path, "%s/.%s.tmp-XXXXXX", dir, name) >=
-	        sizeof af->tmp_path) {
-		snprintf(errbuf, errlen, "path too long: %s/%s", dir, name);
-		return -1;
-	}
-	af->fd = mkostemp(af->tmp_path, O_CLOEXEC);
-	if (af->fd < 0)
-		return fail(errbuf, errlen, "cannot create", af->tmp_path);
-	if (fchmod(af->fd, mode) != 0) {
-		fail(errbuf, errlen, "cannot chmod", af->tmp_path);
-		atomic_file_abort(af);
-		return -1;
-	}
+	FILE *fp = af->fp;
+	af->fp = NULL;
+	int e = 0;
+	if (ferror(fp) || fflush(fp) != 0)
+		e = errno ? errno : EIO;
+	if (!e && fsync(fileno(fp)) != 0)
+		e = errno;
+	if (fclose(fp) != 0 && !e)
+		e = errno;
+	if (e)
+		return fail(why, cap, "cannot write", af->tmp, e);
 	return 0;
 }
 
-int atomic_file_write(struct atomic_file *af, const void *buf, size_t len, char *errbuf,
-                      size_t errlen)
+int atomic_file_commit(struct atomic_file *af, char *why, size_t cap)
 {
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t n = write(af->fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = ENOSPC;
-			return fail(errbuf, errlen, "cannot write", af->tmp_path);
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int atomic_file_commit(struct atomic_file *af, char *errbuf, size_t errlen)
-{
-	if (fsync(af->fd) != 0) {
-		fail(errbuf, errlen, "cannot fsync", af->tmp_path);
-		atomic_file_abort(af);
-		return -1;
-	}
-	if (close(af->fd) != 0) {
-		af->fd = -1;
-		fail(errbuf, errlen, "cannot close", af->tmp_path);
-		atomic_file_abort(af);
-		return -1;
-	}
-	af->fd = -1;
-	if (rename(af->tmp_path, af->final_path) != 0) {
-		fail(errbuf, errlen, "cannot rename onto", af->final_path);
-		atomic_file_abort(af);
-		return -1;
-	}
+	if (rename(af->tmp, af->final) != 0)
+		return fail(why, cap, "cannot rename the temporary file to", af->final, errno);
+	af->tmp[0] = '\0';
 	int dfd = open(af->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return fail(errbuf, errlen, "cannot open directory", af->dir);
+		return fail(why, cap, "cannot open directory", af->dir, errno);
 	int rc = fsync(dfd);
+	int e = errno;
 	close(dfd);
-	if (rc != 0)
-		return fail(errbuf, errlen, "cannot fsync directory", af->dir);
+	/* EINVAL: a file system that cannot sync directories; the rename is done anyway. */
+	if (rc != 0 && e != EINVAL)
+		return fail(why, cap, "cannot fsync directory", af->dir, e);
 	return 0;
 }
 
 void atomic_file_abort(struct atomic_file *af)
 {
-	if (af->fd >= 0)
-		close(af->fd);
-	af->fd = -1;
-	unlink(af->tmp_path);
+	if (af->fp) {
+		fclose(af->fp);
+		af->fp = NULL;
+	}
+	if (af->tmp[0]) {
+		unlink(af->tmp);
+		af->tmp[0] = '\0';
+	}
+}
+
+int make_dirs(const char *path, unsigned mode, char *why, size_t cap)
+{
+	char buf[PATH_MAX];
+	if (!path || !*path)
+		return fail(why, cap, "empty directory name", "", EINVAL);
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return fail(why, cap, "path too long:", path, ENAMETOOLONG);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST)
+			return fail(why, cap, "cannot create directory", buf, errno);
+		*p = c;
+		if (!c)
+			break;
+	}
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return fail(why, cap, "cannot use directory", path, errno);
+	if (!S_ISDIR(sb.st_mode))
+		return fail(why, cap, "not a directory:", path, ENOTDIR);
+	return 0;
 }

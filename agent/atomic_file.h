@@ -1,34 +1,37 @@
 /*
- * Crash-safe file replacement: write a temporary file in the target's directory, fsync
- * it, rename it over the target, fsync the directory. A reader (or a restart after
- * SIGKILL or power loss) sees the old file or the new one, never a missing, empty or
- * partial one. Depends on libc only, so plugins can compile it in too.
+ * Replace a file atomically: readers see the old content or the new, never a missing,
+ * empty or partial file, even across a crash. The new content goes to a temporary file in
+ * the same directory (rename() is atomic only within one file system), is fsync()ed,
+ * optionally checked, then renamed over the old name, and the directory is fsync()ed so
+ * the rename itself is durable. Depends on libc only, so the file plugin compiles it in.
  */
 #ifndef GW_ATOMIC_FILE_H
 #define GW_ATOMIC_FILE_H
 
-#include <stddef.h>
-#include <sys/types.h>
+#include <limits.h>
+#include <stdio.h>
 
 struct atomic_file {
-	int fd;
-	char tmp_path[4096];
-	char final_path[4096];
-	char dir[4096];
+	char dir[PATH_MAX];
+	char tmp[PATH_MAX];   /* the temporary file: DIR/.NAME.tmp.XXXXXX */
+	char final[PATH_MAX]; /* DIR/NAME */
+	FILE *fp;             /* open for writing between open and finish */
 };
 
-/* Create the temporary file for `dir`/`name` with `mode`. 0 or -1 (errbuf says why). */
-int atomic_file_begin(struct atomic_file *af, const char *dir, const char *name, mode_t mode,
-                      char *errbuf, size_t errlen);
-/* Append bytes. */
-int atomic_file_write(struct atomic_file *af, const void *buf, size_t len, char *errbuf,
-                      size_t errlen);
-/* fsync, rename over the target, fsync the directory. The temp file is gone either way. */
-int atomic_file_commit(struct atomic_file *af, char *errbuf, size_t errlen);
-/* Drop the temporary file (after a failed write or a rejected check). */
+/* Create the temporary file with `mode` (exactly, whatever the umask). Write to af->fp. */
+int atomic_file_open(struct atomic_file *af, const char *dir, const char *name, unsigned mode,
+                     char *why, size_t cap);
+
+/* Flush, fsync and close the temporary file; any write error shows up here. */
+int atomic_file_finish(struct atomic_file *af, char *why, size_t cap);
+
+/* Rename the temporary file over the final name and fsync the directory. */
+int atomic_file_commit(struct atomic_file *af, char *why, size_t cap);
+
+/* Give up: close and remove the temporary file. Safe after a failed step. */
 void atomic_file_abort(struct atomic_file *af);
 
-/* mkdir -p with `mode` for the created directories. */
-int make_dirs(const char *path, mode_t mode, char *errbuf, size_t errlen);
+/* mkdir -p; directories it creates get `mode` (less the umask). */
+int make_dirs(const char *path, unsigned mode, char *why, size_t cap);
 
 #endif

@@ -138,13 +138,15 @@ static int persist(const struct pause_switch *ps, int paused, const char *who, c
 	if (n < 0 || n >= (int)sizeof text)
 		n = (int)strlen(text);
 	struct atomic_file af;
-	if (atomic_file_begin(&af, ps->dir, PAUSE_FILE, 0644, errbuf, errlen) != 0)
+	if (atomic_file_open(&af, ps->dir, PAUSE_FILE, 0644, errbuf, errlen) != 0)
 		return -1;
-	if (atomic_file_write(&af, text, (size_t)n, errbuf, errlen) != 0) {
+	fwrite(text, 1, (size_t)n, af.fp);
+	if (atomic_file_finish(&af, errbuf, errlen) != 0 ||
+	    atomic_file_commit(&af, errbuf, errlen) != 0) {
 		atomic_file_abort(&af);
 		return -1;
 	}
-	return atomic_file_commit(&af, errbuf, errlen);
+	return 0;
 }
 
 int pause_set(struct pause_switch *ps, int paused, const char *who, int *changed, int *persisted,

@@ -19,43 +19,34 @@
 
 int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
 {
-	char ebuf[512], name[64], head[256];
+	char ebuf[512], name[64];
 	const char *gname = gw_group_name(gd->group);
 	snprintf(name, sizeof name, "%s.json", gname);
+	/* md5 is the admin's hex tag; it needs no escaping, but refuse anything that would */
+	if (strpbrk(gd->md5, "\"\\"))
+		return gw_errf(err, "snapshot of %s: md5 tag has quote characters", gname);
 	if (make_dirs(dir, 0750, ebuf, sizeof ebuf) != 0)
 		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
 	struct atomic_file af;
-	if (atomic_file_begin(&af, dir, name, 0640, ebuf, sizeof ebuf) != 0)
+	if (atomic_file_open(&af, dir, name, 0640, ebuf, sizeof ebuf) != 0)
 		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
-	/* md5 is the admin's hex tag; it needs no escaping, but refuse anything that would */
-	if (strpbrk(gd->md5, "\"\\")) {
-		atomic_file_abort(&af);
-		return gw_errf(err, "snapshot of %s: md5 tag has quote characters", gname);
-	}
-	int n = snprintf(head, sizeof head,
-	                 "{\"group\":\"%s\",\"md5\":\"%s\",\"lastModifyTime\":%" PRId64 ",\"data\":[",
-	                 gname, gd->md5, gd->last_modify_time);
-	int rc = atomic_file_write(&af, head, (size_t)n, ebuf, sizeof ebuf);
-	for (size_t i = 0; rc == 0 && i < gd->n_items; i++) {
+	fprintf(af.fp, "{\"group\":\"%s\",\"md5\":\"%s\",\"lastModifyTime\":%" PRId64 ",\"data\":[",
+	        gname, gd->md5, gd->last_modify_time);
+	for (size_t i = 0; i < gd->n_items; i++) {
 		if (i)
-			rc = atomic_file_write(&af, ",", 1, ebuf, sizeof ebuf);
-		if (rc == 0)
-			rc = atomic_file_write(&af, gd->items[i].json, gd->items[i].json_len, ebuf,
-			                       sizeof ebuf);
+			fputc(',', af.fp);
+		fwrite(gd->items[i].json, 1, gd->items[i].json_len, af.fp);
 	}
-	if (rc == 0)
-		rc = atomic_file_write(&af, "]}\n", 3, ebuf, sizeof ebuf);
-	if (rc != 0) {
+	fputs("]}\n", af.fp);
+	if (atomic_file_finish(&af, ebuf, sizeof ebuf) != 0 ||
+	    atomic_file_commit(&af, ebuf, sizeof ebuf) != 0) {
 		atomic_file_abort(&af);
 		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
 	}
-	if (atomic_file_commit(&af, ebuf, sizeof ebuf) != 0)
-		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
 	return 0;
 }
 
-int snapshot_read(const char *dir, enum gw_group group, struct group_data **out,
-                  struct gw_err *err)
+int snapshot_read(const char *dir, enum gw_group group, struct group_data **out, struct gw_err *err)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s.json", dir, gw_group_name(group));
@@ -102,7 +93,8 @@ size_t snapshot_load(const char *dir, const enum gw_group *groups, size_t n_grou
 			continue;
 		}
 		if (rc > 0) {
-			LOG_I(log, "snapshot", "no snapshot of %s in %s", gw_group_name(groups[i]), dir);
+			LOG_I(log, "snapshot", "no snapshot of %s in %s", gw_group_name(groups[i]),
+			      dir);
 			continue;
 		}
 		LOG_W(log, "snapshot",
@@ -123,7 +115,7 @@ struct snapshot_writer {
 	pthread_t thread;
 	atomic_int stopping;
 	char written[GW_GROUP_COUNT][65]; /* md5 last written per group */
-	int failing;                        /* a failure was logged; log recovery once */
+	int failing;                      /* a failure was logged; log recovery once */
 };
 
 /* One pass: write every group whose newest non-provisional version is not on disk yet. */
@@ -136,7 +128,8 @@ static void write_pending(struct snapshot_writer *w)
 			if (snapshot_write(w->dir, gd, &err) == 0) {
 				memcpy(w->written[g], gd->md5, sizeof gd->md5);
 				if (w->failing)
-					LOG_I(w->log, "snapshot", "writing snapshots to %s again", w->dir);
+					LOG_I(w->log, "snapshot", "writing snapshots to %s again",
+					      w->dir);
 				w->failing = 0;
 			} else if (!w->failing) {
 				/* once per outage, not once per change: a full disk stays full */

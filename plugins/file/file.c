@@ -6,7 +6,7 @@
  *
  * Each ITEM is the item's raw JSON exactly as the admin sent it, in the admin's order, so
  * nothing the admin sends is lost or reformatted. Files are replaced atomically
- * (atomic_write.c); an optional check_command vets the new file before it replaces the
+ * (agent/atomic_file.c); an optional check_command vets the new file before it replaces the
  * old one (a rejection keeps the old file and rejects the change, so the agent retries
  * it later), and an optional reload_command runs after changes, debounced (debounce.c),
  * through tick(). See README.md for the options.
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "atomic_write.h"
+#include "atomic_file.h"
 #include "command.h"
 #include "debounce.h"
 
@@ -107,7 +107,7 @@ static int file_init(const struct gw_host *host, const struct gw_config *config,
 		goto fail;
 	}
 	char why[512];
-	if (make_dirs(st->dir, why, sizeof why) < 0) {
+	if (make_dirs(st->dir, 0755, why, sizeof why) < 0) {
 		host->error(host, "dir: %s", why);
 		goto fail;
 	}
