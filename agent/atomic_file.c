@@ -9,6 +9,7 @@
 #endif
 #include "atomic_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -98,6 +99,28 @@ void atomic_file_abort(struct atomic_file *af)
 		unlink(af->tmp);
 		af->tmp[0] = '\0';
 	}
+}
+
+int atomic_file_sweep(const char *dir, const char *name)
+{
+	char prefix[NAME_MAX + 8];
+	int plen = snprintf(prefix, sizeof prefix, ".%s.tmp.", name);
+	if (plen < 0 || plen >= (int)sizeof prefix)
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int removed = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[PATH_MAX];
+		if (strncmp(e->d_name, prefix, (size_t)plen) != 0 ||
+		    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+			continue;
+		if (unlink(path) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }
 
 int make_dirs(const char *path, unsigned mode, char *why, size_t cap)

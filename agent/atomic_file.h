@@ -31,6 +31,10 @@ int atomic_file_commit(struct atomic_file *af, char *why, size_t cap);
 /* Give up: close and remove the temporary file. Safe after a failed step. */
 void atomic_file_abort(struct atomic_file *af);
 
+/* Remove temporary files a crash left behind for dir/name (".NAME.tmp.*"); returns how
+ * many were removed. Only the writer of dir/name may call it (at its start). */
+int atomic_file_sweep(const char *dir, const char *name);
+
 /* mkdir -p; directories it creates get `mode` (less the umask). */
 int make_dirs(const char *path, unsigned mode, char *why, size_t cap);
 

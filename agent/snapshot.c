@@ -115,31 +115,41 @@ struct snapshot_writer {
 	pthread_t thread;
 	atomic_int stopping;
 	char written[GW_GROUP_COUNT][65]; /* md5 last written per group */
-	int failing;                      /* a failure was logged; log recovery once */
+	int failing[GW_GROUP_COUNT];      /* a failure was logged; log recovery once */
 };
 
-/* One pass: write every group whose newest non-provisional version is not on disk yet. */
+static int any_failing(const struct snapshot_writer *w)
+{
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		if (w->failing[g])
+			return 1;
+	return 0;
+}
+
+/* One pass: write every group whose newest non-provisional version is not on disk yet.
+ * An outage (a full or read-only disk) is logged once when it starts and once when every
+ * group writes again, not once per group or per change. */
 static void write_pending(struct snapshot_writer *w)
 {
+	int was_failing = any_failing(w);
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		struct group_data *gd = store_get(w->st, (enum gw_group)g);
 		if (gd && !gd->provisional && strcmp(gd->md5, w->written[g]) != 0) {
 			struct gw_err err = {{0}};
 			if (snapshot_write(w->dir, gd, &err) == 0) {
 				memcpy(w->written[g], gd->md5, sizeof gd->md5);
-				if (w->failing)
-					LOG_I(w->log, "snapshot", "writing snapshots to %s again",
-					      w->dir);
-				w->failing = 0;
-			} else if (!w->failing) {
-				/* once per outage, not once per change: a full disk stays full */
-				LOG_E(w->log, "snapshot", "%s; the agent keeps serving subscribers",
-				      err.msg);
-				w->failing = 1;
+				w->failing[g] = 0;
+			} else {
+				if (!any_failing(w))
+					LOG_E(w->log, "snapshot",
+					      "%s; the agent keeps serving subscribers", err.msg);
+				w->failing[g] = 1;
 			}
 		}
 		group_data_unref(gd);
 	}
+	if (was_failing && !any_failing(w))
+		LOG_I(w->log, "snapshot", "writing snapshots to %s again", w->dir);
 }
 
 static void *writer_main(void *arg)
@@ -149,7 +159,7 @@ static void *writer_main(void *arg)
 	while (!atomic_load(&w->stopping)) {
 		write_pending(w);
 		/* after a failure, retry every 5 s even without news */
-		seen = store_wait(w->st, seen, w->failing ? 5000 : -1);
+		seen = store_wait(w->st, seen, any_failing(w) ? 5000 : -1);
 	}
 	write_pending(w);
 	return NULL;
@@ -165,6 +175,17 @@ int snapshot_writer_start(struct snapshot_writer **out, const char *dir, struct 
 	}
 	w->st = st;
 	w->log = log;
+	/* temporary files of a writer killed mid-write: whole files are never at risk */
+	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s.json", gw_group_name((enum gw_group)g));
+		int n = atomic_file_sweep(dir, name);
+		if (n)
+			LOG_I(log, "snapshot",
+			      "removed %d temporary file(s) of %s left in %s by a "
+			      "crash",
+			      n, name, dir);
+	}
 	int rc = pthread_create(&w->thread, NULL, writer_main, w);
 	if (rc != 0) {
 		free(w->dir);

@@ -115,6 +115,15 @@ static int file_init(const struct gw_host *host, const struct gw_config *config,
 		host->error(host, "dir: %s is not writable by this process", st->dir);
 		goto fail;
 	}
+	/* temporary files of a writer killed mid-write (the old files are whole) */
+	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s.json", gw_group_name((enum gw_group)g));
+		int n = atomic_file_sweep(st->dir, name);
+		if (n)
+			host->log(host, GW_LOG_INFO,
+			          "removed %d temporary file(s) of %s left by a crash", n, name);
+	}
 	debounce_init(&st->reload, quiet, ceiling);
 	host->log(host, GW_LOG_INFO, "writing group files to %s (mode %04o)%s%s", st->dir, st->mode,
 	          st->check_command ? ", with check_command" : "",

@@ -137,6 +137,30 @@ START_TEST(writer_follows_the_store_and_skips_provisional)
 }
 END_TEST
 
+START_TEST(writer_start_sweeps_temporaries_left_by_a_crash)
+{
+	char tmp[512], other[512];
+	snprintf(tmp, sizeof tmp, "%s/.RULE.json.tmp.AbC123", dir);
+	snprintf(other, sizeof other, "%s/.notes.tmp.keep", dir);
+	FILE *f = fopen(tmp, "w");
+	fputs("{\"group\":\"RU", f);
+	fclose(f);
+	f = fopen(other, "w");
+	fclose(f);
+	struct store *st = store_new();
+	struct gw_log *log;
+	struct gw_err err = {{0}};
+	gw_log_open(&log, GW_LOG_ERROR, GW_LOG_TEXT, "/dev/null", &err);
+	struct snapshot_writer *w;
+	ck_assert_int_eq(snapshot_writer_start(&w, dir, st, log, &err), 0);
+	ck_assert_int_ne(access(tmp, F_OK), 0);   /* ours: gone */
+	ck_assert_int_eq(access(other, F_OK), 0); /* not ours: kept */
+	snapshot_writer_stop(w);
+	store_free(st);
+	gw_log_close(log);
+}
+END_TEST
+
 START_TEST(unwritable_dir_is_an_error_not_a_crash)
 {
 	struct group_data *gd = rules("a", 1, "");
@@ -155,6 +179,7 @@ int main(void)
 	tcase_add_test(tc, round_trip_is_exact_and_provisional);
 	tcase_add_test(tc, missing_and_corrupt);
 	tcase_add_test(tc, writer_follows_the_store_and_skips_provisional);
+	tcase_add_test(tc, writer_start_sweeps_temporaries_left_by_a_crash);
 	tcase_add_test(tc, unwritable_dir_is_an_error_not_a_crash);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
