@@ -13,15 +13,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
 jobs=$(nproc 2>/dev/null || echo 2)
 
-DEB_PACKAGES=(build-essential autoconf automake libtool pkg-config python3
-	libcurl4-openssl-dev libjansson-dev libyaml-dev check libmicrohttpd-dev
-	curl openssl clang valgrind)
+# What building and running needs, and what only the test suite adds.
+BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config python3 curl
+	libcurl4-openssl-dev libjansson-dev libyaml-dev check libmicrohttpd-dev)
+TEST_PACKAGES=(openssl clang valgrind)
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
+# deps [PACKAGE...]: install those of the build packages (and the given ones) not yet here.
 deps() {
 	local missing=()
-	for p in "${DEB_PACKAGES[@]}"; do
+	for p in "${BUILD_PACKAGES[@]}" "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 			missing+=("$p")
 	done
@@ -83,6 +85,7 @@ run_checks() {
 }
 
 check() {
+	deps "${TEST_PACKAGES[@]}"
 	build
 	local rc=0 results=()
 	log "tests (unit + integration)"
@@ -136,7 +139,7 @@ bench() {
 }
 
 case "${1:-}" in
-deps) deps ;;
+deps) deps "${TEST_PACKAGES[@]}" ;;
 build) build ;;
 check) check ;;
 demo) demo ;;
