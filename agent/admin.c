@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -275,7 +276,7 @@ static int call(struct admin *a, struct http_request *rq, const char *what, cons
 	}
 }
 
-int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
+int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n, struct store *st,
                 struct group_data *out[GW_GROUP_COUNT], size_t *bytes, enum sync_fail *why,
                 struct gw_err *err)
 {
@@ -294,12 +295,21 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
 	if (rc != 0)
 		return -1;
 	*bytes = rep.len;
-	rc = model_parse_fetch(rep.body, rep.len, groups, n, a->server, out, err);
+	/* the versions held now, so unchanged items are carried over instead of parsed */
+	struct group_data *prev[GW_GROUP_COUNT] = {NULL};
+	for (size_t i = 0; st && i < n; i++)
+		prev[groups[i]] = store_get(st, groups[i]);
+	rc = model_parse_fetch_reuse(rep.body, rep.len, groups, n, a->server, prev, out, err);
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		group_data_unref(prev[g]);
 	if (rc != 0) {
 		*why = reply_classify(rep.body, rep.len, SYNC_FAIL_FETCH);
 		gw_err_prefix(err, "server %s: fetch", a->server);
 	}
 	http_reply_free(&rep);
+	/* a large reply leaves glibc's heap high; hand the freed pages back */
+	if (*bytes >= ADMIN_TRIM_BYTES)
+		malloc_trim(0);
 	return rc;
 }
 

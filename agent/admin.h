@@ -30,6 +30,9 @@
  */
 #define ADMIN_NO_MD5 "0"
 
+/* Replies at least this large are followed by malloc_trim(0). */
+#define ADMIN_TRIM_BYTES (1 << 20)
+
 /* The version the listener reports for one group. */
 struct admin_stamp {
 	char md5[65]; /* "" if none held */
@@ -71,9 +74,11 @@ void admin_interrupt(struct admin *a);
 
 /*
  * GET /configs/fetch for groups[0..n): out[group] receives one reference per group (other
- * slots NULL); *bytes the size of the reply body. On failure nothing is returned.
+ * slots NULL); *bytes the size of the reply body. On failure nothing is returned. st (may
+ * be NULL) holds the current versions: items whose text did not change are carried over
+ * from them instead of parsed again.
  */
-int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
+int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n, struct store *st,
                 struct group_data *out[GW_GROUP_COUNT], size_t *bytes, enum sync_fail *why,
                 struct gw_err *err);
 

@@ -118,3 +118,106 @@ long jspan_elements(const char *p, const char *end,
 	}
 	return p < end ? (long)i : -1;
 }
+
+static int begin(struct jspan_iter *it, const char *p, const char *end, char open)
+{
+	it->p = jspan_ws(p, end);
+	it->end = end;
+	it->n = 0;
+	if (it->p >= end || *it->p != open)
+		return -1;
+	it->p++;
+	return 0;
+}
+
+int jspan_object_begin(struct jspan_iter *it, const char *p, const char *end)
+{
+	return begin(it, p, end, '{');
+}
+
+int jspan_array_begin(struct jspan_iter *it, const char *p, const char *end)
+{
+	return begin(it, p, end, '[');
+}
+
+/* Before a member/element: '}'/']' closes (only if nothing came yet or after a value),
+ * ',' separates. Returns 1 if another one follows, 0 if closed, -1 if malformed. */
+static int step(struct jspan_iter *it, char close)
+{
+	const char *p = jspan_ws(it->p, it->end);
+	if (p >= it->end)
+		return -1;
+	if (*p == close) {
+		it->p = p + 1;
+		return 0;
+	}
+	if (it->n > 0) {
+		if (*p != ',')
+			return -1;
+		p = jspan_ws(p + 1, it->end);
+		if (p >= it->end || *p == close)
+			return -1; /* a trailing comma */
+	}
+	it->p = p;
+	return 1;
+}
+
+int jspan_object_next(struct jspan_iter *it, struct jspan_member *m)
+{
+	int r = step(it, '}');
+	if (r <= 0)
+		return r;
+	const char *p = it->p;
+	if (*p != '"')
+		return -1;
+	const char *kend = skip_string(p, it->end);
+	if (!kend)
+		return -1;
+	m->key = p + 1;
+	m->key_len = (size_t)(kend - p - 2);
+	m->key_plain = 1;
+	for (size_t i = 0; i < m->key_len; i++) {
+		unsigned char c = (unsigned char)m->key[i];
+		if (c == '\\' || c < 0x20 || c >= 0x7f) {
+			m->key_plain = 0;
+			break;
+		}
+	}
+	p = jspan_ws(kend, it->end);
+	if (p >= it->end || *p != ':')
+		return -1;
+	p = jspan_ws(p + 1, it->end);
+	const char *vend = jspan_skip(p, it->end);
+	if (!vend || vend == p)
+		return -1;
+	m->value = p;
+	m->value_len = (size_t)(vend - p);
+	it->p = vend;
+	it->n++;
+	return 1;
+}
+
+int jspan_array_next(struct jspan_iter *it, const char **value, size_t *len)
+{
+	int r = step(it, ']');
+	if (r <= 0)
+		return r;
+	const char *vend = jspan_skip(it->p, it->end);
+	if (!vend || vend == it->p)
+		return -1;
+	*value = it->p;
+	*len = (size_t)(vend - it->p);
+	it->p = vend;
+	it->n++;
+	return 1;
+}
+
+int jspan_key_is(const struct jspan_member *m, const char *key)
+{
+	if (m->key_plain)
+		return m->key_len == strlen(key) && memcmp(m->key, key, m->key_len) == 0;
+	json_t *s = json_loadb(m->key - 1, m->key_len + 2, JSON_DECODE_ANY, NULL);
+	int r = json_is_string(s) ? strcmp(json_string_value(s), key) == 0 : -1;
+	json_decref(s);
+	return r;
+}

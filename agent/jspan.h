@@ -26,4 +26,33 @@ const char *jspan_member(const char *p, const char *end, const char *key);
 long jspan_elements(const char *p, const char *end,
                     int (*fn)(void *ctx, size_t i, const char *start, size_t len), void *ctx);
 
+/*
+ * Strict walking of objects and arrays, for parsing a large document piece by piece: the
+ * structure between values (braces, brackets, commas, colons, keys) is checked here; the
+ * caller hands each value span to jansson, which checks the rest. Together every byte of
+ * the document is validated, without ever building a tree of the whole of it.
+ */
+struct jspan_iter {
+	const char *p, *end;
+	int n; /* members/elements returned so far */
+};
+
+struct jspan_member {
+	const char *key; /* the key's raw bytes between the quotes */
+	size_t key_len;
+	int key_plain; /* no escapes and printable ASCII: raw bytes are the key */
+	const char *value;
+	size_t value_len;
+};
+
+/* p at '{' (or '['): 0, or -1 if it is not. */
+int jspan_object_begin(struct jspan_iter *it, const char *p, const char *end);
+int jspan_array_begin(struct jspan_iter *it, const char *p, const char *end);
+/* 1: a member/element; 0: the container closed (it->p is just after it); -1: malformed. */
+int jspan_object_next(struct jspan_iter *it, struct jspan_member *m);
+int jspan_array_next(struct jspan_iter *it, const char **value, size_t *len);
+
+/* Compare a member's key with `key` (decoding escapes if needed). 1 equal, 0 not, -1 invalid. */
+int jspan_key_is(const struct jspan_member *m, const char *key);
+
 #endif

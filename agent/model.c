@@ -31,9 +31,14 @@ struct field {
 	size_t count_off; /* lists only: where the element count goes */
 };
 
-#define F(type, json, kind, member) {json, kind, offsetof(type, member), 0}
-#define L(type, json, kind, member, count)                                                     \
-	{json, kind, offsetof(type, member), offsetof(type, count)}
+#define F(type, json, kind, member)                                                                \
+	{                                                                                          \
+		json, kind, offsetof(type, member), 0                                              \
+	}
+#define L(type, json, kind, member, count)                                                         \
+	{                                                                                          \
+		json, kind, offsetof(type, member), offsetof(type, count)                          \
+	}
 
 static const struct field condition_fields[] = {
     F(struct gw_condition, "paramType", K_STR, param_type),
@@ -162,21 +167,29 @@ struct pctx {
 static const char *type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "object";
-	case JSON_ARRAY: return "array";
-	case JSON_STRING: return "string";
-	case JSON_INTEGER: return "integer";
-	case JSON_REAL: return "number";
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+		return "integer";
+	case JSON_REAL:
+		return "number";
 	case JSON_TRUE:
-	case JSON_FALSE: return "boolean";
-	default: return "null";
+	case JSON_FALSE:
+		return "boolean";
+	default:
+		return "null";
 	}
 }
 
 static int field_error(struct pctx *c, const char *field, const char *want, const json_t *got)
 {
 	if (c->key)
-		return gw_errf(c->err, "group %s item %zu (key '%s'): field '%s': expected %s, got %s",
+		return gw_errf(c->err,
+		               "group %s item %zu (key '%s'): field '%s': expected %s, got %s",
 		               c->group, c->index, c->key, field, want, type_name(got));
 	return gw_errf(c->err, "group %s item %zu: field '%s': expected %s, got %s", c->group,
 	               c->index, field, want, type_name(got));
@@ -184,29 +197,31 @@ static int field_error(struct pctx *c, const char *field, const char *want, cons
 
 static int fill(struct pctx *c, const json_t *obj, const struct field *fields, size_t n, void *dst);
 
+/* The element shapes of the nested lists, indexed by kind. */
+static const struct list_shape {
+	const struct field *fields;
+	size_t n, size;
+} list_shapes[] = {
+    [K_CONDS] = {condition_fields, N(condition_fields), sizeof(struct gw_condition)},
+    [K_PARAMS] = {param_fields, N(param_fields), sizeof(struct gw_auth_param)},
+    [K_PATHS] = {path_fields, N(path_fields), sizeof(struct gw_auth_path)},
+};
+
 /* A list of nested objects (conditions, params, paths) into an arena array. */
 static int fill_list(struct pctx *c, const json_t *arr, const struct field *f, void *dst)
 {
-	static const struct {
-		const struct field *fields;
-		size_t n, size;
-	} elems[] = {
-	    [K_CONDS] = {condition_fields, N(condition_fields), sizeof(struct gw_condition)},
-	    [K_PARAMS] = {param_fields, N(param_fields), sizeof(struct gw_auth_param)},
-	    [K_PATHS] = {path_fields, N(path_fields), sizeof(struct gw_auth_path)},
-	};
+	const struct list_shape *ls = &list_shapes[f->kind];
 	if (!json_is_array(arr))
 		return field_error(c, f->json, "array", arr);
 	size_t n = json_array_size(arr);
-	unsigned char *items = n ? arena_calloc(&c->gd->arena, n * elems[f->kind].size) : NULL;
+	unsigned char *items = n ? arena_calloc(&c->gd->arena, n * ls->size) : NULL;
 	if (n && !items)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *e = json_array_get(arr, i);
 		if (!json_is_object(e))
 			return field_error(c, f->json, "array of objects", e);
-		if (fill(c, e, elems[f->kind].fields, elems[f->kind].n,
-		         items + i * elems[f->kind].size) != 0)
+		if (fill(c, e, ls->fields, ls->n, items + i * ls->size) != 0)
 			return -1;
 	}
 	*(void **)((char *)dst + f->off) = items;
@@ -237,9 +252,9 @@ static int fill(struct pctx *c, const json_t *obj, const struct field *fields, s
 			} else {
 				return field_error(c, f->json, "string", v);
 			}
-			char *copy = arena_strndup(&c->gd->arena, s,
-			                           json_is_string(v) ? json_string_length(v)
-			                                             : strlen(s));
+			char *copy =
+			    arena_strndup(&c->gd->arena, s,
+			                  json_is_string(v) ? json_string_length(v) : strlen(s));
 			if (!copy)
 				return gw_errf(c->err, "group %s: out of memory", c->group);
 			*(const char **)slot = copy;
@@ -285,22 +300,6 @@ static const char *item_key(const json_t *obj, const struct group_shape *sh, con
 	return raw;
 }
 
-struct span_list {
-	const char **start;
-	size_t *len;
-	size_t cap;
-};
-
-static int collect_span(void *ctx, size_t i, const char *start, size_t len)
-{
-	struct span_list *s = ctx;
-	if (i >= s->cap)
-		return -1;
-	s->start[i] = start;
-	s->len[i] = len;
-	return 0;
-}
-
 static int convert_item(struct pctx *c, enum gw_group g, const json_t *obj, const char *raw,
                         size_t raw_len, struct gw_item *it)
 {
@@ -343,56 +342,250 @@ static int convert_item(struct pctx *c, enum gw_group g, const json_t *obj, cons
 	return 0;
 }
 
-/* One ConfigData object: value `cd`, its text [text, end). */
-static int parse_config_data(enum gw_group g, const json_t *cd, const char *text, const char *end,
-                             const char *source, struct group_data **out, struct gw_err *err)
+/* Deep copy of a typed struct described by `fields` (strings and nested lists) into the
+ * new version's arena: how an item unchanged since the previous version is carried over
+ * without parsing it again. */
+static int copy_fields(struct arena *a, const struct field *fields, size_t n, void *dst)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct field *f = &fields[i];
+		char *slot = (char *)dst + f->off;
+		if (f->kind == K_STR || f->kind == K_STR_OR_NUM) {
+			const char *src = *(const char **)slot;
+			if (src && !(*(const char **)slot = arena_strdup(a, src)))
+				return -1;
+		} else if (f->kind == K_CONDS || f->kind == K_PARAMS || f->kind == K_PATHS) {
+			const struct list_shape *ls = &list_shapes[f->kind];
+			size_t count = *(size_t *)((char *)dst + f->count_off);
+			const void *src = *(const void **)slot;
+			if (!count)
+				continue;
+			unsigned char *copy = arena_alloc(a, count * ls->size);
+			if (!copy)
+				return -1;
+			memcpy(copy, src, count * ls->size);
+			for (size_t j = 0; j < count; j++)
+				if (copy_fields(a, ls->fields, ls->n, copy + j * ls->size) != 0)
+					return -1;
+			*(void **)slot = copy;
+		}
+	}
+	return 0;
+}
+
+static int copy_item(struct pctx *c, const struct gw_item *old, struct gw_item *it)
+{
+	const struct group_shape *sh = &shapes[old->group];
+	struct arena *a = &c->gd->arena;
+	*it = *old;
+	it->json = arena_strndup(a, old->json, old->json_len);
+	if (!it->json)
+		return gw_errf(c->err, "group %s: out of memory", c->group);
+	c->gd->json_bytes += old->json_len;
+	it->key = old->key == old->json ? it->json : arena_strdup(a, old->key);
+	if (!it->key)
+		return gw_errf(c->err, "group %s: out of memory", c->group);
+	if (!sh->fields) {
+		it->name = old->name ? arena_strdup(a, old->name) : NULL;
+		return 0;
+	}
+	void *typed = arena_alloc(a, sh->size);
+	if (!typed)
+		return gw_errf(c->err, "group %s: out of memory", c->group);
+	memcpy(typed, *(void *const *)((const char *)old + sh->item_ptr_off), sh->size);
+	if (copy_fields(a, sh->fields, sh->n_fields, typed) != 0)
+		return gw_errf(c->err, "group %s: out of memory", c->group);
+	*(void **)((char *)it + sh->item_ptr_off) = typed;
+	it->name = NULL;
+	for (size_t i = 0; i < sh->n_fields; i++)
+		if (strcmp(sh->fields[i].json, sh->name) == 0)
+			it->name = *(const char **)((char *)typed + sh->fields[i].off);
+	return 0;
+}
+
+/* The previous version's item with byte-identical text, found by its key without parsing
+ * (only plain string keys; anything unusual takes the full path). */
+static const struct gw_item *unchanged_item(const struct group_data *prev,
+                                            const struct group_shape *sh, const char *raw,
+                                            size_t len)
+{
+	if (!prev || !sh->key)
+		return NULL;
+	const char *v = jspan_member(raw, raw + len, sh->key);
+	if (!v || *v != '"')
+		return NULL;
+	const char *q = memchr(v + 1, '"', (size_t)(raw + len - v - 1));
+	if (!q || memchr(v + 1, '\\', (size_t)(q - v - 1)))
+		return NULL;
+	char key[256];
+	size_t klen = (size_t)(q - v - 1);
+	if (klen == 0 || klen >= sizeof key)
+		return NULL;
+	memcpy(key, v + 1, klen);
+	key[klen] = '\0';
+	const struct gw_item *old = group_data_find(prev, key);
+	return old && old->json_len == len && memcmp(old->json, raw, len) == 0 ? old : NULL;
+}
+
+static const char *span_type(const char *v)
+{
+	switch (*v) {
+	case '{':
+		return "object";
+	case '[':
+		return "array";
+	case '"':
+		return "string";
+	case 't':
+	case 'f':
+		return "boolean";
+	case 'n':
+		return "null";
+	default:
+		return "number";
+	}
+}
+
+static int parse_item(struct pctx *c, enum gw_group g, const struct group_data *prev,
+                      const char *raw, size_t len, struct gw_item *it)
+{
+	if (*raw != '{')
+		return gw_errf(c->err, "group %s item %zu: expected an object, got %s", c->group,
+		               c->index, span_type(raw));
+	const struct gw_item *old = unchanged_item(prev, &shapes[g], raw, len);
+	if (old)
+		return copy_item(c, old, it);
+	json_error_t je;
+	json_t *obj = json_loadb(raw, len, JSON_REJECT_DUPLICATES, &je);
+	if (!obj)
+		return gw_errf(c->err, "group %s item %zu: invalid JSON at column %d: %s", c->group,
+		               c->index, je.column, je.text);
+	int rc = convert_item(c, g, obj, raw, len, it);
+	json_decref(obj);
+	return rc;
+}
+
+/* A small scalar value span through jansson (validates it fully). */
+static json_t *scalar(const char *v, size_t len)
+{
+	return json_loadb(v, len, JSON_DECODE_ANY, NULL);
+}
+
+/* Count the elements of the array at `v` (structure only) to size the item array. */
+static long count_elements(const char *v, const char *end)
+{
+	struct jspan_iter it;
+	const char *e;
+	size_t l;
+	long n = 0;
+	int r;
+	if (jspan_array_begin(&it, v, end) != 0)
+		return -1;
+	while ((r = jspan_array_next(&it, &e, &l)) == 1)
+		n++;
+	return r == 0 ? n : -1;
+}
+
+/*
+ * One ConfigData object in [text, end): {"md5":..,"lastModifyTime":..,"data":[..]} (and,
+ * in snapshot files, "group"). Items are parsed one at a time (or carried over from
+ * `prev` when their text is unchanged), so no tree of the whole group is ever built.
+ */
+static int parse_config_text(enum gw_group g, const char *text, const char *end, const char *source,
+                             const struct group_data *prev, struct group_data **out,
+                             struct gw_err *err)
 {
 	const char *gname = gw_group_name(g);
-	if (!json_is_object(cd))
-		return gw_errf(err, "group %s: expected an object, got %s", gname, type_name(cd));
-	const json_t *md5 = json_object_get(cd, "md5");
-	const json_t *lmt = json_object_get(cd, "lastModifyTime");
-	const json_t *data = json_object_get(cd, "data");
-	if (!json_is_string(md5) || json_string_length(md5) == 0 || json_string_length(md5) > 64)
-		return gw_errf(err, "group %s: 'md5' must be a string of 1 to 64 characters", gname);
-	if (!json_is_integer(lmt))
-		return gw_errf(err, "group %s: 'lastModifyTime' must be an integer, got %s",
-		               gname, lmt ? type_name(lmt) : "nothing");
-	if (!json_is_array(data))
-		return gw_errf(err, "group %s: 'data' must be an array, got %s", gname,
-		               data ? type_name(data) : "nothing");
+	struct jspan_iter it;
+	struct jspan_member m;
+	const char *data = NULL, *data_end = NULL;
+	json_t *md5 = NULL, *lmt = NULL, *grp = NULL;
+	int r, rc = -1;
+	struct group_data *gd = NULL;
 
-	size_t n = json_array_size(data);
-	struct group_data *gd = group_data_new(g);
-	if (!gd)
-		return gw_errf(err, "group %s: out of memory", gname);
+	if (jspan_object_begin(&it, text, end) != 0)
+		return gw_errf(err, "group %s: expected an object, got %s", gname,
+		               text < end ? span_type(jspan_ws(text, end)) : "nothing");
+	while ((r = jspan_object_next(&it, &m)) == 1) {
+		json_t **slot = NULL;
+		if (jspan_key_is(&m, "data") == 1) {
+			if (data) {
+				gw_errf(err, "group %s: duplicate key 'data'", gname);
+				goto out;
+			}
+			data = m.value;
+			data_end = m.value + m.value_len;
+			continue;
+		}
+		if (jspan_key_is(&m, "md5") == 1)
+			slot = &md5;
+		else if (jspan_key_is(&m, "lastModifyTime") == 1)
+			slot = &lmt;
+		else if (jspan_key_is(&m, "group") == 1)
+			slot = &grp;
+		json_t *v = scalar(m.value, m.value_len);
+		if (!v || (slot && *slot)) {
+			json_decref(v);
+			gw_errf(err, "group %s: %s", gname, v ? "duplicate key" : "invalid JSON");
+			goto out;
+		}
+		if (slot)
+			*slot = v;
+		else
+			json_decref(v); /* unknown member: valid, ignored */
+	}
+	if (r < 0 || jspan_ws(it.p, end) != end) {
+		gw_errf(err, "group %s: invalid JSON (malformed or truncated object)", gname);
+		goto out;
+	}
+	if (grp && (!json_is_string(grp) || strcmp(json_string_value(grp), gname) != 0)) {
+		gw_errf(err, "group %s: the document says it is group %s", gname,
+		        json_is_string(grp) ? json_string_value(grp) : "(not a string)");
+		goto out;
+	}
+	if (!json_is_string(md5) || json_string_length(md5) == 0 || json_string_length(md5) > 64) {
+		gw_errf(err, "group %s: 'md5' must be a string of 1 to 64 characters", gname);
+		goto out;
+	}
+	if (!json_is_integer(lmt)) {
+		gw_errf(err, "group %s: 'lastModifyTime' must be an integer, got %s", gname,
+		        lmt ? type_name(lmt) : "nothing");
+		goto out;
+	}
+	if (!data || *data != '[') {
+		gw_errf(err, "group %s: 'data' must be an array, got %s", gname,
+		        data ? span_type(data) : "nothing");
+		goto out;
+	}
+	long n = count_elements(data, data_end);
+	if (n < 0) {
+		gw_errf(err, "group %s: invalid JSON in 'data' (malformed or truncated array)",
+		        gname);
+		goto out;
+	}
+	gd = group_data_new(g);
+	if (!gd) {
+		gw_errf(err, "group %s: out of memory", gname);
+		goto out;
+	}
 	snprintf(gd->md5, sizeof gd->md5, "%s", json_string_value(md5));
 	gd->last_modify_time = json_integer_value(lmt);
 	snprintf(gd->source, sizeof gd->source, "%s", source ? source : "");
 	gd->received_us = gw_mono_us();
-
-	struct span_list spans = {NULL, NULL, n};
-	const char *data_text = jspan_member(text, end, "data");
-	gd->items = arena_calloc(&gd->arena, (n ? n : 1) * sizeof *gd->items);
-	spans.start = malloc((n ? n : 1) * sizeof *spans.start);
-	spans.len = malloc((n ? n : 1) * sizeof *spans.len);
-	int rc = -1;
-	if (!gd->items || !spans.start || !spans.len) {
+	gd->items = arena_calloc(&gd->arena, (size_t)(n ? n : 1) * sizeof *gd->items);
+	if (!gd->items) {
 		gw_errf(err, "group %s: out of memory", gname);
 		goto out;
 	}
-	if (!data_text || jspan_elements(data_text, end, collect_span, &spans) != (long)n) {
-		gw_errf(err, "group %s: could not locate the items in the reply text", gname);
-		goto out;
-	}
 	struct pctx c = {gd, err, gname, 0, NULL};
-	for (size_t i = 0; i < n; i++) {
-		c.index = i;
+	const char *v;
+	size_t vlen;
+	jspan_array_begin(&it, data, data_end);
+	while (jspan_array_next(&it, &v, &vlen) == 1) {
 		c.key = NULL;
-		if (convert_item(&c, g, json_array_get(data, i), spans.start[i], spans.len[i],
-		                 &gd->items[i]) != 0)
+		if (parse_item(&c, g, prev, v, vlen, &gd->items[c.index]) != 0)
 			goto out;
-		gd->n_items = i + 1;
+		gd->n_items = ++c.index;
 	}
 	long dup = group_data_index(gd);
 	if (dup == -2) {
@@ -408,8 +601,9 @@ static int parse_config_data(enum gw_group g, const json_t *cd, const char *text
 	gd = NULL;
 	rc = 0;
 out:
-	free(spans.start);
-	free(spans.len);
+	json_decref(md5);
+	json_decref(lmt);
+	json_decref(grp);
 	group_data_unref(gd);
 	return rc;
 }
@@ -456,38 +650,139 @@ int model_parse_envelope(const char *body, size_t len, json_t **root, json_t **d
 	return 0;
 }
 
+/* On a syntax error the streaming walk knows that, not where: ask jansson for the position
+ * (this whole-document parse happens only on the error path). */
+static int diagnose(const char *text, size_t len, const char *prefix, struct gw_err *err)
+{
+	if (!strstr(err->msg, "invalid JSON"))
+		return -1;
+	json_error_t je;
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (root) {
+		json_decref(root);
+		return -1;
+	}
+	return gw_errf(err, "%sinvalid JSON at line %d column %d: %s", prefix, je.line, je.column,
+	               je.text);
+}
+
 int model_parse_fetch(const char *body, size_t len, const enum gw_group *want, size_t n_want,
                       const char *source, struct group_data *out[GW_GROUP_COUNT],
                       struct gw_err *err)
 {
+	return model_parse_fetch_reuse(body, len, want, n_want, source, NULL, out, err);
+}
+
+/* Which of want[] is group name `m`'s key; -1 if none. */
+static int wanted(const struct jspan_member *m, const enum gw_group *want, size_t n_want)
+{
+	for (size_t i = 0; i < n_want; i++)
+		if (jspan_key_is(m, gw_group_name(want[i])) == 1)
+			return (int)i;
+	return -1;
+}
+
+/* The envelope {"code":..,"message":..,"data":{..}} walked without a tree: code and
+ * message through jansson (small), the data object member by member. */
+int model_parse_fetch_reuse(const char *body, size_t len, const enum gw_group *want, size_t n_want,
+                            const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+                            struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
+{
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		out[g] = NULL;
-	json_t *root, *data;
-	if (model_parse_envelope(body, len, &root, &data, err) != 0)
-		return -1;
 	const char *end = body + len;
-	const char *data_text = jspan_member(jspan_ws(body, end), end, "data");
-	int rc = 0;
-	if (!json_is_object(data)) {
-		rc = gw_errf(err, "'data' must be an object keyed by group, got %s", type_name(data));
+	struct jspan_iter it;
+	struct jspan_member m;
+	json_t *code = NULL, *msg = NULL;
+	const char *data = NULL;
+	size_t data_len = 0;
+	int r, rc = -1;
+
+	if (len == 0 || jspan_object_begin(&it, body, end) != 0) {
+		const char *p = jspan_ws(body, end);
+		if (p < end && *p != '{' && strchr("[\"-0123456789tfn", *p))
+			return gw_errf(err, "reply is not a JSON object");
+		return gw_errf(err, "invalid JSON: the reply is not a JSON document");
+	}
+	while ((r = jspan_object_next(&it, &m)) == 1) {
+		if (jspan_key_is(&m, "data") == 1) {
+			if (data)
+				return gw_errf(err, "invalid JSON: duplicate key 'data'");
+			data = m.value;
+			data_len = m.value_len;
+			continue;
+		}
+		json_t *v = scalar(m.value, m.value_len);
+		json_t **slot = jspan_key_is(&m, "code") == 1      ? &code
+		                : jspan_key_is(&m, "message") == 1 ? &msg
+		                                                   : NULL;
+		if (!v || (slot && *slot)) {
+			json_decref(v);
+			gw_errf(err, "invalid JSON: %s", v ? "duplicate key" : "a malformed value");
+			goto out;
+		}
+		if (slot)
+			*slot = v;
+		else
+			json_decref(v);
+	}
+	if (r < 0 || jspan_ws(it.p, end) != end) {
+		gw_errf(err, "invalid JSON: malformed or truncated reply");
 		goto out;
 	}
-	for (size_t i = 0; i < n_want && rc == 0; i++) {
-		const char *gname = gw_group_name(want[i]);
-		const json_t *cd = json_object_get(data, gname);
-		const char *cd_text = data_text ? jspan_member(data_text, end, gname) : NULL;
-		if (!cd) {
-			rc = gw_errf(err, "group %s: missing from the reply", gname);
-		} else if (!cd_text) {
-			rc = gw_errf(err, "group %s: could not locate it in the reply text", gname);
-		} else {
-			const char *cd_end = jspan_skip(cd_text, end);
-			rc = parse_config_data(want[i], cd, cd_text, cd_end ? cd_end : end, source,
-			                       &out[want[i]], err);
-		}
+	if (!json_is_integer(code)) {
+		gw_errf(err, "reply has no integer 'code'");
+		goto out;
 	}
+	if (json_integer_value(code) != 200) {
+		gw_errf(err, "admin code %" JSON_INTEGER_FORMAT ": %s", json_integer_value(code),
+		        json_is_string(msg) ? json_string_value(msg) : "(no message)");
+		goto out;
+	}
+	if (!data) {
+		gw_errf(err, "reply has no 'data'");
+		goto out;
+	}
+	if (*data != '{') {
+		gw_errf(err, "'data' must be an object keyed by group, got %s", span_type(data));
+		goto out;
+	}
+	jspan_object_begin(&it, data, data + data_len);
+	while ((r = jspan_object_next(&it, &m)) == 1) {
+		int i = wanted(&m, want, n_want);
+		if (i < 0) {
+			json_t *v = scalar(m.value, m.value_len); /* validated, then ignored */
+			if (!v) {
+				gw_errf(err, "invalid JSON in an unrequested group");
+				goto out;
+			}
+			json_decref(v);
+			continue;
+		}
+		enum gw_group g = want[i];
+		if (out[g]) {
+			gw_errf(err, "group %s: appears twice in the reply", gw_group_name(g));
+			goto out;
+		}
+		if (parse_config_text(g, m.value, m.value + m.value_len, source,
+		                      prev ? prev[g] : NULL, &out[g], err) != 0)
+			goto out;
+	}
+	if (r < 0) {
+		gw_errf(err, "invalid JSON: malformed 'data' object");
+		goto out;
+	}
+	for (size_t i = 0; i < n_want; i++)
+		if (!out[want[i]]) {
+			gw_errf(err, "group %s: missing from the reply", gw_group_name(want[i]));
+			goto out;
+		}
+	rc = 0;
 out:
-	json_decref(root);
+	json_decref(code);
+	json_decref(msg);
+	if (rc != 0)
+		diagnose(body, len, "", err);
 	if (rc != 0)
 		for (int g = 0; g < GW_GROUP_COUNT; g++) {
 			group_data_unref(out[g]);
@@ -500,17 +795,9 @@ int model_parse_group(enum gw_group group, const char *text, size_t len, const c
                       struct group_data **out, struct gw_err *err)
 {
 	*out = NULL;
-	json_t *root = load(text, len, err);
-	if (!root)
-		return gw_err_prefix(err, "group %s", gw_group_name(group));
-	int rc = 0;
-	const json_t *g = json_object_get(root, "group");
-	if (g && (!json_is_string(g) || strcmp(json_string_value(g), gw_group_name(group)) != 0))
-		rc = gw_errf(err, "group %s: the document says it is group %s", gw_group_name(group),
-		             json_is_string(g) ? json_string_value(g) : "(not a string)");
-	else
-		rc = parse_config_data(group, root, jspan_ws(text, text + len), text + len, source,
-		                       out, err);
-	json_decref(root);
-	return rc;
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "group %s: ", gw_group_name(group));
+	if (parse_config_text(group, text, text + len, source, NULL, out, err) == 0)
+		return 0;
+	return diagnose(text, len, prefix, err);
 }

@@ -157,7 +157,7 @@ static int cycle(struct poller *p, int *lagging, enum sync_fail *why, struct gw_
 
 	struct group_data *got[GW_GROUP_COUNT];
 	size_t bytes = 0;
-	rc = admin_fetch(p->admin, changed, n, got, &bytes, why, err);
+	rc = admin_fetch(p->admin, changed, n, p->st, got, &bytes, why, err);
 	pthread_mutex_lock(&p->mu);
 	if (*why != SYNC_STOPPED)
 		p->status.fetches++;

@@ -74,7 +74,7 @@ static int try_server(struct startup *s, size_t i, struct group_data *got[GW_GRO
 	pthread_mutex_unlock(&s->mu);
 
 	size_t bytes;
-	int rc = admin_fetch(a, s->cfg->groups, s->cfg->n_groups, got, &bytes, why, err);
+	int rc = admin_fetch(a, s->cfg->groups, s->cfg->n_groups, s->st, got, &bytes, why, err);
 
 	pthread_mutex_lock(&s->mu);
 	s->cur = NULL;

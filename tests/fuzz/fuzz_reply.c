@@ -21,6 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* every subset size exercises "missing group" paths as well as full parses */
 	size_t n = size ? (size_t)(data[0] % GW_GROUP_COUNT) + 1 : GW_GROUP_COUNT;
 	if (model_parse_fetch((const char *)data, size, all, n, "fuzz", out, &err) == 0) {
+		/* again with the first result as the previous version: the carry-over path */
+		struct group_data *again[GW_GROUP_COUNT];
+		if (model_parse_fetch_reuse((const char *)data, size, all, n, "fuzz", out, again,
+		                            &err) == 0)
+			for (int g = 0; g < GW_GROUP_COUNT; g++)
+				group_data_unref(again[g]);
 		for (int g = 0; g < GW_GROUP_COUNT; g++) {
 			if (!out[g])
 				continue;

@@ -427,7 +427,7 @@ START_TEST(unauthorized_logs_in_again_once)
 	struct group_data *got[GW_GROUP_COUNT];
 	size_t bytes;
 	enum sync_fail why;
-	ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, got, &bytes, &why, &err) == 0, "%s", err.msg);
+	ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &why, &err) == 0, "%s", err.msg);
 	ck_assert_ptr_nonnull(got[GW_GROUP_PLUGIN]);
 	ck_assert_str_eq(got[GW_GROUP_PLUGIN]->md5, "m1");
 	ck_assert_uint_eq(bytes, 131);
@@ -454,7 +454,7 @@ START_TEST(unauthorized_logs_in_again_once)
 	t.cfg.username = (char *)"admin";
 	t.cfg.password = (char *)"s3cret&pw";
 	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
-	ck_assert_int_eq(admin_fetch(a, t.cfg.groups, 1, got, &bytes, &why, &err), -1);
+	ck_assert_int_eq(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &why, &err), -1);
 	ck_assert_int_eq(why, SYNC_FAIL_AUTH);
 	ck_assert_ptr_nonnull(strstr(err.msg, "401"));
 	ck_assert_ptr_null(strstr(err.msg, "token"
@@ -495,7 +495,7 @@ START_TEST(login_falls_back_to_get_and_renews)
 	for (int i = 0; i < 3; i++) {
 		if (i == 2)
 			usleep(250000);
-		ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, got, &bytes, &why, &err) == 0, "%s",
+		ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &why, &err) == 0, "%s",
 		              err.msg);
 		group_data_unref(got[GW_GROUP_PLUGIN]);
 	}

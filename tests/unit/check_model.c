@@ -222,6 +222,74 @@ START_TEST(group_document_roundtrip)
 }
 END_TEST
 
+START_TEST(unchanged_items_are_carried_over_changed_ones_parsed)
+{
+	const char *v1 = "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":["
+	                 "{\"id\":\"r1\",\"name\":\"one\",\"conditionDataList\":[{\"paramValue\":\"/a\"}]},"
+	                 "{\"id\":\"r2\",\"name\":\"two\",\"sort\":2},{\"id\":\"r3\",\"name\":\"three\"}]}}}";
+	const char *v2 = "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"b\",\"lastModifyTime\":2,\"data\":["
+	                 "{\"id\":\"r1\",\"name\":\"one\",\"conditionDataList\":[{\"paramValue\":\"/a\"}]},"
+	                 "{\"id\":\"r2\",\"name\":\"TWO\",\"sort\":3},{\"id\":\"r3\",\"name\":\"three\"}]}}}";
+	const enum gw_group rule[] = {GW_GROUP_RULE};
+	struct group_data *a[GW_GROUP_COUNT], *b[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	ck_assert_int_eq(model_parse_fetch(v1, strlen(v1), rule, 1, "s", a, &err), 0);
+	ck_assert_msg(model_parse_fetch_reuse(v2, strlen(v2), rule, 1, "s", a, b, &err) == 0, "%s",
+	              err.msg);
+	struct group_data *old = a[GW_GROUP_RULE], *new = b[GW_GROUP_RULE];
+	ck_assert_uint_eq(new->n_items, 3);
+	ck_assert_str_eq(new->items[1].rule->name, "TWO"); /* changed: parsed */
+	ck_assert_int_eq(new->items[1].rule->sort, 3);
+	ck_assert_str_eq(new->md5, "b");
+	/* carried over items own their memory: the old version can go */
+	ck_assert_ptr_ne(new->items[0].json, old->items[0].json);
+	ck_assert_ptr_ne(new->items[0].rule, old->items[0].rule);
+	group_data_unref(old);
+	ck_assert_str_eq(new->items[0].key, "r1");
+	ck_assert_str_eq(new->items[0].name, "one");
+	ck_assert_str_eq(new->items[0].rule->conditions[0].param_value, "/a");
+	ck_assert_ptr_eq(new->items[0].name, new->items[0].rule->name);
+	ck_assert_str_eq(new->items[2].json, "{\"id\":\"r3\",\"name\":\"three\"}");
+	ck_assert_ptr_eq(group_data_find(new, "r3"), &new->items[2]);
+	group_data_unref(new);
+}
+END_TEST
+
+START_TEST(structure_between_values_is_strict)
+{
+	const enum gw_group rule[] = {GW_GROUP_RULE};
+	const char *bad[] = {
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{\"id\":\"x\"},]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{\"id\":\"x\"} {\"id\":\"y\"}]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\" \"lastModifyTime\":1,\"data\":[]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]}}} x",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]}},\"data\":{}}",
+	    "{\"code\":200,\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},\"PLUGIN\":{nope}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":01,\"data\":[]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{\"id\":\"x\",\"id\":\"y\"}]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},\"RULE\":{\"md5\":\"b\",\"lastModifyTime\":2,\"data\":[]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{\"id\":\"x\"}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct group_data *out[GW_GROUP_COUNT];
+		struct gw_err err = {{0}};
+		ck_assert_msg(model_parse_fetch(bad[i], strlen(bad[i]), rule, 1, "s", out, &err) == -1,
+		              "accepted #%zu: %s", i, bad[i]);
+		for (int g = 0; g < GW_GROUP_COUNT; g++)
+			ck_assert_ptr_null(out[g]);
+	}
+	/* escaped keys and whitespace everywhere are fine */
+	const char *ok = " { \"c\\u006fde\" : 200 , \"data\" : { \"RULE\" : { \"md5\" : \"a\" , "
+	                 "\"lastModifyTime\" : 1 , \"data\" : [ { \"id\" : \"x\" } ] } } } \n";
+	struct group_data *out[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	ck_assert_msg(model_parse_fetch(ok, strlen(ok), rule, 1, "s", out, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(out[GW_GROUP_RULE]->items[0].json, "{ \"id\" : \"x\" }");
+	unref_all(out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("model");
@@ -234,6 +302,8 @@ int main(void)
 	tcase_add_test(tc, config_data_refusals);
 	tcase_add_test(tc, newer_groups_raw_with_keys);
 	tcase_add_test(tc, group_document_roundtrip);
+	tcase_add_test(tc, unchanged_items_are_carried_over_changed_ones_parsed);
+	tcase_add_test(tc, structure_between_values_is_strict);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
