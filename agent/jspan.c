@@ -183,6 +183,13 @@ int jspan_object_next(struct jspan_iter *it, struct jspan_member *m)
 			break;
 		}
 	}
+	if (!m->key_plain) { /* rare: escapes or non-ASCII; make sure the key is valid */
+		json_t *k = json_loadb(m->key - 1, m->key_len + 2, JSON_DECODE_ANY, NULL);
+		int ok = json_is_string(k);
+		json_decref(k);
+		if (!ok)
+			return -1;
+	}
 	p = jspan_ws(kend, it->end);
 	if (p >= it->end || *p != ':')
 		return -1;

@@ -5,6 +5,8 @@
  */
 #include "log.h"
 
+#include "utf8.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -177,8 +179,8 @@ static void json_escape(char *buf, size_t cap, size_t *pos, const char *s)
 	}
 }
 
-void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component,
-              const char *fmt, va_list ap)
+void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,
+              va_list ap)
 {
 	if (!gw_log_enabled(log, level))
 		return;
@@ -196,6 +198,7 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 	mask_secrets(log, msg);
 	size_t pos = 0;
 	if (log->format == GW_LOG_JSON) {
+		utf8_scrub(msg); /* one line must stay one valid JSON document */
 		pos = (size_t)snprintf(line, sizeof line,
 		                       "{\"time\":\"%s\",\"level\":\"%s\",\"component\":\"", ts,
 		                       gw_log_level_name(level));
@@ -222,8 +225,8 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 	pthread_mutex_unlock(&log->mu);
 }
 
-void gw_logf(struct gw_log *log, enum gw_log_level level, const char *component,
-             const char *fmt, ...)
+void gw_logf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,
+             ...)
 {
 	va_list ap;
 	va_start(ap, fmt);

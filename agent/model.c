@@ -486,6 +486,23 @@ static long count_elements(const char *v, const char *end)
 	return r == 0 ? n : -1;
 }
 
+/* The md5 tag travels back in the listener's "md5,time" form parameter, in snapshot files
+ * and in log lines: only letters and digits (the admin's is hex) are safe in all three. */
+static int valid_md5(const json_t *md5)
+{
+	if (!json_is_string(md5))
+		return 0;
+	const char *s = json_string_value(md5);
+	size_t n = json_string_length(md5);
+	if (n == 0 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= 'A' && s[i] <= 'Z')))
+			return 0;
+	return 1;
+}
+
 /*
  * One ConfigData object in [text, end): {"md5":..,"lastModifyTime":..,"data":[..]} (and,
  * in snapshot files, "group"). Items are parsed one at a time (or carried over from
@@ -543,8 +560,8 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		        json_is_string(grp) ? json_string_value(grp) : "(not a string)");
 		goto out;
 	}
-	if (!json_is_string(md5) || json_string_length(md5) == 0 || json_string_length(md5) > 64) {
-		gw_errf(err, "group %s: 'md5' must be a string of 1 to 64 characters", gname);
+	if (!valid_md5(md5)) {
+		gw_errf(err, "group %s: 'md5' must be 1 to 64 letters and digits", gname);
 		goto out;
 	}
 	if (!json_is_integer(lmt)) {
@@ -706,8 +723,10 @@ int model_parse_fetch_reuse(const char *body, size_t len, const enum gw_group *w
 	}
 	while ((r = jspan_object_next(&it, &m)) == 1) {
 		if (jspan_key_is(&m, "data") == 1) {
-			if (data)
-				return gw_errf(err, "invalid JSON: duplicate key 'data'");
+			if (data) {
+				gw_errf(err, "invalid JSON: duplicate key 'data'");
+				goto out;
+			}
 			data = m.value;
 			data_len = m.value_len;
 			continue;

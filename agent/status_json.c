@@ -5,6 +5,11 @@
  */
 #include "status_json.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -61,7 +66,18 @@ static json_t *time_or_null(int64_t wall_ms)
 
 static json_t *text_or_null(const char *s)
 {
-	return s && *s ? json_string(s) : json_null();
+	if (!s || !*s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	char *copy = strdup(s); /* not UTF-8 (an error text quoting foreign bytes) */
+	if (!copy)
+		return NULL;
+	utf8_scrub(copy);
+	j = json_string(copy);
+	free(copy);
+	return j;
 }
 
 /* Seconds with millisecond precision. */

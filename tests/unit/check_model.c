@@ -270,6 +270,12 @@ START_TEST(structure_between_values_is_strict)
 	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{\"id\":\"x\",\"id\":\"y\"}]}}}",
 	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},\"RULE\":{\"md5\":\"b\",\"lastModifyTime\":2,\"data\":[]}}}",
 	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{\"id\":\"x\"}",
+	    /* an md5 that would break the listener's "md5,time" parameter or a log line */
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"d7,1\",\"lastModifyTime\":1,\"data\":[]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\\nb\",\"lastModifyTime\":1,\"data\":[]}}}",
+	    /* an invalid escaped key, a duplicate 'data' after code/message */
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"d\\qata\":1,\"data\":[]}}}",
+	    "{\"code\":200,\"message\":\"m\",\"data\":{},\"data\":{}}",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct group_data *out[GW_GROUP_COUNT];

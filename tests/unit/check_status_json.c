@@ -107,6 +107,23 @@ START_TEST(servers_failing_and_recovered)
 }
 END_TEST
 
+/* Regression: an error text that is not UTF-8 (an admin's GBK error page, a reply excerpt
+ * cut inside a character) made json_string() fail and /status answer 500. */
+START_TEST(error_text_that_is_not_utf8_still_renders)
+{
+	struct status_view v;
+	vt_init(&v, 1, 0);
+	struct poller_status *a = &v.servers[0].st;
+	snprintf(a->last_error, sizeof a->last_error, "HTTP 502: \xb7\xfe\xce\xf1 cut \xe6\x9c");
+	json_t *doc = doc_of(&v);
+	ck_assert_ptr_nonnull(doc);
+	json_t *s0 = json_array_get(json_object_get(doc, "servers"), 0);
+	ck_assert_str_eq(str_at(s0, "lastError"), "HTTP 502: ???? cut ??");
+	json_decref(doc);
+	status_view_free(&v);
+}
+END_TEST
+
 START_TEST(groups_held_from_admin_and_snapshot)
 {
 	struct status_view v;
@@ -299,6 +316,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, agent_fields_and_time_text);
 	tcase_add_test(tc, servers_failing_and_recovered);
+	tcase_add_test(tc, error_text_that_is_not_utf8_still_renders);
 	tcase_add_test(tc, groups_held_from_admin_and_snapshot);
 	tcase_add_test(tc, subscriber_failing_and_behind);
 	tcase_add_test(tc, undelivered_group_is_null_and_paused_shows);
