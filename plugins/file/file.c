@@ -36,7 +36,24 @@ struct file_state {
 	int64_t timeout_ms;
 	struct debounce reload;
 	unsigned reload_groups; /* one bit per enum gw_group changed since the last reload */
+	int swept;              /* crash leftovers removed (at the first apply, not in init:
+	                         * `gwsyncd --check` runs init beside a live agent) */
 };
+
+/* Remove temporary files a writer killed mid-write left in dir (the real files are whole). */
+static void sweep_temporaries(struct file_state *st)
+{
+	const struct gw_host *host = st->host;
+	st->swept = 1;
+	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s.json", gw_group_name((enum gw_group)g));
+		int n = atomic_file_sweep(st->dir, name);
+		if (n)
+			host->log(host, GW_LOG_INFO,
+			          "removed %d temporary file(s) of %s left by a crash", n, name);
+	}
+}
 
 static void file_fini(void *state);
 
@@ -114,15 +131,6 @@ static int file_init(const struct gw_host *host, const struct gw_config *config,
 	if (access(st->dir, W_OK | X_OK) != 0) {
 		host->error(host, "dir: %s is not writable by this process", st->dir);
 		goto fail;
-	}
-	/* temporary files of a writer killed mid-write (the old files are whole) */
-	for (int g = 0; g < GW_GROUP_COUNT; g++) {
-		char name[64];
-		snprintf(name, sizeof name, "%s.json", gw_group_name((enum gw_group)g));
-		int n = atomic_file_sweep(st->dir, name);
-		if (n)
-			host->log(host, GW_LOG_INFO,
-			          "removed %d temporary file(s) of %s left by a crash", n, name);
 	}
 	debounce_init(&st->reload, quiet, ceiling);
 	host->log(host, GW_LOG_INFO, "writing group files to %s (mode %04o)%s%s", st->dir, st->mode,
@@ -252,6 +260,8 @@ static int file_apply(void *state, const struct gw_change *ch)
 	const struct gw_host *h = st->host;
 	char name[64], why[512];
 	snprintf(name, sizeof name, "%s.json", ch->group_name);
+	if (!st->swept)
+		sweep_temporaries(st);
 
 	struct atomic_file af;
 	if (atomic_file_open(&af, st->dir, name, st->mode, why, sizeof why) < 0) {
