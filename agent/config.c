@@ -170,8 +170,9 @@ static int load_subscribers(struct loader *ld, const struct key *k, const struct
 #define NOSUB  0, 0, NULL
 static const struct key retry_keys[] = {
     {"attempts", cfgw_int, CFG(retry_attempts), 1, 10000, NULL},
-    {"interval", cfgw_duration, CFG(retry_interval_ms), 0, INT64_MAX, NULL},
-    {"backoff", cfgw_duration, CFG(retry_backoff_ms), 0, INT64_MAX, NULL},
+    /* at least 10ms: 0 would turn a refused connection into a busy loop */
+    {"interval", cfgw_duration, CFG(retry_interval_ms), 10, INT64_MAX, NULL},
+    {"backoff", cfgw_duration, CFG(retry_backoff_ms), 10, INT64_MAX, NULL},
     {NULL, NULL, 0, NOSUB},
 };
 

@@ -17,7 +17,10 @@
 
 void status_sources_publish_pollers(struct status_sources *src, struct poller **pollers, size_t n)
 {
-	src->pollers = pollers;
+	/* readers look at the pointer only after seeing n > 0, so it is written once, before
+	 * the first count is published, and never again (no racing plain store) */
+	if (src->pollers != pollers)
+		src->pollers = pollers;
 	atomic_store(&src->n_pollers, n);
 }
 

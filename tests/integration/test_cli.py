@@ -61,6 +61,8 @@ class Cli(harness.IntegrationTest):
             ('admin:\n  servers: ["http://a"]\n  username: u\n  password_file: /nonexistent/pw\n',
              r":4:\d+: .*/nonexistent/pw"),
             ('admin:\n  servers: ["http://a"]\n  retry: { attempts: many }\n', r":3:\d+: .*attempts"),
+            # regression: a zero interval made a refused connection a busy loop
+            ('admin:\n  servers: ["http://a"]\n  retry: { interval: 0s }\n', r":3:\d+: .*interval.*at least"),
             ('admin:\n  servers: ["http://a"]\nsubscribers:\n  - { name: a, library: log }\n'
              '  - { name: a, library: log }\n', r":5:\d+: .*duplicate.*'a'"),
         ]
