@@ -151,7 +151,7 @@ START_TEST(every_key)
 	         "  connect_timeout: 1500ms\n"
 	         "  read_timeout: 1m30s\n"
 	         "  hold: 60s\n"
-	         "  retry: { attempts: 10, interval: 0, backoff: 10m }\n"
+	         "  retry: { attempts: 10, interval: 10ms, backoff: 10m }\n"
 	         "  max_response: 512KiB\n"
 	         "  tls:\n"
 	         "    ca_file: %s\n"
@@ -184,7 +184,7 @@ START_TEST(every_key)
 	ck_assert_int_eq(c->connect_timeout_ms, 1500);
 	ck_assert_int_eq(c->read_timeout_ms, 90000);
 	ck_assert_int_eq(c->retry_attempts, 10);
-	ck_assert_int_eq(c->retry_interval_ms, 0);
+	ck_assert_int_eq(c->retry_interval_ms, 10);
 	ck_assert_int_eq(c->retry_backoff_ms, 600000);
 	ck_assert_int_eq(c->max_response, 512 * 1024);
 	ck_assert_str_eq(c->tls.ca_file, ca);
