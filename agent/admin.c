@@ -342,6 +342,7 @@ int admin_listen(struct admin *a, struct store *st, unsigned *changed_mask, enum
 	    .body = body,
 	    .body_len = strlen(body),
 	    .content_type = "application/x-www-form-urlencoded",
+	    .held = 1,
 	};
 	struct http_reply rep;
 	int rc = call(a, &rq, "listener", a->port_header, a->instance_header, &rep, why, err);

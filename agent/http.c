@@ -395,6 +395,15 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	curl_easy_setopt(e, CURLOPT_URL, url.p);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
+	if (rq->held) {
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->timeout_ms);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 0L);
+	} else {
+		long idle_s = (long)((h->timeout_ms + 999) / 1000);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 0L);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L); /* < 1 byte/s for idle_s: timeout */
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, idle_s > 0 ? idle_s : 1L);
+	}
 	if (strcmp(rq->method, "POST") == 0) {
 		curl_easy_setopt(e, CURLOPT_POST, 1L);
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);

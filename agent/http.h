@@ -35,6 +35,9 @@ struct http_request {
 	size_t body_len;
 	const char *content_type;   /* POST only */
 	const char *const *headers; /* extra "Name: value" lines, NULL-terminated; may be NULL */
+	int held;                   /* the admin may hold it (the listener): read_timeout bounds
+	                             * the whole request; otherwise it bounds silence only, so
+	                             * a large fetch on a slow link is not cut off mid-transfer */
 };
 
 struct http_reply {
