@@ -81,14 +81,6 @@ char *admin_instance_info(const char *host_name, int port)
 	return s;
 }
 
-static int group_by_name(const char *name)
-{
-	for (int g = 0; g < GW_GROUP_COUNT; g++)
-		if (strcmp(gw_group_name((enum gw_group)g), name) == 0)
-			return g;
-	return -1;
-}
-
 int admin_parse_listener(const char *body, size_t len, const enum gw_group *groups, size_t n,
                          const char *server, struct gw_log *log, unsigned *changed,
                          enum sync_fail *why, struct gw_err *err)
@@ -124,7 +116,7 @@ int admin_parse_listener(const char *body, size_t len, const enum gw_group *grou
 			goto out;
 		}
 		const char *name = json_string_value(v);
-		int g = group_by_name(name);
+		int g = cfg_group_parse(name);
 		int configured = 0;
 		for (size_t k = 0; g >= 0 && k < n; k++)
 			configured |= groups[k] == (enum gw_group)g;
