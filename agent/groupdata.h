@@ -20,14 +20,14 @@ struct group_data {
 	enum gw_group group;
 	char md5[65];
 	int64_t last_modify_time;
-	char source[256];   /* the admin server URL it came from, or "snapshot" */
-	int provisional;    /* loaded from the snapshot: any admin version replaces it */
+	char source[256];    /* the admin server URL it came from, or "snapshot" */
+	int provisional;     /* loaded from the snapshot: any admin version replaces it */
 	int64_t received_us; /* gw_mono_us() when the admin's reply arrived (latency figures) */
 
 	struct gw_item *items; /* n_items, in the admin's order */
 	size_t n_items;
-	uint32_t *by_key;      /* indices of items sorted by key (strcmp), for diff/lookup */
-	size_t json_bytes;     /* sum of the items' raw JSON lengths */
+	uint32_t *by_key;  /* indices of items sorted by key (strcmp), for diff/lookup */
+	size_t json_bytes; /* sum of the items' raw JSON lengths */
 
 	struct arena arena;
 };

@@ -401,7 +401,8 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	} else {
 		long idle_s = (long)((h->timeout_ms + 999) / 1000);
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 0L);
-		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L); /* < 1 byte/s for idle_s: timeout */
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT,
+		                 1L); /* < 1 byte/s for idle_s: timeout */
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, idle_s > 0 ? idle_s : 1L);
 	}
 	if (strcmp(rq->method, "POST") == 0) {

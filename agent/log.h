@@ -34,10 +34,10 @@ int gw_log_reopen(struct gw_log *log, struct gw_err *err);
 void gw_log_secret(struct gw_log *log, const char *secret);
 void gw_log_secret_pin(struct gw_log *log, const char *secret);
 
-void gw_logf(struct gw_log *log, enum gw_log_level level, const char *component,
-             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component,
-              const char *fmt, va_list ap);
+void gw_logf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,
+             ...) __attribute__((format(printf, 4, 5)));
+void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,
+              va_list ap);
 
 /* "error" | "warn" | "info" | "debug" -> level; -1 if unknown. */
 int gw_log_level_parse(const char *s);
@@ -46,10 +46,10 @@ const char *gw_log_level_name(enum gw_log_level level);
 #define LOG_E(log, comp, ...) gw_logf((log), GW_LOG_ERROR, (comp), __VA_ARGS__)
 #define LOG_W(log, comp, ...) gw_logf((log), GW_LOG_WARN, (comp), __VA_ARGS__)
 #define LOG_I(log, comp, ...) gw_logf((log), GW_LOG_INFO, (comp), __VA_ARGS__)
-#define LOG_D(log, comp, ...)                                                          \
-	do {                                                                           \
-		if (gw_log_enabled((log), GW_LOG_DEBUG))                               \
-			gw_logf((log), GW_LOG_DEBUG, (comp), __VA_ARGS__);             \
+#define LOG_D(log, comp, ...)                                                                      \
+	do {                                                                                       \
+		if (gw_log_enabled((log), GW_LOG_DEBUG))                                           \
+			gw_logf((log), GW_LOG_DEBUG, (comp), __VA_ARGS__);                         \
 	} while (0)
 
 #endif

@@ -122,8 +122,8 @@ static int initial_fetch(struct agent *a, struct gw_err *err)
 /* No admin answered: fall back to the snapshot. Returns the number of groups loaded. */
 static size_t load_snapshot(struct agent *a, const char *why)
 {
-	size_t n = snapshot_load(a->cfg->state_dir, a->cfg->groups, a->cfg->n_groups, a->store,
-	                         a->log);
+	size_t n =
+	    snapshot_load(a->cfg->state_dir, a->cfg->groups, a->cfg->n_groups, a->store, a->log);
 	if (n)
 		LOG_W(a->log, "main",
 		      "%s; serving %zu of %zu group(s) from the snapshot in %s (STALE until an "
@@ -140,7 +140,8 @@ static int run_once(struct agent *a)
 			return EXIT_OK;
 		LOG_E(a->log, "main", "--once: no admin server answered: %s", err.msg);
 		if (load_snapshot(a, "--once: no admin answered") == 0) {
-			LOG_E(a->log, "main", "--once: could not sync and there is no snapshot in %s",
+			LOG_E(a->log, "main",
+			      "--once: could not sync and there is no snapshot in %s",
 			      a->cfg->state_dir);
 			return EXIT_RUNTIME;
 		}
@@ -174,7 +175,8 @@ static int run_once(struct agent *a)
 static int run_daemon(struct agent *a)
 {
 	struct gw_err err = {{0}};
-	LOG_I(a->log, "main", "gwsyncd %s starting: %zu admin server(s), %zu group(s), %zu subscriber(s)",
+	LOG_I(a->log, "main",
+	      "gwsyncd %s starting: %zu admin server(s), %zu group(s), %zu subscriber(s)",
 	      GWSYNC_VERSION, a->cfg->n_servers, a->cfg->n_groups, a->cfg->n_subscribers);
 	if (dispatcher_start(&a->dispatcher, a->subs, a->store, a->cfg, a->log, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
@@ -207,10 +209,13 @@ static int run_daemon(struct agent *a)
 	if (initial_fetch(a, &err) != 0) {
 		if (signals_stopping(a->signals))
 			return EXIT_OK;
-		LOG_W(a->log, "main", "start-up fetch failed: %s; the pollers keep trying", err.msg);
+		LOG_W(a->log, "main", "start-up fetch failed: %s; the pollers keep trying",
+		      err.msg);
 		if (load_snapshot(a, "no admin answered at start") == 0)
-			LOG_W(a->log, "main", "no snapshot in %s either: not ready until an admin "
-			      "answers", a->cfg->state_dir);
+			LOG_W(a->log, "main",
+			      "no snapshot in %s either: not ready until an admin "
+			      "answers",
+			      a->cfg->state_dir);
 	}
 
 	a->pollers = calloc(a->cfg->n_servers, sizeof *a->pollers);
@@ -276,13 +281,15 @@ int main(int argc, char **argv)
 
 	int rc = agent_configure(&a);
 	if (rc == EXIT_OK && a.opt.mode == MODE_CHECK) {
-		printf("configuration OK: %s (%zu admin server(s), %zu group(s), %zu subscriber(s) loaded)\n",
+		printf("configuration OK: %s (%zu admin server(s), %zu group(s), %zu subscriber(s) "
+		       "loaded)\n",
 		       a.opt.config_path, a.cfg->n_servers, a.cfg->n_groups, a.cfg->n_subscribers);
 	} else if (rc == EXIT_OK) {
 		struct gw_err err = {{0}};
 		a.store = store_new();
 		if (!a.store || signals_start(&a.signals, a.log, &err) != 0) {
-			fprintf(stderr, "gwsyncd: cannot start: %s\n", a.store ? err.msg : "out of memory");
+			fprintf(stderr, "gwsyncd: cannot start: %s\n",
+			        a.store ? err.msg : "out of memory");
 			rc = EXIT_RUNTIME;
 		} else if (a.opt.mode == MODE_ONCE)
 			rc = run_once(&a);

@@ -28,9 +28,8 @@ int model_parse_fetch(const char *body, size_t len, const enum gw_group *want, s
  * item with the same key in prev[group] (the version held now; may be NULL) is copied
  * instead of parsed, so one changed rule among 10,000 costs one parse, not 10,000.
  */
-int model_parse_fetch_reuse(const char *body, size_t len, const enum gw_group *want,
-                            size_t n_want, const char *source,
-                            struct group_data *const prev[GW_GROUP_COUNT],
+int model_parse_fetch_reuse(const char *body, size_t len, const enum gw_group *want, size_t n_want,
+                            const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                             struct group_data *out[GW_GROUP_COUNT], struct gw_err *err);
 
 /*
@@ -46,7 +45,7 @@ int model_parse_group(enum gw_group group, const char *text, size_t len, const c
  * "admin code N: message". Used for login and listener replies.
  */
 struct json_t;
-int model_parse_envelope(const char *body, size_t len, struct json_t **root,
-                         struct json_t **data, struct gw_err *err);
+int model_parse_envelope(const char *body, size_t len, struct json_t **root, struct json_t **data,
+                         struct gw_err *err);
 
 #endif

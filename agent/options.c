@@ -16,13 +16,16 @@
 
 const char *options_usage(void)
 {
-	return "Usage: gwsyncd [-c FILE] [--check | --once | --pause | --resume] [--log-level LEVEL]\n"
+	return "Usage: gwsyncd [-c FILE] [--check | --once | --pause | --resume] [--log-level "
+	       "LEVEL]\n"
 	       "\n"
 	       "Keeps an API gateway's configuration in step with a Soul / Apache ShenYu admin.\n"
 	       "\n"
 	       "  -c, --config FILE      configuration file (default " SYSCONFDIR "/gwsync.yaml)\n"
-	       "      --check            validate the configuration and load the subscribers, then exit\n"
-	       "      --once             one full fetch and one delivery to the subscribers, then exit\n"
+	       "      --check            validate the configuration and load the subscribers, then "
+	       "exit\n"
+	       "      --once             one full fetch and one delivery to the subscribers, then "
+	       "exit\n"
 	       "      --pause            ask the running agent to stop delivering changes\n"
 	       "      --resume           ask the running agent to deliver again\n"
 	       "  -l, --log-level LEVEL  error | warn | info | debug (overrides log.level)\n"
@@ -54,22 +57,37 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 	while ((c = getopt_long(argc, argv, ":c:l:Vh", longopts, NULL)) != -1) {
 		enum gw_mode m = MODE_RUN;
 		switch (c) {
-		case 'c': out->config_path = optarg; continue;
+		case 'c':
+			out->config_path = optarg;
+			continue;
 		case 'l':
 			out->log_level = gw_log_level_parse(optarg);
 			if (out->log_level < 0) {
-				snprintf(msg, msg_len,
-				         "--log-level: unknown level '%s' (error, warn, info, debug)",
-				         optarg);
+				snprintf(
+				    msg, msg_len,
+				    "--log-level: unknown level '%s' (error, warn, info, debug)",
+				    optarg);
 				return -1;
 			}
 			continue;
-		case 'k': m = MODE_CHECK; break;
-		case 'o': m = MODE_ONCE; break;
-		case 'p': m = MODE_PAUSE; break;
-		case 'r': m = MODE_RESUME; break;
-		case 'V': m = MODE_VERSION; break;
-		case 'h': m = MODE_HELP; break;
+		case 'k':
+			m = MODE_CHECK;
+			break;
+		case 'o':
+			m = MODE_ONCE;
+			break;
+		case 'p':
+			m = MODE_PAUSE;
+			break;
+		case 'r':
+			m = MODE_RESUME;
+			break;
+		case 'V':
+			m = MODE_VERSION;
+			break;
+		case 'h':
+			m = MODE_HELP;
+			break;
 		case ':':
 			snprintf(msg, msg_len, "%s needs an argument", argv[optind - 1]);
 			return -1;

@@ -15,9 +15,9 @@ struct signals {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int stop_sig;   /* the signal that stopped us, -1 for an internal shutdown */
+	int stop_sig; /* the signal that stopped us, -1 for an internal shutdown */
 	int stopping;
-	int quit;       /* shutdown requested: the thread exits */
+	int quit; /* shutdown requested: the thread exits */
 	void (*hook)(void *);
 	void *hook_arg;
 };
@@ -60,7 +60,8 @@ static void *signal_main(void *arg)
 				LOG_I(s->log, "main", "SIGHUP: log reopened");
 			continue;
 		}
-		LOG_I(s->log, "main", "%s received, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		LOG_I(s->log, "main", "%s received, stopping",
+		      sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		pthread_mutex_lock(&s->mu);
 		s->stopping = 1;
 		s->stop_sig = sig;

@@ -62,8 +62,8 @@ enum gw_bool { GW_UNSET = -1, GW_FALSE = 0, GW_TRUE = 1 };
 
 /** One matching condition of a selector or rule. */
 struct gw_condition {
-	const char *param_type;  /* "uri", "header", "query", ... */
-	const char *op;          /* the admin's "operator": "match", "=", "regex", ... */
+	const char *param_type; /* "uri", "header", "query", ... */
+	const char *op;         /* the admin's "operator": "match", "=", "regex", ... */
 	const char *param_name;
 	const char *param_value;
 };
@@ -72,9 +72,9 @@ struct gw_condition {
 struct gw_plugin_data {
 	const char *id;
 	const char *name;
-	const char *config;      /* a JSON document inside a string; may be NULL */
-	const char *role;        /* Soul sends a number, ShenYu a string: both as text */
-	const char *plugin_jar;  /* base64 of an extension jar; usually NULL */
+	const char *config;     /* a JSON document inside a string; may be NULL */
+	const char *role;       /* Soul sends a number, ShenYu a string: both as text */
+	const char *plugin_jar; /* base64 of an extension jar; usually NULL */
 	const char *namespace_id;
 	int64_t sort;
 	enum gw_bool enabled;
@@ -86,16 +86,16 @@ struct gw_selector_data {
 	const char *plugin_id;
 	const char *plugin_name;
 	const char *name;
-	const char *handle;      /* plugin-specific JSON inside a string; may be NULL */
+	const char *handle; /* plugin-specific JSON inside a string; may be NULL */
 	const char *namespace_id;
-	int64_t match_mode;      /* 0 = and, 1 = or */
-	int64_t type;            /* 0 = full flow, 1 = custom */
+	int64_t match_mode; /* 0 = and, 1 = or */
+	int64_t type;       /* 0 = full flow, 1 = custom */
 	int64_t sort;
 	enum gw_bool enabled;
 	enum gw_bool logged;
 	enum gw_bool continued;
 	enum gw_bool match_restful;
-	const struct gw_condition *conditions;        /* conditionList */
+	const struct gw_condition *conditions; /* conditionList */
 	size_t n_conditions;
 	const struct gw_condition *before_conditions; /* beforeConditionList */
 	size_t n_before_conditions;
@@ -112,9 +112,9 @@ struct gw_rule_data {
 	int64_t match_mode;
 	int64_t sort;
 	enum gw_bool enabled;
-	enum gw_bool logged;     /* the admin spells it "loged" */
+	enum gw_bool logged; /* the admin spells it "loged" */
 	enum gw_bool match_restful;
-	const struct gw_condition *conditions;        /* conditionDataList */
+	const struct gw_condition *conditions; /* conditionDataList */
 	size_t n_conditions;
 	const struct gw_condition *before_conditions; /* beforeConditionDataList */
 	size_t n_before_conditions;
@@ -169,9 +169,9 @@ struct gw_meta_data {
  */
 struct gw_item {
 	enum gw_group group;
-	const char *key;   /* id; appKey for APP_AUTH; never NULL */
-	const char *name;  /* a display name (name, appName, path...); may be NULL */
-	const char *json;  /* raw JSON text of the item, NUL-terminated */
+	const char *key;  /* id; appKey for APP_AUTH; never NULL */
+	const char *name; /* a display name (name, appName, path...); may be NULL */
+	const char *json; /* raw JSON text of the item, NUL-terminated */
 	size_t json_len;
 	const struct gw_plugin_data *plugin;
 	const struct gw_selector_data *selector;
@@ -182,7 +182,7 @@ struct gw_item {
 
 /** A group version: the admin's opaque md5 tag and its last-modified time (epoch ms). */
 struct gw_version {
-	const char *md5;           /* NULL in gw_change.previous when nothing was delivered */
+	const char *md5; /* NULL in gw_change.previous when nothing was delivered */
 	int64_t last_modify_time;
 };
 
@@ -201,10 +201,10 @@ struct gw_update {
  */
 struct gw_change {
 	enum gw_group group;
-	const char *group_name;          /* "PLUGIN", "SELECTOR", ... */
+	const char *group_name; /* "PLUGIN", "SELECTOR", ... */
 	struct gw_version version;
 	struct gw_version previous;
-	const struct gw_item *items;     /* the complete new list, in the admin's order */
+	const struct gw_item *items; /* the complete new list, in the admin's order */
 	size_t n_items;
 	const struct gw_item *const *added;
 	size_t n_added;
@@ -212,8 +212,8 @@ struct gw_change {
 	size_t n_updated;
 	const struct gw_item *const *removed;
 	size_t n_removed;
-	int stale;                       /* 1: data loaded from the local snapshot, not (yet)
-	                                  * confirmed by an admin */
+	int stale; /* 1: data loaded from the local snapshot, not (yet)
+	            * confirmed by an admin */
 };
 
 /** Log levels for gw_host.log. */
@@ -262,8 +262,8 @@ struct gw_host {
 	                                     int *out);
 	/** A duration such as "200ms", "5s", "2m", "1h"; in milliseconds. */
 	enum gw_config_result (*config_duration_ms)(const struct gw_host *host,
-	                                            const struct gw_config *config,
-	                                            const char *key, int64_t *out);
+	                                            const struct gw_config *config, const char *key,
+	                                            int64_t *out);
 	/** A file mode as an octal string such as "0640". */
 	enum gw_config_result (*config_mode)(const struct gw_host *host,
 	                                     const struct gw_config *config, const char *key,
@@ -313,9 +313,14 @@ GWSYNC_EXPORT const struct gw_subscriber *gwsync_subscriber(void);
 /** Text name of a group ("PLUGIN"...), or NULL if out of range. Header-only. */
 static inline const char *gw_group_name(enum gw_group g)
 {
-	static const char *const names[GW_GROUP_COUNT] = {
-	    "PLUGIN",         "SELECTOR",          "RULE",           "APP_AUTH",
-	    "META_DATA",      "PROXY_SELECTOR",    "DISCOVER_UPSTREAM", "AI_PROXY_API_KEY"};
+	static const char *const names[GW_GROUP_COUNT] = {"PLUGIN",
+	                                                  "SELECTOR",
+	                                                  "RULE",
+	                                                  "APP_AUTH",
+	                                                  "META_DATA",
+	                                                  "PROXY_SELECTOR",
+	                                                  "DISCOVER_UPSTREAM",
+	                                                  "AI_PROXY_API_KEY"};
 	return (unsigned)g < GW_GROUP_COUNT ? names[g] : NULL;
 }
 

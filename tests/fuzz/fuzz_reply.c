@@ -12,10 +12,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const enum gw_group all[] = {
-	    GW_GROUP_PLUGIN,    GW_GROUP_SELECTOR,       GW_GROUP_RULE,
-	    GW_GROUP_APP_AUTH,  GW_GROUP_META_DATA,      GW_GROUP_PROXY_SELECTOR,
-	    GW_GROUP_DISCOVER_UPSTREAM, GW_GROUP_AI_PROXY_API_KEY};
+	static const enum gw_group all[] = {GW_GROUP_PLUGIN,
+	                                    GW_GROUP_SELECTOR,
+	                                    GW_GROUP_RULE,
+	                                    GW_GROUP_APP_AUTH,
+	                                    GW_GROUP_META_DATA,
+	                                    GW_GROUP_PROXY_SELECTOR,
+	                                    GW_GROUP_DISCOVER_UPSTREAM,
+	                                    GW_GROUP_AI_PROXY_API_KEY};
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err;
 	/* every subset size exercises "missing group" paths as well as full parses */

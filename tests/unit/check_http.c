@@ -427,7 +427,8 @@ START_TEST(unauthorized_logs_in_again_once)
 	struct group_data *got[GW_GROUP_COUNT];
 	size_t bytes;
 	enum sync_fail why;
-	ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &why, &err) == 0, "%s", err.msg);
+	ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &why, &err) == 0, "%s",
+	              err.msg);
 	ck_assert_ptr_nonnull(got[GW_GROUP_PLUGIN]);
 	ck_assert_str_eq(got[GW_GROUP_PLUGIN]->md5, "m1");
 	ck_assert_uint_eq(bytes, 131);
@@ -495,8 +496,8 @@ START_TEST(login_falls_back_to_get_and_renews)
 	for (int i = 0; i < 3; i++) {
 		if (i == 2)
 			usleep(250000);
-		ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &why, &err) == 0, "%s",
-		              err.msg);
+		ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &why, &err) == 0,
+		              "%s", err.msg);
 		group_data_unref(got[GW_GROUP_PLUGIN]);
 	}
 	ck_assert_int_eq(srv_nreq(s), 6);

@@ -60,7 +60,8 @@ START_TEST(fixture_parses)
 	ck_assert_str_eq(p->items[1].plugin->config, "{\"model\":\"black\"}");
 	ck_assert_int_eq(p->items[4].plugin->enabled, GW_TRUE);
 	/* raw text is the admin's, byte for byte (escapes included) */
-	ck_assert_ptr_nonnull(strstr(p->items[1].json, "\"config\": \"{\\\"model\\\":\\\"black\\\"}\""));
+	ck_assert_ptr_nonnull(
+	    strstr(p->items[1].json, "\"config\": \"{\\\"model\\\":\\\"black\\\"}\""));
 	ck_assert_uint_eq(out[GW_GROUP_RULE]->n_items, 0);
 	ck_assert_str_eq(out[GW_GROUP_RULE]->md5, "d751713988987e9331980363e24189ce");
 	ck_assert_str_eq(p->source, "http://a");
@@ -69,13 +70,12 @@ START_TEST(fixture_parses)
 }
 END_TEST
 
-static const char *wrap_rule =
-    "{\"code\":200,\"message\":\"ok\",\"data\":{"
-    "\"PLUGIN\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
-    "\"SELECTOR\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
-    "\"APP_AUTH\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
-    "\"META_DATA\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
-    "\"RULE\":{\"md5\":\"b\",\"lastModifyTime\":2,\"data\":[%s]}}}";
+static const char *wrap_rule = "{\"code\":200,\"message\":\"ok\",\"data\":{"
+                               "\"PLUGIN\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
+                               "\"SELECTOR\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
+                               "\"APP_AUTH\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
+                               "\"META_DATA\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
+                               "\"RULE\":{\"md5\":\"b\",\"lastModifyTime\":2,\"data\":[%s]}}}";
 
 static int parse_rules(const char *items, struct group_data *out[GW_GROUP_COUNT],
                        struct gw_err *err)
@@ -90,9 +90,12 @@ START_TEST(typed_rule_with_conditions_and_unicode)
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
 	const char *item =
-	    "{\"id\":\"r1\",\"name\":\"限流-規則 café\",\"pluginName\":\"divide\",\"selectorId\":\"s1\","
-	    "\"matchMode\":0,\"sort\":7,\"enabled\":true,\"loged\":null,\"handle\":\"{\\\"x\\\":1}\","
-	    "\"conditionDataList\":[{\"paramType\":\"uri\",\"operator\":\"match\",\"paramName\":\"/\","
+	    "{\"id\":\"r1\",\"name\":\"限流-規則 "
+	    "café\",\"pluginName\":\"divide\",\"selectorId\":\"s1\","
+	    "\"matchMode\":0,\"sort\":7,\"enabled\":true,\"loged\":null,\"handle\":\"{\\\"x\\\":1}"
+	    "\","
+	    "\"conditionDataList\":[{\"paramType\":\"uri\",\"operator\":\"match\",\"paramName\":\"/"
+	    "\","
 	    "\"paramValue\":\"/http/\\u00e9t\\u00e9/**\"}],\"unknownField\":{\"kept\":[1,2]}}";
 	ck_assert_msg(parse_rules(item, out, &err) == 0, "%s", err.msg);
 	const struct gw_item *it = &out[GW_GROUP_RULE]->items[0];
@@ -114,11 +117,15 @@ START_TEST(wrong_field_type_names_group_item_field)
 {
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
-	ck_assert_int_eq(parse_rules("{\"id\":\"ok\"},{\"id\":\"r2\",\"enabled\":\"yes\"}", out, &err), -1);
-	ck_assert_ptr_nonnull(strstr(err.msg, "group RULE item 1 (key 'r2'): field 'enabled': expected boolean, got string"));
+	ck_assert_int_eq(
+	    parse_rules("{\"id\":\"ok\"},{\"id\":\"r2\",\"enabled\":\"yes\"}", out, &err), -1);
+	ck_assert_ptr_nonnull(
+	    strstr(err.msg,
+	           "group RULE item 1 (key 'r2'): field 'enabled': expected boolean, got string"));
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		ck_assert_ptr_null(out[g]);
-	ck_assert_int_eq(parse_rules("{\"id\":\"r\",\"conditionDataList\":[\"x\"]}", out, &err), -1);
+	ck_assert_int_eq(parse_rules("{\"id\":\"r\",\"conditionDataList\":[\"x\"]}", out, &err),
+	                 -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "conditionDataList"));
 	ck_assert_int_eq(parse_rules("{\"id\":\"r\",\"sort\":1.5}", out, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "'sort': expected integer"));
@@ -131,7 +138,8 @@ START_TEST(missing_key_and_duplicate_key_refused)
 	struct gw_err err = {{0}};
 	ck_assert_int_eq(parse_rules("{\"name\":\"nokey\"}", out, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "missing key field 'id'"));
-	ck_assert_int_eq(parse_rules("{\"id\":\"a\"},{\"id\":\"b\"},{\"id\":\"a\"}", out, &err), -1);
+	ck_assert_int_eq(parse_rules("{\"id\":\"a\"},{\"id\":\"b\"},{\"id\":\"a\"}", out, &err),
+	                 -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "duplicate key 'a'"));
 	ck_assert_int_eq(parse_rules("7", out, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "expected an object"));
@@ -142,7 +150,8 @@ START_TEST(envelope_refusals)
 {
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
-	ck_assert_int_eq(parse("{\"code\":500,\"message\":\"group param invalid\"}", out, &err), -1);
+	ck_assert_int_eq(parse("{\"code\":500,\"message\":\"group param invalid\"}", out, &err),
+	                 -1);
 	ck_assert_str_eq(err.msg, "admin code 500: group param invalid");
 	ck_assert_int_eq(parse("{\"code\":200,\"message\":\"ok\"}", out, &err), -1);
 	ck_assert_str_eq(err.msg, "reply has no 'data'");
@@ -150,7 +159,8 @@ START_TEST(envelope_refusals)
 	ck_assert_ptr_nonnull(strstr(err.msg, "'data' must be an object"));
 	ck_assert_int_eq(parse("{\"code\":\"200\",\"data\":{}}", out, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "integer 'code'"));
-	ck_assert_int_eq(parse("{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\",\"lastM", out, &err), -1);
+	ck_assert_int_eq(
+	    parse("{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\",\"lastM", out, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "invalid JSON"));
 	ck_assert_int_eq(parse("", out, &err), -1);
 	ck_assert_int_eq(parse("[1]", out, &err), -1);
@@ -163,7 +173,10 @@ START_TEST(config_data_refusals)
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
 	/* a requested group missing */
-	ck_assert_int_eq(parse("{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]}}}", out, &err), -1);
+	ck_assert_int_eq(parse("{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\","
+	                       "\"lastModifyTime\":1,\"data\":[]}}}",
+	                       out, &err),
+	                 -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "missing from the reply"));
 	char body[1024];
 	snprintf(body, sizeof body, wrap_rule, "");
@@ -171,7 +184,8 @@ START_TEST(config_data_refusals)
 	memcpy(p, "\"lastModifyTime\":\"", 18); /* now a string: wrong type */
 	ck_assert_int_eq(parse(body, out, &err), -1);
 	snprintf(body, sizeof body,
-	         "{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":{}}}}");
+	         "{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":{"
+	         "}}}}");
 	ck_assert_int_eq(model_parse_fetch(body, strlen(body), classic, 1, "s", out, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "group PLUGIN: 'data' must be an array, got object"));
 	/* invalid UTF-8 */
@@ -187,10 +201,12 @@ START_TEST(newer_groups_raw_with_keys)
 	const char *body =
 	    "{\"code\":200,\"data\":{\"DISCOVER_UPSTREAM\":{\"md5\":\"x\",\"lastModifyTime\":5,"
 	    "\"data\":[{\"selectorId\":\"s9\",\"upstreamDataList\":[]},{\"weird\":true}]},"
-	    "\"PROXY_SELECTOR\":{\"md5\":\"y\",\"lastModifyTime\":6,\"data\":[{\"id\":\"p1\",\"name\":\"tcp\"}]}}}";
+	    "\"PROXY_SELECTOR\":{\"md5\":\"y\",\"lastModifyTime\":6,\"data\":[{\"id\":\"p1\","
+	    "\"name\":\"tcp\"}]}}}";
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
-	ck_assert_msg(model_parse_fetch(body, strlen(body), want, 2, "s", out, &err) == 0, "%s", err.msg);
+	ck_assert_msg(model_parse_fetch(body, strlen(body), want, 2, "s", out, &err) == 0, "%s",
+	              err.msg);
 	ck_assert_str_eq(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0].key, "s9");
 	ck_assert_str_eq(out[GW_GROUP_DISCOVER_UPSTREAM]->items[1].key, "{\"weird\":true}");
 	ck_assert_ptr_null(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0].rule);
@@ -202,14 +218,16 @@ END_TEST
 
 START_TEST(group_document_roundtrip)
 {
-	const char *doc = "{\"group\": \"APP_AUTH\", \"md5\": \"m\", \"lastModifyTime\": 9, \"data\": ["
-	                  "{\"appKey\":\"k1\",\"appSecret\":\"s\",\"open\":false,"
-	                  "\"paramDataList\":[{\"appName\":\"a\",\"appParam\":\"p\"}],"
-	                  "\"pathDataList\":[{\"appName\":\"a\",\"path\":\"/x\",\"enabled\":true}]}]}";
+	const char *doc =
+	    "{\"group\": \"APP_AUTH\", \"md5\": \"m\", \"lastModifyTime\": 9, \"data\": ["
+	    "{\"appKey\":\"k1\",\"appSecret\":\"s\",\"open\":false,"
+	    "\"paramDataList\":[{\"appName\":\"a\",\"appParam\":\"p\"}],"
+	    "\"pathDataList\":[{\"appName\":\"a\",\"path\":\"/x\",\"enabled\":true}]}]}";
 	struct group_data *gd;
 	struct gw_err err = {{0}};
-	ck_assert_msg(model_parse_group(GW_GROUP_APP_AUTH, doc, strlen(doc), "snapshot", &gd, &err) == 0,
-	              "%s", err.msg);
+	ck_assert_msg(
+	    model_parse_group(GW_GROUP_APP_AUTH, doc, strlen(doc), "snapshot", &gd, &err) == 0,
+	    "%s", err.msg);
 	ck_assert_str_eq(gd->items[0].app_auth->app_key, "k1");
 	ck_assert_str_eq(gd->items[0].app_auth->paths[0].path, "/x");
 	ck_assert_int_eq(gd->items[0].app_auth->paths[0].enabled, GW_TRUE);
@@ -217,19 +235,22 @@ START_TEST(group_document_roundtrip)
 	ck_assert_ptr_eq(group_data_find(gd, "k1"), &gd->items[0]);
 	ck_assert_ptr_null(group_data_find(gd, "k2"));
 	group_data_unref(gd);
-	ck_assert_int_eq(model_parse_group(GW_GROUP_RULE, doc, strlen(doc), "snapshot", &gd, &err), -1);
+	ck_assert_int_eq(model_parse_group(GW_GROUP_RULE, doc, strlen(doc), "snapshot", &gd, &err),
+	                 -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "says it is group APP_AUTH"));
 }
 END_TEST
 
 START_TEST(unchanged_items_are_carried_over_changed_ones_parsed)
 {
-	const char *v1 = "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":["
-	                 "{\"id\":\"r1\",\"name\":\"one\",\"conditionDataList\":[{\"paramValue\":\"/a\"}]},"
-	                 "{\"id\":\"r2\",\"name\":\"two\",\"sort\":2},{\"id\":\"r3\",\"name\":\"three\"}]}}}";
-	const char *v2 = "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"b\",\"lastModifyTime\":2,\"data\":["
-	                 "{\"id\":\"r1\",\"name\":\"one\",\"conditionDataList\":[{\"paramValue\":\"/a\"}]},"
-	                 "{\"id\":\"r2\",\"name\":\"TWO\",\"sort\":3},{\"id\":\"r3\",\"name\":\"three\"}]}}}";
+	const char *v1 =
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":["
+	    "{\"id\":\"r1\",\"name\":\"one\",\"conditionDataList\":[{\"paramValue\":\"/a\"}]},"
+	    "{\"id\":\"r2\",\"name\":\"two\",\"sort\":2},{\"id\":\"r3\",\"name\":\"three\"}]}}}";
+	const char *v2 =
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"b\",\"lastModifyTime\":2,\"data\":["
+	    "{\"id\":\"r1\",\"name\":\"one\",\"conditionDataList\":[{\"paramValue\":\"/a\"}]},"
+	    "{\"id\":\"r2\",\"name\":\"TWO\",\"sort\":3},{\"id\":\"r3\",\"name\":\"three\"}]}}}";
 	const enum gw_group rule[] = {GW_GROUP_RULE};
 	struct group_data *a[GW_GROUP_COUNT], *b[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
@@ -259,28 +280,40 @@ START_TEST(structure_between_values_is_strict)
 {
 	const enum gw_group rule[] = {GW_GROUP_RULE};
 	const char *bad[] = {
-	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{\"id\":\"x\"},]}}}",
-	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{\"id\":\"x\"} {\"id\":\"y\"}]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{"
+	    "\"id\":\"x\"},]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{"
+	    "\"id\":\"x\"} {\"id\":\"y\"}]}}}",
 	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\" \"lastModifyTime\":1,\"data\":[]}}}",
 	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]}}} x",
-	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]}},\"data\":{}}",
-	    "{\"code\":200,\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]}}}",
-	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},\"PLUGIN\":{nope}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]}},"
+	    "\"data\":{}}",
+	    "{\"code\":200,\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,"
+	    "\"data\":[]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
+	    "\"PLUGIN\":{nope}}}",
 	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":01,\"data\":[]}}}",
-	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{\"id\":\"x\",\"id\":\"y\"}]}}}",
-	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},\"RULE\":{\"md5\":\"b\",\"lastModifyTime\":2,\"data\":[]}}}",
-	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{\"id\":\"x\"}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{"
+	    "\"id\":\"x\",\"id\":\"y\"}]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[]},"
+	    "\"RULE\":{\"md5\":\"b\",\"lastModifyTime\":2,\"data\":[]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{"
+	    "\"id\":\"x\"}",
 	    /* an md5 that would break the listener's "md5,time" parameter or a log line */
-	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"d7,1\",\"lastModifyTime\":1,\"data\":[]}}}",
-	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\\nb\",\"lastModifyTime\":1,\"data\":[]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"d7,1\",\"lastModifyTime\":1,\"data\":[]}}"
+	    "}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\\nb\",\"lastModifyTime\":1,\"data\":[]}}"
+	    "}",
 	    /* an invalid escaped key, a duplicate 'data' after code/message */
-	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"d\\qata\":1,\"data\":[]}}}",
+	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"d\\qata\":1,"
+	    "\"data\":[]}}}",
 	    "{\"code\":200,\"message\":\"m\",\"data\":{},\"data\":{}}",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct group_data *out[GW_GROUP_COUNT];
 		struct gw_err err = {{0}};
-		ck_assert_msg(model_parse_fetch(bad[i], strlen(bad[i]), rule, 1, "s", out, &err) == -1,
+		ck_assert_msg(model_parse_fetch(bad[i], strlen(bad[i]), rule, 1, "s", out, &err) ==
+		                  -1,
 		              "accepted #%zu: %s", i, bad[i]);
 		for (int g = 0; g < GW_GROUP_COUNT; g++)
 			ck_assert_ptr_null(out[g]);
@@ -290,7 +323,8 @@ START_TEST(structure_between_values_is_strict)
 	                 "\"lastModifyTime\" : 1 , \"data\" : [ { \"id\" : \"x\" } ] } } } \n";
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
-	ck_assert_msg(model_parse_fetch(ok, strlen(ok), rule, 1, "s", out, &err) == 0, "%s", err.msg);
+	ck_assert_msg(model_parse_fetch(ok, strlen(ok), rule, 1, "s", out, &err) == 0, "%s",
+	              err.msg);
 	ck_assert_str_eq(out[GW_GROUP_RULE]->items[0].json, "{ \"id\" : \"x\" }");
 	unref_all(out);
 }

@@ -36,14 +36,16 @@ static struct group_data *rules(const char *md5, long lmt, const char *items)
 	         items);
 	struct group_data *gd;
 	struct gw_err err = {{0}};
-	ck_assert_msg(model_parse_group(GW_GROUP_RULE, doc, strlen(doc), "http://a", &gd, &err) == 0,
+	ck_assert_msg(model_parse_group(GW_GROUP_RULE, doc, strlen(doc), "http://a", &gd, &err) ==
+	                  0,
 	              "%s", err.msg);
 	return gd;
 }
 
 START_TEST(round_trip_is_exact_and_provisional)
 {
-	const char *items = "{\"id\":\"r1\",\"name\":\"caf\\u00e9 規則\",\"x\":[1, 2.50]} ,{\"id\":\"r2\"}";
+	const char *items =
+	    "{\"id\":\"r1\",\"name\":\"caf\\u00e9 規則\",\"x\":[1, 2.50]} ,{\"id\":\"r2\"}";
 	struct group_data *gd = rules("abc", 42, items), *back = NULL;
 	struct gw_err err = {{0}};
 	ck_assert_msg(snapshot_write(dir, gd, &err) == 0, "%s", err.msg);

@@ -22,10 +22,10 @@ START_TEST(invalid_bytes_become_question_marks)
 	struct {
 		const char *in, *out;
 	} cases[] = {
-	    {"cut \xe6\x9c", "cut ??"},          /* a 3-byte character cut after 2 */
-	    {"\xc0\xaf", "??"},                  /* overlong '/' */
-	    {"\xed\xa0\x80", "???"},             /* a UTF-16 surrogate */
-	    {"\xf4\x90\x80\x80", "????"},        /* above U+10FFFF */
+	    {"cut \xe6\x9c", "cut ??"},           /* a 3-byte character cut after 2 */
+	    {"\xc0\xaf", "??"},                   /* overlong '/' */
+	    {"\xed\xa0\x80", "???"},              /* a UTF-16 surrogate */
+	    {"\xf4\x90\x80\x80", "????"},         /* above U+10FFFF */
 	    {"gbk \xb7\xfe\xce\xf1", "gbk ????"}, /* GBK text */
 	    {"ok\xffok", "ok?ok"},
 	};
