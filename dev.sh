@@ -16,7 +16,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # What building and running needs, and what only the test suite adds.
 BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config python3 curl
 	libcurl4-openssl-dev libjansson-dev libyaml-dev check libmicrohttpd-dev)
-TEST_PACKAGES=(openssl clang valgrind)
+TEST_PACKAGES=(openssl clang clang-format valgrind)
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
@@ -88,6 +88,17 @@ check() {
 	deps "${TEST_PACKAGES[@]}"
 	build
 	local rc=0 results=()
+	if command -v clang-format >/dev/null; then
+		log "clang-format"
+		if git ls-files '*.c' '*.h' | xargs clang-format --dry-run -Werror 2>/dev/null; then
+			results+=("format: 1 passed, 0 failed")
+		else
+			git ls-files '*.c' '*.h' | xargs clang-format --dry-run 2>&1 | head -20
+			results+=("format: 0 passed, 1 failed")
+			rc=1
+		fi
+	fi
+
 	log "tests (unit + integration)"
 	run_checks build || rc=1
 	results+=("$(summarize build)")
