@@ -1,6 +1,7 @@
 /*
  * Bump allocator (see arena.h). Blocks grow geometrically up to 1 MiB so a small group
- * costs one small malloc and a large one a few hundred large ones.
+ * costs one small malloc and a large one a few hundred large ones. Strings are packed
+ * byte-aligned: most of a version's bytes are text.
  */
 #include "arena.h"
 
@@ -30,12 +31,12 @@ void arena_free(struct arena *a)
 	a->total = 0;
 }
 
-void *arena_alloc(struct arena *a, size_t n)
+/* n bytes aligned to `align` (a power of two). */
+static void *alloc_aligned(struct arena *a, size_t n, size_t align)
 {
-	const size_t align = alignof(max_align_t);
-	n = (n + align - 1) & ~(align - 1);
 	struct arena_block *b = a->head;
-	if (!b || b->cap - b->used < n) {
+	size_t off = b ? (b->used + align - 1) & ~(align - 1) : 0;
+	if (!b || off > b->cap || b->cap - off < n) {
 		size_t cap = b ? b->cap * 2 : 4096;
 		if (cap > (1u << 20))
 			cap = 1u << 20;
@@ -49,10 +50,15 @@ void *arena_alloc(struct arena *a, size_t n)
 		b->next = a->head;
 		a->head = b;
 		a->total += sizeof *b + cap;
+		off = 0;
 	}
-	void *p = b->data + b->used;
-	b->used += n;
-	return p;
+	b->used = off + n;
+	return b->data + off;
+}
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+	return alloc_aligned(a, n, alignof(max_align_t));
 }
 
 void *arena_calloc(struct arena *a, size_t n)
@@ -65,7 +71,7 @@ void *arena_calloc(struct arena *a, size_t n)
 
 char *arena_strndup(struct arena *a, const char *s, size_t n)
 {
-	char *p = arena_alloc(a, n + 1);
+	char *p = alloc_aligned(a, n + 1, 1); /* text needs no alignment: pack it */
 	if (p) {
 		memcpy(p, s, n);
 		p[n] = '\0';
