@@ -306,8 +306,11 @@ static int one_change(struct ctx *c, int changes)
 
 		struct group_data *out[GW_GROUP_COUNT];
 		struct group_data *prev = store_get(st, GW_GROUP_RULE);
+		/* as the poller does: the held version lets unchanged items be carried over */
+		struct group_data *held[GW_GROUP_COUNT] = {NULL};
+		held[GW_GROUP_RULE] = prev;
 		int64_t tp = bench_now_ns();
-		if (model_parse_fetch(body, len, &want, 1, "bench", out, &err) < 0) {
+		if (model_parse_fetch_reuse(body, len, &want, 1, "bench", held, out, &err) < 0) {
 			fprintf(stderr, "bench_inproc: parse: %s\n", err.msg);
 			return -1;
 		}
