@@ -78,6 +78,30 @@ static void agent_free(struct agent *a)
 	gw_log_close(a->log);
 }
 
+/* The password often arrives as ${GWSYNC_ADMIN_PASSWORD}; once it is in the configuration
+ * no child process needs it, so drop every environment variable holding it before any
+ * plugin can run a command (they inherit the environment). Single-threaded here. */
+static void scrub_secret_env(const char *secret)
+{
+	extern char **environ;
+	if (!secret || !*secret)
+		return;
+	size_t n = strlen(secret);
+	for (int again = 1; again;) {
+		again = 0;
+		for (char **e = environ; e && *e; e++) {
+			const char *eq = strchr(*e, '=');
+			if (eq && strlen(eq + 1) == n && memcmp(eq + 1, secret, n) == 0) {
+				char name[256];
+				snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+				unsetenv(name); /* environ changed: start over */
+				again = 1;
+				break;
+			}
+		}
+	}
+}
+
 /* Configuration, log and subscribers: everything that can be a configuration error. */
 static int agent_configure(struct agent *a)
 {
@@ -94,6 +118,7 @@ static int agent_configure(struct agent *a)
 		return EXIT_CONFIG;
 	}
 	gw_log_secret_pin(a->log, a->cfg->password);
+	scrub_secret_env(a->cfg->password);
 	if (subscribers_load(a->cfg, a->log, &a->subs, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_CONFIG;

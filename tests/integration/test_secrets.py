@@ -60,6 +60,27 @@ class Secrets(harness.IntegrationTest):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn(PASSWORD, r.stdout + r.stderr)
 
+    def test_plugin_commands_do_not_inherit_the_password_variable(self):
+        # Regression: the file plugin's commands inherited the environment, and with it
+        # ${GWSYNC_...PASSWORD}; the agent now drops variables holding the password.
+        emu = self.emulator(mode="shenyu", hold=1, password=PASSWORD)
+        tmp = self.tmpdir()
+        dump = os.path.join(tmp, "reload-env")
+        sub = {"name": "files", "library": "file",
+               "config": {"dir": os.path.join(tmp, "files"), "debounce": "10ms",
+                          "reload_command": "env > %s.tmp && mv %s.tmp %s" % (dump, dump, dump)}}
+        d = self.daemon(emu.config(password="${%s}" % ENV, log_level="info",
+                                   subscribers=[sub]),
+                        env={ENV: PASSWORD, "GWSYNC_TEST_HARMLESS": "kept"})
+        harness.wait_until(lambda: os.path.exists(dump), timeout=20, message="a reload")
+        with open(dump, encoding="utf-8", errors="replace") as f:
+            env = f.read()
+        self.assertIn("GWSYNC_TEST_HARMLESS=kept", env)
+        self.assertIn("GWSYNC_GROUP=", env)
+        self.assertNotIn(ENV, env)
+        self.assertNotIn(PASSWORD, env)
+        d.stop()
+
     def test_password_file_with_a_json_log_file(self):
         emu = self.emulator(mode="shenyu", hold=1, password=PASSWORD, token_ttl=1500)
         tmp = self.tmpdir()
