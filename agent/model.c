@@ -574,7 +574,9 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		        data ? span_type(data) : "nothing");
 		goto out;
 	}
-	long n = count_elements(data, data_end);
+	/* Size the item array: the held version's count is a good guess (a change rarely
+	 * adds many items), which spares a second walk over the text; else count. */
+	long n = prev ? (long)prev->n_items + 16 : count_elements(data, data_end);
 	if (n < 0) {
 		gw_errf(err, "group %s: invalid JSON in 'data' (malformed or truncated array)",
 		        gname);
@@ -589,7 +591,8 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	gd->last_modify_time = json_integer_value(lmt);
 	snprintf(gd->source, sizeof gd->source, "%s", source ? source : "");
 	gd->received_us = gw_mono_us();
-	gd->items = arena_calloc(&gd->arena, (size_t)(n ? n : 1) * sizeof *gd->items);
+	size_t cap = (size_t)(n ? n : 1);
+	gd->items = arena_calloc(&gd->arena, cap * sizeof *gd->items);
 	if (!gd->items) {
 		gw_errf(err, "group %s: out of memory", gname);
 		goto out;
@@ -597,12 +600,45 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	struct pctx c = {gd, err, gname, 0, NULL};
 	const char *v;
 	size_t vlen;
+	int same_keys = prev != NULL; /* every item has the key prev has at its position */
 	jspan_array_begin(&it, data, data_end);
-	while (jspan_array_next(&it, &v, &vlen) == 1) {
+	while ((r = jspan_array_next(&it, &v, &vlen)) == 1) {
+		if (c.index == cap) { /* the guess was short: grow (the old array stays in the
+			               * arena until the version goes; rare) */
+			struct gw_item *bigger = arena_calloc(&gd->arena, 2 * cap * sizeof *bigger);
+			if (!bigger) {
+				gw_errf(err, "group %s: out of memory", gname);
+				goto out;
+			}
+			memcpy(bigger, gd->items, cap * sizeof *bigger);
+			gd->items = bigger;
+			cap *= 2;
+		}
 		c.key = NULL;
 		if (parse_item(&c, g, prev, v, vlen, &gd->items[c.index]) != 0)
 			goto out;
+		same_keys = same_keys && c.index < prev->n_items &&
+		            strcmp(gd->items[c.index].key, prev->items[c.index].key) == 0;
 		gd->n_items = ++c.index;
+	}
+	if (r < 0) {
+		gw_errf(err, "group %s: invalid JSON in 'data' (malformed or truncated array)",
+		        gname);
+		goto out;
+	}
+	/* the same keys in the same places: prev's sorted index (and its uniqueness) holds */
+	if (same_keys && gd->n_items == prev->n_items) {
+		gd->by_key =
+		    arena_alloc(&gd->arena, (gd->n_items ? gd->n_items : 1) * sizeof *gd->by_key);
+		if (!gd->by_key) {
+			gw_errf(err, "group %s: out of memory", gname);
+			goto out;
+		}
+		memcpy(gd->by_key, prev->by_key, gd->n_items * sizeof *gd->by_key);
+		*out = gd;
+		gd = NULL;
+		rc = 0;
+		goto out;
 	}
 	long dup = group_data_index(gd);
 	if (dup == -2) {

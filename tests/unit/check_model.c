@@ -276,6 +276,76 @@ START_TEST(unchanged_items_are_carried_over_changed_ones_parsed)
 }
 END_TEST
 
+/* Builds a RULE fetch reply with the given ids in order. */
+static char *rules_reply(const char *md5, int lmt, const int *ids, size_t n)
+{
+	size_t cap = 128 + n * 48;
+	char *b = malloc(cap);
+	int off = snprintf(b, cap,
+	                   "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"%s\",\"lastModifyTime\":%d,"
+	                   "\"data\":[",
+	                   md5, lmt);
+	for (size_t i = 0; i < n; i++)
+		off += snprintf(b + off, cap - (size_t)off, "%s{\"id\":\"r%d\",\"name\":\"n%d\"}",
+		                i ? "," : "", ids[i], ids[i]);
+	snprintf(b + off, cap - (size_t)off, "]}}}");
+	return b;
+}
+
+START_TEST(carry_over_with_growth_reorder_and_duplicates)
+{
+	const enum gw_group rule[] = {GW_GROUP_RULE};
+	struct gw_err err = {{0}};
+	int ids[200];
+	for (int i = 0; i < 200; i++)
+		ids[i] = i;
+	char *b1 = rules_reply("a", 1, ids, 3);
+	struct group_data *v1[GW_GROUP_COUNT], *v2[GW_GROUP_COUNT], *v3[GW_GROUP_COUNT];
+	ck_assert_int_eq(model_parse_fetch(b1, strlen(b1), rule, 1, "s", v1, &err), 0);
+	/* many more items than the held version's count + slack: the array grows */
+	char *b2 = rules_reply("b", 2, ids, 200);
+	ck_assert_msg(model_parse_fetch_reuse(b2, strlen(b2), rule, 1, "s", v1, v2, &err) == 0,
+	              "%s", err.msg);
+	ck_assert_uint_eq(v2[GW_GROUP_RULE]->n_items, 200);
+	ck_assert_str_eq(v2[GW_GROUP_RULE]->items[199].key, "r199");
+	ck_assert_ptr_eq(group_data_find(v2[GW_GROUP_RULE], "r150"),
+	                 &v2[GW_GROUP_RULE]->items[150]);
+	/* reordered: the index is rebuilt, lookups still right */
+	int rev[200];
+	for (int i = 0; i < 200; i++)
+		rev[i] = 199 - i;
+	char *b3 = rules_reply("c", 3, rev, 200);
+	ck_assert_int_eq(model_parse_fetch_reuse(b3, strlen(b3), rule, 1, "s", v2, v3, &err), 0);
+	ck_assert_ptr_eq(group_data_find(v3[GW_GROUP_RULE], "r0"), &v3[GW_GROUP_RULE]->items[199]);
+	ck_assert_ptr_eq(group_data_find(v3[GW_GROUP_RULE], "r199"), &v3[GW_GROUP_RULE]->items[0]);
+	/* a duplicate introduced next to carried-over items is still refused */
+	int dup[3] = {0, 1, 0};
+	char *b4 = rules_reply("d", 4, dup, 3);
+	struct group_data *v4[GW_GROUP_COUNT];
+	ck_assert_int_eq(model_parse_fetch_reuse(b4, strlen(b4), rule, 1, "s", v1, v4, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "duplicate key 'r0'"));
+	/* the same keys in the same places: the held index is reused and still right */
+	char *b5 = rules_reply("e", 5, ids, 3);
+	struct group_data *v5[GW_GROUP_COUNT];
+	ck_assert_int_eq(model_parse_fetch_reuse(b5, strlen(b5), rule, 1, "s", v1, v5, &err), 0);
+	for (int i = 0; i < 3; i++) {
+		char k[8];
+		snprintf(k, sizeof k, "r%d", i);
+		ck_assert_ptr_eq(group_data_find(v5[GW_GROUP_RULE], k),
+		                 &v5[GW_GROUP_RULE]->items[i]);
+	}
+	unref_all(v1);
+	unref_all(v2);
+	unref_all(v3);
+	unref_all(v5);
+	free(b1);
+	free(b2);
+	free(b3);
+	free(b4);
+	free(b5);
+}
+END_TEST
+
 START_TEST(structure_between_values_is_strict)
 {
 	const enum gw_group rule[] = {GW_GROUP_RULE};
@@ -344,6 +414,7 @@ int main(void)
 	tcase_add_test(tc, group_document_roundtrip);
 	tcase_add_test(tc, unchanged_items_are_carried_over_changed_ones_parsed);
 	tcase_add_test(tc, structure_between_values_is_strict);
+	tcase_add_test(tc, carry_over_with_growth_reorder_and_duplicates);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
