@@ -522,7 +522,8 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 
 	if (jspan_object_begin(&it, text, end) != 0)
 		return gw_errf(err, "group %s: expected an object, got %s", gname,
-		               text < end ? span_type(jspan_ws(text, end)) : "nothing");
+		               jspan_ws(text, end) < end ? span_type(jspan_ws(text, end))
+		                                         : "nothing");
 	while ((r = jspan_object_next(&it, &m)) == 1) {
 		json_t **slot = NULL;
 		if (jspan_key_is(&m, "data") == 1) {

@@ -346,6 +346,21 @@ START_TEST(carry_over_with_growth_reorder_and_duplicates)
 }
 END_TEST
 
+/* Regression (found by fuzz_reply): a group document of only whitespace read one byte past
+ * the end while naming what it got. */
+START_TEST(whitespace_only_group_document)
+{
+	struct group_data *gd = NULL;
+	struct gw_err err = {{0}};
+	char *tab = malloc(1);
+	tab[0] = '\t';
+	ck_assert_int_eq(model_parse_group(GW_GROUP_RULE, tab, 1, "s", &gd, &err), -1);
+	ck_assert_ptr_null(gd);
+	ck_assert_int_eq(model_parse_group(GW_GROUP_RULE, tab, 0, "s", &gd, &err), -1);
+	free(tab);
+}
+END_TEST
+
 START_TEST(structure_between_values_is_strict)
 {
 	const enum gw_group rule[] = {GW_GROUP_RULE};
@@ -414,6 +429,7 @@ int main(void)
 	tcase_add_test(tc, group_document_roundtrip);
 	tcase_add_test(tc, unchanged_items_are_carried_over_changed_ones_parsed);
 	tcase_add_test(tc, structure_between_values_is_strict);
+	tcase_add_test(tc, whitespace_only_group_document);
 	tcase_add_test(tc, carry_over_with_growth_reorder_and_duplicates);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
