@@ -88,7 +88,7 @@ const char *jspan_member(const char *p, const char *end, const char *key)
 		if (p >= end || *p != ':')
 			return NULL;
 		p = jspan_ws(p + 1, end);
-		if (match)
+		if (match && p < end)
 			return p;
 		p = jspan_skip(p, end);
 		if (!p)

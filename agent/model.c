@@ -412,7 +412,7 @@ static const struct gw_item *unchanged_item(const struct group_data *prev,
 	if (!prev || !sh->key)
 		return NULL;
 	const char *v = jspan_member(raw, raw + len, sh->key);
-	if (!v || *v != '"')
+	if (!v || v >= raw + len || *v != '"')
 		return NULL;
 	const char *q = memchr(v + 1, '"', (size_t)(raw + len - v - 1));
 	if (!q || memchr(v + 1, '\\', (size_t)(q - v - 1)))
