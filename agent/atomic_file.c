@@ -72,21 +72,26 @@ int atomic_file_finish(struct atomic_file *af, char *why, size_t cap)
 	return 0;
 }
 
+int atomic_file_sync_dir(const char *dir, char *why, size_t cap)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return fail(why, cap, "cannot open directory", dir, errno);
+	int rc = fsync(dfd);
+	int e = errno;
+	close(dfd);
+	/* EINVAL: a file system that cannot sync directories; nothing more can be done. */
+	if (rc != 0 && e != EINVAL)
+		return fail(why, cap, "cannot fsync directory", dir, e);
+	return 0;
+}
+
 int atomic_file_commit(struct atomic_file *af, char *why, size_t cap)
 {
 	if (rename(af->tmp, af->final) != 0)
 		return fail(why, cap, "cannot rename the temporary file to", af->final, errno);
 	af->tmp[0] = '\0';
-	int dfd = open(af->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return fail(why, cap, "cannot open directory", af->dir, errno);
-	int rc = fsync(dfd);
-	int e = errno;
-	close(dfd);
-	/* EINVAL: a file system that cannot sync directories; the rename is done anyway. */
-	if (rc != 0 && e != EINVAL)
-		return fail(why, cap, "cannot fsync directory", af->dir, e);
-	return 0;
+	return atomic_file_sync_dir(af->dir, why, cap);
 }
 
 void atomic_file_abort(struct atomic_file *af)

@@ -28,6 +28,10 @@ int atomic_file_finish(struct atomic_file *af, char *why, size_t cap);
 /* Rename the temporary file over the final name and fsync the directory. */
 int atomic_file_commit(struct atomic_file *af, char *why, size_t cap);
 
+/* fsync a directory so a rename or unlink in it is durable (EINVAL, a file system that
+ * cannot, is not an error). */
+int atomic_file_sync_dir(const char *dir, char *why, size_t cap);
+
 /* Give up: close and remove the temporary file. Safe after a failed step. */
 void atomic_file_abort(struct atomic_file *af);
 

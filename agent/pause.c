@@ -98,26 +98,13 @@ const char *pause_path(const struct pause_switch *ps)
 	return ps->path;
 }
 
-static int sync_dir(const char *dir, char *errbuf, size_t errlen)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) != 0) {
-		snprintf(errbuf, errlen, "cannot sync directory %s: %s", dir, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
 /* Make the file agree with `paused`. */
 static int persist(const struct pause_switch *ps, int paused, const char *who, char *errbuf,
                    size_t errlen)
 {
 	if (!paused) {
 		if (unlink(ps->path) == 0)
-			return sync_dir(ps->dir, errbuf, errlen);
+			return atomic_file_sync_dir(ps->dir, errbuf, errlen);
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
 		snprintf(errbuf, errlen, "cannot remove %s: %s", ps->path, strerror(errno));

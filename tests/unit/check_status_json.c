@@ -98,10 +98,14 @@ START_TEST(servers_failing_and_recovered)
 
 	/* before its poller runs (start-up fetch), a server is "starting" */
 	v.servers[1].running = 0;
+	memset(&v.servers[1].st, 0, sizeof v.servers[1].st); /* as status_view_take leaves it */
 	doc = doc_of(&v);
 	s1 = json_array_get(json_object_get(doc, "servers"), 1);
 	ck_assert_str_eq(str_at(s1, "state"), "starting");
 	ck_assert_str_eq(str_at(s1, "url"), "http://b:9095");
+	/* regression: the same keys in every state (a client read lastSuccess and failed) */
+	ck_assert(json_is_null(json_object_get(s1, "lastSuccess")));
+	ck_assert_int_eq(json_integer_value(json_object_get(s1, "polls")), 0);
 	json_decref(doc);
 	status_view_free(&v);
 }
