@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "atomic_file.h"
+#include "groupdoc.h"
 #include "model.h"
 
 int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
@@ -22,22 +23,12 @@ int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *
 	char ebuf[512], name[64];
 	const char *gname = gw_group_name(gd->group);
 	snprintf(name, sizeof name, "%s.json", gname);
-	/* md5 is the admin's hex tag; it needs no escaping, but refuse anything that would */
-	if (strpbrk(gd->md5, "\"\\"))
-		return gw_errf(err, "snapshot of %s: md5 tag has quote characters", gname);
 	if (make_dirs(dir, 0750, ebuf, sizeof ebuf) != 0)
 		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
 	struct atomic_file af;
 	if (atomic_file_open(&af, dir, name, 0640, ebuf, sizeof ebuf) != 0)
 		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
-	fprintf(af.fp, "{\"group\":\"%s\",\"md5\":\"%s\",\"lastModifyTime\":%" PRId64 ",\"data\":[",
-	        gname, gd->md5, gd->last_modify_time);
-	for (size_t i = 0; i < gd->n_items; i++) {
-		if (i)
-			fputc(',', af.fp);
-		fwrite(gd->items[i].json, 1, gd->items[i].json_len, af.fp);
-	}
-	fputs("]}\n", af.fp);
+	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time, gd->items, gd->n_items);
 	if (atomic_file_finish(&af, ebuf, sizeof ebuf) != 0 ||
 	    atomic_file_commit(&af, ebuf, sizeof ebuf) != 0) {
 		atomic_file_abort(&af);

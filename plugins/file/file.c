@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "groupdoc.h"
 #include "command.h"
 #include "debounce.h"
 
@@ -224,36 +225,6 @@ static void run_reload(struct file_state *st)
 
 /* ---------------------------------------------------------------- the document */
 
-static void put_string(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(fp, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(fp, "\\u%04x", *p);
-		else
-			fputc(*p, fp);
-	}
-	fputc('"', fp);
-}
-
-static void write_document(FILE *fp, const struct gw_change *ch)
-{
-	fputs("{\"group\": ", fp);
-	put_string(fp, ch->group_name);
-	fputs(", \"md5\": ", fp);
-	put_string(fp, ch->version.md5);
-	fprintf(fp, ", \"lastModifyTime\": %lld, \"data\": [",
-	        (long long)ch->version.last_modify_time);
-	for (size_t i = 0; i < ch->n_items; i++) {
-		if (i)
-			fputc(',', fp);
-		fwrite(ch->items[i].json, 1, ch->items[i].json_len, fp);
-	}
-	fputs("]}\n", fp);
-}
-
 static int file_apply(void *state, const struct gw_change *ch)
 {
 	struct file_state *st = state;
@@ -268,7 +239,8 @@ static int file_apply(void *state, const struct gw_change *ch)
 		h->error(h, "%s", why);
 		return -1;
 	}
-	write_document(af.fp, ch);
+	groupdoc_write(af.fp, ch->group_name, ch->version.md5, ch->version.last_modify_time,
+	               ch->items, ch->n_items);
 	if (atomic_file_finish(&af, why, sizeof why) < 0) {
 		atomic_file_abort(&af);
 		h->error(h, "%s", why);

@@ -130,7 +130,7 @@ START_TEST(writer_follows_the_store_and_skips_provisional)
 	ck_assert_int_eq(store_offer(st, v), STORE_ACCEPTED);
 	char path[512];
 	snprintf(path, sizeof path, "%s/RULE.json", dir);
-	ck_assert(wait_file(path, "\"md5\":\"v2\""));
+	ck_assert(wait_file(path, "\"md5\": \"v2\""));
 	snapshot_writer_stop(w);
 	group_data_unref(p);
 	group_data_unref(v);
