@@ -15,8 +15,12 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # What building and running needs, and what only the test suite adds.
 BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config python3 curl
-	libcurl4-openssl-dev libjansson-dev libyaml-dev check libmicrohttpd-dev)
-TEST_PACKAGES=(openssl clang clang-format valgrind)
+	libcurl4-openssl-dev libjansson-dev libyaml-dev check libmicrohttpd-dev liblmdb-dev)
+# The gateway tests run a real nginx with the Lua module (contrib/nginx) and read the LMDB
+# cache from Python; wrk drives the gateway benchmark.
+GATEWAY_PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-cjson luajit2
+	python3-lmdb lmdb-utils wrk)
+TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}")
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
@@ -32,8 +36,17 @@ deps() {
 	local sudo=
 	[ "$(id -u)" -eq 0 ] || sudo=sudo
 	$sudo apt-get update -qq
+	# Packaged servers (nginx) must not start system-wide services on install: the tests
+	# start their own, on free ports. A policy-rc.d saying "no" is Debian's way to ask.
+	local policy=/usr/sbin/policy-rc.d added_policy=
+	if [ ! -e $policy ] && [ -w /usr/sbin ]; then
+		printf '#!/bin/sh\nexit 101\n' >$policy && chmod 755 $policy && added_policy=1
+	fi
+	local rc=0
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-		"${missing[@]}" >/dev/null
+		"${missing[@]}" >/dev/null || rc=$?
+	[ -z "$added_policy" ] || rm -f $policy
+	return $rc
 }
 
 bootstrap() {

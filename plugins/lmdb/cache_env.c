@@ -1,0 +1,200 @@
+/*
+ * The LMDB environment's life on disk: checking and creating its directory, opening it with
+ * the modes docs/lmdb-cache.md promises, and growing its map when a commit finds it full.
+ *
+ * Modes are set explicitly (fchmod/chmod after the open) rather than left to the umask:
+ * the cache holds secrets (APP_AUTH appSecret, AI proxy API keys), so what the operator
+ * configured is exactly what the files get. The lock file is the one exception: LMDB
+ * readers register in it, so whoever may read data.mdb must be able to write lock.mdb,
+ * otherwise their mdb_env_open() fails with EACCES. It holds pids and transaction ids only.
+ */
+#include "cache_env.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+
+/* LMDB's own flags for the writer: see docs/lmdb-cache.md "Durability". MDB_NOMETASYNC
+ * keeps one fdatasync per commit instead of two; a power failure can lose the last commit
+ * but never corrupt the environment, and gwsyncd rewrites every group after a restart. */
+#define WRITER_FLAGS MDB_NOMETASYNC
+
+/* The named databases the writer may open: the groups plus `meta`, with room to spare so a
+ * newer agent's groups fit (GW_CACHE_MAX_DBS in cache.h says the same to readers). */
+#define MAX_DBS 32
+
+unsigned cache_env_lock_mode(unsigned mode)
+{
+	unsigned m = mode & 0666;
+	if (m & 0040)
+		m |= 0020;
+	if (m & 0004)
+		m |= 0002;
+	return m | 0600;
+}
+
+/* The directory mode for a data mode: read bits get their search bit, and we keep rwx. */
+static unsigned dir_mode(unsigned mode)
+{
+	unsigned m = (mode & 0666) | 0700;
+	if (m & 0040)
+		m |= 0010;
+	if (m & 0004)
+		m |= 0001;
+	return m;
+}
+
+int cache_env_check_path(const char *path, char *why, size_t cap)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+		snprintf(why, cap, "path too long: %s", path);
+		return -1;
+	}
+	struct stat sb;
+	if (stat(buf, &sb) == 0) {
+		if (!S_ISDIR(sb.st_mode)) {
+			snprintf(why, cap, "%s is not a directory", path);
+			return -1;
+		}
+		if (access(buf, W_OK | X_OK) != 0) {
+			snprintf(why, cap, "%s is not writable by this process", path);
+			return -1;
+		}
+		return 0;
+	}
+	/* Missing: the nearest existing ancestor must let us create the rest. */
+	for (;;) {
+		char *slash = strrchr(buf, '/');
+		if (!slash) {
+			snprintf(buf, sizeof buf, ".");
+		} else if (slash == buf) {
+			buf[1] = '\0';
+		} else {
+			*slash = '\0';
+		}
+		if (stat(buf, &sb) == 0)
+			break;
+		if (strcmp(buf, ".") == 0 || strcmp(buf, "/") == 0) {
+			snprintf(why, cap, "cannot find an existing parent of %s", path);
+			return -1;
+		}
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		snprintf(why, cap, "%s is not a directory (creating %s)", buf, path);
+		return -1;
+	}
+	if (access(buf, W_OK | X_OK) != 0) {
+		snprintf(why, cap, "cannot create %s: %s is not writable by this process", path,
+		         buf);
+		return -1;
+	}
+	return 0;
+}
+
+static int lmdb_fail(char *why, size_t cap, const char *what, const char *path, int rc)
+{
+	snprintf(why, cap, "%s %s: %s", what, path, mdb_strerror(rc));
+	return -1;
+}
+
+int cache_env_open(struct cache_env *ce, char *why, size_t cap)
+{
+	struct stat sb;
+	if (stat(ce->path, &sb) != 0) {
+		if (make_dirs(ce->path, dir_mode(ce->mode), why, cap) != 0)
+			return -1;
+		/* make_dirs is subject to the umask; the leaf is ours, give it the exact mode */
+		if (chmod(ce->path, dir_mode(ce->mode)) != 0) {
+			snprintf(why, cap, "cannot set the mode of %s: %s", ce->path,
+			         strerror(errno));
+			return -1;
+		}
+	}
+
+	int rc = mdb_env_create(&ce->env);
+	if (rc)
+		return lmdb_fail(why, cap, "cannot create an LMDB environment for", ce->path, rc);
+	if ((rc = mdb_env_set_maxdbs(ce->env, MAX_DBS)) ||
+	    (rc = mdb_env_set_maxreaders(ce->env, ce->max_readers)) ||
+	    (rc = mdb_env_set_mapsize(ce->env, (size_t)ce->map_size))) {
+		cache_env_close(ce);
+		return lmdb_fail(why, cap, "cannot configure the LMDB environment", ce->path, rc);
+	}
+	rc = mdb_env_open(ce->env, ce->path, WRITER_FLAGS, (mdb_mode_t)(ce->mode & 0666));
+	if (rc) {
+		cache_env_close(ce);
+		return lmdb_fail(why, cap, "cannot open the LMDB environment", ce->path, rc);
+	}
+	/* An environment left by an earlier run may have a bigger map: LMDB keeps that one. */
+	MDB_envinfo info;
+	if (mdb_env_info(ce->env, &info) == 0 && (int64_t)info.me_mapsize > ce->map_size)
+		ce->map_size = (int64_t)info.me_mapsize;
+
+	int fd;
+	if (mdb_env_get_fd(ce->env, &fd) == 0 && fchmod(fd, (mode_t)(ce->mode & 0666)) != 0) {
+		snprintf(why, cap, "cannot set the mode of %s/data.mdb: %s", ce->path,
+		         strerror(errno));
+		cache_env_close(ce);
+		return -1;
+	}
+	char lock[PATH_MAX];
+	snprintf(lock, sizeof lock, "%s/lock.mdb", ce->path);
+	if (chmod(lock, (mode_t)cache_env_lock_mode(ce->mode)) != 0) {
+		snprintf(why, cap, "cannot set the mode of %s: %s", lock, strerror(errno));
+		cache_env_close(ce);
+		return -1;
+	}
+	return 0;
+}
+
+int cache_env_grow(struct cache_env *ce, int64_t *old_size, int64_t *new_size, char *why,
+                   size_t cap)
+{
+	int fd;
+	struct statvfs vfs;
+	struct stat sb;
+	if (mdb_env_get_fd(ce->env, &fd) != 0 || fstatvfs(fd, &vfs) != 0 || fstat(fd, &sb) != 0) {
+		snprintf(why, cap, "map of %s full and its filesystem cannot be measured: %s",
+		         ce->path, strerror(errno));
+		return -1;
+	}
+	/* The file can reach what it has now plus what the filesystem has free; a map beyond
+	 * that could only fail later with a less clear error (ENOSPC mid-commit). */
+	int64_t room = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize + (int64_t)sb.st_size;
+	int64_t want = ce->map_size * 2;
+	if (want > room)
+		want = room;
+	if (want <= ce->map_size) {
+		snprintf(why, cap,
+		         "map of %s full at %lld bytes and the filesystem has no room to grow it "
+		         "(%lld bytes free)",
+		         ce->path, (long long)ce->map_size,
+		         (long long)((int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize));
+		return -1;
+	}
+	int rc = mdb_env_set_mapsize(ce->env, (size_t)want);
+	if (rc) {
+		snprintf(why, cap, "cannot grow the map of %s to %lld bytes: %s", ce->path,
+		         (long long)want, mdb_strerror(rc));
+		return -1;
+	}
+	*old_size = ce->map_size;
+	ce->map_size = want;
+	*new_size = want;
+	return 0;
+}
+
+void cache_env_close(struct cache_env *ce)
+{
+	if (ce->env)
+		mdb_env_close(ce->env);
+	ce->env = NULL;
+}

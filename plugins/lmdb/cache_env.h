@@ -1,0 +1,43 @@
+/*
+ * The LMDB environment of the `lmdb` subscriber: where it lives, who may read it, and how its
+ * map grows. Kept apart from the writing of changes (cache_write.c) because this is the part
+ * that talks to the filesystem (directories, modes, free space) rather than to the data.
+ */
+#ifndef GW_LMDB_CACHE_ENV_H
+#define GW_LMDB_CACHE_ENV_H
+
+#include <lmdb.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cache_env {
+	MDB_env *env;
+	char *path;
+	unsigned mode;    /* data.mdb; lock.mdb adds write where mode reads */
+	int64_t map_size; /* the map size now (grows) */
+	unsigned max_readers;
+};
+
+/* Checks that `path` could hold the environment without creating anything: an existing
+ * directory writable by us, or a missing one whose nearest existing ancestor is writable.
+ * For init(), which also runs under `gwsyncd --check` and must not change the system.
+ * 0, or -1 with a reason in `why`. */
+int cache_env_check_path(const char *path, char *why, size_t cap);
+
+/* Creates the directory if missing (mode plus search bits) and opens the environment for
+ * writing with the configured modes. 0, or -1 with a reason naming the path in `why`. */
+int cache_env_open(struct cache_env *ce, char *why, size_t cap);
+
+/* After MDB_MAP_FULL (no transaction open): doubles the map, bounded by the free space of
+ * the filesystem. 0 when it grew (*old_size, *new_size set), -1 with a reason when there is
+ * no room left. */
+int cache_env_grow(struct cache_env *ce, int64_t *old_size, int64_t *new_size, char *why,
+                   size_t cap);
+
+void cache_env_close(struct cache_env *ce);
+
+/* The lock file's mode for a data mode: readers must write the lock file (they register in
+ * its reader table), so every class that may read gets write too. */
+unsigned cache_env_lock_mode(unsigned mode);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * One change = one LMDB write transaction, in the layout of docs/lmdb-cache.md: the group's
+ * items (the delta, or the whole group when nothing was delivered before), its `meta`
+ * entry and the generation counter, committed together so a reader sees each group as one
+ * admin version. Knows nothing of files or modes (cache_env.c does).
+ */
+#ifndef GW_LMDB_CACHE_WRITE_H
+#define GW_LMDB_CACHE_WRITE_H
+
+#include <gwsync/subscriber.h>
+#include <lmdb.h>
+#include <stddef.h>
+
+/* What cache_write_change did, for the caller's log line. */
+struct cache_write_result {
+	int replaced; /* 1: the group's database was emptied and written whole */
+	int repaired; /* 1: the delta left a different item count, so it was rewritten */
+	size_t count; /* items in the group's database after the commit */
+	unsigned long long generation; /* the generation committed */
+};
+
+/* Writes `change` in one transaction and commits it. Returns 0, or an LMDB error code
+ * (MDB_MAP_FULL: the caller grows the map and calls again; anything else is final for this
+ * try) with a reason naming the group and, where one is concerned, the key in `why`.
+ * Nothing is visible to readers unless it returns 0. */
+int cache_write_change(MDB_env *env, const struct gw_change *change, struct cache_write_result *res,
+                       char *why, size_t cap);
+
+/* The meta entry's JSON for a group version: {"md5","lastModifyTime","count","stale"}.
+ * Returns the length written (< cap) or -1 if it does not fit. */
+int cache_meta_json(char *out, size_t cap, const struct gw_version *v, size_t count, int stale);
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * The `lmdb` subscriber: keeps every group in an LMDB environment that any number of gateway
+ * processes read at once, without locks and without copies (the contract for readers is
+ * docs/lmdb-cache.md; the names are in gwsync/cache.h). This file is the plugin's shell:
+ * options, the environment's lifetime and the retry of a commit that found the map full.
+ * The filesystem side is cache_env.c, the transaction is cache_write.c.
+ *
+ * The environment is opened at the first apply(), not in init(): init() also runs under
+ * `gwsyncd --check`, which must not create directories or files; it only checks that the
+ * path could be created and written.
+ *
+ * Options: path (required), map_size (1GiB), mode ("0640"), max_readers (126),
+ * allow_world_readable (false). See README.md.
+ */
+#include <gwsync/subscriber.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_env.h"
+#include "cache_write.h"
+#include "units.h"
+
+#define DEFAULT_MAP_SIZE    (1LL << 30)
+#define DEFAULT_MODE        0640
+#define DEFAULT_MAX_READERS 126
+#define MIN_MAP_SIZE        (64LL * 1024)
+/* A commit that finds the map full grows it and runs again; each growth doubles it, so a
+ * handful of rounds covers any change that fits on the disk at all. */
+#define MAX_GROW_ROUNDS 16
+
+struct lmdb_state {
+	const struct gw_host *host;
+	struct cache_env ce;
+	int opened;
+};
+
+static int opt_size(const struct gw_host *h, const struct gw_config *config, const char *key,
+                    int64_t *out)
+{
+	const char *v = NULL;
+	enum gw_config_result r = h->config_string(h, config, key, &v);
+	if (r == GW_CONFIG_INVALID)
+		return -1;
+	if (r == GW_CONFIG_ABSENT || !v)
+		return 0;
+	if (units_size(v, out) != 0) {
+		h->error(h, "%s: expected a size such as 64MiB or 1GiB, got \"%s\"", key, v);
+		return -1;
+	}
+	return 0;
+}
+
+static void lmdb_fini(void *state);
+
+static int lmdb_init(const struct gw_host *host, const struct gw_config *config, void **state)
+{
+	struct lmdb_state *st = calloc(1, sizeof *st);
+	if (!st) {
+		host->error(host, "out of memory");
+		return -1;
+	}
+	st->host = host;
+	st->ce.map_size = DEFAULT_MAP_SIZE;
+	st->ce.mode = DEFAULT_MODE;
+	int64_t readers = DEFAULT_MAX_READERS;
+	int world = 0;
+	const char *path = NULL;
+
+	if (host->config_string(host, config, "path", &path) == GW_CONFIG_INVALID ||
+	    opt_size(host, config, "map_size", &st->ce.map_size) < 0 ||
+	    host->config_mode(host, config, "mode", &st->ce.mode) == GW_CONFIG_INVALID ||
+	    host->config_int(host, config, "max_readers", &readers) == GW_CONFIG_INVALID ||
+	    host->config_bool(host, config, "allow_world_readable", &world) == GW_CONFIG_INVALID)
+		goto fail;
+	if (!path || !*path) {
+		host->error(host, "path: required (the directory of the LMDB environment)");
+		goto fail;
+	}
+	if (st->ce.map_size < MIN_MAP_SIZE) {
+		host->error(host, "map_size: at least 64KiB, got %lld bytes",
+		            (long long)st->ce.map_size);
+		goto fail;
+	}
+	if (readers < 1 || readers > 65536) {
+		host->error(host, "max_readers: between 1 and 65536, got %lld", (long long)readers);
+		goto fail;
+	}
+	if (st->ce.mode & ~0666u) {
+		host->error(host,
+		            "mode: \"%04o\" sets execute or special bits; the cache's files "
+		            "take read and write bits only",
+		            st->ce.mode);
+		goto fail;
+	}
+	if ((st->ce.mode & 0600) != 0600) {
+		host->error(host, "mode: \"%04o\" must let the owner read and write (0600)",
+		            st->ce.mode);
+		goto fail;
+	}
+	if ((st->ce.mode & 0004) && !world) {
+		host->error(host,
+		            "mode: \"%04o\" lets every local user read the cache, which holds "
+		            "APP_AUTH secrets and AI proxy API keys; use a group mode such as "
+		            "\"0640\", or set allow_world_readable: true",
+		            st->ce.mode);
+		goto fail;
+	}
+	st->ce.max_readers = (unsigned)readers;
+	st->ce.path = strdup(path);
+	if (!st->ce.path) {
+		host->error(host, "out of memory");
+		goto fail;
+	}
+	char why[600];
+	if (cache_env_check_path(path, why, sizeof why) != 0) {
+		host->error(host, "path: %s", why);
+		goto fail;
+	}
+	*state = st;
+	return 0;
+fail:
+	lmdb_fini(st);
+	return -1;
+}
+
+static int open_env(struct lmdb_state *st)
+{
+	char why[600];
+	if (cache_env_open(&st->ce, why, sizeof why) != 0) {
+		st->host->error(st->host, "%s", why);
+		return -1;
+	}
+	st->opened = 1;
+	st->host->log(st->host, GW_LOG_INFO,
+	              "LMDB cache at %s (map %lld bytes, data mode %04o, lock mode %04o)",
+	              st->ce.path, (long long)st->ce.map_size, st->ce.mode,
+	              cache_env_lock_mode(st->ce.mode));
+	return 0;
+}
+
+static int lmdb_apply(void *state, const struct gw_change *ch)
+{
+	struct lmdb_state *st = state;
+	const struct gw_host *h = st->host;
+	if (!st->opened && open_env(st) != 0)
+		return -1;
+
+	char why[600];
+	struct cache_write_result res;
+	for (int round = 0;; round++) {
+		int rc = cache_write_change(st->ce.env, ch, &res, why, sizeof why);
+		if (rc == 0)
+			break;
+		if (rc != MDB_MAP_FULL || round == MAX_GROW_ROUNDS) {
+			h->error(h, "%s", why);
+			return -1;
+		}
+		int64_t from, to;
+		if (cache_env_grow(&st->ce, &from, &to, why, sizeof why) != 0) {
+			h->error(h, "%s: %s", ch->group_name, why);
+			return -1;
+		}
+		h->log(h, GW_LOG_INFO,
+		       "%s: map of %s full at %lld bytes: grown to %lld, writing again",
+		       ch->group_name, st->ce.path, (long long)from, (long long)to);
+	}
+	if (res.repaired)
+		h->log(h, GW_LOG_WARN,
+		       "%s: the cache's database did not hold the last committed version; "
+		       "rewrote the group whole",
+		       ch->group_name);
+	h->log(h, GW_LOG_DEBUG, "%s: committed %s%zu items (+%zu ~%zu -%zu), generation %llu%s",
+	       ch->group_name, res.replaced ? "all " : "", res.count, ch->n_added, ch->n_updated,
+	       ch->n_removed, res.generation, ch->stale ? ", stale" : "");
+	return 0;
+}
+
+static void lmdb_fini(void *state)
+{
+	struct lmdb_state *st = state;
+	if (!st)
+		return;
+	cache_env_close(&st->ce);
+	free(st->ce.path);
+	free(st);
+}
+
+static const struct gw_subscriber lmdb_subscriber = {
+    .abi = GWSYNC_SUBSCRIBER_ABI,
+    .name = "lmdb",
+    .init = lmdb_init,
+    .apply = lmdb_apply,
+    .fini = lmdb_fini,
+};
+
+GWSYNC_EXPORT const struct gw_subscriber *gwsync_subscriber(void)
+{
+	return &lmdb_subscriber;
+}
