@@ -31,3 +31,7 @@ deps=$(. "$build/libgwagent.la" && echo "$dependency_libs")
 "$cc" "${cflags[@]}" -I"$src/agent" -I"$src/include" -o "$out/bench_inproc" \
 	"$src/bench/bench_inproc.c" "$src/bench/benchdata.c" "$build/.libs/libgwagent.a" \
 	$deps -ldl -lm
+# shellcheck disable=SC2086
+"$cc" "${cflags[@]}" -I"$src/agent" -I"$src/include" -o "$out/bench_cache" \
+	"$src/bench/bench_cache.c" "$src/bench/benchdata.c" "$build/.libs/libgwagent.a" \
+	$deps -ldl -lm

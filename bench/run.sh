@@ -7,12 +7,14 @@
 # Knobs (environment): BENCH_CHANGES (propagation rounds, 1000), BENCH_IDLE_SECONDS (60),
 # BENCH_PROPAGATION_SECONDS (its time budget, 330), BENCH_ROUNDS (full-sync repetitions,
 # 3), BENCH_ONE_CHANGES (figure 5 repetitions, 10),
-# BENCH_ONLY (a space-separated subset of: inproc propagation memory idle shutdown).
+# BENCH_CACHE_ROUNDS (figure 7 repetitions, 200),
+# BENCH_ONLY (a space-separated subset of: inproc propagation memory idle shutdown cache
+# gateway).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc idle propagation memory shutdown}
+only=${BENCH_ONLY:-inproc idle propagation memory shutdown cache gateway}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -63,6 +65,25 @@ for what in propagation memory shutdown; do
 	say "daemon benchmark: $what"
 	daemon_bench "$what" | tee -a "$results" || rc=1
 done
+
+if wants cache; then
+	say "figure 7: the lmdb subscriber against the file subscriber (10k and 100k rules)"
+	for set in prop:10k big:100k; do
+		work=$(mktemp -d "$build/bench-cache.XXXXXX")
+		"$build/bench/bench_cache" "$data/${set%%:*}" "$build/plugins/lmdb/.libs/lmdb.so" \
+			"$build/plugins/file/.libs/file.so" "$work" "${BENCH_CACHE_ROUNDS:-200}" \
+			"${set##*:}" | tee -a "$results" || rc=1
+		rm -rf "$work"
+	done
+fi
+if wants gateway; then
+	say "figure 8: nginx routing from the cache against nginx proxying a fixed upstream"
+	if [ -x "$src/bench/nginx/run.sh" ]; then
+		"$src/bench/nginx/run.sh" "$build" | tee -a "$results" || rc=1
+	else
+		echo "figure 8 skipped: bench/nginx/run.sh missing" >&2
+	fi
+fi
 
 say "results"
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
