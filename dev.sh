@@ -56,10 +56,16 @@ bootstrap() {
 	fi
 }
 
+# The tests' Python: Debian's own, whose modules (python3-lmdb) `deps` installs; a python3
+# earlier on PATH (pyenv, a venv) would not see them.
+PYTHON_ARG=()
+[ -x /usr/bin/python3 ] && PYTHON_ARG=(PYTHON=/usr/bin/python3)
+
 # configure_in DIR [configure args...]: configure once per DIR (again if the args change).
 configure_in() {
 	local dir=$1
 	shift
+	set -- "$@" "${PYTHON_ARG[@]}"
 	mkdir -p "$dir"
 	local want="$*"
 	if [ ! -f "$dir/Makefile" ] || [ "$(cat "$dir/.configure-args" 2>/dev/null)" != "$want" ]; then

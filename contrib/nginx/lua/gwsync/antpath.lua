@@ -1,0 +1,139 @@
+-- gwsync.antpath: Spring's AntPathMatcher.match(pattern, path) as ShenYu's `match`/`exclude`
+-- operators use it on uri conditions (DIVIDE-SEMANTICS §1a).
+--
+-- A port of AntPathMatcher.doMatch(fullMatch=true) with the default settings (separator "/",
+-- case-sensitive, trimTokens=false): tokens are split on "/" with empty tokens dropped, a
+-- token "**" spans 0+ tokens, other tokens are matched by AntPathStringMatcher (exact string,
+-- or the glob translated to a DOTALL regex). The pattern is compiled once (compile()); the
+-- path's tokens can be passed in so a request splits its path once for all conditions.
+-- Not ported: isPotentialMatch(), a pre-filter that only rejects paths the full match rejects
+-- too (it fails only when a literal token's first char cannot match).
+-- Like Spring, a token's regex is compiled when the token is first needed in Spring's
+-- algorithm: a bad "{id:[}" raises HTTP 400 only for paths that reach that token.
+local glob = require "gwsync.glob"
+local regex = require "gwsync.regex"
+local errors = require "gwsync.errors"
+
+local M = {}
+
+local byte, sub, find = string.byte, string.sub, string.find
+local SLASH = 47
+local DSTAR = {} -- the "**" token
+
+-- tokenize(s) -> list of the non-empty "/"-separated tokens
+local function tokenize(s)
+    local out, n, i, len = {}, 0, 1, #s
+    while i <= len do
+        local j = find(s, "/", i, true)
+        if not j then j = len + 1 end
+        if j > i then
+            n = n + 1
+            out[n] = sub(s, i, j - 1)
+        end
+        i = j + 1
+    end
+    return out
+end
+M.tokenize = tokenize
+
+-- One pattern token -> string (exact), function (regex), DSTAR, or {err = message}.
+local function compile_token(tok)
+    if tok == "**" then return DSTAR end
+    local rx = glob.translate(tok, "((?s).*)")
+    if not rx then return tok end
+    local fn, err = regex.compile(rx, { dotall = true })
+    if not fn then return { err = err } end
+    return fn
+end
+
+local function match_token(pt, s)
+    local t = type(pt)
+    if t == "string" then return pt == s end
+    if t == "function" then return pt(s) end
+    errors.raise_bad_request(pt.err)
+end
+
+local function all_dstar(pt, from, to)
+    for i = from, to do
+        if pt[i] ~= DSTAR then return false end
+    end
+    return true
+end
+
+-- compile(pattern) -> matcher(path, path_tokens?) -> bool
+function M.compile(pattern)
+    local raw = tokenize(pattern)
+    local pt = {}
+    for i = 1, #raw do pt[i] = compile_token(raw[i]) end
+    local pat_abs = byte(pattern, 1) == SLASH
+    local pat_trail = byte(pattern, -1) == SLASH
+    local np = #pt
+
+    return function(path, pd)
+        if (byte(path, 1) == SLASH) ~= pat_abs then return false end
+        pd = pd or tokenize(path)
+        local path_trail = byte(path, -1) == SLASH
+        local ps, pe = 1, np          -- pattern start/end (inclusive)
+        local ds, de = 1, #pd         -- path start/end
+
+        -- Match all elements up to the first **
+        while ps <= pe and ds <= de do
+            local p = pt[ps]
+            if p == DSTAR then break end
+            if not match_token(p, pd[ds]) then return false end
+            ps, ds = ps + 1, ds + 1
+        end
+
+        if ds > de then
+            -- Path is exhausted: only match if the rest of the pattern is * or **'s
+            if ps > pe then return pat_trail == path_trail end
+            if ps == pe and raw[ps] == "*" and path_trail then return true end
+            return all_dstar(pt, ps, pe)
+        elseif ps > pe then
+            return false -- path not exhausted, but pattern is
+        end
+
+        -- up to the last **
+        while ps <= pe and ds <= de do
+            local p = pt[pe]
+            if p == DSTAR then break end
+            if not match_token(p, pd[de]) then return false end
+            if pe == np and pat_trail ~= path_trail then return false end
+            pe, de = pe - 1, de - 1
+        end
+        if ds > de then return all_dstar(pt, ps, pe) end
+
+        while ps ~= pe and ds <= de do
+            local tmp = -1
+            for i = ps + 1, pe do
+                if pt[i] == DSTAR then tmp = i break end
+            end
+            if tmp == ps + 1 then
+                ps = ps + 1 -- "**/**": skip one
+            else
+                -- find the tokens between the two **'s somewhere in the remaining path
+                local plen = tmp - ps - 1
+                local slen = de - ds + 1
+                local found = -1
+                for i = 0, slen - plen do
+                    local ok = true
+                    for j = 0, plen - 1 do
+                        if not match_token(pt[ps + j + 1], pd[ds + i + j]) then ok = false break end
+                    end
+                    if ok then found = ds + i break end
+                end
+                if found == -1 then return false end
+                ps = tmp
+                ds = found + plen
+            end
+        end
+        return all_dstar(pt, ps, pe)
+    end
+end
+
+-- match(pattern, path) -> bool (compiles each time: for tests and one-off use)
+function M.match(pattern, path)
+    return M.compile(pattern)(path)
+end
+
+return M

@@ -1,0 +1,246 @@
+-- gwsync.balance: pick one upstream of a routed request as ShenYu's divide plugin does (§6).
+--
+-- select(result, req, state, tried):
+--   * a `specify-domain` header equal to one offered upstream's url forces that upstream;
+--   * otherwise the rule handle's loadBalance: one upstream is returned directly
+--     (AbstractLoadBalancer), else roundRobin / random / hash / leastActive / p2c /
+--     shortestResponse.
+-- `state` is a table the caller keeps per worker (round-robin weights, least-active counts);
+-- `tried` an optional set {url = true} of upstreams already tried by a failover retry, left out.
+-- Weights follow AbstractLoadBalancer.getWeight: status down -> 0, and within `warmup` ms of
+-- `timestamp` the weight ramps up linearly (at least 1).
+local ffi = require "ffi"
+
+local M = {}
+
+local floor = math.floor
+local byte = string.byte
+
+---------------------------------------------------------------------------------------------
+-- md5 (hash load balancer): ngx.md5_bin inside nginx, libcrypto's MD5() under plain luajit
+---------------------------------------------------------------------------------------------
+local md5_bin
+if ngx and ngx.md5_bin then
+    md5_bin = ngx.md5_bin
+else
+    pcall(ffi.cdef, "unsigned char *MD5(const unsigned char *d, size_t n, unsigned char *md);")
+    local crypto
+    for _, name in ipairs({ "libcrypto.so.3", "crypto" }) do
+        local ok, l = pcall(ffi.load, name)
+        if ok then crypto = l break end
+    end
+    local out = ffi.new("unsigned char[16]")
+    md5_bin = function(s)
+        crypto.MD5(s, #s, out)
+        return ffi.string(out, 16)
+    end
+end
+
+-- HashLoadBalancer.hash: MD5 bytes 0..3 as a little-endian unsigned 32-bit number
+function M.hash(key)
+    local d = md5_bin(key)
+    local b0, b1, b2, b3 = byte(d, 1, 4)
+    return b0 + b1 * 256 + b2 * 65536 + b3 * 16777216
+end
+
+---------------------------------------------------------------------------------------------
+-- weights
+---------------------------------------------------------------------------------------------
+function M.weight(u, now_ms)
+    if not u.status then return 0 end
+    local w, ts, warmup = u.weight or 0, u.timestamp or 0, u.warmup or 0
+    if w > 0 and ts > 0 then
+        local uptime = floor(now_ms - ts)
+        if uptime > 0 and uptime < warmup then
+            local ww = floor(uptime / (warmup / w))
+            if ww < 1 then return 1 end
+            return ww < w and ww or w
+        end
+    end
+    return w
+end
+
+local function now_ms(state, req)
+    if state.now_ms then return state.now_ms() end
+    if req.raw.now_ms then return req.raw.now_ms end
+    if ngx and ngx.now then return ngx.now() * 1000 end
+    return (req.raw.now or os.time()) * 1000
+end
+
+local function rand(state, n) -- 0 <= r < n (integer)
+    if state.random then return state.random(n) end
+    return math.random(n) - 1
+end
+
+---------------------------------------------------------------------------------------------
+-- algorithms: fn(list, req, state) -> upstream (list has >= 2 entries)
+---------------------------------------------------------------------------------------------
+local ALGOS = {}
+
+-- RandomLoadBalancer: weighted random unless all weights are equal or the total is 0.
+-- (ShenYu searches one half of the list first: the same distribution.)
+ALGOS.random = function(list, req, state)
+    local t = now_ms(state, req)
+    local n = #list
+    local total, same, first = 0, true, nil
+    local ws = state._ws or {}
+    state._ws = ws
+    for i = 1, n do
+        local w = M.weight(list[i], t)
+        ws[i] = w
+        total = total + w
+        if i == 1 then first = w elseif w ~= first then same = false end
+    end
+    if total > 0 and not same then
+        local offset = rand(state, total)
+        for i = 1, n do
+            offset = offset - ws[i]
+            if offset < 0 then return list[i] end
+        end
+    end
+    return list[rand(state, n) + 1]
+end
+
+-- ShortestResponseLoadBalancer ranks by succeededAverageElapsed * inflight; inflight is only
+-- counted for p2c, so every estimate is 0, all upstreams tie, and ShenYu picks by the same
+-- weighted random as `random`.
+ALGOS.shortestResponse = ALGOS.random
+
+-- P2cLoadBalancer needs in-flight counts and response lags measured after the response; the
+-- router has no response hook, so we fall back to uniform random over the list (what p2c does
+-- when every load is equal, apart from its forced re-pick of long-unpicked upstreams).
+ALGOS.p2c = function(list, req, state)
+    return list[rand(state, #list) + 1]
+end
+
+-- RoundRobinLoadBalancer: smooth weighted round robin; state keyed by the first upstream's
+-- url; a changed weight resets that upstream's current value; ties go to the earlier entry;
+-- entries not seen for 60 s are dropped when the list size differs from the map size.
+ALGOS.roundRobin = function(list, req, state)
+    local t = now_ms(state, req)
+    local rr = state.rr
+    if not rr then rr = {}; state.rr = rr end
+    local key = list[1].url
+    local map = rr[key]
+    if not map then map = { n = 0, e = {} }; rr[key] = map end
+    local total, best, best_cur, best_e = 0, nil, nil, nil
+    for i = 1, #list do
+        local u = list[i]
+        local w = M.weight(u, t)
+        local e = map.e[u.url]
+        if not e then
+            e = { weight = w, current = 0 }
+            map.e[u.url] = e
+            map.n = map.n + 1
+        elseif e.weight ~= w then
+            e.weight = w
+            e.current = 0
+        end
+        e.current = e.current + w
+        e.last = t
+        if best_cur == nil or e.current > best_cur then
+            best, best_cur, best_e = u, e.current, e
+        end
+        total = total + w
+    end
+    if map.n ~= #list then
+        for url, e in pairs(map.e) do
+            if t - e.last > 60000 then map.e[url] = nil; map.n = map.n - 1 end
+        end
+    end
+    best_e.current = best_e.current - total
+    return best
+end
+
+-- HashLoadBalancer: 5 virtual nodes per upstream at hash("SHENYU-"..url.."-HASH-"..i), the key
+-- is the socket peer address (no X-Forwarded-For); first node >= hash(ip), else the first node.
+local function ring_of(list)
+    local ring = list._ring
+    if ring then return ring end
+    local by = {}
+    for _, u in ipairs(list) do
+        for i = 0, 4 do by[M.hash("SHENYU-" .. u.url .. "-HASH-" .. i)] = u end -- later wins
+    end
+    local keys = {}
+    for k in pairs(by) do keys[#keys + 1] = k end
+    table.sort(keys)
+    local ups = {}
+    for i, k in ipairs(keys) do ups[i] = by[k] end
+    ring = { keys = keys, ups = ups }
+    list._ring = ring -- lists are immutable per route table: cache the ring on it
+    return ring
+end
+M.ring_of = ring_of
+
+ALGOS.hash = function(list, req)
+    local ring = ring_of(list)
+    local h = M.hash(req:peer_ip())
+    local keys = ring.keys
+    local lo, hi = 1, #keys
+    if keys[hi] < h then return ring.ups[1] end
+    while lo < hi do
+        local mid = floor((lo + hi) / 2)
+        if keys[mid] >= h then hi = mid else lo = mid + 1 end
+    end
+    return ring.ups[lo]
+end
+
+-- LeastActiveLoadBalance: ShenYu counts picks per protocol+url and never decrements them, so
+-- it is "least picked so far"; ties go to the first in ConcurrentHashMap order in ShenYu (not
+-- reproducible), to the first in list order here.
+ALGOS.leastActive = function(list, req, state)
+    local la = state.la
+    if not la then la = {}; state.la = la end
+    local best, best_n
+    for i = 1, #list do
+        local u = list[i]
+        local k = u.protocol .. u.url
+        local n = la[k] or 0
+        if best_n == nil or n < best_n then best, best_n = u, n end
+    end
+    local k = best.protocol .. best.url
+    la[k] = (la[k] or 0) + 1
+    return best
+end
+
+M.ALGORITHMS = ALGOS
+
+-- is_known(name) -> true if ShenYu has a load balancer of that name
+function M.is_known(name)
+    return ALGOS[name] ~= nil
+end
+
+---------------------------------------------------------------------------------------------
+-- select
+---------------------------------------------------------------------------------------------
+local function without(list, tried)
+    if not tried or next(tried) == nil then return list end
+    local out = {}
+    for i = 1, #list do
+        if not tried[list[i].url] then out[#out + 1] = list[i] end
+    end
+    return out
+end
+
+-- specified(list, req) -> the upstream named by the `specify-domain` header, or nil
+function M.specified(list, req)
+    local want = req:header("specify-domain")
+    if not want then return nil end
+    for i = 1, #list do
+        if list[i].url == want then return list[i] end
+    end
+    return nil
+end
+
+function M.select(result, req, state, tried)
+    local list = without(result.upstreams or {}, tried)
+    if #list == 0 then return nil end
+    local forced = M.specified(list, req)
+    if forced then return forced end
+    if #list == 1 then return list[1] end
+    local algo = ALGOS[result.handle and result.handle.load_balance or "random"]
+    if not algo then return nil end -- router.route already answered 400/500 for these
+    return algo(list, req, state or {})
+end
+
+return M

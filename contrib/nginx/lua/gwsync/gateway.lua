@@ -1,0 +1,246 @@
+-- gwsync.gateway: nginx phase handlers that route requests as ShenYu's divide plugin does,
+-- from the route table gwsync.cache keeps in step with the LMDB cache.
+--
+--   init_by_lua_block      { require("gwsync.gateway").configure{ path = "/var/lib/gwsync/cache" } }
+--   access_by_lua_block    { require("gwsync.gateway").access() }
+--   balancer_by_lua_block  { require("gwsync.gateway").balancer() }
+--   header_filter_by_lua_block { require("gwsync.gateway").header_filter() }   -- debug_headers
+--
+-- Why it is split this way:
+-- * access() does all the work that can answer the client: route, and pick the first
+--   upstream, so "no selector/rule/healthy upstream" get ShenYu's JSON bodies (the balancer
+--   phase cannot write a body). The result waits in ngx.ctx for the balancer.
+-- * balancer() only sets peers: the first try uses the upstream access() picked; a retry
+--   after a failure follows the rule's retryStrategy: `current` tries the same upstream
+--   again (ShenYu retries the same URI), `failover` picks another one not tried yet with the
+--   rule's load balancer (ShenYu's DefaultRetryStrategy.resend).
+-- * Upstream hosts must be IP literals (the balancer phase cannot resolve names) and the
+--   protocol http:// (proxy_pass names one scheme); others are unusable, logged once.
+-- * All mutable state lives in one per-worker table (`worker`), made by configure().
+local request = require "gwsync.request"
+local router = require "gwsync.router"
+local balance = require "gwsync.balance"
+local cachemod = require "gwsync.cache"
+
+local M = {}
+
+local DEFAULT_HANDLE = { load_balance = "random", retry = 3, timeout = 3000, retry_strategy = "current" }
+local SKIP = { code = -106, message = "Can not find url, please check your configuration!", plain_status = 404 }
+local NO_UPSTREAM = { code = -119, plain_status = 503,
+    message = "Can not find healthy upstream url, please check your configuration!" }
+local NO_CACHE = { code = 503, message = "Service Unavailable: no route table loaded yet",
+    plain_status = 503, http_status = 503 }
+local INTERNAL = { code = 500, message = "Internal Server Error", plain_status = 500, http_status = 500 }
+
+-- The per-worker state: configuration, the cache reader, the load balancers' state.
+local worker = nil
+
+local LEVELS = { notice = ngx.NOTICE, warn = ngx.WARN, error = ngx.ERR }
+local function log(level, msg)
+    ngx.log(LEVELS[level] or ngx.ERR, msg)
+end
+
+-- configure{ path = dir, errors = "shenyu"|"plain", debug_headers = false }
+function M.configure(opts)
+    assert(type(opts) == "table" and type(opts.path) == "string" and opts.path ~= "",
+        "gwsync.gateway.configure needs { path = <cache directory> }")
+    local errors = opts.errors or "shenyu"
+    assert(errors == "shenyu" or errors == "plain", "errors must be \"shenyu\" or \"plain\"")
+    worker = {
+        path = opts.path,
+        errors = errors,
+        debug_headers = opts.debug_headers == true,
+        cache = nil,               -- made in the worker on first use (never in the master)
+        balance_state = {},
+        logged = {},               -- one-off log lines already written (bad upstream hosts)
+    }
+end
+
+local function state()
+    local w = worker
+    if not w then error("gwsync.gateway.configure() was not called (init_by_lua_block)") end
+    if not w.cache then
+        w.cache = cachemod.new{ path = w.path, router = router, log = log }
+    end
+    return w
+end
+
+-- A JSON string literal (lua-cjson would escape "/" as "\/", ShenYu's Jackson does not).
+local function json_string(s)
+    s = tostring(s):gsub('[%c"\\]', function(c)
+        if c == '"' then return '\\"' elseif c == "\\" then return "\\\\"
+        elseif c == "\n" then return "\\n" elseif c == "\r" then return "\\r"
+        elseif c == "\t" then return "\\t" end
+        return string.format("\\u%04x", c:byte())
+    end)
+    return '"' .. s .. '"'
+end
+
+-- Answer an error: ShenYu's body and HTTP status, or a plain status.
+local function answer(w, e)
+    if w.errors == "plain" then
+        ngx.status = e.plain_status or 500
+        ngx.header["Content-Type"] = "text/plain"
+        ngx.print(e.message, "\n")
+    else
+        ngx.status = e.http_status or 200
+        ngx.header["Content-Type"] = "application/json"
+        ngx.print('{"code":', tostring(e.code), ',"message":', json_string(e.message), "}")
+    end
+    return ngx.exit(ngx.status)
+end
+
+-- Header lines in order, names as sent. HTTP/1 has them raw; HTTP/2 only as a table.
+local function header_lines()
+    local out = {}
+    local ok, raw = pcall(ngx.req.raw_header, true)
+    if ok and raw then
+        for line in raw:gmatch("[^\r\n]+") do
+            local name, value = line:match("^([^:]+):[ \t]*(.-)[ \t]*$")
+            if name then out[#out + 1] = { name, value } end
+        end
+        return out
+    end
+    for name, value in pairs(ngx.req.get_headers(0, true)) do
+        if type(value) == "table" then
+            for _, v in ipairs(value) do out[#out + 1] = { name, v } end
+        else
+            out[#out + 1] = { name, value }
+        end
+    end
+    return out
+end
+
+local function raw_request()
+    local uri = ngx.var.request_uri or "/"
+    local q = uri:find("?", 1, true)
+    return {
+        path = q and uri:sub(1, q - 1) or uri,
+        method = ngx.req.get_method(),
+        headers = header_lines(),
+        query = ngx.var.args,
+        remote_addr = ngx.var.remote_addr,
+        now = ngx.time(),
+        content_length = tonumber(ngx.var.http_content_length),
+    }
+end
+
+-- An address set_current_peer takes without a resolver: IPv4 dotted quad or IPv6.
+local function ip_literal(host)
+    if type(host) ~= "string" then return nil end
+    local h = host:match("^%[(.*)%]$") or host
+    if h:match("^%d+%.%d+%.%d+%.%d+$") or (h:find(":", 1, true) and h:match("^[%x:.]+$")) then
+        return h
+    end
+    return nil
+end
+
+-- A usable upstream: { up = upstream, addr = ip, port = n } | nil (logged once per url)
+local function peer(w, up)
+    if not up then return nil end
+    local addr = ip_literal(up.host)
+    local port = tonumber(up.port)
+    local why
+    if not addr or not port then
+        why = "is not an IP literal with a port; nginx cannot resolve names in the balancer phase"
+    elseif up.protocol and up.protocol ~= "" and up.protocol ~= "http://" then
+        why = "has protocol '" .. tostring(up.protocol) .. "'; this gateway proxies http:// only"
+    end
+    if why then
+        if not w.logged[up.url] then
+            w.logged[up.url] = true
+            log("error", "gwsync: upstream '" .. tostring(up.url) .. "' " .. why
+                .. ", treating it as unhealthy")
+        end
+        return nil
+    end
+    return { up = up, addr = addr, port = port }
+end
+
+-- The load balancer's choice among the usable upstreams not in `tried` (unusable ones
+-- are added to `tried` and the balancer asked again). peer, tried | nil
+local function pick(w, res, req, tried)
+    for _ = 0, #(res.upstreams or {}) do
+        -- nil, not {}, on the first try: the balancer's plain path (no exclusion list)
+        local up = balance.select(res, req, w.balance_state, tried)
+        if not up then return nil end
+        tried = tried or {}
+        tried[up.url] = true
+        local p = peer(w, up)
+        if p then return p, tried end
+    end
+    return nil
+end
+
+local function set_host_var(url)
+    -- `set $gwsync_upstream_host ""` in the location makes it writable; absent is fine
+    pcall(function() ngx.var.gwsync_upstream_host = url end)
+end
+
+function M.access()
+    local w = state()
+    local tbl = w.cache:table()
+    if not tbl then return answer(w, NO_CACHE) end
+    local req = request.new(raw_request())
+    local ok, res = pcall(router.route, tbl, req)
+    if not ok then
+        log("error", "gwsync: router.route failed: " .. tostring(res))
+        return answer(w, INTERNAL)
+    end
+    if res.action == "skip" then return answer(w, SKIP) end
+    if res.action ~= "proxy" then return answer(w, res) end
+    local p, tried = pick(w, res, req, nil)
+    if not p then return answer(w, NO_UPSTREAM) end
+    ngx.ctx.gwsync = { res = res, req = req, peer = p, tried = tried, tries = 0 }
+    set_host_var(p.up.url)
+end
+
+function M.balancer()
+    local b = require "ngx.balancer"
+    local w = state()
+    local g = ngx.ctx.gwsync
+    if not g then
+        log("error", "gwsync: balancer without a routed request (is access_by_lua_block set?)")
+        return ngx.exit(ngx.ERROR)
+    end
+    local h = g.res.handle or DEFAULT_HANDLE
+    local failover = h.retry_strategy == "failover"
+    local p = g.peer
+    if g.tries == 0 then
+        local retry = tonumber(h.retry) or 0
+        if failover then retry = math.min(retry, #(g.res.upstreams or {}) - 1) end
+        if retry > 0 then
+            local ok, err = b.set_more_tries(retry)
+            if not ok then log("error", "gwsync: set_more_tries: " .. tostring(err)) end
+        end
+        local t = tonumber(h.timeout)
+        if t and t > 0 then
+            local ok, err = b.set_timeouts(t / 1000, t / 1000, t / 1000)
+            if not ok then log("error", "gwsync: set_timeouts: " .. tostring(err)) end
+        end
+    elseif failover then
+        p = pick(w, g.res, g.req, g.tried)
+        if not p then
+            log("error", "gwsync: no other healthy upstream to fail over to")
+            return ngx.exit(ngx.ERROR)
+        end
+        g.peer = p
+        set_host_var(p.up.url)
+        if b.recreate_request then b.recreate_request() end   -- the Host header changed
+    end
+    g.tries = g.tries + 1
+    local ok, err = b.set_current_peer(p.addr, p.port)
+    if not ok then
+        log("error", "gwsync: set_current_peer(" .. p.addr .. ", " .. p.port .. "): " .. tostring(err))
+        return ngx.exit(ngx.ERROR)
+    end
+end
+
+function M.header_filter()
+    local w = worker
+    if not (w and w.debug_headers) then return end
+    local g = ngx.ctx.gwsync
+    if g and g.peer then ngx.header["X-Gwsync-Upstream"] = g.peer.up.url end
+end
+
+return M

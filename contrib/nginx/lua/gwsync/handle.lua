@@ -1,0 +1,64 @@
+-- gwsync.handle: a divide rule's `handle` JSON text -> DivideRuleHandle, parsed at build time.
+--
+-- ShenYu parses the handle with Gson into DivideRuleHandle (defaults: loadBalance "random",
+-- retryStrategy "current", retry 3, timeout 3000, headerMaxSize 0, requestMaxSize 0). Gson keeps
+-- a default when a key is missing or a primitive is JSON null, sets a String to null when it
+-- is JSON null, accepts numbers written as strings ("3000"), and rejects non-integral numbers
+-- for int/long fields (then the handle is never cached and the rule fails with an NPE: we
+-- report that as a parse error so the caller skips the rule).
+-- loadBalance is looked up by name only when a request is balanced: unknown -> 400
+-- "<name> name is error", "" or null -> 500; parse() returns that as `lb_error`.
+local cjson = require "cjson.safe"
+local balance = require "gwsync.balance"
+
+local M = {}
+
+M.DEFAULT = { load_balance = "random", retry_strategy = "current", retry = 3, timeout = 3000,
+              header_max_size = 0, request_max_size = 0 }
+
+local function gson_int(v, default, key)
+    if v == nil or v == cjson.null then return default end
+    if type(v) == "string" then v = tonumber(v) end
+    if type(v) ~= "number" or v ~= math.floor(v) then
+        error("handle field " .. key .. " is not an integer", 0)
+    end
+    return v
+end
+
+local function gson_string(v, default, key)
+    if v == nil then return default end
+    if v == cjson.null then return nil end
+    if type(v) == "string" then return v end
+    if type(v) == "number" or type(v) == "boolean" then return tostring(v) end
+    error("handle field " .. key .. " is not a string", 0)
+end
+
+-- parse(text) -> handle, lb_error | nil, err
+function M.parse(text)
+    if type(text) ~= "string" then return nil, "rule has no handle" end
+    local obj = cjson.decode(text)
+    if type(obj) ~= "table" then return nil, "rule handle is not a JSON object" end
+    local ok, h = pcall(function()
+        local lb = gson_string(obj.loadBalance, "random", "loadBalance")
+        local rs = gson_string(obj.retryStrategy, "current", "retryStrategy")
+        return {
+            load_balance = lb,
+            -- DividePlugin: StringUtils.defaultIfEmpty(retryStrategy, "current")
+            retry_strategy = (rs == nil or rs == "") and "current" or rs,
+            retry = gson_int(obj.retry, 3, "retry"),
+            timeout = gson_int(obj.timeout, 3000, "timeout"),
+            header_max_size = gson_int(obj.headerMaxSize, 0, "headerMaxSize"),
+            request_max_size = gson_int(obj.requestMaxSize, 0, "requestMaxSize"),
+        }
+    end)
+    if not ok then return nil, h end
+    local lb_error
+    if h.load_balance == nil or not h.load_balance:find("%S") then
+        lb_error = { status = 500, message = "get join name is null" }
+    elseif not balance.is_known(h.load_balance) then
+        lb_error = { status = 400, message = h.load_balance .. " name is error" }
+    end
+    return h, lb_error
+end
+
+return M

@@ -1,0 +1,437 @@
+"""A real nginx reads the gwsync LMDB cache through contrib/nginx (cache.lua, lmdb.lua).
+
+The environment is written here with Python's `lmdb` in the layout docs/lmdb-cache.md
+documents (one database per group, `meta` with `format`, `generation` and per-group entries,
+one write transaction per change), so this test proves the reader against the contract, not
+against one writer. nginx runs from the example contrib/nginx/nginx.conf in a temporary prefix
+(only the listen address changes; contrib/nginx/lua copied in), as a normal process: `nginx -p DIR -c DIR/nginx.conf -g
+'daemon off;'`. Run as root, its workers run as `nobody:nogroup` and the cache directory is
+given to group `nogroup` with the documented modes (dir 0750 setgid, data 0640, lock 0660):
+the permission recipe contrib/nginx/README.md gives.
+
+Environment: GWSYNC_NGINX_LUA overrides the Lua directory (default contrib/nginx/lua).
+"""
+import grp
+import http.server
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import socketserver
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRCDIR = os.environ.get("GWSYNC_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(SRCDIR, "tests", "integration"))
+import harness  # noqa: E402
+
+try:
+    import lmdb
+except ImportError:  # pragma: no cover - depends on the machine
+    lmdb = None
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+LUA_MODULE = "/usr/share/nginx/modules/ngx_http_lua_module.so"
+EXAMPLE_CONF = os.path.join(SRCDIR, "contrib", "nginx", "nginx.conf")
+LUA_DIR = os.environ.get("GWSYNC_NGINX_LUA") or os.path.join(SRCDIR, "contrib", "nginx", "lua")
+
+NO_SELECTOR = b'{"code":-107,"message":"divide:Can not find selector, please check your configuration!"}'
+NO_RULE = b'{"code":-102,"message":"divide:Rule not found!"}'
+
+
+def require_nginx():
+    if lmdb is None:
+        raise unittest.SkipTest("python3 lmdb module not installed (python3-lmdb)")
+    if not os.path.exists(NGINX) or not os.path.exists(LUA_MODULE):
+        raise unittest.SkipTest("nginx with libnginx-mod-http-lua not installed")
+
+
+# ---------------------------------------------------------------------- the writer side
+class CacheWriter:
+    """Writes the documented layout: CacheWriter(path).commit("RULE", {key: item}, delete=[])
+    is one change = one write transaction (items, the group's meta entry, generation + 1)."""
+
+    def __init__(self, path, map_size=1 << 20, group=None, fmt=b"1"):
+        self.path = path
+        os.makedirs(path, exist_ok=True)
+        if group is not None:           # the README's recipe: a setgid directory of the group
+            os.chown(path, -1, group)
+            os.chmod(path, 0o2750)
+        self.env = lmdb.open(path, max_dbs=32, map_size=map_size, mode=0o640, subdir=True)
+        for name in ("data.mdb", "lock.mdb"):
+            if group is not None:
+                os.chown(os.path.join(path, name), -1, group)
+        os.chmod(os.path.join(path, "lock.mdb"), 0o660)   # readers register in the lock file
+        with self.env.begin(write=True) as txn:
+            meta = self.env.open_db(b"meta", txn=txn)
+            txn.put(b"format", fmt, db=meta)
+            txn.put(b"generation", b"0", db=meta)
+
+    def commit(self, group, items=None, delete=(), replace=False):
+        with self.env.begin(write=True) as txn:
+            meta = self.env.open_db(b"meta", txn=txn)
+            db = self.env.open_db(group.encode(), txn=txn)
+            if replace:
+                txn.drop(db, delete=False)
+            for key in delete:
+                txn.delete(key.encode(), db=db)
+            for key, item in (items or {}).items():
+                value = item if isinstance(item, bytes) else json.dumps(item).encode()
+                txn.put(key.encode(), value, db=db)
+            count = txn.stat(db)["entries"]
+            gen = int(txn.get(b"generation", db=meta)) + 1
+            txn.put(group.encode(), json.dumps({"md5": "%032x" % gen, "lastModifyTime": gen,
+                                                "count": count, "stale": False}).encode(), db=meta)
+            txn.put(b"generation", str(gen).encode(), db=meta)
+        return gen
+
+    def set_format(self, fmt):
+        with self.env.begin(write=True) as txn:
+            meta = self.env.open_db(b"meta", txn=txn)
+            gen = int(txn.get(b"generation", db=meta)) + 1
+            txn.put(b"format", fmt, db=meta)
+            txn.put(b"generation", str(gen).encode(), db=meta)
+
+    def grow(self, map_size):
+        self.env.set_mapsize(map_size)
+
+    def close(self):
+        self.env.close()
+
+
+# ---------------------------------------------------------------------- ShenYu items
+def divide_plugin(enabled=True):
+    return {"id": "5", "name": "divide", "enabled": enabled, "role": "Proxy", "sort": 200,
+            "config": None}
+
+
+def selector(sid, prefix, sort=1):
+    return {"id": sid, "pluginId": "5", "pluginName": "divide", "name": prefix, "matchMode": 0,
+            "type": 1, "sort": sort, "enabled": True, "logged": False, "continued": True,
+            "handle": "", "conditionList": [{"paramType": "uri", "operator": "match",
+                                              "paramName": "/", "paramValue": prefix + "/**"}]}
+
+
+def rule(rid, sid, prefix, sort=1, strategy="current", retry=0):
+    handle = {"loadBalance": "roundRobin", "retryStrategy": strategy, "retry": retry,
+              "timeout": 3000}
+    return {"id": rid, "selectorId": sid, "pluginName": "divide", "name": prefix, "matchMode": 0,
+            "sort": sort, "enabled": True, "loged": False, "handle": json.dumps(handle),
+            "conditionDataList": [{"paramType": "uri", "operator": "match", "paramName": "/",
+                                   "paramValue": prefix + "/**"}]}
+
+
+def discover(sid, urls):
+    return {"selectorId": sid, "pluginName": "divide", "upstreamDataList": [
+        {"url": url, "protocol": "http://", "status": 0, "weight": 50,
+         "props": json.dumps({"warmupTime": 0}),
+         # created long ago: no warm-up ramp, so round robin simply alternates
+         "dateCreated": "2024-05-28 10:00:00"} for url in urls]}
+
+
+def write_routes(writer, upstream_urls, groups=("PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM")):
+    """One selector /a/** with one rule, upstreams from DISCOVER_UPSTREAM."""
+    items = {"PLUGIN": {"5": divide_plugin()}, "SELECTOR": {"s1": selector("s1", "/a")},
+             "RULE": {"r1": rule("r1", "s1", "/a")},
+             "DISCOVER_UPSTREAM": {"s1": discover("s1", upstream_urls)}}
+    for g in groups:
+        writer.commit(g, items[g])
+
+
+# ---------------------------------------------------------------------- processes
+class NamedUpstream:
+    """A tiny HTTP/1.1 server on 127.0.0.1 answering `<name> <path>` (keep-alive)."""
+
+    def __init__(self, name):
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def setup(self):
+                super().setup()
+                # headers and body are two writes: without NODELAY, Nagle + delayed ACK
+                # add 40 ms to every keep-alive request
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_GET(self):
+                body = ("%s %s" % (outer.name, self.path)).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("X-Host-Seen", self.headers.get("Host", ""))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+
+        self.name = name
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.url = "127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class NginxGateway:
+    """nginx from the example configuration in a temporary prefix on a free port."""
+
+    def __init__(self, cache_path, errors="shenyu", debug_headers=True, lua_dir=LUA_DIR):
+        self.prefix = tempfile.mkdtemp(prefix="gwsync-nginx-")
+        self.port = harness.free_port()
+        self.cache_path = cache_path
+        self.env = dict(os.environ, GWSYNC_CACHE=cache_path, GWSYNC_ERRORS=errors,
+                        GWSYNC_DEBUG_HEADERS="1" if debug_headers else "0")
+        # a copy, not a symlink: workers running as nobody may not read the source tree
+        shutil.copytree(lua_dir, os.path.join(self.prefix, "lua"))
+        with open(EXAMPLE_CONF, encoding="utf-8") as f:
+            conf = f.read()
+        conf, n = re.subn(r"listen 127\.0\.0\.1:8080;", "listen 127.0.0.1:%d;" % self.port, conf)
+        assert n == 1, "the example's listen line changed"
+        if os.geteuid() == 0:
+            # as root the workers drop to an unprivileged user that reads the cache through
+            # its group; they must be able to enter the prefix (temp files) too
+            conf = "user nobody nogroup;\n" + conf
+            os.chmod(self.prefix, 0o711)
+        self.conf = os.path.join(self.prefix, "nginx.conf")
+        with open(self.conf, "w", encoding="utf-8") as f:
+            f.write(conf)
+        self.error_log = os.path.join(self.prefix, "error.log")
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen([NGINX, "-p", self.prefix + "/", "-c", self.conf,
+                                      "-g", "daemon off;"], env=self.env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+        def up():
+            if self.proc.poll() is not None:
+                raise AssertionError("nginx exited: %s\n%s" % (
+                    self.proc.returncode, self.proc.stdout.read().decode(errors="replace")))
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return True
+            except OSError:
+                return False
+        harness.wait_until(up, timeout=10, message="nginx listening")
+        return self
+
+    def get(self, path, headers=None):
+        return harness.http_request("GET", "http://127.0.0.1:%d%s" % (self.port, path),
+                                    headers=headers, timeout=10)
+
+    def log(self):
+        try:
+            with open(self.error_log, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def wait_log(self, pattern, timeout=5):
+        rx = re.compile(pattern)
+        return harness.wait_until(lambda: rx.search(self.log()), timeout=timeout,
+                                  message="error.log line /%s/:\n%s" % (pattern, self.log()))
+
+    def close(self):
+        harness._stop_process(self.proc, signal.SIGTERM, timeout=10)
+        if self.proc is not None and self.proc.stdout:
+            self.proc.stdout.close()
+        if harness.VERBOSE:
+            sys.stderr.write(self.log())
+        harness._cleanup_dir(self.prefix)
+
+
+# ---------------------------------------------------------------------- the tests
+class LmdbReaderTest(unittest.TestCase):
+    def setUp(self):
+        require_nginx()
+        self.tmp = tempfile.mkdtemp(prefix="gwsync-lmdb-")
+        self.addCleanup(harness._cleanup_dir, self.tmp)
+        self.group = None
+        if os.geteuid() == 0:
+            os.chmod(self.tmp, 0o711)
+            self.group = grp.getgrnam("nogroup").gr_gid
+        self.cache = os.path.join(self.tmp, "cache")
+        self.a = self.upstream("A")
+        self.b = self.upstream("B")
+
+    def upstream(self, name):
+        u = NamedUpstream(name)
+        self.addCleanup(u.close)
+        return u
+
+    def writer(self, **kw):
+        w = CacheWriter(self.cache, group=self.group, **kw)
+        self.addCleanup(w.close)
+        return w
+
+    def nginx(self, **kw):
+        g = NginxGateway(self.cache, **kw)
+        self.addCleanup(g.close)
+        return g.start()
+
+    def assert_routed(self, gw, path, upstream):
+        status, headers, body = gw.get(path)
+        self.assertEqual((status, body), (200, ("%s %s" % (upstream.name, path)).encode()),
+                         gw.log())
+        self.assertEqual(headers.get("X-Gwsync-Upstream"), upstream.url)
+        return headers
+
+    def test_generation_change_is_seen_by_the_next_request(self):
+        w = self.writer()
+        write_routes(w, [self.a.url])
+        gw = self.nginx()
+        headers = self.assert_routed(gw, "/a/x?q=1%202", self.a)
+        # ShenYu's HTTP client sends the upstream's host:port as Host
+        self.assertEqual(headers.get("X-Host-Seen"), self.a.url)
+        gen = w.commit("DISCOVER_UPSTREAM", {"s1": discover("s1", [self.b.url])})
+        for _ in range(6):      # every request, on either worker, sees the new generation
+            self.assert_routed(gw, "/a/y", self.b)
+        gw.wait_log(r"routes built from generation %d \(PLUGIN 1, SELECTOR 1, RULE 1, "
+                    r"DISCOVER_UPSTREAM 1\)" % gen)
+        status, _, body = gw.get("/elsewhere")
+        self.assertEqual((status, body), (200, NO_SELECTOR))
+
+    def on_both_workers(self, gw, pattern, path="/a/x", upstream=None):
+        """Send requests until `pattern` is logged twice (once by each of the 2 workers:
+        connections land on either one), each answered by `upstream` if given."""
+        def seen_twice():
+            if upstream:
+                self.assert_routed(gw, path, upstream)
+            else:
+                gw.get(path)
+            return len(re.findall(pattern, gw.log())) >= 2
+        harness.wait_until(seen_twice, timeout=10, message="/%s/ from both workers:\n%s"
+                           % (pattern, gw.log()))
+
+    def test_map_resized_by_the_writer_is_adopted(self):
+        w = self.writer(map_size=256 * 1024)
+        write_routes(w, [self.a.url])
+        gw = self.nginx()
+        # both workers map the environment at its small size first
+        self.on_both_workers(gw, r"routes built from generation 4 ", upstream=self.a)
+        w.grow(16 << 20)
+        filler = {"app%04d" % i: {"appKey": "app%04d" % i, "appSecret": "x" * 4000}
+                  for i in range(1000)}            # ~4 MB: far beyond the readers' 256 KiB map
+        w.commit("APP_AUTH", filler)
+        w.commit("DISCOVER_UPSTREAM", {"s1": discover("s1", [self.b.url])})
+        self.on_both_workers(gw, r"the writer grew the map \(MDB_MAP_RESIZED\); adopted the new "
+                             r"size", upstream=self.b)
+        self.assertNotIn("read transaction failed", gw.log())
+
+    def test_missing_group_database_is_an_empty_group(self):
+        w = self.writer()
+        write_routes(w, [self.a.url], groups=("PLUGIN", "SELECTOR", "DISCOVER_UPSTREAM"))
+        gw = self.nginx()
+        status, _, body = gw.get("/a/x")
+        self.assertEqual((status, body), (200, NO_RULE), gw.log())
+        gw.wait_log(r"RULE 0")
+        w.commit("RULE", {"r1": rule("r1", "s1", "/a")})
+        self.assert_routed(gw, "/a/x", self.a)
+
+    def test_wrong_format_is_refused_with_a_clear_log_line(self):
+        w = self.writer(fmt=b"2")
+        write_routes(w, [self.a.url])
+        gw = self.nginx()
+        status, headers, body = gw.get("/a/x")
+        self.assertEqual(status, 503)
+        self.assertEqual(headers.get("Content-Type"), "application/json")
+        gw.wait_log(r"\[error\].*refusing the environment: meta `format` is '2', this reader "
+                    r"understands only 1")
+        w.set_format(b"1")
+        self.assert_routed(gw, "/a/x", self.a)
+        self.on_both_workers(gw, r"routes built from generation", upstream=self.a)
+        # a later wrong format keeps the last good routes
+        w.set_format(b"3")
+        for _ in range(6):
+            self.assert_routed(gw, "/a/x", self.a)
+        gw.wait_log(r"meta `format` is '3'.*serving the last routes")
+        self.assertIn(len(re.findall(r"format` is '3'", gw.log())), (1, 2),
+                      "logged once per worker (2 workers), not per request")
+
+    def test_environment_created_after_nginx_started(self):
+        gw = self.nginx()
+        status, _, body = gw.get("/a/x")
+        self.assertEqual((status, body), (503, b'{"code":503,"message":"Service Unavailable: '
+                                               b'no route table loaded yet"}'))
+        gw.wait_log(r"\[warn\].*cannot open the environment \(No such file or directory\)")
+        for _ in range(5):
+            gw.get("/a/x")
+        self.assertLessEqual(len(re.findall("cannot open the environment", gw.log())), 2)
+        w = self.writer()
+        write_routes(w, [self.a.url])
+        self.assert_routed(gw, "/a/x", self.a)
+
+    def test_plain_errors_mode_answers_plain_statuses(self):
+        w = self.writer()
+        write_routes(w, [self.a.url])
+        gw = self.nginx(errors="plain")
+        status, headers, _ = gw.get("/elsewhere")
+        self.assertEqual(status, 404)
+        self.assertEqual(headers.get("Content-Type"), "text/plain")
+        w.commit("PLUGIN", {"5": divide_plugin(enabled=False)})
+        self.assertEqual(gw.get("/a/x")[0], 404)
+
+    def test_disabled_divide_answers_shenyu_url_not_found(self):
+        w = self.writer()
+        write_routes(w, [self.a.url])
+        w.commit("PLUGIN", {"5": divide_plugin(enabled=False)})
+        gw = self.nginx()
+        status, headers, body = gw.get("/a/x")
+        self.assertEqual((status, body), (200, b'{"code":-106,"message":"Can not find url, '
+                                               b'please check your configuration!"}'))
+        self.assertEqual(headers.get("Content-Type"), "application/json")
+
+    def test_failover_retry_reaches_another_upstream(self):
+        dead = "127.0.0.1:%d" % harness.free_port()     # nothing listens: refused at once
+        w = self.writer()
+        write_routes(w, [dead, self.a.url])
+        w.commit("RULE", {"r1": rule("r1", "s1", "/a", strategy="failover", retry=1)})
+        gw = self.nginx()
+        for _ in range(6):      # round robin offers the dead one to every other request
+            self.assert_routed(gw, "/a/x", self.a)
+
+    def test_current_retry_stays_on_the_same_upstream(self):
+        dead = "127.0.0.1:%d" % harness.free_port()
+        w = self.writer()
+        write_routes(w, [dead, self.a.url])
+        w.commit("RULE", {"r1": rule("r1", "s1", "/a", strategy="current", retry=2)})
+        gw = self.nginx()
+        answers = [gw.get("/a/x") for _ in range(8)]
+        # round robin (per worker) alternates: a request that got the dead one stays on it
+        for status, headers, _ in answers:
+            self.assertEqual((status, headers.get("X-Gwsync-Upstream")),
+                             (502, dead) if status != 200 else (200, self.a.url))
+        failed = sum(1 for a in answers if a[0] == 502)
+        self.assertGreaterEqual(failed, 2)
+        self.assertLess(failed, 8)
+        # the first try and both retries of each failed request went to the dead upstream
+        self.assertEqual(len(re.findall(r"connect\(\) failed \(111: Connection refused\)"
+                                        r".*upstream: \"http://%s/a/x\"" % re.escape(dead),
+                                        gw.log())), 3 * failed, gw.log())
+
+    def test_upstream_host_name_is_refused_as_unhealthy(self):
+        w = self.writer()
+        write_routes(w, ["localhost:%s" % self.a.url.split(":")[1]])
+        gw = self.nginx()
+        status, _, body = gw.get("/a/x")
+        self.assertEqual((status, body), (200, b'{"code":-119,"message":"Can not find healthy '
+                                               b'upstream url, please check your configuration!"}'))
+        gw.wait_log(r"upstream 'localhost:\d+' is not an IP literal")
+
+
+if __name__ == "__main__":
+    harness.main()
