@@ -240,7 +240,12 @@ function M.header_filter()
     local w = worker
     if not (w and w.debug_headers) then return end
     local g = ngx.ctx.gwsync
-    if g and g.peer then ngx.header["X-Gwsync-Upstream"] = g.peer.up.url end
+    if g and g.peer then
+        local h = ngx.header
+        h["X-Gwsync-Upstream"] = g.peer.up.url
+        h["X-Gwsync-Selector"] = g.res.selector and g.res.selector.id
+        h["X-Gwsync-Rule"] = g.res.rule and g.res.rule.id
+    end
 end
 
 return M
