@@ -156,6 +156,7 @@ check() {
 }
 
 demo() {
+	deps "${GATEWAY_PACKAGES[@]}"
 	build
 	exec "$here/tests/admin/demo.sh" "$here/build"
 }
