@@ -91,6 +91,24 @@ T.case("warmup scales the weight linearly, at least 1", function()
     T.eq(balance.weight(up("b:1", 7, { status = false }), 5000), 0)
 end)
 
+-- AbstractLoadBalancer.getWeight in Java float arithmetic with an (int) uptime; expected values
+-- printed by that formula compiled with javac (17): {weight, warmup, timestamp, now, want}
+local WARMUP_CASES = {
+    { 9, 30, 1000, 1010, 3 },   -- double gives 10 / (30 / 9) = 2.9999999999999996 -> 2
+    { 14, 2, 1000, 1001, 6 },   -- double gives 7
+    { 14, 18, 1000, 1009, 7 },  -- double gives 6
+    { 100, 600001, 1000, 601000, 99 },
+    { 100, 1000, 1000, 4294968296 + 500, 50 }, -- (int) (now - timestamp) keeps the low 32 bits
+    { 100, 1000, 1000, 1000, 100 },            -- uptime 0: full weight
+    { 100, 1000, 1000, 999, 100 },             -- clock behind the timestamp: full weight
+}
+for _, c in ipairs(WARMUP_CASES) do
+    T.case(string.format("warmup weight (w=%d warmup=%d uptime=%.0f) is Java's float result %d",
+        c[1], c[2], c[4] - c[3], c[5]), function()
+        T.eq(balance.weight(up("a:1", c[1], { timestamp = c[3], warmup = c[2] }), c[4]), c[5])
+    end)
+end
+
 T.case("one upstream is returned directly", function()
     T.eq(balance.select(result("hash", { up("only:1") }), req(), {}).url, "only:1")
 end)

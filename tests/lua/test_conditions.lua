@@ -99,6 +99,33 @@ for i, c in ipairs(CASES) do
     end)
 end
 
+-- A JSON null String field is "" in ShenYu's gateway (GsonUtils' StringTypeAdapter), an
+-- absent one is null: {name, condition JSON, expected, request-overrides}
+local cjson = require "cjson.safe"
+local NULL_CASES = {
+    { "paramName null is \"\": TimeAfter compares realData (the path: unparseable -> 500)",
+      '{"paramType":"uri","operator":"TimeAfter","paramName":null,"paramValue":"2025-06-01 11:59:59"}',
+      "error 500 Internal Server Error" },
+    { "paramName absent is null: TimeAfter compares now",
+      '{"paramType":"uri","operator":"TimeAfter","paramValue":"2025-06-01 11:59:59"}', true },
+    { "paramValue null is \"\": contains \"\" is true",
+      '{"paramType":"header","operator":"contains","paramName":"X-Tenant","paramValue":null}', true },
+    { "paramValue null is \"\": = compares with \"\"",
+      '{"paramType":"uri","operator":"=","paramName":"/","paramValue":null}', false },
+    { "paramValue absent is null: NullPointerException -> 500",
+      '{"paramType":"header","operator":"contains","paramName":"X-Tenant"}', "error 500 Internal Server Error" },
+    { "paramType null is \"\": no ParameterData -> 500",
+      '{"paramType":null,"operator":"=","paramName":"/","paramValue":"/"}', "error 500 Internal Server Error" },
+}
+for _, c in ipairs(NULL_CASES) do
+    T.case("null field: " .. c[1], function()
+        local cond = conditions.compile(cjson.decode(c[2]))
+        local ok, v = pcall(conditions.judge, cond, req(c[4]))
+        if not ok then v = "error " .. tostring(v.status) .. " " .. tostring(v.message) end
+        T.eq(v, c[3])
+    end)
+end
+
 T.case("SMART date resolution clamps the day to the month", function()
     local t = conditions.parse_datetime("2024-02-30 10:00:00")
     T.eq(t[3], 29)

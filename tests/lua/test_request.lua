@@ -50,6 +50,34 @@ end)
 T.case("query: no query at all", function()
     T.eq(rd(req {}, "query", "a"), nil)
 end)
+-- Netty's ServerCookieDecoder.STRICT, as Reactor Netty decodes Cookie lines for ShenYu:
+-- {name, Cookie header values (one line each), cookie name, expected realData}
+local COOKIE_CASES = {
+    { "a value is not trimmed: a space makes it invalid, the cookie is dropped", { "a=1 ; b=2" }, "a", "" },
+    { "the next cookie after a dropped one still counts", { "a=1 ; b=2" }, "b", "2" },
+    { "a name with a space before = is not a token: dropped", { "a =1" }, "a", "" },
+    { "a cookie without = is dropped, a later one of the name wins", { "a; a=1" }, "a", "1" },
+    { "a value with a comma is dropped", { "a=1, b=2" }, "a", "" },
+    { "an unbalanced opening quote drops the cookie", { "a=\"x" }, "a", "" },
+    { "balanced quotes are removed", { "a=\"x\"" }, "a", "x" },
+    { "\"\" is an empty value", { "a=\"\"; a=2" }, "a", "" },
+    { "a non-ASCII byte in the value drops it", { "a=\xc3\xa9" }, "a", "" },
+    { "a = inside the value is kept", { "a=b=c" }, "a", "b=c" },
+    { "commas and blanks before a name are skipped", { " ,;a=1" }, "a", "1" },
+    { "names are case-sensitive", { "A=1" }, "a", "" },
+    { "first of several lines", { "x=0", "a=1", "a=2" }, "a", "1" },
+    { "RFC 2965: $Version and $Path are skipped", { "$Version=1; a=1; $Path=/" }, "a", "1" },
+    { "RFC 2965: $Path is not a cookie", { "$Version=1; a=1; $Path=/" }, "$Path", "" },
+    { "without $Version a $Path cookie is an ordinary cookie", { "$Path=/x" }, "$Path", "/x" },
+}
+for _, c in ipairs(COOKIE_CASES) do
+    T.case("cookie: " .. c[1], function()
+        local hs = {}
+        for i, v in ipairs(c[2]) do hs[i] = { "Cookie", v } end
+        T.eq(rd(req { headers = hs }, "cookie", c[3]), c[4])
+    end)
+end
+
 T.case("cookie: exact name, first cookie, quotes dropped", function()
     local r = req { headers = { { "Cookie", "a=1; session=\"s1\"; A=2" }, { "cookie", "session=s2" } } }
     T.eq(rd(r, "cookie", "session"), "s1")

@@ -46,13 +46,33 @@ end
 ---------------------------------------------------------------------------------------------
 -- weights
 ---------------------------------------------------------------------------------------------
+-- Java float arithmetic: a double rounded to the nearest float (ties to even), as (float) does.
+-- One float operation computed in double and then rounded gives the float result exactly
+-- (double has more than 2*24+2 bits), so fround(fround(a) / fround(b)) == (float)a / (float)b.
+local f32 = ffi.new("float[1]")
+local function fround(x)
+    f32[0] = x
+    return f32[0]
+end
+
+-- Java's (int) cast of a long: the low 32 bits, signed (exact for |x| < 2^53).
+local function int32(x)
+    x = x % 4294967296
+    if x >= 2147483648 then x = x - 4294967296 end
+    return x
+end
+
+-- AbstractLoadBalancer.getWeight: status down -> 0; within `warmup` ms of `timestamp` the
+-- weight ramps up: (int) ((float) uptime / ((float) warmup / (float) weight)), at least 1 and
+-- at most weight, with uptime = (int) (now - timestamp). The float arithmetic matters: in
+-- double, 10 / (30 / 9) is 2.9999999999999996 (-> 2) where Java's float gives 3.
 function M.weight(u, now_ms)
     if not u.status then return 0 end
     local w, ts, warmup = u.weight or 0, u.timestamp or 0, u.warmup or 0
     if w > 0 and ts > 0 then
-        local uptime = floor(now_ms - ts)
+        local uptime = int32(floor(now_ms) - ts)
         if uptime > 0 and uptime < warmup then
-            local ww = floor(uptime / (warmup / w))
+            local ww = floor(fround(fround(uptime) / fround(fround(warmup) / fround(w))))
             if ww < 1 then return 1 end
             return ww < w and ww or w
         end

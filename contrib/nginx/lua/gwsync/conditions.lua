@@ -13,6 +13,7 @@ local antpath = require "gwsync.antpath"
 local pathpattern = require "gwsync.pathpattern"
 local regex = require "gwsync.regex"
 local errors = require "gwsync.errors"
+local JSON_NULL = require("cjson.safe").null
 
 local M = {}
 
@@ -181,8 +182,13 @@ M.OPERATORS = JUDGES
 ---------------------------------------------------------------------------------------------
 -- compile / judge
 ---------------------------------------------------------------------------------------------
+-- A condition's String field as the gateway's Gson (GsonUtils.getGson, which the http sync
+-- uses) reads it: its StringTypeAdapter turns a JSON null into "" (an absent key stays null).
+-- So "paramName": null is "" (TimeAfter then compares realData, not now) and
+-- "paramValue": null is "" (every judge compares against "").
 local function str_or_nil(v)
     if type(v) == "string" then return v end
+    if v == JSON_NULL then return "" end
     if type(v) == "number" or type(v) == "boolean" then return tostring(v) end
     return nil
 end

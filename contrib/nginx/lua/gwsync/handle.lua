@@ -2,8 +2,8 @@
 --
 -- ShenYu parses the handle with Gson into DivideRuleHandle (defaults: loadBalance "random",
 -- retryStrategy "current", retry 3, timeout 3000, headerMaxSize 0, requestMaxSize 0). Gson keeps
--- a default when a key is missing or a primitive is JSON null, sets a String to null when it
--- is JSON null, accepts numbers written as strings ("3000"), and rejects non-integral numbers
+-- a default when a key is missing or a primitive is JSON null, sets a String to "" when it
+-- is JSON null (GsonUtils registers a StringTypeAdapter that reads null as ""), accepts numbers written as strings ("3000"), and rejects non-integral numbers
 -- for int/long fields (then the handle is never cached and the rule fails with an NPE: we
 -- report that as a parse error so the caller skips the rule).
 -- loadBalance is looked up by name only when a request is balanced: unknown -> 400
@@ -27,7 +27,7 @@ end
 
 local function gson_string(v, default, key)
     if v == nil then return default end
-    if v == cjson.null then return nil end
+    if v == cjson.null then return "" end -- GsonUtils' StringTypeAdapter: null -> ""
     if type(v) == "string" then return v end
     if type(v) == "number" or type(v) == "boolean" then return tostring(v) end
     error("handle field " .. key .. " is not a string", 0)

@@ -127,37 +127,83 @@ function Req:query_param(name)
 end
 
 ---------------------------------------------------------------------------------------------
--- cookies: the first cookie named exactly paramName over all Cookie lines. ShenYu gets them
--- from Reactor Netty's decoder; we split on ";", trim blanks and drop one pair of surrounding
--- quotes (Netty's STRICT decoder also drops cookies with characters RFC 6265 forbids: not done).
+-- cookies: the first cookie named exactly paramName over all Cookie lines, decoded as Reactor
+-- Netty decodes them (Netty's ServerCookieDecoder.STRICT):
+--  * cookies are separated by ";"; before a name, blanks (\t \n \v \f \r space), "," and ";"
+--    are skipped; the name runs to "=" (or ";"), the value from "=" to the next ";", neither
+--    trimmed;
+--  * a cookie without "=" is dropped, a value in double quotes is unwrapped (an unbalanced
+--    opening quote drops the cookie);
+--  * STRICT drops a cookie whose name is not an RFC 2616 token or whose value has a byte
+--    outside RFC 6265's cookie-octet (so "a=1 ; b" or "a=x y" drop a);
+--  * a header starting with "$Version" (RFC 2965) skips to after its first ";" and ignores
+--    names starting with $Path, $Domain and $Port.
 ---------------------------------------------------------------------------------------------
-local function trim_ows(s)
-    return (s:gsub("^[ \t]+", ""):gsub("[ \t]+$", ""))
+local COOKIE_SKIP = { [9] = true, [10] = true, [11] = true, [12] = true, [13] = true, [32] = true,
+    [44] = true, [59] = true }
+
+local NAME_OK, VALUE_OK = {}, {}
+for c = 32, 126 do NAME_OK[c] = true end
+for _, c in ipairs({ 40, 41, 60, 62, 64, 44, 59, 58, 92, 34, 47, 91, 93, 63, 61, 123, 125, 32, 9 }) do
+    NAME_OK[c] = nil
 end
+for c = 0x21, 0x7E do VALUE_OK[c] = true end
+for _, c in ipairs({ 0x22, 0x2C, 0x3B, 0x5C }) do VALUE_OK[c] = nil end
+
+local function all_in(s, set)
+    for i = 1, #s do
+        if not set[byte(s, i)] then return false end
+    end
+    return true
+end
+
+local function decode_cookie_line(h, jar)
+    local len = #h
+    if len == 0 then return end
+    local i = 1
+    local rfc2965 = lower(sub(h, 1, 8)) == "$version"
+    if rfc2965 then i = (find(h, ";", 1, true) or 0) + 1 end
+    while true do
+        while i <= len and COOKIE_SKIP[byte(h, i)] do i = i + 1 end
+        if i > len then return end
+        local nb = i
+        local ne, value
+        while true do
+            local c = byte(h, i)
+            if c == 59 then -- ";": a name without a value
+                ne = i
+                break
+            elseif c == 61 then -- "="
+                ne = i
+                local semi = find(h, ";", i + 1, true)
+                value = sub(h, i + 1, (semi or len + 1) - 1)
+                i = semi or len + 1
+                break
+            end
+            i = i + 1
+            if i > len then ne = i break end
+        end
+        local name = sub(h, nb, ne - 1)
+        local skip = rfc2965 and (sub(name, 1, 5) == "$Path" or sub(name, 1, 7) == "$Domain"
+            or sub(name, 1, 5) == "$Port")
+        if not skip and name ~= "" and value then
+            if byte(value, 1) == 34 then
+                if #value >= 2 and byte(value, -1) == 34 then value = sub(value, 2, -2) else value = nil end
+            end
+            if value and all_in(name, NAME_OK) and all_in(value, VALUE_OK) and jar[name] == nil then
+                jar[name] = value
+            end
+        end
+    end
+end
+M.decode_cookie_line = decode_cookie_line
 
 function Req:_parse_cookies()
     local jar = {}
     local hs = self.raw.headers or {}
     for i = 1, #hs do
         local h = hs[i]
-        if lower(h[1]) == "cookie" then
-            for part in (h[2] .. ";"):gmatch("([^;]*);") do
-                part = trim_ows(part)
-                if part ~= "" then
-                    local eq = find(part, "=", 1, true)
-                    local name, value
-                    if eq then
-                        name, value = trim_ows(sub(part, 1, eq - 1)), trim_ows(sub(part, eq + 1))
-                    else
-                        name, value = part, ""
-                    end
-                    if #value >= 2 and byte(value, 1) == 34 and byte(value, -1) == 34 then
-                        value = sub(value, 2, -2)
-                    end
-                    if name ~= "" and jar[name] == nil then jar[name] = value end
-                end
-            end
-        end
+        if lower(h[1]) == "cookie" then decode_cookie_line(h[2], jar) end
     end
     self._cookies = jar
 end

@@ -5,8 +5,13 @@
 -- timestamp = dateCreated) and, when any upstream of the selector is gray, keeps only the gray
 -- ones. Admins before 2.6 carry the list in the selector's `handle` (a JSON string of
 -- DivideUpstream: upstreamUrl, protocol, weight, status true/false, timestamp, warmup).
--- UpstreamCacheManager then offers only status-up upstreams to the load balancer; an upstream
--- with healthCheckEnabled=false is forced up. Active health checking (UpstreamCheckTask) is off
+-- UpstreamCacheManager then offers only status-up upstreams to the load balancer, one per
+-- protocol+url (the first of duplicates); a DISCOVER_UPSTREAM upstream with
+-- healthCheckEnabled=false is forced up.
+-- Not modelled: ShenYu's upstream cache is stateful across updates (an upstream already known
+-- keeps its first timestamp and list position, and one that disappears from a later list
+-- without being marked down stays in ShenYu's list); we rebuild each list from the current
+-- data, which is what a freshly started ShenYu gateway would hold. Active health checking (UpstreamCheckTask) is off
 -- in ShenYu's bootstrap config and is not modelled: "healthy" = status up.
 local cjson = require "cjson.safe"
 
@@ -56,17 +61,42 @@ local function date_ms(v, now_ms)
     return now_ms -- ShenYu: Optional.ofNullable(dateCreated)...orElse(currentTimeMillis())
 end
 
+-- Upstream.buildDomain: a blank protocol means "http://", the url is trimmed. The raw protocol
+-- and url stay the upstream's identity (Upstream.equals, specify-domain, round-robin keys).
 local function make(url, protocol, weight, status, timestamp, warmup, gray, hc)
     if type(url) ~= "string" or url == "" then return nil end
-    if type(protocol) ~= "string" or protocol == "" then protocol = "http://" end
-    local host, port = M.split_url(url, protocol)
-    if hc == false then status = true end
-    return { url = url, protocol = protocol, host = host, port = port, weight = weight,
-             status = status, timestamp = timestamp, warmup = warmup, gray = gray,
-             health_check = hc }
+    if type(protocol) ~= "string" then protocol = nil end
+    local scheme = (protocol and find(protocol, "%S")) and protocol or "http://"
+    local host, port = M.split_url(url:match("^%s*(.-)%s*$"), scheme)
+    return { url = url, protocol = scheme, raw_protocol = protocol, host = host, port = port,
+             weight = weight, status = status, timestamp = timestamp, warmup = warmup,
+             gray = gray, health_check = hc }
+end
+
+-- UpstreamCheckTask.putToMap keeps one upstream per Upstream.equals (protocol and url): the
+-- first of duplicates in a list is the one offered to the load balancer.
+local function dedupe(list)
+    local seen, out = {}, {}
+    for _, u in ipairs(list) do
+        local key = (u.raw_protocol or "\0") .. "\0" .. u.url
+        if not seen[key] then
+            seen[key] = true
+            out[#out + 1] = u
+        end
+    end
+    return out
+end
+
+-- Gson's int: a JSON number or a numeric string; absent or null keeps Java's default.
+local function int(v, default)
+    local n = num(v, nil)
+    if not n then return default end
+    return n >= 0 and math.floor(n) or math.ceil(n)
 end
 
 -- from_discovery(entry_table, now_ms) -> upstream list (healthy only, gray filter applied)
+-- DiscoveryUpstreamData.status and .weight are Java ints: absent or null is 0, so an upstream
+-- without `status` is up (0 == status).
 function M.from_discovery(entry, now_ms)
     local all, gray = {}, {}
     local list = entry.upstreamDataList
@@ -76,10 +106,12 @@ function M.from_discovery(entry, now_ms)
             local props = u.props
             if type(props) == "string" then props = cjson.decode(props) end
             if type(props) ~= "table" then props = {} end
-            local up = make(u.url, u.protocol, math.floor(num(u.weight, 0)),
-                num(u.status, 1) == 0, date_ms(u.dateCreated, now_ms),
-                math.floor(num(props.warmup, 10)), bool(props.gray, false),
-                bool(props.healthCheckEnabled, true))
+            local hc = bool(props.healthCheckEnabled, true)
+            local status = int(u.status, 0) == 0
+            -- UpstreamCacheManager.initializeUpstreamHealthStatus: no health check -> up
+            if hc == false then status = true end
+            local up = make(u.url, u.protocol, int(u.weight, 0), status,
+                date_ms(u.dateCreated, now_ms), int(props.warmup, 10), bool(props.gray, false), hc)
             if up then
                 all[#all + 1] = up
                 if up.gray then gray[#gray + 1] = up end
@@ -87,23 +119,25 @@ function M.from_discovery(entry, now_ms)
         end
     end
     local chosen = #gray > 0 and gray or all
-    return M.healthy(chosen)
+    return dedupe(M.healthy(chosen))
 end
 
 -- from_selector_handle(handle_json_text, now_ms) -> upstream list (older admins)
+-- ShenYu <= 2.6.0 (DividePluginDataHandler.convertUpstreamList) read DivideUpstream with Gson:
+-- weight and warmup default to 0 (no field initializer), status to true, timestamp to 0; gray
+-- and healthCheckEnabled were not passed on, so neither filters nor forces anything here.
 function M.from_selector_handle(handle, now_ms)
     local list = type(handle) == "string" and cjson.decode(handle) or handle
     if type(list) ~= "table" then return {} end
     local all = {}
     for _, u in ipairs(list) do
         if type(u) == "table" then
-            local up = make(u.upstreamUrl, u.protocol, math.floor(num(u.weight, 50)),
-                bool(u.status, true), num(u.timestamp, 0), math.floor(num(u.warmup, 0)),
-                bool(u.gray, false), bool(u.healthCheckEnabled, true))
+            local up = make(u.upstreamUrl, u.protocol, int(u.weight, 0), bool(u.status, true),
+                int(u.timestamp, 0), int(u.warmup, 0), false, true)
             if up then all[#all + 1] = up end
         end
     end
-    return M.healthy(all)
+    return dedupe(M.healthy(all))
 end
 
 function M.healthy(list)
