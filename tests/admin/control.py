@@ -7,8 +7,11 @@ README.md lists every route with an example.
 """
 import json
 
+import ws_messages
 from faults import FaultError
 from state import StateError
+
+EVENTS = ("CREATE", "UPDATE", "REFRESH")
 
 
 class ControlError(Exception):
@@ -22,6 +25,21 @@ def _group(body):
     if not isinstance(group, str):
         raise ControlError('needs "group": a group name')
     return group
+
+
+def _push(body):
+    """"push": false makes a change no WebSocket client hears of (a lost event)."""
+    push = body.get("push", True)
+    if not isinstance(push, bool):
+        raise ControlError('"push" is true or false')
+    return push
+
+
+def _event(body, allowed=EVENTS):
+    event = body.get("event")
+    if event is not None and event not in allowed:
+        raise ControlError('"event" is one of ' + ", ".join(allowed))
+    return event
 
 
 class Control:
@@ -43,6 +61,9 @@ class Control:
             ("POST", "reset-requests"): self.reset_requests,
             ("POST", "expire-tokens"): self.expire_tokens,
             ("POST", "hold"): self.hold,
+            ("POST", "refresh"): self.refresh,
+            ("POST", "ws-mode"): self.ws_mode,
+            ("POST", "ws-send"): self.ws_send,
         }
 
     def handle(self, method, name, query, body, conn_info):
@@ -73,7 +94,8 @@ class Control:
                 "hold": a.hold, "login": a.needs_login, "tls": a.tls,
                 "groups": a.store.summary(), "lagging": a.store.lagging(),
                 "faults": a.faults.list(), "tokens": a.tokens.count(),
-                "counters": counters, "held": held, "connection": conn_info}
+                "counters": counters, "held": held, "connection": conn_info,
+                "websocket": a.ws.describe()}
 
     def data(self, body, query, conn_info):
         group = (query.get("group") or [None])[0]
@@ -107,7 +129,7 @@ class Control:
             items = [body.get("item")] if "item" in body else None
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
             raise ControlError('needs "item": {...} or "items": [{...}, ...]')
-        return self._version(group, self.admin.store.upsert(group, items))
+        return self._version(group, self.admin.store.upsert(group, items, _push(body), _event(body)))
 
     def delete(self, body, query, conn_info):
         group = _group(body)
@@ -116,20 +138,100 @@ class Control:
             keys = [body["key"]]
         if not isinstance(keys, list) or not keys:
             raise ControlError('needs "key": "..." or "keys": [...]')
-        return self._version(group, self.admin.store.delete(group, [str(k) for k in keys]))
+        keys = [str(k) for k in keys]
+        store, push = self.admin.store, _push(body)
+        if body.get("cascade") and group == "SELECTOR" and "RULE" in store.groups:
+            # The admin deletes a selector's rules first (RULE/DELETE, then SELECTOR/DELETE).
+            with store.cond:
+                store.check_group(group)
+                rules = [r["id"] for r in store.current["RULE"].items
+                         if isinstance(r, dict) and str(r.get("selectorId")) in keys and "id" in r]
+                if rules:
+                    store.delete("RULE", [str(r) for r in rules], push)
+                return self._version(group, store.delete(group, keys, push))
+        return self._version(group, store.delete(group, keys, push))
 
     def replace(self, body, query, conn_info):
         group = _group(body)
-        return self._version(group, self.admin.store.replace(group, body.get("items")))
+        return self._version(group, self.admin.store.replace(group, body.get("items"), _push(body),
+                                                             _event(body)))
 
     def touch(self, body, query, conn_info):
         group = _group(body)
-        return self._version(group, self.admin.store.touch(group))
+        return self._version(group, self.admin.store.touch(group, _push(body)))
 
     def notify(self, body, query, conn_info):
         group = _group(body)
-        self.admin.store.notify(group)
+        self.admin.store.notify(group, _push(body))
         return {"ok": True, "group": group}
+
+    # ------------------------------------------------------------------ WebSocket
+    def refresh(self, body, query, conn_info):
+        """What the admin's sync buttons send over WebSocket; no data changes.
+        {"plugin": name or id[, "group": "SELECTOR"|"RULE"]}: syncPluginData;
+        {"group": G}: G/REFRESH with the whole group; {"all": true}: syncAll(REFRESH)."""
+        store = self.admin.store
+        group = body.get("group")
+        with store.cond:
+            if body.get("all"):
+                plan = ws_messages.full_sync(store.current, store.groups, "REFRESH",
+                                             self.admin.ws.cfg.namespaced)
+            elif "plugin" in body:
+                if "PLUGIN" not in store.groups:
+                    raise ControlError("this admin has no PLUGIN group", 409)
+                plugin = ws_messages.find_plugin(store.current["PLUGIN"].items, str(body["plugin"]))
+                if plugin is None:
+                    raise ControlError("no plugin named (or with id) %r" % body["plugin"], 404)
+                if group not in (None, "SELECTOR", "RULE"):
+                    raise ControlError('with "plugin", "group" is SELECTOR or RULE')
+                plan = ws_messages.plugin_sync(store.current, store.groups, plugin, only=group)
+            elif isinstance(group, str):
+                store.check_group(group)
+                plan = [(group, "REFRESH", list(store.current[group].items), "ns")]
+            else:
+                raise ControlError('needs "plugin": NAME, "group": G, or "all": true')
+            sent = self.admin.ws.run_plan(plan)
+        return {"ok": True, "messages": sent}
+
+    def ws_mode(self, body, query, conn_info):
+        """Change WebSocket behaviour at run time (a master change, allowOrigins, token...)."""
+        cfg = self.admin.ws.cfg
+        if "running_mode" in body:
+            mode = str(body["running_mode"]).upper()
+            if mode not in ("STANDALONE", "CLUSTER"):
+                raise ControlError('"running_mode" is STANDALONE or CLUSTER')
+            cfg.cluster = mode == "CLUSTER"
+        if "master" in body:
+            if not isinstance(body["master"], bool):
+                raise ControlError('"master" is true or false')
+            cfg.master = body["master"]
+        if "master_url" in body:
+            cfg.master_url = str(body["master_url"] or "")
+        if "allow_origins" in body:
+            origins = body["allow_origins"]
+            cfg.allow_origins = [o for o in (origins.split(";") if isinstance(origins, str)
+                                             else list(origins or [])) if o]
+        if "token" in body:
+            cfg.token = body["token"] or None
+        for name in ("fragment_size", "max_message"):
+            if name in body:
+                value = body[name]
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise ControlError('"%s" is an integer >= 0' % name)
+                setattr(cfg, name, value)
+        return dict(cfg.describe(), ok=True)
+
+    def ws_send(self, body, query, conn_info):
+        """Send a text message as is ("text") or Gson-encoded ("message") to every client or
+        to one ("client": id): messages no admin sends (unknown groups, event types...)."""
+        if "text" in body and isinstance(body["text"], str):
+            text = body["text"]
+        elif "message" in body:
+            text = ws_messages.gson(body["message"])
+        else:
+            raise ControlError('needs "text": "..." or "message": {...}')
+        client = body.get("client")
+        return {"ok": True, "sessions": self.admin.ws.send_text(text, client)}
 
     def lag(self, body, query, conn_info):
         store = self.admin.store
@@ -149,10 +251,14 @@ class Control:
 
     # ------------------------------------------------------------------ behaviour
     def fault(self, body, query, conn_info):
-        f = self.admin.faults.add(body)
+        now = body.get("endpoint") == "websocket" and body.get("on") == "now"
+        f = self.admin.faults.add(body, keep=not now)
+        if now:
+            self.admin.ws.apply_now(f)   # every connected session, once; not kept
         return {"ok": True, "fault": f.describe()}
 
     def clear_faults(self, body, query, conn_info):
+        self.admin.ws.unstall_all()
         return {"ok": True, "cleared": self.admin.faults.clear()}
 
     def reset_requests(self, body, query, conn_info):

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""A protocol-faithful stand-in for a Soul / Apache ShenYu admin's HTTP sync endpoints.
+"""A protocol-faithful stand-in for a Soul / Apache ShenYu admin's sync endpoints.
 
 It speaks what gwsync must speak (see ../../../shared/PROTOCOL.md and README.md here):
   POST|GET /platform/login   token with a real lifetime (ShenYu modes)
   GET      /configs/fetch    {"code":200,"data":{GROUP:{md5,lastModifyTime,data}}}
   POST     /configs/listener md5 comparison, then a hold woken by any change
+  GET      /websocket        WebSocket sync (ws_admin.py): MYSELF, events for every change
 and a control interface under /_control/ for tests (control.py). Behaviour follows the
 ShenYu admin sources (ConfigController, HttpLongPollingDataChangedListener,
 StatelessAuthFilter, ExceptionHandlers): errors are HTTP 200 with a non-200 "code",
@@ -35,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dataset  # noqa: E402
 import faults  # noqa: E402
 import replies  # noqa: E402
+import ws_admin  # noqa: E402
 from control import Control  # noqa: E402
 from state import GroupStore, RequestLog, Tokens  # noqa: E402
 
@@ -113,6 +115,12 @@ class Admin:
         self.log = RequestLog(args.max_log)
         self.faults = faults.FaultSet()
         self.stopping = threading.Event()
+        self.ws = ws_admin.WsHub(self, ws_admin.WsConfig(
+            args.ws_version, enabled=not args.ws_disabled,
+            allow_origins=(args.ws_allow_origins or "").split(";"), token=args.ws_token,
+            cluster=args.ws_running_mode == "cluster", master=not args.ws_not_master,
+            master_url=args.ws_master_url or "", fragment_size=args.ws_fragment_size,
+            max_message=args.ws_max_message))
 
     def stop(self):
         self.stopping.set()
@@ -306,6 +314,9 @@ class Handler(BaseHTTPRequestHandler):
                                                      query, body, info)
             self.send(replies.doc_reply(doc, status=status))
             return
+        if url.path == "/websocket" and admin.ws.cfg.enabled:
+            self.websocket(url, query, body)
+            return
         form = {}
         ctype = (self.headers.get("Content-Type") or "").lower()
         if body and "application/x-www-form-urlencoded" in ctype:
@@ -323,6 +334,21 @@ class Handler(BaseHTTPRequestHandler):
         reply = admin.handle(kind, req, entry)
         admin.log.update(entry, status=reply.status, code=reply.code(), t_done=time.time(),
                          dropped=reply.drop)
+        self.send(reply)
+
+    def websocket(self, url, query, body):
+        """GET /websocket: the upgrade, then the whole WebSocket session (ws_admin.py)."""
+        admin = self.server.admin
+        headers = {k: v for k, v in self.headers.items()}
+        lookup = _Headers({k.lower(): v for k, v in headers.items()})
+        req = Request(self.command, url.path, query, {}, body, lookup, self.client_address)
+        entry = admin.log.add(kind="websocket", ws="handshake", method=self.command, path=url.path,
+                              query=url.query, conn=self.client_address[1], headers=headers)
+        reply = admin.ws.handshake(self, req, entry)
+        if reply is None:           # the session ran and ended: so does the connection
+            self.close_connection = True
+            return
+        admin.log.update(entry, status=reply.status, t_done=time.time(), dropped=reply.drop)
         self.send(reply)
 
     def nodelay(self):
@@ -476,7 +502,33 @@ def parse_args(argv):
                     help="close a keep-alive connection idle this long, seconds")
     ap.add_argument("--max-log", type=int, default=100_000, help="request log entries kept")
     ap.add_argument("--verbose", action="store_true", help="one stderr line per request")
+    ws = ap.add_argument_group("WebSocket sync (/websocket on the same port)")
+    ws.add_argument("--ws-version", choices=ws_admin.VERSIONS,
+                    help="admin generation whose WebSocket behaviour to follow (default by "
+                         "--mode: shenyu 2.7.1, shenyu-legacy 2.5, soul 2.4; head with --ws-token)")
+    ws.add_argument("--ws-disabled", action="store_true",
+                    help="shenyu.sync.websocket.enabled=false: /websocket is a 404")
+    ws.add_argument("--ws-allow-origins", metavar="A;B",
+                    help="allowOrigins: the exact Origin values accepted (2.5+); empty: any")
+    ws.add_argument("--ws-token", metavar="TOKEN",
+                    help="shenyu.sync.websocket.token, checked against X-Shenyu-Sync-Token (head)")
+    ws.add_argument("--ws-running-mode", choices=("standalone", "cluster"), default="standalone",
+                    help="what RUNNING_MODE answers (2.7+)")
+    ws.add_argument("--ws-not-master", action="store_true",
+                    help="cluster mode, not the master: RUNNING_MODE says isMaster false and "
+                         "nothing is pushed (MYSELF answered with nothing)")
+    ws.add_argument("--ws-master-url", metavar="URL",
+                    help="the master's http(s) URL reported by RUNNING_MODE in cluster mode "
+                         "(default: this emulator's own URL)")
+    ws.add_argument("--ws-fragment-size", type=int, default=8192, metavar="BYTES",
+                    help="text messages longer than this go out fragmented (Tomcat: 8192); 0: never")
+    ws.add_argument("--ws-max-message", type=int, default=10240, metavar="BYTES",
+                    help="messageMaxSize: a longer client message is closed with 1009")
     args = ap.parse_args(argv)
+    if args.ws_version is None:
+        args.ws_version = "head" if args.ws_token else ws_admin.DEFAULT_VERSION[args.mode]
+    elif args.ws_token and args.ws_version != "head":
+        ap.error("--ws-token: only a head admin checks a sync token (use --ws-version head)")
     if bool(args.tls_cert) != bool(args.tls_key):
         ap.error("--tls-cert and --tls-key go together")
     if args.groups:
@@ -510,6 +562,8 @@ def main(argv=None):
         ssl_ctx.load_cert_chain(args.tls_cert, args.tls_key)
     server = Server(args.port, admin, ssl_ctx, args.verbose, args.idle_timeout)
     port = server.server_address[1]
+    if admin.ws.cfg.cluster and not admin.ws.cfg.master_url:
+        admin.ws.cfg.master_url = "%s://127.0.0.1:%d" % ("https" if ssl_ctx else "http", port)
 
     def stop(signum, frame):
         raise SystemExit(0)
@@ -519,8 +573,10 @@ def main(argv=None):
     sys.stdout.write("LISTENING 127.0.0.1 %d\n" % port)
     sys.stdout.flush()
     summary = ", ".join("%s=%d" % (g, len(admin.store.current[g].items)) for g in admin.store.groups)
-    sys.stderr.write("emulator: %s admin on %s://127.0.0.1:%d (hold %gs, %s)\n"
-                     % (args.mode, "https" if ssl_ctx else "http", port, args.hold, summary))
+    sys.stderr.write("emulator: %s admin on %s://127.0.0.1:%d (hold %gs, %s)%s\n"
+                     % (args.mode, "https" if ssl_ctx else "http", port, args.hold, summary,
+                        "" if args.ws_disabled else ", websocket %s at %s://127.0.0.1:%d/websocket"
+                        % (args.ws_version, "wss" if ssl_ctx else "ws", port)))
     sys.stderr.flush()
     try:
         server.serve_forever(poll_interval=0.5)

@@ -13,6 +13,12 @@ Two phases, because some faults need the normal reply and some replace it:
 A rewritten fetch reply keeps each group's true md5 and lastModifyTime: the fault is in
 what travels, not in the admin's data, so the agent's next listener call still sees the
 true md5 and recovers once the fault is used up.
+
+WebSocket faults (endpoint "websocket", never matched by "any") have a trigger, `on`:
+"handshake" (the next upgrade requests), "message" (the next text messages a client
+sends), "push" (the next data messages the admin sends to a session) or "now" (every
+connected session at once, when the fault is added; it is not kept). ws_admin.py applies
+them: delay, http (refuse the handshake), drop, garbage, stall.
 """
 import copy
 import itertools
@@ -23,15 +29,18 @@ import replies
 from dataset import compact, item_key
 
 ENDPOINTS = ("login", "fetch", "listener")
+WEBSOCKET = "websocket"
 ALL = frozenset(ENDPOINTS)
 FETCH = frozenset(["fetch"])
+WITH_WS = ALL | {WEBSOCKET}
+WS_ONLY = frozenset([WEBSOCKET])
 
 # kind -> (endpoints it can apply to, phase)
 KINDS = {
-    "delay": (ALL, "delay"),
+    "delay": (WITH_WS, "delay"),
     "code": (ALL, "before"),
-    "http": (ALL, "before"),
-    "drop": (ALL, "before"),
+    "http": (WITH_WS, "before"),
+    "drop": (WITH_WS, "before"),
     "malformed": (ALL, "before"),
     "truncated": (ALL, "after"),
     "wrong_type": (ALL, "after"),
@@ -40,7 +49,20 @@ KINDS = {
     "missing_group": (FETCH, "after"),
     "bad_item": (FETCH, "after"),
     "duplicate_key": (FETCH, "after"),
+    "garbage": (WS_ONLY, "ws"),
+    "stall": (WS_ONLY, "ws"),
 }
+
+# WebSocket: kind -> (triggers it accepts, default trigger)
+WS_ON = {
+    "delay": (("handshake", "message", "push"), "push"),
+    "http": (("handshake",), "handshake"),
+    "drop": (("handshake", "message", "push", "now"), "message"),
+    "garbage": (("message", "push", "now"), "push"),
+    "stall": (("message", "push", "now"), "message"),
+}
+GARBAGE_WHAT = ("text", "frame", "utf8", "binary")
+BAD_FRAMES = ("rsv", "opcode", "masked", "continuation", "control")
 
 MALFORMED_BODY = '{"code":200,"message":"success","data":{"PLUGIN":{"md5":"0",,"data":[}'
 WRONG_TYPE_TARGETS = ("data", "code", "group", "items", "md5", "lastModifyTime")
@@ -60,8 +82,19 @@ class Fault:
         if self.kind not in KINDS:
             raise FaultError("unknown fault kind %r (one of %s)" % (self.kind, ", ".join(sorted(KINDS))))
         self.endpoint = spec.pop("endpoint", "any")
-        if self.endpoint not in ENDPOINTS + ("any",):
-            raise FaultError("endpoint must be one of fetch, listener, login, any")
+        if self.endpoint not in ENDPOINTS + (WEBSOCKET, "any"):
+            raise FaultError("endpoint must be one of fetch, listener, login, websocket, any")
+        if self.endpoint == WEBSOCKET and self.kind not in WS_ON:
+            raise FaultError("kind %s does not apply to websocket (one of %s)"
+                             % (self.kind, ", ".join(sorted(WS_ON))))
+        if self.endpoint != WEBSOCKET and KINDS[self.kind][0] == WS_ONLY:
+            raise FaultError("kind %s needs endpoint \"websocket\"" % self.kind)
+        self.on = None
+        if self.endpoint == WEBSOCKET:
+            allowed, default = WS_ON[self.kind]
+            self.on = spec.pop("on", default)
+            if self.on not in allowed:
+                raise FaultError("%s on websocket: \"on\" is one of %s" % (self.kind, ", ".join(allowed)))
         count = spec.pop("count", None)
         if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
             raise FaultError("count must be a positive integer (omit it for: until cleared)")
@@ -89,8 +122,21 @@ class Fault:
         elif k == "http":
             self._num("status", 500, 100, 599, int)
         elif k == "drop":
-            if p.get("how", "close") not in ("close", "reset"):
-                raise FaultError("drop: how is close or reset")
+            hows = ("close", "reset", "frame") if self.endpoint == WEBSOCKET else ("close", "reset")
+            if p.get("how", "close") not in hows:
+                raise FaultError("drop: how is one of " + ", ".join(hows))
+            if p.get("how") == "frame":
+                self._num("code", 1001, 1000, 4999, int)
+        elif k == "garbage":
+            if p.get("what", "text") not in GARBAGE_WHAT:
+                raise FaultError("garbage: what is one of " + ", ".join(GARBAGE_WHAT))
+            if p.get("frame", "rsv") not in BAD_FRAMES:
+                raise FaultError("garbage: frame is one of " + ", ".join(BAD_FRAMES))
+            if not isinstance(p.get("body", ""), str):
+                raise FaultError("garbage: body is a string")
+        elif k == "stall":
+            if p.get("seconds") is not None:
+                self._num("seconds", 0, 0, 86400)
         elif k == "truncated":
             self._num("fraction", 0.5, 0, 1)
             if p.get("mode", "body") not in ("body", "connection"):
@@ -103,12 +149,17 @@ class Fault:
         elif k in ("bad_item", "duplicate_key"):
             self._num("index", 0, 0, kind=int)
 
-    def matches(self, endpoint):
+    def matches(self, endpoint, on=None):
+        if endpoint == WEBSOCKET:
+            return self.endpoint == WEBSOCKET and self.on == on
         return endpoint in KINDS[self.kind][0] and self.endpoint in ("any", endpoint)
 
     def describe(self):
-        return dict(self.params, id=self.id, kind=self.kind, endpoint=self.endpoint,
-                    count=self.count, remaining=self.remaining, hits=self.hits)
+        d = dict(self.params, id=self.id, kind=self.kind, endpoint=self.endpoint,
+                 count=self.count, remaining=self.remaining, hits=self.hits)
+        if self.on is not None:
+            d["on"] = self.on
+        return d
 
 
 class FaultSet:
@@ -116,10 +167,11 @@ class FaultSet:
         self.lock = threading.Lock()
         self.faults = []
 
-    def add(self, spec):
+    def add(self, spec, keep=True):
         f = Fault(spec)
-        with self.lock:
-            self.faults.append(f)
+        if keep:
+            with self.lock:
+                self.faults.append(f)
         return f
 
     def clear(self):
@@ -132,12 +184,12 @@ class FaultSet:
         with self.lock:
             return [f.describe() for f in self.faults]
 
-    def take(self, endpoint):
+    def take(self, endpoint, on=None):
         """(delay seconds, the fault to apply or None, [descriptions of all taken])."""
         delay, chosen, taken = 0.0, None, []
         with self.lock:
             for f in list(self.faults):
-                if not f.matches(endpoint):
+                if not f.matches(endpoint, on):
                     continue
                 if f.kind != "delay" and chosen is not None:
                     continue

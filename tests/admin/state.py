@@ -8,6 +8,11 @@ of 100,000 items costs a concatenation, not a serialization.
 Held listener requests wait on GroupStore's condition variable; every change appends the
 group's name to a change list and wakes them all, and each waiter answers with the first
 change made after it began to wait (what ShenYu's DataChangeTask does).
+
+Every change also yields the admin's events for it, [(eventType, items)] (CREATE, UPDATE,
+DELETE, REFRESH), handed to the change listeners (the WebSocket hub) under the same lock,
+so pushes go out in the order the versions were made. `push=False` makes a change that
+no listener hears of: a lost event.
 """
 import base64
 import collections
@@ -58,6 +63,7 @@ class GroupStore:
         self.history = {}
         self.lagged = {}          # group -> Version served instead of the current one
         self.changes = []         # group names, one per change, in order
+        self.listeners = []       # fn(group, [(eventType, items)]) called under the lock
         self.stopping = False
         start = now_ms()
         times = times or {}
@@ -122,38 +128,58 @@ class GroupStore:
                     "data": copy.deepcopy(v.items)}
 
     # ------------------------------------------------------------------ changing
-    def _publish(self, group, items):
+    def add_listener(self, fn):
+        with self.cond:
+            self.listeners.append(fn)
+
+    def emit(self, group, events, push=True):
+        """Hand the events of a change to the listeners (lock held or not)."""
+        events = [(e, list(items)) for e, items in events if e]
+        if not push or not events:
+            return
+        with self.cond:
+            for fn in self.listeners:
+                fn(group, events)
+
+    def _publish(self, group, items, events=(), push=True):
         """New version of `group` (lock held): lastModifyTime strictly increases."""
         prev = self.current[group]
         v = Version(items, max(now_ms(), prev.time + 1))
         self.current[group] = v
         self.history[group].append(v)
         self._notify(group)
+        self.emit(group, events, push)
         return v
 
     def _notify(self, group):
         self.changes.append(group)
         self.cond.notify_all()
 
-    def upsert(self, group, new_items):
+    def upsert(self, group, new_items, push=True, event=None):
+        """Events: CREATE [new keys], then UPDATE [existing keys]; or `event` [all]."""
         self.check_group(group)
         if not new_items:
             raise StateError("upsert needs an item")
         with self.cond:
             items = list(self.current[group].items)
             index = {item_key(group, it): i for i, it in enumerate(items)}
+            created, updated = [], []
             for it in new_items:
                 key = item_key(group, it)
                 if key is None:
                     raise StateError("group %s: item has no %r (its key)" % (group, key_field(group)))
                 if key in index:
                     items[index[key]] = it
+                    updated.append(it)
                 else:
                     index[key] = len(items)
                     items.append(it)
-            return self._publish(group, items)
+                    created.append(it)
+            events = [(event, new_items)] if event else [("CREATE", created), ("UPDATE", updated)]
+            return self._publish(group, items, [e for e in events if e[1]], push)
 
-    def delete(self, group, keys):
+    def delete(self, group, keys, push=True):
+        """Event: DELETE [the whole deleted items], as the admin's publishers send them."""
         self.check_group(group)
         with self.cond:
             items = list(self.current[group].items)
@@ -162,16 +188,30 @@ class GroupStore:
             if missing:
                 raise StateError("group %s has no item with key %s" % (group, ", ".join(missing)), 404)
             gone = set(keys)
-            return self._publish(group, [it for it in items if item_key(group, it) not in gone])
+            removed = [it for it in items if item_key(group, it) in gone]
+            return self._publish(group, [it for it in items if item_key(group, it) not in gone],
+                                 [("DELETE", removed)], push)
 
-    def replace(self, group, items):
+    def replace(self, group, items, push=True, event=None):
+        """Events: DELETE [items gone], UPDATE [items changed], CREATE [items new], each
+        only if non-empty; or `event` [the whole new list] (e.g. REFRESH)."""
         self.check_group(group)
         if not isinstance(items, list):
             raise StateError("replace needs \"items\": a list")
         with self.cond:
-            return self._publish(group, list(items))
+            old = {item_key(group, it): it for it in self.current[group].items}
+            new_keys = {item_key(group, it) for it in items}
+            if event:
+                events = [(event, list(items))]
+            else:
+                events = [("DELETE", [it for k, it in old.items() if k not in new_keys]),
+                          ("UPDATE", [it for it in items if item_key(group, it) in old
+                                      and old[item_key(group, it)] != it]),
+                          ("CREATE", [it for it in items if item_key(group, it) not in old])]
+                events = [e for e in events if e[1]]
+            return self._publish(group, list(items), events, push)
 
-    def touch(self, group):
+    def touch(self, group, push=True):
         """A new version whose only difference is the first item's `sort` (+1): an admin
         never publishes a new lastModifyTime without a new md5, so a touch must change
         something."""
@@ -184,14 +224,17 @@ class GroupStore:
             sort = first.get("sort")
             first["sort"] = sort + 1 if isinstance(sort, int) and not isinstance(sort, bool) else 1
             items[0] = first
-            return self._publish(group, items)
+            return self._publish(group, items, [("UPDATE", [first])], push)
 
-    def notify(self, group):
+    def notify(self, group, push=True):
         """Wake held listeners with this group although nothing changed (ShenYu does this
-        when an update writes identical data: the cache is kept, the event still fires)."""
+        when an update writes identical data: the cache is kept, the event still fires,
+        over WebSocket as UPDATE [the first item, unchanged])."""
         self.check_group(group)
         with self.cond:
             self._notify(group)
+            items = self.current[group].items
+            self.emit(group, [("UPDATE", items[:1])], push)
 
     # ------------------------------------------------------------------ lagging
     def set_lag(self, groups, back=1):
