@@ -8,8 +8,8 @@
 #ifndef GW_SIGNALS_H
 #define GW_SIGNALS_H
 
-#include "error.h"
-#include "log.h"
+#include "core/error.h"
+#include "core/log.h"
 
 struct signals;
 

@@ -30,13 +30,13 @@
 #include <unistd.h>
 
 #include "benchdata.h"
-#include "config.h"
-#include "dispatch.h"
-#include "groupdata.h"
-#include "log.h"
-#include "model.h"
-#include "store.h"
-#include "subscribers.h"
+#include "config/config.h"
+#include "deliver/dispatch.h"
+#include "model/groupdata.h"
+#include "core/log.h"
+#include "model/model.h"
+#include "store/store.h"
+#include "deliver/subscribers.h"
 
 struct ctx {
 	struct bench_data data;

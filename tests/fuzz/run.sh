@@ -17,9 +17,9 @@ if ! command -v clang >/dev/null; then
 fi
 
 sources=()
-for f in "$src"/agent/*.c; do
-	[ "$(basename "$f")" = main.c ] || sources+=("$f")
-done
+while IFS= read -r f; do
+	sources+=("$f")
+done < <(find "$src/agent" -name '*.c' ! -path "$src/agent/main.c" | sort)
 flags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-D_GNU_SOURCE -DGWSYNC_VERSION='"fuzz"' -DPKGLIBDIR='"/nonexistent"' -DSYSCONFDIR='"/etc"'
 	-I"$src/include" -I"$src/agent")

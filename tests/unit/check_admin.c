@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admin.h"
-#include "http.h"
-#include "login.h"
-#include "reply.h"
+#include "source/http/admin.h"
+#include "source/http/http.h"
+#include "source/http/login.h"
+#include "source/http/reply.h"
 
 #define NS GW_DEFAULT_NAMESPACE
 

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "dispatch.h"
-#include "store.h"
-#include "subscribers.h"
+#include "core/clock.h"
+#include "deliver/dispatch.h"
+#include "store/store.h"
+#include "deliver/subscribers.h"
 #include "subtest.h"
 
 static char *dir;

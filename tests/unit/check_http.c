@@ -20,12 +20,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "admin.h"
-#include "clock.h"
-#include "config.h"
-#include "http.h"
-#include "log.h"
-#include "store.h"
+#include "source/http/admin.h"
+#include "core/clock.h"
+#include "config/config.h"
+#include "source/http/http.h"
+#include "core/log.h"
+#include "store/store.h"
 
 #define HOLD   "HOLD"  /* read the request, never answer */
 #define CLOSE  "CLOSE" /* read the request, close the connection */

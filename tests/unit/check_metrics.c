@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "latency.h"
-#include "metrics.h"
+#include "deliver/latency.h"
+#include "ops/metrics.h"
 #include "subtest.h"
 #include "viewtest.h"
 

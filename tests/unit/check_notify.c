@@ -13,10 +13,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "dispatch.h"
-#include "notify.h"
-#include "store.h"
+#include "core/clock.h"
+#include "deliver/dispatch.h"
+#include "ops/notify.h"
+#include "store/store.h"
 #include "subtest.h"
 
 static char *dir;

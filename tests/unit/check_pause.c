@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "dispatch.h"
-#include "pause.h"
-#include "store.h"
+#include "core/clock.h"
+#include "deliver/dispatch.h"
+#include "ops/pause.h"
+#include "store/store.h"
 #include "subtest.h"
 
 static char *dir;

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "model.h"
-#include "snapshot.h"
+#include "core/clock.h"
+#include "model/model.h"
+#include "store/snapshot.h"
 
 static char dir[256];
 

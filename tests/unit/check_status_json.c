@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "status_json.h"
+#include "ops/status_json.h"
 #include "subtest.h"
 #include "viewtest.h"
 

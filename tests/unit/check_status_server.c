@@ -18,14 +18,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "dispatch.h"
-#include "listen_addr.h"
-#include "metrics.h"
-#include "pause.h"
-#include "status_client.h"
-#include "status_server.h"
-#include "store.h"
+#include "core/clock.h"
+#include "deliver/dispatch.h"
+#include "ops/listen_addr.h"
+#include "ops/metrics.h"
+#include "ops/pause.h"
+#include "ops/status_client.h"
+#include "ops/status_server.h"
+#include "store/store.h"
 #include "subtest.h"
 
 static char *dir;

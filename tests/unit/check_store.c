@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "store/store.h"
 
 static struct group_data *version(enum gw_group g, const char *md5, int64_t lmt)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
+#include "core/clock.h"
 #include "subtest.h"
 
 static const char *const urls[] = {"http://a:9095", "http://b:9095", "http://c:9095",

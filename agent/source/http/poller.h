@@ -1,0 +1,71 @@
+/*
+ * One long-poll thread per admin server: listen, fetch exactly the groups the admin named,
+ * offer each to the store, listen again at once. Failures follow retry.h (rounds of tries
+ * `interval` apart, `backoff` between rounds); every wait and every held request ends
+ * within milliseconds of poller_stop(). A lagging admin (it serves versions older than the
+ * store holds, so it answers every poll at once) is polled again only after the retry
+ * interval, so it never becomes a request storm.
+ */
+#ifndef GW_POLLER_H
+#define GW_POLLER_H
+
+#include <gwsync/subscriber.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "core/error.h"
+#include "source/failure.h"
+#include "model/groupdata.h"
+#include "core/log.h"
+#include "store/store.h"
+
+enum poller_state {
+	POLLER_POLLING = 0, /* a request is on its way or held by the admin */
+	POLLER_RETRYING,    /* the last try failed; waiting the retry interval */
+	POLLER_BACKING_OFF, /* a whole round failed; waiting the backoff */
+	POLLER_STOPPED,
+};
+
+const char *poller_state_name(enum poller_state s); /* "polling", "retrying", ... */
+
+struct poller_status {
+	enum poller_state state;
+	char server[256];
+	int64_t last_success_ms; /* wall clock of the last successful poll; 0: never */
+	uint64_t consecutive_failures;
+	char last_error[1024];  /* "" if none yet */
+	int64_t last_error_ms;  /* wall clock; 0: never */
+	uint64_t polls;         /* listener requests answered or failed */
+	uint64_t changes;       /* group versions this poller had accepted by the store */
+	uint64_t fetches;       /* fetch requests */
+	uint64_t bytes_fetched; /* reply bytes of successful fetches */
+	uint64_t failures[SYNC_FAIL_COUNT]; /* by reason (failure.h) */
+};
+
+struct poller;
+
+int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index, struct store *st,
+                 struct gw_log *log, struct gw_err *err);
+/* Ask the thread to stop; returns at once and wakes a held poll or a wait. */
+void poller_stop(struct poller *p);
+/* Wait for the thread to end, then free everything. */
+void poller_join(struct poller *p);
+/* A consistent copy of the poller's state and counters. */
+void poller_status(struct poller *p, struct poller_status *out);
+
+/*
+ * Offer freshly fetched versions (in[group], NULL slots skipped; each reference is
+ * consumed) to the store, in the order of groups[], logging each verdict with the shapes
+ * the tests and operators rely on:
+ *   info  store: accepted GROUP version MD5 (lastModifyTime N, K items) from URL
+ *   debug store: ignored GROUP version MD5 from URL: older than held (N <= M)
+ *   debug store: ignored GROUP version MD5 from URL: already held
+ * Returns how many were accepted; *older is set to 1 if any was refused as older.
+ * Shared by the pollers and the start-up fetch.
+ */
+size_t poller_offer(struct store *st, struct gw_log *log, const char *server,
+                    const enum gw_group *groups, size_t n, struct group_data *in[GW_GROUP_COUNT],
+                    int *older);
+
+#endif
