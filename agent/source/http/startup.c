@@ -114,13 +114,3 @@ int startup_run(struct startup *s, struct gw_err *err)
 	               "error: %s",
 	               cfg->n_servers, last.msg);
 }
-
-int startup_fetch(const struct cfg *cfg, struct store *st, struct gw_log *log, struct gw_err *err)
-{
-	struct startup *s;
-	if (startup_new(&s, cfg, st, log, err) != 0)
-		return -1;
-	int rc = startup_run(s, err);
-	startup_free(s);
-	return rc;
-}

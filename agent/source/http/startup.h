@@ -6,8 +6,8 @@
  * (ADMIN_NO_MD5), which never equals the admin's, so the admin names every such group at
  * once and the poller fetches it.
  *
- * startup_fetch() is the simple form. The startup object lets another thread (the one
- * watching for SIGTERM) end a start-up fetch that is waiting on a slow admin.
+ * The startup object lets another thread (the one watching for SIGTERM) end a start-up
+ * fetch that is waiting on a slow admin.
  */
 #ifndef GW_STARTUP_H
 #define GW_STARTUP_H
@@ -28,8 +28,5 @@ int startup_run(struct startup *s, struct gw_err *err);
 void startup_interrupt(struct startup *s);
 int startup_interrupted(struct startup *s);
 void startup_free(struct startup *s);
-
-/* startup_new + startup_run + startup_free. */
-int startup_fetch(const struct cfg *cfg, struct store *st, struct gw_log *log, struct gw_err *err);
 
 #endif
