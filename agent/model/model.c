@@ -162,6 +162,7 @@ struct pctx {
 	const char *group;
 	size_t index;
 	const char *key; /* the item's key once known, for messages */
+	int *syntax;     /* set to 1 when the failure is text that is not JSON */
 };
 
 static const char *type_name(const json_t *v)
@@ -457,9 +458,11 @@ static int parse_item(struct pctx *c, enum gw_group g, const struct group_data *
 		return copy_item(c, old, it);
 	json_error_t je;
 	json_t *obj = json_loadb(raw, len, JSON_REJECT_DUPLICATES, &je);
-	if (!obj)
+	if (!obj) {
+		*c->syntax = 1;
 		return gw_errf(c->err, "group %s item %zu: invalid JSON at column %d: %s", c->group,
 		               c->index, je.column, je.text);
+	}
 	int rc = convert_item(c, g, obj, raw, len, it);
 	json_decref(obj);
 	return rc;
@@ -507,9 +510,11 @@ static int valid_md5(const json_t *md5)
  * One ConfigData object in [text, end): {"md5":..,"lastModifyTime":..,"data":[..]} (and,
  * in snapshot files, "group"). Items are parsed one at a time (or carried over from
  * `prev` when their text is unchanged), so no tree of the whole group is ever built.
+ * *syntax is set when the failure is text that is not JSON (not when it is JSON of the
+ * wrong shape), so the caller knows to ask jansson where the syntax error is.
  */
 static int parse_config_text(enum gw_group g, const char *text, const char *end, const char *source,
-                             const struct group_data *prev, struct group_data **out,
+                             const struct group_data *prev, struct group_data **out, int *syntax,
                              struct gw_err *err)
 {
 	const char *gname = gw_group_name(g);
@@ -544,6 +549,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		json_t *v = scalar(m.value, m.value_len);
 		if (!v || (slot && *slot)) {
 			json_decref(v);
+			*syntax = 1;
 			gw_errf(err, "group %s: %s", gname, v ? "duplicate key" : "invalid JSON");
 			goto out;
 		}
@@ -553,6 +559,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 			json_decref(v); /* unknown member: valid, ignored */
 	}
 	if (r < 0 || jspan_ws(it.p, end) != end) {
+		*syntax = 1;
 		gw_errf(err, "group %s: invalid JSON (malformed or truncated object)", gname);
 		goto out;
 	}
@@ -579,6 +586,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	 * adds many items), which spares a second walk over the text; else count. */
 	long n = prev ? (long)prev->n_items + 16 : count_elements(data, data_end);
 	if (n < 0) {
+		*syntax = 1;
 		gw_errf(err, "group %s: invalid JSON in 'data' (malformed or truncated array)",
 		        gname);
 		goto out;
@@ -598,7 +606,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		gw_errf(err, "group %s: out of memory", gname);
 		goto out;
 	}
-	struct pctx c = {gd, err, gname, 0, NULL};
+	struct pctx c = {gd, err, gname, 0, NULL, syntax};
 	const char *v;
 	size_t vlen;
 	int same_keys = prev != NULL; /* every item has the key prev has at its position */
@@ -623,6 +631,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		gd->n_items = ++c.index;
 	}
 	if (r < 0) {
+		*syntax = 1;
 		gw_errf(err, "group %s: invalid JSON in 'data' (malformed or truncated array)",
 		        gname);
 		goto out;
@@ -662,69 +671,18 @@ out:
 	return rc;
 }
 
-static json_t *load(const char *body, size_t len, struct gw_err *err)
-{
-	json_error_t je;
-	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-	if (!root)
-		gw_errf(err, "invalid JSON at line %d column %d: %s", je.line, je.column, je.text);
-	return root;
-}
-
-static int check_envelope(json_t *root, json_t **data, struct gw_err *err)
-{
-	const json_t *code = json_object_get(root, "code");
-	if (!json_is_integer(code))
-		return gw_errf(err, "reply has no integer 'code'");
-	if (json_integer_value(code) != 200) {
-		const json_t *msg = json_object_get(root, "message");
-		return gw_errf(err, "admin code %" JSON_INTEGER_FORMAT ": %s",
-		               json_integer_value(code),
-		               json_is_string(msg) ? json_string_value(msg) : "(no message)");
-	}
-	*data = json_object_get(root, "data");
-	if (!*data)
-		return gw_errf(err, "reply has no 'data'");
-	return 0;
-}
-
-int model_parse_envelope(const char *body, size_t len, json_t **root, json_t **data,
-                         struct gw_err *err)
-{
-	*root = load(body, len, err);
-	if (!*root)
-		return -1;
-	if (!json_is_object(*root) || check_envelope(*root, data, err) != 0) {
-		if (!json_is_object(*root))
-			gw_errf(err, "reply is not a JSON object");
-		json_decref(*root);
-		*root = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 /* On a syntax error the streaming walk knows that, not where: ask jansson for the position
  * (this whole-document parse happens only on the error path). */
-static int diagnose(const char *text, size_t len, const char *prefix, struct gw_err *err)
+int model_syntax_error(const char *text, size_t len, const char *prefix, struct gw_err *err)
 {
-	if (!strstr(err->msg, "invalid JSON"))
-		return -1;
 	json_error_t je;
-	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-	if (root) {
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	if (root) { /* the walk is stricter than jansson (e.g. text after the value) */
 		json_decref(root);
 		return -1;
 	}
 	return gw_errf(err, "%sinvalid JSON at line %d column %d: %s", prefix, je.line, je.column,
 	               je.text);
-}
-
-int model_parse_fetch(const char *body, size_t len, const enum gw_group *want, size_t n_want,
-                      const char *source, struct group_data *out[GW_GROUP_COUNT],
-                      struct gw_err *err)
-{
-	return model_parse_fetch_reuse(body, len, want, n_want, source, NULL, out, err);
 }
 
 /* Which of want[] is group name `m`'s key; -1 if none. */
@@ -736,79 +694,33 @@ static int wanted(const struct jspan_member *m, const enum gw_group *want, size_
 	return -1;
 }
 
-/* The envelope {"code":..,"message":..,"data":{..}} walked without a tree: code and
- * message through jansson (small), the data object member by member. */
-int model_parse_fetch_reuse(const char *body, size_t len, const enum gw_group *want, size_t n_want,
-                            const char *source, struct group_data *const prev[GW_GROUP_COUNT],
-                            struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
+/* The data object walked member by member, each wanted group through parse_config_text(),
+ * the others validated and ignored. */
+int model_parse_groups(const char *data, size_t len, const enum gw_group *want, size_t n_want,
+                       const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+                       struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		out[g] = NULL;
-	const char *end = body + len;
+	*syntax = 0;
+	const char *p = jspan_ws(data, data + len);
 	struct jspan_iter it;
 	struct jspan_member m;
-	json_t *code = NULL, *msg = NULL;
-	const char *data = NULL;
-	size_t data_len = 0;
 	int r, rc = -1;
 
-	if (len == 0 || jspan_object_begin(&it, body, end) != 0) {
-		const char *p = jspan_ws(body, end);
-		if (p < end && *p != '{' && strchr("[\"-0123456789tfn", *p))
-			return gw_errf(err, "reply is not a JSON object");
-		return gw_errf(err, "invalid JSON: the reply is not a JSON document");
+	if (p == data + len || *p != '{') {
+		/* a value that is not an object, or nothing at all (then the text is not JSON) */
+		*syntax = p == data + len;
+		return gw_errf(err, "'data' must be an object keyed by group, got %s",
+		               p < data + len ? span_type(p) : "nothing");
 	}
-	while ((r = jspan_object_next(&it, &m)) == 1) {
-		if (jspan_key_is(&m, "data") == 1) {
-			if (data) {
-				gw_errf(err, "invalid JSON: duplicate key 'data'");
-				goto out;
-			}
-			data = m.value;
-			data_len = m.value_len;
-			continue;
-		}
-		json_t *v = scalar(m.value, m.value_len);
-		json_t **slot = jspan_key_is(&m, "code") == 1      ? &code
-		                : jspan_key_is(&m, "message") == 1 ? &msg
-		                                                   : NULL;
-		if (!v || (slot && *slot)) {
-			json_decref(v);
-			gw_errf(err, "invalid JSON: %s", v ? "duplicate key" : "a malformed value");
-			goto out;
-		}
-		if (slot)
-			*slot = v;
-		else
-			json_decref(v);
-	}
-	if (r < 0 || jspan_ws(it.p, end) != end) {
-		gw_errf(err, "invalid JSON: malformed or truncated reply");
-		goto out;
-	}
-	if (!json_is_integer(code)) {
-		gw_errf(err, "reply has no integer 'code'");
-		goto out;
-	}
-	if (json_integer_value(code) != 200) {
-		gw_errf(err, "admin code %" JSON_INTEGER_FORMAT ": %s", json_integer_value(code),
-		        json_is_string(msg) ? json_string_value(msg) : "(no message)");
-		goto out;
-	}
-	if (!data) {
-		gw_errf(err, "reply has no 'data'");
-		goto out;
-	}
-	if (*data != '{') {
-		gw_errf(err, "'data' must be an object keyed by group, got %s", span_type(data));
-		goto out;
-	}
-	jspan_object_begin(&it, data, data + data_len);
+	jspan_object_begin(&it, p, data + len);
 	while ((r = jspan_object_next(&it, &m)) == 1) {
 		int i = wanted(&m, want, n_want);
 		if (i < 0) {
 			json_t *v = scalar(m.value, m.value_len); /* validated, then ignored */
 			if (!v) {
+				*syntax = 1;
 				gw_errf(err, "invalid JSON in an unrequested group");
 				goto out;
 			}
@@ -821,10 +733,11 @@ int model_parse_fetch_reuse(const char *body, size_t len, const enum gw_group *w
 			goto out;
 		}
 		if (parse_config_text(g, m.value, m.value + m.value_len, source,
-		                      prev ? prev[g] : NULL, &out[g], err) != 0)
+		                      prev ? prev[g] : NULL, &out[g], syntax, err) != 0)
 			goto out;
 	}
-	if (r < 0) {
+	if (r < 0 || jspan_ws(it.p, data + len) != data + len) {
+		*syntax = 1;
 		gw_errf(err, "invalid JSON: malformed 'data' object");
 		goto out;
 	}
@@ -835,10 +748,6 @@ int model_parse_fetch_reuse(const char *body, size_t len, const enum gw_group *w
 		}
 	rc = 0;
 out:
-	json_decref(code);
-	json_decref(msg);
-	if (rc != 0)
-		diagnose(body, len, "", err);
 	if (rc != 0)
 		for (int g = 0; g < GW_GROUP_COUNT; g++) {
 			group_data_unref(out[g]);
@@ -851,9 +760,13 @@ int model_parse_group(enum gw_group group, const char *text, size_t len, const c
                       struct group_data **out, struct gw_err *err)
 {
 	*out = NULL;
-	char prefix[64];
-	snprintf(prefix, sizeof prefix, "group %s: ", gw_group_name(group));
-	if (parse_config_text(group, text, text + len, source, NULL, out, err) == 0)
+	int syntax = 0;
+	if (parse_config_text(group, text, text + len, source, NULL, out, &syntax, err) == 0)
 		return 0;
-	return diagnose(text, len, prefix, err);
+	if (syntax) {
+		char prefix[64];
+		snprintf(prefix, sizeof prefix, "group %s: ", gw_group_name(group));
+		model_syntax_error(text, len, prefix, err);
+	}
+	return -1;
 }

@@ -14,23 +14,18 @@
 #include "model/groupdata.h"
 
 /*
- * Parse a reply of GET /configs/fetch: {"code":200,"message":..,"data":{GROUP:ConfigData}}.
- * Every group in want[] must be present in data; each becomes out[group] (one reference
- * each; other slots NULL). `source` (the server URL) is recorded in each version.
- * On error nothing is returned (all slots NULL) and err says which group and why.
+ * Parse the data object of a fetch reply, {GROUP: ConfigData, ...} (the envelope around it
+ * is the source's business). Every group in want[] must be present; each becomes
+ * out[group] (one reference each; other slots NULL). `source` (the server URL) is recorded
+ * in each version. An item whose raw text is byte-identical to the item with the same key
+ * in prev[group] (the version held now; prev or its slots may be NULL) is copied instead of
+ * parsed, so one changed rule among 10,000 costs one parse, not 10,000.
+ * On error nothing is returned (all slots NULL), err says which group and why, and
+ * *syntax says whether the text is not JSON at all (1) or JSON of the wrong shape (0).
  */
-int model_parse_fetch(const char *body, size_t len, const enum gw_group *want, size_t n_want,
-                      const char *source, struct group_data *out[GW_GROUP_COUNT],
-                      struct gw_err *err);
-
-/*
- * The same, carrying over unchanged items: an item whose raw text is byte-identical to the
- * item with the same key in prev[group] (the version held now; may be NULL) is copied
- * instead of parsed, so one changed rule among 10,000 costs one parse, not 10,000.
- */
-int model_parse_fetch_reuse(const char *body, size_t len, const enum gw_group *want, size_t n_want,
-                            const char *source, struct group_data *const prev[GW_GROUP_COUNT],
-                            struct group_data *out[GW_GROUP_COUNT], struct gw_err *err);
+int model_parse_groups(const char *data, size_t len, const enum gw_group *want, size_t n_want,
+                       const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+                       struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err);
 
 /*
  * Parse one ConfigData object {"md5":..,"lastModifyTime":..,"data":[..]} of `group`
@@ -40,12 +35,9 @@ int model_parse_group(enum gw_group group, const char *text, size_t len, const c
                       struct group_data **out, struct gw_err *err);
 
 /*
- * Check the common envelope {"code":200,"data":...} of any admin reply and return the
- * parsed root (caller json_decref()s) with *data pointing into it. A non-200 code gives
- * "admin code N: message". Used for login and listener replies.
+ * Where the syntax error in `text` is: "PREFIXinvalid JSON at line L column C: what", from
+ * jansson. Returns -1; leaves err as it was if jansson finds no error.
  */
-struct json_t;
-int model_parse_envelope(const char *body, size_t len, struct json_t **root, struct json_t **data,
-                         struct gw_err *err);
+int model_syntax_error(const char *text, size_t len, const char *prefix, struct gw_err *err);
 
 #endif

@@ -86,11 +86,14 @@ int admin_parse_listener(const char *body, size_t len, const enum gw_group *grou
                          enum sync_fail *why, struct gw_err *err)
 {
 	*changed = 0;
-	json_t *root, *data;
-	if (reply_envelope(server, "listener", body, len, &root, &data, why, err) != 0) {
-		/* A ShenYu 2.7 admin refuses a listener that lacks any group it knows. */
+	json_t *data;
+	struct reply_envelope env;
+	*why = reply_data_tree(server, "listener", body, len, &env, &data, err);
+	if (*why != SYNC_OK) {
+		/* A ShenYu 2.7 admin refuses a listener that lacks any group it knows; its own
+		 * message is the only sign of that. */
 		size_t l = err ? strlen(err->msg) : 0;
-		if (err && strstr(err->msg, "group param invalid"))
+		if (err && *why == SYNC_FAIL_CODE && strstr(env.message, "group param invalid"))
 			snprintf(err->msg + l, sizeof err->msg - l,
 			         " (does admin.groups list every group this admin knows? a ShenYu "
 			         "2.7 admin needs all eight)");
@@ -134,7 +137,7 @@ int admin_parse_listener(const char *body, size_t len, const enum gw_group *grou
 out:
 	if (rc != 0)
 		*changed = 0;
-	json_decref(root);
+	json_decref(data);
 	return rc;
 }
 
@@ -291,13 +294,11 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n, struct s
 	struct group_data *prev[GW_GROUP_COUNT] = {NULL};
 	for (size_t i = 0; st && i < n; i++)
 		prev[groups[i]] = store_get(st, groups[i]);
-	rc = model_parse_fetch_reuse(rep.body, rep.len, groups, n, a->server, prev, out, err);
+	rc = reply_parse_fetch(rep.body, rep.len, groups, n, a->server, prev, out, why, err);
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		group_data_unref(prev[g]);
-	if (rc != 0) {
-		*why = reply_classify(rep.body, rep.len, SYNC_FAIL_FETCH);
+	if (rc != 0)
 		gw_err_prefix(err, "server %s: fetch", a->server);
-	}
 	http_reply_free(&rep);
 	/* a large reply leaves glibc's heap high; hand the freed pages back */
 	if (*bytes >= ADMIN_TRIM_BYTES)

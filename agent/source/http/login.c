@@ -47,12 +47,15 @@ int login_parse_reply(const char *body, size_t len, char **token, int64_t *expir
 {
 	*token = NULL;
 	*expired_ms = -1;
-	json_t *root, *data;
-	if (model_parse_envelope(body, len, &root, &data, err) != 0) {
-		*why = reply_classify(body, len, SYNC_FAIL_PARSE);
+	json_t *data;
+	struct reply_envelope env;
+	struct gw_err quiet;
+	*why = reply_data_tree("", "login", body, len, &env, &data, &quiet);
+	if (*why != SYNC_OK) {
 		if (*why == SYNC_FAIL_CODE) {
 			*why = SYNC_FAIL_AUTH; /* the admin said no: wrong user or password */
-			return -1;
+			return gw_errf(err, "admin code %lld: %s", env.code,
+			               env.message[0] ? env.message : "(no message)");
 		}
 		/* The parser's message quotes the text near the error, which may be the token. */
 		return gw_errf(err, "login reply is not the expected JSON object");
@@ -74,7 +77,7 @@ int login_parse_reply(const char *body, size_t len, char **token, int64_t *expir
 	} else if (json_is_real(exp) && json_real_value(exp) >= 1) {
 		*expired_ms = (int64_t)json_real_value(exp);
 	}
-	json_decref(root);
+	json_decref(data);
 	return rc;
 }
 
