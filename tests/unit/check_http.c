@@ -366,7 +366,29 @@ START_TEST(timeout_and_refused)
 	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
 	ck_assert_int_eq(why, SYNC_FAIL_CONNECT);
 	ck_assert_ptr_nonnull(strstr(err.msg, t.url));
+	/* a labelled request says what it was for */
+	rq.label = "fetch of RULE";
+	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
+	char want[256];
+	snprintf(want, sizeof want, "server %s: fetch of RULE: GET /configs/fetch: ", t.url);
+	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
 	http_close(h);
+
+	/* a failed fetch names the groups it asked for */
+	struct admin *a;
+	struct gw_log *log;
+	ck_assert_int_eq(gw_log_open(&log, GW_LOG_ERROR, GW_LOG_TEXT, "/dev/null", &err), 0);
+	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
+	const enum gw_group groups[] = {GW_GROUP_PLUGIN, GW_GROUP_RULE};
+	struct group_data *got[GW_GROUP_COUNT];
+	size_t bytes;
+	ck_assert_int_eq(admin_fetch(a, groups, 2, NULL, got, &bytes, &why, &err), -1);
+	ck_assert_int_eq(why, SYNC_FAIL_CONNECT);
+	snprintf(want, sizeof want,
+	         "server %s: fetch of PLUGIN, RULE: GET /configs/fetch: ", t.url);
+	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+	admin_close(a);
+	gw_log_close(log);
 }
 END_TEST
 

@@ -278,14 +278,21 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n, struct s
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		out[g] = NULL;
 	*bytes = 0;
+	/* every error line names the groups asked for: "fetch of RULE, SELECTOR" */
+	char what[256] = "fetch of ";
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(what);
+		snprintf(what + l, sizeof what - l, "%s%s", i ? ", " : "",
+		         gw_group_name(groups[i]));
+	}
 	char *path = admin_fetch_path(groups, n, a->cfg->namespace_id);
 	if (!path) {
 		*why = SYNC_FAIL_FETCH;
-		return gw_errf(err, "server %s: fetch: out of memory", a->server);
+		return gw_errf(err, "server %s: %s: out of memory", a->server, what);
 	}
-	struct http_request rq = {.method = "GET", .path = path};
+	struct http_request rq = {.method = "GET", .path = path, .label = what};
 	struct http_reply rep;
-	int rc = call(a, &rq, "fetch", NULL, NULL, &rep, why, err);
+	int rc = call(a, &rq, what, NULL, NULL, &rep, why, err);
 	free(path);
 	if (rc != 0)
 		return -1;
@@ -298,7 +305,7 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n, struct s
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		group_data_unref(prev[g]);
 	if (rc != 0)
-		gw_err_prefix(err, "server %s: fetch", a->server);
+		gw_err_prefix(err, "server %s: %s", a->server, what);
 	http_reply_free(&rep);
 	/* a large reply leaves glibc's heap high; hand the freed pages back */
 	if (*bytes >= ADMIN_TRIM_BYTES)

@@ -299,8 +299,8 @@ static int fail(struct http *h, const struct http_request *rq, struct gw_err *er
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
 	size_t plen = strcspn(rq->path, "?");
-	return gw_errf(err, "server %s: %s %.*s: %s", h->server, rq->method, (int)plen, rq->path,
-	               why);
+	return gw_errf(err, "server %s: %s%s%s %.*s: %s", h->server, rq->label ? rq->label : "",
+	               rq->label ? ": " : "", rq->method, (int)plen, rq->path, why);
 }
 
 static const char *curl_text(struct http *h, CURLcode rc)

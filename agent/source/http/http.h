@@ -38,6 +38,8 @@ struct http_request {
 	int held;                   /* the admin may hold it (the listener): read_timeout bounds
 	                             * the whole request; otherwise it bounds silence only, so
 	                             * a large fetch on a slow link is not cut off mid-transfer */
+	const char *label;          /* what the request is for, named in its errors ("fetch of
+	                             * RULE"); may be NULL */
 };
 
 struct http_reply {
