@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/thread.h"
+
 struct signals {
 	struct gw_log *log;
 	pthread_t thread;
@@ -82,8 +84,8 @@ int signals_start(struct signals **out, struct gw_log *log, struct gw_err *err)
 		return gw_errf(err, "signals: out of memory");
 	s->log = log;
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
-	int rc = pthread_create(&s->thread, NULL, signal_main, s);
+	gw_cond_init_mono(&s->cv);
+	int rc = gw_thread_start(&s->thread, signal_main, s);
 	if (rc != 0) {
 		free(s);
 		return gw_errf(err, "signals: cannot start thread: %s", strerror(rc));

@@ -30,7 +30,7 @@ static inline int64_t gw_wall_ms(void)
 }
 
 /* A CLOCK_MONOTONIC timespec `ms` milliseconds from now, for pthread_cond_timedwait on a
- * condition variable created with gw_cond_init_mono(). */
+ * condition variable created with gw_cond_init_mono() (thread.h). */
 static inline struct timespec gw_mono_deadline(int64_t ms)
 {
 	struct timespec ts;

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/thread.h"
 #include "model/diff.h"
 
 /* One subscriber's view of one group. */
@@ -333,7 +334,7 @@ int dispatcher_start(struct dispatcher **out, struct subscribers *subs, struct s
 		     subs->v[i].desc && subs->v[i].desc->name ? subs->v[i].desc->name : "");
 	}
 	d->status.alive = 1;
-	int rc = pthread_create(&d->thread, NULL, run, d);
+	int rc = gw_thread_start(&d->thread, run, d);
 	if (rc != 0) {
 		free_state(d);
 		return gw_errf(err, "dispatcher: cannot start thread: %s", strerror(rc));

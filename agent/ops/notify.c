@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/thread.h"
 
 #define POLL_UNTIL_READY_MS 100
 #define POLL_READY_MS       1000
@@ -176,16 +177,12 @@ int notify_start(struct notifier **out, struct status_sources *src, struct gw_er
 	if (!n->socket_name)
 		n->watchdog_ms = -1;
 	atomic_init(&n->ready, 0);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&n->mu, NULL);
-	pthread_cond_init(&n->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	gw_cond_init_mono(&n->cv);
 	if (n->socket_name)
 		LOG_D(n->log, "notify", "systemd notify socket %s, watchdog ping every %lld ms",
 		      n->socket_name, (long long)n->watchdog_ms);
-	int rc = pthread_create(&n->thread, NULL, run, n);
+	int rc = gw_thread_start(&n->thread, run, n);
 	if (rc != 0) {
 		pthread_cond_destroy(&n->cv);
 		pthread_mutex_destroy(&n->mu);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "core/atomic_file.h"
+#include "core/thread.h"
 #include "store/groupdoc.h"
 #include "model/model.h"
 
@@ -177,7 +178,7 @@ int snapshot_writer_start(struct snapshot_writer **out, const char *dir, struct 
 			      "crash",
 			      n, name, dir);
 	}
-	int rc = pthread_create(&w->thread, NULL, writer_main, w);
+	int rc = gw_thread_start(&w->thread, writer_main, w);
 	if (rc != 0) {
 		free(w->dir);
 		free(w);

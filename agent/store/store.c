@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/thread.h"
 
 struct store {
 	pthread_mutex_t mu;
@@ -36,12 +37,8 @@ struct store *store_new(void)
 	struct store *st = calloc(1, sizeof *st);
 	if (!st)
 		return NULL;
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&st->mu, NULL);
-	pthread_cond_init(&st->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	gw_cond_init_mono(&st->cv);
 	return st;
 }
 

@@ -11,7 +11,6 @@
 #include "source/http/poller.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "source/http/admin.h"
 #include "core/clock.h"
 #include "source/retry.h"
+#include "core/thread.h"
 
 struct poller {
 	const struct cfg *cfg;
@@ -287,24 +287,9 @@ int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index
 	snprintf(p->status.server, sizeof p->status.server, "%s", admin_server(p->admin));
 	p->status.state = POLLER_POLLING;
 
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, &ca);
-	pthread_condattr_destroy(&ca);
-
-	/* The thread starts with every asynchronous signal blocked, so SIGTERM/SIGINT/SIGHUP
-	 * always reach the main thread, whatever main.c's own mask is. Fault signals stay
-	 * open: blocking them would hide crashes from sanitizers and core dumps. */
-	sigset_t all, old;
-	sigfillset(&all);
-	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
-	for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
-		sigdelset(&all, faults[i]);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&p->thread, NULL, run, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	gw_cond_init_mono(&p->cv);
+	int rc = gw_thread_start(&p->thread, run, p);
 	if (rc != 0) {
 		admin_close(p->admin);
 		pthread_cond_destroy(&p->cv);

@@ -1,0 +1,20 @@
+/*
+ * Threads and waits, the same way everywhere in the agent. Every thread starts with the
+ * asynchronous signals blocked, so SIGTERM/SIGINT/SIGHUP reach only the thread that
+ * sigwait()s for them (signals.h), whatever the creating thread's mask is. Every condition
+ * variable that is waited on with a deadline runs on the monotonic clock, so an NTP step
+ * neither ends a wait early nor stretches it (deadlines come from gw_mono_deadline()).
+ */
+#ifndef GW_THREAD_H
+#define GW_THREAD_H
+
+#include <pthread.h>
+
+/* pthread_create() with every asynchronous signal blocked in the new thread (fault
+ * signals stay open, so crashes still reach sanitizers and core dumps). 0 or an errno. */
+int gw_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
+
+/* pthread_cond_init() on CLOCK_MONOTONIC. 0 or an errno. */
+int gw_cond_init_mono(pthread_cond_t *cv);
+
+#endif
