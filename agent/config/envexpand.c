@@ -8,28 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-static int buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p)
-			return -1;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
+#include "core/strbuf.h"
 
 static const char *lookup_getenv(const char *name, void *ctx)
 {
@@ -56,7 +35,7 @@ int env_has_refs(const char *in)
 }
 
 /* Expand one "${...}" starting at `p` (pointing at '$'); on success *end points past '}'. */
-static int expand_ref(const char *p, const char **end, struct buf *b, env_lookup_fn lookup,
+static int expand_ref(const char *p, const char **end, struct strbuf *b, env_lookup_fn lookup,
                       void *ctx, struct gw_err *err)
 {
 	const char *name = p + 2, *q = name;
@@ -96,47 +75,48 @@ static int expand_ref(const char *p, const char **end, struct buf *b, env_lookup
 
 	const char *val = lookup(var, ctx);
 	if (def && (!val || !*val))
-		return buf_add(b, def, dlen) < 0 ? gw_errf(err, "out of memory") : 0;
+		return strbuf_add(b, def, dlen) < 0 ? gw_errf(err, "out of memory") : 0;
 	if (!val)
 		return gw_errf(err, "environment variable '%s' is not set", var);
-	return buf_add(b, val, strlen(val)) < 0 ? gw_errf(err, "out of memory") : 0;
+	return strbuf_add(b, val, strlen(val)) < 0 ? gw_errf(err, "out of memory") : 0;
 }
 
 int env_expand(const char *in, char **out, env_lookup_fn lookup, void *ctx, struct gw_err *err)
 {
-	struct buf b = {0};
+	struct strbuf b = {0};
 	if (!lookup)
 		lookup = lookup_getenv;
-	if (buf_add(&b, "", 0) < 0)
+	if (strbuf_add(&b, "", 0) < 0)
 		return gw_errf(err, "out of memory");
 	const char *p = in;
 	while (*p) {
 		const char *dollar = strchr(p, '$');
 		if (!dollar) {
-			if (buf_add(&b, p, strlen(p)) < 0)
+			if (strbuf_add(&b, p, strlen(p)) < 0)
 				goto oom;
 			break;
 		}
-		if (buf_add(&b, p, (size_t)(dollar - p)) < 0)
+		if (strbuf_add(&b, p, (size_t)(dollar - p)) < 0)
 			goto oom;
 		if (dollar[1] == '$') {
-			if (buf_add(&b, "$", 1) < 0)
+			if (strbuf_add(&b, "$", 1) < 0)
 				goto oom;
 			p = dollar + 2;
 		} else if (dollar[1] == '{') {
 			if (expand_ref(dollar, &p, &b, lookup, ctx, err) < 0) {
-				free(b.p);
+				strbuf_reset(&b);
 				return -1;
 			}
 		} else {
-			if (buf_add(&b, "$", 1) < 0)
+			if (strbuf_add(&b, "$", 1) < 0)
 				goto oom;
 			p = dollar + 1;
 		}
 	}
-	*out = b.p;
-	return 0;
+	*out = strbuf_finish(&b);
+	if (*out)
+		return 0;
 oom:
-	free(b.p);
+	strbuf_reset(&b);
 	return gw_errf(err, "out of memory");
 }

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strbuf.h"
+
 #ifndef GWSYNC_VERSION
 #define GWSYNC_VERSION "unknown"
 #endif
@@ -34,96 +36,9 @@ struct http {
 /* Where a reply's body goes while it arrives. */
 struct sink {
 	struct http *h;
-	char *buf;
-	size_t len, cap;
+	struct strbuf body;
 	int too_large;
-	int oom;
 };
-
-/* ---------------------------------------------------------------- string builder */
-
-static int strbuf_grow(struct strbuf *b, size_t more)
-{
-	if (b->oom)
-		return -1;
-	if (b->len + more + 1 <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 64;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	char *p = realloc(b->p, cap);
-	if (!p) {
-		b->oom = 1;
-		return -1;
-	}
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-void strbuf_add(struct strbuf *b, const char *s, size_t n)
-{
-	if (strbuf_grow(b, n) != 0)
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-void strbuf_adds(struct strbuf *b, const char *s)
-{
-	strbuf_add(b, s, strlen(s));
-}
-
-void strbuf_addf(struct strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || strbuf_grow(b, (size_t)n) != 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-void strbuf_add_escaped(struct strbuf *b, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		unsigned char c = *p;
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		    c == '-' || c == '.' || c == '_' || c == '~') {
-			strbuf_add(b, (const char *)p, 1);
-		} else {
-			char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
-			strbuf_add(b, esc, 3);
-		}
-	}
-}
-
-char *strbuf_finish(struct strbuf *b)
-{
-	if (b->oom || strbuf_grow(b, 0) != 0) {
-		strbuf_reset(b);
-		return NULL;
-	}
-	b->p[b->len] = '\0';
-	char *p = b->p;
-	b->p = NULL;
-	b->len = b->cap = 0;
-	return p;
-}
-
-void strbuf_reset(struct strbuf *b)
-{
-	free(b->p);
-	b->p = NULL;
-	b->len = b->cap = 0;
-	b->oom = 0;
-}
 
 /* ---------------------------------------------------------------- transport */
 
@@ -131,32 +46,22 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
 	struct sink *s = userdata;
 	size_t n = size * nmemb;
-	if (s->len + n > s->h->max_response) {
+	if (s->body.len + n > s->h->max_response) {
 		s->too_large = 1;
 		return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
 	}
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap : 16384;
-		if (s->cap == 0) {
-			/* Size the buffer from Content-Length once, instead of doubling through a
-			 * large fetch (the header is the compressed size if compressed). */
-			curl_off_t cl = -1;
-			curl_easy_getinfo(s->h->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
-			if (cl > 0 && (uint64_t)cl < s->h->max_response)
-				cap = (size_t)cl + 1;
-		}
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		char *p = realloc(s->buf, cap);
-		if (!p) {
-			s->oom = 1;
-			return 0;
-		}
-		s->buf = p;
-		s->cap = cap;
+	if (s->body.cap == 0) {
+		/* Size the buffer from Content-Length once, instead of doubling through a large
+		 * fetch (the header is the compressed size if compressed). */
+		size_t cap = 16384;
+		curl_off_t cl = -1;
+		curl_easy_getinfo(s->h->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+		if (cl > 0 && (uint64_t)cl < s->h->max_response)
+			cap = (size_t)cl + 1;
+		strbuf_reserve(&s->body, cap);
 	}
-	memcpy(s->buf + s->len, data, n);
-	s->len += n;
+	if (strbuf_add(&s->body, data, n) != 0)
+		return 0; /* out of memory (sticky in s->body.oom) */
 	return n;
 }
 
@@ -327,7 +232,7 @@ static int classify(struct http *h, const struct http_request *rq, CURLcode rc,
 		}
 		*why = SYNC_FAIL_CONNECT;
 		return fail(h, rq, err, "%s",
-		            s->oom ? "out of memory for the reply" : curl_text(h, rc));
+		            s->body.oom ? "out of memory for the reply" : curl_text(h, rc));
 	case CURLE_PEER_FAILED_VERIFICATION:
 		*why = SYNC_FAIL_CONNECT;
 		return fail(h, rq, err,
@@ -424,7 +329,7 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	strbuf_reset(&url);
 
 	if (rc != CURLE_OK) {
-		free(s.buf);
+		strbuf_reset(&s.body);
 		if (rc == -1) {
 			*why = SYNC_STOPPED;
 			return fail(h, rq, err, "stopped");
@@ -435,16 +340,14 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 		}
 		return classify(h, rq, (CURLcode)rc, &s, why, err);
 	}
-	if (!s.buf) {
-		s.buf = malloc(1);
-		if (!s.buf) {
-			*why = SYNC_FAIL_CONNECT;
-			return fail(h, rq, err, "out of memory");
-		}
+	size_t len = s.body.len;
+	char *body = strbuf_finish(&s.body); /* "" for an empty body */
+	if (!body) {
+		*why = SYNC_FAIL_CONNECT;
+		return fail(h, rq, err, "out of memory");
 	}
-	s.buf[s.len] = '\0';
 	rep->status = status;
-	rep->body = s.buf;
-	rep->len = s.len;
+	rep->body = body;
+	rep->len = len;
 	return 0;
 }

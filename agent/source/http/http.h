@@ -61,21 +61,4 @@ void http_reply_free(struct http_reply *rep);
 
 const char *http_server(const struct http *h);
 
-/* A growable string. Out of memory is sticky: strbuf_finish() then returns NULL. */
-struct strbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-void strbuf_add(struct strbuf *b, const char *s, size_t n);
-void strbuf_adds(struct strbuf *b, const char *s);
-void strbuf_addf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Percent-encode everything but RFC 3986 unreserved characters (A-Z a-z 0-9 - . _ ~): right
- * for a query component and for an application/x-www-form-urlencoded value. */
-void strbuf_add_escaped(struct strbuf *b, const char *s);
-/* The NUL-terminated string (caller frees), or NULL on out of memory. Resets b. */
-char *strbuf_finish(struct strbuf *b);
-void strbuf_reset(struct strbuf *b);
-
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/strbuf.h"
 #include "model/model.h"
 #include "source/http/reply.h"
 
