@@ -60,19 +60,19 @@ struct agent {
 static void agent_free(struct agent *a)
 {
 	/* STOPPING=1 first; both readers of the status sources go before the pollers. */
-	notify_stop(a->notifier);
-	status_server_stop(a->status);
+	notify_free(a->notifier);
+	status_server_free(a->status);
 	for (size_t i = 0; i < a->n_pollers; i++)
 		poller_stop(a->pollers[i]);
 	for (size_t i = 0; i < a->n_pollers; i++)
-		poller_join(a->pollers[i]);
+		poller_free(a->pollers[i]);
 	free(a->pollers);
-	snapshot_writer_stop(a->snapshots);
+	snapshot_writer_free(a->snapshots);
 	if (a->dispatcher)
-		dispatcher_stop(a->dispatcher);
+		dispatcher_free(a->dispatcher);
 	pause_close(a->pause);
 	subscribers_free(a->subs);
-	signals_shutdown(a->signals);
+	signals_free(a->signals);
 	store_free(a->store);
 	cfg_free(a->cfg);
 	gw_log_close(a->log);
@@ -126,9 +126,9 @@ static int agent_configure(struct agent *a)
 	return EXIT_OK;
 }
 
-static void interrupt_startup(void *arg)
+static void stop_startup(void *arg)
 {
-	startup_interrupt(arg);
+	startup_stop(arg);
 }
 
 /* The start-up full fetch, interruptible by SIGTERM/SIGINT through the signal thread. */
@@ -137,7 +137,7 @@ static int initial_fetch(struct agent *a, struct gw_err *err)
 	struct startup *s;
 	if (startup_new(&s, a->cfg, a->store, a->log, err) != 0)
 		return -1;
-	signals_on_stop(a->signals, interrupt_startup, s);
+	signals_on_stop(a->signals, stop_startup, s);
 	int rc = startup_run(s, err);
 	signals_on_stop(a->signals, NULL, NULL);
 	startup_free(s);

@@ -122,7 +122,7 @@ int signals_wait(struct signals *s)
 	return sig;
 }
 
-void signals_shutdown(struct signals *s)
+void signals_stop(struct signals *s)
 {
 	if (!s)
 		return;
@@ -134,6 +134,13 @@ void signals_shutdown(struct signals *s)
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	pthread_kill(s->thread, SIGTERM);
+}
+
+void signals_free(struct signals *s)
+{
+	if (!s)
+		return;
+	signals_stop(s);
 	pthread_join(s->thread, NULL);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);

@@ -349,7 +349,7 @@ static int one_change(struct ctx *c, int changes)
 		group_data_unref(prev);
 		free(body);
 	}
-	dispatcher_stop(d);
+	dispatcher_free(d);
 	store_free(st);
 
 	size_t n = (size_t)changes;

@@ -4,6 +4,12 @@
  * sigwait()s for them (signals.h), whatever the creating thread's mask is. Every condition
  * variable that is waited on with a deadline runs on the monotonic clock, so an NTP step
  * neither ends a wait early nor stretches it (deadlines come from gw_mono_deadline()).
+ *
+ * Every part that owns a thread has the same lifecycle:
+ *   X_start(&x, ...)  allocate and start the thread; on failure nothing is left behind;
+ *   X_stop(x)         ask it to stop: returns at once, idempotent, thread-safe, NULL-safe;
+ *   X_free(x)         stop if not yet asked, wait for the thread, free; NULL-safe.
+ * Stopping several parts before freeing any ends them in parallel (the pollers do this).
  */
 #ifndef GW_THREAD_H
 #define GW_THREAD_H

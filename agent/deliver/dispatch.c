@@ -349,6 +349,13 @@ void dispatcher_stop(struct dispatcher *d)
 		return;
 	atomic_store(&d->stop, 1);
 	store_kick(d->st);
+}
+
+void dispatcher_free(struct dispatcher *d)
+{
+	if (!d)
+		return;
+	dispatcher_stop(d);
 	for (int waited = 1;; waited++) {
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until); /* pthread_timedjoin_np's clock */

@@ -39,9 +39,12 @@ struct dispatcher;
 int dispatcher_start(struct dispatcher **out, struct subscribers *subs, struct store *st,
                      const struct cfg *cfg, struct gw_log *log, struct gw_err *err);
 
-/* Stop and join the thread, then free. An apply() in progress finishes; no further one
- * starts. NULL is fine. Call before subscribers_free(). */
+/* Ask the thread to stop; returns at once. An apply() in progress finishes; no further one
+ * starts. NULL is fine. */
 void dispatcher_stop(struct dispatcher *d);
+/* Stop, wait for the thread (logging a subscriber that does not return), then free. NULL
+ * is fine. Call before subscribers_free(). */
+void dispatcher_free(struct dispatcher *d);
 
 /* Pause (1) or resume (0) delivery; resuming wakes the thread at once. */
 void dispatcher_set_paused(struct dispatcher *d, int paused);

@@ -1,6 +1,6 @@
 /*
  * systemd notification (see notify.h). The thread sleeps on its own condition variable
- * (monotonic clock) so notify_stop() ends it at once; everything it judges comes from a
+ * (monotonic clock) so notify_free() ends it at once; everything it judges comes from a
  * status view, the same one /healthz and /status read.
  */
 #include "ops/notify.h"
@@ -198,11 +198,20 @@ void notify_stop(struct notifier *n)
 {
 	if (!n)
 		return;
-	tell(n, "STOPPING=1\nSTATUS=stopping");
 	pthread_mutex_lock(&n->mu);
+	int first = !n->stop;
 	n->stop = 1;
 	pthread_cond_signal(&n->cv);
 	pthread_mutex_unlock(&n->mu);
+	if (first)
+		tell(n, "STOPPING=1\nSTATUS=stopping");
+}
+
+void notify_free(struct notifier *n)
+{
+	if (!n)
+		return;
+	notify_stop(n);
 	pthread_join(n->thread, NULL);
 	pthread_cond_destroy(&n->cv);
 	pthread_mutex_destroy(&n->mu);

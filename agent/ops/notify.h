@@ -28,8 +28,10 @@ struct notifier;
 /* Read the environment and start the thread. src must outlive the notifier. */
 int notify_start(struct notifier **out, struct status_sources *src, struct gw_err *err);
 
-/* Send STOPPING=1, stop the thread and free. NULL is fine. */
+/* Send STOPPING=1 (once) and ask the thread to stop; returns at once. NULL is fine. */
 void notify_stop(struct notifier *n);
+/* Stop, wait for the thread, free. NULL is fine. */
+void notify_free(struct notifier *n);
 
 /* 1 once READY=1 was sent (or would have been, without a socket). */
 int notify_is_ready(struct notifier *n);

@@ -300,7 +300,7 @@ int status_server_start(struct status_server **out, struct status_sources *src, 
 	return 0;
 }
 
-void status_server_stop(struct status_server *srv)
+void status_server_free(struct status_server *srv)
 {
 	if (!srv)
 		return;

@@ -30,7 +30,7 @@ struct status_server;
 int status_server_start(struct status_server **out, struct status_sources *src, struct gw_err *err);
 
 /* Stop serving (requests in progress finish) and free. NULL is fine. */
-void status_server_stop(struct status_server *srv);
+void status_server_free(struct status_server *srv);
 
 /* The address as bound, "127.0.0.1:9196" or "[::1]:9196". */
 const char *status_server_address(const struct status_server *srv);

@@ -194,6 +194,13 @@ void snapshot_writer_stop(struct snapshot_writer *w)
 		return;
 	atomic_store(&w->stopping, 1);
 	store_kick(w->st);
+}
+
+void snapshot_writer_free(struct snapshot_writer *w)
+{
+	if (!w)
+		return;
+	snapshot_writer_stop(w);
 	pthread_join(w->thread, NULL);
 	free(w->dir);
 	free(w);

@@ -35,7 +35,9 @@ struct snapshot_writer;
 
 int snapshot_writer_start(struct snapshot_writer **out, const char *dir, struct store *st,
                           struct gw_log *log, struct gw_err *err);
-/* Writes what is pending, then stops and frees. */
+/* Ask the thread to stop once it has written what is pending; returns at once. */
 void snapshot_writer_stop(struct snapshot_writer *w);
+/* Stop, wait for the pending writes and the thread, free. NULL is fine. */
+void snapshot_writer_free(struct snapshot_writer *w);
 
 #endif

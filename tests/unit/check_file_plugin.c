@@ -470,7 +470,7 @@ START_TEST(reload_through_the_dispatcher)
 	char *text = group_file("APP_AUTH");
 	ck_assert_ptr_nonnull(text);
 	free(text);
-	dispatcher_stop(d);
+	dispatcher_free(d);
 	store_free(st);
 }
 END_TEST

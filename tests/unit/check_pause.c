@@ -207,7 +207,7 @@ START_TEST(attached_dispatcher_follows_the_switch)
 	ck_assert_int_eq(ds.paused, 1);
 	dispatch_status_free(&ds);
 
-	dispatcher_stop(d);
+	dispatcher_free(d);
 	pause_close(ps);
 	subscribers_free(subs);
 	store_free(st);

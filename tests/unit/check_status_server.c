@@ -108,8 +108,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	status_server_stop(srv);
-	dispatcher_stop(disp);
+	status_server_free(srv);
+	dispatcher_free(disp);
 	pause_close(ps);
 	subscribers_free(subs);
 	store_free(st);
@@ -423,7 +423,7 @@ START_TEST(binds_only_the_configured_address)
 		ck_assert_int_ne(http_at(url4, "GET", "/healthz", NULL, &r), 0);
 		ck_assert_msg(status_client_send(&t.cfg, 1, &err) == 0, "%s", err.msg);
 		ck_assert_int_eq(pause_get(ps), 1);
-		status_server_stop(s6);
+		status_server_free(s6);
 		t.cfg.status_listen = listen_addr;
 	}
 
@@ -440,7 +440,7 @@ END_TEST
 
 START_TEST(client_without_an_agent)
 {
-	status_server_stop(srv);
+	status_server_free(srv);
 	srv = NULL;
 	struct gw_err err = {{0}};
 	ck_assert_int_eq(status_client_send(&t.cfg, 1, &err), -1);

@@ -314,10 +314,11 @@ void poller_stop(struct poller *p)
 	admin_interrupt(p->admin);
 }
 
-void poller_join(struct poller *p)
+void poller_free(struct poller *p)
 {
 	if (!p)
 		return;
+	poller_stop(p);
 	pthread_join(p->thread, NULL);
 	admin_close(p->admin);
 	pthread_cond_destroy(&p->cv);

@@ -49,8 +49,9 @@ int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index
                  struct gw_log *log, struct gw_err *err);
 /* Ask the thread to stop; returns at once and wakes a held poll or a wait. */
 void poller_stop(struct poller *p);
-/* Wait for the thread to end, then free everything. */
-void poller_join(struct poller *p);
+/* Stop, wait for the thread to end, then free everything. NULL is fine. Stopping every
+ * poller before freeing any ends them all in parallel. */
+void poller_free(struct poller *p);
 /* A consistent copy of the poller's state and counters. */
 void poller_status(struct poller *p, struct poller_status *out);
 

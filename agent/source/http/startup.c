@@ -1,7 +1,7 @@
 /*
  * The start-up full fetch (see startup.h). It uses the same admin client as the pollers,
  * one server at a time; the mutex only guards which admin is current, so that
- * startup_interrupt() never touches one that is being closed.
+ * startup_stop() never touches one that is being closed.
  */
 #include "source/http/startup.h"
 
@@ -42,7 +42,7 @@ void startup_free(struct startup *s)
 	free(s);
 }
 
-void startup_interrupt(struct startup *s)
+void startup_stop(struct startup *s)
 {
 	pthread_mutex_lock(&s->mu);
 	s->stop = 1;
@@ -51,7 +51,7 @@ void startup_interrupt(struct startup *s)
 	pthread_mutex_unlock(&s->mu);
 }
 
-int startup_interrupted(struct startup *s)
+int startup_stopped(struct startup *s)
 {
 	pthread_mutex_lock(&s->mu);
 	int stop = s->stop;
@@ -88,12 +88,12 @@ int startup_run(struct startup *s, struct gw_err *err)
 	const struct cfg *cfg = s->cfg;
 	struct gw_err last = {""};
 	for (size_t i = 0; i < cfg->n_servers; i++) {
-		if (startup_interrupted(s))
+		if (startup_stopped(s))
 			return gw_errf(err, "start-up fetch interrupted");
 		struct group_data *got[GW_GROUP_COUNT];
 		enum sync_fail why;
 		if (try_server(s, i, got, &why, &last) != 0) {
-			if (why == SYNC_STOPPED || startup_interrupted(s))
+			if (why == SYNC_STOPPED || startup_stopped(s))
 				return gw_errf(err, "start-up fetch interrupted");
 			if (i + 1 < cfg->n_servers)
 				LOG_W(s->log, "startup", "%s [%s]; trying the next server, %s",

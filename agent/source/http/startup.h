@@ -22,11 +22,11 @@ struct startup;
 int startup_new(struct startup **out, const struct cfg *cfg, struct store *st, struct gw_log *log,
                 struct gw_err *err);
 /* 0: one server answered and its groups were offered to the store. -1: no server answered
- * (err summarises the last failure), or startup_interrupt() was called. */
+ * (err summarises the last failure), or startup_stop() was called. */
 int startup_run(struct startup *s, struct gw_err *err);
 /* End startup_run() at once (thread-safe); later runs fail at once too. */
-void startup_interrupt(struct startup *s);
-int startup_interrupted(struct startup *s);
+void startup_stop(struct startup *s);
+int startup_stopped(struct startup *s);
 void startup_free(struct startup *s);
 
 #endif
