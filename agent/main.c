@@ -30,6 +30,7 @@
 #include "ops/status_client.h"
 #include "ops/status_server.h"
 #include "ops/status_view.h"
+#include "store/ingest.h"
 #include "store/store.h"
 #include "deliver/subscribers.h"
 
@@ -46,6 +47,7 @@ struct agent {
 	struct gw_log *log;
 	struct subscribers *subs;
 	struct store *store;
+	struct ingest *ingest; /* the sources' way into the store */
 	struct dispatcher *dispatcher;
 	struct snapshot_writer *snapshots;
 	struct signals *signals;
@@ -73,6 +75,7 @@ static void agent_free(struct agent *a)
 	pause_close(a->pause);
 	subscribers_free(a->subs);
 	signals_free(a->signals);
+	ingest_free(a->ingest);
 	store_free(a->store);
 	cfg_free(a->cfg);
 	gw_log_close(a->log);
@@ -135,7 +138,7 @@ static void stop_startup(void *arg)
 static int initial_fetch(struct agent *a, struct gw_err *err)
 {
 	struct startup *s;
-	if (startup_new(&s, a->cfg, a->store, a->log, err) != 0)
+	if (startup_new(&s, a->cfg, a->ingest, a->log, err) != 0)
 		return -1;
 	signals_on_stop(a->signals, stop_startup, s);
 	int rc = startup_run(s, err);
@@ -249,7 +252,7 @@ static int run_daemon(struct agent *a)
 		return EXIT_RUNTIME;
 	}
 	for (size_t i = 0; i < a->cfg->n_servers; i++) {
-		if (poller_start(&a->pollers[i], a->cfg, i, a->store, a->log, &err) != 0) {
+		if (poller_start(&a->pollers[i], a->cfg, i, a->ingest, a->log, &err) != 0) {
 			LOG_E(a->log, "main", "%s", err.msg);
 			return EXIT_RUNTIME;
 		}
@@ -312,9 +315,10 @@ int main(int argc, char **argv)
 	} else if (rc == EXIT_OK) {
 		struct gw_err err = {{0}};
 		a.store = store_new();
-		if (!a.store || signals_start(&a.signals, a.log, &err) != 0) {
+		a.ingest = a.store ? ingest_new(a.store, a.log) : NULL;
+		if (!a.ingest || signals_start(&a.signals, a.log, &err) != 0) {
 			fprintf(stderr, "gwsyncd: cannot start: %s\n",
-			        a.store ? err.msg : "out of memory");
+			        a.ingest ? err.msg : "out of memory");
 			rc = EXIT_RUNTIME;
 		} else if (a.opt.mode == MODE_ONCE)
 			rc = run_once(&a);

@@ -64,14 +64,24 @@ static void install_locked(struct store *st, struct group_data *gd)
 	group_data_unref(old);
 }
 
-enum store_verdict store_offer(struct store *st, struct group_data *gd)
+enum store_verdict store_offer_if(struct store *st, struct group_data *gd, store_accept_fn accept)
 {
 	pthread_mutex_lock(&st->mu);
-	enum store_verdict v = store_judge(st->cur[gd->group], gd->md5, gd->last_modify_time);
+	enum store_verdict v = accept(st->cur[gd->group], gd);
 	if (v == STORE_ACCEPTED)
 		install_locked(st, gd);
 	pthread_mutex_unlock(&st->mu);
 	return v;
+}
+
+static enum store_verdict judge(const struct group_data *held, const struct group_data *offered)
+{
+	return store_judge(held, offered->md5, offered->last_modify_time);
+}
+
+enum store_verdict store_offer(struct store *st, struct group_data *gd)
+{
+	return store_offer_if(st, gd, judge);
 }
 
 void store_put(struct store *st, struct group_data *gd)

@@ -19,17 +19,26 @@ enum store_verdict {
 	STORE_OLDER,        /* md5 differs but lastModifyTime is not newer: a lagging admin */
 };
 
-/* The accept rule as a pure function. cur may be NULL (nothing held yet). */
+/* The long-polling accept rule as a pure function. cur may be NULL (nothing held yet). */
 enum store_verdict store_judge(const struct group_data *cur, const char *md5,
                                int64_t last_modify_time);
+
+/* An accept policy: the verdict on `offered` given what is held (NULL if nothing). Called
+ * under the store's lock, so it must be quick and must not call the store. */
+typedef enum store_verdict (*store_accept_fn)(const struct group_data *held,
+                                              const struct group_data *offered);
 
 struct store;
 
 struct store *store_new(void);
 void store_free(struct store *st);
 
-/* Offer a version; on STORE_ACCEPTED the store takes its own reference. */
+/* Offer a version under the long-polling rule (store_judge); on STORE_ACCEPTED the store
+ * takes its own reference. */
 enum store_verdict store_offer(struct store *st, struct group_data *gd);
+
+/* Offer a version under the source's own accept policy (store/ingest.h hands it on). */
+enum store_verdict store_offer_if(struct store *st, struct group_data *gd, store_accept_fn accept);
 
 /* Install a version whatever the rule says (snapshot load at start). Takes a reference. */
 void store_put(struct store *st, struct group_data *gd);

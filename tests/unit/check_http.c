@@ -25,6 +25,7 @@
 #include "config/config.h"
 #include "source/http/http.h"
 #include "core/log.h"
+#include "store/ingest.h"
 #include "store/store.h"
 
 #define HOLD   "HOLD"  /* read the request, never answer */
@@ -555,7 +556,10 @@ START_TEST(listen_sends_store_stamps_and_headers)
 	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
 	unsigned mask;
 	enum sync_fail why;
-	ck_assert_int_eq(admin_listen(a, st, &mask, &why, &err), 0);
+	struct ingest *in = ingest_new(st, log);
+	struct ingest_stamp held[GW_GROUP_COUNT];
+	ingest_stamps(in, held);
+	ck_assert_int_eq(admin_listen(a, held, &mask, &why, &err), 0);
 	ck_assert_uint_eq(mask, 1u << GW_GROUP_PLUGIN);
 	struct group_data *gd = group_data_new(GW_GROUP_RULE);
 	strcpy(gd->md5, "abc");
@@ -563,7 +567,9 @@ START_TEST(listen_sends_store_stamps_and_headers)
 	group_data_index(gd);
 	store_offer(st, gd);
 	group_data_unref(gd);
-	ck_assert_int_eq(admin_listen(a, st, &mask, &why, &err), 0);
+	ingest_stamps(in, held);
+	ck_assert_int_eq(admin_listen(a, held, &mask, &why, &err), 0);
+	ingest_free(in);
 
 	const char *r0 = srv_req(s, 0), *r1 = srv_req(s, 1);
 	ck_assert_ptr_nonnull(strstr(r0, "POST /configs/listener HTTP/1.1"));

@@ -272,7 +272,8 @@ static int call(struct admin *a, struct http_request *rq, const char *what, cons
 	}
 }
 
-int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n, struct store *st,
+int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
+                struct group_data *const held[GW_GROUP_COUNT],
                 struct group_data *out[GW_GROUP_COUNT], size_t *bytes, enum sync_fail *why,
                 struct gw_err *err)
 {
@@ -299,12 +300,7 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n, struct s
 		return -1;
 	*bytes = rep.len;
 	/* the versions held now, so unchanged items are carried over instead of parsed */
-	struct group_data *prev[GW_GROUP_COUNT] = {NULL};
-	for (size_t i = 0; st && i < n; i++)
-		prev[groups[i]] = store_get(st, groups[i]);
-	rc = reply_parse_fetch(rep.body, rep.len, groups, n, a->server, prev, out, why, err);
-	for (int g = 0; g < GW_GROUP_COUNT; g++)
-		group_data_unref(prev[g]);
+	rc = reply_parse_fetch(rep.body, rep.len, groups, n, a->server, held, out, why, err);
 	if (rc != 0)
 		gw_err_prefix(err, "server %s: %s", a->server, what);
 	http_reply_free(&rep);
@@ -314,8 +310,8 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n, struct s
 	return rc;
 }
 
-int admin_listen(struct admin *a, struct store *st, unsigned *changed_mask, enum sync_fail *why,
-                 struct gw_err *err)
+int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT],
+                 unsigned *changed_mask, enum sync_fail *why, struct gw_err *err)
 {
 	*changed_mask = 0;
 	struct admin_stamp stamps[GW_GROUP_COUNT];
@@ -324,12 +320,10 @@ int admin_listen(struct admin *a, struct store *st, unsigned *changed_mask, enum
 		enum gw_group g = a->cfg->groups[i];
 		/* A version from the snapshot is reported as none held, so the admin names the
 		 * group at once and its own version replaces the provisional one. */
-		struct group_data *gd = store_get(st, g);
-		if (gd && !gd->provisional) {
-			memcpy(stamps[g].md5, gd->md5, sizeof gd->md5);
-			stamps[g].last_modify_time = gd->last_modify_time;
+		if (held[g].md5[0] && !held[g].provisional) {
+			memcpy(stamps[g].md5, held[g].md5, sizeof stamps[g].md5);
+			stamps[g].last_modify_time = held[g].last_modify_time;
 		}
-		group_data_unref(gd);
 	}
 	char *body =
 	    admin_listener_body(a->cfg->groups, a->cfg->n_groups, stamps, a->cfg->namespace_id);

@@ -19,7 +19,7 @@
 #include "source/failure.h"
 #include "model/groupdata.h"
 #include "core/log.h"
-#include "store/store.h"
+#include "store/ingest.h"
 
 /*
  * What the listener sends for a group we hold nothing for. The admin splits "md5,time"
@@ -74,20 +74,23 @@ void admin_interrupt(struct admin *a);
 
 /*
  * GET /configs/fetch for groups[0..n): out[group] receives one reference per group (other
- * slots NULL); *bytes the size of the reply body. On failure nothing is returned. st (may
- * be NULL) holds the current versions: items whose text did not change are carried over
- * from them instead of parsed again.
+ * slots NULL); *bytes the size of the reply body. On failure nothing is returned. held
+ * (may be NULL, and its slots) are the versions held now: items whose text did not change
+ * are carried over from them instead of parsed again.
  */
-int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n, struct store *st,
+int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
+                struct group_data *const held[GW_GROUP_COUNT],
                 struct group_data *out[GW_GROUP_COUNT], size_t *bytes, enum sync_fail *why,
                 struct gw_err *err);
 
 /*
- * POST /configs/listener with the store's current stamps of every configured group; the
- * admin answers at once if a group differs, else holds the request up to 60 s.
- * *changed_mask: the configured groups the admin named (0 for an empty answer).
+ * POST /configs/listener with the held stamps of every configured group (a provisional
+ * one, from the snapshot, is reported as none held, so the admin names the group at once
+ * and its own version replaces it); the admin answers at once if a group differs, else
+ * holds the request up to 60 s. *changed_mask: the configured groups the admin named (0
+ * for an empty answer).
  */
-int admin_listen(struct admin *a, struct store *st, unsigned *changed_mask, enum sync_fail *why,
-                 struct gw_err *err);
+int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT],
+                 unsigned *changed_mask, enum sync_fail *why, struct gw_err *err);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * The long-poll loop of one admin server (see poller.h). Reading order for one change:
- * run() -> cycle() -> admin_listen() (admin.c) -> admin_fetch() -> poller_offer() ->
- * store_offer() (store.c).
+ * run() -> cycle() -> admin_listen() (admin.c) -> admin_fetch() -> ingest_offer()
+ * (store/ingest.c) under the long-polling accept policy.
  *
  * Waiting happens in exactly two places, both interruptible by poller_stop(): inside a
  * request (http.c wakes curl_multi_poll) and in pause() (a condition variable on the
@@ -22,7 +22,7 @@
 
 struct poller {
 	const struct cfg *cfg;
-	struct store *st;
+	struct ingest *in;
 	struct gw_log *log;
 	struct admin *admin;
 	struct retry_policy policy;
@@ -47,47 +47,6 @@ const char *poller_state_name(enum poller_state s)
 		return "stopped";
 	}
 	return "?";
-}
-
-/* ---------------------------------------------------------------- offering to the store */
-
-size_t poller_offer(struct store *st, struct gw_log *log, const char *server,
-                    const enum gw_group *groups, size_t n, struct group_data *in[GW_GROUP_COUNT],
-                    int *older)
-{
-	size_t accepted = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct group_data *gd = in[groups[i]];
-		if (!gd)
-			continue;
-		in[groups[i]] = NULL;
-		const char *name = gw_group_name(gd->group);
-		switch (store_offer(st, gd)) {
-		case STORE_ACCEPTED:
-			accepted++;
-			LOG_I(log, "store",
-			      "accepted %s version %s (lastModifyTime %lld, %zu items) from %s",
-			      name, gd->md5, (long long)gd->last_modify_time, gd->n_items, server);
-			break;
-		case STORE_OLDER: {
-			*older = 1;
-			char held_md5[65];
-			int64_t held_time;
-			store_stamp(st, gd->group, held_md5, &held_time);
-			LOG_D(log, "store",
-			      "ignored %s version %s from %s: older than held (%lld <= %lld)", name,
-			      gd->md5, server, (long long)gd->last_modify_time,
-			      (long long)held_time);
-			break;
-		}
-		case STORE_SAME:
-			LOG_D(log, "store", "ignored %s version %s from %s: already held", name,
-			      gd->md5, server);
-			break;
-		}
-		group_data_unref(gd);
-	}
-	return accepted;
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -129,7 +88,9 @@ static int cycle(struct poller *p, int *lagging, enum sync_fail *why, struct gw_
 {
 	const char *server = admin_server(p->admin);
 	unsigned mask = 0;
-	int rc = admin_listen(p->admin, p->st, &mask, why, err);
+	struct ingest_stamp held[GW_GROUP_COUNT];
+	ingest_stamps(p->in, held);
+	int rc = admin_listen(p->admin, held, &mask, why, err);
 	pthread_mutex_lock(&p->mu);
 	if (*why != SYNC_STOPPED)
 		p->status.polls++;
@@ -157,7 +118,12 @@ static int cycle(struct poller *p, int *lagging, enum sync_fail *why, struct gw_
 
 	struct group_data *got[GW_GROUP_COUNT];
 	size_t bytes = 0;
-	rc = admin_fetch(p->admin, changed, n, p->st, got, &bytes, why, err);
+	struct group_data *prev[GW_GROUP_COUNT] = {NULL};
+	for (size_t i = 0; i < n; i++)
+		prev[changed[i]] = ingest_held(p->in, changed[i]);
+	rc = admin_fetch(p->admin, changed, n, prev, got, &bytes, why, err);
+	for (size_t i = 0; i < n; i++)
+		group_data_unref(prev[changed[i]]);
 	pthread_mutex_lock(&p->mu);
 	if (*why != SYNC_STOPPED)
 		p->status.fetches++;
@@ -168,7 +134,8 @@ static int cycle(struct poller *p, int *lagging, enum sync_fail *why, struct gw_
 		return -1;
 
 	int older = 0;
-	size_t accepted = poller_offer(p->st, p->log, server, changed, n, got, &older);
+	size_t accepted =
+	    ingest_offer(p->in, server, ingest_accept_polled, changed, n, got, &older);
 	pthread_mutex_lock(&p->mu);
 	p->status.changes += accepted;
 	pthread_mutex_unlock(&p->mu);
@@ -267,7 +234,7 @@ static void *run(void *arg)
 
 /* ---------------------------------------------------------------- life cycle */
 
-int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index, struct store *st,
+int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index, struct ingest *in,
                  struct gw_log *log, struct gw_err *err)
 {
 	*out = NULL;
@@ -275,7 +242,7 @@ int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index
 	if (!p)
 		return gw_errf(err, "out of memory");
 	p->cfg = cfg;
-	p->st = st;
+	p->in = in;
 	p->log = log;
 	p->policy.attempts = cfg->retry_attempts;
 	p->policy.interval_ms = cfg->retry_interval_ms;

@@ -1,8 +1,8 @@
 /*
  * One long-poll thread per admin server: listen, fetch exactly the groups the admin named,
- * offer each to the store, listen again at once. Failures follow retry.h (rounds of tries
- * `interval` apart, `backoff` between rounds); every wait and every held request ends
- * within milliseconds of poller_stop(). A lagging admin (it serves versions older than the
+ * offer each through the ingest (store/ingest.h), listen again at once. Failures follow retry.h
+ * (rounds of tries `interval` apart, `backoff` between rounds); every wait and every held request
+ * ends within milliseconds of poller_stop(). A lagging admin (it serves versions older than the
  * store holds, so it answers every poll at once) is polled again only after the retry
  * interval, so it never becomes a request storm.
  */
@@ -18,7 +18,7 @@
 #include "source/failure.h"
 #include "model/groupdata.h"
 #include "core/log.h"
-#include "store/store.h"
+#include "store/ingest.h"
 
 enum poller_state {
 	POLLER_POLLING = 0, /* a request is on its way or held by the admin */
@@ -45,7 +45,8 @@ struct poller_status {
 
 struct poller;
 
-int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index, struct store *st,
+/* in (where versions go, and what is held) and log must outlive the poller. */
+int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index, struct ingest *in,
                  struct gw_log *log, struct gw_err *err);
 /* Ask the thread to stop; returns at once and wakes a held poll or a wait. */
 void poller_stop(struct poller *p);
@@ -54,19 +55,5 @@ void poller_stop(struct poller *p);
 void poller_free(struct poller *p);
 /* A consistent copy of the poller's state and counters. */
 void poller_status(struct poller *p, struct poller_status *out);
-
-/*
- * Offer freshly fetched versions (in[group], NULL slots skipped; each reference is
- * consumed) to the store, in the order of groups[], logging each verdict with the shapes
- * the tests and operators rely on:
- *   info  store: accepted GROUP version MD5 (lastModifyTime N, K items) from URL
- *   debug store: ignored GROUP version MD5 from URL: older than held (N <= M)
- *   debug store: ignored GROUP version MD5 from URL: already held
- * Returns how many were accepted; *older is set to 1 if any was refused as older.
- * Shared by the pollers and the start-up fetch.
- */
-size_t poller_offer(struct store *st, struct gw_log *log, const char *server,
-                    const enum gw_group *groups, size_t n, struct group_data *in[GW_GROUP_COUNT],
-                    int *older);
 
 #endif

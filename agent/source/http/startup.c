@@ -13,21 +13,21 @@
 
 struct startup {
 	const struct cfg *cfg;
-	struct store *st;
+	struct ingest *in;
 	struct gw_log *log;
 	pthread_mutex_t mu;
 	struct admin *cur; /* under mu */
 	int stop;          /* under mu */
 };
 
-int startup_new(struct startup **out, const struct cfg *cfg, struct store *st, struct gw_log *log,
+int startup_new(struct startup **out, const struct cfg *cfg, struct ingest *in, struct gw_log *log,
                 struct gw_err *err)
 {
 	struct startup *s = calloc(1, sizeof *s);
 	if (!s)
 		return gw_errf(err, "out of memory");
 	s->cfg = cfg;
-	s->st = st;
+	s->in = in;
 	s->log = log;
 	pthread_mutex_init(&s->mu, NULL);
 	*out = s;
@@ -74,7 +74,12 @@ static int try_server(struct startup *s, size_t i, struct group_data *got[GW_GRO
 	pthread_mutex_unlock(&s->mu);
 
 	size_t bytes;
-	int rc = admin_fetch(a, s->cfg->groups, s->cfg->n_groups, s->st, got, &bytes, why, err);
+	struct group_data *held[GW_GROUP_COUNT] = {NULL};
+	for (size_t g = 0; g < s->cfg->n_groups; g++)
+		held[s->cfg->groups[g]] = ingest_held(s->in, s->cfg->groups[g]);
+	int rc = admin_fetch(a, s->cfg->groups, s->cfg->n_groups, held, got, &bytes, why, err);
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		group_data_unref(held[g]);
 
 	pthread_mutex_lock(&s->mu);
 	s->cur = NULL;
@@ -103,8 +108,8 @@ int startup_run(struct startup *s, struct gw_err *err)
 			continue;
 		}
 		int older = 0;
-		size_t n = poller_offer(s->st, s->log, cfg->servers[i], cfg->groups, cfg->n_groups,
-		                        got, &older);
+		size_t n = ingest_offer(s->in, cfg->servers[i], ingest_accept_polled, cfg->groups,
+		                        cfg->n_groups, got, &older);
 		LOG_I(s->log, "startup", "start-up fetch of %zu groups from %s: %zu accepted",
 		      cfg->n_groups, cfg->servers[i], n);
 		return 0;
