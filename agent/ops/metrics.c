@@ -82,8 +82,9 @@ static void agent_metrics(FILE *f, const struct status_view *v)
 static void server_metrics(FILE *f, const struct status_view *v)
 {
 	char s[1400];
-	static const enum poller_state states[] = {POLLER_POLLING, POLLER_RETRYING,
-	                                           POLLER_BACKING_OFF, POLLER_STOPPED};
+	static const enum source_conn_state states[] = {SOURCE_CONN_POLLING, SOURCE_CONN_RETRYING,
+	                                                SOURCE_CONN_BACKING_OFF,
+	                                                SOURCE_CONN_STOPPED};
 
 	family(f, "gwsync_server_state", "gauge",
 	       "1 for the state each admin server's poller is in (starting before it runs).");
@@ -95,7 +96,7 @@ static void server_metrics(FILE *f, const struct status_view *v)
 		        !sv->running);
 		for (size_t k = 0; k < sizeof states / sizeof states[0]; k++)
 			fprintf(f, "gwsync_server_state{server=\"%s\",state=\"%s\"} %d\n", url,
-			        poller_state_name(states[k]),
+			        source_conn_state_name(states[k]),
 			        sv->running && sv->st.state == states[k]);
 	}
 
@@ -108,7 +109,7 @@ static void server_metrics(FILE *f, const struct status_view *v)
 	for (size_t c = 0; c < sizeof counters / sizeof counters[0]; c++) {
 		family(f, counters[c][0], "counter", counters[c][1]);
 		for (size_t i = 0; i < v->n_servers; i++) {
-			const struct poller_status *st = &v->servers[i].st;
+			const struct source_conn_status *st = &v->servers[i].st;
 			uint64_t n = c == 0   ? st->polls
 			             : c == 1 ? st->fetches
 			             : c == 2 ? st->changes

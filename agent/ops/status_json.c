@@ -90,11 +90,12 @@ static json_t *server_json(struct doc *d, const struct status_view *v,
                            const struct status_server_view *sv)
 {
 	json_t *o = json_object();
-	const struct poller_status *st = &sv->st;
+	const struct source_conn_status *st = &sv->st;
 	put(d, o, "url", json_string(sv->url));
 	/* the same keys in every state (null or 0 before the poller runs), so a consumer
 	 * never meets a missing one */
-	put(d, o, "state", json_string(sv->running ? poller_state_name(st->state) : "starting"));
+	put(d, o, "state",
+	    json_string(sv->running ? source_conn_state_name(st->state) : "starting"));
 	put(d, o, "lastSuccess", time_or_null(st->last_success_ms));
 	put(d, o, "secondsSinceSuccess",
 	    st->last_success_ms > 0 ? seconds(v->wall_ms - st->last_success_ms) : json_null());

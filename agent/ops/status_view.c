@@ -15,15 +15,6 @@
 #define GWSYNC_VERSION "0.0.0"
 #endif
 
-void status_sources_publish_pollers(struct status_sources *src, struct poller **pollers, size_t n)
-{
-	/* readers look at the pointer only after seeing n > 0, so it is written once, before
-	 * the first count is published, and never again (no racing plain store) */
-	if (src->pollers != pollers)
-		src->pollers = pollers;
-	atomic_store(&src->n_pollers, n);
-}
-
 int status_view_take(struct status_sources *src, struct status_view *v, struct gw_err *err)
 {
 	memset(v, 0, sizeof *v);
@@ -43,13 +34,11 @@ int status_view_take(struct status_sources *src, struct status_view *v, struct g
 		return gw_errf(err, "status: out of memory");
 	}
 	v->n_servers = cfg->n_servers;
-	size_t running = atomic_load(&src->n_pollers);
 	for (size_t i = 0; i < cfg->n_servers; i++) {
 		v->servers[i].url = cfg->servers[i];
-		if (i < running && src->pollers && src->pollers[i]) {
-			v->servers[i].running = 1;
-			poller_status(src->pollers[i], &v->servers[i].st);
-		}
+		if (src->source_ops && src->source)
+			v->servers[i].running =
+			    src->source_ops->status(src->source, i, &v->servers[i].st);
 	}
 
 	if (src->dispatcher) {
@@ -166,7 +155,8 @@ void status_summary(const struct status_view *v, char *buf, size_t cap)
 	size_t polling = 0, failing = 0;
 	for (size_t i = 0; i < v->n_servers; i++) {
 		const struct status_server_view *s = &v->servers[i];
-		if (s->running && s->st.state == POLLER_POLLING && s->st.consecutive_failures == 0)
+		if (s->running && s->st.state == SOURCE_CONN_POLLING &&
+		    s->st.consecutive_failures == 0)
 			polling++;
 		else if (s->running && s->st.consecutive_failures > 0)
 			failing++;

@@ -1,6 +1,6 @@
 /*
  * One consistent picture of the running agent, taken in a few microseconds from the
- * parts that own the facts (store references, poller_status(), dispatcher_status(), the
+ * parts that own the facts (store references, the source's status(), dispatcher_status(), the
  * pause switch) and then read without any lock: /status, /metrics and /healthz render it,
  * and the systemd notifier judges readiness from it. Renderers are pure functions of a
  * view, so unit tests build views by hand and check the exact output.
@@ -19,15 +19,14 @@
 #include "model/groupdata.h"
 #include "core/log.h"
 #include "ops/pause.h"
-#include "source/http/poller.h"
+#include "source/source.h"
 #include "store/store.h"
 
 /*
- * Where a view is taken from. main.c fills it and keeps it alive until the status server
- * and the notifier are stopped. pollers points to cfg->n_servers slots; slots below
- * n_pollers are running pollers (main publishes each with status_sources_publish_pollers()
- * after it started, so the endpoint can answer during the start-up fetch, showing those
- * servers as "starting").
+ * Where a view is taken from. main.c fills it (the source included, before the status
+ * server and the notifier start) and keeps it alive until they are stopped. A connection
+ * the source has not started yet is shown as "starting", so the endpoint can answer
+ * during the start-up fetch.
  */
 struct status_sources {
 	const struct cfg *cfg;
@@ -35,18 +34,16 @@ struct status_sources {
 	struct dispatcher *dispatcher; /* NULL: not running (then not healthy) */
 	struct pause_switch *pause;    /* NULL: never paused */
 	struct gw_log *log;
-	int64_t started_wall_ms; /* gw_wall_ms() at start */
-	struct poller **pollers;
-	atomic_size_t n_pollers;
+	int64_t started_wall_ms;             /* gw_wall_ms() at start */
+	const struct source_ops *source_ops; /* NULL: no source (then every server "starting") */
+	struct source *source;
 };
 
-void status_sources_publish_pollers(struct status_sources *src, struct poller **pollers, size_t n);
-
-/* A server in a view: its poller's state, or "starting" before its poller runs. */
+/* A server in a view: its connection's state, or "starting" before the source runs it. */
 struct status_server_view {
-	const char *url;         /* cfg->servers[i] */
-	int running;             /* a poller exists; else only url is meaningful */
-	struct poller_status st; /* zeroed if !running */
+	const char *url;              /* cfg->servers[i] */
+	int running;                  /* the connection runs; else only url is meaningful */
+	struct source_conn_status st; /* zeroed if !running */
 };
 
 struct status_view {

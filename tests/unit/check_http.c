@@ -25,6 +25,7 @@
 #include "config/config.h"
 #include "source/http/http.h"
 #include "core/log.h"
+#include "source/source.h"
 #include "store/ingest.h"
 #include "store/store.h"
 
@@ -586,6 +587,51 @@ START_TEST(listen_sends_store_stamps_and_headers)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- the source table */
+
+START_TEST(http_source_lifecycle)
+{
+	const char *script[] = {FETCH_REPLY, HOLD};
+	struct srv *s = srv_start(script, 2);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	struct gw_log *log = quiet_log();
+	struct store *st = store_new();
+	struct ingest *in = ingest_new(st, log);
+	const struct source_ops *ops = &http_source_ops;
+	ck_assert_str_eq(ops->type, "http");
+	struct source *src;
+	struct gw_err err;
+	const struct source_args args = {&t.cfg, in, log};
+	ck_assert_int_eq(ops->open(&src, &args, &err), 0);
+	struct source_conn_status cs;
+	ck_assert_int_eq(ops->status(src, 0, &cs), 0); /* "starting" until start() */
+
+	/* the start-up sync offers through the ingest */
+	ck_assert_msg(ops->initial_sync(src, &err) == 0, "%s", err.msg);
+	struct group_data *gd = store_get(st, GW_GROUP_PLUGIN);
+	ck_assert_ptr_nonnull(gd);
+	ck_assert_str_eq(gd->md5, "m1");
+	group_data_unref(gd);
+
+	ck_assert_int_eq(ops->start(src, &err), 0);
+	ck_assert_int_eq(ops->status(src, 0, &cs), 1);
+	ck_assert_str_eq(cs.server, t.url);
+	ck_assert_int_eq(ops->status(src, 1, &cs), 0); /* no such server */
+
+	/* stop ends the held poll at once; a later start-up sync fails at once */
+	int64_t t0 = gw_mono_ms();
+	ops->stop(src);
+	ck_assert_int_eq(ops->initial_sync(src, &err), -1);
+	ops->free(src);
+	ck_assert_int_lt(gw_mono_ms() - t0, 3000);
+	ingest_free(in);
+	store_free(st);
+	gw_log_close(log);
+	srv_stop(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("http");
@@ -602,6 +648,7 @@ int main(void)
 	tcase_add_test(tc, unauthorized_logs_in_again_once);
 	tcase_add_test(tc, login_falls_back_to_get_and_renews);
 	tcase_add_test(tc, listen_sends_store_stamps_and_headers);
+	tcase_add_test(tc, http_source_lifecycle);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

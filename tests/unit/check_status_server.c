@@ -100,7 +100,6 @@ static void setup(void)
 	src.pause = ps;
 	src.log = lg;
 	src.started_wall_ms = gw_wall_ms();
-	status_sources_publish_pollers(&src, NULL, 0);
 	ck_assert_msg(status_server_start(&srv, &src, &err) == 0, "%s", err.msg);
 	ck_assert_ptr_nonnull(srv);
 	ck_assert_str_eq(status_server_address(srv), listen_addr);

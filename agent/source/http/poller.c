@@ -30,24 +30,9 @@ struct poller {
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int stop;                    /* under mu */
-	struct poller_status status; /* under mu */
+	int stop;                         /* under mu */
+	struct source_conn_status status; /* under mu */
 };
-
-const char *poller_state_name(enum poller_state s)
-{
-	switch (s) {
-	case POLLER_POLLING:
-		return "polling";
-	case POLLER_RETRYING:
-		return "retrying";
-	case POLLER_BACKING_OFF:
-		return "backing_off";
-	case POLLER_STOPPED:
-		return "stopped";
-	}
-	return "?";
-}
 
 /* ---------------------------------------------------------------- the loop */
 
@@ -73,7 +58,7 @@ static int pause_ms(struct poller *p, int64_t ms)
 	return s;
 }
 
-static void set_state(struct poller *p, enum poller_state s)
+static void set_state(struct poller *p, enum source_conn_state s)
 {
 	pthread_mutex_lock(&p->mu);
 	p->status.state = s;
@@ -215,19 +200,19 @@ static void *run(void *arg)
 			      "%s [%s]; all %d tries of this round failed, next "
 			      "try in %lld ms",
 			      err.msg, sync_fail_name(why), p->policy.attempts, (long long)delay);
-			set_state(p, POLLER_BACKING_OFF);
+			set_state(p, SOURCE_CONN_BACKING_OFF);
 		} else {
 			LOG_W(p->log, "poller", "%s [%s]; try %d of %d failed, next try in %lld ms",
 			      err.msg, sync_fail_name(why),
 			      retry_try_in_round(&p->policy, failures), p->policy.attempts,
 			      (long long)delay);
-			set_state(p, POLLER_RETRYING);
+			set_state(p, SOURCE_CONN_RETRYING);
 		}
 		if (pause_ms(p, delay))
 			break;
-		set_state(p, POLLER_POLLING);
+		set_state(p, SOURCE_CONN_POLLING);
 	}
-	set_state(p, POLLER_STOPPED);
+	set_state(p, SOURCE_CONN_STOPPED);
 	LOG_I(p->log, "poller", "server %s: long polling stopped", server);
 	return NULL;
 }
@@ -252,7 +237,7 @@ int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index
 		return -1;
 	}
 	snprintf(p->status.server, sizeof p->status.server, "%s", admin_server(p->admin));
-	p->status.state = POLLER_POLLING;
+	p->status.state = SOURCE_CONN_POLLING;
 
 	pthread_mutex_init(&p->mu, NULL);
 	gw_cond_init_mono(&p->cv);
@@ -293,7 +278,7 @@ void poller_free(struct poller *p)
 	free(p);
 }
 
-void poller_status(struct poller *p, struct poller_status *out)
+void poller_status(struct poller *p, struct source_conn_status *out)
 {
 	pthread_mutex_lock(&p->mu);
 	*out = p->status;

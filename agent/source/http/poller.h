@@ -18,30 +18,8 @@
 #include "source/failure.h"
 #include "model/groupdata.h"
 #include "core/log.h"
+#include "source/source.h"
 #include "store/ingest.h"
-
-enum poller_state {
-	POLLER_POLLING = 0, /* a request is on its way or held by the admin */
-	POLLER_RETRYING,    /* the last try failed; waiting the retry interval */
-	POLLER_BACKING_OFF, /* a whole round failed; waiting the backoff */
-	POLLER_STOPPED,
-};
-
-const char *poller_state_name(enum poller_state s); /* "polling", "retrying", ... */
-
-struct poller_status {
-	enum poller_state state;
-	char server[256];
-	int64_t last_success_ms; /* wall clock of the last successful poll; 0: never */
-	uint64_t consecutive_failures;
-	char last_error[1024];  /* "" if none yet */
-	int64_t last_error_ms;  /* wall clock; 0: never */
-	uint64_t polls;         /* listener requests answered or failed */
-	uint64_t changes;       /* group versions this poller had accepted by the store */
-	uint64_t fetches;       /* fetch requests */
-	uint64_t bytes_fetched; /* reply bytes of successful fetches */
-	uint64_t failures[SYNC_FAIL_COUNT]; /* by reason (failure.h) */
-};
 
 struct poller;
 
@@ -54,6 +32,6 @@ void poller_stop(struct poller *p);
  * poller before freeing any ends them all in parallel. */
 void poller_free(struct poller *p);
 /* A consistent copy of the poller's state and counters. */
-void poller_status(struct poller *p, struct poller_status *out);
+void poller_status(struct poller *p, struct source_conn_status *out);
 
 #endif
