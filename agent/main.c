@@ -1,9 +1,10 @@
 /*
  * gwsyncd: the daemon's lifecycle, and the only place that exits.
  *
- *   configuration -> log -> subscribers (dlopen, init) -> store
- *   -> start-up full fetch -> dispatcher thread + one poller thread per admin server
- *   -> wait for a signal -> stop pollers, then the dispatcher, then free everything.
+ *   configuration -> log -> subscribers (dlopen, init) -> store and its ingest
+ *   -> dispatcher thread -> the source (source/source.h: HTTP long-polling today):
+ *      open, start-up full sync, start (one poller thread per admin server)
+ *   -> wait for a signal -> stop the source, then the dispatcher, then free everything.
  *
  * Signals are blocked in every thread and taken by one signal thread (signals.h), so no
  * code runs in a signal handler and the stop path is ordinary code.
@@ -16,22 +17,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "config.h"
-#include "dispatch.h"
-#include "log.h"
-#include "notify.h"
+#include "core/clock.h"
+#include "config/config.h"
+#include "deliver/dispatch.h"
+#include "core/log.h"
+#include "ops/notify.h"
 #include "options.h"
-#include "pause.h"
-#include "poller.h"
+#include "ops/pause.h"
+#include "source/source.h"
 #include "signals.h"
-#include "snapshot.h"
-#include "startup.h"
-#include "status_client.h"
-#include "status_server.h"
-#include "status_view.h"
-#include "store.h"
-#include "subscribers.h"
+#include "store/snapshot.h"
+#include "ops/status_client.h"
+#include "ops/status_server.h"
+#include "ops/status_view.h"
+#include "store/ingest.h"
+#include "store/store.h"
+#include "deliver/subscribers.h"
 
 #ifndef GWSYNC_VERSION
 #define GWSYNC_VERSION "0.0.0"
@@ -46,11 +47,12 @@ struct agent {
 	struct gw_log *log;
 	struct subscribers *subs;
 	struct store *store;
+	struct ingest *ingest; /* the sources' way into the store */
 	struct dispatcher *dispatcher;
 	struct snapshot_writer *snapshots;
 	struct signals *signals;
-	struct poller **pollers;
-	size_t n_pollers;
+	const struct source_ops *source_ops; /* how versions arrive (source/source.h) */
+	struct source *source;
 	struct pause_switch *pause;
 	struct status_sources status_src; /* what /status and the notifier read */
 	struct status_server *status;
@@ -59,20 +61,18 @@ struct agent {
 
 static void agent_free(struct agent *a)
 {
-	/* STOPPING=1 first; both readers of the status sources go before the pollers. */
-	notify_stop(a->notifier);
-	status_server_stop(a->status);
-	for (size_t i = 0; i < a->n_pollers; i++)
-		poller_stop(a->pollers[i]);
-	for (size_t i = 0; i < a->n_pollers; i++)
-		poller_join(a->pollers[i]);
-	free(a->pollers);
-	snapshot_writer_stop(a->snapshots);
+	/* STOPPING=1 first; both readers of the status sources go before the source. */
+	notify_free(a->notifier);
+	status_server_free(a->status);
+	if (a->source_ops)
+		a->source_ops->free(a->source);
+	snapshot_writer_free(a->snapshots);
 	if (a->dispatcher)
-		dispatcher_stop(a->dispatcher);
+		dispatcher_free(a->dispatcher);
 	pause_close(a->pause);
 	subscribers_free(a->subs);
-	signals_shutdown(a->signals);
+	signals_free(a->signals);
+	ingest_free(a->ingest);
 	store_free(a->store);
 	cfg_free(a->cfg);
 	gw_log_close(a->log);
@@ -126,21 +126,32 @@ static int agent_configure(struct agent *a)
 	return EXIT_OK;
 }
 
-static void interrupt_startup(void *arg)
+static void stop_source(void *arg)
 {
-	startup_interrupt(arg);
+	struct agent *a = arg;
+	a->source_ops->stop(a->source);
 }
 
-/* The start-up full fetch, interruptible by SIGTERM/SIGINT through the signal thread. */
+/* The source (HTTP long-polling: the only one so far), opened but not started. */
+static int open_source(struct agent *a, struct gw_err *err)
+{
+	a->source_ops = &http_source_ops;
+	const struct source_args args = {a->cfg, a->ingest, a->log};
+	if (a->source_ops->open(&a->source, &args, err) != 0) {
+		a->source_ops = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The start-up full sync, interruptible by SIGTERM/SIGINT through the signal thread. */
 static int initial_fetch(struct agent *a, struct gw_err *err)
 {
-	struct startup *s;
-	if (startup_new(&s, a->cfg, a->store, a->log, err) != 0)
-		return -1;
-	signals_on_stop(a->signals, interrupt_startup, s);
-	int rc = startup_run(s, err);
+	if (!a->source_ops->initial_sync)
+		return gw_errf(err, "the %s source has no start-up sync", a->source_ops->type);
+	signals_on_stop(a->signals, stop_source, a);
+	int rc = a->source_ops->initial_sync(a->source, err);
 	signals_on_stop(a->signals, NULL, NULL);
-	startup_free(s);
 	return rc;
 }
 
@@ -160,6 +171,10 @@ static size_t load_snapshot(struct agent *a, const char *why)
 static int run_once(struct agent *a)
 {
 	struct gw_err err = {{0}};
+	if (open_source(a, &err) != 0) {
+		LOG_E(a->log, "main", "%s", err.msg);
+		return EXIT_RUNTIME;
+	}
 	if (initial_fetch(a, &err) != 0) {
 		if (signals_stopping(a->signals))
 			return EXIT_OK;
@@ -217,6 +232,10 @@ static int run_daemon(struct agent *a)
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;
 	}
+	if (open_source(a, &err) != 0) {
+		LOG_E(a->log, "main", "%s", err.msg);
+		return EXIT_RUNTIME;
+	}
 	/* The endpoint answers from now on (503 during the start-up fetch); the notifier
 	 * sends READY=1 once the data is in. */
 	struct status_sources *src = &a->status_src;
@@ -226,6 +245,8 @@ static int run_daemon(struct agent *a)
 	src->pause = a->pause;
 	src->log = a->log;
 	src->started_wall_ms = gw_wall_ms();
+	src->source_ops = a->source_ops;
+	src->source = a->source;
 	if (status_server_start(&a->status, src, &err) != 0 ||
 	    notify_start(&a->notifier, src, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
@@ -243,21 +264,13 @@ static int run_daemon(struct agent *a)
 			      a->cfg->state_dir);
 	}
 
-	a->pollers = calloc(a->cfg->n_servers, sizeof *a->pollers);
-	if (!a->pollers) {
-		LOG_E(a->log, "main", "out of memory");
+	if (a->source_ops->start(a->source, &err) != 0) {
+		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;
 	}
-	for (size_t i = 0; i < a->cfg->n_servers; i++) {
-		if (poller_start(&a->pollers[i], a->cfg, i, a->store, a->log, &err) != 0) {
-			LOG_E(a->log, "main", "%s", err.msg);
-			return EXIT_RUNTIME;
-		}
-		a->n_pollers++;
-		status_sources_publish_pollers(&a->status_src, a->pollers, a->n_pollers);
-	}
 
-	LOG_I(a->log, "main", "running: %zu poller(s), dispatcher, snapshot writer", a->n_pollers);
+	LOG_I(a->log, "main", "running: %zu poller(s), dispatcher, snapshot writer",
+	      a->cfg->n_servers);
 	signals_wait(a->signals);
 	return EXIT_OK;
 }
@@ -312,9 +325,10 @@ int main(int argc, char **argv)
 	} else if (rc == EXIT_OK) {
 		struct gw_err err = {{0}};
 		a.store = store_new();
-		if (!a.store || signals_start(&a.signals, a.log, &err) != 0) {
+		a.ingest = a.store ? ingest_new(a.store, a.log) : NULL;
+		if (!a.ingest || signals_start(&a.signals, a.log, &err) != 0) {
 			fprintf(stderr, "gwsyncd: cannot start: %s\n",
-			        a.store ? err.msg : "out of memory");
+			        a.ingest ? err.msg : "out of memory");
 			rc = EXIT_RUNTIME;
 		} else if (a.opt.mode == MODE_ONCE)
 			rc = run_once(&a);

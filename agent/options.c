@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "log.h"
+#include "core/log.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/thread.h"
+
 struct signals {
 	struct gw_log *log;
 	pthread_t thread;
@@ -82,8 +84,8 @@ int signals_start(struct signals **out, struct gw_log *log, struct gw_err *err)
 		return gw_errf(err, "signals: out of memory");
 	s->log = log;
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
-	int rc = pthread_create(&s->thread, NULL, signal_main, s);
+	gw_cond_init_mono(&s->cv);
+	int rc = gw_thread_start(&s->thread, signal_main, s);
 	if (rc != 0) {
 		free(s);
 		return gw_errf(err, "signals: cannot start thread: %s", strerror(rc));
@@ -120,7 +122,7 @@ int signals_wait(struct signals *s)
 	return sig;
 }
 
-void signals_shutdown(struct signals *s)
+void signals_stop(struct signals *s)
 {
 	if (!s)
 		return;
@@ -132,6 +134,13 @@ void signals_shutdown(struct signals *s)
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	pthread_kill(s->thread, SIGTERM);
+}
+
+void signals_free(struct signals *s)
+{
+	if (!s)
+		return;
+	signals_stop(s);
 	pthread_join(s->thread, NULL);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);

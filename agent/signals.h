@@ -8,8 +8,8 @@
 #ifndef GW_SIGNALS_H
 #define GW_SIGNALS_H
 
-#include "error.h"
-#include "log.h"
+#include "core/error.h"
+#include "core/log.h"
 
 struct signals;
 
@@ -24,10 +24,12 @@ void signals_on_stop(struct signals *s, void (*fn)(void *arg), void *arg);
 /* 1 once SIGTERM/SIGINT arrived. */
 int signals_stopping(struct signals *s);
 
-/* Block until SIGTERM/SIGINT (or signals_shutdown()); returns the signal number (0 if none). */
+/* Block until SIGTERM/SIGINT (or signals_stop()); returns the signal number (0 if none). */
 int signals_wait(struct signals *s);
 
-/* Wake everything as if a stop arrived, join the thread, free. */
-void signals_shutdown(struct signals *s);
+/* Wake everything as if a stop arrived and end the thread; returns at once. */
+void signals_stop(struct signals *s);
+/* Stop, wait for the thread, free. NULL is fine. */
+void signals_free(struct signals *s);
 
 #endif

@@ -21,12 +21,13 @@
 #include <sys/stat.h>
 
 #include "benchdata.h"
-#include "config.h"
-#include "diff.h"
-#include "groupdata.h"
-#include "log.h"
-#include "model.h"
-#include "subscribers.h"
+#include "config/config.h"
+#include "model/diff.h"
+#include "model/groupdata.h"
+#include "core/log.h"
+#include "model/model.h"
+#include "source/http/reply.h"
+#include "deliver/subscribers.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -60,7 +61,8 @@ static struct group_data *parse_rule(struct bench_data *d, struct group_data *pr
 	struct group_data *held[GW_GROUP_COUNT] = {0}, *out[GW_GROUP_COUNT] = {0};
 	held[GW_GROUP_RULE] = prev;
 	struct gw_err err = {{0}};
-	if (model_parse_fetch_reuse(body, len, &want, 1, "bench", held, out, &err) < 0) {
+	enum sync_fail why;
+	if (reply_parse_fetch(body, len, &want, 1, "bench", held, out, &why, &err) < 0) {
 		fprintf(stderr, "bench_cache: parse: %s\n", err.msg);
 		exit(1);
 	}

@@ -5,7 +5,7 @@
  * measured in the same process on the same bytes, interleaved with the figure, shares
  * its caches, allocator and frequency, so the ratio holds on a noisy machine.
  *
- * 2. Full sync: a fetch reply with every group of the dataset -> model_parse_fetch ->
+ * 2. Full sync: a fetch reply with every group of the dataset -> reply_parse_fetch ->
  *    store_offer -> dispatch_once to the no-op bench subscriber (loaded with dlopen like
  *    in the daemon). Floor: jansson json_loads() of the same bytes.
  * 5. One change: the store holds the dataset, the dispatcher thread runs; one rule's name
@@ -30,13 +30,14 @@
 #include <unistd.h>
 
 #include "benchdata.h"
-#include "config.h"
-#include "dispatch.h"
-#include "groupdata.h"
-#include "log.h"
-#include "model.h"
-#include "store.h"
-#include "subscribers.h"
+#include "config/config.h"
+#include "deliver/dispatch.h"
+#include "model/groupdata.h"
+#include "core/log.h"
+#include "model/model.h"
+#include "source/http/reply.h"
+#include "store/store.h"
+#include "deliver/subscribers.h"
 
 struct ctx {
 	struct bench_data data;
@@ -169,7 +170,8 @@ static long load_into(struct store *st, const char *body, size_t len, const enum
 {
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
-	if (model_parse_fetch(body, len, want, n_want, "bench", out, &err) < 0) {
+	enum sync_fail why;
+	if (reply_parse_fetch(body, len, want, n_want, "bench", NULL, out, &why, &err) < 0) {
 		fprintf(stderr, "bench_inproc: parse: %s\n", err.msg);
 		return -1;
 	}
@@ -275,6 +277,7 @@ static int one_change(struct ctx *c, int changes)
 	free(body);
 	struct dispatcher *d = NULL;
 	struct gw_err err = {{0}};
+	enum sync_fail why;
 	if (items < 0 || dispatcher_start(&d, c->subs, st, c->cfg, c->log, &err) < 0) {
 		fprintf(stderr, "bench_inproc: %s\n", err.msg);
 		return -1;
@@ -310,7 +313,7 @@ static int one_change(struct ctx *c, int changes)
 		struct group_data *held[GW_GROUP_COUNT] = {NULL};
 		held[GW_GROUP_RULE] = prev;
 		int64_t tp = bench_now_ns();
-		if (model_parse_fetch_reuse(body, len, &want, 1, "bench", held, out, &err) < 0) {
+		if (reply_parse_fetch(body, len, &want, 1, "bench", held, out, &why, &err) < 0) {
 			fprintf(stderr, "bench_inproc: parse: %s\n", err.msg);
 			return -1;
 		}
@@ -346,7 +349,7 @@ static int one_change(struct ctx *c, int changes)
 		group_data_unref(prev);
 		free(body);
 	}
-	dispatcher_stop(d);
+	dispatcher_free(d);
 	store_free(st);
 
 	size_t n = (size_t)changes;

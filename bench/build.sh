@@ -26,7 +26,7 @@ deps=$(. "$build/libgwagent.la" && echo "$dependency_libs")
 # shellcheck disable=SC2046
 "$cc" "${cflags[@]}" -o "$out/floorclient" "$src/bench/floorclient.c" \
 	"$src/bench/benchdata.c" $(pkg-config --cflags --libs libcurl)
-# -I agent first: the agent's "config.h" is its configuration, not autoconf's.
+# Agent headers are included by their path under agent/ ("config/config.h").
 # shellcheck disable=SC2086
 "$cc" "${cflags[@]}" -I"$src/agent" -I"$src/include" -o "$out/bench_inproc" \
 	"$src/bench/bench_inproc.c" "$src/bench/benchdata.c" "$build/.libs/libgwagent.a" \

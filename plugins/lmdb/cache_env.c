@@ -19,7 +19,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
+#include "core/atomic_file.h"
 
 /* LMDB's own flags for the writer: see docs/lmdb-cache.md "Durability". MDB_NOMETASYNC
  * keeps one fdatasync per commit instead of two; a power failure can lose the last commit

@@ -19,7 +19,7 @@
 
 #include "cache_env.h"
 #include "cache_write.h"
-#include "units.h"
+#include "core/units.h"
 
 #define DEFAULT_MAP_SIZE    (1LL << 30)
 #define DEFAULT_MODE        0640

@@ -5,7 +5,7 @@
  */
 #include <stdint.h>
 
-#include "config.h"
+#include "config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

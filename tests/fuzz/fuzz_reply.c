@@ -1,12 +1,13 @@
 /*
- * libFuzzer target: the admin-reply parser (model.c + jspan.c), the code that reads
+ * libFuzzer target: the admin-reply parser (reply.c, model.c, jspan.c), the code that reads
  * untrusted bytes from the network. Any crash, leak or sanitizer report is a bug; the
  * input that found it goes into tests/fuzz/regress/ and is replayed by every check run.
  */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "model/model.h"
+#include "source/http/reply.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -22,13 +23,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	                                    GW_GROUP_AI_PROXY_API_KEY};
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err;
+	enum sync_fail why;
 	/* every subset size exercises "missing group" paths as well as full parses */
 	size_t n = size ? (size_t)(data[0] % GW_GROUP_COUNT) + 1 : GW_GROUP_COUNT;
-	if (model_parse_fetch((const char *)data, size, all, n, "fuzz", out, &err) == 0) {
+	if (reply_parse_fetch((const char *)data, size, all, n, "fuzz", NULL, out, &why, &err) ==
+	    0) {
 		/* again with the first result as the previous version: the carry-over path */
 		struct group_data *again[GW_GROUP_COUNT];
-		if (model_parse_fetch_reuse((const char *)data, size, all, n, "fuzz", out, again,
-		                            &err) == 0)
+		if (reply_parse_fetch((const char *)data, size, all, n, "fuzz", out, again, &why,
+		                      &err) == 0)
 			for (int g = 0; g < GW_GROUP_COUNT; g++)
 				group_data_unref(again[g]);
 		for (int g = 0; g < GW_GROUP_COUNT; g++) {

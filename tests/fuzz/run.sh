@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the libFuzzer targets with clang (ASan+UBSan), replay every saved regression input,
-# then fuzz each target for a bounded time from its seed corpus.
+# Build the libFuzzer targets with clang (ASan+UBSan) against the agent library, replay every
+# saved regression input, then fuzz each target for a bounded time from its seed corpus.
 #   tests/fuzz/run.sh OUTDIR [SECONDS]
 # A crash makes this exit non-zero and leaves the input in OUTDIR/crash-*; copy it into
 # tests/fuzz/regress/<target>/ with the fix so it is replayed forever after.
@@ -16,20 +16,19 @@ if ! command -v clang >/dev/null; then
 	exit 0
 fi
 
-sources=()
-for f in "$src"/agent/*.c; do
-	[ "$(basename "$f")" = main.c ] || sources+=("$f")
-done
-flags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-	-D_GNU_SOURCE -DGWSYNC_VERSION='"fuzz"' -DPKGLIBDIR='"/nonexistent"' -DSYSCONFDIR='"/etc"'
-	-I"$src/include" -I"$src/agent")
-libs=$(pkg-config --cflags --libs libcurl jansson yaml-0.1 libmicrohttpd)
+# The targets link against the agent library of a build configured for fuzzing (clang,
+# ASan+UBSan, coverage for libFuzzer), in OUTDIR/build; make keeps it up to date.
+build="$out/build"
+mkdir -p "$build"
+if [ ! -f "$build/Makefile" ]; then
+	(cd "$build" && CC=clang CFLAGS='-g -O1' "$src/configure" -q --enable-fuzzers \
+		--enable-sanitizers=address)
+fi
+make -C "$build" -s -j"$(nproc 2>/dev/null || echo 2)" tests/fuzz/fuzz_reply tests/fuzz/fuzz_config
 
 rc=0
 for target in reply config; do
-	bin="$out/fuzz_$target"
-	# shellcheck disable=SC2086
-	clang "${flags[@]}" "${sources[@]}" "$src/tests/fuzz/fuzz_$target.c" $libs -lpthread -ldl -o "$bin"
+	bin="$build/tests/fuzz/fuzz_$target"
 	corpus="$out/corpus_$target"
 	mkdir -p "$corpus"
 	cp -n "$src/tests/fuzz/corpus/$target/"* "$corpus/" 2>/dev/null || true

@@ -1,6 +1,6 @@
 """The sync engine's log lines, as regular expressions, for the integration tests.
 
-These are the exact shapes the engine promises (agent/poller.h):
+These are the exact shapes the engine promises (agent/source/http/poller.h):
   info  store: accepted GROUP version MD5 (lastModifyTime N, K items) from URL
   debug store: ignored GROUP version MD5 from URL: older than held (N <= M)
   debug store: ignored GROUP version MD5 from URL: already held

@@ -19,6 +19,9 @@ RETRY = (3, "200ms", "500ms")
 MAX_RESPONSE = 256 * 1024
 
 
+# A failed fetch names the groups it asked for; in these cases only RULE has changed.
+FETCH = "fetch of RULE: "
+
 class BadInput(harness.IntegrationTest):
 
     changes = 0
@@ -70,18 +73,18 @@ class BadInput(harness.IntegrationTest):
 
     def test_unparsable_replies(self):
         emu, d = self.start()
-        self.case(emu, d, "malformed", "fetch", r"fetch: invalid JSON at line 1 column \d+: .*",
+        self.case(emu, d, "malformed", "fetch", FETCH + r"invalid JSON at line 1 column \d+: .*",
                   "parse")
         self.case(emu, d, "malformed", "listener", r"listener: invalid JSON at line 1 .*",
                   "parse")
         self.case(emu, d, "truncated", "fetch",
-                  r"fetch: invalid JSON at line 1 column \d+: premature end of input.*", "parse",
+                  FETCH + r"invalid JSON at line 1 column \d+: premature end of input.*", "parse",
                   fraction=0.6)
         self.case(emu, d, "truncated", "fetch",
-                  r"GET /configs/fetch: transfer closed with \d+ bytes remaining to read",
+                  FETCH + r"GET /configs/fetch: transfer closed with \d+ bytes remaining to read",
                   "connect", mode="connection")
         self.case(emu, d, "invalid_utf8", "fetch",
-                  r"fetch: invalid JSON at line 1 column \d+: unable to decode byte 0xc3.*",
+                  FETCH + r"invalid JSON at line 1 column \d+: unable to decode byte 0xc3.*",
                   "parse")
         self.case(emu, d, "invalid_utf8", "listener",
                   r"listener: invalid JSON at line 1 column \d+: unable to decode byte 0xc3.*",
@@ -90,18 +93,19 @@ class BadInput(harness.IntegrationTest):
     def test_error_codes_and_statuses(self):
         emu, d = self.start()
         self.case(emu, d, "code", "fetch",
-                  r"fetch: admin code 500: The system is busy, please try again later", "code")
+                  FETCH + r"admin code 500: The system is busy, please try again later", "code")
         self.case(emu, d, "code", "listener", r"listener: admin code 404: namespace is not exist",
                   "code", code=404, message="namespace is not exist")
         for status, endpoint in ((500, "fetch"), (502, "listener"), (503, "fetch")):
-            self.case(emu, d, "http", endpoint, r"%s: HTTP %d: <html>.*" % (endpoint, status),
+            what = FETCH[:-2] if endpoint == "fetch" else endpoint
+            self.case(emu, d, "http", endpoint, r"%s: HTTP %d: <html>.*" % (what, status),
                       "http", status=status)
 
     def test_broken_connections_slow_and_oversized_replies(self):
         emu, d = self.start()
         self.case(emu, d, "drop", "fetch",
-                  r"GET /configs/fetch: .*(reset by peer|Empty reply from server).*", "connect",
-                  how="reset")
+                  FETCH + r"GET /configs/fetch: .*(reset by peer|Empty reply from server).*",
+                  "connect", how="reset")
         self.case(emu, d, "drop", "listener",
                   r"POST /configs/listener: .*(reset by peer|Empty reply from server).*",
                   "connect", how="close")
@@ -109,7 +113,7 @@ class BadInput(harness.IntegrationTest):
         self.case(emu, d, "delay", "listener",
                   r"POST /configs/listener: timed out \(.*\)", "timeout", seconds=3)
         self.case(emu, d, "oversize", "fetch",
-                  r"GET /configs/fetch: reply larger than admin.max_response \(%d bytes\)"
+                  FETCH + r"GET /configs/fetch: reply larger than admin.max_response \(%d bytes\)"
                   % MAX_RESPONSE, "too_large", bytes=4 * MAX_RESPONSE)
         self.case(emu, d, "oversize", "listener",
                   r"POST /configs/listener: reply larger than admin.max_response \(%d bytes\)"
@@ -118,36 +122,36 @@ class BadInput(harness.IntegrationTest):
     def test_wrong_types_and_missing_parts(self):
         emu, d = self.start()
         self.case(emu, d, "wrong_type", "fetch",
-                  r"fetch: 'data' must be an object keyed by group, got array", "fetch")
+                  FETCH + r"'data' must be an object keyed by group, got array", "fetch")
         self.case(emu, d, "wrong_type", "listener",
                   r"listener: 'data' must be a list of group names", "parse")
-        self.case(emu, d, "wrong_type", "fetch", r"fetch: reply has no integer 'code'", "parse",
+        self.case(emu, d, "wrong_type", "fetch", FETCH + r"reply has no integer 'code'", "parse",
                   target="code")
         self.case(emu, d, "wrong_type", "fetch",
-                  r"fetch: group RULE: expected an object, got string", "fetch",
+                  FETCH + r"group RULE: expected an object, got string", "fetch",
                   target="group", group="RULE")
         self.case(emu, d, "wrong_type", "fetch",
-                  r"fetch: group RULE: 'data' must be an array, got object", "fetch",
+                  FETCH + r"group RULE: 'data' must be an array, got object", "fetch",
                   target="items", group="RULE")
         self.case(emu, d, "wrong_type", "fetch",
-                  r"fetch: group RULE: 'lastModifyTime' must be an integer, got string", "fetch",
+                  FETCH + r"group RULE: 'lastModifyTime' must be an integer, got string", "fetch",
                   target="lastModifyTime", group="RULE")
-        self.case(emu, d, "missing_group", "fetch", r"fetch: group RULE: missing from the reply",
+        self.case(emu, d, "missing_group", "fetch", FETCH + r"group RULE: missing from the reply",
                   "fetch", group="RULE")
 
     def test_bad_items(self):
         emu, d = self.start()
         key = emu.data("RULE")["data"][1]["id"]
         self.case(emu, d, "bad_item", "fetch",
-                  r"fetch: group RULE item 1 \(key '%s'\): field 'conditionDataList': "
+                  FETCH + r"group RULE item 1 \(key '%s'\): field 'conditionDataList': "
                   r"expected array, got string" % key, "fetch",
                   group="RULE", index=1, field="conditionDataList", value="[]")
         self.case(emu, d, "bad_item", "fetch",
-                  r"fetch: group RULE item 1 \(key '%s'\): field 'sort': expected integer, "
+                  FETCH + r"group RULE item 1 \(key '%s'\): field 'sort': expected integer, "
                   r"got string" % key, "fetch", group="RULE", index=1, field="sort", value="1")
         # The rule chosen: a group version with two items of one key is malformed.
         self.case(emu, d, "duplicate_key", "fetch",
-                  r"fetch: group RULE: duplicate key '%s' \(item \d+ repeats an earlier item\)"
+                  FETCH + r"group RULE: duplicate key '%s' \(item \d+ repeats an earlier item\)"
                   % key, "fetch", group="RULE", index=1)
 
     def test_unknown_extra_fields_are_kept_in_the_raw_json(self):

@@ -61,7 +61,7 @@ class Retry(harness.IntegrationTest):
         mark = d.mark()
         v = emu.upsert("RULE", synclog.rule("after-fetch-faults"))
         d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None, timeout=10)
-        d.wait_log(r"poller: server %s: fetch: admin code 500.*\[code\]; try 1 of 3 failed"
+        d.wait_log(r"poller: server %s: fetch of RULE: admin code 500.*\[code\]; try 1 of 3 failed"
                    % emu.url, since=mark)
         d.wait_log(r"\[code\]; try 2 of 3 failed", since=mark)
         fetches = emu.requests("fetch")
@@ -82,8 +82,8 @@ class Retry(harness.IntegrationTest):
         emu.fault("bad_item", endpoint="fetch", count=1)
         mark = d.mark()
         v = emu.upsert("RULE", synclog.rule("bad-then-good"))
-        d.wait_log(r"poller: server %s: fetch: .*RULE.*\[fetch\]; try 1 of 3 failed" % emu.url,
-                   since=mark)
+        d.wait_log(r"poller: server %s: fetch of RULE: .*RULE.*\[fetch\]; try 1 of 3 failed"
+                   % emu.url, since=mark)
         self.assertEqual(synclog.accepted_lines(d, mark), [])
         self.assertNotEqual(held["md5"], v["md5"])
         d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
@@ -97,7 +97,7 @@ class Retry(harness.IntegrationTest):
         emu.fault("oversize", endpoint="fetch", bytes=3 * 1024 * 1024, count=1)
         mark = d.mark()
         v = emu.upsert("RULE", synclog.rule("after-oversize"))
-        d.wait_log(r"poller: server %s: GET /configs/fetch: reply larger than "
+        d.wait_log(r"poller: server %s: fetch of RULE: GET /configs/fetch: reply larger than "
                    r"admin.max_response \(1048576 bytes\) \[too_large\]; try 1 of 3 failed"
                    % emu.url, since=mark)
         d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)

@@ -22,7 +22,7 @@ def read_group_file(directory, group):
 
 
 def delivered(group, md5, instance, counts=None):
-    """The dispatcher's info line for one accepted change (agent/dispatch.c)."""
+    """The dispatcher's info line for one accepted change (agent/deliver/dispatch.c)."""
     c = r"\(\+%d ~%d -%d\)" % counts if counts else r"\(\+\d+ ~\d+ -\d+\)"
     return r"dispatch: delivered %s version %s to %s %s" % (group, re.escape(md5), instance, c)
 

@@ -10,10 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admin.h"
-#include "http.h"
-#include "login.h"
-#include "reply.h"
+#include "source/http/admin.h"
+#include "core/strbuf.h"
+#include "source/http/http.h"
+#include "source/http/login.h"
+#include "source/http/reply.h"
 
 #define NS GW_DEFAULT_NAMESPACE
 
@@ -300,26 +301,73 @@ END_TEST
 START_TEST(classify_and_excerpt)
 {
 	const char *b;
+	struct reply_envelope env;
+	struct gw_err err = {{0}};
 	b = "{\"code\":500,\"message\":\"x\"}";
-	ck_assert_int_eq(reply_classify(b, strlen(b), SYNC_FAIL_FETCH), SYNC_FAIL_CODE);
-	b = "{\"code\":200,\"data\":{}}";
-	ck_assert_int_eq(reply_classify(b, strlen(b), SYNC_FAIL_FETCH), SYNC_FAIL_FETCH);
+	ck_assert_int_eq(reply_parse_envelope(b, strlen(b), &env, &err), SYNC_FAIL_CODE);
+	ck_assert_int_eq(env.code, 500);
+	ck_assert_str_eq(env.message, "x");
+	ck_assert_str_eq(err.msg, "admin code 500: x");
+	b = " {\"code\":200,\"data\":{\"a\": [1]} }";
+	ck_assert_int_eq(reply_parse_envelope(b, strlen(b), &env, &err), SYNC_OK);
+	ck_assert_int_eq(env.data_len, strlen("{\"a\": [1]}"));
+	ck_assert_int_eq(strncmp(env.data, "{\"a\": [1]}", env.data_len), 0);
 	b = "{\"code\":200,\"data\":{";
-	ck_assert_int_eq(reply_classify(b, strlen(b), SYNC_FAIL_FETCH), SYNC_FAIL_PARSE);
-	ck_assert_int_eq(reply_classify("", 0, SYNC_FAIL_FETCH), SYNC_FAIL_PARSE);
+	ck_assert_int_eq(reply_parse_envelope(b, strlen(b), &env, &err), SYNC_FAIL_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "invalid JSON at line 1 column"));
+	ck_assert_int_eq(reply_parse_envelope("", 0, &env, &err), SYNC_FAIL_PARSE);
+	b = "[1]";
+	ck_assert_int_eq(reply_parse_envelope(b, strlen(b), &env, &err), SYNC_FAIL_PARSE);
+	ck_assert_str_eq(err.msg, "reply is not a JSON object");
+	b = "{\"code\":\"200\",\"data\":1}";
+	ck_assert_int_eq(reply_parse_envelope(b, strlen(b), &env, &err), SYNC_FAIL_PARSE);
+	ck_assert_str_eq(err.msg, "reply has no integer 'code'");
+	b = "{\"code\":200}";
+	ck_assert_int_eq(reply_parse_envelope(b, strlen(b), &env, &err), SYNC_FAIL_PARSE);
+	ck_assert_str_eq(err.msg, "reply has no 'data'");
+	b = "{\"code\":200,\"data\":1,\"data\":2}";
+	ck_assert_int_eq(reply_parse_envelope(b, strlen(b), &env, &err), SYNC_FAIL_PARSE);
 
-	char out[16];
+	/* the fetch: envelope, then the groups; each refusal with its own reason */
+	const enum gw_group rule[] = {GW_GROUP_RULE};
+	struct group_data *out[GW_GROUP_COUNT];
+	enum sync_fail why;
+	b = "{\"code\":503,\"message\":\"busy\"}";
+	ck_assert_int_eq(reply_parse_fetch(b, strlen(b), rule, 1, "s", NULL, out, &why, &err), -1);
+	ck_assert_int_eq(why, SYNC_FAIL_CODE);
+	b = "{\"code\":200,\"data\":{}}";
+	ck_assert_int_eq(reply_parse_fetch(b, strlen(b), rule, 1, "s", NULL, out, &why, &err), -1);
+	ck_assert_int_eq(why, SYNC_FAIL_FETCH);
+	ck_assert_str_eq(err.msg, "group RULE: missing from the reply");
+	b = "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{]}}}";
+	ck_assert_int_eq(reply_parse_fetch(b, strlen(b), rule, 1, "s", NULL, out, &why, &err), -1);
+	ck_assert_int_eq(why, SYNC_FAIL_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "invalid JSON at line 1 column"));
+
+	/* the listener: a ShenYu 2.7 admin's refusal of a partial group list gets a hint */
+	unsigned changed;
+	b = "{\"code\":500,\"message\":\"group param invalid: X\"}";
+	ck_assert_int_eq(
+	    admin_parse_listener(b, strlen(b), rule, 1, "S", NULL, &changed, &why, &err), -1);
+	ck_assert_int_eq(why, SYNC_FAIL_CODE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "server S: listener: admin code 500: group param"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "needs all eight"));
+	b = "{\"code\":500,\"message\":\"busy\"}";
+	ck_assert_int_eq(
+	    admin_parse_listener(b, strlen(b), rule, 1, "S", NULL, &changed, &why, &err), -1);
+	ck_assert_ptr_null(strstr(err.msg, "needs all eight"));
+
+	char text[16];
 	reply_excerpt("a\nb\x01"
 	              "c",
-	              5, out, sizeof out);
-	ck_assert_str_eq(out, "a b?c");
-	reply_excerpt("0123456789abcdefghij", 20, out, sizeof out);
-	ck_assert_str_eq(out, "0123456789ab...");
-	reply_excerpt("xyz", 3, out, 3);
-	ck_assert_str_eq(out, "");
+	              5, text, sizeof text);
+	ck_assert_str_eq(text, "a b?c");
+	reply_excerpt("0123456789abcdefghij", 20, text, sizeof text);
+	ck_assert_str_eq(text, "0123456789ab...");
+	reply_excerpt("xyz", 3, text, 3);
+	ck_assert_str_eq(text, "");
 
-	enum sync_fail why = SYNC_OK;
-	struct gw_err err;
+	why = SYNC_OK;
 	ck_assert_int_eq(reply_check_status("http://s", "fetch", 200, "", 0, &why, &err), 0);
 	ck_assert_int_eq(
 	    reply_check_status("http://s", "fetch", 503, "Service Unavailable", 19, &why, &err),

@@ -1,8 +1,9 @@
 /*
- * Unit tests for the configuration: agent/config.c (YAML -> struct cfg), agent/ytree.c
- * (positions, null vs "null", refusals) and agent/plugin_config.c (the plugin ABI's
- * getters). Every file is written into a fresh temporary directory by the test itself, so
- * each refusal is checked with its exact "FILE:LINE:COL:" prefix and a message fragment.
+ * Unit tests for the configuration: agent/config/config.c (YAML -> struct cfg),
+ * agent/config/ytree.c (positions, null vs "null", refusals) and agent/deliver/plugin_config.c
+ * (the plugin ABI's getters). Every file is written into a fresh temporary directory by the
+ * test itself, so each refusal is checked with its exact "FILE:LINE:COL:" prefix and a
+ * message fragment.
  */
 #include <check.h>
 #include <dirent.h>
@@ -13,10 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* by path: a bare "config.h" would find autoconf's config.h in the build directory */
-#include "../../agent/config.h"
-#include "plugin_config.h"
-#include "ytree.h"
+#include "config/config.h"
+#include "deliver/plugin_config.h"
+#include "config/ytree.h"
 
 static char tmpdir[256];
 static char cfg_path[512];

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
+#include "model/diff.h"
 #include "subtest.h"
 
 static int has_key(const struct gw_item *const *v, size_t n, const char *key)

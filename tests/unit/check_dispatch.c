@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "dispatch.h"
-#include "store.h"
-#include "subscribers.h"
+#include "core/clock.h"
+#include "deliver/dispatch.h"
+#include "store/store.h"
+#include "deliver/subscribers.h"
 #include "subtest.h"
 
 static char *dir;
@@ -39,7 +39,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	dispatcher_stop(disp);
+	dispatcher_free(disp);
 	subscribers_free(subs);
 	tcfg_free(&t);
 	store_free(st);
@@ -301,7 +301,7 @@ START_TEST(stop_waits_for_the_running_apply_and_starts_no_other)
 	offer(gd_make(GW_GROUP_SELECTOR, "s1", 1, NULL));
 	ck_assert_int_eq(wait_lines(out_a, "begin", 1, 5000), 1);
 	int64_t t0 = gw_mono_ms();
-	dispatcher_stop(disp);
+	dispatcher_free(disp);
 	disp = NULL;
 	int64_t took = gw_mono_ms() - t0;
 	ck_assert_int_lt(took, 1500);
@@ -320,7 +320,7 @@ START_TEST(stop_says_which_plugin_it_waits_for)
 	start();
 	offer(gd_make(GW_GROUP_RULE, "r1", 1, NULL));
 	ck_assert_int_eq(wait_lines(out_a, "begin", 1, 5000), 1);
-	dispatcher_stop(disp);
+	dispatcher_free(disp);
 	disp = NULL;
 	ck_assert_int_eq(count_lines(out_a, "apply"), 1);
 	char *text = slurp(logpath, NULL);

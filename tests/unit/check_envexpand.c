@@ -1,5 +1,5 @@
 /*
- * Unit tests for agent/envexpand.c: ${VAR}, ${VAR:-default}, $$, a lone '$', and every
+ * Unit tests for agent/config/envexpand.c: ${VAR}, ${VAR:-default}, $$, a lone '$', and every
  * refusal, with a lookup table instead of the process environment so the cases are
  * independent of where the tests run (one test also goes through getenv()).
  */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envexpand.h"
+#include "config/envexpand.h"
 
 static const char *table_lookup(const char *name, void *ctx)
 {

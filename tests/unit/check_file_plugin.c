@@ -19,11 +19,11 @@
 #include <unistd.h>
 
 #include "../../plugins/file/debounce.h"
-#include "clock.h"
-#include "diff.h"
-#include "dispatch.h"
-#include "store.h"
-#include "subscribers.h"
+#include "core/clock.h"
+#include "model/diff.h"
+#include "deliver/dispatch.h"
+#include "store/store.h"
+#include "deliver/subscribers.h"
 #include "subtest.h"
 
 static char *dir;
@@ -470,7 +470,7 @@ START_TEST(reload_through_the_dispatcher)
 	char *text = group_file("APP_AUTH");
 	ck_assert_ptr_nonnull(text);
 	free(text);
-	dispatcher_stop(d);
+	dispatcher_free(d);
 	store_free(st);
 }
 END_TEST

@@ -20,12 +20,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "admin.h"
-#include "clock.h"
-#include "config.h"
-#include "http.h"
-#include "log.h"
-#include "store.h"
+#include "source/http/admin.h"
+#include "core/clock.h"
+#include "config/config.h"
+#include "source/http/http.h"
+#include "core/log.h"
+#include "source/source.h"
+#include "store/ingest.h"
+#include "store/store.h"
 
 #define HOLD   "HOLD"  /* read the request, never answer */
 #define CLOSE  "CLOSE" /* read the request, close the connection */
@@ -366,7 +368,29 @@ START_TEST(timeout_and_refused)
 	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
 	ck_assert_int_eq(why, SYNC_FAIL_CONNECT);
 	ck_assert_ptr_nonnull(strstr(err.msg, t.url));
+	/* a labelled request says what it was for */
+	rq.label = "fetch of RULE";
+	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
+	char want[256];
+	snprintf(want, sizeof want, "server %s: fetch of RULE: GET /configs/fetch: ", t.url);
+	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
 	http_close(h);
+
+	/* a failed fetch names the groups it asked for */
+	struct admin *a;
+	struct gw_log *log;
+	ck_assert_int_eq(gw_log_open(&log, GW_LOG_ERROR, GW_LOG_TEXT, "/dev/null", &err), 0);
+	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
+	const enum gw_group groups[] = {GW_GROUP_PLUGIN, GW_GROUP_RULE};
+	struct group_data *got[GW_GROUP_COUNT];
+	size_t bytes;
+	ck_assert_int_eq(admin_fetch(a, groups, 2, NULL, got, &bytes, &why, &err), -1);
+	ck_assert_int_eq(why, SYNC_FAIL_CONNECT);
+	snprintf(want, sizeof want,
+	         "server %s: fetch of PLUGIN, RULE: GET /configs/fetch: ", t.url);
+	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+	admin_close(a);
+	gw_log_close(log);
 }
 END_TEST
 
@@ -533,7 +557,10 @@ START_TEST(listen_sends_store_stamps_and_headers)
 	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
 	unsigned mask;
 	enum sync_fail why;
-	ck_assert_int_eq(admin_listen(a, st, &mask, &why, &err), 0);
+	struct ingest *in = ingest_new(st, log);
+	struct ingest_stamp held[GW_GROUP_COUNT];
+	ingest_stamps(in, held);
+	ck_assert_int_eq(admin_listen(a, held, &mask, &why, &err), 0);
 	ck_assert_uint_eq(mask, 1u << GW_GROUP_PLUGIN);
 	struct group_data *gd = group_data_new(GW_GROUP_RULE);
 	strcpy(gd->md5, "abc");
@@ -541,7 +568,9 @@ START_TEST(listen_sends_store_stamps_and_headers)
 	group_data_index(gd);
 	store_offer(st, gd);
 	group_data_unref(gd);
-	ck_assert_int_eq(admin_listen(a, st, &mask, &why, &err), 0);
+	ingest_stamps(in, held);
+	ck_assert_int_eq(admin_listen(a, held, &mask, &why, &err), 0);
+	ingest_free(in);
 
 	const char *r0 = srv_req(s, 0), *r1 = srv_req(s, 1);
 	ck_assert_ptr_nonnull(strstr(r0, "POST /configs/listener HTTP/1.1"));
@@ -555,6 +584,51 @@ START_TEST(listen_sends_store_stamps_and_headers)
 	srv_stop(s);
 	gw_log_close(log);
 	free(r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- the source table */
+
+START_TEST(http_source_lifecycle)
+{
+	const char *script[] = {FETCH_REPLY, HOLD};
+	struct srv *s = srv_start(script, 2);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	struct gw_log *log = quiet_log();
+	struct store *st = store_new();
+	struct ingest *in = ingest_new(st, log);
+	const struct source_ops *ops = &http_source_ops;
+	ck_assert_str_eq(ops->type, "http");
+	struct source *src;
+	struct gw_err err;
+	const struct source_args args = {&t.cfg, in, log};
+	ck_assert_int_eq(ops->open(&src, &args, &err), 0);
+	struct source_conn_status cs;
+	ck_assert_int_eq(ops->status(src, 0, &cs), 0); /* "starting" until start() */
+
+	/* the start-up sync offers through the ingest */
+	ck_assert_msg(ops->initial_sync(src, &err) == 0, "%s", err.msg);
+	struct group_data *gd = store_get(st, GW_GROUP_PLUGIN);
+	ck_assert_ptr_nonnull(gd);
+	ck_assert_str_eq(gd->md5, "m1");
+	group_data_unref(gd);
+
+	ck_assert_int_eq(ops->start(src, &err), 0);
+	ck_assert_int_eq(ops->status(src, 0, &cs), 1);
+	ck_assert_str_eq(cs.server, t.url);
+	ck_assert_int_eq(ops->status(src, 1, &cs), 0); /* no such server */
+
+	/* stop ends the held poll at once; a later start-up sync fails at once */
+	int64_t t0 = gw_mono_ms();
+	ops->stop(src);
+	ck_assert_int_eq(ops->initial_sync(src, &err), -1);
+	ops->free(src);
+	ck_assert_int_lt(gw_mono_ms() - t0, 3000);
+	ingest_free(in);
+	store_free(st);
+	gw_log_close(log);
+	srv_stop(s);
 }
 END_TEST
 
@@ -574,6 +648,7 @@ int main(void)
 	tcase_add_test(tc, unauthorized_logs_in_again_once);
 	tcase_add_test(tc, login_falls_back_to_get_and_renews);
 	tcase_add_test(tc, listen_sends_store_stamps_and_headers);
+	tcase_add_test(tc, http_source_lifecycle);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diff.h"
-#include "store.h"
-#include "subscribers.h"
+#include "model/diff.h"
+#include "store/store.h"
+#include "deliver/subscribers.h"
 #include "subtest.h"
 
 static char *dir;

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "diff.h"
-#include "subscribers.h"
+#include "model/diff.h"
+#include "deliver/subscribers.h"
 #include "subtest.h"
 
 static char *dir;

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "latency.h"
-#include "metrics.h"
+#include "deliver/latency.h"
+#include "ops/metrics.h"
 #include "subtest.h"
 #include "viewtest.h"
 
@@ -269,7 +269,7 @@ START_TEST(server_counters_and_errors_by_reason)
 {
 	struct status_view v;
 	vt_init(&v, 2, 0);
-	struct poller_status *a = &v.servers[0].st, *b = &v.servers[1].st;
+	struct source_conn_status *a = &v.servers[0].st, *b = &v.servers[1].st;
 	a->polls = 7;
 	a->fetches = 3;
 	a->changes = 5;
@@ -277,9 +277,9 @@ START_TEST(server_counters_and_errors_by_reason)
 	a->failures[SYNC_FAIL_CONNECT] = 4;
 	a->failures[SYNC_FAIL_PARSE] = 1;
 	a->consecutive_failures = 2;
-	a->state = POLLER_RETRYING;
+	a->state = SOURCE_CONN_RETRYING;
 	a->last_success_ms = 1700000050250LL;
-	b->state = POLLER_BACKING_OFF;
+	b->state = SOURCE_CONN_BACKING_OFF;
 	b->failures[SYNC_FAIL_TOO_LARGE] = 9;
 	char *t = render(&v);
 	ck_assert_double_eq(value_of(t, "gwsync_polls_total{server=\"http://a:9095\"}"), 7);

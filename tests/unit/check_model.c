@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
+#include "source/http/reply.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -27,9 +28,18 @@ static char *slurp(const char *path, size_t *len)
 static const enum gw_group classic[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR, GW_GROUP_RULE,
                                         GW_GROUP_APP_AUTH, GW_GROUP_META_DATA};
 
+/* The fetch reply's parser without its reason (check_admin tests the reasons). */
+static int fetch(const char *body, size_t len, const enum gw_group *want, size_t n_want,
+                 const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+                 struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
+{
+	enum sync_fail why;
+	return reply_parse_fetch(body, len, want, n_want, source, prev, out, &why, err);
+}
+
 static int parse(const char *body, struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
 {
-	return model_parse_fetch(body, strlen(body), classic, 5, "http://a", out, err);
+	return fetch(body, strlen(body), classic, 5, "http://a", NULL, out, err);
 }
 
 static void unref_all(struct group_data *out[GW_GROUP_COUNT])
@@ -44,7 +54,7 @@ START_TEST(fixture_parses)
 	char *body = slurp(FIXTURES_DIR "/shenyu/mock_configs_fetch_response.json", &len);
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
-	ck_assert_msg(model_parse_fetch(body, len, classic, 5, "http://a", out, &err) == 0, "%s",
+	ck_assert_msg(fetch(body, len, classic, 5, "http://a", NULL, out, &err) == 0, "%s",
 	              err.msg);
 	struct group_data *p = out[GW_GROUP_PLUGIN];
 	ck_assert_ptr_nonnull(p);
@@ -186,7 +196,7 @@ START_TEST(config_data_refusals)
 	snprintf(body, sizeof body,
 	         "{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":{"
 	         "}}}}");
-	ck_assert_int_eq(model_parse_fetch(body, strlen(body), classic, 1, "s", out, &err), -1);
+	ck_assert_int_eq(fetch(body, strlen(body), classic, 1, "s", NULL, out, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "group PLUGIN: 'data' must be an array, got object"));
 	/* invalid UTF-8 */
 	snprintf(body, sizeof body, wrap_rule, "{\"id\":\"\xff\xfe\"}");
@@ -205,8 +215,7 @@ START_TEST(newer_groups_raw_with_keys)
 	    "\"name\":\"tcp\"}]}}}";
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
-	ck_assert_msg(model_parse_fetch(body, strlen(body), want, 2, "s", out, &err) == 0, "%s",
-	              err.msg);
+	ck_assert_msg(fetch(body, strlen(body), want, 2, "s", NULL, out, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0].key, "s9");
 	ck_assert_str_eq(out[GW_GROUP_DISCOVER_UPSTREAM]->items[1].key, "{\"weird\":true}");
 	ck_assert_ptr_null(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0].rule);
@@ -254,9 +263,8 @@ START_TEST(unchanged_items_are_carried_over_changed_ones_parsed)
 	const enum gw_group rule[] = {GW_GROUP_RULE};
 	struct group_data *a[GW_GROUP_COUNT], *b[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
-	ck_assert_int_eq(model_parse_fetch(v1, strlen(v1), rule, 1, "s", a, &err), 0);
-	ck_assert_msg(model_parse_fetch_reuse(v2, strlen(v2), rule, 1, "s", a, b, &err) == 0, "%s",
-	              err.msg);
+	ck_assert_int_eq(fetch(v1, strlen(v1), rule, 1, "s", NULL, a, &err), 0);
+	ck_assert_msg(fetch(v2, strlen(v2), rule, 1, "s", a, b, &err) == 0, "%s", err.msg);
 	struct group_data *old = a[GW_GROUP_RULE], *new = b[GW_GROUP_RULE];
 	ck_assert_uint_eq(new->n_items, 3);
 	ck_assert_str_eq(new->items[1].rule->name, "TWO"); /* changed: parsed */
@@ -301,11 +309,10 @@ START_TEST(carry_over_with_growth_reorder_and_duplicates)
 		ids[i] = i;
 	char *b1 = rules_reply("a", 1, ids, 3);
 	struct group_data *v1[GW_GROUP_COUNT], *v2[GW_GROUP_COUNT], *v3[GW_GROUP_COUNT];
-	ck_assert_int_eq(model_parse_fetch(b1, strlen(b1), rule, 1, "s", v1, &err), 0);
+	ck_assert_int_eq(fetch(b1, strlen(b1), rule, 1, "s", NULL, v1, &err), 0);
 	/* many more items than the held version's count + slack: the array grows */
 	char *b2 = rules_reply("b", 2, ids, 200);
-	ck_assert_msg(model_parse_fetch_reuse(b2, strlen(b2), rule, 1, "s", v1, v2, &err) == 0,
-	              "%s", err.msg);
+	ck_assert_msg(fetch(b2, strlen(b2), rule, 1, "s", v1, v2, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(v2[GW_GROUP_RULE]->n_items, 200);
 	ck_assert_str_eq(v2[GW_GROUP_RULE]->items[199].key, "r199");
 	ck_assert_ptr_eq(group_data_find(v2[GW_GROUP_RULE], "r150"),
@@ -315,19 +322,19 @@ START_TEST(carry_over_with_growth_reorder_and_duplicates)
 	for (int i = 0; i < 200; i++)
 		rev[i] = 199 - i;
 	char *b3 = rules_reply("c", 3, rev, 200);
-	ck_assert_int_eq(model_parse_fetch_reuse(b3, strlen(b3), rule, 1, "s", v2, v3, &err), 0);
+	ck_assert_int_eq(fetch(b3, strlen(b3), rule, 1, "s", v2, v3, &err), 0);
 	ck_assert_ptr_eq(group_data_find(v3[GW_GROUP_RULE], "r0"), &v3[GW_GROUP_RULE]->items[199]);
 	ck_assert_ptr_eq(group_data_find(v3[GW_GROUP_RULE], "r199"), &v3[GW_GROUP_RULE]->items[0]);
 	/* a duplicate introduced next to carried-over items is still refused */
 	int dup[3] = {0, 1, 0};
 	char *b4 = rules_reply("d", 4, dup, 3);
 	struct group_data *v4[GW_GROUP_COUNT];
-	ck_assert_int_eq(model_parse_fetch_reuse(b4, strlen(b4), rule, 1, "s", v1, v4, &err), -1);
+	ck_assert_int_eq(fetch(b4, strlen(b4), rule, 1, "s", v1, v4, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "duplicate key 'r0'"));
 	/* the same keys in the same places: the held index is reused and still right */
 	char *b5 = rules_reply("e", 5, ids, 3);
 	struct group_data *v5[GW_GROUP_COUNT];
-	ck_assert_int_eq(model_parse_fetch_reuse(b5, strlen(b5), rule, 1, "s", v1, v5, &err), 0);
+	ck_assert_int_eq(fetch(b5, strlen(b5), rule, 1, "s", v1, v5, &err), 0);
 	for (int i = 0; i < 3; i++) {
 		char k[8];
 		snprintf(k, sizeof k, "r%d", i);
@@ -397,8 +404,7 @@ START_TEST(structure_between_values_is_strict)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct group_data *out[GW_GROUP_COUNT];
 		struct gw_err err = {{0}};
-		ck_assert_msg(model_parse_fetch(bad[i], strlen(bad[i]), rule, 1, "s", out, &err) ==
-		                  -1,
+		ck_assert_msg(fetch(bad[i], strlen(bad[i]), rule, 1, "s", NULL, out, &err) == -1,
 		              "accepted #%zu: %s", i, bad[i]);
 		for (int g = 0; g < GW_GROUP_COUNT; g++)
 			ck_assert_ptr_null(out[g]);
@@ -408,8 +414,7 @@ START_TEST(structure_between_values_is_strict)
 	                 "\"lastModifyTime\" : 1 , \"data\" : [ { \"id\" : \"x\" } ] } } } \n";
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
-	ck_assert_msg(model_parse_fetch(ok, strlen(ok), rule, 1, "s", out, &err) == 0, "%s",
-	              err.msg);
+	ck_assert_msg(fetch(ok, strlen(ok), rule, 1, "s", NULL, out, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(out[GW_GROUP_RULE]->items[0].json, "{ \"id\" : \"x\" }");
 	unref_all(out);
 }

@@ -13,10 +13,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "dispatch.h"
-#include "notify.h"
-#include "store.h"
+#include "core/clock.h"
+#include "deliver/dispatch.h"
+#include "ops/notify.h"
+#include "store/store.h"
 #include "subtest.h"
 
 static char *dir;
@@ -191,11 +191,15 @@ START_TEST(ready_watchdog_status_stopping)
 	ck_assert_ptr_nonnull(strstr(b.last_status, "5 groups held"));
 	ck_assert_int_ge(b.watchdog, 5);
 
+	notify_stop(n); /* stop is asynchronous and idempotent: STOPPING=1 goes once */
 	notify_stop(n);
+	notify_free(n);
 	struct tally c = {0};
 	collect(sock, 300, &c);
 	ck_assert_int_eq(c.stopping, 1);
 	dispatcher_stop(d);
+	dispatcher_stop(d);
+	dispatcher_free(d);
 	store_free(st);
 	tcfg_free(&t);
 }
@@ -221,7 +225,7 @@ START_TEST(no_dispatcher_no_pings_not_ready)
 	collect(sock, 500, &a);
 	ck_assert_int_eq(a.ready, 0);
 	ck_assert_int_eq(a.watchdog, 0);
-	notify_stop(n);
+	notify_free(n);
 	store_free(st);
 	tcfg_free(&t);
 }
@@ -253,9 +257,9 @@ START_TEST(without_notify_socket_still_tracks_readiness)
 	char buf[64];
 	ck_assert_int_eq(recv_msg(sock, buf, sizeof buf, 50), 0);
 	int64_t t0 = gw_mono_ms();
-	notify_stop(n);
+	notify_free(n);
 	ck_assert_int_lt(gw_mono_ms() - t0, 500); /* stops at once, not after its nap */
-	dispatcher_stop(d);
+	dispatcher_free(d);
 	store_free(st);
 	tcfg_free(&t);
 }

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "dispatch.h"
-#include "pause.h"
-#include "store.h"
+#include "core/clock.h"
+#include "deliver/dispatch.h"
+#include "ops/pause.h"
+#include "store/store.h"
 #include "subtest.h"
 
 static char *dir;
@@ -207,7 +207,7 @@ START_TEST(attached_dispatcher_follows_the_switch)
 	ck_assert_int_eq(ds.paused, 1);
 	dispatch_status_free(&ds);
 
-	dispatcher_stop(d);
+	dispatcher_free(d);
 	pause_close(ps);
 	subscribers_free(subs);
 	store_free(st);

@@ -5,7 +5,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "retry.h"
+#include "source/retry.h"
 
 START_TEST(success_polls_at_once)
 {

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "model.h"
-#include "snapshot.h"
+#include "core/clock.h"
+#include "model/model.h"
+#include "store/snapshot.h"
 
 static char dir[256];
 
@@ -131,7 +131,7 @@ START_TEST(writer_follows_the_store_and_skips_provisional)
 	char path[512];
 	snprintf(path, sizeof path, "%s/RULE.json", dir);
 	ck_assert(wait_file(path, "\"md5\": \"v2\""));
-	snapshot_writer_stop(w);
+	snapshot_writer_free(w);
 	group_data_unref(p);
 	group_data_unref(v);
 	store_free(st);
@@ -157,7 +157,7 @@ START_TEST(writer_start_sweeps_temporaries_left_by_a_crash)
 	ck_assert_int_eq(snapshot_writer_start(&w, dir, st, log, &err), 0);
 	ck_assert_int_ne(access(tmp, F_OK), 0);   /* ours: gone */
 	ck_assert_int_eq(access(other, F_OK), 0); /* not ours: kept */
-	snapshot_writer_stop(w);
+	snapshot_writer_free(w);
 	store_free(st);
 	gw_log_close(log);
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "status_json.h"
+#include "ops/status_json.h"
 #include "subtest.h"
 #include "viewtest.h"
 
@@ -58,8 +58,8 @@ START_TEST(servers_failing_and_recovered)
 {
 	struct status_view v;
 	vt_init(&v, 2, 0);
-	struct poller_status *a = &v.servers[0].st;
-	a->state = POLLER_BACKING_OFF;
+	struct source_conn_status *a = &v.servers[0].st;
+	a->state = SOURCE_CONN_BACKING_OFF;
 	a->consecutive_failures = 3;
 	snprintf(a->last_error, sizeof a->last_error,
 	         "server http://a:9095: POST /configs/listener: Connection refused");
@@ -117,7 +117,7 @@ START_TEST(error_text_that_is_not_utf8_still_renders)
 {
 	struct status_view v;
 	vt_init(&v, 1, 0);
-	struct poller_status *a = &v.servers[0].st;
+	struct source_conn_status *a = &v.servers[0].st;
 	snprintf(a->last_error, sizeof a->last_error, "HTTP 502: \xb7\xfe\xce\xf1 cut \xe6\x9c");
 	json_t *doc = doc_of(&v);
 	ck_assert_ptr_nonnull(doc);
@@ -293,7 +293,7 @@ START_TEST(summary_lines)
 	char line[256];
 	vt_init(&v, 2, 1);
 	v.servers[1].st.consecutive_failures = 2;
-	v.servers[1].st.state = POLLER_RETRYING;
+	v.servers[1].st.state = SOURCE_CONN_RETRYING;
 	status_summary(&v, line, sizeof line);
 	ck_assert_str_eq(line, "waiting for data: PLUGIN, SELECTOR, RULE, APP_AUTH, META_DATA (1 "
 	                       "of 2 admin servers failing)");

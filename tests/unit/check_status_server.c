@@ -18,14 +18,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "dispatch.h"
-#include "listen_addr.h"
-#include "metrics.h"
-#include "pause.h"
-#include "status_client.h"
-#include "status_server.h"
-#include "store.h"
+#include "core/clock.h"
+#include "deliver/dispatch.h"
+#include "ops/listen_addr.h"
+#include "ops/metrics.h"
+#include "ops/pause.h"
+#include "ops/status_client.h"
+#include "ops/status_server.h"
+#include "store/store.h"
 #include "subtest.h"
 
 static char *dir;
@@ -100,7 +100,6 @@ static void setup(void)
 	src.pause = ps;
 	src.log = lg;
 	src.started_wall_ms = gw_wall_ms();
-	status_sources_publish_pollers(&src, NULL, 0);
 	ck_assert_msg(status_server_start(&srv, &src, &err) == 0, "%s", err.msg);
 	ck_assert_ptr_nonnull(srv);
 	ck_assert_str_eq(status_server_address(srv), listen_addr);
@@ -108,8 +107,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	status_server_stop(srv);
-	dispatcher_stop(disp);
+	status_server_free(srv);
+	dispatcher_free(disp);
 	pause_close(ps);
 	subscribers_free(subs);
 	store_free(st);
@@ -423,7 +422,7 @@ START_TEST(binds_only_the_configured_address)
 		ck_assert_int_ne(http_at(url4, "GET", "/healthz", NULL, &r), 0);
 		ck_assert_msg(status_client_send(&t.cfg, 1, &err) == 0, "%s", err.msg);
 		ck_assert_int_eq(pause_get(ps), 1);
-		status_server_stop(s6);
+		status_server_free(s6);
 		t.cfg.status_listen = listen_addr;
 	}
 
@@ -440,7 +439,7 @@ END_TEST
 
 START_TEST(client_without_an_agent)
 {
-	status_server_stop(srv);
+	status_server_free(srv);
 	srv = NULL;
 	struct gw_err err = {{0}};
 	ck_assert_int_eq(status_client_send(&t.cfg, 1, &err), -1);

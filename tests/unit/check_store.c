@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "store/ingest.h"
+#include "store/store.h"
 
 static struct group_data *version(enum gw_group g, const char *md5, int64_t lmt)
 {
@@ -68,6 +69,58 @@ struct waiter {
 	uint64_t seen, got;
 };
 
+/* An event source's kind of policy: every offered version is taken. */
+static enum store_verdict take_all(const struct group_data *held, const struct group_data *offered)
+{
+	(void)held;
+	(void)offered;
+	return STORE_ACCEPTED;
+}
+
+START_TEST(ingest_applies_the_sources_policy_and_tells_stamps)
+{
+	struct store *st = store_new();
+	struct gw_err err;
+	struct gw_log *log;
+	ck_assert_int_eq(gw_log_open(&log, GW_LOG_ERROR, GW_LOG_TEXT, "/dev/null", &err), 0);
+	struct ingest *in = ingest_new(st, log);
+	const enum gw_group rule[] = {GW_GROUP_RULE};
+	struct group_data *v[GW_GROUP_COUNT] = {NULL};
+	int older = 0;
+
+	/* the long-polling policy refuses an older version... */
+	v[GW_GROUP_RULE] = version(GW_GROUP_RULE, "b", 20);
+	ck_assert_uint_eq(ingest_offer(in, "s", ingest_accept_polled, rule, 1, v, &older), 1);
+	ck_assert_ptr_null(v[GW_GROUP_RULE]); /* consumed */
+	v[GW_GROUP_RULE] = version(GW_GROUP_RULE, "a", 10);
+	ck_assert_uint_eq(ingest_offer(in, "s", ingest_accept_polled, rule, 1, v, &older), 0);
+	ck_assert_int_eq(older, 1);
+	/* ...another policy, handed in by another source, takes it */
+	v[GW_GROUP_RULE] = version(GW_GROUP_RULE, "a", 10);
+	ck_assert_uint_eq(ingest_offer(in, "s", take_all, rule, 1, v, &older), 1);
+
+	struct ingest_stamp held[GW_GROUP_COUNT];
+	ingest_stamps(in, held);
+	ck_assert_str_eq(held[GW_GROUP_RULE].md5, "a");
+	ck_assert_int_eq(held[GW_GROUP_RULE].last_modify_time, 10);
+	ck_assert_int_eq(held[GW_GROUP_RULE].provisional, 0);
+	ck_assert_str_eq(held[GW_GROUP_PLUGIN].md5, "");
+	struct group_data *snap = version(GW_GROUP_PLUGIN, "p", 1);
+	snap->provisional = 1;
+	store_put(st, snap);
+	group_data_unref(snap);
+	ingest_stamps(in, held);
+	ck_assert_int_eq(held[GW_GROUP_PLUGIN].provisional, 1);
+	struct group_data *h = ingest_held(in, GW_GROUP_RULE);
+	ck_assert_str_eq(h->md5, "a");
+	group_data_unref(h);
+
+	ingest_free(in);
+	gw_log_close(log);
+	store_free(st);
+}
+END_TEST
+
 static void *wait_thread(void *arg)
 {
 	struct waiter *w = arg;
@@ -98,6 +151,7 @@ int main(void)
 	tcase_add_test(tc, judge_rule);
 	tcase_add_test(tc, offer_keeps_newest_and_bumps_generation);
 	tcase_add_test(tc, wait_wakes_on_accept);
+	tcase_add_test(tc, ingest_applies_the_sources_policy_and_tells_stamps);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

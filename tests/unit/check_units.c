@@ -1,14 +1,14 @@
 /*
- * Unit tests for agent/units.c and agent/suggest.c: every accepted form, the refusals that
- * catch typos (bare numbers, unknown or repeated units, "MB", modes without their 0) and
- * the overflow edges.
+ * Unit tests for agent/core/units.c and agent/config/suggest.c: every accepted form, the
+ * refusals that catch typos (bare numbers, unknown or repeated units, "MB", modes without
+ * their 0) and the overflow edges.
  */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "suggest.h"
-#include "units.h"
+#include "config/suggest.h"
+#include "core/units.h"
 
 static int64_t dur(const char *s)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "core/utf8.h"
 
 START_TEST(valid_text_is_untouched)
 {

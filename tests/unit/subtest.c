@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "ytree.h"
+#include "core/clock.h"
+#include "config/ytree.h"
 
 struct group_data *gd_make(enum gw_group g, const char *md5, int64_t lmt, const char *const *kv)
 {

@@ -10,11 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* agent/config.h (struct cfg) through subscribers.h: a plain "config.h" from tests/ would
- * find the build's autoconf config.h first. */
-#include "groupdata.h"
-#include "log.h"
-#include "subscribers.h"
+/* agent/config/config.h (struct cfg) comes through deliver/subscribers.h. */
+#include "model/groupdata.h"
+#include "core/log.h"
+#include "deliver/subscribers.h"
 
 /*
  * A group version from (key, raw JSON) pairs ending with NULL, in that (admin) order.

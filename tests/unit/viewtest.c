@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
+#include "core/clock.h"
 #include "subtest.h"
 
 static const char *const urls[] = {"http://a:9095", "http://b:9095", "http://c:9095",
@@ -29,7 +29,7 @@ void vt_init(struct status_view *v, size_t n_servers, size_t n_subs)
 	for (size_t i = 0; i < n_servers; i++) {
 		v->servers[i].url = urls[i];
 		v->servers[i].running = 1;
-		v->servers[i].st.state = POLLER_POLLING;
+		v->servers[i].st.state = SOURCE_CONN_POLLING;
 		snprintf(v->servers[i].st.server, sizeof v->servers[i].st.server, "%s", urls[i]);
 	}
 	v->have_dispatch = 1;

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status_view.h"
+#include "ops/status_view.h"
 
 #define VT_WALL_MS    1700000100000LL /* the view's "now" */
 #define VT_STARTED_MS 1700000000000LL /* 100 s earlier */

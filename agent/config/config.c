@@ -1,0 +1,360 @@
+/*
+ * The configuration loader: YAML text -> ytree -> ${VAR} expansion -> one validated
+ * struct cfg (config.h). This file holds the tables of every key the file may have (so
+ * the whole schema reads in one place), the log/status/subscribers loaders, and the entry
+ * points; the walk is in config_walk.c and the admin section in config_admin.c. The first
+ * refusal ends the load ("FILE:LINE:COL: key.path: what is wrong"): an operator fixes one
+ * line at a time, and a half-valid configuration is never used.
+ */
+#include "config/config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config_admin.h"
+#include "config/config_walk.h"
+#include "config/envexpand.h"
+#include "core/units.h"
+#include "config/ytree.h"
+
+#define SUBSCRIBER_NAME_MAX 64
+
+/* ---------------------------------------------------------------- log, status */
+
+static int load_log_level(struct loader *ld, const struct key *k, const struct ynode *v,
+                          const char *path, void *base)
+{
+	(void)k, (void)base;
+	const char *s = cfgw_scalar(ld, v, path, "a log level");
+	if (!s)
+		return -1;
+	int lvl = gw_log_level_parse(s);
+	if (lvl < 0)
+		return cfgw_err(ld, v, path, "expected error, warn, info or debug, got '%.100s'",
+		                s);
+	ld->cfg->log_level = (enum gw_log_level)lvl;
+	return 0;
+}
+
+static int load_log_format(struct loader *ld, const struct key *k, const struct ynode *v,
+                           const char *path, void *base)
+{
+	(void)k, (void)base;
+	const char *s = cfgw_scalar(ld, v, path, "text or json");
+	if (!s)
+		return -1;
+	if (strcmp(s, "text") == 0)
+		ld->cfg->log_format = GW_LOG_TEXT;
+	else if (strcmp(s, "json") == 0)
+		ld->cfg->log_format = GW_LOG_JSON;
+	else
+		return cfgw_err(ld, v, path, "expected text or json, got '%.100s'", s);
+	return 0;
+}
+
+/* "HOST:PORT", "[IPv6]:PORT"; the port 1..65535. */
+static int load_listen(struct loader *ld, const struct key *k, const struct ynode *v,
+                       const char *path, void *base)
+{
+	const char *s = cfgw_scalar(ld, v, path, "HOST:PORT");
+	if (!s)
+		return -1;
+	const char *colon = strrchr(s, ':');
+	int64_t port;
+	int bad = !colon || colon == s || units_int(colon + 1, &port) < 0 || colon[1] == '+' ||
+	          colon[1] == '-' || port < 1 || port > 65535;
+	if (!bad && s[0] == '[')
+		bad = colon - s < 3 || colon[-1] != ']';
+	else if (!bad)
+		bad = memchr(s, ':', (size_t)(colon - s)) != NULL; /* bare IPv6 needs brackets */
+	if (bad)
+		return cfgw_err(
+		    ld, v, path,
+		    "expected HOST:PORT such as 127.0.0.1:9196 or [::1]:9196 (port 1 to "
+		    "65535), got '%.100s'",
+		    s);
+	return cfgw_string(ld, k, v, path, base);
+}
+
+/* ---------------------------------------------------------------- subscribers */
+
+static int load_sub_name(struct loader *ld, const struct key *k, const struct ynode *v,
+                         const char *path, void *base)
+{
+	const char *s = cfgw_scalar(ld, v, path, "a name");
+	if (!s)
+		return -1;
+	size_t len = strlen(s);
+	if (len == 0 || len > SUBSCRIBER_NAME_MAX ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyz"
+	              "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	              "0123456789._-") != len)
+		return cfgw_err(
+		    ld, v, path,
+		    "'%.100s' is not a valid name: use 1 to %d letters, digits, '.', '_' "
+		    "or '-'",
+		    s, SUBSCRIBER_NAME_MAX);
+	const struct cfg *c = ld->cfg;
+	for (size_t i = 0; i < c->n_subscribers; i++)
+		if (c->subscribers[i].name && strcmp(c->subscribers[i].name, s) == 0)
+			return cfgw_err(ld, v, path,
+			                "duplicate subscriber name '%s' (first at line %d)", s,
+			                c->subscribers[i].line);
+	return cfgw_string(ld, k, v, path, base);
+}
+
+static int load_sub_config(struct loader *ld, const struct key *k, const struct ynode *v,
+                           const char *path, void *base)
+{
+	(void)k;
+	if (v->type != YNODE_MAP)
+		return cfgw_err(ld, v, path, "expected a map (the plugin's own settings), got %s",
+		                ytree_type_name(v));
+	((struct cfg_subscriber *)base)->config = v;
+	return 0;
+}
+
+#define SUB(f) offsetof(struct cfg_subscriber, f)
+static const struct key subscriber_keys[] = {
+    {"name", load_sub_name, SUB(name), 0, 0, NULL},
+    {"library", cfgw_string, SUB(library), 0, 0, NULL},
+    {"config", load_sub_config, 0, 0, 0, NULL},
+    {NULL, NULL, 0, 0, 0, NULL},
+};
+
+static int load_subscribers(struct loader *ld, const struct key *k, const struct ynode *v,
+                            const char *path, void *base)
+{
+	(void)k, (void)base;
+	struct cfg *c = ld->cfg;
+	if (v->type != YNODE_SEQ)
+		return cfgw_err(ld, v, path, "expected a list of subscribers, got %s",
+		                ytree_type_name(v));
+	if (v->n == 0)
+		return 0;
+	if (!(c->subscribers = calloc(v->n, sizeof *c->subscribers)))
+		return cfgw_err(ld, v, path, "out of memory");
+	for (size_t i = 0; i < v->n; i++) {
+		const struct ynode *e = v->items[i];
+		char ipath[64];
+		snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
+		struct cfg_subscriber *s = &c->subscribers[i];
+		s->line = e->line;
+		s->col = e->col;
+		/* counted before it is complete so cfg_free sees what was allocated; the
+		 * duplicate-name check skips a NULL name */
+		c->n_subscribers = i + 1;
+		if (cfgw_map(ld, e, subscriber_keys, ipath, s) < 0)
+			return -1;
+		if (!s->name)
+			return cfgw_err(ld, e, ipath,
+			                "'name' is required (a unique instance name)");
+		if (!s->library)
+			return cfgw_err(
+			    ld, e, ipath,
+			    "'library' is required (a plugin name such as file, or a path "
+			    "to a .so)");
+		if (!s->config) {
+			if (!(s->own_config = ytree_new_map(e->file, e->line, e->col)))
+				return cfgw_err(ld, e, ipath, "out of memory");
+			s->config = s->own_config;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the tables */
+
+#define CFG(f) offsetof(struct cfg, f)
+#define NOSUB  0, 0, NULL
+static const struct key retry_keys[] = {
+    {"attempts", cfgw_int, CFG(retry_attempts), 1, 10000, NULL},
+    /* at least 10ms: 0 would turn a refused connection into a busy loop */
+    {"interval", cfgw_duration, CFG(retry_interval_ms), 10, INT64_MAX, NULL},
+    {"backoff", cfgw_duration, CFG(retry_backoff_ms), 10, INT64_MAX, NULL},
+    {NULL, NULL, 0, NOSUB},
+};
+
+static const struct key tls_keys[] = {
+    {"ca_file", cfga_readable_file, CFG(tls.ca_file), NOSUB},
+    {"cert_file", cfga_readable_file, CFG(tls.cert_file), NOSUB},
+    {"key_file", cfga_readable_file, CFG(tls.key_file), NOSUB},
+    {"insecure_skip_verify", cfgw_bool, CFG(tls.insecure_skip_verify), NOSUB},
+    {NULL, NULL, 0, NOSUB},
+};
+
+static const struct key admin_keys[] = {
+    {"servers", cfga_servers, 0, NOSUB},
+    {"username", cfga_username, CFG(username), NOSUB},
+    {"password", cfga_password, 0, NOSUB},
+    {"password_file", cfga_password_file, CFG(password_file), NOSUB},
+    {"namespace", cfgw_string, CFG(namespace_id), NOSUB},
+    {"groups", cfga_groups, 0, NOSUB},
+    {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL},
+    {"read_timeout", cfga_read_timeout, CFG(read_timeout_ms), 1, INT64_MAX, NULL},
+    {"hold", cfga_hold, CFG(hold_ms), 1, INT64_MAX, NULL},
+    {"retry", cfgw_submap, 0, 0, 0, retry_keys},
+    {"max_response", cfgw_size, CFG(max_response), 1, INT64_MAX, NULL},
+    {"tls", cfgw_submap, 0, 0, 0, tls_keys},
+    {NULL, NULL, 0, NOSUB},
+};
+
+static const struct key gateway_keys[] = {
+    {"port", cfgw_int, CFG(gateway_port), 0, 65535, NULL},
+    {NULL, NULL, 0, NOSUB},
+};
+
+static const struct key log_keys[] = {
+    {"level", load_log_level, 0, NOSUB},
+    {"format", load_log_format, 0, NOSUB},
+    {"file", cfgw_string, CFG(log_file), NOSUB},
+    {NULL, NULL, 0, NOSUB},
+};
+
+static const struct key status_keys[] = {
+    {"listen", load_listen, CFG(status_listen), NOSUB},
+    {NULL, NULL, 0, NOSUB},
+};
+
+static const struct key top_keys[] = {
+    {"admin", cfga_admin, 0, 0, 0, admin_keys},
+    {"gateway", cfgw_submap, 0, 0, 0, gateway_keys},
+    {"state_dir", cfgw_string, CFG(state_dir), NOSUB},
+    {"log", cfgw_submap, 0, 0, 0, log_keys},
+    {"status", cfgw_submap, 0, 0, 0, status_keys},
+    {"subscribers", load_subscribers, 0, NOSUB},
+    {NULL, NULL, 0, NOSUB},
+};
+
+/* ---------------------------------------------------------------- ${VAR} over the tree */
+
+/* Expand every cfgw_scalar value (not keys) in place, plugin config maps included. Nulls stay
+ * null: nullness was decided from the text as written. */
+static int expand_tree(struct loader *ld, struct ynode *n, const char *path)
+{
+	if (n->type == YNODE_SCALAR) {
+		if (n->null || !env_has_refs(n->text))
+			return 0;
+		char *out;
+		if (env_expand(n->text, &out, NULL, NULL, ld->err) < 0)
+			return gw_err_prefix(ld->err, "%s:%d:%d: %s", n->file, n->line, n->col,
+			                     *path ? path : "value");
+		free(n->text);
+		n->text = out;
+		n->len = strlen(out);
+		return 0;
+	}
+	for (size_t i = 0; i < n->n; i++) {
+		char child[256];
+		if (n->type == YNODE_MAP)
+			cfgw_path_join(child, sizeof child, path, n->keys[i]->text);
+		else
+			snprintf(child, sizeof child, "%s[%zu]", path, i);
+		if (expand_tree(ld, n->items[i], child) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+static struct cfg *cfg_new(void)
+{
+	struct cfg *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->connect_timeout_ms = 10 * 1000;
+	c->read_timeout_ms = 90 * 1000;
+	c->hold_ms = 60 * 1000;
+	c->retry_attempts = 3;
+	c->retry_interval_ms = 5 * 1000;
+	c->retry_backoff_ms = 5 * 60 * 1000;
+	c->max_response = 64 * 1024 * 1024;
+	c->log_level = GW_LOG_INFO;
+	c->log_format = GW_LOG_TEXT;
+	c->namespace_id = strdup(GW_DEFAULT_NAMESPACE);
+	c->state_dir = strdup("/var/lib/gwsync");
+	if (!c->namespace_id || !c->state_dir) {
+		cfg_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static int load_tree(struct ynode *root, struct cfg **out, struct gw_err *err)
+{
+	struct cfg *c = cfg_new();
+	if (!c) {
+		gw_errf(err, "%s: out of memory", root->file);
+		ytree_free(root);
+		return -1;
+	}
+	c->tree = root;
+	if (!(c->path = strdup(root->file))) {
+		cfg_free(c);
+		return gw_errf(err, "out of memory");
+	}
+	struct loader ld = {.cfg = c, .err = err};
+	if (root->type != YNODE_MAP) {
+		cfgw_err(&ld, root, NULL,
+		         "expected a map of keys at the top level (admin:, ...), got %s",
+		         ytree_type_name(root));
+		cfg_free(c);
+		return -1;
+	}
+	if (expand_tree(&ld, root, "") < 0 || cfgw_map(&ld, root, top_keys, "", c) < 0 ||
+	    cfga_check(&ld, root) < 0) {
+		cfg_free(c);
+		return -1;
+	}
+	*out = c;
+	return 0;
+}
+
+int cfg_parse(const char *name, const char *text, size_t len, struct cfg **out, struct gw_err *err)
+{
+	struct ynode *root;
+	if (ytree_parse(name, text, len, &root, err) < 0)
+		return -1;
+	return load_tree(root, out, err);
+}
+
+int cfg_load(const char *path, struct cfg **out, struct gw_err *err)
+{
+	struct ynode *root;
+	if (ytree_parse_file(path, &root, err) < 0)
+		return -1;
+	return load_tree(root, out, err);
+}
+
+void cfg_free(struct cfg *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_servers; i++)
+		free(c->servers[i]);
+	free(c->servers);
+	free(c->username);
+	if (c->password) {
+		explicit_bzero(c->password, strlen(c->password));
+		free(c->password);
+	}
+	free(c->password_file);
+	free(c->namespace_id);
+	free(c->tls.ca_file);
+	free(c->tls.cert_file);
+	free(c->tls.key_file);
+	free(c->state_dir);
+	free(c->log_file);
+	free(c->status_listen);
+	for (size_t i = 0; i < c->n_subscribers; i++) {
+		free(c->subscribers[i].name);
+		free(c->subscribers[i].library);
+		ytree_free(c->subscribers[i].own_config);
+	}
+	free(c->subscribers);
+	ytree_free(c->tree);
+	free(c->path);
+	free(c);
+}

@@ -1,0 +1,93 @@
+/*
+ * The agent's configuration: the YAML file (etc/gwsync.yaml) turned into one plain,
+ * validated struct. Everything the agent needs is resolved here once ("${VAR}" expanded,
+ * password_file read, durations in ms, defaults filled), so no other file parses YAML,
+ * except a subscriber's own `config:` map, which is kept as a YAML tree (ytree.h) and read
+ * through the host table of the plugin ABI.
+ */
+#ifndef GW_CONFIG_H
+#define GW_CONFIG_H
+
+#include <gwsync/subscriber.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/log.h"
+
+struct ynode;
+
+#define GW_DEFAULT_NAMESPACE "649330b6-c2d7-4edc-be8e-8a54df9eb385"
+
+struct cfg_subscriber {
+	char *name;                 /* instance name, unique */
+	char *library;              /* as written: a bare name or a path */
+	const struct ynode *config; /* the `config:` map (an empty map if absent); owned by cfg */
+	int line;                   /* where the entry starts in the file, for messages */
+	int col;
+	struct ynode *own_config; /* private: the empty map made when `config:` is absent */
+};
+
+struct cfg_tls {
+	char *ca_file;
+	char *cert_file;
+	char *key_file;
+	int insecure_skip_verify;
+};
+
+struct cfg {
+	char *path; /* the file it came from */
+
+	/* admin: */
+	char **servers; /* without a trailing '/' */
+	size_t n_servers;
+	char *username;      /* NULL: no login */
+	char *password;      /* secret: never log; NULL if neither password nor password_file */
+	char *password_file; /* as written, or NULL; the password was read from it */
+	char *namespace_id;
+	enum gw_group groups[GW_GROUP_COUNT]; /* in the order configured */
+	size_t n_groups;
+	int64_t connect_timeout_ms; /* default 10 s */
+	int64_t read_timeout_ms;    /* default 90 s; must be > hold_ms */
+	int64_t hold_ms;            /* admin.hold: how long the admin holds a poll (60 s) */
+	int retry_attempts;         /* default 3 */
+	int64_t retry_interval_ms;  /* default 5 s */
+	int64_t retry_backoff_ms;   /* default 5 min */
+	int64_t max_response;       /* bytes; default 64 MiB */
+	struct cfg_tls tls;
+
+	/* gateway: */
+	int gateway_port; /* default 0 */
+
+	char *state_dir; /* default /var/lib/gwsync */
+
+	/* log: */
+	enum gw_log_level log_level; /* default info */
+	enum gw_log_format log_format;
+	char *log_file; /* NULL: stderr */
+
+	/* status: */
+	char *status_listen; /* "HOST:PORT"; NULL: off */
+
+	struct cfg_subscriber *subscribers;
+	size_t n_subscribers;
+
+	struct ynode *tree; /* the parsed document; owns the subscriber config maps */
+};
+
+/*
+ * Load and validate `path`. On error returns -1 with err->msg as
+ * "FILE:LINE:COL: message" naming the key (and, for an unknown key, the closest known
+ * one). Every such error is a configuration error (exit code 2).
+ */
+int cfg_load(const char *path, struct cfg **out, struct gw_err *err);
+
+/* The same from text already in memory; `name` stands for the file in messages (tests,
+ * fuzzing). A password_file is still read from disk. */
+int cfg_parse(const char *name, const char *text, size_t len, struct cfg **out, struct gw_err *err);
+void cfg_free(struct cfg *cfg);
+
+/* Group name -> enum gw_group; -1 if unknown (exact, upper case, as the admin spells it).
+ * The other way is gw_group_name() in <gwsync/subscriber.h>. */
+int cfg_group_parse(const char *name);
+
+#endif

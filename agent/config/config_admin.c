@@ -1,0 +1,302 @@
+/*
+ * The `admin:` section of the configuration (see config_admin.h). URLs are checked for
+ * what would otherwise fail later and obscurely (scheme, host, a query string, credentials
+ * in the URL); group names against the eight the admin knows; the password is taken from
+ * the file or from password_file and never quoted in any message.
+ */
+#include "config/config_admin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "config/suggest.h"
+
+#define PASSWORD_FILE_MAX (64 * 1024)
+
+/* ---------------------------------------------------------------- admin.servers */
+
+static int add_server(struct loader *ld, const struct ynode *at, const char *path, const char *url,
+                      size_t len)
+{
+	struct cfg *c = ld->cfg;
+	/* first, before any message quotes the URL: the part before an '@' is a credential */
+	const char *sep = memmem(url, len, "://", 3);
+	const char *auth = sep ? sep + 3 : url, *end = url + len;
+	const char *slash = memchr(auth, '/', (size_t)(end - auth));
+	if (memchr(auth, '@', (size_t)((slash ? slash : end) - auth)))
+		return cfgw_err(ld, at, path,
+		                "credentials in the URL are not supported: use admin.username and "
+		                "admin.password");
+	size_t scheme;
+	if (len >= 7 && strncasecmp(url, "http://", 7) == 0)
+		scheme = 7;
+	else if (len >= 8 && strncasecmp(url, "https://", 8) == 0)
+		scheme = 8;
+	else
+		return cfgw_err(ld, at, path, "'%.*s' is not an http:// or https:// URL",
+		                (int)(len > 200 ? 200 : len), url);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)url[i];
+		if (ch <= ' ' || ch == 0x7f || ch == '?' || ch == '#')
+			return cfgw_err(
+			    ld, at, path,
+			    "'%.*s' must be a base URL like http://host:port[/path], without "
+			    "spaces, query or fragment",
+			    (int)(len > 200 ? 200 : len), url);
+	}
+	size_t host_end = scheme;
+	while (host_end < len && url[host_end] != '/')
+		host_end++;
+	if (host_end == scheme)
+		return cfgw_err(ld, at, path, "'%.*s' has no host", (int)(len > 200 ? 200 : len),
+		                url);
+	while (len > host_end && url[len - 1] == '/')
+		len--;
+	for (size_t i = 0; i < c->n_servers; i++)
+		if (strlen(c->servers[i]) == len && strncasecmp(c->servers[i], url, len) == 0)
+			return cfgw_err(ld, at, path, "duplicate server '%s'", c->servers[i]);
+	char **grown = realloc(c->servers, (c->n_servers + 1) * sizeof *grown);
+	if (!grown)
+		return cfgw_err(ld, at, path, "out of memory");
+	c->servers = grown;
+	if (!(c->servers[c->n_servers] = strndup(url, len)))
+		return cfgw_err(ld, at, path, "out of memory");
+	c->n_servers++;
+	return 0;
+}
+
+/* admin.servers: a list of URLs, or one comma-separated string of them. */
+int cfga_servers(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                 void *base)
+{
+	(void)k, (void)base;
+	return cfgw_each_word(ld, v, path, "admin URLs", add_server);
+}
+
+/* ---------------------------------------------------------------- admin.groups */
+
+int cfg_group_parse(const char *name)
+{
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		if (name && strcmp(name, gw_group_name((enum gw_group)g)) == 0)
+			return g;
+	return -1;
+}
+
+static int add_group(struct loader *ld, const struct ynode *at, const char *path, const char *name,
+                     size_t len)
+{
+	struct cfg *c = ld->cfg;
+	char word[64];
+	if (len >= sizeof word)
+		len = sizeof word - 1;
+	memcpy(word, name, len);
+	word[len] = '\0';
+	int g = cfg_group_parse(word);
+	if (g < 0) {
+		const char *names[GW_GROUP_COUNT];
+		char list[256] = "";
+		size_t pos = 0;
+		for (int i = 0; i < GW_GROUP_COUNT; i++) {
+			names[i] = gw_group_name((enum gw_group)i);
+			pos += (size_t)snprintf(list + pos, sizeof list - pos, "%s%s",
+			                        i ? ", " : "", names[i]);
+		}
+		const char *best = suggest_closest(word, names, GW_GROUP_COUNT);
+		if (best)
+			return cfgw_err(ld, at, path, "unknown group '%s' (did you mean '%s'?)",
+			                word, best);
+		return cfgw_err(ld, at, path, "unknown group '%s' (known groups: %s)", word, list);
+	}
+	for (size_t i = 0; i < c->n_groups; i++)
+		if ((int)c->groups[i] == g)
+			return cfgw_err(ld, at, path, "duplicate group '%s'", word);
+	c->groups[c->n_groups++] = (enum gw_group)g;
+	return 0;
+}
+
+int cfga_groups(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                void *base)
+{
+	(void)k, (void)base;
+	ld->cfg->n_groups = 0;
+	return cfgw_each_word(ld, v, path, "group names", add_group);
+}
+
+/* ---------------------------------------------------------------- admin credentials */
+
+int cfga_username(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                  void *base)
+{
+	ld->username = v;
+	return cfgw_optional_string(ld, k, v, path, base);
+}
+
+int cfga_password(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                  void *base)
+{
+	(void)k, (void)base;
+	/* never echo the value: it is a secret */
+	if (v->type != YNODE_SCALAR)
+		return cfgw_err(ld, v, path, "expected a string, got %s", ytree_type_name(v));
+	if (ld->password_file)
+		return cfgw_err(ld, v, path,
+		                "cannot be used together with admin.password_file (line %d)",
+		                ld->password_file->line);
+	ld->password = v;
+	if (!(ld->cfg->password = strdup(v->text)))
+		return cfgw_err(ld, v, path, "out of memory");
+	return 0;
+}
+
+/* Read the whole file; one trailing "\n" is not part of the password. */
+static int read_password_file(struct loader *ld, const struct ynode *at, const char *path,
+                              const char *file, char **out)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cfgw_err(ld, at, path, "cannot read '%.300s': %s", file, strerror(errno));
+	char *buf = malloc(PASSWORD_FILE_MAX + 1);
+	size_t len = 0;
+	if (!buf) {
+		close(fd);
+		return cfgw_err(ld, at, path, "out of memory");
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + len, PASSWORD_FILE_MAX + 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			free(buf);
+			return cfgw_err(ld, at, path, "cannot read '%.300s': %s", file,
+			                strerror(e));
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (len > PASSWORD_FILE_MAX) {
+			close(fd);
+			free(buf);
+			return cfgw_err(ld, at, path, "'%.300s' is larger than %d KiB", file,
+			                PASSWORD_FILE_MAX / 1024);
+		}
+	}
+	close(fd);
+	if (len && buf[len - 1] == '\n')
+		len--;
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len)) {
+		free(buf);
+		return cfgw_err(ld, at, path, "'%.300s' contains a NUL byte", file);
+	}
+	*out = buf;
+	return 0;
+}
+
+int cfga_password_file(struct loader *ld, const struct key *k, const struct ynode *v,
+                       const char *path, void *base)
+{
+	if (ld->password)
+		return cfgw_err(ld, v, path,
+		                "cannot be used together with admin.password (line %d)",
+		                ld->password->line);
+	if (cfgw_string(ld, k, v, path, base) < 0)
+		return -1;
+	ld->password_file = v;
+	return read_password_file(ld, v, path, ld->cfg->password_file, &ld->cfg->password);
+}
+
+/* ---------------------------------------------------------------- nodes kept for later */
+
+int cfga_read_timeout(struct loader *ld, const struct key *k, const struct ynode *v,
+                      const char *path, void *base)
+{
+	ld->read_timeout = v;
+	return cfgw_duration(ld, k, v, path, base);
+}
+
+int cfga_hold(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+              void *base)
+{
+	ld->hold = v;
+	return cfgw_duration(ld, k, v, path, base);
+}
+
+int cfga_admin(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+               void *base)
+{
+	ld->admin = v;
+	return cfgw_submap(ld, k, v, path, base);
+}
+
+/* A file that must be readable now, so --check finds a wrong path before the first poll. */
+int cfga_readable_file(struct loader *ld, const struct key *k, const struct ynode *v,
+                       const char *path, void *base)
+{
+	if (cfgw_string(ld, k, v, path, base) < 0)
+		return -1;
+	const char *file = *cfgw_field_str(base, k);
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cfgw_err(ld, v, path, "cannot read '%.300s': %s", file, strerror(errno));
+	close(fd);
+	if (strcmp(k->name, "cert_file") == 0)
+		ld->cert_file = v;
+	else if (strcmp(k->name, "key_file") == 0)
+		ld->key_file = v;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- checks across keys */
+
+int cfga_check(struct loader *ld, const struct ynode *root)
+{
+	struct cfg *c = ld->cfg;
+	const struct ynode *admin = ld->admin ? ld->admin : root;
+	if (!ld->admin)
+		return cfgw_err(ld, root, "admin", "required: the admin servers to sync from");
+	if (c->n_servers == 0)
+		return cfgw_err(
+		    ld, admin, "admin.servers",
+		    "required: a list of admin URLs such as [ \"http://127.0.0.1:9095\" ]");
+	if (c->read_timeout_ms <= c->hold_ms) {
+		char hold[32], rt[32];
+		cfgw_fmt_duration(hold, sizeof hold, c->hold_ms);
+		cfgw_fmt_duration(rt, sizeof rt, c->read_timeout_ms);
+		if (ld->read_timeout)
+			return cfgw_err(ld, ld->read_timeout, "admin.read_timeout",
+			                "must be more than %s (the admin holds a poll %s)", hold,
+			                hold);
+		return cfgw_err(
+		    ld, ld->hold ? ld->hold : root, "admin.hold",
+		    "must be less than admin.read_timeout (%s), or every held poll times "
+		    "out",
+		    rt);
+	}
+	if (c->username && !c->password)
+		return cfgw_err(
+		    ld, ld->username, "admin.username",
+		    "is set, so admin.password or admin.password_file is required (leave "
+		    "username out or empty for an admin without login)");
+	if (!!c->tls.cert_file != !!c->tls.key_file) {
+		const struct ynode *at = c->tls.cert_file ? ld->cert_file : ld->key_file;
+		return cfgw_err(ld, at,
+		                c->tls.cert_file ? "admin.tls.cert_file" : "admin.tls.key_file",
+		                "cert_file and key_file go together: set both or neither");
+	}
+	if (c->n_groups == 0) {
+		static const enum gw_group classic[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR,
+		                                        GW_GROUP_RULE, GW_GROUP_APP_AUTH,
+		                                        GW_GROUP_META_DATA};
+		memcpy(c->groups, classic, sizeof classic);
+		c->n_groups = sizeof classic / sizeof classic[0];
+	}
+	return 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * Loaders for the `admin:` section of the configuration (config_admin.c): the server
+ * URLs, the groups, the credentials, the TLS files, and the checks that involve several
+ * admin keys at once. They follow the conventions of config_walk.h.
+ */
+#ifndef GW_CONFIG_ADMIN_H
+#define GW_CONFIG_ADMIN_H
+
+#include "config/config_walk.h"
+
+int cfga_admin(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+               void *base);
+int cfga_servers(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                 void *base);
+int cfga_groups(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                void *base);
+int cfga_username(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                  void *base);
+int cfga_password(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                  void *base);
+int cfga_password_file(struct loader *ld, const struct key *k, const struct ynode *v,
+                       const char *path, void *base);
+int cfga_read_timeout(struct loader *ld, const struct key *k, const struct ynode *v,
+                      const char *path, void *base);
+int cfga_hold(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+              void *base);
+int cfga_readable_file(struct loader *ld, const struct key *k, const struct ynode *v,
+                       const char *path, void *base);
+
+/* After the walk: admin and admin.servers present, read_timeout above the hold, a
+ * password when there is a username, cert and key together; the default groups. */
+int cfga_check(struct loader *ld, const struct ynode *root);
+
+#endif

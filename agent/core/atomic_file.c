@@ -1,0 +1,155 @@
+/*
+ * Atomic file replacement (see atomic_file.h). The temporary name starts with a dot so
+ * tools globbing "*.json" in the directory never pick up a half-written file. Used by the
+ * agent's snapshot and compiled into the file plugin: one implementation of the one
+ * crash-safety rule.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* mkostemp */
+#endif
+#include "core/atomic_file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int fail(char *why, size_t cap, const char *what, const char *path, int e)
+{
+	snprintf(why, cap, "%s %s: %s", what, path, strerror(e));
+	return -1;
+}
+
+int atomic_file_open(struct atomic_file *af, const char *dir, const char *name, unsigned mode,
+                     char *why, size_t cap)
+{
+	memset(af, 0, sizeof *af);
+	if (snprintf(af->dir, sizeof af->dir, "%s", dir) >= (int)sizeof af->dir ||
+	    snprintf(af->final, sizeof af->final, "%s/%s", dir, name) >= (int)sizeof af->final ||
+	    snprintf(af->tmp, sizeof af->tmp, "%s/.%s.tmp.XXXXXX", dir, name) >=
+	        (int)sizeof af->tmp)
+		return fail(why, cap, "path too long:", dir, ENAMETOOLONG);
+
+	int fd = mkostemp(af->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		af->tmp[0] = '\0';
+		return fail(why, cap, "cannot create a temporary file in", dir, e);
+	}
+	if (fchmod(fd, (mode_t)mode) < 0) {
+		int e = errno;
+		close(fd);
+		atomic_file_abort(af);
+		return fail(why, cap, "cannot set the mode of", af->tmp, e);
+	}
+	af->fp = fdopen(fd, "w");
+	if (!af->fp) {
+		int e = errno;
+		close(fd);
+		atomic_file_abort(af);
+		return fail(why, cap, "cannot open", af->tmp, e);
+	}
+	setvbuf(af->fp, NULL, _IOFBF, 1 << 16);
+	return 0;
+}
+
+int atomic_file_finish(struct atomic_file *af, char *why, size_t cap)
+{
+	FILE *fp = af->fp;
+	af->fp = NULL;
+	int e = 0;
+	if (ferror(fp) || fflush(fp) != 0)
+		e = errno ? errno : EIO;
+	if (!e && fsync(fileno(fp)) != 0)
+		e = errno;
+	if (fclose(fp) != 0 && !e)
+		e = errno;
+	if (e)
+		return fail(why, cap, "cannot write", af->tmp, e);
+	return 0;
+}
+
+int atomic_file_sync_dir(const char *dir, char *why, size_t cap)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return fail(why, cap, "cannot open directory", dir, errno);
+	int rc = fsync(dfd);
+	int e = errno;
+	close(dfd);
+	/* EINVAL: a file system that cannot sync directories; nothing more can be done. */
+	if (rc != 0 && e != EINVAL)
+		return fail(why, cap, "cannot fsync directory", dir, e);
+	return 0;
+}
+
+int atomic_file_commit(struct atomic_file *af, char *why, size_t cap)
+{
+	if (rename(af->tmp, af->final) != 0)
+		return fail(why, cap, "cannot rename the temporary file to", af->final, errno);
+	af->tmp[0] = '\0';
+	return atomic_file_sync_dir(af->dir, why, cap);
+}
+
+void atomic_file_abort(struct atomic_file *af)
+{
+	if (af->fp) {
+		fclose(af->fp);
+		af->fp = NULL;
+	}
+	if (af->tmp[0]) {
+		unlink(af->tmp);
+		af->tmp[0] = '\0';
+	}
+}
+
+int atomic_file_sweep(const char *dir, const char *name)
+{
+	char prefix[NAME_MAX + 8];
+	int plen = snprintf(prefix, sizeof prefix, ".%s.tmp.", name);
+	if (plen < 0 || plen >= (int)sizeof prefix)
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int removed = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[PATH_MAX];
+		if (strncmp(e->d_name, prefix, (size_t)plen) != 0 ||
+		    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+			continue;
+		if (unlink(path) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
+
+int make_dirs(const char *path, unsigned mode, char *why, size_t cap)
+{
+	char buf[PATH_MAX];
+	if (!path || !*path)
+		return fail(why, cap, "empty directory name", "", EINVAL);
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return fail(why, cap, "path too long:", path, ENAMETOOLONG);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST)
+			return fail(why, cap, "cannot create directory", buf, errno);
+		*p = c;
+		if (!c)
+			break;
+	}
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return fail(why, cap, "cannot use directory", path, errno);
+	if (!S_ISDIR(sb.st_mode))
+		return fail(why, cap, "not a directory:", path, ENOTDIR);
+	return 0;
+}

@@ -1,0 +1,235 @@
+/*
+ * Line-oriented logging. Each line is formatted in full into a local buffer and written
+ * with one write(2) under a mutex, so lines from the pollers and the dispatcher never
+ * interleave. Level checks are lock-free (an atomic) so a disabled debug line costs one load.
+ */
+#include "core/log.h"
+
+#include "core/utf8.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SECRETS 8
+
+struct gw_log {
+	atomic_int level;
+	enum gw_log_format format;
+	char *path;
+	int fd;
+	pthread_mutex_t mu;
+	char *secrets[MAX_SECRETS];
+	int next_secret;
+	char *pinned;
+};
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+const char *gw_log_level_name(enum gw_log_level level)
+{
+	return (unsigned)level < 4 ? level_names[level] : "?";
+}
+
+int gw_log_level_parse(const char *s)
+{
+	for (int i = 0; i < 4; i++)
+		if (s && strcmp(s, level_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int open_file(const char *path, struct gw_err *err)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return gw_errf(err, "log file %s: %s", path, strerror(errno)), -1;
+	return fd;
+}
+
+int gw_log_open(struct gw_log **out, enum gw_log_level level, enum gw_log_format format,
+                const char *path, struct gw_err *err)
+{
+	struct gw_log *log = calloc(1, sizeof *log);
+	if (!log)
+		return gw_errf(err, "out of memory");
+	atomic_init(&log->level, level);
+	log->format = format;
+	log->fd = STDERR_FILENO;
+	if (path) {
+		log->path = strdup(path);
+		log->fd = log->path ? open_file(path, err) : -1;
+		if (log->fd < 0) {
+			free(log->path);
+			free(log);
+			return -1;
+		}
+	}
+	pthread_mutex_init(&log->mu, NULL);
+	*out = log;
+	return 0;
+}
+
+void gw_log_close(struct gw_log *log)
+{
+	if (!log)
+		return;
+	if (log->path && log->fd >= 0)
+		close(log->fd);
+	for (int i = 0; i < MAX_SECRETS; i++)
+		free(log->secrets[i]);
+	free(log->pinned);
+	pthread_mutex_destroy(&log->mu);
+	free(log->path);
+	free(log);
+}
+
+void gw_log_set_level(struct gw_log *log, enum gw_log_level level)
+{
+	atomic_store(&log->level, level);
+}
+
+enum gw_log_level gw_log_level(const struct gw_log *log)
+{
+	return atomic_load(&log->level);
+}
+
+int gw_log_enabled(const struct gw_log *log, enum gw_log_level level)
+{
+	return log && (int)level <= atomic_load(&log->level);
+}
+
+int gw_log_reopen(struct gw_log *log, struct gw_err *err)
+{
+	if (!log->path)
+		return 0;
+	int fd = open_file(log->path, err);
+	if (fd < 0)
+		return -1;
+	pthread_mutex_lock(&log->mu);
+	int old = log->fd;
+	log->fd = fd;
+	pthread_mutex_unlock(&log->mu);
+	close(old);
+	return 0;
+}
+
+void gw_log_secret(struct gw_log *log, const char *secret)
+{
+	if (!log || !secret || strlen(secret) < 4)
+		return;
+	pthread_mutex_lock(&log->mu);
+	for (int i = 0; i < MAX_SECRETS; i++)
+		if (log->secrets[i] && strcmp(log->secrets[i], secret) == 0)
+			goto out;
+	free(log->secrets[log->next_secret]);
+	log->secrets[log->next_secret] = strdup(secret);
+	log->next_secret = (log->next_secret + 1) % MAX_SECRETS;
+out:
+	pthread_mutex_unlock(&log->mu);
+}
+
+void gw_log_secret_pin(struct gw_log *log, const char *secret)
+{
+	if (!log || !secret || strlen(secret) < 4)
+		return;
+	pthread_mutex_lock(&log->mu);
+	free(log->pinned);
+	log->pinned = strdup(secret);
+	pthread_mutex_unlock(&log->mu);
+}
+
+static void mask_one(char *msg, const char *s)
+{
+	if (!s)
+		return;
+	size_t n = strlen(s);
+	for (char *p = strstr(msg, s); p; p = strstr(p + n, s))
+		memset(p, '*', n);
+}
+
+/* Called with the mutex held. */
+static void mask_secrets(struct gw_log *log, char *msg)
+{
+	mask_one(msg, log->pinned);
+	for (int i = 0; i < MAX_SECRETS; i++)
+		mask_one(msg, log->secrets[i]);
+}
+
+/* Appends `s` as JSON string content (without quotes) to buf at *pos. */
+static void json_escape(char *buf, size_t cap, size_t *pos, const char *s)
+{
+	for (; *s && *pos + 7 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			buf[(*pos)++] = '\\';
+			buf[(*pos)++] = (char)c;
+		} else if (c < 0x20) {
+			*pos += (size_t)snprintf(buf + *pos, cap - *pos, "\\u%04x", c);
+		} else {
+			buf[(*pos)++] = (char)c;
+		}
+	}
+}
+
+void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,
+              va_list ap)
+{
+	if (!gw_log_enabled(log, level))
+		return;
+	char msg[4096], line[8192], ts[64];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+
+	struct timeval tv;
+	struct tm tm;
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	size_t n = strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts + n, sizeof ts - n, ".%03dZ", (int)(tv.tv_usec / 1000));
+
+	pthread_mutex_lock(&log->mu);
+	mask_secrets(log, msg);
+	size_t pos = 0;
+	if (log->format == GW_LOG_JSON) {
+		utf8_scrub(msg); /* one line must stay one valid JSON document */
+		pos = (size_t)snprintf(line, sizeof line,
+		                       "{\"time\":\"%s\",\"level\":\"%s\",\"component\":\"", ts,
+		                       gw_log_level_name(level));
+		json_escape(line, sizeof line, &pos, component ? component : "");
+		pos += (size_t)snprintf(line + pos, sizeof line - pos, "\",\"msg\":\"");
+		json_escape(line, sizeof line, &pos, msg);
+		pos += (size_t)snprintf(line + pos, sizeof line - pos, "\"}\n");
+	} else {
+		pos = (size_t)snprintf(line, sizeof line, "%s %-5s %s: %s\n", ts,
+		                       gw_log_level_name(level), component ? component : "-", msg);
+	}
+	if (pos >= sizeof line) {
+		pos = sizeof line - 1;
+		line[pos - 1] = '\n';
+	}
+	for (size_t off = 0; off < pos;) {
+		ssize_t w = write(log->fd, line + off, pos - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	pthread_mutex_unlock(&log->mu);
+}
+
+void gw_logf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,
+             ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	gw_vlogf(log, level, component, fmt, ap);
+	va_end(ap);
+}

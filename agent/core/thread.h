@@ -1,0 +1,26 @@
+/*
+ * Threads and waits, the same way everywhere in the agent. Every thread starts with the
+ * asynchronous signals blocked, so SIGTERM/SIGINT/SIGHUP reach only the thread that
+ * sigwait()s for them (signals.h), whatever the creating thread's mask is. Every condition
+ * variable that is waited on with a deadline runs on the monotonic clock, so an NTP step
+ * neither ends a wait early nor stretches it (deadlines come from gw_mono_deadline()).
+ *
+ * Every part that owns a thread has the same lifecycle:
+ *   X_start(&x, ...)  allocate and start the thread; on failure nothing is left behind;
+ *   X_stop(x)         ask it to stop: returns at once, idempotent, thread-safe, NULL-safe;
+ *   X_free(x)         stop if not yet asked, wait for the thread, free; NULL-safe.
+ * Stopping several parts before freeing any ends them in parallel (the pollers do this).
+ */
+#ifndef GW_THREAD_H
+#define GW_THREAD_H
+
+#include <pthread.h>
+
+/* pthread_create() with every asynchronous signal blocked in the new thread (fault
+ * signals stay open, so crashes still reach sanitizers and core dumps). 0 or an errno. */
+int gw_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
+
+/* pthread_cond_init() on CLOCK_MONOTONIC. 0 or an errno. */
+int gw_cond_init_mono(pthread_cond_t *cv);
+
+#endif

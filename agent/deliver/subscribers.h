@@ -1,0 +1,77 @@
+/*
+ * The loaded subscriber plugins: one struct subscriber per `subscribers:` entry of the
+ * configuration, each a dlopen()ed shared object, its static description, its private
+ * state and the host table it was given. Loading checks everything that can be checked
+ * before the first change arrives (file found, entry point present, ABI version, apply()
+ * present, init() succeeds), so a broken plugin stops start-up (and `gwsyncd --check`)
+ * instead of failing later in the dispatcher.
+ *
+ * Where a library is found: `library:` with a '/' is a path used as written; a bare name
+ * NAME (or NAME.so) is looked up as NAME.so in each directory of the environment variable
+ * GWSYNC_PLUGIN_PATH (colon-separated, first match wins; for tests and development), then
+ * in the package library directory (PKGLIBDIR, where `make install` puts the plugins).
+ *
+ * Threads: subscribers_load() and subscribers_free() run in the main thread; between them
+ * only the dispatcher calls subscriber_apply()/subscriber_tick(), never concurrently.
+ */
+#ifndef GW_SUBSCRIBERS_H
+#define GW_SUBSCRIBERS_H
+
+#include <gwsync/subscriber.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "core/error.h"
+#include "core/log.h"
+
+#define GW_PLUGIN_PATH_ENV "GWSYNC_PLUGIN_PATH"
+
+struct subscriber {
+	char *name; /* the instance name (`name:`), tags its log lines */
+	char *path; /* the file that was loaded */
+	const struct gw_subscriber *desc;
+	void *state;         /* what init() returned */
+	int inited;          /* init() succeeded (or there is none): fini() is owed */
+	struct gw_host host; /* host.priv points back to this struct */
+	struct gw_log *log;
+	void *dl;
+	char error[512]; /* the last host->error() message of the current call */
+	int in_init;     /* inside init(): an ERROR log line also sets `error` */
+};
+
+struct subscribers {
+	struct subscriber *v; /* in configuration order */
+	size_t n;
+};
+
+/*
+ * Load, check and init() every configured subscriber, in order. On any failure everything
+ * loaded so far is finished and unloaded and err names the instance, the file and the
+ * reason ("subscriber 'files' (line 31): /usr/lib/gwsync/file.so: ..."). *out is set
+ * only on success; zero subscribers is a valid result.
+ */
+int subscribers_load(const struct cfg *cfg, struct gw_log *log, struct subscribers **out,
+                     struct gw_err *err);
+
+/* fini() every initialised subscriber (in reverse order), dlclose and free. NULL is fine. */
+void subscribers_free(struct subscribers *s);
+
+/*
+ * Call the plugin's apply(). Returns 0, or -1 with `why` set to the reason the plugin gave
+ * through host->error(), or "apply() returned N" when it gave none.
+ */
+int subscriber_apply(struct subscriber *s, const struct gw_change *change, char *why,
+                     size_t why_cap);
+
+/* Call the plugin's tick() if it has one; the next deadline (now_ms clock) or -1. */
+int64_t subscriber_tick(struct subscriber *s, int64_t now_ms);
+
+/*
+ * Where `library` would be loaded from, without loading it: a path as written, or the
+ * first NAME.so found on GWSYNC_PLUGIN_PATH then PKGLIBDIR. On failure err lists the
+ * places searched.
+ */
+int subscribers_resolve(const char *library, char *path, size_t cap, struct gw_err *err);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * Reference counting and key index of a group version (see groupdata.h). The index is a
+ * sorted array of item positions: diffing two versions is then a merge of two sorted
+ * lists, O(n), with no hash table to allocate.
+ */
+#include "model/groupdata.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct group_data *group_data_new(enum gw_group group)
+{
+	struct group_data *gd = calloc(1, sizeof *gd);
+	if (!gd)
+		return NULL;
+	atomic_init(&gd->refs, 1);
+	gd->group = group;
+	arena_init(&gd->arena);
+	return gd;
+}
+
+struct group_data *group_data_ref(struct group_data *gd)
+{
+	if (gd)
+		atomic_fetch_add_explicit(&gd->refs, 1, memory_order_relaxed);
+	return gd;
+}
+
+void group_data_unref(struct group_data *gd)
+{
+	if (!gd || atomic_fetch_sub_explicit(&gd->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	arena_free(&gd->arena);
+	free(gd);
+}
+
+/* qsort has no context argument in C11; sort (key pointer, index) pairs instead. */
+struct keyed {
+	const char *key;
+	uint32_t idx;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+long group_data_index(struct group_data *gd)
+{
+	gd->by_key = arena_alloc(&gd->arena, (gd->n_items ? gd->n_items : 1) * sizeof *gd->by_key);
+	if (!gd->by_key)
+		return -2;
+	if (gd->n_items == 0)
+		return -1;
+	struct keyed *tmp = malloc(gd->n_items * sizeof *tmp);
+	if (!tmp)
+		return -2;
+	int sorted = 1;
+	for (size_t i = 0; i < gd->n_items; i++) {
+		tmp[i].key = gd->items[i].key;
+		tmp[i].idx = (uint32_t)i;
+		if (i && sorted && strcmp(tmp[i - 1].key, tmp[i].key) >= 0)
+			sorted = 0;
+	}
+	if (!sorted)
+		qsort(tmp, gd->n_items, sizeof *tmp, cmp_keyed);
+	long dup = -1;
+	for (size_t i = 0; i < gd->n_items; i++) {
+		gd->by_key[i] = tmp[i].idx;
+		if (i && dup < 0 && strcmp(tmp[i - 1].key, tmp[i].key) == 0)
+			dup = (long)(tmp[i - 1].idx > tmp[i].idx ? tmp[i - 1].idx : tmp[i].idx);
+	}
+	free(tmp);
+	return dup;
+}
+
+const struct gw_item *group_data_find(const struct group_data *gd, const char *key)
+{
+	size_t lo = 0, hi = gd->n_items;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct gw_item *it = &gd->items[gd->by_key[mid]];
+		int c = strcmp(it->key, key);
+		if (c == 0)
+			return it;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}

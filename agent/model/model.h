@@ -1,0 +1,43 @@
+/*
+ * The admin's JSON (jansson) -> immutable group versions (groupdata.h) with typed items of
+ * the plugin ABI. A group version with any malformed item is refused whole, so the
+ * gateway never holds half of a version; the error names the group, the item (its index
+ * and key) and the field.
+ */
+#ifndef GW_MODEL_H
+#define GW_MODEL_H
+
+#include <gwsync/subscriber.h>
+#include <stddef.h>
+
+#include "core/error.h"
+#include "model/groupdata.h"
+
+/*
+ * Parse the data object of a fetch reply, {GROUP: ConfigData, ...} (the envelope around it
+ * is the source's business). Every group in want[] must be present; each becomes
+ * out[group] (one reference each; other slots NULL). `source` (the server URL) is recorded
+ * in each version. An item whose raw text is byte-identical to the item with the same key
+ * in prev[group] (the version held now; prev or its slots may be NULL) is copied instead of
+ * parsed, so one changed rule among 10,000 costs one parse, not 10,000.
+ * On error nothing is returned (all slots NULL), err says which group and why, and
+ * *syntax says whether the text is not JSON at all (1) or JSON of the wrong shape (0).
+ */
+int model_parse_groups(const char *data, size_t len, const enum gw_group *want, size_t n_want,
+                       const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+                       struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err);
+
+/*
+ * Parse one ConfigData object {"md5":..,"lastModifyTime":..,"data":[..]} of `group`
+ * (a "group" member, if present, must match). Used for snapshot files.
+ */
+int model_parse_group(enum gw_group group, const char *text, size_t len, const char *source,
+                      struct group_data **out, struct gw_err *err);
+
+/*
+ * Where the syntax error in `text` is: "PREFIXinvalid JSON at line L column C: what", from
+ * jansson. Returns -1; leaves err as it was if jansson finds no error.
+ */
+int model_syntax_error(const char *text, size_t len, const char *prefix, struct gw_err *err);
+
+#endif

@@ -1,0 +1,127 @@
+/*
+ * The --pause / --resume client (see status_client.h): one libcurl POST with short
+ * timeouts, proxies ignored (an http_proxy in the environment must not route a request for
+ * the local agent elsewhere), and the agent's JSON reply turned into one line for a person.
+ */
+#include "ops/status_client.h"
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/listen_addr.h"
+#include "ops/pause.h"
+
+#define REPLY_MAX 65536
+
+struct reply {
+	char buf[REPLY_MAX + 1];
+	size_t len;
+};
+
+static size_t collect(char *data, size_t size, size_t n, void *arg)
+{
+	struct reply *r = arg;
+	size_t len = size * n, room = REPLY_MAX - r->len;
+	memcpy(r->buf + r->len, data, len < room ? len : room);
+	r->len += len < room ? len : room;
+	r->buf[r->len] = '\0';
+	return len;
+}
+
+/* Trim a trailing newline for quoting a plain-text reply in one line. */
+static const char *one_line(char *s)
+{
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	return s;
+}
+
+/* Read the agent's JSON answer; print the outcome; 0 or -1. */
+static int report(const char *url, long status, struct reply *r, int pause, struct gw_err *err)
+{
+	const char *what = pause ? "paused" : "resumed";
+	json_t *doc = json_loads(r->buf, 0, NULL);
+	int paused = -1, changed = 0, persisted = 0;
+	const char *state_file = "", *error = NULL;
+	json_t *jerror = NULL;
+	if (doc &&
+	    json_unpack(doc, "{s:b, s:b, s:b, s:s, s?o}", "paused", &paused, "changed", &changed,
+	                "persisted", &persisted, "stateFile", &state_file, "error", &jerror) != 0)
+		paused = -1;
+	error = json_string_value(jerror); /* NULL unless a string */
+	int rc;
+	if (paused < 0) {
+		rc = gw_errf(err, "the agent at %s answered HTTP %ld: %.300s", url, status,
+		             one_line(r->buf));
+	} else if (!persisted) {
+		rc = gw_errf(err,
+		             "the agent at %s %s sync but could not record it in %s (%s): a "
+		             "restart would %s",
+		             url, what, state_file, error ? error : "unknown error",
+		             pause ? "resume delivery" : "start paused");
+	} else {
+		printf("sync %s%s (agent at %s; state %s %s)\n", changed ? "" : "was already ",
+		       what, url, pause ? "kept in" : "file removed:", state_file);
+		rc = 0;
+	}
+	json_decref(doc);
+	return rc;
+}
+
+int status_client_send(const struct cfg *cfg, int pause, struct gw_err *err)
+{
+	if (!cfg->status_listen)
+		return gw_errf(err,
+		               "%s: status.listen is not set, so there is no endpoint to ask; "
+		               "--pause and --resume talk to the running agent through it",
+		               cfg->path ? cfg->path : "configuration");
+	struct listen_addr la;
+	if (listen_addr_parse(cfg->status_listen, &la, err) != 0)
+		return -1;
+	char base[320], url[360];
+	listen_addr_url(&la, base, sizeof base);
+	snprintf(url, sizeof url, "%s/sync/%s", base, pause ? "pause" : "resume");
+
+	CURL *h = curl_easy_init();
+	if (!h)
+		return gw_errf(err, "cannot initialise libcurl");
+	struct reply *r = calloc(1, sizeof *r);
+	if (!r) {
+		curl_easy_cleanup(h);
+		return gw_errf(err, "out of memory");
+	}
+	char cerr[CURL_ERROR_SIZE] = "";
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_POST, 1L);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, 0L);
+	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 15000L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+	CURLcode cc = curl_easy_perform(h);
+	long status = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(h);
+
+	int rc;
+	if (cc != CURLE_OK && pause)
+		rc = gw_errf(err,
+		             "no agent answered at %s (%s); to start an agent paused, create "
+		             "%s/" PAUSE_FILE " before starting it",
+		             base, cerr[0] ? cerr : curl_easy_strerror(cc), cfg->state_dir);
+	else if (cc != CURLE_OK)
+		rc = gw_errf(err, "no agent answered at %s (%s)", base,
+		             cerr[0] ? cerr : curl_easy_strerror(cc));
+	else
+		rc = report(base, status, r, pause, err);
+	free(r);
+	return rc;
+}

@@ -1,0 +1,353 @@
+/*
+ * HTTP transport to one admin server (see http.h).
+ *
+ * Why the multi interface for one transfer at a time: curl_easy_perform() cannot be woken
+ * from another thread, and a listener request is held by the admin for up to 60 s. Driving
+ * the same easy handle through a private multi handle with curl_multi_poll() lets
+ * http_interrupt() (an atomic flag plus curl_multi_wakeup(), both thread-safe) end it within
+ * milliseconds. The multi handle also owns the connection cache, so keeping it for the
+ * life of the poller keeps the TCP (and TLS) connection alive between requests.
+ */
+#include "source/http/http.h"
+
+#include <curl/curl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strbuf.h"
+
+#ifndef GWSYNC_VERSION
+#define GWSYNC_VERSION "unknown"
+#endif
+
+struct http {
+	CURLM *multi;
+	CURL *easy;
+	char *server;
+	size_t max_response;
+	int64_t timeout_ms;
+	atomic_int stop;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* Where a reply's body goes while it arrives. */
+struct sink {
+	struct http *h;
+	struct strbuf body;
+	int too_large;
+};
+
+/* ---------------------------------------------------------------- transport */
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	struct sink *s = userdata;
+	size_t n = size * nmemb;
+	if (s->body.len + n > s->h->max_response) {
+		s->too_large = 1;
+		return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
+	}
+	if (s->body.cap == 0) {
+		/* Size the buffer from Content-Length once, instead of doubling through a large
+		 * fetch (the header is the compressed size if compressed). */
+		size_t cap = 16384;
+		curl_off_t cl = -1;
+		curl_easy_getinfo(s->h->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+		if (cl > 0 && (uint64_t)cl < s->h->max_response)
+			cap = (size_t)cl + 1;
+		strbuf_reserve(&s->body, cap);
+	}
+	if (strbuf_add(&s->body, data, n) != 0)
+		return 0; /* out of memory (sticky in s->body.oom) */
+	return n;
+}
+
+static int set_tls(CURL *e, const struct cfg_tls *tls)
+{
+	int bad = 0;
+	if (tls->ca_file)
+		bad |= curl_easy_setopt(e, CURLOPT_CAINFO, tls->ca_file) != CURLE_OK;
+	if (tls->cert_file)
+		bad |= curl_easy_setopt(e, CURLOPT_SSLCERT, tls->cert_file) != CURLE_OK;
+	if (tls->key_file)
+		bad |= curl_easy_setopt(e, CURLOPT_SSLKEY, tls->key_file) != CURLE_OK;
+	if (tls->insecure_skip_verify) {
+		bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L) != CURLE_OK;
+		bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L) != CURLE_OK;
+	}
+	return bad ? -1 : 0;
+}
+
+int http_open(struct http **out, const struct cfg *cfg, const char *server, struct gw_err *err)
+{
+	*out = NULL;
+	struct http *h = calloc(1, sizeof *h);
+	if (!h)
+		return gw_errf(err, "server %s: out of memory", server);
+	atomic_init(&h->stop, 0);
+	h->server = strdup(server);
+	h->max_response = cfg->max_response > 0 ? (size_t)cfg->max_response : SIZE_MAX;
+	h->timeout_ms = cfg->read_timeout_ms;
+	h->multi = curl_multi_init();
+	h->easy = curl_easy_init();
+	if (!h->server || !h->multi || !h->easy) {
+		http_close(h);
+		return gw_errf(err, "server %s: cannot initialise libcurl", server);
+	}
+	CURL *e = h->easy;
+	int bad = 0;
+	bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK; /* threads */
+	bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, h->errbuf) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->connect_timeout_ms) !=
+	       CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)cfg->read_timeout_ms) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, 30L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, 15L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "") != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, "gwsync/" GWSYNC_VERSION) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+	if (cfg->max_response > 0)
+		bad |= curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+		                        (curl_off_t)cfg->max_response) != CURLE_OK;
+#if LIBCURL_VERSION_NUM >= 0x075500
+	bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
+#else
+	bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) !=
+	       CURLE_OK;
+#endif
+	bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK;
+	if (bad || set_tls(e, &cfg->tls) != 0) {
+		http_close(h);
+		return gw_errf(err, "server %s: libcurl refused an option (TLS support missing?)",
+		               server);
+	}
+	*out = h;
+	return 0;
+}
+
+void http_close(struct http *h)
+{
+	if (!h)
+		return;
+	if (h->easy)
+		curl_easy_cleanup(h->easy);
+	if (h->multi)
+		curl_multi_cleanup(h->multi);
+	free(h->server);
+	free(h);
+}
+
+void http_interrupt(struct http *h)
+{
+	atomic_store(&h->stop, 1);
+	curl_multi_wakeup(h->multi);
+}
+
+const char *http_server(const struct http *h)
+{
+	return h->server;
+}
+
+void http_reply_free(struct http_reply *rep)
+{
+	free(rep->body);
+	rep->body = NULL;
+	rep->len = 0;
+}
+
+/* Runs the easy handle to completion (or interruption). Returns the transfer's CURLcode,
+ * or -1 if interrupted, -2 if the multi interface failed. */
+static int run_transfer(struct http *h)
+{
+	if (curl_multi_add_handle(h->multi, h->easy) != CURLM_OK)
+		return -2;
+	int result = -2;
+	for (;;) {
+		if (atomic_load(&h->stop)) {
+			result = -1;
+			break;
+		}
+		int running = 0;
+		if (curl_multi_perform(h->multi, &running) != CURLM_OK)
+			break;
+		if (!running) {
+			int left;
+			CURLMsg *m;
+			while ((m = curl_multi_info_read(h->multi, &left)))
+				if (m->msg == CURLMSG_DONE && m->easy_handle == h->easy)
+					result = (int)m->data.result;
+			break;
+		}
+		/* Sleeps until a socket is ready, curl's own timer is due, or a wakeup; the 1 s
+		 * cap is only a safety net, never the way a stop is noticed. */
+		if (curl_multi_poll(h->multi, NULL, 0, 1000, NULL) != CURLM_OK)
+			break;
+	}
+	curl_multi_remove_handle(h->multi, h->easy);
+	return result;
+}
+
+static int fail(struct http *h, const struct http_request *rq, struct gw_err *err, const char *fmt,
+                ...) __attribute__((format(printf, 4, 5)));
+
+static int fail(struct http *h, const struct http_request *rq, struct gw_err *err, const char *fmt,
+                ...)
+{
+	char why[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	size_t plen = strcspn(rq->path, "?");
+	return gw_errf(err, "server %s: %s%s%s %.*s: %s", h->server, rq->label ? rq->label : "",
+	               rq->label ? ": " : "", rq->method, (int)plen, rq->path, why);
+}
+
+static const char *curl_text(struct http *h, CURLcode rc)
+{
+	return h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc);
+}
+
+static int classify(struct http *h, const struct http_request *rq, CURLcode rc,
+                    const struct sink *s, enum sync_fail *why, struct gw_err *err)
+{
+	switch (rc) {
+	case CURLE_OPERATION_TIMEDOUT:
+		*why = SYNC_FAIL_TIMEOUT;
+		return fail(h, rq, err, "timed out (%s)", curl_text(h, rc));
+	case CURLE_FILESIZE_EXCEEDED:
+		*why = SYNC_FAIL_TOO_LARGE;
+		return fail(h, rq, err, "reply larger than admin.max_response (%zu bytes)",
+		            h->max_response);
+	case CURLE_WRITE_ERROR:
+		if (s->too_large) {
+			*why = SYNC_FAIL_TOO_LARGE;
+			return fail(h, rq, err, "reply larger than admin.max_response (%zu bytes)",
+			            h->max_response);
+		}
+		*why = SYNC_FAIL_CONNECT;
+		return fail(h, rq, err, "%s",
+		            s->body.oom ? "out of memory for the reply" : curl_text(h, rc));
+	case CURLE_PEER_FAILED_VERIFICATION:
+		*why = SYNC_FAIL_CONNECT;
+		return fail(h, rq, err,
+		            "TLS certificate verification failed: %s (check admin.tls.ca_file "
+		            "and that the URL names the host the certificate was issued for)",
+		            curl_text(h, rc));
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_ENGINE_NOTFOUND:
+	case CURLE_SSL_ENGINE_SETFAILED:
+	case CURLE_USE_SSL_FAILED:
+		*why = SYNC_FAIL_CONNECT;
+		return fail(h, rq, err, "TLS error: %s", curl_text(h, rc));
+	case CURLE_BAD_CONTENT_ENCODING:
+		*why = SYNC_FAIL_PARSE;
+		return fail(h, rq, err, "cannot decode the reply: %s", curl_text(h, rc));
+	default:
+		*why = SYNC_FAIL_CONNECT;
+		return fail(h, rq, err, "%s", curl_text(h, rc));
+	}
+}
+
+int http_do(struct http *h, const struct http_request *rq, struct http_reply *rep,
+            enum sync_fail *why, struct gw_err *err)
+{
+	rep->status = 0;
+	rep->body = NULL;
+	rep->len = 0;
+	*why = SYNC_OK;
+	if (atomic_load(&h->stop)) {
+		*why = SYNC_STOPPED;
+		return fail(h, rq, err, "stopped");
+	}
+
+	struct strbuf url = {0};
+	strbuf_adds(&url, h->server);
+	strbuf_adds(&url, rq->path);
+	struct curl_slist *hdrs = NULL, *tmp;
+	int oom = url.oom;
+	/* No "Expect: 100-continue" round trip before a POST body. */
+	oom |= !(tmp = curl_slist_append(hdrs, "Expect:"));
+	hdrs = tmp ? tmp : hdrs;
+	if (rq->content_type) {
+		char ct[128];
+		snprintf(ct, sizeof ct, "Content-Type: %s", rq->content_type);
+		oom |= !(tmp = curl_slist_append(hdrs, ct));
+		hdrs = tmp ? tmp : hdrs;
+	}
+	for (const char *const *p = rq->headers; p && *p; p++) {
+		oom |= !(tmp = curl_slist_append(hdrs, *p));
+		hdrs = tmp ? tmp : hdrs;
+	}
+	if (oom) {
+		strbuf_reset(&url);
+		curl_slist_free_all(hdrs);
+		*why = SYNC_FAIL_CONNECT;
+		return fail(h, rq, err, "out of memory");
+	}
+
+	CURL *e = h->easy;
+	struct sink s = {.h = h};
+	h->errbuf[0] = '\0';
+	curl_easy_setopt(e, CURLOPT_URL, url.p);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
+	if (rq->held) {
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->timeout_ms);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 0L);
+	} else {
+		long idle_s = (long)((h->timeout_ms + 999) / 1000);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 0L);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT,
+		                 1L); /* < 1 byte/s for idle_s: timeout */
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, idle_s > 0 ? idle_s : 1L);
+	}
+	if (strcmp(rq->method, "POST") == 0) {
+		curl_easy_setopt(e, CURLOPT_POST, 1L);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, rq->body ? rq->body : "");
+	} else {
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	}
+
+	int rc = run_transfer(h);
+	long status = 0;
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+	/* The handle keeps option pointers between requests: clear the ones that die here. */
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, NULL);
+	curl_easy_setopt(e, CURLOPT_URL, NULL);
+	curl_slist_free_all(hdrs);
+	strbuf_reset(&url);
+
+	if (rc != CURLE_OK) {
+		strbuf_reset(&s.body);
+		if (rc == -1) {
+			*why = SYNC_STOPPED;
+			return fail(h, rq, err, "stopped");
+		}
+		if (rc == -2) {
+			*why = SYNC_FAIL_CONNECT;
+			return fail(h, rq, err, "libcurl multi interface failed");
+		}
+		return classify(h, rq, (CURLcode)rc, &s, why, err);
+	}
+	size_t len = s.body.len;
+	char *body = strbuf_finish(&s.body); /* "" for an empty body */
+	if (!body) {
+		*why = SYNC_FAIL_CONNECT;
+		return fail(h, rq, err, "out of memory");
+	}
+	rep->status = status;
+	rep->body = body;
+	rep->len = len;
+	return 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * One HTTP connection to one admin server over libcurl: a single reusable easy handle
+ * (keep-alive) driven by a private multi handle, so that another thread can end a request
+ * at once with http_interrupt() (curl_multi_wakeup) instead of waiting out the admin's
+ * 60 s hold. Replies are collected into a buffer that refuses more than admin.max_response
+ * bytes. Only transport lives here; what the replies mean is admin.c's business.
+ *
+ * Also the small string builder used for URLs and form bodies, with percent-encoding.
+ */
+#ifndef GW_HTTP_H
+#define GW_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "core/error.h"
+#include "source/failure.h"
+
+struct http;
+
+/* `server` is the base URL (no trailing '/'); copied. Options come from cfg: timeouts,
+ * max_response, TLS. */
+int http_open(struct http **out, const struct cfg *cfg, const char *server, struct gw_err *err);
+void http_close(struct http *h);
+
+/* Make the current and every later request end at once with SYNC_STOPPED. Thread-safe;
+ * may be called any time between http_open and http_close. */
+void http_interrupt(struct http *h);
+
+struct http_request {
+	const char *method; /* "GET" or "POST" */
+	const char *path;   /* "/configs/fetch?groupKeys=..."; appended to the server */
+	const char *body;   /* POST body (may be NULL for an empty body) */
+	size_t body_len;
+	const char *content_type;   /* POST only */
+	const char *const *headers; /* extra "Name: value" lines, NULL-terminated; may be NULL */
+	int held;                   /* the admin may hold it (the listener): read_timeout bounds
+	                             * the whole request; otherwise it bounds silence only, so
+	                             * a large fetch on a slow link is not cut off mid-transfer */
+	const char *label;          /* what the request is for, named in its errors ("fetch of
+	                             * RULE"); may be NULL */
+};
+
+struct http_reply {
+	long status; /* HTTP status */
+	char *body;  /* NUL-terminated (the NUL is not counted in len); free with
+	              * http_reply_free() */
+	size_t len;
+};
+
+/*
+ * Perform one request. 0: a complete reply arrived, whatever its HTTP status. -1: none did;
+ * *why is SYNC_FAIL_CONNECT, SYNC_FAIL_TIMEOUT, SYNC_FAIL_TOO_LARGE or SYNC_STOPPED and
+ * err says "server URL: METHOD PATH: reason" (the query string is never shown: the old
+ * login form carries the password there).
+ */
+int http_do(struct http *h, const struct http_request *rq, struct http_reply *rep,
+            enum sync_fail *why, struct gw_err *err);
+void http_reply_free(struct http_reply *rep);
+
+const char *http_server(const struct http *h);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * HTTP long-polling behind the source table (see source.h): the start-up fetch
+ * (startup.h) is its initial_sync, one poller thread per configured server (poller.h)
+ * is its start. The mutex only guards which start-up fetch runs and the stop flag, so
+ * stop() from the signal thread never touches a fetch that is being freed.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "source/http/poller.h"
+#include "source/http/startup.h"
+#include "source/source.h"
+
+struct source {
+	struct source_args args;
+	pthread_mutex_t mu;
+	struct startup *startup; /* under mu: the running start-up fetch, if any */
+	int stop;                /* under mu */
+	struct poller **pollers; /* cfg->n_servers slots */
+	atomic_size_t running;   /* pollers[0 .. running) are started */
+};
+
+static int longpoll_open(struct source **out, const struct source_args *args, struct gw_err *err)
+{
+	struct source *s = calloc(1, sizeof *s);
+	if (s)
+		s->pollers =
+		    calloc(args->cfg->n_servers ? args->cfg->n_servers : 1, sizeof *s->pollers);
+	if (!s || !s->pollers) {
+		free(s);
+		return gw_errf(err, "http source: out of memory");
+	}
+	s->args = *args;
+	pthread_mutex_init(&s->mu, NULL);
+	atomic_init(&s->running, 0);
+	*out = s;
+	return 0;
+}
+
+static int longpoll_initial_sync(struct source *s, struct gw_err *err)
+{
+	struct startup *st;
+	if (startup_new(&st, s->args.cfg, s->args.ingest, s->args.log, err) != 0)
+		return -1;
+	pthread_mutex_lock(&s->mu);
+	s->startup = st;
+	if (s->stop)
+		startup_stop(st);
+	pthread_mutex_unlock(&s->mu);
+	int rc = startup_run(st, err);
+	pthread_mutex_lock(&s->mu);
+	s->startup = NULL;
+	pthread_mutex_unlock(&s->mu);
+	startup_free(st);
+	return rc;
+}
+
+static int longpoll_start(struct source *s, struct gw_err *err)
+{
+	const struct cfg *cfg = s->args.cfg;
+	for (size_t i = atomic_load(&s->running); i < cfg->n_servers; i++) {
+		if (poller_start(&s->pollers[i], cfg, i, s->args.ingest, s->args.log, err) != 0)
+			return -1;
+		atomic_store(&s->running, i + 1); /* publishes pollers[i] to status() */
+	}
+	return 0;
+}
+
+static void longpoll_stop(struct source *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stop = 1;
+	if (s->startup)
+		startup_stop(s->startup);
+	pthread_mutex_unlock(&s->mu);
+	size_t n = atomic_load(&s->running);
+	for (size_t i = 0; i < n; i++)
+		poller_stop(s->pollers[i]);
+}
+
+static void longpoll_free(struct source *s)
+{
+	if (!s)
+		return;
+	longpoll_stop(s); /* every poller asked first, so they end in parallel */
+	size_t n = atomic_load(&s->running);
+	for (size_t i = 0; i < n; i++)
+		poller_free(s->pollers[i]);
+	free(s->pollers);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+static int longpoll_status(struct source *s, size_t i, struct source_conn_status *out)
+{
+	if (!s || i >= atomic_load(&s->running))
+		return 0;
+	poller_status(s->pollers[i], out);
+	return 1;
+}
+
+const struct source_ops http_source_ops = {
+    .type = "http",
+    .open = longpoll_open,
+    .initial_sync = longpoll_initial_sync,
+    .start = longpoll_start,
+    .stop = longpoll_stop,
+    .free = longpoll_free,
+    .status = longpoll_status,
+};

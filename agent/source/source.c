@@ -1,0 +1,20 @@
+/*
+ * What every source shares (see source.h): the names of connection states, so /status
+ * shows the same words whatever the protocol.
+ */
+#include "source/source.h"
+
+const char *source_conn_state_name(enum source_conn_state s)
+{
+	switch (s) {
+	case SOURCE_CONN_POLLING:
+		return "polling";
+	case SOURCE_CONN_RETRYING:
+		return "retrying";
+	case SOURCE_CONN_BACKING_OFF:
+		return "backing_off";
+	case SOURCE_CONN_STOPPED:
+		return "stopped";
+	}
+	return "?";
+}

@@ -1,0 +1,81 @@
+/*
+ * A source: how the admin's group versions reach the agent. HTTP long-polling is the first
+ * (source/http/); WebSocket, ZooKeeper and etcd are each one more folder behind this same
+ * table. A source owns its connections, threads, retries and accept policy; it hands every
+ * version to the ingest (store/ingest.h) and learns what is held only from it, so it
+ * never reads or changes the store itself and never calls a subscriber.
+ *
+ * Lifecycle, driven by main: open -> initial_sync (optional) -> start -> stop -> free.
+ * stop may come at any point from another thread (SIGTERM): it ends a running
+ * initial_sync and every wait at once.
+ */
+#ifndef GW_SOURCE_H
+#define GW_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "source/failure.h"
+#include "store/ingest.h"
+
+/* The state of one connection (one configured server), as /status names it. */
+enum source_conn_state {
+	SOURCE_CONN_POLLING = 0, /* a request is on its way or held by the admin */
+	SOURCE_CONN_RETRYING,    /* the last try failed; waiting the retry interval */
+	SOURCE_CONN_BACKING_OFF, /* a whole round failed; waiting the backoff */
+	SOURCE_CONN_STOPPED,
+};
+
+/* "polling", "retrying", "backing_off", "stopped". */
+const char *source_conn_state_name(enum source_conn_state s);
+
+/* One connection's state and counters, copied out for /status and /metrics. */
+struct source_conn_status {
+	enum source_conn_state state;
+	char server[256];
+	int64_t last_success_ms; /* wall clock of the last successful exchange; 0: never */
+	uint64_t consecutive_failures;
+	char last_error[1024];              /* "" if none yet */
+	int64_t last_error_ms;              /* wall clock; 0: never */
+	uint64_t polls;                     /* listener requests answered or failed */
+	uint64_t changes;                   /* group versions this connection had accepted */
+	uint64_t fetches;                   /* fetch requests */
+	uint64_t bytes_fetched;             /* reply bytes of successful fetches */
+	uint64_t failures[SYNC_FAIL_COUNT]; /* by reason (failure.h) */
+};
+
+/* What a source is given. All of it outlives the source. */
+struct source_args {
+	const struct cfg *cfg; /* servers, groups, retry rules, TLS... */
+	struct ingest *ingest; /* where versions go, and what is held */
+	struct gw_log *log;
+};
+
+struct source; /* each source defines its own */
+
+struct source_ops {
+	const char *type; /* "http": names the source in logs, /status and /metrics */
+	/* Prepare the connections; no thread runs yet. */
+	int (*open)(struct source **out, const struct source_args *args, struct gw_err *err);
+	/* Optional (NULL if the source has none): one full read of every configured group,
+	 * offered to the ingest before start(). -1 (err says why) when no server answered or
+	 * stop() was called; the caller then serves the snapshot. */
+	int (*initial_sync)(struct source *s, struct gw_err *err);
+	/* Start keeping the groups in step (threads of the source's own). */
+	int (*start)(struct source *s, struct gw_err *err);
+	/* Ask everything to stop; returns at once. Thread-safe, idempotent. */
+	void (*stop)(struct source *s);
+	/* Stop, wait for every thread, free. NULL is fine. */
+	void (*free)(struct source *s);
+	/* Connection i (0 .. cfg->n_servers - 1): 1 with *out filled once it runs, 0 before
+	 * (it is then shown as "starting"). Thread-safe; called by the status endpoint. */
+	int (*status)(struct source *s, size_t i, struct source_conn_status *out);
+};
+
+/* HTTP long-polling (source/http/source.c). */
+extern const struct source_ops http_source_ops;
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * Ingest over the store (see ingest.h). The verdict lines are written here, once for every
+ * source, so an operator reads the same "store: accepted ..." whatever the protocol.
+ */
+#include "store/ingest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ingest {
+	struct store *st;
+	struct gw_log *log;
+};
+
+enum store_verdict ingest_accept_polled(const struct group_data *held,
+                                        const struct group_data *offered)
+{
+	return store_judge(held, offered->md5, offered->last_modify_time);
+}
+
+struct ingest *ingest_new(struct store *st, struct gw_log *log)
+{
+	struct ingest *in = calloc(1, sizeof *in);
+	if (!in)
+		return NULL;
+	in->st = st;
+	in->log = log;
+	return in;
+}
+
+void ingest_free(struct ingest *in)
+{
+	free(in);
+}
+
+size_t ingest_offer(struct ingest *in, const char *server, store_accept_fn accept,
+                    const enum gw_group *groups, size_t n,
+                    struct group_data *versions[GW_GROUP_COUNT], int *older)
+{
+	size_t accepted = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct group_data *gd = versions[groups[i]];
+		if (!gd)
+			continue;
+		versions[groups[i]] = NULL;
+		const char *name = gw_group_name(gd->group);
+		switch (store_offer_if(in->st, gd, accept)) {
+		case STORE_ACCEPTED:
+			accepted++;
+			LOG_I(in->log, "store",
+			      "accepted %s version %s (lastModifyTime %lld, %zu items) from %s",
+			      name, gd->md5, (long long)gd->last_modify_time, gd->n_items, server);
+			break;
+		case STORE_OLDER: {
+			*older = 1;
+			char held_md5[65];
+			int64_t held_time;
+			store_stamp(in->st, gd->group, held_md5, &held_time);
+			LOG_D(in->log, "store",
+			      "ignored %s version %s from %s: older than held (%lld <= %lld)", name,
+			      gd->md5, server, (long long)gd->last_modify_time,
+			      (long long)held_time);
+			break;
+		}
+		case STORE_SAME:
+			LOG_D(in->log, "store", "ignored %s version %s from %s: already held", name,
+			      gd->md5, server);
+			break;
+		}
+		group_data_unref(gd);
+	}
+	return accepted;
+}
+
+void ingest_stamps(struct ingest *in, struct ingest_stamp out[GW_GROUP_COUNT])
+{
+	memset(out, 0, GW_GROUP_COUNT * sizeof *out);
+	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+		struct group_data *gd = store_get(in->st, (enum gw_group)g);
+		if (gd) {
+			memcpy(out[g].md5, gd->md5, sizeof out[g].md5);
+			out[g].last_modify_time = gd->last_modify_time;
+			out[g].provisional = gd->provisional;
+		}
+		group_data_unref(gd);
+	}
+}
+
+struct group_data *ingest_held(struct ingest *in, enum gw_group group)
+{
+	return store_get(in->st, group);
+}

@@ -1,0 +1,207 @@
+/*
+ * Snapshot files (see snapshot.h). The document format is the file plugin's, so an
+ * operator reads both the same way, and loading reuses the admin-reply parser
+ * (model_parse_group): one parser, one set of rules for what a valid group is.
+ */
+#include "store/snapshot.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/atomic_file.h"
+#include "core/thread.h"
+#include "store/groupdoc.h"
+#include "model/model.h"
+
+int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
+{
+	char ebuf[512], name[64];
+	const char *gname = gw_group_name(gd->group);
+	snprintf(name, sizeof name, "%s.json", gname);
+	if (make_dirs(dir, 0750, ebuf, sizeof ebuf) != 0)
+		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	struct atomic_file af;
+	if (atomic_file_open(&af, dir, name, 0640, ebuf, sizeof ebuf) != 0)
+		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time, gd->items, gd->n_items);
+	if (atomic_file_finish(&af, ebuf, sizeof ebuf) != 0 ||
+	    atomic_file_commit(&af, ebuf, sizeof ebuf) != 0) {
+		atomic_file_abort(&af);
+		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	}
+	return 0;
+}
+
+int snapshot_read(const char *dir, enum gw_group group, struct group_data **out, struct gw_err *err)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s.json", dir, gw_group_name(group));
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		if (errno == ENOENT)
+			return 1;
+		return gw_errf(err, "snapshot %s: %s", path, strerror(errno));
+	}
+	struct stat st;
+	char *buf = NULL;
+	int rc = -1;
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+		gw_errf(err, "snapshot %s: not a regular file", path);
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf || fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		gw_errf(err, "snapshot %s: cannot read", path);
+		goto out;
+	}
+	if (model_parse_group(group, buf, (size_t)st.st_size, "snapshot", out, err) != 0) {
+		gw_err_prefix(err, "snapshot %s", path);
+		goto out;
+	}
+	(*out)->provisional = 1;
+	rc = 0;
+out:
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+size_t snapshot_load(const char *dir, const enum gw_group *groups, size_t n_groups,
+                     struct store *st, struct gw_log *log)
+{
+	size_t loaded = 0;
+	for (size_t i = 0; i < n_groups; i++) {
+		struct group_data *gd = NULL;
+		struct gw_err err = {{0}};
+		int rc = snapshot_read(dir, groups[i], &gd, &err);
+		if (rc < 0) {
+			LOG_W(log, "snapshot", "ignoring %s (corrupt or unreadable)", err.msg);
+			continue;
+		}
+		if (rc > 0) {
+			LOG_I(log, "snapshot", "no snapshot of %s in %s", gw_group_name(groups[i]),
+			      dir);
+			continue;
+		}
+		LOG_W(log, "snapshot",
+		      "loaded %s version %s (lastModifyTime %" PRId64 ", %zu items) from %s: "
+		      "STALE until an admin answers",
+		      gw_group_name(groups[i]), gd->md5, gd->last_modify_time, gd->n_items, dir);
+		store_put(st, gd);
+		group_data_unref(gd);
+		loaded++;
+	}
+	return loaded;
+}
+
+struct snapshot_writer {
+	char *dir;
+	struct store *st;
+	struct gw_log *log;
+	pthread_t thread;
+	atomic_int stopping;
+	char written[GW_GROUP_COUNT][65]; /* md5 last written per group */
+	int failing[GW_GROUP_COUNT];      /* a failure was logged; log recovery once */
+};
+
+static int any_failing(const struct snapshot_writer *w)
+{
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		if (w->failing[g])
+			return 1;
+	return 0;
+}
+
+/* One pass: write every group whose newest non-provisional version is not on disk yet.
+ * An outage (a full or read-only disk) is logged once when it starts and once when every
+ * group writes again, not once per group or per change. */
+static void write_pending(struct snapshot_writer *w)
+{
+	int was_failing = any_failing(w);
+	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+		struct group_data *gd = store_get(w->st, (enum gw_group)g);
+		if (gd && !gd->provisional && strcmp(gd->md5, w->written[g]) != 0) {
+			struct gw_err err = {{0}};
+			if (snapshot_write(w->dir, gd, &err) == 0) {
+				memcpy(w->written[g], gd->md5, sizeof gd->md5);
+				w->failing[g] = 0;
+			} else {
+				if (!any_failing(w))
+					LOG_E(w->log, "snapshot",
+					      "%s; the agent keeps serving subscribers", err.msg);
+				w->failing[g] = 1;
+			}
+		}
+		group_data_unref(gd);
+	}
+	if (was_failing && !any_failing(w))
+		LOG_I(w->log, "snapshot", "writing snapshots to %s again", w->dir);
+}
+
+static void *writer_main(void *arg)
+{
+	struct snapshot_writer *w = arg;
+	uint64_t seen = 0;
+	while (!atomic_load(&w->stopping)) {
+		write_pending(w);
+		/* after a failure, retry every 5 s even without news */
+		seen = store_wait(w->st, seen, any_failing(w) ? 5000 : -1);
+	}
+	write_pending(w);
+	return NULL;
+}
+
+int snapshot_writer_start(struct snapshot_writer **out, const char *dir, struct store *st,
+                          struct gw_log *log, struct gw_err *err)
+{
+	struct snapshot_writer *w = calloc(1, sizeof *w);
+	if (!w || !(w->dir = strdup(dir))) {
+		free(w);
+		return gw_errf(err, "snapshot writer: out of memory");
+	}
+	w->st = st;
+	w->log = log;
+	/* temporary files of a writer killed mid-write: whole files are never at risk */
+	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s.json", gw_group_name((enum gw_group)g));
+		int n = atomic_file_sweep(dir, name);
+		if (n)
+			LOG_I(log, "snapshot",
+			      "removed %d temporary file(s) of %s left in %s by a "
+			      "crash",
+			      n, name, dir);
+	}
+	int rc = gw_thread_start(&w->thread, writer_main, w);
+	if (rc != 0) {
+		free(w->dir);
+		free(w);
+		return gw_errf(err, "snapshot writer: cannot start thread: %s", strerror(rc));
+	}
+	*out = w;
+	return 0;
+}
+
+void snapshot_writer_stop(struct snapshot_writer *w)
+{
+	if (!w)
+		return;
+	atomic_store(&w->stopping, 1);
+	store_kick(w->st);
+}
+
+void snapshot_writer_free(struct snapshot_writer *w)
+{
+	if (!w)
+		return;
+	snapshot_writer_stop(w);
+	pthread_join(w->thread, NULL);
+	free(w->dir);
+	free(w);
+}

@@ -1,0 +1,71 @@
+/*
+ * Unit tests of core/thread.c: a started thread has the asynchronous signals blocked even
+ * when its creator has none blocked (fault signals stay open), and a monotonic condition
+ * variable's timed wait ends at a gw_mono_deadline().
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "core/clock.h"
+#include "core/thread.h"
+
+static void *report_mask(void *arg)
+{
+	pthread_sigmask(SIG_SETMASK, NULL, arg);
+	return NULL;
+}
+
+START_TEST(started_threads_block_async_signals)
+{
+	sigset_t none, before, seen;
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, &before);
+	pthread_t t;
+	ck_assert_int_eq(gw_thread_start(&t, report_mask, &seen), 0);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(sigismember(&seen, SIGTERM), 1);
+	ck_assert_int_eq(sigismember(&seen, SIGINT), 1);
+	ck_assert_int_eq(sigismember(&seen, SIGHUP), 1);
+	ck_assert_int_eq(sigismember(&seen, SIGSEGV), 0);
+	ck_assert_int_eq(sigismember(&seen, SIGABRT), 0);
+	/* the creator's own mask is untouched */
+	sigset_t after;
+	pthread_sigmask(SIG_SETMASK, &before, &after);
+	ck_assert_int_eq(sigismember(&after, SIGTERM), 0);
+}
+END_TEST
+
+START_TEST(monotonic_wait_ends_at_its_deadline)
+{
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t cv;
+	ck_assert_int_eq(gw_cond_init_mono(&cv), 0);
+	int64_t t0 = gw_mono_ms();
+	struct timespec dl = gw_mono_deadline(50);
+	int rc = 0;
+	pthread_mutex_lock(&mu);
+	while (rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&cv, &mu, &dl);
+	pthread_mutex_unlock(&mu);
+	int64_t waited = gw_mono_ms() - t0;
+	ck_assert_int_ge(waited, 49);
+	ck_assert_int_lt(waited, 2000);
+	pthread_cond_destroy(&cv);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("thread");
+	TCase *tc = tcase_create("thread");
+	tcase_add_test(tc, started_threads_block_async_signals);
+	tcase_add_test(tc, monotonic_wait_ends_at_its_deadline);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
