@@ -92,7 +92,8 @@ static int64_t timed_apply(struct subscribers *subs, size_t i, const struct grou
 int main(int argc, char **argv)
 {
 	if (argc != 7) {
-		fprintf(stderr, "usage: bench_cache DATASET_DIR LMDB_SO FILE_SO WORK_DIR ROUNDS LABEL\n");
+		fprintf(stderr,
+		        "usage: bench_cache DATASET_DIR LMDB_SO FILE_SO WORK_DIR ROUNDS LABEL\n");
 		return 2;
 	}
 	const char *work = argv[4], *label = argv[6];
@@ -165,8 +166,7 @@ int main(int argc, char **argv)
 	snprintf(fig, sizeof fig, "7. lmdb apply, 1 rule in %s, p50", label);
 	snprintf(v, sizeof v, "%.3f ms", l50);
 	snprintf(f, sizeof f, "file %.3f ms", f50);
-	row(fig, v, f, l50 / f50, "<=2x file, <1 ms",
-	    l50 <= 2 * f50 && l50 < 1.0 ? "yes" : "NO");
+	row(fig, v, f, l50 / f50, "<=2x file, <1 ms", l50 <= 2 * f50 && l50 < 1.0 ? "yes" : "NO");
 	snprintf(fig, sizeof fig, "7. lmdb apply, 1 rule in %s, p99", label);
 	snprintf(v, sizeof v, "%.3f ms", l99);
 	snprintf(f, sizeof f, "file %.3f ms", f99);
