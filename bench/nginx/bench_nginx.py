@@ -18,7 +18,8 @@ selector as ShenYu does. One figure per selector count (default 1 and 50: the ro
 fixed cost per request, then with a table to search), republished on the same stack.
 
 wrk (Debian's) runs -t1 -c32 for --seconds per measurement after a one-second warm-up,
-alternating direct and routed --rounds times; the median of each is reported. Output:
+alternating direct and routed --rounds times; the median of each is reported (each round
+also logs the nginx worker's CPU time per request, steadier on a shared machine). Output:
 "ROW|figure|value|floor|ratio|target|verdict" lines for bench/run.sh's table (details on
 stderr). Exit status 0 when both could be measured.
 """
@@ -77,6 +78,7 @@ def edit_conf(direct_port, upstream_port):
     upstream bench_fixed {
         server 127.0.0.1:%(up)d;
         keepalive 64;
+        keepalive_requests 10000;
     }
     server {
         listen 127.0.0.1:%(direct)d;
@@ -106,6 +108,22 @@ def edit_conf(direct_port, upstream_port):
     return edit
 
 
+def worker_cpu(master_pid):
+    """CPU seconds (user + system) the nginx workers have used so far, or None. Per request,
+    it is a steadier figure than requests/s on a machine shared with other work."""
+    try:
+        with open("/proc/%d/task/%d/children" % (master_pid, master_pid)) as f:
+            pids = [int(x) for x in f.read().split()]
+        total = 0
+        for pid in pids:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])      # utime, stime (clock ticks)
+        return total / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def wrk(url, seconds, headers=()):
     cmd = ["wrk", "-t1", "-c32", "-d%ds" % seconds, "--timeout", "5s"]
     for h in headers:
@@ -113,6 +131,7 @@ def wrk(url, seconds, headers=()):
     out = subprocess.run(cmd + [url], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True, timeout=seconds + 30).stdout
     m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    n = re.search(r"(\d+) requests in", out)
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     errs = re.search(r"Socket errors:.*", out)
     if not m:
@@ -120,13 +139,23 @@ def wrk(url, seconds, headers=()):
     if bad or errs:
         raise RuntimeError("wrk saw failures (%s %s):\n%s" % (
             bad.group(0) if bad else "", errs.group(0) if errs else "", out))
-    return float(m.group(1))
+    return float(m.group(1)), float(n.group(1)) if n else None
+
+
+def timed(master_pid, url, seconds, headers):
+    """wrk's requests/s and the workers' CPU microseconds per request (or None)."""
+    before = worker_cpu(master_pid)
+    rate, count = wrk(url, seconds, headers)
+    after = worker_cpu(master_pid)
+    if before is None or after is None or not count:
+        return rate, None
+    return rate, (after - before) * 1e6 / count
 
 
 GROUPS = ("PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM")
 
 
-def measure(routed_port, direct_port, selectors, rules, args):
+def measure(routed_port, direct_port, selectors, rules, args, master_pid):
     from loadgen import Client
     path = "/svc%d/v1/orders" % (selectors // 2)
     header = "X-Bench: yes"
@@ -144,9 +173,15 @@ def measure(routed_port, direct_port, selectors, rules, args):
     wrk(routed_url, 1, [header])
     direct, routed = [], []
     for r in range(args.rounds):
-        direct.append(wrk(direct_url, args.seconds, [header]))
-        routed.append(wrk(routed_url, args.seconds, [header]))
-        log("round %d: direct %.0f/s, routed %.0f/s" % (r + 1, direct[-1], routed[-1]))
+        d, dcpu = timed(master_pid, direct_url, args.seconds, [header])
+        rt, rcpu = timed(master_pid, routed_url, args.seconds, [header])
+        direct.append(d)
+        routed.append(rt)
+        cpu = ""
+        if dcpu and rcpu:
+            cpu = "; nginx CPU per request: direct %.1f us, routed %.1f us (%.2fx)" % (
+                dcpu, rcpu, dcpu / rcpu)
+        log("round %d: direct %.0f/s, routed %.0f/s (%.2fx)%s" % (r + 1, d, rt, rt / d, cpu))
     d, rt = statistics.median(direct), statistics.median(routed)
     ratio = rt / d
     row(FIGURE + ". nginx requests/s, router (selectors: %d, rules: %d)" % (selectors, rules),
@@ -192,7 +227,7 @@ def main():
             versions = [stack.publish("replace", g, items=data[g])
                         for g in ("DISCOVER_UPSTREAM", "RULE", "SELECTOR")]
             stack.wait_cache(*versions, timeout=60)
-            measure(nginx.port, direct_port, n, len(data["RULE"]), args)
+            measure(nginx.port, direct_port, n, len(data["RULE"]), args, nginx.proc.pid)
         return 0
     except Exception as e:  # a benchmark reports, it does not crash run.sh
         log("failed: %s: %s" % (type(e).__name__, e))

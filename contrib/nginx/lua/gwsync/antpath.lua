@@ -75,6 +75,11 @@ function M.compile(pattern)
         local path_trail = byte(path, -1) == SLASH
         local ps, pe = 1, np          -- pattern start/end (inclusive)
         local ds, de = 1, #pd         -- path start/end
+        -- a literal first token that differs is the common non-match: answer it before the
+        -- loop below (the loop's first step would return false the same way), so that a
+        -- loop left on its first pass does not make LuaJIT abort the caller's traces
+        local p1 = pt[1]
+        if np > 0 and de > 0 and type(p1) == "string" and p1 ~= pd[1] then return false end
 
         -- Match all elements up to the first **
         while ps <= pe and ds <= de do

@@ -1,7 +1,8 @@
 -- gwsync.cache: one nginx worker's view of the gwsync LMDB cache (docs/lmdb-cache.md).
 --
 -- Per request the gateway asks cache:table(); that costs one renewed read transaction and
--- one mdb_get of meta/generation. Only when the generation differs from the one the
+-- one mdb_get of meta/generation (with a key and value buffer made once: no cdata, no
+-- system call, no lock per request). Only when the generation differs from the one the
 -- worker last looked at are PLUGIN, SELECTOR, RULE and DISCOVER_UPSTREAM read, all in that
 -- same transaction (one consistent state of every group), and handed to router.build; the
 -- parsed table is then reused by every request until the next change, so no request
@@ -20,6 +21,7 @@ local lmdb = require "gwsync.lmdb"
 local GROUPS = { "PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM" }
 local FORMAT = "1"                 -- GW_CACHE_FORMAT
 local META = "meta"
+local GENERATION = lmdb.key("generation")   -- asked on every request: one MDB_val, made once
 
 local M = {}
 local Cache = {}
@@ -194,7 +196,7 @@ function Cache:table()
         self.log("notice", "gwsync cache " .. self.path .. ": the writer grew the map (MDB_MAP_RESIZED);"
             .. " adopted the new size")
     end
-    local gen, gerr = self.reader:get(self.meta, "generation")
+    local gen, gerr = self.reader:get(self.meta, GENERATION)
     if gerr then
         self.reader:reset()
         self:report("gen:" .. gerr, "error", "reading `generation` failed: " .. gerr)

@@ -41,6 +41,11 @@ end
 
 function M.is_blank(s)
     if s == nil then return true end
+    -- the common case, a first byte that is not blank, answers without entering the loop
+    -- (a loop left by a return on its first pass makes LuaJIT abort the caller's traces)
+    local c1 = byte(s, 1)
+    if c1 == nil then return true end
+    if c1 > 32 and (c1 < 0xE1 or c1 > 0xE3) then return false end
     local i, n = 1, #s
     while i <= n do
         local c = byte(s, i)

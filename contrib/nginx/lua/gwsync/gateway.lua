@@ -17,12 +17,19 @@
 -- * Upstream hosts must be IP literals (the balancer phase cannot resolve names) and the
 --   protocol http:// (proxy_pass names one scheme); others are unusable, logged once.
 -- * All mutable state lives in one per-worker table (`worker`), made by configure().
+-- * Per request the work is kept to what routing needs (README, Performance notes): the raw
+--   request is a lazy table (headers, query, client address... are fetched from nginx only
+--   when the router first reads them), a usable peer is worked out once per upstream of a
+--   route table (not per request), and no closure or string is built on the proxied path.
 local request = require "gwsync.request"
 local router = require "gwsync.router"
 local balance = require "gwsync.balance"
 local cachemod = require "gwsync.cache"
+local ngx_balancer = require "ngx.balancer"
 
 local M = {}
+
+local find, sub, byte = string.find, string.sub, string.byte
 
 local DEFAULT_HANDLE = { load_balance = "random", retry = 3, timeout = 3000, retry_strategy = "current" }
 local SKIP = { code = -106, message = "Can not find url, please check your configuration!", plain_status = 404 }
@@ -53,6 +60,10 @@ function M.configure(opts)
         cache = nil,               -- made in the worker on first use (never in the master)
         balance_state = {},
         logged = {},               -- one-off log lines already written (bad upstream hosts)
+        -- upstream -> its peer (or false: unusable), worked out once: keyed by the route
+        -- table's upstream objects, so a rebuilt table's entries go with the old table
+        peers = setmetatable({}, { __mode = "k" }),
+        host_var = nil,            -- $gwsync_upstream_host settable? (learnt on first use)
     }
 end
 
@@ -90,39 +101,81 @@ local function answer(w, e)
     return ngx.exit(ngx.status)
 end
 
+-- The blanks nginx leaves around a header value: space and tab.
+local function blank(c) return c == 32 or c == 9 end
+
 -- Header lines in order, names as sent. HTTP/1 has them raw; HTTP/2 only as a table.
+-- The raw text is cut with plain find/sub/byte (no patterns: those are not JIT-compiled and
+-- cost a capture per line); a line is `name:value`, the value without surrounding blanks,
+-- and a line with no name or no ":" is skipped.
 local function header_lines()
-    local out = {}
+    local out, n = {}, 0
     local ok, raw = pcall(ngx.req.raw_header, true)
     if ok and raw then
-        for line in raw:gmatch("[^\r\n]+") do
-            local name, value = line:match("^([^:]+):[ \t]*(.-)[ \t]*$")
-            if name then out[#out + 1] = { name, value } end
+        local i, len = 1, #raw
+        while i <= len do
+            local e = find(raw, "\n", i, true) or len + 1
+            local le = e - 1
+            if le >= i and byte(raw, le) == 13 then le = le - 1 end
+            local colon = find(raw, ":", i, true)
+            if colon and colon > i and colon <= le then
+                local vs, ve = colon + 1, le
+                -- one blank after the colon is the common case: skip it without a loop
+                -- (a loop run once per header poisons the JIT's traces of access())
+                if vs <= ve and blank(byte(raw, vs)) then
+                    vs = vs + 1
+                    if vs <= ve and blank(byte(raw, vs)) then
+                        while vs <= ve and blank(byte(raw, vs)) do vs = vs + 1 end
+                    end
+                end
+                if ve >= vs and blank(byte(raw, ve)) then
+                    while ve >= vs and blank(byte(raw, ve)) do ve = ve - 1 end
+                end
+                n = n + 1
+                out[n] = { sub(raw, i, colon - 1), sub(raw, vs, ve) }
+            end
+            i = e + 1
         end
         return out
     end
     for name, value in pairs(ngx.req.get_headers(0, true)) do
         if type(value) == "table" then
-            for _, v in ipairs(value) do out[#out + 1] = { name, v } end
+            for _, v in ipairs(value) do n = n + 1; out[n] = { name, v } end
         else
-            out[#out + 1] = { name, value }
+            n = n + 1; out[n] = { name, value }
         end
     end
     return out
 end
 
+-- The parts of the raw request the router reads only for some conditions, fetched from
+-- nginx on first use and kept in the request's table.
+local LAZY = {
+    headers = header_lines,
+    query = function() return ngx.var.args end,
+    remote_addr = function() return ngx.var.remote_addr end,
+    now = function() return ngx.time() end,
+    content_length = function() return tonumber(ngx.var.http_content_length) end,
+}
+local RAW_META = {
+    __index = function(raw, key)
+        local f = LAZY[key]
+        if not f then return nil end
+        local v = f()
+        rawset(raw, key, v)
+        return v
+    end,
+}
+
+-- The request as the router reads it (gwsync.request): path and method now, the rest lazily.
 local function raw_request()
     local uri = ngx.var.request_uri or "/"
-    local q = uri:find("?", 1, true)
-    return {
-        path = q and uri:sub(1, q - 1) or uri,
+    local q = find(uri, "?", 1, true)
+    return setmetatable({
+        path = q and sub(uri, 1, q - 1) or uri,
         method = ngx.req.get_method(),
-        headers = header_lines(),
-        query = ngx.var.args,
-        remote_addr = ngx.var.remote_addr,
-        now = ngx.time(),
-        content_length = tonumber(ngx.var.http_content_length),
-    }
+        now_ms = false,            -- the balancer's clock: ngx.now() (a test may set it)
+    }, RAW_META)
 end
 
 -- An address set_current_peer takes without a resolver: IPv4 dotted quad or IPv6.
@@ -136,8 +189,7 @@ local function ip_literal(host)
 end
 
 -- A usable upstream: { up = upstream, addr = ip, port = n } | nil (logged once per url)
-local function peer(w, up)
-    if not up then return nil end
+local function check_peer(w, up)
     local addr = ip_literal(up.host)
     local port = tonumber(up.port)
     local why
@@ -157,6 +209,17 @@ local function peer(w, up)
     return { up = up, addr = addr, port = port }
 end
 
+-- check_peer, remembered per upstream object (a route table's upstreams live as long as it)
+local function peer(w, up)
+    if not up then return nil end
+    local p = w.peers[up]
+    if p == nil then
+        p = check_peer(w, up) or false
+        w.peers[up] = p
+    end
+    return p or nil
+end
+
 -- The load balancer's choice among the usable upstreams not in `tried` (unusable ones
 -- are added to `tried` and the balancer asked again). peer, tried | nil
 local function pick(w, res, req, tried)
@@ -172,9 +235,18 @@ local function pick(w, res, req, tried)
     return nil
 end
 
-local function set_host_var(url)
-    -- `set $gwsync_upstream_host ""` in the location makes it writable; absent is fine
-    pcall(function() ngx.var.gwsync_upstream_host = url end)
+local function assign_host_var(url)
+    ngx.var.gwsync_upstream_host = url
+end
+
+-- `set $gwsync_upstream_host ""` in the location makes it writable; absent is fine (then the
+-- location sends a Host of its own). Learnt once per worker: no pcall per request.
+local function set_host_var(w, url)
+    if w.host_var then
+        ngx.var.gwsync_upstream_host = url
+    elseif w.host_var == nil then
+        w.host_var = pcall(assign_host_var, url)
+    end
 end
 
 function M.access()
@@ -192,11 +264,11 @@ function M.access()
     local p, tried = pick(w, res, req, nil)
     if not p then return answer(w, NO_UPSTREAM) end
     ngx.ctx.gwsync = { res = res, req = req, peer = p, tried = tried, tries = 0 }
-    set_host_var(p.up.url)
+    set_host_var(w, p.up.url)
 end
 
 function M.balancer()
-    local b = require "ngx.balancer"
+    local b = ngx_balancer
     local w = state()
     local g = ngx.ctx.gwsync
     if not g then
@@ -225,7 +297,7 @@ function M.balancer()
             return ngx.exit(ngx.ERROR)
         end
         g.peer = p
-        set_host_var(p.up.url)
+        set_host_var(w, p.up.url)
         if b.recreate_request then b.recreate_request() end   -- the Host header changed
     end
     g.tries = g.tries + 1

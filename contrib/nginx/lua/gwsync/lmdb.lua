@@ -187,14 +187,30 @@ function Txn:close()
 end
 
 -- get(dbi, key) -> value string | nil (absent) | nil, err, code
+-- key is a string, or an MDB_val made once by M.key() (no cdata made per call).
 function Txn:get(dbi, key)
-    local k, v = self.key, self.val
-    k[0].mv_size = #key
-    k[0].mv_data = ffi.cast("void *", key)
+    local k, v = key, self.val
+    if type(key) == "string" then
+        k = self.key
+        k[0].mv_size = #key
+        k[0].mv_data = ffi.cast("void *", key)
+    end
     local rc = lib.mdb_get(self.handle, dbi, k, v)
     if rc == M.NOTFOUND then return nil end
     if rc ~= 0 then return fail(rc) end
     return ffi.string(v[0].mv_data, v[0].mv_size)
+end
+
+-- key(s) -> an MDB_val[1] for a key asked on every request (the generation): made once, it
+-- points at its own copy of s, which lives as long as the key does.
+local key_bufs = setmetatable({}, { __mode = "k" })
+function M.key(s)
+    local buf = ffi.new("char[?]", #s + 1, s)
+    local k = ffi.new("MDB_val[1]")
+    k[0].mv_size = #s
+    k[0].mv_data = buf
+    key_bufs[k] = buf
+    return k
 end
 
 -- walk(dbi) -> values, keys (two lists in key order) | nil, err, code
