@@ -21,6 +21,7 @@
 
 #include "core/clock.h"
 #include "core/jspan.h"
+#include "model/keys.h"
 
 enum kind { K_STR, K_STR_OR_NUM, K_INT, K_BOOL, K_CONDS, K_PARAMS, K_PATHS };
 
@@ -137,24 +138,19 @@ static const struct group_shape {
 	size_t n_fields;
 	size_t size;         /* of the typed struct */
 	size_t item_ptr_off; /* where in struct gw_item the typed pointer goes */
-	const char *key;     /* the key field, NULL: try key_candidates */
-	const char *name;    /* a display name field */
+	const char *name;    /* a display name field (the key is model/keys.c's) */
 } shapes[GW_GROUP_COUNT] = {
     [GW_GROUP_PLUGIN] = {plugin_fields, N(plugin_fields), sizeof(struct gw_plugin_data),
-                         offsetof(struct gw_item, plugin), "id", "name"},
+                         offsetof(struct gw_item, plugin), "name"},
     [GW_GROUP_SELECTOR] = {selector_fields, N(selector_fields), sizeof(struct gw_selector_data),
-                           offsetof(struct gw_item, selector), "id", "name"},
+                           offsetof(struct gw_item, selector), "name"},
     [GW_GROUP_RULE] = {rule_fields, N(rule_fields), sizeof(struct gw_rule_data),
-                       offsetof(struct gw_item, rule), "id", "name"},
+                       offsetof(struct gw_item, rule), "name"},
     [GW_GROUP_APP_AUTH] = {app_auth_fields, N(app_auth_fields), sizeof(struct gw_app_auth_data),
-                           offsetof(struct gw_item, app_auth), "appKey", "appKey"},
+                           offsetof(struct gw_item, app_auth), "appKey"},
     [GW_GROUP_META_DATA] = {meta_fields, N(meta_fields), sizeof(struct gw_meta_data),
-                            offsetof(struct gw_item, meta), "id", "path"},
+                            offsetof(struct gw_item, meta), "path"},
 };
-
-/* Natural keys of the newer groups, tried in order; failing all, the raw JSON itself is
- * the key (an edited item is then a removal plus an addition, which is still correct). */
-static const char *const key_candidates[] = {"id", "selectorId", "proxyApiKey", "name"};
 
 struct pctx {
 	struct group_data *gd;
@@ -286,21 +282,6 @@ static int fill(struct pctx *c, const json_t *obj, const struct field *fields, s
 	return 0;
 }
 
-/* The item's key: a non-empty string field. */
-static const char *item_key(const json_t *obj, const struct group_shape *sh, const char *raw)
-{
-	if (sh->key) {
-		const json_t *k = json_object_get(obj, sh->key);
-		return json_is_string(k) && json_string_length(k) ? json_string_value(k) : NULL;
-	}
-	for (size_t i = 0; i < N(key_candidates); i++) {
-		const json_t *k = json_object_get(obj, key_candidates[i]);
-		if (json_is_string(k) && json_string_length(k))
-			return json_string_value(k);
-	}
-	return raw;
-}
-
 static int convert_item(struct pctx *c, enum gw_group g, const json_t *obj, const char *raw,
                         size_t raw_len, struct gw_item *it)
 {
@@ -315,11 +296,12 @@ static int convert_item(struct pctx *c, enum gw_group g, const json_t *obj, cons
 	it->json_len = raw_len;
 	c->gd->json_bytes += raw_len;
 
-	const char *key = item_key(obj, sh, it->json);
-	if (!key)
-		return gw_errf(c->err, "group %s item %zu: missing key field '%s'", c->group,
-		               c->index, sh->key);
-	it->key = key == it->json ? it->json : arena_strdup(&c->gd->arena, key);
+	const char *missing;
+	const char *key = key_of(g, obj, &c->gd->arena, &missing);
+	if (!key && missing)
+		return gw_errf(c->err, "group %s item %zu: missing key field '%s' (its key is %s)",
+		               c->group, c->index, missing, key_describe(g));
+	it->key = key && key_single_field(g) ? arena_strdup(&c->gd->arena, key) : key;
 	if (!it->key)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	c->key = it->key;
@@ -383,7 +365,7 @@ static int copy_item(struct pctx *c, const struct gw_item *old, struct gw_item *
 	if (!it->json)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	c->gd->json_bytes += old->json_len;
-	it->key = old->key == old->json ? it->json : arena_strdup(a, old->key);
+	it->key = arena_strdup(a, old->key);
 	if (!it->key)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	if (!sh->fields) {
@@ -406,13 +388,13 @@ static int copy_item(struct pctx *c, const struct gw_item *old, struct gw_item *
 
 /* The previous version's item with byte-identical text, found by its key without parsing
  * (only plain string keys; anything unusual takes the full path). */
-static const struct gw_item *unchanged_item(const struct group_data *prev,
-                                            const struct group_shape *sh, const char *raw,
-                                            size_t len)
+static const struct gw_item *unchanged_item(const struct group_data *prev, enum gw_group g,
+                                            const char *raw, size_t len)
 {
-	if (!prev || !sh->key)
+	const char *field = key_single_field(g);
+	if (!prev || !field)
 		return NULL;
-	const char *v = jspan_member(raw, raw + len, sh->key);
+	const char *v = jspan_member(raw, raw + len, field);
 	if (!v || v >= raw + len || *v != '"')
 		return NULL;
 	const char *q = memchr(v + 1, '"', (size_t)(raw + len - v - 1));
@@ -453,7 +435,7 @@ static int parse_item(struct pctx *c, enum gw_group g, const struct group_data *
 	if (*raw != '{')
 		return gw_errf(c->err, "group %s item %zu: expected an object, got %s", c->group,
 		               c->index, span_type(raw));
-	const struct gw_item *old = unchanged_item(prev, &shapes[g], raw, len);
+	const struct gw_item *old = unchanged_item(prev, g, raw, len);
 	if (old)
 		return copy_item(c, old, it);
 	json_error_t je;

@@ -169,7 +169,9 @@ struct gw_meta_data {
  */
 struct gw_item {
 	enum gw_group group;
-	const char *key;  /* id; appKey for APP_AUTH; never NULL */
+	const char *key;  /* the item's identity, never NULL: docs/keys.md (name for
+	                   * PLUGIN, appKey for APP_AUTH, selectorId::proxyApiKey for
+	                   * AI_PROXY_API_KEY, ...) */
 	const char *name; /* a display name (name, appName, path...); may be NULL */
 	const char *json; /* raw JSON text of the item, NUL-terminated */
 	size_t json_len;

@@ -25,10 +25,12 @@ CLASSIC_GROUPS = ["APP_AUTH", "PLUGIN", "RULE", "SELECTOR", "META_DATA"]
 # ShenYu 2.7 ConfigGroupEnum order.
 SHENYU_GROUPS = CLASSIC_GROUPS + ["PROXY_SELECTOR", "AI_PROXY_API_KEY", "DISCOVER_UPSTREAM"]
 
-# The field that identifies an item within its group (what upsert/delete match on).
+# The field that identifies an item within its group (what upsert/delete match on), or the
+# fields whose values joined with "::" do: ShenYu keys an AI proxy API key by its selector
+# and the key (AiProxyApiKeyCache), as gwsync does (agent/model/keys.c).
 KEY_FIELDS = {
     "APP_AUTH": "appKey",
-    "AI_PROXY_API_KEY": "proxyApiKey",
+    "AI_PROXY_API_KEY": ("selectorId", "proxyApiKey"),
     "DISCOVER_UPSTREAM": "selectorId",
 }
 
@@ -134,15 +136,26 @@ def md5_of(items):
     return hashlib.md5(compact(items).encode("utf-8")).hexdigest()
 
 
+def key_fields(group):
+    """The key's fields, as a tuple (one field for most groups)."""
+    f = KEY_FIELDS.get(group, "id")
+    return f if isinstance(f, tuple) else (f,)
+
+
 def key_field(group):
-    return KEY_FIELDS.get(group, "id")
+    """The key's field names as one text, e.g. "id" or "selectorId::proxyApiKey"."""
+    return "::".join(key_fields(group))
 
 
 def item_key(group, item):
     """The key of an item in its group, or None if the item has none."""
     if not isinstance(item, dict):
         return None
-    value = item.get(key_field(group))
+    fields = key_fields(group)
+    if len(fields) > 1:
+        values = [item.get(f) for f in fields]
+        return None if any(v is None for v in values) else "::".join(str(v) for v in values)
+    value = item.get(fields[0])
     if value is None and group == "DISCOVER_UPSTREAM":
         value = (item.get("proxySelectorData") or {}).get("id")
     return None if value is None else str(value)
@@ -367,7 +380,9 @@ class _Gen:
         return out
 
     def ai_keys(self, n):
-        return [self.base({"proxyApiKey": "sk-shenyu-%016x" % self.rng.getrandbits(64),
+        # two API keys per AI proxy selector, as ShenYu deployments commonly have
+        return [self.base({"selectorId": "ai-selector-%d" % (i // 2),
+                           "proxyApiKey": "sk-shenyu-%016x" % self.rng.getrandbits(64),
                            "realApiKey": "sk-real-%032x" % self.rng.getrandbits(128),
                            "description": "key for %s" % SERVICES[i % len(SERVICES)]
                            if i % 2 == 0 else None,

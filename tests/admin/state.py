@@ -23,7 +23,7 @@ import os
 import threading
 import time
 
-from dataset import compact, item_key, key_field
+from dataset import compact, item_key, key_field, key_fields
 
 
 def now_ms():
@@ -259,8 +259,9 @@ class GroupStore:
 
     @staticmethod
     def _ghost(group):
-        return {key_field(group): "lagging-ghost-%s" % group.lower(), "name": "stale item",
-                "enabled": True}
+        item = {f: "lagging-ghost-%s" % group.lower() for f in key_fields(group)}
+        item.update({"name": "stale item", "enabled": True})
+        return item
 
     def lag_off(self):
         with self.cond:

@@ -61,7 +61,8 @@ START_TEST(fixture_parses)
 	ck_assert_str_eq(p->md5, "ff9f3045505109e66c403fcc6a7a9a12");
 	ck_assert_int_eq(p->last_modify_time, 1606982496917LL);
 	ck_assert_uint_eq(p->n_items, 8);
-	ck_assert_str_eq(p->items[0].key, "1");
+	ck_assert_str_eq(p->items[0].key, "sign"); /* plugins are keyed by name (keys.c) */
+	ck_assert_str_eq(p->items[0].plugin->id, "1");
 	ck_assert_str_eq(p->items[0].plugin->name, "sign");
 	ck_assert_ptr_null(p->items[0].plugin->config);
 	ck_assert_str_eq(p->items[0].plugin->role, "0");
@@ -210,18 +211,105 @@ START_TEST(newer_groups_raw_with_keys)
 	const enum gw_group want[] = {GW_GROUP_DISCOVER_UPSTREAM, GW_GROUP_PROXY_SELECTOR};
 	const char *body =
 	    "{\"code\":200,\"data\":{\"DISCOVER_UPSTREAM\":{\"md5\":\"x\",\"lastModifyTime\":5,"
-	    "\"data\":[{\"selectorId\":\"s9\",\"upstreamDataList\":[]},{\"weird\":true}]},"
+	    "\"data\":[{\"selectorId\":\"s9\",\"upstreamDataList\":[]}]},"
 	    "\"PROXY_SELECTOR\":{\"md5\":\"y\",\"lastModifyTime\":6,\"data\":[{\"id\":\"p1\","
 	    "\"name\":\"tcp\"}]}}}";
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
 	ck_assert_msg(fetch(body, strlen(body), want, 2, "s", NULL, out, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0].key, "s9");
-	ck_assert_str_eq(out[GW_GROUP_DISCOVER_UPSTREAM]->items[1].key, "{\"weird\":true}");
 	ck_assert_ptr_null(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0].rule);
 	ck_assert_str_eq(out[GW_GROUP_PROXY_SELECTOR]->items[0].name, "tcp");
 	ck_assert_ptr_null(out[GW_GROUP_PLUGIN]);
 	unref_all(out);
+
+	/* an item without its key cannot be updated or deleted later: the version is refused */
+	const char *keyless =
+	    "{\"code\":200,\"data\":{\"DISCOVER_UPSTREAM\":{\"md5\":\"x\",\"lastModifyTime\":5,"
+	    "\"data\":[{\"selectorId\":\"s9\"},{\"weird\":true}]}}}";
+	ck_assert_int_eq(fetch(keyless, strlen(keyless), want, 1, "s", NULL, out, &err), -1);
+	ck_assert_msg(strstr(err.msg, "item 1: missing key field 'selectorId'"), "%s", err.msg);
+}
+END_TEST
+
+/* Parse one group of `items` (JSON array text); the keys joined with '|'. */
+static char *keys_of(enum gw_group g, const char *items)
+{
+	char body[4096];
+	snprintf(
+	    body, sizeof body,
+	    "{\"code\":200,\"data\":{\"%s\":{\"md5\":\"m\",\"lastModifyTime\":1,\"data\":%s}}}",
+	    gw_group_name(g), items);
+	struct group_data *out[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	ck_assert_msg(fetch(body, strlen(body), &g, 1, "s", NULL, out, &err) == 0, "%s: %s",
+	              gw_group_name(g), err.msg);
+	static char joined[1024];
+	joined[0] = '\0';
+	for (size_t i = 0; i < out[g]->n_items; i++) {
+		if (i)
+			strcat(joined, "|");
+		strcat(joined, out[g]->items[i].key);
+	}
+	unref_all(out);
+	return joined;
+}
+
+START_TEST(each_group_is_keyed_as_shenyu_caches_key_it)
+{
+	/* Several items sharing every field that is not the key: all kept, one key each. */
+	ck_assert_str_eq(keys_of(GW_GROUP_PLUGIN, "[{\"id\":\"1\",\"name\":\"divide\"},"
+	                                          "{\"id\":\"1\",\"name\":\"waf\"}]"),
+	                 "divide|waf");
+	ck_assert_str_eq(keys_of(GW_GROUP_SELECTOR,
+	                         "[{\"id\":\"a\",\"pluginName\":\"divide\",\"name\":\"s\"},"
+	                         "{\"id\":\"b\",\"pluginName\":\"divide\",\"name\":\"s\"}]"),
+	                 "a|b");
+	ck_assert_str_eq(keys_of(GW_GROUP_RULE,
+	                         "[{\"id\":\"a\",\"selectorId\":\"s\",\"name\":\"r\"},"
+	                         "{\"id\":\"b\",\"selectorId\":\"s\",\"name\":\"r\"}]"),
+	                 "a|b");
+	ck_assert_str_eq(keys_of(GW_GROUP_APP_AUTH, "[{\"appKey\":\"k1\",\"appSecret\":\"x\"},"
+	                                            "{\"appKey\":\"k2\",\"appSecret\":\"x\"}]"),
+	                 "k1|k2");
+	ck_assert_str_eq(keys_of(GW_GROUP_META_DATA, "[{\"id\":\"m1\",\"path\":\"/p\"},"
+	                                             "{\"id\":\"m2\",\"path\":\"/p\"}]"),
+	                 "m1|m2");
+	ck_assert_str_eq(keys_of(GW_GROUP_PROXY_SELECTOR,
+	                         "[{\"id\":\"p1\",\"name\":\"tcp\",\"pluginName\":\"tcp\"},"
+	                         "{\"id\":\"p2\",\"name\":\"tcp\",\"pluginName\":\"tcp\"}]"),
+	                 "p1|p2");
+	ck_assert_str_eq(keys_of(GW_GROUP_DISCOVER_UPSTREAM,
+	                         "[{\"selectorId\":\"s1\",\"pluginName\":\"divide\"},"
+	                         "{\"selectorId\":\"s2\",\"pluginName\":\"divide\"}]"),
+	                 "s1|s2");
+	/* several API keys on one selector, and one proxy key on several selectors (the bug a
+	 * soak test found: keyed by selectorId alone, such a version was a "duplicate key") */
+	ck_assert_str_eq(
+	    keys_of(GW_GROUP_AI_PROXY_API_KEY,
+	            "[{\"selectorId\":\"s1\",\"proxyApiKey\":\"k1\",\"realApiKey\":\"r\"},"
+	            "{\"selectorId\":\"s1\",\"proxyApiKey\":\"k2\",\"realApiKey\":\"r\"},"
+	            "{\"selectorId\":\"s2\",\"proxyApiKey\":\"k1\",\"realApiKey\":\"r\"}]"),
+	    "s1::k1|s1::k2|s2::k1");
+	/* and a true duplicate is still refused */
+	char body[1024];
+	snprintf(body, sizeof body,
+	         "{\"code\":200,\"data\":{\"AI_PROXY_API_KEY\":{\"md5\":\"m\",\"lastModifyTime\":1,"
+	         "\"data\":[{\"selectorId\":\"s1\",\"proxyApiKey\":\"k1\"},"
+	         "{\"selectorId\":\"s1\",\"proxyApiKey\":\"k1\",\"enabled\":false}]}}}");
+	enum gw_group g = GW_GROUP_AI_PROXY_API_KEY;
+	struct group_data *out[GW_GROUP_COUNT];
+	struct gw_err err = {{0}};
+	ck_assert_int_eq(fetch(body, strlen(body), &g, 1, "s", NULL, out, &err), -1);
+	ck_assert_msg(strstr(err.msg, "s1::k1"), "%s", err.msg);
+	/* a composite key's second field missing is named */
+	snprintf(body, sizeof body,
+	         "{\"code\":200,\"data\":{\"AI_PROXY_API_KEY\":{\"md5\":\"m\",\"lastModifyTime\":1,"
+	         "\"data\":[{\"selectorId\":\"s1\"}]}}}");
+	ck_assert_int_eq(fetch(body, strlen(body), &g, 1, "s", NULL, out, &err), -1);
+	ck_assert_msg(strstr(err.msg, "missing key field 'proxyApiKey' (its key is "
+	                              "selectorId::proxyApiKey)"),
+	              "%s", err.msg);
 }
 END_TEST
 
@@ -431,6 +519,7 @@ int main(void)
 	tcase_add_test(tc, envelope_refusals);
 	tcase_add_test(tc, config_data_refusals);
 	tcase_add_test(tc, newer_groups_raw_with_keys);
+	tcase_add_test(tc, each_group_is_keyed_as_shenyu_caches_key_it);
 	tcase_add_test(tc, group_document_roundtrip);
 	tcase_add_test(tc, unchanged_items_are_carried_over_changed_ones_parsed);
 	tcase_add_test(tc, structure_between_values_is_strict);

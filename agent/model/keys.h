@@ -1,0 +1,31 @@
+/*
+ * Item keys: the one table of what each group's items are known by. Deltas, patches of
+ * event sources, DELETE events and every subscriber's view (gw_item.key, the LMDB cache's
+ * keys) go by it, so it must be the identity ShenYu's own gateway uses for the group;
+ * docs/keys.md is the same table for readers, with the ShenYu source behind each row.
+ */
+#ifndef GW_MODEL_KEYS_H
+#define GW_MODEL_KEYS_H
+
+#include <gwsync/subscriber.h>
+#include <jansson.h>
+
+#include "core/arena.h"
+
+/* Separator of a key made of two fields (ShenYu's AiProxyApiKeyCache uses the same). */
+#define KEY_SEPARATOR "::"
+
+/* The key's field names, e.g. "id" or "selectorId::proxyApiKey" (for messages and docs). */
+const char *key_describe(enum gw_group g);
+
+/* The one field a group's key is, or NULL when it is made of several (the caller then
+ * cannot look a key up in raw text by one member). */
+const char *key_single_field(enum gw_group g);
+
+/* The key of item `obj` of group `g`: every key field must be a non-empty string.
+ * A single field's key points into `obj` (valid while obj lives); a composite key is
+ * built in `a`. NULL when a field is missing or empty (*missing names it) or on out of
+ * memory (*missing NULL). */
+const char *key_of(enum gw_group g, const json_t *obj, struct arena *a, const char **missing);
+
+#endif
