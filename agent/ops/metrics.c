@@ -152,6 +152,82 @@ static void server_metrics(FILE *f, const struct status_view *v)
 		         v->servers[i].st.last_success_ms);
 }
 
+/* The same facts for any source, labelled source (its configuration section), type and
+ * connection, so a dashboard built on them survives a change of source (WebSocket,
+ * ZooKeeper, etcd). The gwsync_server_* families above stay: they are the first names. */
+static void source_metrics(FILE *f, const struct status_view *v)
+{
+	static const enum source_conn_state states[] = {SOURCE_CONN_POLLING, SOURCE_CONN_RETRYING,
+	                                                SOURCE_CONN_BACKING_OFF,
+	                                                SOURCE_CONN_STOPPED};
+	char sec[128], type[128], lbl[1400];
+	metrics_escape_label(v->source_section ? v->source_section : "none", sec, sizeof sec);
+	metrics_escape_label(v->source_type ? v->source_type : "none", type, sizeof type);
+	family(f, "gwsync_source_info", "gauge", "The agent's source: its section and type.");
+	fprintf(f, "gwsync_source_info{source=\"%s\",type=\"%s\"} 1\n", sec, type);
+
+	family(f, "gwsync_source_connection_state", "gauge",
+	       "1 for the state each connection of the source is in (starting before it runs).");
+	for (size_t i = 0; i < v->n_servers; i++) {
+		const struct status_server_view *sv = &v->servers[i];
+		char conn[1024];
+		metrics_escape_label(sv->url, conn, sizeof conn);
+		snprintf(lbl, sizeof lbl, "source=\"%s\",type=\"%s\",connection=\"%s\"", sec, type,
+		         conn);
+		fprintf(f, "gwsync_source_connection_state{%s,state=\"starting\"} %d\n", lbl,
+		        !sv->running);
+		for (size_t k = 0; k < sizeof states / sizeof states[0]; k++)
+			fprintf(f, "gwsync_source_connection_state{%s,state=\"%s\"} %d\n", lbl,
+			        source_conn_state_name(states[k]),
+			        sv->running && sv->st.state == states[k]);
+	}
+
+	static const char *const fams[][3] = {
+	    {"gwsync_source_changes_total", "counter",
+	     "Group versions from this connection accepted into the store."},
+	    {"gwsync_source_repairs_total", "counter",
+	     "Differences anti-entropy found between what was held and the source's full state."},
+	    {"gwsync_source_consecutive_failures", "gauge",
+	     "Failed tries since the connection last worked (0 when healthy)."},
+	    {"gwsync_source_last_event_timestamp_seconds", "gauge",
+	     "When the connection last announced a change (Unix time; 0: never)."},
+	    {"gwsync_source_last_success_timestamp_seconds", "gauge",
+	     "When the connection last worked (Unix time; 0: never)."},
+	};
+	for (size_t c = 0; c < sizeof fams / sizeof fams[0]; c++) {
+		family(f, fams[c][0], fams[c][1], fams[c][2]);
+		for (size_t i = 0; i < v->n_servers; i++) {
+			const struct source_conn_status *st = &v->servers[i].st;
+			char conn[1024];
+			metrics_escape_label(v->servers[i].url, conn, sizeof conn);
+			snprintf(lbl, sizeof lbl, "%s{source=\"%s\",type=\"%s\",connection=\"%s\"}",
+			         fams[c][0], sec, type, conn);
+			if (c == 0)
+				u64_value(f, lbl, st->changes);
+			else if (c == 1)
+				u64_value(f, lbl, st->repairs);
+			else if (c == 2)
+				u64_value(f, lbl, st->consecutive_failures);
+			else
+				ms_value(f, lbl, c == 3 ? st->last_event_ms : st->last_success_ms);
+		}
+	}
+
+	family(f, "gwsync_source_errors_total", "counter",
+	       "Failed conversations of a source's connection, by reason.");
+	for (size_t i = 0; i < v->n_servers; i++) {
+		char conn[1024];
+		metrics_escape_label(v->servers[i].url, conn, sizeof conn);
+		for (int r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
+			if (r != SYNC_STOPPED)
+				fprintf(f,
+				        "gwsync_source_errors_total{source=\"%s\",type=\"%s\","
+				        "connection=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
+				        sec, type, conn, sync_fail_name((enum sync_fail)r),
+				        v->servers[i].st.failures[r]);
+	}
+}
+
 static void group_metrics(FILE *f, const struct status_view *v)
 {
 	char s[256];
@@ -296,6 +372,7 @@ int metrics_render(const struct status_view *v, char **out, size_t *len, struct 
 		return gw_errf(err, "metrics: %s", strerror(errno));
 	agent_metrics(f, v);
 	server_metrics(f, v);
+	source_metrics(f, v);
 	group_metrics(f, v);
 	subscriber_metrics(f, v);
 	dispatch_metrics(f, v);

@@ -106,6 +106,8 @@ static json_t *server_json(struct doc *d, const struct status_view *v,
 	put(d, o, "changes", json_integer((json_int_t)st->changes));
 	put(d, o, "fetches", json_integer((json_int_t)st->fetches));
 	put(d, o, "fetchedBytes", json_integer((json_int_t)st->bytes_fetched));
+	put(d, o, "lastEvent", time_or_null(st->last_event_ms));
+	put(d, o, "repairs", json_integer((json_int_t)st->repairs));
 	json_t *errors = put(d, o, "errors", json_object());
 	for (int r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
 		if (r != SYNC_STOPPED)
@@ -198,9 +200,18 @@ json_t *status_json(const struct status_view *v)
 	put(&d, root, "health", json_string(why));
 	put(&d, root, "paused", json_boolean(v->paused));
 
+	/* "source" describes any source the same way (its connections are its servers, or its
+	 * ZooKeeper/etcd endpoints); "servers" is the same list under its first name, kept so
+	 * dashboards built on it go on working. */
+	json_t *source = put(&d, root, "source", json_object());
+	put(&d, source, "name", json_string(v->source_section ? v->source_section : "none"));
+	put(&d, source, "type", json_string(v->source_type ? v->source_type : "none"));
+	json_t *conns = put(&d, source, "connections", json_array());
 	json_t *servers = put(&d, root, "servers", json_array());
-	for (size_t i = 0; i < v->n_servers; i++)
+	for (size_t i = 0; i < v->n_servers; i++) {
+		append(&d, conns, server_json(&d, v, &v->servers[i]));
 		append(&d, servers, server_json(&d, v, &v->servers[i]));
+	}
 
 	json_t *groups = put(&d, root, "groups", json_object());
 	for (size_t k = 0; k < v->n_groups; k++)

@@ -34,6 +34,8 @@ int status_view_take(struct status_sources *src, struct status_view *v, struct g
 		return gw_errf(err, "status: out of memory");
 	}
 	v->n_servers = cfg->n_servers;
+	v->source_type = src->source_ops ? src->source_ops->type : "none";
+	v->source_section = src->source_ops ? src->source_ops->section : "none";
 	for (size_t i = 0; i < cfg->n_servers; i++) {
 		v->servers[i].url = cfg->servers[i];
 		if (src->source_ops && src->source)

@@ -56,7 +56,9 @@ struct status_view {
 	size_t n_groups;
 	struct group_data *data[GW_GROUP_COUNT]; /* held version by group (a reference), or NULL */
 
-	struct status_server_view *servers;
+	const char *source_type;    /* the source's type ("http"); "none" without a source */
+	const char *source_section; /* its configuration section ("admin") */
+	struct status_server_view *servers; /* the source's connections, one per server */
 	size_t n_servers;
 
 	int have_dispatch; /* a dispatcher exists and its status was read */

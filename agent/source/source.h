@@ -45,6 +45,9 @@ struct source_conn_status {
 	uint64_t fetches;                   /* fetch requests */
 	uint64_t bytes_fetched;             /* reply bytes of successful fetches */
 	uint64_t failures[SYNC_FAIL_COUNT]; /* by reason (failure.h) */
+	int64_t last_event_ms; /* wall clock of the last change the server announced (a poll
+	                        * answer naming groups, a pushed message); 0: never */
+	uint64_t repairs;      /* anti-entropy differences found (event sources; else 0) */
 };
 
 /* What a source is given. All of it outlives the source. */
@@ -57,7 +60,8 @@ struct source_args {
 struct source; /* each source defines its own */
 
 struct source_ops {
-	const char *type; /* "http": names the source in logs, /status and /metrics */
+	const char *type;    /* "http": names the source in logs, /status and /metrics */
+	const char *section; /* its configuration section ("admin"): the `source` label */
 	/* Prepare the connections; no thread runs yet. */
 	int (*open)(struct source **out, const struct source_args *args, struct gw_err *err);
 	/* Optional (NULL if the source has none): one full read of every configured group,

@@ -322,6 +322,48 @@ START_TEST(server_counters_and_errors_by_reason)
 }
 END_TEST
 
+START_TEST(any_source_is_described_with_source_type_and_connection_labels)
+{
+	struct status_view v;
+	vt_init(&v, 2, 0);
+	struct source_conn_status *a = &v.servers[0].st;
+	a->changes = 5;
+	a->repairs = 2;
+	a->consecutive_failures = 1;
+	a->state = SOURCE_CONN_RETRYING;
+	a->last_event_ms = 1700000060500LL;
+	a->last_success_ms = 1700000050250LL;
+	a->failures[SYNC_FAIL_TIMEOUT] = 3;
+	v.servers[1].running = 0; /* not started yet */
+	memset(&v.servers[1].st, 0, sizeof v.servers[1].st);
+	char *t = render(&v);
+	ck_assert_double_eq(value_of(t, "gwsync_source_info{source=\"admin\",type=\"http\"}"), 1);
+#define A "source=\"admin\",type=\"http\",connection=\"http://a:9095\""
+#define B "source=\"admin\",type=\"http\",connection=\"http://b:9095\""
+	ck_assert_double_eq(value_of(t, "gwsync_source_connection_state{" A ",state=\"retrying\"}"),
+	                    1);
+	ck_assert_double_eq(value_of(t, "gwsync_source_connection_state{" A ",state=\"polling\"}"),
+	                    0);
+	ck_assert_double_eq(value_of(t, "gwsync_source_connection_state{" B ",state=\"starting\"}"),
+	                    1);
+	ck_assert_double_eq(value_of(t, "gwsync_source_changes_total{" A "}"), 5);
+	ck_assert_double_eq(value_of(t, "gwsync_source_repairs_total{" A "}"), 2);
+	ck_assert_double_eq(value_of(t, "gwsync_source_consecutive_failures{" A "}"), 1);
+	ck_assert_ptr_nonnull(
+	    strstr(t, "gwsync_source_last_event_timestamp_seconds{" A "} 1700000060.500\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(t, "gwsync_source_last_success_timestamp_seconds{" A "} 1700000050.250\n"));
+	ck_assert_double_eq(value_of(t, "gwsync_source_errors_total{" A ",reason=\"timeout\"}"), 3);
+	ck_assert_double_eq(value_of(t, "gwsync_source_errors_total{" B ",reason=\"timeout\"}"), 0);
+	/* the first names stay, with the same values */
+	ck_assert_double_eq(value_of(t, "gwsync_changes_total{server=\"http://a:9095\"}"), 5);
+#undef A
+#undef B
+	free(t);
+	status_view_free(&v);
+}
+END_TEST
+
 START_TEST(a_server_not_started_yet_is_starting)
 {
 	struct status_view v;
@@ -492,6 +534,7 @@ int main(void)
 	tcase_add_test(tc, empty_agent_is_valid_text);
 	tcase_add_test(tc, server_counters_and_errors_by_reason);
 	tcase_add_test(tc, a_server_not_started_yet_is_starting);
+	tcase_add_test(tc, any_source_is_described_with_source_type_and_connection_labels);
 	tcase_add_test(tc, label_values_are_escaped);
 	tcase_add_test(tc, groups_items_and_timestamps);
 	tcase_add_test(tc, latency_histogram_is_cumulative);

@@ -113,6 +113,35 @@ END_TEST
 
 /* Regression: an error text that is not UTF-8 (an admin's GBK error page, a reply excerpt
  * cut inside a character) made json_string() fail and /status answer 500. */
+START_TEST(source_object_lists_connections_and_servers_stays)
+{
+	struct status_view v;
+	vt_init(&v, 2, 0);
+	v.servers[0].st.last_event_ms = VT_WALL_MS - 1500;
+	v.servers[0].st.repairs = 3;
+	v.servers[0].st.changes = 7;
+	json_t *doc = doc_of(&v);
+	json_t *src = json_object_get(doc, "source");
+	ck_assert_ptr_nonnull(src);
+	ck_assert_str_eq(str_at(src, "name"), "admin");
+	ck_assert_str_eq(str_at(src, "type"), "http");
+	json_t *conns = json_object_get(src, "connections");
+	ck_assert_uint_eq(json_array_size(conns), 2);
+	json_t *c0 = json_array_get(conns, 0);
+	ck_assert_str_eq(str_at(c0, "url"), "http://a:9095");
+	ck_assert_str_eq(str_at(c0, "state"), "polling");
+	ck_assert_int_eq(json_integer_value(json_object_get(c0, "repairs")), 3);
+	ck_assert_ptr_nonnull(json_object_get(c0, "lastEvent"));
+	ck_assert(json_is_string(json_object_get(c0, "lastEvent")));
+	ck_assert(json_is_null(json_object_get(json_array_get(conns, 1), "lastEvent")));
+	/* "servers" is the same list under its first name */
+	json_t *servers = json_object_get(doc, "servers");
+	ck_assert(json_equal(servers, conns));
+	json_decref(doc);
+	status_view_free(&v);
+}
+END_TEST
+
 START_TEST(error_text_that_is_not_utf8_still_renders)
 {
 	struct status_view v;
@@ -320,6 +349,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, agent_fields_and_time_text);
 	tcase_add_test(tc, servers_failing_and_recovered);
+	tcase_add_test(tc, source_object_lists_connections_and_servers_stays);
 	tcase_add_test(tc, error_text_that_is_not_utf8_still_renders);
 	tcase_add_test(tc, groups_held_from_admin_and_snapshot);
 	tcase_add_test(tc, subscriber_failing_and_behind);

@@ -26,6 +26,8 @@ void vt_init(struct status_view *v, size_t n_servers, size_t n_subs)
 	ck_assert_uint_le(n_servers, 4);
 	v->servers = calloc(n_servers ? n_servers : 1, sizeof *v->servers);
 	v->n_servers = n_servers;
+	v->source_type = "http";
+	v->source_section = "admin";
 	for (size_t i = 0; i < n_servers; i++) {
 		v->servers[i].url = urls[i];
 		v->servers[i].running = 1;

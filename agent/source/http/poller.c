@@ -86,6 +86,9 @@ static int cycle(struct poller *p, int *lagging, enum sync_fail *why, struct gw_
 		LOG_D(p->log, "poller", "server %s: listener: no change", server);
 		return 0;
 	}
+	pthread_mutex_lock(&p->mu);
+	p->status.last_event_ms = gw_wall_ms();
+	pthread_mutex_unlock(&p->mu);
 
 	enum gw_group changed[GW_GROUP_COUNT];
 	size_t n = 0;

@@ -104,6 +104,7 @@ static int longpoll_status(struct source *s, size_t i, struct source_conn_status
 
 const struct source_ops http_source_ops = {
     .type = "http",
+    .section = "admin",
     .open = longpoll_open,
     .initial_sync = longpoll_initial_sync,
     .start = longpoll_start,
