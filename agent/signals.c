@@ -85,7 +85,7 @@ int signals_start(struct signals **out, struct gw_log *log, struct gw_err *err)
 	s->log = log;
 	pthread_mutex_init(&s->mu, NULL);
 	gw_cond_init_mono(&s->cv);
-	int rc = gw_thread_start(&s->thread, signal_main, s);
+	int rc = gw_thread_start(&s->thread, "signals", signal_main, s);
 	if (rc != 0) {
 		free(s);
 		return gw_errf(err, "signals: cannot start thread: %s", strerror(rc));

@@ -7,9 +7,10 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 
-int gw_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg)
 {
 	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
 	sigset_t all, old;
@@ -19,6 +20,11 @@ int gw_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = pthread_create(thread, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0 && name) {
+		char short_name[16]; /* the kernel's limit, NUL included */
+		snprintf(short_name, sizeof short_name, "%s", name);
+		pthread_setname_np(*thread, short_name); /* a name is a courtesy: ignore failure */
+	}
 	return rc;
 }
 

@@ -17,8 +17,10 @@
 #include <pthread.h>
 
 /* pthread_create() with every asynchronous signal blocked in the new thread (fault
- * signals stay open, so crashes still reach sanitizers and core dumps). 0 or an errno. */
-int gw_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
+ * signals stay open, so crashes still reach sanitizers and core dumps), named `name` (at
+ * most 15 bytes: "poll-0", "dispatch", "snapshot"...) so `top -H`, `ps -L` and
+ * /proc/PID/task/ tell the agent's threads apart. 0 or an errno. */
+int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg);
 
 /* pthread_cond_init() on CLOCK_MONOTONIC. 0 or an errno. */
 int gw_cond_init_mono(pthread_cond_t *cv);

@@ -334,7 +334,7 @@ int dispatcher_start(struct dispatcher **out, struct subscribers *subs, struct s
 		     subs->v[i].desc && subs->v[i].desc->name ? subs->v[i].desc->name : "");
 	}
 	d->status.alive = 1;
-	int rc = gw_thread_start(&d->thread, run, d);
+	int rc = gw_thread_start(&d->thread, "dispatch", run, d);
 	if (rc != 0) {
 		free_state(d);
 		return gw_errf(err, "dispatcher: cannot start thread: %s", strerror(rc));

@@ -19,8 +19,12 @@
 #include "core/clock.h"
 #include "core/thread.h"
 
+/* Until ready the thread looks every 100 ms (start-up only). Once ready it sleeps: with
+ * no systemd socket there is nothing left to tell; under systemd it wakes for the watchdog
+ * ping (only if systemd asked for one) and otherwise refreshes STATUS= every 30 s. Idle
+ * means asleep: no 1 s tick. */
 #define POLL_UNTIL_READY_MS 100
-#define POLL_READY_MS       1000
+#define STATUS_REFRESH_MS   30000
 
 struct notifier {
 	struct status_sources *src;
@@ -92,22 +96,29 @@ static void tell(struct notifier *n, const char *msg)
 		LOG_D(n->log, "notify", "%s", err.msg);
 }
 
-/* Sleep up to ms or until stopped; 1 if stopped. */
+/* Sleep up to ms (< 0: until stopped) or until stopped; 1 if stopped. */
 static int nap(struct notifier *n, int64_t ms)
 {
-	struct timespec until = gw_mono_deadline(ms);
 	pthread_mutex_lock(&n->mu);
-	while (!n->stop && pthread_cond_timedwait(&n->cv, &n->mu, &until) != ETIMEDOUT)
-		;
+	if (ms < 0) {
+		while (!n->stop)
+			pthread_cond_wait(&n->cv, &n->mu);
+	} else {
+		struct timespec until = gw_mono_deadline(ms);
+		while (!n->stop && pthread_cond_timedwait(&n->cv, &n->mu, &until) != ETIMEDOUT)
+			;
+	}
 	int stop = n->stop;
 	pthread_mutex_unlock(&n->mu);
 	return stop;
 }
 
-/* How long to sleep: the polling period, or less if a watchdog ping falls due first. */
+/* How long to sleep (-1: until stopped): see POLL_UNTIL_READY_MS. */
 static int64_t next_wait(struct notifier *n, int64_t next_ping)
 {
-	int64_t wait = atomic_load(&n->ready) ? POLL_READY_MS : POLL_UNTIL_READY_MS;
+	if (atomic_load(&n->ready) && !n->socket_name)
+		return -1;
+	int64_t wait = atomic_load(&n->ready) ? STATUS_REFRESH_MS : POLL_UNTIL_READY_MS;
 	if (n->watchdog_ms > 0) {
 		int64_t due = next_ping - gw_mono_ms();
 		if (due < wait)
@@ -182,7 +193,7 @@ int notify_start(struct notifier **out, struct status_sources *src, struct gw_er
 	if (n->socket_name)
 		LOG_D(n->log, "notify", "systemd notify socket %s, watchdog ping every %lld ms",
 		      n->socket_name, (long long)n->watchdog_ms);
-	int rc = gw_thread_start(&n->thread, run, n);
+	int rc = gw_thread_start(&n->thread, "notify", run, n);
 	if (rc != 0) {
 		pthread_cond_destroy(&n->cv);
 		pthread_mutex_destroy(&n->mu);

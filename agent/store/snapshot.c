@@ -178,7 +178,7 @@ int snapshot_writer_start(struct snapshot_writer **out, const char *dir, struct 
 			      "crash",
 			      n, name, dir);
 	}
-	int rc = gw_thread_start(&w->thread, writer_main, w);
+	int rc = gw_thread_start(&w->thread, "snapshot", writer_main, w);
 	if (rc != 0) {
 		free(w->dir);
 		free(w);

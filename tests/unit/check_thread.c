@@ -1,6 +1,7 @@
 /*
  * Unit tests of core/thread.c: a started thread has the asynchronous signals blocked even
- * when its creator has none blocked (fault signals stay open), and a monotonic condition
+ * when its creator has none blocked (fault signals stay open), it carries its name (cut
+ * to the kernel's 15 bytes), and a monotonic condition
  * variable's timed wait ends at a gw_mono_deadline().
  */
 #include <check.h>
@@ -23,7 +24,7 @@ START_TEST(started_threads_block_async_signals)
 	sigemptyset(&none);
 	pthread_sigmask(SIG_SETMASK, &none, &before);
 	pthread_t t;
-	ck_assert_int_eq(gw_thread_start(&t, report_mask, &seen), 0);
+	ck_assert_int_eq(gw_thread_start(&t, "test", report_mask, &seen), 0);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(sigismember(&seen, SIGTERM), 1);
 	ck_assert_int_eq(sigismember(&seen, SIGINT), 1);
@@ -34,6 +35,25 @@ START_TEST(started_threads_block_async_signals)
 	sigset_t after;
 	pthread_sigmask(SIG_SETMASK, &before, &after);
 	ck_assert_int_eq(sigismember(&after, SIGTERM), 0);
+}
+END_TEST
+
+static void *report_name(void *arg)
+{
+	pthread_getname_np(pthread_self(), arg, 16);
+	return NULL;
+}
+
+START_TEST(started_threads_carry_their_name)
+{
+	char seen[16] = "";
+	pthread_t t;
+	ck_assert_int_eq(gw_thread_start(&t, "poll-3", report_name, seen), 0);
+	pthread_join(t, NULL);
+	ck_assert_str_eq(seen, "poll-3");
+	ck_assert_int_eq(gw_thread_start(&t, "a-name-longer-than-fifteen", report_name, seen), 0);
+	pthread_join(t, NULL);
+	ck_assert_str_eq(seen, "a-name-longer-t");
 }
 END_TEST
 
@@ -61,6 +81,7 @@ int main(void)
 	Suite *s = suite_create("thread");
 	TCase *tc = tcase_create("thread");
 	tcase_add_test(tc, started_threads_block_async_signals);
+	tcase_add_test(tc, started_threads_carry_their_name);
 	tcase_add_test(tc, monotonic_wait_ends_at_its_deadline);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -19,6 +19,9 @@
 
 #include "core/strbuf.h"
 
+/* The longest curl_multi_poll() sleeps when curl has no timer due sooner: a day. */
+#define POLL_CAP_MS (24 * 3600 * 1000)
+
 #ifndef GWSYNC_VERSION
 #define GWSYNC_VERSION "unknown"
 #endif
@@ -183,9 +186,11 @@ static int run_transfer(struct http *h)
 					result = (int)m->data.result;
 			break;
 		}
-		/* Sleeps until a socket is ready, curl's own timer is due, or a wakeup; the 1 s
-		 * cap is only a safety net, never the way a stop is noticed. */
-		if (curl_multi_poll(h->multi, NULL, 0, 1000, NULL) != CURLM_OK)
+		/* Sleeps until a socket is ready, curl's own timer is due (curl_multi_poll takes
+		 * the sooner of that and our cap: the request's timeouts are curl's timers), or
+		 * a curl_multi_wakeup() (how a stop is noticed). No timer of our own: a held
+		 * poll is an idle thread, not one that wakes every second. */
+		if (curl_multi_poll(h->multi, NULL, 0, POLL_CAP_MS, NULL) != CURLM_OK)
 			break;
 	}
 	curl_multi_remove_handle(h->multi, h->easy);

@@ -244,7 +244,9 @@ int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index
 
 	pthread_mutex_init(&p->mu, NULL);
 	gw_cond_init_mono(&p->cv);
-	int rc = gw_thread_start(&p->thread, run, p);
+	char name[16];
+	snprintf(name, sizeof name, "poll-%zu", server_index);
+	int rc = gw_thread_start(&p->thread, name, run, p);
 	if (rc != 0) {
 		admin_close(p->admin);
 		pthread_cond_destroy(&p->cv);
