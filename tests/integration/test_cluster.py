@@ -57,6 +57,10 @@ class LaggingAdmin(harness.IntegrationTest):
         c = self.cluster(2, mode="shenyu", hold=5)
         d = self.daemon(c.config(log_level="debug", retry=(3, "500ms", "5s")))
         synclog.wait_synced(d, c[0])
+        # Both pollers hold a listener before the lag begins: a first poll that arrives
+        # after it (a slow machine) would find the lag before the mark below.
+        for emu in c:
+            harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
         held = c[0].group("RULE")
         # The second admin stops catching up and serves an older RULE.
         c[1].lag(groups=["RULE"], back=0)

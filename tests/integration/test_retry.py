@@ -23,6 +23,10 @@ class Retry(harness.IntegrationTest):
         emu = self.emulator(mode="shenyu", hold=2)
         d = self.daemon(emu.config(log_level="info", retry=(3, "300ms", "1500ms")))
         synclog.wait_synced(d, emu)
+        # The poller's first listener must be held before the fault: on a slow machine
+        # (TSan, load) it can arrive after it, and a failed try before reset_requests()
+        # shifts the rounds by one.
+        harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
         mark = d.mark()
         emu.fault("http", status=503, endpoint="listener")
         emu.reset_requests()
