@@ -5,6 +5,7 @@
 #                    the integration tests under TSan, and a bounded libFuzzer run
 #   ./dev.sh build   just (re)build into ./build
 #   ./dev.sh bench   optimised build, then the benchmarks (bench/README.md)
+#   ./dev.sh package build the Debian packages gwsync and gwsync-dev into dist/ (lintian-checked)
 #   ./dev.sh deps    install missing build dependencies (Debian/Ubuntu, as root)
 # Builds are out of tree (build/, build-asan/, build-tsan/) so they never step on each other.
 set -euo pipefail
@@ -20,7 +21,10 @@ BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config python3 cur
 # cache from Python; wrk drives the gateway benchmark.
 GATEWAY_PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-cjson luajit2
 	python3-lmdb lmdb-utils wrk)
-TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}")
+# Building and checking the Debian packages (debian/control's Build-Depends are the
+# BUILD_PACKAGES above).
+PACKAGE_TOOLS=(dpkg-dev debhelper fakeroot lintian)
+TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}")
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
@@ -50,6 +54,12 @@ deps() {
 }
 
 bootstrap() {
+	# An in-tree ./configure (the classic bootstrap) makes every out-of-tree build fail
+	# with "source directory already configured": builds here are out of tree, so undo it.
+	if [ -f config.status ]; then
+		log "the source directory was configured in place: make distclean (builds go to build/)"
+		make -s distclean >/dev/null 2>&1 || rm -f config.status config.log Makefile libtool gwsync.pc
+	fi
 	if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
 		log "autoreconf"
 		autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
@@ -83,12 +93,28 @@ build() {
 	make -s -C build -j"$jobs"
 }
 
-# Prints automake's test summary and a closing "N passed, N failed" line.
-summarize() {
-	local dir=$1 pass fail
-	pass=$(awk '/^# PASS:/ {print $3}' "$dir/test-suite.log" 2>/dev/null || echo 0)
-	fail=$(awk '/^# (FAIL|ERROR|XPASS):/ {s += $3} END {print s + 0}' "$dir/test-suite.log" 2>/dev/null || echo 0)
-	echo "$dir: ${pass:-0} passed, ${fail:-0} failed"
+# Each pass of `check` adds one line "NAME: N passed, N skipped, N failed (TIME)[; NOTE]".
+results=()
+elapsed() { local s=$(($(date +%s) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+record() { # record NAME PASSED SKIPPED FAILED START [NOTE]
+	results+=("$1: $2 passed, $3 skipped, $4 failed ($(elapsed "$5"))${6:+; $6}")
+}
+
+# record_suite NAME DIR START: automake's counts from DIR/test-suite.log, plus the test cases
+# that Python files skipped inside (a file counts once in automake's figures).
+record_suite() {
+	local name=$1 dir=$2 start=$3 pass=0 skip=0 fail=0 inner=0 log=$2/test-suite.log
+	if [ -f "$log" ]; then
+		pass=$(awk '/^# PASS:/ {print $3}' "$log")
+		skip=$(awk '/^# SKIP:/ {print $3}' "$log")
+		fail=$(awk '/^# (FAIL|ERROR|XPASS):/ {s += $3} END {print s + 0}' "$log")
+		inner=$(find "$dir/tests" -name '*.log' -exec grep -ho 'skipped=[0-9]*' {} + 2>/dev/null |
+			awk -F= '{s += $2} END {print s + 0}')
+	else
+		fail=1
+	fi
+	record "$name" "${pass:-0}" "${skip:-0}" "${fail:-0}" "$start" \
+		"$([ "${inner:-0}" -gt 0 ] && echo "$inner test cases skipped inside passing files")"
 }
 
 run_checks() {
@@ -99,56 +125,139 @@ run_checks() {
 	if [ $rc -ne 0 ] && [ -f "$dir/test-suite.log" ]; then
 		cat "$dir/test-suite.log" >&2
 	fi
-	summarize "$dir"
+	return $rc
+}
+
+# package: the Debian packages from the sources git knows (edits included, never a build's
+# products), built once in a temporary copy, into dist/; then lintian. DEB_BUILD_OPTIONS
+# defaults to nocheck (the unit tests are ./dev.sh check's first pass).
+have_package_tools() {
+	command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null &&
+		command -v dpkg-parsechangelog >/dev/null
+}
+package() {
+	local version tmp src rc=0
+	version=$(dpkg-parsechangelog -l debian/changelog -S Version)
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/gwsync-package.XXXXXX")
+	src=$tmp/gwsync-$version
+	mkdir -p "$src"
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git ls-files -z | tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -xf - -C "$src"
+	else
+		tar --exclude='./build*' --exclude=./dist --exclude=./debian/build --exclude=./.git \
+			-cf - . | tar -xf - -C "$src"
+	fi
+	log "dpkg-buildpackage -us -uc -b (log: dist/build.log)"
+	mkdir -p dist
+	rm -f dist/gwsync_*.deb dist/gwsync-dev_*.deb
+	(cd "$src" && DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-nocheck} parallel=$jobs noautodbgsym" \
+		nice dpkg-buildpackage -us -uc -b) >dist/build.log 2>&1 || rc=$?
+	if [ $rc -eq 0 ]; then
+		mv "$tmp"/gwsync_*.deb "$tmp"/gwsync-dev_*.deb dist/
+		ls dist/*.deb
+		if command -v lintian >/dev/null; then
+			log "lintian"
+			local out
+			out=$(lintian --fail-on error,warning dist/gwsync_*.deb dist/gwsync-dev_*.deb 2>&1) || rc=$?
+			grep -v 'running with root privileges' <<<"$out" || true
+		fi
+	else
+		tail -n 40 dist/build.log >&2
+	fi
+	rm -rf "$tmp"
 	return $rc
 }
 
 check() {
 	deps "${TEST_PACKAGES[@]}"
+	local rc=0 t
+	t=$(date +%s)
 	build
-	local rc=0 results=()
+	record build 1 0 0 "$t"
 	if command -v clang-format >/dev/null; then
 		log "clang-format"
+		t=$(date +%s)
 		if git ls-files '*.c' '*.h' | xargs clang-format --dry-run -Werror 2>/dev/null; then
-			results+=("format: 1 passed, 0 failed")
+			record format 1 0 0 "$t"
 		else
 			git ls-files '*.c' '*.h' | xargs clang-format --dry-run 2>&1 | head -20
-			results+=("format: 0 passed, 1 failed")
+			record format 0 0 1 "$t"
 			rc=1
 		fi
+	else
+		record format 0 1 0 "$(date +%s)" "clang-format not installed"
 	fi
 
 	log "tests (unit + integration)"
+	t=$(date +%s)
 	run_checks build || rc=1
-	results+=("$(summarize build)")
+	record_suite tests build "$t"
 
 	log "ASan+UBSan build and tests"
+	t=$(date +%s)
 	configure_in build-asan --enable-werror --enable-sanitizers=address CFLAGS="-g -O1"
 	make -s -C build-asan -j"$jobs"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		run_checks build-asan || rc=1
-	results+=("$(summarize build-asan)")
+	record_suite asan build-asan "$t"
 
 	log "TSan build and integration tests"
+	t=$(date +%s)
 	configure_in build-tsan --enable-werror --enable-sanitizers=thread CFLAGS="-g -O1"
 	make -s -C build-tsan -j"$jobs"
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 		run_checks build-tsan TESTS="\$(INTEGRATION_TESTS)" || rc=1
-	results+=("$(summarize build-tsan)")
+	record_suite tsan build-tsan "$t"
+
+	# The packages: built once (dist/), then installed, run and removed on this machine by
+	# tests/package/test_package.py (root only; it skips, saying why, otherwise).
+	t=$(date +%s)
+	if have_package_tools; then
+		log "Debian packages: build, lintian, install, run, remove"
+		if package; then
+			local out prc=0
+			out=$(GWSYNC_DEB_DIR="$here/dist" GWSYNC_SRCDIR="$here" /usr/bin/python3 \
+				tests/package/test_package.py 2>&1) || prc=$?
+			printf '%s\n' "$out" | tail -n 40
+			local ran skipped
+			ran=$(sed -nE 's/^Ran ([0-9]+) tests?.*/\1/p' <<<"$out" | tail -1)
+			skipped=$(sed -nE 's/.*skipped=([0-9]+).*/\1/p' <<<"$out" | tail -1)
+			ran=${ran:-0} skipped=${skipped:-0}
+			if [ $prc -eq 0 ]; then
+				record packages $((1 + ran - skipped)) "$skipped" 0 "$t" "the build + lintian, then the install test's cases"
+			else
+				record packages $((1 + ran - skipped - 1)) "$skipped" 1 "$t"
+				rc=1
+			fi
+		else
+			record packages 0 0 1 "$t" "dpkg-buildpackage or lintian failed (dist/build.log)"
+			rc=1
+		fi
+	else
+		log "Debian packages: skipped (no dpkg-buildpackage/debhelper; ./dev.sh deps installs them)"
+		record packages 0 1 0 "$t" "no dpkg-buildpackage/debhelper"
+	fi
 
 	log "fuzzing (libFuzzer, ${GWSYNC_FUZZ_SECONDS:-45}s per target)"
-	if tests/fuzz/run.sh build-fuzz "${GWSYNC_FUZZ_SECONDS:-45}"; then
-		results+=("fuzz: 2 passed, 0 failed")
+	t=$(date +%s)
+	if ! command -v clang >/dev/null; then
+		record fuzz 0 2 0 "$t" "clang not installed"
+	elif tests/fuzz/run.sh build-fuzz "${GWSYNC_FUZZ_SECONDS:-45}"; then
+		record fuzz 2 0 0 "$t" "fuzz_reply, fuzz_config"
 	else
-		results+=("fuzz: 0 passed, 2 failed")
+		local bad
+		bad=$(grep -l -E '^==[0-9]+==ERROR|^SUMMARY: ' build-fuzz/fuzz_*.log build-fuzz/replay_*.log 2>/dev/null |
+			sed -E 's|.*/(fuzz|replay)_([a-z]+)\.log|\2|' | sort -u | wc -l)
+		[ "$bad" -ge 1 ] || bad=1
+		record fuzz $((2 - bad)) 0 "$bad" "$t"
 		rc=1
 	fi
 
 	log "summary"
-	local p=0 f=0
+	local p=0 f=0 r
 	for r in "${results[@]}"; do
 		echo "$r"
-		p=$((p + $(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$r")))
+		p=$((p + $(sed -E 's/^[^:]*: ([0-9]+) passed.*/\1/' <<<"$r")))
 		f=$((f + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$r")))
 	done
 	echo "$p passed, $f failed"
@@ -171,12 +280,16 @@ bench() {
 
 case "${1:-}" in
 deps) deps "${TEST_PACKAGES[@]}" ;;
+package)
+	deps "${PACKAGE_TOOLS[@]}"
+	package
+	;;
 build) build ;;
 check) check ;;
 demo) demo ;;
 bench) bench ;;
 *)
-	sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

@@ -10,8 +10,9 @@
 
 #include "core/log.h"
 
-#ifndef SYSCONFDIR
-#define SYSCONFDIR "/etc"
+/* $(sysconfdir)/gwsync/gwsync.yaml, from the build (/etc/gwsync/gwsync.yaml in the packages) */
+#ifndef GWSYNC_CONFIG_FILE
+#define GWSYNC_CONFIG_FILE "/etc/gwsync/gwsync.yaml"
 #endif
 
 const char *options_usage(void)
@@ -21,7 +22,7 @@ const char *options_usage(void)
 	       "\n"
 	       "Keeps an API gateway's configuration in step with a Soul / Apache ShenYu admin.\n"
 	       "\n"
-	       "  -c, --config FILE      configuration file (default " SYSCONFDIR "/gwsync.yaml)\n"
+	       "  -c, --config FILE      configuration file (default " GWSYNC_CONFIG_FILE ")\n"
 	       "      --check            validate the configuration and load the subscribers, then "
 	       "exit\n"
 	       "      --once             one full fetch and one delivery to the subscribers, then "
@@ -49,7 +50,7 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 	    {NULL, 0, NULL, 0},
 	};
 	memset(out, 0, sizeof *out);
-	out->config_path = SYSCONFDIR "/gwsync.yaml";
+	out->config_path = GWSYNC_CONFIG_FILE;
 	out->log_level = -1;
 	optind = 1;
 	opterr = 0;
