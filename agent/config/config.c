@@ -173,6 +173,8 @@ static const struct key retry_keys[] = {
     /* at least 10ms: 0 would turn a refused connection into a busy loop */
     {"interval", cfgw_duration, CFG(retry_interval_ms), 10, INT64_MAX, NULL},
     {"backoff", cfgw_duration, CFG(retry_backoff_ms), 10, INT64_MAX, NULL},
+    /* the backoff's cap until the agent first holds data (retry.h) */
+    {"startup_backoff", cfgw_duration, CFG(retry_startup_backoff_ms), 10, INT64_MAX, NULL},
     {NULL, NULL, 0, NOSUB},
 };
 
@@ -270,6 +272,7 @@ static struct cfg *cfg_new(void)
 	c->retry_attempts = 3;
 	c->retry_interval_ms = 5 * 1000;
 	c->retry_backoff_ms = 5 * 60 * 1000;
+	c->retry_startup_backoff_ms = 10 * 1000;
 	c->max_response = 64 * 1024 * 1024;
 	c->log_level = GW_LOG_INFO;
 	c->log_format = GW_LOG_TEXT;

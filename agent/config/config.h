@@ -46,13 +46,14 @@ struct cfg {
 	char *namespace_id;
 	enum gw_group groups[GW_GROUP_COUNT]; /* in the order configured */
 	size_t n_groups;
-	int64_t connect_timeout_ms; /* default 10 s */
-	int64_t read_timeout_ms;    /* default 90 s; must be > hold_ms */
-	int64_t hold_ms;            /* admin.hold: how long the admin holds a poll (60 s) */
-	int retry_attempts;         /* default 3 */
-	int64_t retry_interval_ms;  /* default 5 s */
-	int64_t retry_backoff_ms;   /* default 5 min */
-	int64_t max_response;       /* bytes; default 64 MiB */
+	int64_t connect_timeout_ms;       /* default 10 s */
+	int64_t read_timeout_ms;          /* default 90 s; must be > hold_ms */
+	int64_t hold_ms;                  /* admin.hold: how long the admin holds a poll (60 s) */
+	int retry_attempts;               /* default 3 */
+	int64_t retry_interval_ms;        /* default 5 s */
+	int64_t retry_backoff_ms;         /* default 5 min */
+	int64_t retry_startup_backoff_ms; /* default 10 s: the backoff's cap until data is held */
+	int64_t max_response;             /* bytes; default 64 MiB */
 	struct cfg_tls tls;
 
 	/* gateway: */

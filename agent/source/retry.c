@@ -16,6 +16,16 @@ int retry_try_in_round(const struct retry_policy *p, uint64_t failures)
 	return (int)((failures - 1) % round_len(p)) + 1;
 }
 
+enum retry_step retry_next_starting(const struct retry_policy *p, uint64_t failures, int starting,
+                                    int64_t *delay_ms)
+{
+	enum retry_step step = retry_next(p, failures, delay_ms);
+	if (step == RETRY_BACKOFF && starting && p->startup_backoff_ms > 0 &&
+	    *delay_ms > p->startup_backoff_ms)
+		*delay_ms = p->startup_backoff_ms;
+	return step;
+}
+
 enum retry_step retry_next(const struct retry_policy *p, uint64_t failures, int64_t *delay_ms)
 {
 	if (failures == 0) {

@@ -55,6 +55,21 @@ class Retry(harness.IntegrationTest):
         v = emu.upsert("RULE", synclog.rule("recovered"))
         d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
 
+    def test_a_sidecar_started_before_its_admin_waits_the_startup_backoff(self):
+        # No admin and no snapshot at start: the 5-minute backoff would leave the agent
+        # unready for minutes after the admin comes up; retry.startup_backoff caps it.
+        port = harness.free_port()
+        cfg = harness.make_config(["http://127.0.0.1:%d" % port], groups=harness.SHENYU_GROUPS,
+                                  username="admin", password="123456", log_level="info",
+                                  retry={"attempts": 2, "interval": "200ms", "backoff": "5m",
+                                         "startup_backoff": "1s"})
+        d = self.daemon(cfg)
+        d.wait_log(r"all 2 tries of this round failed, next try in 1000 ms", stream=None)
+        emu = self.emulator(start=False, mode="shenyu", hold=2)
+        emu.port = port
+        emu.start()
+        synclog.wait_synced(d, emu, timeout=10)
+
     def test_a_failed_fetch_is_a_failed_try(self):
         emu = self.emulator(mode="shenyu", hold=5)
         d = self.daemon(emu.config(log_level="info", retry=(3, "300ms", "1500ms")))

@@ -131,6 +131,18 @@ static int cycle(struct poller *p, int *lagging, enum sync_fail *why, struct gw_
 	return 0;
 }
 
+/* Every configured group has a version (from an admin or the snapshot): the agent is
+ * past its start-up, and the full backoff applies again. */
+static int holds_data(struct poller *p)
+{
+	struct ingest_stamp held[GW_GROUP_COUNT];
+	ingest_stamps(p->in, held);
+	for (size_t i = 0; i < p->cfg->n_groups; i++)
+		if (!held[p->cfg->groups[i]].md5[0])
+			return 0;
+	return 1;
+}
+
 static void note_success(struct poller *p)
 {
 	pthread_mutex_lock(&p->mu);
@@ -197,7 +209,8 @@ static void *run(void *arg)
 		failures++;
 		note_failure(p, failures, why, &err);
 		int64_t delay;
-		enum retry_step step = retry_next(&p->policy, failures, &delay);
+		enum retry_step step =
+		    retry_next_starting(&p->policy, failures, !holds_data(p), &delay);
 		if (step == RETRY_BACKOFF) {
 			LOG_E(p->log, "poller",
 			      "%s [%s]; all %d tries of this round failed, next "
@@ -235,6 +248,7 @@ int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index
 	p->policy.attempts = cfg->retry_attempts;
 	p->policy.interval_ms = cfg->retry_interval_ms;
 	p->policy.backoff_ms = cfg->retry_backoff_ms;
+	p->policy.startup_backoff_ms = cfg->retry_startup_backoff_ms;
 	if (admin_open(&p->admin, cfg, server_index, log, err) != 0) {
 		free(p);
 		return -1;
