@@ -121,9 +121,18 @@ run_checks() {
 	local dir=$1
 	shift
 	local rc=0
-	make -s -C "$dir" -j"$jobs" check "$@" || rc=$?
+	# A private TMPDIR per pass: a test run must leave nothing behind, and this is where
+	# anything it left would be found (and reported as a failure).
+	local tmp="$here/$dir/test-tmp"
+	rm -rf "$tmp" && mkdir -p "$tmp"
+	TMPDIR=$tmp make -s -C "$dir" -j"$jobs" check "$@" || rc=$?
 	if [ $rc -ne 0 ] && [ -f "$dir/test-suite.log" ]; then
 		cat "$dir/test-suite.log" >&2
+	fi
+	if [ -n "$(ls -A "$tmp")" ]; then
+		echo "$dir: the tests left files behind in $tmp:" >&2
+		ls -A "$tmp" | head -20 >&2
+		rc=1
 	fi
 	return $rc
 }

@@ -19,6 +19,7 @@ Environment (set by `make check`): GWSYNCD (the daemon binary), GWSYNC_SRCDIR,
 GWSYNC_BUILDDIR, GWSYNC_PLUGIN_PATH. GWSYNC_KEEP_TMP=1 keeps temporary directories;
 GWSYNC_TEST_VERBOSE=1 prints every process's output when it is closed.
 """
+import atexit
 import json
 import os
 import re
@@ -100,6 +101,15 @@ def _cleanup_dir(path):
         shutil.rmtree(path, ignore_errors=True)
 
 
+def _own_tmpdir(prefix):
+    """A temporary directory that is removed at the latest when the test process exits,
+    even if the object that made it is never closed (a one-shot run_once() daemon): a test
+    run leaves nothing behind in /tmp."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(_cleanup_dir, path)
+    return path
+
+
 def _stop_process(proc, sig=signal.SIGTERM, timeout=5.0):
     """Signal a process, wait up to `timeout`, SIGKILL it if needed. (rc, seconds)."""
     if proc is None:
@@ -175,7 +185,7 @@ class Emulator:
         self.tls = tls
         self.extra_args = list(args)
         self.flags = dict(flags)
-        self.tmp = tempfile.mkdtemp(prefix="gwsync-emu-")
+        self.tmp = _own_tmpdir("gwsync-emu-")
         self.log_path = os.path.join(self.tmp, "emulator.log")
         self.dataset_path = None
         if isinstance(dataset, dict):
@@ -574,7 +584,7 @@ class Daemon:
     captured by background threads as they come."""
 
     def __init__(self, config, args=(), env=None, tmp=None, binary=None):
-        self.tmp = tmp or tempfile.mkdtemp(prefix="gwsync-it-")
+        self.tmp = tmp or _own_tmpdir("gwsync-it-")
         self._own_tmp = tmp is None
         self.config_path = os.path.join(self.tmp, "gwsync.yaml")
         self.state_dir = os.path.join(self.tmp, "state")
