@@ -113,8 +113,13 @@ record_suite() {
 	else
 		fail=1
 	fi
-	record "$name" "${pass:-0}" "${skip:-0}" "${fail:-0}" "$start" \
-		"$([ "${inner:-0}" -gt 0 ] && echo "$inner test cases skipped inside passing files")"
+	local note=
+	[ "${inner:-0}" -gt 0 ] && note="$inner test cases skipped inside passing files"
+	if [ -n "$(ls -A "$dir/test-tmp" 2>/dev/null)" ]; then
+		fail=$((fail + 1)) # run_checks listed them
+		note="${note:+$note; }files left behind in $dir/test-tmp"
+	fi
+	record "$name" "${pass:-0}" "${skip:-0}" "${fail:-0}" "$start" "$note"
 }
 
 run_checks() {
