@@ -5,26 +5,48 @@
  */
 #include "core/thread.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+
+/* What the new thread needs before it runs its function: its name is set by the thread
+ * itself, first thing, so nothing it does (or a test reading its name) can run before. */
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	char name[16]; /* the kernel's limit, NUL included */
+};
+
+static void *named(void *p)
+{
+	struct start st = *(struct start *)p;
+	free(p);
+	if (st.name[0])
+		pthread_setname_np(pthread_self(), st.name); /* a courtesy: ignore failure */
+	return st.fn(st.arg);
+}
 
 int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg)
 {
 	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+	struct start *st = calloc(1, sizeof *st);
+	if (!st)
+		return ENOMEM;
+	st->fn = fn;
+	st->arg = arg;
+	snprintf(st->name, sizeof st->name, "%s", name ? name : "");
 	sigset_t all, old;
 	sigfillset(&all);
 	for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
 		sigdelset(&all, faults[i]);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(thread, NULL, fn, arg);
+	int rc = pthread_create(thread, NULL, named, st);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc == 0 && name) {
-		char short_name[16]; /* the kernel's limit, NUL included */
-		snprintf(short_name, sizeof short_name, "%s", name);
-		pthread_setname_np(*thread, short_name); /* a name is a courtesy: ignore failure */
-	}
+	if (rc != 0)
+		free(st);
 	return rc;
 }
 
