@@ -60,14 +60,40 @@ local function all_dstar(pt, from, to)
     return true
 end
 
--- compile(pattern) -> matcher(path, path_tokens?) -> bool
+-- compile(pattern) -> matcher(path, path_tokens?) -> bool, info
+-- info describes the pattern for the router's fast path (gwsync.fastpath):
+--   abs      the pattern starts with "/" (a path must too, to match)
+--   lit1     the first token when it is a literal: a path whose first token differs (or that
+--            has no token) never matches, and the matcher returns false before any token's
+--            regex is used, so it cannot raise either
+--   prefix   the pattern is "/lit1/**": it matches exactly the paths that start with "/" and
+--            whose first token is lit1
+--   lit_path the pattern is "/lit1/.../litk/**" (k >= 2): lit_path is "/lit1/.../litk"; a
+--            path that starts with it followed by "/" or its end matches, and a path without
+--            "//" (so that its tokens are exactly its "/"-separated parts) matches only so
+--   raises   some token is a bad regex: matching may raise HTTP 400
 function M.compile(pattern)
     local raw = tokenize(pattern)
     local pt = {}
-    for i = 1, #raw do pt[i] = compile_token(raw[i]) end
+    local raises = false
+    for i = 1, #raw do
+        pt[i] = compile_token(raw[i])
+        if type(pt[i]) == "table" and pt[i] ~= DSTAR then raises = true end
+    end
     local pat_abs = byte(pattern, 1) == SLASH
     local pat_trail = byte(pattern, -1) == SLASH
     local np = #pt
+    local lit1 = type(pt[1]) == "string" and pt[1] or nil
+    local info = { abs = pat_abs, lit1 = lit1, raises = raises,
+                   prefix = pat_abs and lit1 ~= nil and np == 2 and pt[2] == DSTAR and not pat_trail }
+    if pat_abs and np >= 3 and pt[np] == DSTAR and not pat_trail then
+        local lits = {}
+        for i = 1, np - 1 do
+            if type(pt[i]) ~= "string" then lits = nil break end
+            lits[i] = pt[i]
+        end
+        if lits then info.lit_path = "/" .. table.concat(lits, "/") end
+    end
 
     return function(path, pd)
         if (byte(path, 1) == SLASH) ~= pat_abs then return false end
@@ -133,7 +159,7 @@ function M.compile(pattern)
             end
         end
         return all_dstar(pt, ps, pe)
-    end
+    end, info
 end
 
 -- match(pattern, path) -> bool (compiles each time: for tests and one-off use)

@@ -244,7 +244,7 @@ end
 
 -- specified(list, req) -> the upstream named by the `specify-domain` header, or nil
 function M.specified(list, req)
-    local want = req:header("specify-domain")
+    local want = req:specify_domain()
     if not want then return nil end
     for i = 1, #list do
         if list[i].url == want then return list[i] end

@@ -105,9 +105,12 @@ JUDGES["equals"] = function(c)
     return function(rd) need_pv(c); return rd == c.pv end
 end
 
+-- The compiled path matchers and what they tell about their patterns are kept on the
+-- condition (c.ant / c.ant_info, c.pp / c.pp_info) for the router's fast path.
 JUDGES["match"] = function(c)
     if c.ptype == "uri" and c.pv then
-        local m = antpath.compile(c.pv)
+        local m, info = antpath.compile(c.pv)
+        c.ant, c.ant_info = m, info
         return function(rd, req) return m(rd, rd == req.path and req:ant_tokens() or nil) end
     end
     return function(rd) need_pv(c); return contains(rd, c.pv) end
@@ -115,7 +118,8 @@ end
 
 JUDGES["exclude"] = function(c)
     if c.ptype == "uri" and c.pv then
-        local m = antpath.compile(c.pv)
+        local m, info = antpath.compile(c.pv)
+        c.ant, c.ant_info = m, info
         return function(rd, req) return not m(rd, rd == req.path and req:ant_tokens() or nil) end
     end
     return function(rd) need_pv(c); return not contains(rd, c.pv) end
@@ -123,8 +127,9 @@ end
 
 JUDGES["pathPattern"] = function(c)
     if c.ptype == "uri" and c.pv then
-        local m, err = pathpattern.compile(c.pv)
+        local m, err, info = pathpattern.compile(c.pv)
         c.compile_error = err
+        c.pp, c.pp_info = m, info
         return function(rd, req)
             return m(rd, rd == req.path and req:path_container() or nil)
         end

@@ -37,7 +37,6 @@ local NO_UPSTREAM = { code = -119, plain_status = 503,
     message = "Can not find healthy upstream url, please check your configuration!" }
 local NO_CACHE = { code = 503, message = "Service Unavailable: no route table loaded yet",
     plain_status = 503, http_status = 503 }
-local INTERNAL = { code = 500, message = "Internal Server Error", plain_status = 500, http_status = 500 }
 
 -- The per-worker state: configuration, the cache reader, the load balancers' state.
 local worker = nil
@@ -156,6 +155,11 @@ local LAZY = {
     remote_addr = function() return ngx.var.remote_addr end,
     now = function() return ngx.time() end,
     content_length = function() return tonumber(ngx.var.http_content_length) end,
+    -- the load balancer asks every routed request for `specify-domain`: nginx's own header
+    -- index answers "there is none" without splitting the header lines in Lua ($http_*
+    -- matches names case-insensitively; a request nginx sees no such header in has no
+    -- `specify-domain` line the Lua parser would find either)
+    no_specify_domain = function() return ngx.var.http_specify_domain == nil end,
 }
 local RAW_META = {
     __index = function(raw, key)
@@ -222,17 +226,28 @@ end
 
 -- The load balancer's choice among the usable upstreams not in `tried` (unusable ones
 -- are added to `tried` and the balancer asked again). peer, tried | nil
-local function pick(w, res, req, tried)
-    for _ = 0, #(res.upstreams or {}) do
-        -- nil, not {}, on the first try: the balancer's plain path (no exclusion list)
+local function pick_more(w, res, req, tried)
+    for _ = 1, #(res.upstreams or {}) do
         local up = balance.select(res, req, w.balance_state, tried)
         if not up then return nil end
-        tried = tried or {}
         tried[up.url] = true
         local p = peer(w, up)
         if p then return p, tried end
     end
     return nil
+end
+
+-- pick(w, res, req, tried) -> peer, tried | nil. The first choice is made without a loop and
+-- without a `tried` set (the balancer's plain path): a usable first choice, the common case,
+-- returns tried = nil, and the balancer phase makes the set only when it fails over. (A loop
+-- left on its first pass would make LuaJIT abort the traces of access().)
+local function pick(w, res, req, tried)
+    local up = balance.select(res, req, w.balance_state, tried)
+    if not up then return nil end
+    if tried then tried[up.url] = true end
+    local p = peer(w, up)
+    if p then return p, tried end
+    return pick_more(w, res, req, tried or { [up.url] = true })
 end
 
 local function assign_host_var(url)
@@ -254,11 +269,10 @@ function M.access()
     local tbl = w.cache:table()
     if not tbl then return answer(w, NO_CACHE) end
     local req = request.new(raw_request())
-    local ok, res = pcall(router.route, tbl, req)
-    if not ok then
-        log("error", "gwsync: router.route failed: " .. tostring(res))
-        return answer(w, INTERNAL)
-    end
+    -- No pcall here: a LuaJIT trace that returns through a pcall frame aborts, and the router
+    -- is the hot path. route() answers ShenYu's errors itself; a Lua error from it (a bug)
+    -- fails the access phase, which nginx logs and answers with its 500 page.
+    local res = router.route(tbl, req)
     if res.action == "skip" then return answer(w, SKIP) end
     if res.action ~= "proxy" then return answer(w, res) end
     local p, tried = pick(w, res, req, nil)
@@ -291,7 +305,10 @@ function M.balancer()
             if not ok then log("error", "gwsync: set_timeouts: " .. tostring(err)) end
         end
     elseif failover then
-        p = pick(w, g.res, g.req, g.tried)
+        -- the upstreams tried so far: the first choice, when access() made no set
+        local tried = g.tried
+        if not tried then tried = { [g.peer.up.url] = true }; g.tried = tried end
+        p = pick(w, g.res, g.req, tried)
         if not p then
             log("error", "gwsync: no other healthy upstream to fail over to")
             return ngx.exit(ngx.ERROR)

@@ -319,13 +319,25 @@ match_from = function(els, k, path, p)
     end
 end
 
--- compile(pattern) -> matcher(path_string, parsed_path?) -> bool, plus the parse error (if any)
+-- compile(pattern) -> matcher(path_string, parsed_path?) -> bool, parse error (if any), info
 -- The matcher of a bad pattern raises ShenYu's HTTP 400 when it is used.
+-- info (good patterns only) describes the pattern for the router's fast path:
+--   raises  a {var:re} constraint has capture groups: matching may raise HTTP 400
+--   lit1    the pattern's elements start with a separator and a literal segment lit1: a
+--           path matches only if its first element is a separator and its second the
+--           segment lit1 (compared after %-decoding and dropping ";params")
 function M.compile(pattern)
     local ok, els = pcall(parse, pattern)
     if not ok then
         local msg = type(els) == "table" and els.msg or tostring(els)
         return function() errors.raise_bad_request(msg) end, msg
+    end
+    local info = { raises = false }
+    for i = 1, #els do
+        if els[i].groups then info.raises = true end
+    end
+    if els[1] and els[1].kind == K_SEP and els[2] and els[2].kind == K_LIT then
+        info.lit1 = els[2].text
     end
     return function(path, parsed)
         if not parsed then
@@ -339,7 +351,7 @@ function M.compile(pattern)
             return els[1].kind == K_REST
         end
         return match_from(els, 1, parsed, 1)
-    end
+    end, nil, info
 end
 
 return M

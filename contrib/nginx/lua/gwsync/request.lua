@@ -13,6 +13,7 @@ local pathpattern = require "gwsync.pathpattern"
 local M = {}
 
 local byte, sub, find, lower, char = string.byte, string.sub, string.find, string.lower, string.char
+local SLASH = 47
 
 local Req = {}
 Req.__index = Req
@@ -40,6 +41,25 @@ end
 function Req:header(name)
     if not self._hfirst then self:_index_headers() end
     return self._hfirst[lower(name)]
+end
+
+-- header_lc(lname) -> header(lname) for a name already in lower case (no lower() per call)
+function Req:header_lc(lname)
+    local first = self._hfirst
+    if not first then
+        self:_index_headers()
+        first = self._hfirst
+    end
+    return first[lname]
+end
+
+-- specify_domain() -> header("specify-domain"), asked for every routed request by the load
+-- balancer. A gateway that can tell cheaply that the request has no such header sets
+-- raw.no_specify_domain (true), so that a request whose conditions need no header is not
+-- made to split its header lines just for this.
+function Req:specify_domain()
+    if not self._hfirst and self.raw.no_specify_domain == true then return nil end
+    return self:header_lc("specify-domain")
 end
 
 function Req:header_count(name)
@@ -324,6 +344,13 @@ function Req:_resolve_client()
     self._ip, self._host = ip, host
 end
 
+-- client_ip_or_false() -> client_ip(), or false where client_ip() would raise (the fast
+-- path's non-raising form)
+function Req:client_ip_or_false()
+    if self._ip == nil then self:_resolve_client() end
+    return self._ip
+end
+
 function Req:client_ip()
     if self._ip == nil then self:_resolve_client() end
     if self._ip == false then
@@ -388,7 +415,9 @@ function Req:ant_tokens()
     return t
 end
 
-function Req:path_container()
+-- path_container_or_false() -> the parsed path (pathpattern.parse_path), or false when the
+-- path does not parse (path_container() then raises ShenYu's 400)
+function Req:path_container_or_false()
     local c = self._pc
     if c == nil then
         local err
@@ -396,8 +425,53 @@ function Req:path_container()
         if not c then self._pc_err = err; c = false end
         self._pc = c
     end
+    return c
+end
+
+function Req:path_container()
+    local c = self:path_container_or_false()
     if c == false then errors.raise_bad_request(self._pc_err) end
     return c
+end
+
+-- ant_key() -> the path's first AntPathMatcher token ("" when it has none): the key of the
+-- router's selector index, found without splitting the whole path.
+function Req:ant_key()
+    local k = self._akey
+    if k == nil then
+        local p = self.path
+        local i = 1
+        if byte(p, 1) == SLASH then
+            i = 2
+            if byte(p, 2) == SLASH then i = find(p, "[^/]", 3) or #p + 1 end
+        end
+        local j = find(p, "/", i, true)
+        k = sub(p, i, (j or #p + 1) - 1)
+        self._akey = k
+    end
+    return k
+end
+
+-- pp_key() -> the path's first PathContainer segment when the path is "/segment..." ("" when
+-- the path's elements do not start with a separator and a segment), or nil when the path has
+-- a "%" (then only parse_path can tell the decoded segment, or that the path is invalid).
+function Req:pp_key()
+    local k = self._ppkey
+    if k == nil then
+        local p = self.path
+        if find(p, "%", 1, true) then
+            k = false
+        elseif byte(p, 1) ~= SLASH then
+            k = ""
+        else
+            local j = find(p, "/", 2, true)
+            k = sub(p, 2, (j or #p + 1) - 1)
+            local semi = find(k, ";", 1, true)
+            if semi then k = sub(k, 1, semi - 1) end
+        end
+        self._ppkey = k
+    end
+    return k or nil
 end
 
 ---------------------------------------------------------------------------------------------

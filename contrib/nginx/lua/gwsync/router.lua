@@ -6,6 +6,13 @@
 -- evaluates conditions (DIVIDE-SEMANTICS §4) and returns a prepared result (§5): no JSON
 -- decoding and, for a proxied request, no allocation beyond the request's own caches.
 --
+-- route() has two evaluations of the same semantics. The fast one (route_fast) uses the
+-- non-raising condition tests and the selector index of gwsync.fastpath, runs without a
+-- pcall and is what LuaJIT compiles; when a test says "ShenYu might throw here" (rare: an
+-- invalid condition, a bad X-Forwarded-For entry, an undecodable path under pathPattern) it
+-- gives up and the plain evaluation (route_plain: every selector, conditions.match, errors
+-- raised as ShenYu throws them) answers the request under pcall.
+--
 -- Order: ShenYu sorts selectors (per plugin) and rules (per selector) stably by `sort`, ties
 -- kept in arrival order (the admin's list order). The cache gives us items in LMDB key order
 -- (by id), the only order available, so ties are broken by key order.
@@ -14,6 +21,7 @@
 -- handle) are left out with a warning in tbl.warnings, as documented in the lua API.
 local cjson = require "cjson.safe"
 local conditions = require "gwsync.conditions"
+local fastpath = require "gwsync.fastpath"
 local upstreams = require "gwsync.upstreams"
 local handle = require "gwsync.handle"
 local balance = require "gwsync.balance"
@@ -100,9 +108,11 @@ local function build_selector(obj, discovered, now_ms, warnings)
     else
         ups = upstreams.from_selector_handle(obj.handle, now_ms)
     end
+    local test, key = fastpath.TRUE, nil -- full flow (and any type but 1): conditions ignored
+    if typ == 1 then test, key = fastpath.list_test(mode, conds) end
     local sel = {
         id = id, data = obj, enabled = obj.enabled, type = typ, sort = sort, match_mode = mode,
-        conditions = conds,
+        conditions = conds, test = test, key = key,
         has_conditions = type(obj.conditionList) == "table" and #obj.conditionList > 0,
         -- ranking score: conditionList.size() for AND (matchMode 0), 0 otherwise; a null
         -- conditionList on an AND selector makes the ranking throw (NPE) -> flagged
@@ -151,7 +161,7 @@ local function build_rule(obj, sel, warnings)
     end
     return {
         id = id, data = obj, enabled = obj.enabled, sort = sort, match_mode = mode,
-        conditions = conds, score = (mode == 0) and #obj.conditionDataList or 0,
+        conditions = conds, test = (fastpath.list_test(mode, conds)), score = (mode == 0) and #obj.conditionDataList or 0,
         handle = h, lb_error = lb_error, result = proxy_result(sel, obj, h),
     }
 end
@@ -204,6 +214,19 @@ function M.build(groups, opts)
         end
     end
     for _, sel in ipairs(tbl.selectors) do stable_sort(sel.rules) end
+
+    -- for route_fast: the selectors that can be candidates (enabled; type 1 only with
+    -- conditions), the enabled rules of each, and the selector index
+    local active = {}
+    for _, sel in ipairs(tbl.selectors) do
+        if sel.enabled and (sel.type ~= 1 or sel.has_conditions) then active[#active + 1] = sel end
+        local ar = {}
+        for _, r in ipairs(sel.rules) do
+            if r.enabled then ar[#ar + 1] = r end
+        end
+        sel.active_rules = ar
+    end
+    tbl.by_key, tbl.unfiled = fastpath.index(active)
     return tbl
 end
 
@@ -247,7 +270,8 @@ local function finish(rule_result, h, lb_error, sel, req)
     return rule_result
 end
 
-local function route_inner(tbl, req, cands)
+-- route_plain: ShenYu's evaluation as written, raising its errors (gwsync.errors)
+local function route_plain(tbl, req, cands)
     local sels = tbl.selectors
     if #sels == 0 then return M.NO_SELECTOR end
     local n = 0
@@ -288,15 +312,104 @@ local function route_inner(tbl, req, cands)
     return finish(rule.result, rule.handle, rule.lb_error, sel, req)
 end
 
+-- pick, or nil where pick raises (a candidate's score is nil)
+local function pick_fast(cands, n)
+    local best = cands[1]
+    if best.score == nil then return nil end
+    for i = 2, n do
+        local c = cands[i]
+        if c.score == nil then return nil end
+        if c.score > best.score or (c.score == best.score and c.sort < best.sort) then
+            best = c
+        end
+    end
+    return best
+end
+
+-- route_fast: route_plain's answer, or nil where route_plain might raise. Same steps, with
+-- the selectors the index leaves for the request's first Ant token and each selector's and
+-- rule's non-raising test (gwsync.fastpath).
+local function route_fast(tbl, req, cands)
+    local list = tbl.unfiled
+    local by_key = tbl.by_key
+    if by_key then list = by_key[req:ant_key()] or list end
+    local n = 0
+    for i = 1, #list do
+        local s = list[i]
+        local hit = s.test(req)
+        if hit then
+            n = n + 1; cands[n] = s
+        elseif hit == nil then
+            return nil
+        end
+    end
+    if n == 0 then return M.NO_SELECTOR end
+    local sel = cands[1]
+    if n > 1 then
+        sel = pick_fast(cands, n)
+        if not sel then return nil end
+    end
+
+    if not sel.continued then
+        return finish(sel.default_result, handle.DEFAULT, nil, sel, req)
+    end
+    local rules = sel.rules
+    if #rules == 0 then return M.NO_RULE end
+    local rule
+    if sel.type == 0 then
+        rule = rules[#rules] -- full flow: the last rule, its conditions and `enabled` unchecked
+    else
+        local ar = sel.active_rules
+        n = 0
+        for i = 1, #ar do
+            local r = ar[i]
+            local hit = r.test(req)
+            if hit then
+                n = n + 1; cands[n] = r
+            elseif hit == nil then
+                return nil
+            end
+        end
+        if n == 0 then return M.NO_RULE end -- no backtracking to other selectors
+        rule = cands[1]
+        if n > 1 then rule = pick_fast(cands, n) end -- a rule's score is never nil
+    end
+    -- a load balancer that fails raises unless `specify-domain` names an upstream: leave
+    -- that to route_plain (finish() without lb_error cannot raise)
+    if rule.lb_error then return nil end
+    return finish(rule.result, rule.handle, nil, sel, req)
+end
+
 -- route(tbl, req) -> result (see lua_api.md); req is a gwsync.request object
+-- No pcall unless route_fast gives up: a trace that returns through a pcall frame aborts
+-- ("NYI: return to lower frame"), so the common request must not run inside one.
 function M.route(tbl, req)
     if not tbl.enabled then return M.SKIP end
     local cands = tbl._cands -- scratch list reused across requests (one request at a time)
     if not cands then cands = {}; tbl._cands = cands end
-    local ok, res = pcall(route_inner, tbl, req, cands)
+    local res = route_fast(tbl, req, cands)
+    if res then return res end
+    return M.route_plain(tbl, req)
+end
+
+-- route_plain(tbl, req) -> result: the plain evaluation alone (route() without its fast
+-- path; the differential test compares the two)
+function M.route_plain(tbl, req)
+    if not tbl.enabled then return M.SKIP end
+    local cands = tbl._cands
+    if not cands then cands = {}; tbl._cands = cands end
+    local ok, res = pcall(route_plain, tbl, req, cands)
     if ok then return res end
     if errors.is_ours(res) then return errors.result(res.status, res.message) end
     error(res, 0)
+end
+
+-- route_fast(tbl, req) -> result, or nil when the plain evaluation must decide (for tests)
+function M.route_fast(tbl, req)
+    if not tbl.enabled then return M.SKIP end
+    local cands = tbl._cands
+    if not cands then cands = {}; tbl._cands = cands end
+    return route_fast(tbl, req, cands)
 end
 
 return M
