@@ -158,13 +158,43 @@ static int offer(struct ws_apply *a, struct group_data *held, struct group_data 
 	return (int)n;
 }
 
+void ws_gate(struct ws_shared *sh, int closed)
+{
+	pthread_mutex_lock(&sh->apply_mu);
+	sh->gate_closed = closed;
+	pthread_cond_broadcast(&sh->gate_cv);
+	pthread_mutex_unlock(&sh->apply_mu);
+}
+
+void ws_shared_stop(struct ws_shared *sh)
+{
+	pthread_mutex_lock(&sh->apply_mu);
+	sh->stopping = 1;
+	pthread_cond_broadcast(&sh->gate_cv);
+	pthread_mutex_unlock(&sh->apply_mu);
+}
+
+/* Take apply_mu once the gate is open. -1 (not locked) when stopping. */
+static int enter(struct ws_shared *sh)
+{
+	pthread_mutex_lock(&sh->apply_mu);
+	while (sh->gate_closed && !sh->stopping)
+		pthread_cond_wait(&sh->gate_cv, &sh->apply_mu);
+	if (sh->stopping) {
+		pthread_mutex_unlock(&sh->apply_mu);
+		return -1;
+	}
+	return 0;
+}
+
 int ws_apply_message(struct ws_apply *a, const struct ws_msg *m, struct gw_err *err)
 {
 	const struct cfg *cfg = a->sh->cfg;
 	enum gw_group g = (enum gw_group)m->group;
 	if (m->kind != WS_MSG_DATA || !configured(cfg, m->group))
 		return 0;
-	pthread_mutex_lock(&a->sh->apply_mu);
+	if (enter(a->sh) != 0)
+		return 0;
 	struct group_data *held = ingest_held(a->sh->in, g), *batch = NULL, *gd = NULL;
 	int rc = model_parse_items(g, m->data, m->data_len, a->server, held, &batch, err);
 	if (rc == 0)
@@ -219,7 +249,10 @@ size_t ws_apply_window_close(struct ws_apply *a, int complete)
 	size_t done = 0;
 	if (!a->window)
 		return 0;
-	pthread_mutex_lock(&a->sh->apply_mu);
+	if (enter(a->sh) != 0) {
+		drop_shadows(a);
+		return 0;
+	}
 	for (size_t i = 0; i < cfg->n_groups; i++) {
 		enum gw_group g = cfg->groups[i];
 		const char *name = gw_group_name(g);

@@ -32,7 +32,16 @@ struct ws_shared {
 	struct ingest *in;
 	struct gw_log *log;
 	pthread_mutex_t apply_mu; /* build-and-offer, atomic across connections */
+	/* The gate (under apply_mu): while closed nothing is offered and appliers wait, so
+	 * main can load the snapshot after a failed start-up sync without a connection
+	 * offering at the same moment. Stopping opens it for good (appliers give up). */
+	pthread_cond_t gate_cv;
+	int gate_closed, stopping;
 };
+
+/* Close or open the gate; ws_shared_stop() opens it and makes waiters give up. */
+void ws_gate(struct ws_shared *sh, int closed);
+void ws_shared_stop(struct ws_shared *sh);
 
 /* One per connection. */
 struct ws_apply {

@@ -34,6 +34,7 @@ struct ws_conn {
 	const char *url;
 	char host[256];
 	char path[512];
+	char host_header[300]; /* host:port, as Host: carries it */
 	int port, tls;
 	struct retry_policy policy;
 	ws_first_fn first;
@@ -373,6 +374,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: {
 		unsigned char **p = (unsigned char **)in, *end = *p + len;
 		char port[16];
+		if (c->cfg->ws_origin && add_header(wsi, "Origin:", c->cfg->ws_origin, p, end))
+			return -1;
 		if (c->cfg->ws_token &&
 		    add_header(wsi, "X-Shenyu-Sync-Token:", c->cfg->ws_token, p, end))
 			return -1;
@@ -486,8 +489,8 @@ static void session(struct ws_conn *c)
 	ci.address = c->host;
 	ci.port = c->port;
 	ci.path = c->path;
-	ci.host = c->host;
-	ci.origin = c->cfg->ws_origin;
+	ci.host = c->host_header;
+	ci.origin = NULL;   /* sent as written by callback(): lws would prefix "http://" */
 	ci.protocol = NULL; /* ShenYu negotiates no subprotocol */
 	ci.local_protocol_name = protocols[0].name;
 	ci.ietf_version_or_minus_one = -1;
@@ -548,7 +551,9 @@ static void *run(void *arg)
 			failures = 0;
 			continue;
 		}
-		if (c->first) {
+		if (c->first && c->ap.accepted == 0) {
+			/* a session that offered something is not a failed start: the groups
+			 * it brought must not be overwritten by the snapshot */
 			c->first(c->first_arg, c->index, 0);
 			c->first = NULL;
 		}
@@ -608,6 +613,8 @@ static int parse_url(struct ws_conn *c, struct gw_err *err)
 	if (c->port <= 0 || c->port > 65535)
 		return gw_errf(err, "server %s: bad port", u);
 	snprintf(c->path, sizeof c->path, "%s", *after == '/' ? after : "/");
+	snprintf(c->host_header, sizeof c->host_header, "%s%s%s:%d", *p == '[' ? "[" : "", c->host,
+	         *p == '[' ? "]" : "", c->port);
 	return 0;
 }
 

@@ -1,9 +1,10 @@
 /*
  * WebSocket sync behind the source table (see source.h): one connection thread per
  * configured server (conn.h). initial_sync starts them and waits until one has finished
- * a full sync (every configured group then held) or every one has failed its first try;
- * on failure it stops them again, so nothing reaches the store while main loads the
- * snapshot, and start() starts them afresh. A connection's MYSELF answer is the start-up
+ * a full sync (every configured group then held) or every one has failed its first try
+ * without offering anything; on failure it closes the gate (apply.h), so nothing reaches
+ * the store while main loads the snapshot, and start() opens it: the connections keep
+ * their retry schedule throughout. A connection's MYSELF answer is the start-up
  * fetch; there is no separate one.
  */
 #include <libwebsockets.h>
@@ -42,6 +43,7 @@ static int ws_open(struct source **out, const struct source_args *args, struct g
 	s->sh.in = args->ingest;
 	s->sh.log = args->log;
 	pthread_mutex_init(&s->sh.apply_mu, NULL);
+	pthread_cond_init(&s->sh.gate_cv, NULL);
 	pthread_mutex_init(&s->mu, NULL);
 	gw_cond_init_mono(&s->cv);
 	/* libwebsockets' own log is global; the agent logs every failure itself */
@@ -105,15 +107,19 @@ static int ws_initial_sync(struct source *s, struct gw_err *err)
 	pthread_mutex_unlock(&s->mu);
 	if (ok)
 		return 0;
-	free_conns(s);
 	if (stop)
 		return gw_errf(err, "start-up sync interrupted");
+	/* The connections keep trying on their schedule; nothing they get is offered until
+	 * start(), after main has loaded the snapshot. */
+	ws_gate(&s->sh, 1);
 	return gw_errf(err, "no admin server answered over WebSocket (%zu tried)", n);
 }
 
 static int ws_start(struct source *s, struct gw_err *err)
 {
-	return start_conns(s, err);
+	int rc = start_conns(s, err);
+	ws_gate(&s->sh, 0);
+	return rc;
 }
 
 static void ws_stop(struct source *s)
@@ -123,6 +129,7 @@ static void ws_stop(struct source *s)
 	pthread_mutex_lock(&s->mu);
 	s->stop = 1;
 	pthread_cond_broadcast(&s->cv);
+	ws_shared_stop(&s->sh);
 	for (size_t i = 0; i < s->running; i++)
 		conn_stop(s->conns[i]); /* quick: a flag and a wake-up */
 	pthread_mutex_unlock(&s->mu);
@@ -137,6 +144,7 @@ static void ws_free(struct source *s)
 	free(s->conns);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->sh.gate_cv);
 	pthread_mutex_destroy(&s->sh.apply_mu);
 	free(s);
 }
