@@ -197,8 +197,8 @@ class Refusals(harness.IntegrationTest):
         emu.fault("drop", endpoint="websocket", on="message", how="frame", code=1000, count=3)
         files = self.tmpdir()
         d = self.daemon(ws_config([emu], files, retry=FAST_RETRY))
-        d.wait_log(r"the admin closed the connection right after the handshake \(close code "
-                   r"1000\): a ShenYu 2\.7\+ admin does this when the namespaceId header is "
+        d.wait_log(r"the admin closed the connection right after the handshake \(with close "
+                   r"code 1000\): a ShenYu 2\.7\+ admin does this when the namespaceId header is "
                    r"missing or refused; check admin.namespace")
         wait_converged(files, emu)
 

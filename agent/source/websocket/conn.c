@@ -439,20 +439,21 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	}
 	case LWS_CALLBACK_CLIENT_CLOSED:
 		if (c->why == SYNC_OK) {
+			char how[200] = "without a close frame";
+			if (c->peer_close_code)
+				snprintf(how, sizeof how, "with close code %d%s%s",
+				         c->peer_close_code, *c->peer_close_reason ? ", " : "",
+				         c->peer_close_reason);
 			if (c->established && !c->synced && c->messages == 0)
 				fail(c, SYNC_FAIL_CONNECT, LWS_CLOSE_STATUS_NOSTATUS,
 				     "server %s: the admin closed the connection right after the "
-				     "handshake (close code %d%s%s): a ShenYu 2.7+ admin does this "
-				     "when the namespaceId header is missing or refused; check "
+				     "handshake (%s): a ShenYu 2.7+ admin does this when the "
+				     "namespaceId header is missing or refused; check "
 				     "admin.namespace",
-				     c->url, c->peer_close_code, *c->peer_close_reason ? ", " : "",
-				     c->peer_close_reason);
+				     c->url, how);
 			else
-				fail(
-				    c, SYNC_FAIL_CONNECT, LWS_CLOSE_STATUS_NOSTATUS,
-				    "server %s: connection closed by the admin (close code %d%s%s)",
-				    c->url, c->peer_close_code, *c->peer_close_reason ? ", " : "",
-				    c->peer_close_reason);
+				fail(c, SYNC_FAIL_CONNECT, LWS_CLOSE_STATUS_NOSTATUS,
+				     "server %s: connection closed by the admin (%s)", c->url, how);
 		}
 		c->wsi = NULL;
 		c->done = 1;
