@@ -330,5 +330,21 @@ class Convergence(harness.IntegrationTest):
         self.assertIn(b"gwsync_repairs_total{server=\"" + ws_url(emu).encode() + b"\"} 1", body)
 
 
+class Tls(harness.IntegrationTest):
+
+    def test_wss_with_the_admins_ca_and_with_a_wrong_one(self):
+        pki = harness.make_test_ca(os.path.join(self.tmpdir(), "pki"))
+        emu = self.emulator(mode="shenyu", tls=pki)
+        url = "wss://127.0.0.1:%d/websocket" % emu.port
+        files = self.tmpdir()
+        self.daemon(ws_config([url], files, tls={"ca_file": pki["ca"]}))
+        wait_converged(files, emu)
+        bad = self.daemon(ws_config([url], None, retry=FAST_RETRY,
+                                    tls={"ca_file": pki["wrong_ca"]}))
+        bad.wait_log(r"server wss://\S+: cannot connect: .*\(check admin.tls.ca_file and that "
+                     r"the URL names the host the certificate was issued for\) \[connect\]")
+        self.assertEqual(synclog.accepted_lines(bad), [])
+
+
 if __name__ == "__main__":
     harness.main()

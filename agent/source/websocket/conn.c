@@ -432,7 +432,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			     "server %s: cannot connect: %s", c->url, why);
 		else
 			fail(c, SYNC_FAIL_CONNECT, LWS_CLOSE_STATUS_NOSTATUS,
-			     "server %s: cannot connect: %s", c->url, why);
+			     "server %s: cannot connect: %s%s", c->url, why,
+			     c->tls && (strcasestr(why, "ssl") || strcasestr(why, "tls") ||
+			                strcasestr(why, "cert"))
+			         ? " (check admin.tls.ca_file and that the URL names the host the "
+			           "certificate was issued for)"
+			         : "");
 		c->wsi = NULL;
 		c->done = 1;
 		break;
