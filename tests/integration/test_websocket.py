@@ -164,6 +164,25 @@ class Reconnect(harness.IntegrationTest):
         wait_converged(files, emu, ["RULE"])
 
 
+class OldAdmins(harness.IntegrationTest):
+
+    def test_a_2_6_admin_without_running_mode_and_a_group_it_does_not_know(self):
+        # 2.6: no RUNNING_MODE answer (the MYSELF answer ends with a silence), empty lists
+        # sent, no AI_PROXY_API_KEY: that group is served empty so the agent gets ready
+        groups = [g for g in WS_GROUPS if g != "AI_PROXY_API_KEY"]
+        emu = self.emulator(mode="shenyu", ws_version="2.6", groups=groups)
+        files = self.tmpdir()
+        d = self.daemon(ws_config([emu], files, log_level="info",
+                                  status={"listen": "127.0.0.1:%d" % harness.free_port()}))
+        wait_converged(files, emu, groups)
+        d.wait_log(r"group AI_PROXY_API_KEY never arrived \(an admin older than the group does "
+                   r"not send it\); serving it empty", timeout=15)
+        d.wait_log(r"notify: ready")
+        self.assertEqual(groupfiles.read(files, "AI_PROXY_API_KEY")["data"], [])
+        emu.delete("RULE", key=emu.data("RULE")["data"][0]["id"])
+        wait_converged(files, emu, ["RULE"])
+
+
 class Refusals(harness.IntegrationTest):
 
     def test_bad_origin_reported_and_retried_on_schedule(self):

@@ -202,8 +202,9 @@ START_TEST(full_sync_sweeps_and_repairs)
 	                                                                            "divide") "]}");
 	apply(&f,
 	      "{\"groupType\":\"META_DATA\",\"eventType\":\"REFRESH\",\"data\":[{\"id\":\"m1\"}]}");
-	ck_assert_uint_eq(ws_apply_window_close(&f.ap, 1), 3); /* PLUGIN, SELECTOR, APP_AUTH */
-	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "");       /* received once: empty */
+	ck_assert_uint_eq(ws_apply_window_close(&f.ap, WS_END_MARKER),
+	                  3);                            /* PLUGIN, SELECTOR, APP_AUTH */
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), ""); /* received once: empty */
 	ck_assert_str_eq(held(&f, GW_GROUP_RULE), "r1");
 	ck_assert_uint_eq(f.ap.repairs, 0);
 
@@ -212,13 +213,13 @@ START_TEST(full_sync_sweeps_and_repairs)
 	ws_apply_window_open(&f.ap, 0);
 	apply(&f, "{\"groupType\":\"RULE\",\"eventType\":\"MYSELF\",\"data\":[" SEL("r1",
 	                                                                            "divide") "]}");
-	ck_assert_uint_eq(ws_apply_window_close(&f.ap, 1), 1);
+	ck_assert_uint_eq(ws_apply_window_close(&f.ap, WS_END_MARKER), 1);
 	ck_assert_str_eq(held(&f, GW_GROUP_META_DATA), "");
 	/* an incomplete end (no marker) removes nothing */
 	apply(&f,
 	      "{\"groupType\":\"META_DATA\",\"eventType\":\"CREATE\",\"data\":[{\"id\":\"m2\"}]}");
 	ws_apply_window_open(&f.ap, 0);
-	ck_assert_uint_eq(ws_apply_window_close(&f.ap, 0), 0);
+	ck_assert_uint_eq(ws_apply_window_close(&f.ap, WS_END_TIMEOUT), 0);
 	ck_assert_str_eq(held(&f, GW_GROUP_META_DATA), "m2");
 
 	/* anti-entropy: nothing differs, nothing is made; then one lost event is repaired */
@@ -228,7 +229,7 @@ START_TEST(full_sync_sweeps_and_repairs)
 	                                                                            "divide") "]}");
 	apply(&f,
 	      "{\"groupType\":\"META_DATA\",\"eventType\":\"REFRESH\",\"data\":[{\"id\":\"m2\"}]}");
-	ws_apply_window_close(&f.ap, 1);
+	ws_apply_window_close(&f.ap, WS_END_MARKER);
 	ck_assert_uint_eq(f.ap.accepted, accepted);
 	ck_assert_uint_eq(f.ap.repairs, 0);
 	ws_apply_window_open(&f.ap, 1);
@@ -236,7 +237,7 @@ START_TEST(full_sync_sweeps_and_repairs)
 	              "r1", "divide") "," SEL("lost", "divide") "]}");
 	apply(&f,
 	      "{\"groupType\":\"META_DATA\",\"eventType\":\"REFRESH\",\"data\":[{\"id\":\"m2\"}]}");
-	ws_apply_window_close(&f.ap, 1);
+	ws_apply_window_close(&f.ap, WS_END_MARKER);
 	ck_assert_str_eq(held(&f, GW_GROUP_RULE), "r1,lost");
 	ck_assert_uint_eq(f.ap.repairs, 1);
 	fix_free(&f);

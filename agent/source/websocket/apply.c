@@ -243,8 +243,9 @@ void ws_apply_window_abort(struct ws_apply *a)
 	drop_shadows(a);
 }
 
-size_t ws_apply_window_close(struct ws_apply *a, int complete)
+size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 {
+	const int complete = how != WS_END_TIMEOUT;
 	const struct cfg *cfg = a->sh->cfg;
 	size_t done = 0;
 	if (!a->window)
@@ -283,7 +284,7 @@ size_t ws_apply_window_close(struct ws_apply *a, int complete)
 			if (model_patch(&p, &gd, &err) != 0)
 				LOG_E(a->sh->log, "websocket", "server %s: group %s: %s", a->server,
 				      name, err.msg);
-			if (complete)
+			if (how == WS_END_MARKER)
 				LOG_D(a->sh->log, "websocket",
 				      "server %s: group %s: not in the full sync: the admin has "
 				      "none",

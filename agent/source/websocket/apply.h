@@ -62,14 +62,22 @@ int ws_apply_message(struct ws_apply *a, const struct ws_msg *m, struct gw_err *
 /* A full sync starts (MYSELF is being sent). */
 void ws_apply_window_open(struct ws_apply *a, int repair);
 
+/* How a full sync ended. */
+enum ws_end {
+	WS_END_MARKER,  /* the RUNNING_MODE reply after MYSELF (2.7+): the answer is whole */
+	WS_END_SILENCE, /* an older admin (no RUNNING_MODE): MYSELF messages, then silence */
+	WS_END_TIMEOUT, /* no MYSELF message came at all: only what arrived counts */
+};
+
 /*
- * The full sync ended. complete: the admin's answer is known to be whole (sweep what it
- * did not contain); otherwise only what arrived counts. Either way every configured
- * group still not held is offered empty (received once: the agent can be ready), with a
- * warning when the answer was not known to be whole (an old admin that does not know
- * the group). Returns the number of groups swept or filled.
+ * The full sync ended. Unless WS_END_TIMEOUT the admin's answer is taken as whole, and
+ * what is held but was not in it is removed. Every configured group still not held is
+ * then offered empty (received once: the agent can be ready); a 2.7+ admin sends nothing
+ * for an empty group, but an older one sends even empty lists, so after WS_END_SILENCE or
+ * WS_END_TIMEOUT that is reported (an admin older than the group). Returns the number of
+ * groups swept or filled.
  */
-size_t ws_apply_window_close(struct ws_apply *a, int complete);
+size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how);
 
 /* Drop a full sync without effect (the connection is gone or refused). */
 void ws_apply_window_abort(struct ws_apply *a);

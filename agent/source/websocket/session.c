@@ -73,15 +73,17 @@ static void full_sync(struct ws_conn *c, int repair)
 	lws_sul_schedule(c->ctx, 0, &c->sul_window, window_timer, QUIET_US);
 }
 
-static void window_end(struct ws_conn *c, int complete)
+static void window_end(struct ws_conn *c, enum ws_end how)
 {
 	lws_sul_cancel(&c->sul_window);
 	int repair = c->ap.repair;
-	ws_apply_window_close(&c->ap, complete);
+	ws_apply_window_close(&c->ap, how);
 	publish_counts(c);
 	LOG_D(c->sh->log, "websocket", "server %s: %s ended (%s)", c->url,
 	      repair ? "anti-entropy full sync" : "full sync",
-	      complete ? "the admin's answer is complete" : "no end marker: an older admin");
+	      how == WS_END_MARKER    ? "the admin's answer is complete"
+	      : how == WS_END_SILENCE ? "no end marker, then silence: an admin before 2.7"
+	                              : "no answer to MYSELF");
 	pthread_mutex_lock(&c->mu);
 	c->status.last_success_ms = gw_wall_ms();
 	c->status.consecutive_failures = 0;
@@ -102,7 +104,7 @@ static void window_timer(lws_sorted_usec_list_t *sul)
 	if (!c->ap.window)
 		return;
 	if (idle >= QUIET_US && (c->myself_seen || now - c->window_start_us >= WINDOW_MAX_US)) {
-		window_end(c, c->myself_seen);
+		window_end(c, c->myself_seen ? WS_END_SILENCE : WS_END_TIMEOUT);
 		return;
 	}
 	lws_sul_schedule(c->ctx, 0, &c->sul_window, window_timer,
@@ -163,7 +165,7 @@ static void on_message(struct ws_conn *c, const char *text, size_t len)
 			return;
 		}
 		if (c->rm_pending > 0 && --c->rm_pending == 0 && c->ap.window)
-			window_end(c, 1);
+			window_end(c, WS_END_MARKER);
 		return;
 	}
 	if (m.kind == WS_MSG_IGNORED) {
