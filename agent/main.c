@@ -2,8 +2,8 @@
  * gwsyncd: the daemon's lifecycle, and the only place that exits.
  *
  *   configuration -> log -> subscribers (dlopen, init) -> store and its ingest
- *   -> dispatcher thread -> the source (source/source.h: HTTP long-polling today):
- *      open, start-up full sync, start (one poller thread per admin server)
+ *   -> dispatcher thread -> the source (source/source.h: HTTP long-polling or WebSocket,
+ *      by the servers' URLs): open, start-up full sync, start (one thread per server)
  *   -> wait for a signal -> stop the source, then the dispatcher, then free everything.
  *
  * Signals are blocked in every thread and taken by one signal thread (signals.h), so no
@@ -119,6 +119,8 @@ static int agent_configure(struct agent *a)
 	}
 	gw_log_secret_pin(a->log, a->cfg->password);
 	scrub_secret_env(a->cfg->password);
+	gw_log_secret(a->log, a->cfg->ws_token); /* no login tokens rotate beside it */
+	scrub_secret_env(a->cfg->ws_token);
 	if (subscribers_load(a->cfg, a->log, &a->subs, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_CONFIG;
@@ -132,10 +134,11 @@ static void stop_source(void *arg)
 	a->source_ops->stop(a->source);
 }
 
-/* The source (HTTP long-polling: the only one so far), opened but not started. */
+/* The source the servers' protocol family names (http(s):// long-polling or ws(s)://
+ * WebSocket), opened but not started. */
 static int open_source(struct agent *a, struct gw_err *err)
 {
-	a->source_ops = &http_source_ops;
+	a->source_ops = a->cfg->websocket ? &websocket_source_ops : &http_source_ops;
 	const struct source_args args = {a->cfg, a->ingest, a->log};
 	if (a->source_ops->open(&a->source, &args, err) != 0) {
 		a->source_ops = NULL;
@@ -269,8 +272,8 @@ static int run_daemon(struct agent *a)
 		return EXIT_RUNTIME;
 	}
 
-	LOG_I(a->log, "main", "running: %zu poller(s), dispatcher, snapshot writer",
-	      a->cfg->n_servers);
+	LOG_I(a->log, "main", "running: %zu %s, dispatcher, snapshot writer", a->cfg->n_servers,
+	      a->cfg->websocket ? "WebSocket connection(s)" : "poller(s)");
 	signals_wait(a->signals);
 	return EXIT_OK;
 }

@@ -186,6 +186,16 @@ static const struct key tls_keys[] = {
     {NULL, NULL, 0, NOSUB},
 };
 
+static const struct key websocket_keys[] = {
+    {"origin", cfgw_string, CFG(ws_origin), NOSUB},
+    {"token", cfga_ws_token, 0, NOSUB},
+    {"token_file", cfga_ws_token_file, CFG(ws_token_file), NOSUB},
+    /* at least 100ms: pings are cheap, but not a busy loop */
+    {"ping_interval", cfgw_duration, CFG(ws_ping_interval_ms), 100, INT64_MAX, NULL},
+    {"resync_interval", cfgw_duration, CFG(ws_resync_interval_ms), 0, INT64_MAX, NULL},
+    {NULL, NULL, 0, NOSUB},
+};
+
 static const struct key admin_keys[] = {
     {"servers", cfga_servers, 0, NOSUB},
     {"username", cfga_username, CFG(username), NOSUB},
@@ -199,6 +209,7 @@ static const struct key admin_keys[] = {
     {"retry", cfgw_submap, 0, 0, 0, retry_keys},
     {"max_response", cfgw_size, CFG(max_response), 1, INT64_MAX, NULL},
     {"tls", cfgw_submap, 0, 0, 0, tls_keys},
+    {"websocket", cfga_websocket, 0, 0, 0, websocket_keys},
     {NULL, NULL, 0, NOSUB},
 };
 
@@ -274,6 +285,8 @@ static struct cfg *cfg_new(void)
 	c->retry_backoff_ms = 5 * 60 * 1000;
 	c->retry_startup_backoff_ms = 10 * 1000;
 	c->max_response = 64 * 1024 * 1024;
+	c->ws_ping_interval_ms = 10 * 1000;
+	c->ws_resync_interval_ms = 10 * 60 * 1000;
 	c->log_level = GW_LOG_INFO;
 	c->log_format = GW_LOG_TEXT;
 	c->namespace_id = strdup(GW_DEFAULT_NAMESPACE);
@@ -345,6 +358,12 @@ void cfg_free(struct cfg *c)
 	}
 	free(c->password_file);
 	free(c->namespace_id);
+	if (c->ws_token) {
+		explicit_bzero(c->ws_token, strlen(c->ws_token));
+		free(c->ws_token);
+	}
+	free(c->ws_token_file);
+	free(c->ws_origin);
 	free(c->tls.ca_file);
 	free(c->tls.cert_file);
 	free(c->tls.key_file);

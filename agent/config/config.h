@@ -55,6 +55,14 @@ struct cfg {
 	int64_t retry_startup_backoff_ms; /* default 10 s: the backoff's cap until data is held */
 	int64_t max_response;             /* bytes; default 64 MiB */
 	struct cfg_tls tls;
+	/* the protocol family of every server: 0 http(s):// (long-polling), 1 ws(s)://
+	 * (WebSocket, admin.websocket below) */
+	int websocket;
+	char *ws_origin;               /* sent as Origin; NULL: none */
+	char *ws_token;                /* secret: never log; X-Shenyu-Sync-Token; NULL: none */
+	char *ws_token_file;           /* as written, or NULL; the token was read from it */
+	int64_t ws_ping_interval_ms;   /* default 10 s; 3 silent intervals = dead */
+	int64_t ws_resync_interval_ms; /* anti-entropy; default 10 min; 0 = off */
 
 	/* gateway: */
 	int gateway_port; /* default 0 */

@@ -33,13 +33,32 @@ static int add_server(struct loader *ld, const struct ynode *at, const char *pat
 		                "credentials in the URL are not supported: use admin.username and "
 		                "admin.password");
 	size_t scheme;
+	int ws = 0;
 	if (len >= 7 && strncasecmp(url, "http://", 7) == 0)
 		scheme = 7;
 	else if (len >= 8 && strncasecmp(url, "https://", 8) == 0)
 		scheme = 8;
+	else if (len >= 5 && strncasecmp(url, "ws://", 5) == 0)
+		scheme = 5, ws = 1;
+	else if (len >= 6 && strncasecmp(url, "wss://", 6) == 0)
+		scheme = 6, ws = 1;
 	else
-		return cfgw_err(ld, at, path, "'%.*s' is not an http:// or https:// URL",
+		return cfgw_err(ld, at, path,
+		                "'%.*s' is not an http:// or https:// URL (nor ws:// or "
+		                "wss:// for WebSocket sync)",
 		                (int)(len > 200 ? 200 : len), url);
+	/* one protocol family per agent: the first server decides */
+	if (!ld->first_server) {
+		ld->first_server = at;
+		c->websocket = ws;
+	} else if (c->websocket != ws) {
+		return cfgw_err(ld, at, path,
+		                "'%.*s' is a%s URL but the first server (line %d) is a%s one: "
+		                "all servers of one agent use one protocol family, http(s):// "
+		                "(long-polling) or ws(s):// (WebSocket)",
+		                (int)(len > 200 ? 200 : len), url, ws ? " WebSocket" : "n HTTP",
+		                ld->first_server->line, ws ? "n HTTP" : " WebSocket");
+	}
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)url[i];
 		if (ch <= ' ' || ch == 0x7f || ch == '?' || ch == '#')
@@ -213,6 +232,47 @@ int cfga_password_file(struct loader *ld, const struct key *k, const struct ynod
 	return read_password_file(ld, v, path, ld->cfg->password_file, &ld->cfg->password);
 }
 
+/* ---------------------------------------------------------------- admin.websocket */
+
+int cfga_websocket(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                   void *base)
+{
+	ld->websocket = v;
+	return cfgw_submap(ld, k, v, path, base);
+}
+
+/* admin.websocket.token: a secret like the password, never quoted in a message. */
+int cfga_ws_token(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                  void *base)
+{
+	(void)k, (void)base;
+	if (v->type != YNODE_SCALAR)
+		return cfgw_err(ld, v, path, "expected a string, got %s", ytree_type_name(v));
+	if (ld->ws_token_file)
+		return cfgw_err(ld, v, path,
+		                "cannot be used together with admin.websocket.token_file (line %d)",
+		                ld->ws_token_file->line);
+	ld->ws_token = v;
+	if (!*v->text)
+		return 0; /* empty: no token (an admin before the token) */
+	if (!(ld->cfg->ws_token = strdup(v->text)))
+		return cfgw_err(ld, v, path, "out of memory");
+	return 0;
+}
+
+int cfga_ws_token_file(struct loader *ld, const struct key *k, const struct ynode *v,
+                       const char *path, void *base)
+{
+	if (ld->ws_token)
+		return cfgw_err(ld, v, path,
+		                "cannot be used together with admin.websocket.token (line %d)",
+		                ld->ws_token->line);
+	if (cfgw_string(ld, k, v, path, base) < 0)
+		return -1;
+	ld->ws_token_file = v;
+	return read_password_file(ld, v, path, ld->cfg->ws_token_file, &ld->cfg->ws_token);
+}
+
 /* ---------------------------------------------------------------- nodes kept for later */
 
 int cfga_read_timeout(struct loader *ld, const struct key *k, const struct ynode *v,
@@ -291,6 +351,13 @@ int cfga_check(struct loader *ld, const struct ynode *root)
 		                c->tls.cert_file ? "admin.tls.cert_file" : "admin.tls.key_file",
 		                "cert_file and key_file go together: set both or neither");
 	}
+	if (ld->websocket && !c->websocket)
+		return cfgw_err(ld, ld->websocket, "admin.websocket",
+		                "applies to ws:// or wss:// servers only; admin.servers are "
+		                "http(s):// (long-polling)");
+	if (c->websocket && c->ws_resync_interval_ms > 0 && c->ws_resync_interval_ms < 1000)
+		return cfgw_err(ld, ld->websocket, "admin.websocket.resync_interval",
+		                "must be 0 (off) or at least 1s");
 	if (c->n_groups == 0) {
 		static const enum gw_group classic[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR,
 		                                        GW_GROUP_RULE, GW_GROUP_APP_AUTH,

@@ -20,6 +20,12 @@ int cfga_password(struct loader *ld, const struct key *k, const struct ynode *v,
                   void *base);
 int cfga_password_file(struct loader *ld, const struct key *k, const struct ynode *v,
                        const char *path, void *base);
+int cfga_websocket(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                   void *base);
+int cfga_ws_token(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                  void *base);
+int cfga_ws_token_file(struct loader *ld, const struct key *k, const struct ynode *v,
+                       const char *path, void *base);
 int cfga_read_timeout(struct loader *ld, const struct key *k, const struct ynode *v,
                       const char *path, void *base);
 int cfga_hold(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,

@@ -25,6 +25,7 @@ struct loader {
 	/* nodes kept for the checks that involve several keys (NULL: key absent) */
 	const struct ynode *admin, *read_timeout, *hold, *username, *password, *password_file;
 	const struct ynode *cert_file, *key_file;
+	const struct ynode *first_server, *websocket, *ws_token, *ws_token_file;
 };
 
 struct key;

@@ -82,9 +82,9 @@ static void agent_metrics(FILE *f, const struct status_view *v)
 static void server_metrics(FILE *f, const struct status_view *v)
 {
 	char s[1400];
-	static const enum source_conn_state states[] = {SOURCE_CONN_POLLING, SOURCE_CONN_RETRYING,
-	                                                SOURCE_CONN_BACKING_OFF,
-	                                                SOURCE_CONN_STOPPED};
+	static const enum source_conn_state states[] = {
+	    SOURCE_CONN_POLLING, SOURCE_CONN_RETRYING,   SOURCE_CONN_BACKING_OFF,
+	    SOURCE_CONN_STOPPED, SOURCE_CONN_CONNECTING, SOURCE_CONN_CONNECTED};
 
 	family(f, "gwsync_server_state", "gauge",
 	       "1 for the state each admin server's poller is in (starting before it runs).");
@@ -105,6 +105,8 @@ static void server_metrics(FILE *f, const struct status_view *v)
 	    {"gwsync_fetches_total", "Fetch requests for changed groups."},
 	    {"gwsync_changes_total", "Group versions from this server accepted into the store."},
 	    {"gwsync_fetched_bytes_total", "Reply bytes of successful fetches."},
+	    {"gwsync_repairs_total",
+	     "Group versions an anti-entropy full sync corrected (event sources)."},
 	};
 	for (size_t c = 0; c < sizeof counters / sizeof counters[0]; c++) {
 		family(f, counters[c][0], "counter", counters[c][1]);
@@ -113,7 +115,8 @@ static void server_metrics(FILE *f, const struct status_view *v)
 			uint64_t n = c == 0   ? st->polls
 			             : c == 1 ? st->fetches
 			             : c == 2 ? st->changes
-			                      : st->bytes_fetched;
+			             : c == 3 ? st->bytes_fetched
+			                      : st->repairs;
 			u64_value(f,
 			          series1(s, sizeof s, counters[c][0], "server", v->servers[i].url),
 			          n);

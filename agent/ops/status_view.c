@@ -157,7 +157,8 @@ void status_summary(const struct status_view *v, char *buf, size_t cap)
 	size_t polling = 0, failing = 0;
 	for (size_t i = 0; i < v->n_servers; i++) {
 		const struct status_server_view *s = &v->servers[i];
-		if (s->running && s->st.state == SOURCE_CONN_POLLING &&
+		if (s->running &&
+		    (s->st.state == SOURCE_CONN_POLLING || s->st.state == SOURCE_CONN_CONNECTED) &&
 		    s->st.consecutive_failures == 0)
 			polling++;
 		else if (s->running && s->st.consecutive_failures > 0)

@@ -15,6 +15,10 @@ const char *source_conn_state_name(enum source_conn_state s)
 		return "backing_off";
 	case SOURCE_CONN_STOPPED:
 		return "stopped";
+	case SOURCE_CONN_CONNECTING:
+		return "connecting";
+	case SOURCE_CONN_CONNECTED:
+		return "connected";
 	}
 	return "?";
 }

@@ -27,9 +27,11 @@ enum source_conn_state {
 	SOURCE_CONN_RETRYING,    /* the last try failed; waiting the retry interval */
 	SOURCE_CONN_BACKING_OFF, /* a whole round failed; waiting the backoff */
 	SOURCE_CONN_STOPPED,
+	SOURCE_CONN_CONNECTING, /* an event source: connecting or handshaking */
+	SOURCE_CONN_CONNECTED,  /* an event source: connected, events arrive as they happen */
 };
 
-/* "polling", "retrying", "backing_off", "stopped". */
+/* "polling", "retrying", "backing_off", "stopped", "connecting", "connected". */
 const char *source_conn_state_name(enum source_conn_state s);
 
 /* One connection's state and counters, copied out for /status and /metrics. */
@@ -45,9 +47,12 @@ struct source_conn_status {
 	uint64_t fetches;                   /* fetch requests */
 	uint64_t bytes_fetched;             /* reply bytes of successful fetches */
 	uint64_t failures[SYNC_FAIL_COUNT]; /* by reason (failure.h) */
+	/* event sources (WebSocket): polls counts data messages, fetches full syncs asked
+	 * for, bytes_fetched message bytes */
 	int64_t last_event_ms; /* wall clock of the last change the server announced (a poll
-	                        * answer naming groups, a pushed message); 0: never */
-	uint64_t repairs;      /* anti-entropy differences found (event sources; else 0) */
+	                        * answer naming groups, a pushed data message); 0: never */
+	uint64_t repairs;      /* group versions an anti-entropy full sync had to correct
+	                        * (event sources; else 0) */
 };
 
 /* What a source is given. All of it outlives the source. */
@@ -81,5 +86,7 @@ struct source_ops {
 
 /* HTTP long-polling (source/http/source.c). */
 extern const struct source_ops http_source_ops;
+/* WebSocket, ShenYu's default sync (source/websocket/source.c). */
+extern const struct source_ops websocket_source_ops;
 
 #endif

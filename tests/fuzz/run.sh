@@ -24,10 +24,11 @@ if [ ! -f "$build/Makefile" ]; then
 	(cd "$build" && CC=clang CFLAGS='-g -O1' "$src/configure" -q --enable-fuzzers \
 		--enable-sanitizers=address)
 fi
-make -C "$build" -s -j"$(nproc 2>/dev/null || echo 2)" tests/fuzz/fuzz_reply tests/fuzz/fuzz_config
+make -C "$build" -s -j"$(nproc 2>/dev/null || echo 2)" tests/fuzz/fuzz_reply tests/fuzz/fuzz_config \
+	tests/fuzz/fuzz_ws_message
 
 rc=0
-for target in reply config; do
+for target in reply config ws_message; do
 	bin="$build/tests/fuzz/fuzz_$target"
 	corpus="$out/corpus_$target"
 	mkdir -p "$corpus"

@@ -90,6 +90,10 @@ class KilledWhileWriting(harness.IntegrationTest):
             # temporary file exists), or at a random moment if none is seen.
             d.wait_log(r"store: accepted RULE .* from %s$" % re.escape(emu.url), count=2,
                        timeout=30)
+            # Every group delivered once before the kill (a loaded machine delivers later
+            # than it accepts): the test is about writes being whole, not about timing.
+            harness.wait_until(lambda: sorted(groupfiles.check_dir_whole(files)) ==
+                               sorted(emu.groups), timeout=30, message="every group written")
             seen = set(groupfiles.leftover_temporaries(state) +
                        groupfiles.leftover_temporaries(files))
             deadline = time.monotonic() + rnd.uniform(0.05, 1.0)

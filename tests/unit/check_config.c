@@ -839,6 +839,101 @@ START_TEST(plugin_getters)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- WebSocket (issue 11) */
+
+#define WS_MINIMAL "admin:\n  servers: [ \"ws://127.0.0.1:9095/websocket\" ]\n"
+
+START_TEST(websocket_keys)
+{
+	/* defaults: an http agent is not a WebSocket one; a ws agent has the defaults */
+	struct cfg *c = load_ok(MINIMAL);
+	ck_assert_int_eq(c->websocket, 0);
+	ck_assert_int_eq(c->ws_ping_interval_ms, 10000);
+	ck_assert_int_eq(c->ws_resync_interval_ms, 600000);
+	ck_assert_ptr_null(c->ws_token);
+	ck_assert_ptr_null(c->ws_origin);
+	cfg_free(c);
+	c = load_ok(WS_MINIMAL);
+	ck_assert_int_eq(c->websocket, 1);
+	ck_assert_str_eq(c->servers[0], "ws://127.0.0.1:9095/websocket");
+	cfg_free(c);
+	/* every key */
+	setenv("GWSYNC_TEST_WS_TOKEN", "tok-from-env", 1);
+	c = load_ok("admin:\n"
+	            "  servers: [ \"wss://a:9095/websocket\", \"WSS://b:9095/websocket/\" ]\n"
+	            "  namespace: ns-1\n"
+	            "  websocket:\n"
+	            "    origin: ws://gw:9195\n"
+	            "    token: ${GWSYNC_TEST_WS_TOKEN}\n"
+	            "    ping_interval: 250ms\n"
+	            "    resync_interval: 0\n"
+	            "gateway: { port: 9195 }\n");
+	ck_assert_int_eq(c->websocket, 1);
+	ck_assert_uint_eq(c->n_servers, 2);
+	ck_assert_str_eq(c->servers[1], "WSS://b:9095/websocket");
+	ck_assert_str_eq(c->ws_origin, "ws://gw:9195");
+	ck_assert_str_eq(c->ws_token, "tok-from-env");
+	ck_assert_int_eq(c->ws_ping_interval_ms, 250);
+	ck_assert_int_eq(c->ws_resync_interval_ms, 0);
+	ck_assert_str_eq(c->namespace_id, "ns-1");
+	ck_assert_int_eq(c->gateway_port, 9195);
+	cfg_free(c);
+	unsetenv("GWSYNC_TEST_WS_TOKEN");
+	/* token_file, like password_file: one trailing newline dropped */
+	const char *tf = write_file("token", "s3cret-token\n");
+	char yaml[1024];
+	snprintf(yaml, sizeof yaml, WS_MINIMAL "  websocket: { token_file: %s }\n", tf);
+	c = load_ok(yaml);
+	ck_assert_str_eq(c->ws_token, "s3cret-token");
+	ck_assert_str_eq(c->ws_token_file, tf);
+	cfg_free(c);
+	/* an empty token is no token */
+	c = load_ok(WS_MINIMAL "  websocket: { token: \"\" }\n");
+	ck_assert_ptr_null(c->ws_token);
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(websocket_refusals)
+{
+	/* one protocol family per agent, naming the line of each */
+	load_err("admin:\n  servers:\n    - ws://a/websocket\n    - http://b:9095\n", 4, 7,
+	         "admin.servers[1]: 'http://b:9095' is an HTTP URL but the first server (line "
+	         "3) is a WebSocket one");
+	load_err("admin:\n  servers: [ \"https://a\", \"wss://b/websocket\" ]\n", 2, 27,
+	         "'wss://b/websocket' is a WebSocket URL but the first server (line 2) is an "
+	         "HTTP one");
+	load_err(MINIMAL "  websocket: { origin: x }\n", 3, 14,
+	         "admin.websocket: applies to ws:// or wss:// servers only");
+	load_err(WS_MINIMAL "  websocket: { pingInterval: 5s }\n", 3, 16,
+	         "did you mean 'ping_interval'");
+	load_err(WS_MINIMAL "  websocket: { ping_interval: 10ms }\n", 3, 31,
+	         "admin.websocket.ping_interval: must be at least 100ms");
+	load_err(WS_MINIMAL "  websocket: { resync_interval: 10 }\n", 3, 33, "expected a duration");
+	load_err(WS_MINIMAL "  websocket: { resync_interval: 500ms }\n", 3, 14,
+	         "admin.websocket.resync_interval: must be 0 (off) or at least 1s");
+	load_err(WS_MINIMAL "  websocket: { origin: \"\" }\n", 3, 24, "must not be empty");
+	/* the token is never echoed */
+	const char *tf = write_file("token", "x\n");
+	char yaml[1024];
+	snprintf(yaml, sizeof yaml,
+	         WS_MINIMAL "  websocket:\n    token: hunter2-tok\n    token_file: %s\n", tf);
+	load_err(yaml, 5, 17,
+	         "admin.websocket.token_file: cannot be used together with "
+	         "admin.websocket.token (line 4)");
+	struct gw_err err = {""};
+	struct cfg *c = NULL;
+	write_file("gwsync.yaml", yaml);
+	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
+	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
+	write_file("gwsync.yaml", WS_MINIMAL "  websocket: { token: [ hunter2-tok ] }\n");
+	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
+	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
+	snprintf(yaml, sizeof yaml, WS_MINIMAL "  websocket: { token_file: %s/absent }\n", tmpdir);
+	load_err(yaml, 3, 28, "admin.websocket.token_file: cannot read");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -868,6 +963,8 @@ int main(void)
 	tcase_add_test(bad, missing_variables);
 	tcase_add_test(bad, listen_and_tls_refused);
 	tcase_add_test(bad, yaml_refusals);
+	tcase_add_test(good, websocket_keys);
+	tcase_add_test(bad, websocket_refusals);
 	tcase_add_test(bad, unreadable_config);
 	tcase_add_test(parts, parse_from_memory);
 	tcase_add_test(parts, group_names);

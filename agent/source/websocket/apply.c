@@ -1,0 +1,305 @@
+/*
+ * The effect of one message on the held groups, and the end of a full sync (see apply.h).
+ */
+#include "source/websocket/apply.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "model/diff.h"
+#include "model/patch.h"
+
+/* The WebSocket accept policy: versions are built from the held one under the apply
+ * lock, stamped newer, so anything with another md5 is newer; a snapshot always yields. */
+static enum store_verdict accept_patched(const struct group_data *held,
+                                         const struct group_data *offered)
+{
+	if (!held || held->provisional)
+		return STORE_ACCEPTED;
+	return strcmp(held->md5, offered->md5) == 0 ? STORE_SAME : STORE_ACCEPTED;
+}
+
+static int configured(const struct cfg *cfg, int g)
+{
+	for (size_t i = 0; i < cfg->n_groups; i++)
+		if ((int)cfg->groups[i] == g)
+			return 1;
+	return 0;
+}
+
+static const char *plugin_of(const struct gw_item *it)
+{
+	if (it->selector)
+		return it->selector->plugin_name;
+	if (it->rule)
+		return it->rule->plugin_name;
+	return NULL;
+}
+
+static int in_list(const char *s, const char *const *v, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++)
+		if (v[i] && strcmp(v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * patch(prev, batch) for `event`. The keys to delete point into prev or batch, which
+ * outlive the call. 0 with *out (NULL: no change) or -1.
+ */
+static int build(enum gw_group g, enum ws_event event, const struct group_data *prev,
+                 const struct group_data *batch, const char *server, int force,
+                 struct group_data **out, struct gw_err *err)
+{
+	struct patch p = {g, prev, batch, NULL, 0, 0, force, server, gw_wall_ms()};
+	const char **dels = NULL;
+	int replace_all = g != GW_GROUP_PLUGIN && g != GW_GROUP_DISCOVER_UPSTREAM &&
+	                  g != GW_GROUP_SELECTOR && g != GW_GROUP_RULE;
+	switch (event) {
+	case WS_EV_MYSELF:
+		p.replace = 1;
+		break;
+	case WS_EV_REFRESH:
+		if (replace_all) {
+			p.replace = 1;
+		} else if ((g == GW_GROUP_SELECTOR || g == GW_GROUP_RULE) && prev) {
+			/* a per-plugin sync: the named plugins' items are replaced */
+			const char **plugins = calloc(batch->n_items + 1, sizeof *plugins);
+			dels = calloc(prev->n_items + 1, sizeof *dels);
+			if (!plugins || !dels) {
+				free(plugins);
+				free(dels);
+				return gw_errf(err, "group %s: out of memory", gw_group_name(g));
+			}
+			for (size_t i = 0; i < batch->n_items; i++)
+				plugins[i] = plugin_of(&batch->items[i]);
+			for (size_t i = 0; i < prev->n_items; i++)
+				if (in_list(plugin_of(&prev->items[i]), plugins, batch->n_items))
+					dels[p.n_deletes++] = prev->items[i].key;
+			free(plugins);
+		}
+		break;
+	case WS_EV_CREATE:
+	case WS_EV_UPDATE:
+		break;
+	case WS_EV_DELETE:
+		dels = calloc(batch->n_items + 1, sizeof *dels);
+		if (!dels)
+			return gw_errf(err, "group %s: out of memory", gw_group_name(g));
+		for (size_t i = 0; i < batch->n_items; i++)
+			dels[p.n_deletes++] = batch->items[i].key;
+		p.upserts = NULL;
+		break;
+	}
+	p.deletes = dels;
+	int rc = model_patch(&p, out, err);
+	free(dels);
+	return rc;
+}
+
+/* "a, b, c (+N more)" of a delta list, for a repair line. */
+static void key_list(char *buf, size_t cap, const struct gw_item *const *v, size_t n)
+{
+	size_t pos = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && pos + 1 < cap; i++) {
+		if (i == 8) {
+			snprintf(buf + pos, cap - pos, " (+%zu more)", n - i);
+			return;
+		}
+		pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", i ? ", " : "", v[i]->key);
+	}
+}
+
+static void log_repair(struct ws_apply *a, const struct group_data *held,
+                       const struct group_data *gd)
+{
+	struct diff d;
+	struct gw_err err = {""};
+	if (diff_build(&d, gd->group, held, gd, &err) != 0)
+		return;
+	char added[600], removed[600], updated[600] = "";
+	key_list(added, sizeof added, d.change.added, d.change.n_added);
+	key_list(removed, sizeof removed, d.change.removed, d.change.n_removed);
+	size_t pos = 0;
+	for (size_t i = 0; i < d.change.n_updated && pos + 1 < sizeof updated; i++) {
+		if (i == 8) {
+			snprintf(updated + pos, sizeof updated - pos, " (+%zu more)",
+			         d.change.n_updated - i);
+			break;
+		}
+		pos += (size_t)snprintf(updated + pos, sizeof updated - pos, "%s%s", i ? ", " : "",
+		                        d.change.updated[i].new_item->key);
+	}
+	LOG_W(a->sh->log, "websocket",
+	      "server %s: repair: group %s differed from the admin's full list: %zu added [%s], "
+	      "%zu updated [%s], %zu removed [%s]",
+	      a->server, gw_group_name(gd->group), d.change.n_added, added, d.change.n_updated,
+	      updated, d.change.n_removed, removed);
+	diff_free(&d);
+}
+
+/* Offer gd (consumed) for its group; under apply_mu. 1 if accepted. */
+static int offer(struct ws_apply *a, struct group_data *held, struct group_data *gd)
+{
+	if (a->window && a->repair && held && !held->provisional)
+		log_repair(a, held, gd);
+	struct group_data *v[GW_GROUP_COUNT] = {NULL};
+	enum gw_group g = gd->group;
+	v[g] = gd;
+	int older = 0;
+	size_t n = ingest_offer(a->sh->in, a->server, accept_patched, &g, 1, v, &older);
+	a->accepted += n;
+	if (n && a->window && a->repair && held && !held->provisional)
+		a->repairs++;
+	return (int)n;
+}
+
+void ws_gate(struct ws_shared *sh, int closed)
+{
+	pthread_mutex_lock(&sh->apply_mu);
+	sh->gate_closed = closed;
+	pthread_cond_broadcast(&sh->gate_cv);
+	pthread_mutex_unlock(&sh->apply_mu);
+}
+
+void ws_shared_stop(struct ws_shared *sh)
+{
+	pthread_mutex_lock(&sh->apply_mu);
+	sh->stopping = 1;
+	pthread_cond_broadcast(&sh->gate_cv);
+	pthread_mutex_unlock(&sh->apply_mu);
+}
+
+/* Take apply_mu once the gate is open. -1 (not locked) when stopping. */
+static int enter(struct ws_shared *sh)
+{
+	pthread_mutex_lock(&sh->apply_mu);
+	while (sh->gate_closed && !sh->stopping)
+		pthread_cond_wait(&sh->gate_cv, &sh->apply_mu);
+	if (sh->stopping) {
+		pthread_mutex_unlock(&sh->apply_mu);
+		return -1;
+	}
+	return 0;
+}
+
+int ws_apply_message(struct ws_apply *a, const struct ws_msg *m, struct gw_err *err)
+{
+	const struct cfg *cfg = a->sh->cfg;
+	enum gw_group g = (enum gw_group)m->group;
+	if (m->kind != WS_MSG_DATA || !configured(cfg, m->group))
+		return 0;
+	if (enter(a->sh) != 0)
+		return 0;
+	struct group_data *held = ingest_held(a->sh->in, g), *batch = NULL, *gd = NULL;
+	int rc = model_parse_items(g, m->data, m->data_len, a->server, held, &batch, err);
+	if (rc == 0)
+		rc =
+		    build(g, m->event, held, batch, a->server, held && held->provisional, &gd, err);
+	if (rc == 0 && gd)
+		offer(a, held, gd);
+	if (rc == 0 && a->window) {
+		/* the shadow: the same message applied to what this full sync has shown */
+		struct group_data *next = NULL;
+		a->seen |= 1u << g;
+		if (build(g, m->event, a->shadow[g], batch, a->server, 0, &next, err) == 0 &&
+		    next) {
+			group_data_unref(a->shadow[g]);
+			a->shadow[g] = next;
+		} else if (!a->shadow[g] && m->event != WS_EV_DELETE) {
+			a->shadow[g] = group_data_ref(batch); /* an empty first list */
+		}
+	}
+	group_data_unref(batch);
+	group_data_unref(held);
+	pthread_mutex_unlock(&a->sh->apply_mu);
+	return rc;
+}
+
+static void drop_shadows(struct ws_apply *a)
+{
+	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+		group_data_unref(a->shadow[g]);
+		a->shadow[g] = NULL;
+	}
+	a->window = 0;
+	a->repair = 0;
+	a->seen = 0;
+}
+
+void ws_apply_window_open(struct ws_apply *a, int repair)
+{
+	drop_shadows(a);
+	a->window = 1;
+	a->repair = repair;
+}
+
+void ws_apply_window_abort(struct ws_apply *a)
+{
+	drop_shadows(a);
+}
+
+size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
+{
+	const int complete = how != WS_END_TIMEOUT;
+	const struct cfg *cfg = a->sh->cfg;
+	size_t done = 0;
+	if (!a->window)
+		return 0;
+	if (enter(a->sh) != 0) {
+		drop_shadows(a);
+		return 0;
+	}
+	for (size_t i = 0; i < cfg->n_groups; i++) {
+		enum gw_group g = cfg->groups[i];
+		const char *name = gw_group_name(g);
+		struct group_data *held = ingest_held(a->sh->in, g), *gd = NULL;
+		struct gw_err err = {""};
+		if (held && complete) {
+			/* held but not in the admin's answer: deleted while we did not hear */
+			const struct group_data *sh = a->shadow[g];
+			const char **dels = calloc(held->n_items + 1, sizeof *dels);
+			size_t n = 0;
+			for (size_t k = 0; dels && k < held->n_items; k++)
+				if (!sh || !group_data_find(sh, held->items[k].key))
+					dels[n++] = held->items[k].key;
+			struct patch p = {
+			    g,         held,        NULL, dels, n, 0, held->provisional && !sh,
+			    a->server, gw_wall_ms()};
+			if (dels && (n || p.force) && model_patch(&p, &gd, &err) != 0)
+				LOG_E(a->sh->log, "websocket", "server %s: group %s: %s", a->server,
+				      name, err.msg);
+			if (gd && !a->repair)
+				LOG_I(a->sh->log, "websocket",
+				      "server %s: group %s: %zu item(s) the admin no longer has "
+				      "(deleted while disconnected) removed",
+				      a->server, name, n);
+			free(dels);
+		} else if (!held) {
+			struct patch p = {g, NULL, NULL, NULL, 0, 1, 1, a->server, gw_wall_ms()};
+			if (model_patch(&p, &gd, &err) != 0)
+				LOG_E(a->sh->log, "websocket", "server %s: group %s: %s", a->server,
+				      name, err.msg);
+			if (how == WS_END_MARKER)
+				LOG_D(a->sh->log, "websocket",
+				      "server %s: group %s: not in the full sync: the admin has "
+				      "none",
+				      a->server, name);
+			else
+				LOG_W(a->sh->log, "websocket",
+				      "server %s: group %s never arrived (an admin older than the "
+				      "group does not send it); serving it empty",
+				      a->server, name);
+		}
+		if (gd)
+			done += (size_t)offer(a, held, gd);
+		group_data_unref(held);
+	}
+	pthread_mutex_unlock(&a->sh->apply_mu);
+	drop_shadows(a);
+	return done;
+}
