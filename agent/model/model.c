@@ -21,6 +21,7 @@
 
 #include "core/clock.h"
 #include "core/jspan.h"
+#include "model/groups.h"
 
 enum kind { K_STR, K_STR_OR_NUM, K_INT, K_BOOL, K_CONDS, K_PARAMS, K_PATHS };
 

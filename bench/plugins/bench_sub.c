@@ -60,7 +60,7 @@ static int bench_init(const struct gw_host *host, const struct gw_config *config
 	return 0;
 }
 
-static int bench_apply(void *state, const struct gw_change *ch)
+static int bench_apply(void *state, const struct gw_host *host, const struct gw_change *ch)
 {
 	struct bench_sub *st = state;
 	if (st->fd < 0)
@@ -78,7 +78,7 @@ static int bench_apply(void *state, const struct gw_change *ch)
 	return 0;
 }
 
-static void bench_fini(void *state)
+static void bench_fini(void *state, const struct gw_host *host)
 {
 	struct bench_sub *st = state;
 	if (st->lost)
@@ -88,12 +88,14 @@ static void bench_fini(void *state)
 	free(st);
 }
 
+static const struct gw_option bench_options[] = {
+    {"report", GW_OPT_PATH, NULL, 0, "the UNIX datagram socket to report each apply() to"},
+    {NULL, 0, NULL, 0, NULL},
+};
+
 static const struct gw_subscriber bench_subscriber = {
-    .abi = GWSYNC_SUBSCRIBER_ABI,
-    .name = "bench",
-    .init = bench_init,
-    .apply = bench_apply,
-    .fini = bench_fini,
+    GWSYNC_SUBSCRIBER_INIT, .name = "bench",      .options = bench_options,
+    .init = bench_init,     .apply = bench_apply, .fini = bench_fini,
 };
 
 GWSYNC_EXPORT const struct gw_subscriber *gwsync_subscriber(void)
