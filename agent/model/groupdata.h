@@ -39,6 +39,9 @@ struct group_data *group_data_new(enum gw_group group);
 struct group_data *group_data_ref(struct group_data *gd);
 void group_data_unref(struct group_data *gd);
 
+/* Set each item's size and fill item_ptrs (group_data_index does it too). 0 or -1. */
+int group_data_link(struct group_data *gd);
+
 /* Sort by_key after items are filled (also sets each item's size and item_ptrs). Returns the index
  * of the first duplicate key found
  * (>= 0) or -1 if all keys are distinct; -2 on out of memory. */

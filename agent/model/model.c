@@ -641,7 +641,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	if (same_keys && gd->n_items == prev->n_items) {
 		gd->by_key =
 		    arena_alloc(&gd->arena, (gd->n_items ? gd->n_items : 1) * sizeof *gd->by_key);
-		if (!gd->by_key) {
+		if (!gd->by_key || group_data_link(gd) < 0) {
 			gw_errf(err, "group %s: out of memory", gname);
 			goto out;
 		}
