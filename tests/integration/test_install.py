@@ -72,7 +72,17 @@ class Install(harness.IntegrationTest):
         # installed SDK only (pkg-config relocated to the staging directory).
         kit = os.path.join(self.tmpdir(), "example")
         shutil.copytree(example, kit)
-        r = subprocess.run(["make", "-C", kit, "check", "PKG_CONFIG=pkg-config --define-prefix"],
+        make = ["make", "-C", kit, "check", "PKG_CONFIG=pkg-config --define-prefix"]
+        # A sanitizer build's testing library needs its runtime loaded first: build the
+        # example's test with the same sanitizer then (the plugin itself stays plain).
+        lib = [os.path.join(root, f) for root, _, files in os.walk(dest) for f in files
+               if f == "libgwsync-testing.so"][0]
+        with open(lib, "rb") as f:
+            image = f.read()
+        for runtime, flag in ((b"libasan.so", "address,undefined"), (b"libtsan.so", "thread")):
+            if runtime in image:
+                make.append("CFLAGS=-O1 -g -Wall -Wextra -fsanitize=" + flag)
+        r = subprocess.run(make,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            env=env, timeout=300)
         self.assertEqual(r.returncode, 0, r.stdout)
