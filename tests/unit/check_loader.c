@@ -355,7 +355,8 @@ static int apply_one(struct subscriber *s, enum gw_group g, char *why, size_t ca
 	return rc;
 }
 
-/* host->error()'s rules, and the state of a plugin without init() (NULL). */
+/* host->error()'s rules, the state of a plugin without init() (NULL), and the warning for
+ * an ABI-2 plugin that declares no options (its config: is then handed over unchecked). */
 START_TEST(host_error_rules_and_no_init_state)
 {
 	char logpath[4200];
@@ -363,7 +364,7 @@ START_TEST(host_error_rules_and_no_init_state)
 	struct gw_log *flog = test_log(logpath);
 	struct tcfg t;
 	tcfg_init(&t);
-	tcfg_add(&t, "errs", "errplug", "");
+	tcfg_add(&t, "errs", "errplug", "anything: 1\n"); /* declares nothing: unchecked */
 	struct subscribers *subs = NULL;
 	struct gw_err err;
 	ck_assert_msg(subscribers_load(&t.cfg, flog, &subs, &err) == 0, "%s", err.msg);
@@ -384,6 +385,9 @@ START_TEST(host_error_rules_and_no_init_state)
 	ck_assert_msg(strstr(text, "accepted SELECTOR but called host->error(): a complaint"), "%s",
 	              text);
 	ck_assert_msg(strstr(text, "logv says 42"), "%s", text);
+	ck_assert_msg(strstr(text, "plugin 'errplug' declares no options, so its config: is not "
+	                           "checked"),
+	              "%s", text);
 	ck_assert_msg(strstr(text, "tick(): tick trouble"), "%s", text);
 	ck_assert_msg(strstr(text, "fini(): fini trouble"), "%s", text);
 	free(text);
