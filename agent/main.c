@@ -20,6 +20,7 @@
 #include "core/clock.h"
 #include "config/config.h"
 #include "deliver/dispatch.h"
+#include "deliver/plugin_help.h"
 #include "core/log.h"
 #include "ops/notify.h"
 #include "options.h"
@@ -289,6 +290,14 @@ int main(int argc, char **argv)
 	}
 	if (a.opt.mode == MODE_HELP) {
 		fputs(options_usage(), stdout);
+		return EXIT_OK;
+	}
+	if (a.opt.mode == MODE_PLUGIN_HELP) {
+		struct gw_err err = {{0}};
+		if (plugin_help_write(stdout, a.opt.plugin, &err) != 0) {
+			fprintf(stderr, "gwsyncd: %s\n", err.msg);
+			return EXIT_CONFIG;
+		}
 		return EXIT_OK;
 	}
 	if (a.opt.mode == MODE_VERSION) {

@@ -19,6 +19,7 @@ const char *options_usage(void)
 {
 	return "Usage: gwsyncd [-c FILE] [--check | --once | --pause | --resume] [--log-level "
 	       "LEVEL]\n"
+	       "       gwsyncd --plugin-help NAME\n"
 	       "\n"
 	       "Keeps an API gateway's configuration in step with a Soul / Apache ShenYu admin.\n"
 	       "\n"
@@ -30,6 +31,7 @@ const char *options_usage(void)
 	       "      --pause            ask the running agent to stop delivering changes\n"
 	       "      --resume           ask the running agent to deliver again\n"
 	       "  -l, --log-level LEVEL  error | warn | info | debug (overrides log.level)\n"
+	       "      --plugin-help NAME print the options a subscriber plugin declares\n"
 	       "  -V, --version          print the version and exit\n"
 	       "  -h, --help             print this help and exit\n"
 	       "\n"
@@ -47,6 +49,7 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 	    {"log-level", required_argument, NULL, 'l'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"plugin-help", required_argument, NULL, 'P'},
 	    {NULL, 0, NULL, 0},
 	};
 	memset(out, 0, sizeof *out);
@@ -88,6 +91,10 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 			break;
 		case 'h':
 			m = MODE_HELP;
+			break;
+		case 'P':
+			m = MODE_PLUGIN_HELP;
+			out->plugin = optarg;
 			break;
 		case ':':
 			snprintf(msg, msg_len, "%s needs an argument", argv[optind - 1]);

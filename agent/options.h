@@ -13,12 +13,14 @@ enum gw_mode {
 	MODE_RESUME,  /* ... and to resume */
 	MODE_VERSION,
 	MODE_HELP,
+	MODE_PLUGIN_HELP, /* print a plugin's declared options */
 };
 
 struct options {
 	enum gw_mode mode;
 	const char *config_path;
-	int log_level; /* -1: from the configuration */
+	int log_level;      /* -1: from the configuration */
+	const char *plugin; /* --plugin-help NAME */
 };
 
 /* 0 on success; -1 with a message in msg (usage error, exit code 2). */

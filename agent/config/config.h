@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "model/groups.h"
 
 struct ynode;
 

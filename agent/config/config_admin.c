@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config/suggest.h"
+#include "model/groups.h"
 
 #define PASSWORD_FILE_MAX (64 * 1024)
 

@@ -18,6 +18,7 @@
 #include "core/clock.h"
 #include "core/thread.h"
 #include "model/diff.h"
+#include "model/groups.h"
 
 /* One subscriber's view of one group. */
 struct sub_group {
@@ -38,7 +39,9 @@ struct dispatcher {
 	struct store *st;
 	const struct cfg *cfg;
 	struct gw_log *log;
-	struct sub_state *ss;                        /* subs->n */
+	struct sub_state *ss;                /* subs->n */
+	enum gw_group order[GW_GROUP_COUNT]; /* delivery order (dispatch_order) */
+	size_t n_order;
 	struct group_data *measured[GW_GROUP_COUNT]; /* latency already recorded for it */
 
 	pthread_t thread;
@@ -93,12 +96,29 @@ static int deliver(struct subscriber *s, enum gw_group g, const struct group_dat
 	return rc;
 }
 
+size_t dispatch_order(const struct cfg *cfg, enum gw_group out[GW_GROUP_COUNT])
+{
+	static const enum gw_group first[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR, GW_GROUP_RULE};
+	size_t n = 0;
+	for (size_t f = 0; f < sizeof first / sizeof first[0]; f++)
+		for (size_t k = 0; k < cfg->n_groups; k++)
+			if (cfg->groups[k] == first[f])
+				out[n++] = first[f];
+	for (size_t k = 0; k < cfg->n_groups; k++)
+		if (cfg->groups[k] != GW_GROUP_PLUGIN && cfg->groups[k] != GW_GROUP_SELECTOR &&
+		    cfg->groups[k] != GW_GROUP_RULE && n < GW_GROUP_COUNT)
+			out[n++] = cfg->groups[k];
+	return n;
+}
+
 int dispatch_once(struct subscribers *subs, struct store *st, const struct cfg *cfg,
                   struct gw_log *log)
 {
 	int failed = 0;
-	for (size_t k = 0; k < cfg->n_groups; k++) {
-		enum gw_group g = cfg->groups[k];
+	enum gw_group order[GW_GROUP_COUNT];
+	size_t n_order = dispatch_order(cfg, order);
+	for (size_t k = 0; k < n_order; k++) {
+		enum gw_group g = order[k];
 		struct group_data *cur = store_get(st, g);
 		if (!cur)
 			continue;
@@ -118,7 +138,7 @@ int dispatch_once(struct subscribers *subs, struct store *st, const struct cfg *
 
 /* ---------------------------------------------------------------- the thread */
 
-static int64_t backoff_ms(unsigned consecutive)
+int64_t dispatch_backoff_ms(unsigned consecutive)
 {
 	int64_t ms = DISPATCH_BACKOFF_MIN_MS;
 	for (unsigned i = 1; i < consecutive && ms < DISPATCH_BACKOFF_MAX_MS; i++)
@@ -158,7 +178,7 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 		sg->consecutive = 0;
 	} else {
 		sg->consecutive++;
-		int64_t wait = backoff_ms(sg->consecutive);
+		int64_t wait = dispatch_backoff_ms(sg->consecutive);
 		replace(&sg->failed, cur);
 		sg->retry_at_ms = gw_mono_ms() + wait;
 		LOG_W(d->log, "dispatch",
@@ -221,8 +241,8 @@ static void earliest(int64_t *wake, int64_t t)
 /* One pass over every configured group and subscriber; lowers *wake to the next retry. */
 static void deliver_round(struct dispatcher *d, int64_t *wake)
 {
-	for (size_t k = 0; k < d->cfg->n_groups && !atomic_load(&d->stop); k++) {
-		enum gw_group g = d->cfg->groups[k];
+	for (size_t k = 0; k < d->n_order && !atomic_load(&d->stop); k++) {
+		enum gw_group g = d->order[k];
 		struct group_data *cur = store_get(d->st, g);
 		if (!cur)
 			continue;
@@ -312,6 +332,7 @@ int dispatcher_start(struct dispatcher **out, struct subscribers *subs, struct s
 	d->st = st;
 	d->cfg = cfg;
 	d->log = log;
+	d->n_order = dispatch_order(cfg, d->order);
 	atomic_init(&d->stop, 0);
 	atomic_init(&d->paused, 0);
 	pthread_mutex_init(&d->mu, NULL);

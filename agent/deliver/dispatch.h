@@ -12,7 +12,14 @@
  *    the store), so polling is never delayed at all;
  *  - a plugin that rejects a change keeps its old accepted version; it is retried with
  *    backoff (1 s doubling to 60 s) with the full delta from what it last accepted, or at
- *    once when a newer version arrives; the others keep receiving meanwhile;
+ *    once when a newer version arrives; the others keep receiving meanwhile. The doubling
+ *    counts that subscriber's consecutive rejections of that group and resets when it
+ *    accepts a change of the group (a newer version does not reset it);
+ *  - each round walks the groups in dependency order (dispatch_order): PLUGIN, SELECTOR,
+ *    RULE, then the others as configured, so at start-up and whenever several groups are
+ *    pending at once (a resync) a rule never arrives before its selector. Afterwards each
+ *    group goes on its own: a rejected SELECTOR is retried alone while a newer RULE is
+ *    delivered, so a rule can arrive before its selector then;
  *  - tick() runs after every apply() and whenever the deadline it returned passes.
  * While paused nothing is delivered (tick() still runs, finishing work already accepted);
  * on resume every subscriber receives one change to the newest version.
@@ -56,6 +63,14 @@ void dispatcher_set_paused(struct dispatcher *d, int paused);
  */
 int dispatch_once(struct subscribers *subs, struct store *st, const struct cfg *cfg,
                   struct gw_log *log);
+
+/* The groups of cfg in delivery order: PLUGIN, SELECTOR, RULE (those configured), then
+ * the others in configuration order. Returns how many. */
+size_t dispatch_order(const struct cfg *cfg, enum gw_group out[GW_GROUP_COUNT]);
+
+/* The wait before retrying after `consecutive` (>= 1) rejections in a row: 1 s, 2 s, 4 s...
+ * up to 60 s. */
+int64_t dispatch_backoff_ms(unsigned consecutive);
 
 /* ---------------------------------------------------------------- status (for /status) */
 

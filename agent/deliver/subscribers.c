@@ -10,14 +10,16 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "deliver/abi1.h"
 #include "deliver/plugin_config.h"
+#include "deliver/plugin_options.h"
+#include "config/ytree.h"
 
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* the build's PACKAGE_VERSION (angle brackets: not agent/config.h) */
@@ -30,43 +32,6 @@
 #endif
 
 typedef const struct gw_subscriber *(*entry_fn)(void);
-
-static void host_log(const struct gw_host *host, enum gw_log_level level, const char *fmt, ...)
-{
-	struct subscriber *s = host->priv;
-	if (level < GW_LOG_ERROR)
-		level = GW_LOG_ERROR;
-	if (level > GW_LOG_DEBUG)
-		level = GW_LOG_DEBUG;
-	va_list ap;
-	/* An error logged during init() (the config getters report bad values this way) is
-	 * the start-up error's reason unless the plugin calls host->error() itself. */
-	if (s->in_init && level == GW_LOG_ERROR && !s->error[0]) {
-		va_start(ap, fmt);
-		vsnprintf(s->error, sizeof s->error, fmt, ap);
-		va_end(ap);
-	}
-	if (!gw_log_enabled(s->log, level))
-		return;
-	va_start(ap, fmt);
-	gw_vlogf(s->log, level, s->name, fmt, ap);
-	va_end(ap);
-}
-
-static void host_error(const struct gw_host *host, const char *fmt, ...)
-{
-	struct subscriber *s = host->priv;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(s->error, sizeof s->error, fmt, ap);
-	va_end(ap);
-}
-
-static int64_t host_now_ms(const struct gw_host *host)
-{
-	(void)host;
-	return gw_mono_ms();
-}
 
 static int is_file(const char *path)
 {
@@ -134,6 +99,80 @@ int subscribers_resolve(const char *library, char *path, size_t cap, struct gw_e
 	               library, library, ext, searched, GW_PLUGIN_PATH_ENV, PKGLIBDIR);
 }
 
+/* The smallest ABI-2 description the agent can use: abi, size, name, the four callbacks. */
+#define MIN_DESC_SIZE (offsetof(struct gw_subscriber, fini) + sizeof(void (*)(void)))
+
+/* dlopen, entry point, ABI, apply(): everything that needs no instance. */
+static int open_file(const char *path, void **dl, int *abi, const void **raw, struct gw_err *err)
+{
+	dlerror();
+	*dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!*dl) {
+		const char *why = dlerror();
+		return gw_errf(err, "%s: cannot load: %s", path,
+		               why ? why : "unknown dlopen error");
+	}
+
+	/* POSIX's sanctioned way to turn a dlsym() result into a function pointer. */
+	entry_fn entry;
+	void *sym = dlsym(*dl, GWSYNC_SUBSCRIBER_SYMBOL);
+	if (!sym)
+		return gw_errf(err,
+		               "%s: no entry point %s() (is it a gwsync subscriber plugin built "
+		               "against <gwsync/subscriber.h>?)",
+		               path, GWSYNC_SUBSCRIBER_SYMBOL);
+	memcpy(&entry, &sym, sizeof entry);
+
+	const struct gw_subscriber *d = entry();
+	if (!d)
+		return gw_errf(err, "%s: %s() returned NULL", path, GWSYNC_SUBSCRIBER_SYMBOL);
+	/* `abi` is the first member in every ABI: nothing else is read before it is known. */
+	*abi = d->abi;
+	*raw = d;
+	if (d->abi == 1) {
+		const struct gw1_subscriber *d1 = (const void *)d;
+		if (!d1->apply)
+			return gw_errf(err, "%s: plugin '%s' has no apply() callback", path,
+			               d1->name ? d1->name : "?");
+		return 0;
+	}
+	if (d->abi != GWSYNC_SUBSCRIBER_ABI)
+		return gw_errf(err,
+		               "%s: built for subscriber ABI %d, but this gwsyncd (%s) speaks ABI "
+		               "%d (and loads ABI 1); rebuild the plugin against this version's "
+		               "<gwsync/subscriber.h>",
+		               path, d->abi, PACKAGE_VERSION, GWSYNC_SUBSCRIBER_ABI);
+	if (d->size < MIN_DESC_SIZE)
+		return gw_errf(
+		    err,
+		    "%s: its description is %zu bytes, less than ABI %d's smallest (%zu): "
+		    "start it with GWSYNC_SUBSCRIBER_INIT",
+		    path, d->size, GWSYNC_SUBSCRIBER_ABI, (size_t)MIN_DESC_SIZE);
+	if (!d->apply)
+		return gw_errf(err, "%s: plugin '%s' has no apply() callback", path,
+		               d->name ? d->name : "?");
+	return 0;
+}
+
+/* A member of the plugin's description, or NULL/0 if its `size` does not reach it. */
+#define DESC_MEMBER(d, m)                                                                          \
+	((d)->size >= offsetof(struct gw_subscriber, m) + sizeof((d)->m) ? (d)->m : 0)
+
+int subscribers_open(const char *library, void **dl, int *abi, const struct gw_subscriber **desc,
+                     char *path, size_t cap, struct gw_err *err)
+{
+	*dl = NULL;
+	*desc = NULL;
+	if (subscribers_resolve(library, path, cap, err) < 0)
+		return -1;
+	const void *raw = NULL;
+	if (open_file(path, dl, abi, &raw, err) < 0)
+		return -1;
+	if (*abi == GWSYNC_SUBSCRIBER_ABI)
+		*desc = raw;
+	return 0;
+}
+
 /* Everything up to (not including) init(): find, dlopen, entry point, ABI, apply(). */
 static int open_plugin(struct subscriber *s, const char *library, struct gw_err *err)
 {
@@ -143,84 +182,71 @@ static int open_plugin(struct subscriber *s, const char *library, struct gw_err 
 	s->path = strdup(path);
 	if (!s->path)
 		return gw_errf(err, "out of memory");
-
-	dlerror();
-	s->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!s->dl) {
-		const char *why = dlerror();
-		return gw_errf(err, "%s: cannot load: %s", path,
-		               why ? why : "unknown dlopen error");
+	const void *raw = NULL;
+	if (open_file(path, &s->dl, &s->abi, &raw, err) < 0)
+		return -1;
+	if (s->abi == 1) {
+		s->v1 = abi1_new(raw, &s->host);
+		if (!s->v1)
+			return gw_errf(err, "out of memory");
+		s->desc = &s->v1->face;
+		return 0;
 	}
-
-	/* POSIX's sanctioned way to turn a dlsym() result into a function pointer. */
-	entry_fn entry;
-	void *sym = dlsym(s->dl, GWSYNC_SUBSCRIBER_SYMBOL);
-	if (!sym)
-		return gw_errf(err,
-		               "%s: no entry point %s() (is it a gwsync subscriber plugin built "
-		               "against <gwsync/subscriber.h>?)",
-		               path, GWSYNC_SUBSCRIBER_SYMBOL);
-	memcpy(&entry, &sym, sizeof entry);
-
-	s->desc = entry();
-	if (!s->desc)
-		return gw_errf(err, "%s: %s() returned NULL", path, GWSYNC_SUBSCRIBER_SYMBOL);
-	if (s->desc->abi != GWSYNC_SUBSCRIBER_ABI)
-		return gw_errf(
-		    err,
-		    "%s: built for subscriber ABI %d, but this gwsyncd (%s) speaks ABI "
-		    "%d; rebuild the plugin against this version's <gwsync/subscriber.h>",
-		    path, s->desc->abi, PACKAGE_VERSION, GWSYNC_SUBSCRIBER_ABI);
-	if (!s->desc->apply)
-		return gw_errf(err, "%s: plugin '%s' has no apply() callback", path,
-		               s->desc->name ? s->desc->name : "?");
+	s->desc = raw;
+	s->ctx.options = DESC_MEMBER(s->desc, options);
 	return 0;
 }
 
-static void init_host(struct subscriber *s)
+/* The plugin's `config:` against its declared options (or the warning that it has none). */
+static int check_options(struct subscriber *s, const struct cfg_subscriber *cs, size_t index,
+                         struct gw_err *err)
 {
-	struct gw_host *h = &s->host;
-	h->abi = GWSYNC_SUBSCRIBER_ABI;
-	h->agent_version = PACKAGE_VERSION;
-	h->instance = s->name;
-	h->log = host_log;
-	h->error = host_error;
-	h->config_string = plugin_config_string;
-	h->config_int = plugin_config_int;
-	h->config_bool = plugin_config_bool;
-	h->config_duration_ms = plugin_config_duration_ms;
-	h->config_mode = plugin_config_mode;
-	h->now_ms = host_now_ms;
-	h->priv = s;
+	if (s->abi == 1)
+		return 0; /* ABI 1 could not declare options: today's behaviour */
+	if (!s->ctx.options) {
+		if (cs->config && cs->config->type == YNODE_MAP && cs->config->n)
+			LOG_W(s->log, "subscribers",
+			      "subscriber '%s': plugin '%s' declares no options, so its config: is "
+			      "not checked (a misspelt key is ignored)",
+			      s->name, s->desc->name ? s->desc->name : "?");
+		return 0;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "subscribers[%zu].config", index);
+	return plugin_options_check(s->ctx.options, cs->config, cs->config, path, err);
 }
 
-static int load_one(struct subscriber *s, const struct cfg_subscriber *cs, struct gw_log *log,
-                    struct gw_err *err)
+static int load_one(struct subscriber *s, const struct cfg_subscriber *cs, size_t index,
+                    struct gw_log *log, struct gw_err *err)
 {
 	s->log = log;
 	s->name = strdup(cs->name ? cs->name : "");
 	if (!s->name)
 		return gw_errf(err, "out of memory");
-	init_host(s);
+	s->ctx.instance = s->name;
+	s->ctx.log = log;
+	host_table_init(&s->host, &s->ctx);
 	if (open_plugin(s, cs->library, err) < 0)
 		return -1;
+	if (check_options(s, cs, index, err) < 0)
+		return -1;
 
+	s->state = s->v1; /* the ABI-1 face keeps its adapter as the state; else NULL */
 	if (s->desc->init) {
-		s->error[0] = '\0';
-		s->state = NULL;
-		s->in_init = 1;
+		s->ctx.error[0] = '\0';
+		s->ctx.in_init = 1;
 		int rc = s->desc->init(&s->host, plugin_config_of(cs->config), &s->state);
-		s->in_init = 0;
+		s->ctx.in_init = 0;
 		if (rc != 0) {
-			if (s->error[0])
-				return gw_errf(err, "%s: init() failed: %s", s->path, s->error);
+			if (s->ctx.error[0])
+				return gw_errf(err, "%s: init() failed: %s", s->path, s->ctx.error);
 			return gw_errf(err, "%s: init() failed (returned %d; see the log above)",
 			               s->path, rc);
 		}
 	}
 	s->inited = 1;
-	LOG_I(log, "subscribers", "loaded subscriber '%s': plugin '%s' from %s", s->name,
-	      s->desc->name ? s->desc->name : "?", s->path);
+	LOG_I(log, "subscribers", "loaded subscriber '%s': plugin '%s' (ABI %d) from %s", s->name,
+	      s->desc->name ? s->desc->name : "?", s->abi, s->path);
 	return 0;
 }
 
@@ -240,7 +266,7 @@ int subscribers_load(const struct cfg *cfg, struct gw_log *log, struct subscribe
 	for (size_t i = 0; i < cfg->n_subscribers; i++) {
 		const struct cfg_subscriber *cs = &cfg->subscribers[i];
 		subs->n = i + 1; /* so subscribers_free() also cleans up a half-loaded one */
-		if (load_one(&subs->v[i], cs, log, err) < 0) {
+		if (load_one(&subs->v[i], cs, i, log, err) < 0) {
 			gw_err_prefix(err, "subscriber '%s' (%s line %d)",
 			              cs->name ? cs->name : "?",
 			              cfg->path ? cfg->path : "configuration", cs->line);
@@ -252,14 +278,27 @@ int subscribers_load(const struct cfg *cfg, struct gw_log *log, struct subscribe
 	return 0;
 }
 
+/* A host->error() message from a callback without a verdict (tick, fini): a warning. */
+static void flush_error(struct subscriber *s, const char *where)
+{
+	if (!s->ctx.error[0])
+		return;
+	LOG_W(s->log, "subscribers", "subscriber '%s': %s: %s", s->name, where, s->ctx.error);
+	s->ctx.error[0] = '\0';
+}
+
 void subscribers_free(struct subscribers *subs)
 {
 	if (!subs)
 		return;
 	for (size_t i = subs->n; i-- > 0;) {
 		struct subscriber *s = &subs->v[i];
-		if (s->inited && s->desc->fini)
-			s->desc->fini(s->state);
+		if (s->inited && s->desc->fini) {
+			s->ctx.error[0] = '\0';
+			s->desc->fini(s->state, &s->host);
+			flush_error(s, "fini()");
+		}
+		abi1_free(s->v1);
 		if (s->dl)
 			dlclose(s->dl);
 		free(s->name);
@@ -272,14 +311,21 @@ void subscribers_free(struct subscribers *subs)
 int subscriber_apply(struct subscriber *s, const struct gw_change *change, char *why,
                      size_t why_cap)
 {
-	s->error[0] = '\0';
-	int rc = s->desc->apply(s->state, change);
-	if (rc == 0)
+	s->ctx.error[0] = '\0';
+	int rc = s->desc->apply(s->state, &s->host, change);
+	if (rc == 0) {
+		if (s->ctx.error[0])
+			LOG_W(s->log, "subscribers",
+			      "subscriber '%s' accepted %s but called host->error(): %s", s->name,
+			      change->group_name, s->ctx.error);
+		s->ctx.error[0] = '\0';
 		return 0;
-	if (s->error[0])
-		snprintf(why, why_cap, "%s", s->error);
+	}
+	if (s->ctx.error[0])
+		snprintf(why, why_cap, "%s", s->ctx.error);
 	else
 		snprintf(why, why_cap, "apply() returned %d", rc);
+	s->ctx.error[0] = '\0';
 	return -1;
 }
 
@@ -287,5 +333,8 @@ int64_t subscriber_tick(struct subscriber *s, int64_t now_ms)
 {
 	if (!s->desc->tick)
 		return -1;
-	return s->desc->tick(s->state, now_ms);
+	s->ctx.error[0] = '\0';
+	int64_t next = s->desc->tick(s->state, &s->host, now_ms);
+	flush_error(s, "tick()");
+	return next;
 }

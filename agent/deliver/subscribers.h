@@ -3,8 +3,12 @@
  * configuration, each a dlopen()ed shared object, its static description, its private
  * state and the host table it was given. Loading checks everything that can be checked
  * before the first change arrives (file found, entry point present, ABI version, apply()
- * present, init() succeeds), so a broken plugin stops start-up (and `gwsyncd --check`)
- * instead of failing later in the dispatcher.
+ * present, `config:` matches the declared options, init() succeeds), so a broken plugin
+ * stops start-up (and `gwsyncd --check`) instead of failing later in the dispatcher.
+ *
+ * ABI versions: a plugin of ABI 2 is called directly; one of ABI 1 through an adapter
+ * (abi1.h) that the loader puts in place of its description, so everything after loading
+ * (the dispatcher, /status) sees ABI 2 only.
  *
  * Where a library is found: `library:` with a '/' is a path used as written; a bare name
  * NAME (or NAME.so) is looked up as NAME.so in each directory of the environment variable
@@ -24,20 +28,24 @@
 #include "config/config.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "deliver/host.h"
+
+struct abi1;
 
 #define GW_PLUGIN_PATH_ENV "GWSYNC_PLUGIN_PATH"
 
 struct subscriber {
-	char *name; /* the instance name (`name:`), tags its log lines */
-	char *path; /* the file that was loaded */
-	const struct gw_subscriber *desc;
-	void *state;         /* what init() returned */
-	int inited;          /* init() succeeded (or there is none): fini() is owed */
-	struct gw_host host; /* host.priv points back to this struct */
+	char *name;                       /* the instance name (`name:`), tags its log lines */
+	char *path;                       /* the file that was loaded */
+	int abi;                          /* the ABI the plugin was built for (1 or 2) */
+	const struct gw_subscriber *desc; /* ABI 2 (for ABI 1: the adapter's face) */
+	void *state;                      /* what init() returned */
+	int inited;                       /* init() succeeded (or there is none): fini() is owed */
+	struct gw_host host;              /* host.priv points to ctx */
+	struct host_ctx ctx; /* log, declared options, the last host->error() message */
 	struct gw_log *log;
 	void *dl;
-	char error[512]; /* the last host->error() message of the current call */
-	int in_init;     /* inside init(): an ERROR log line also sets `error` */
+	struct abi1 *v1; /* the ABI-1 adapter, or NULL */
 };
 
 struct subscribers {
@@ -64,7 +72,8 @@ void subscribers_free(struct subscribers *s);
 int subscriber_apply(struct subscriber *s, const struct gw_change *change, char *why,
                      size_t why_cap);
 
-/* Call the plugin's tick() if it has one; the next deadline (now_ms clock) or -1. */
+/* Call the plugin's tick() if it has one; the next deadline (now_ms clock) or -1. A
+ * host->error() message from tick() is logged as a warning. */
 int64_t subscriber_tick(struct subscriber *s, int64_t now_ms);
 
 /*
@@ -73,5 +82,13 @@ int64_t subscriber_tick(struct subscriber *s, int64_t now_ms);
  * places searched.
  */
 int subscribers_resolve(const char *library, char *path, size_t cap, struct gw_err *err);
+
+/*
+ * Resolve, dlopen and check one plugin (entry point, ABI, apply()) without init(): for
+ * --plugin-help. *dl is the handle to dlclose(); *abi the plugin's ABI; *desc its ABI-2
+ * description, or NULL for an ABI-1 plugin.
+ */
+int subscribers_open(const char *library, void **dl, int *abi, const struct gw_subscriber **desc,
+                     char *path, size_t cap, struct gw_err *err);
 
 #endif

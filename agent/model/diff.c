@@ -6,6 +6,7 @@
  * is reported as added or removed, which is still a correct instruction list.
  */
 #include "model/diff.h"
+#include "model/groups.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +57,19 @@ int diff_build(struct diff *d, enum gw_group group, const struct group_data *fro
 		}
 	}
 
+	/* No list is ever NULL (the ABI promises it), even for an empty group. */
+	static const struct gw_item *const none[1] = {NULL};
 	struct gw_change *ch = &d->change;
+	ch->size = sizeof *ch;
 	ch->group = group;
 	ch->group_name = gw_group_name(group);
+	ch->items = none;
+	ch->previous.last_modify_time = GW_INT_UNSET;
 	if (to) {
 		ch->version.md5 = to->md5;
 		ch->version.last_modify_time = to->last_modify_time;
-		ch->items = to->items;
+		if (to->item_ptrs)
+			ch->items = to->item_ptrs;
 		ch->n_items = to->n_items;
 		ch->stale = to->provisional;
 	}
@@ -70,6 +77,9 @@ int diff_build(struct diff *d, enum gw_group group, const struct group_data *fro
 		ch->previous.md5 = from->md5;
 		ch->previous.last_modify_time = from->last_modify_time;
 	}
+	/* A snapshot's version confirmed by an admin serving the same data. */
+	ch->confirmed_only = from && to && na + nu + nr == 0 && strcmp(from->md5, to->md5) == 0 &&
+	                     from->provisional && !to->provisional;
 	ch->added = d->added;
 	ch->n_added = na;
 	ch->updated = d->updated;

@@ -47,10 +47,23 @@ static int cmp_keyed(const void *a, const void *b)
 	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+int group_data_link(struct group_data *gd)
+{
+	gd->item_ptrs =
+	    arena_alloc(&gd->arena, (gd->n_items ? gd->n_items : 1) * sizeof *gd->item_ptrs);
+	if (!gd->item_ptrs)
+		return -1;
+	for (size_t i = 0; i < gd->n_items; i++) {
+		gd->items[i].size = sizeof gd->items[i];
+		gd->item_ptrs[i] = &gd->items[i];
+	}
+	return 0;
+}
+
 long group_data_index(struct group_data *gd)
 {
 	gd->by_key = arena_alloc(&gd->arena, (gd->n_items ? gd->n_items : 1) * sizeof *gd->by_key);
-	if (!gd->by_key)
+	if (!gd->by_key || group_data_link(gd) < 0)
 		return -2;
 	if (gd->n_items == 0)
 		return -1;

@@ -26,6 +26,7 @@ struct group_data {
 
 	struct gw_item *items; /* n_items, in the admin's order */
 	size_t n_items;
+	const struct gw_item **item_ptrs; /* &items[i]: gw_change.items (ABI 2 lists pointers) */
 	uint32_t *by_key;  /* indices of items sorted by key (strcmp), for diff/lookup */
 	size_t json_bytes; /* sum of the items' raw JSON lengths */
 
@@ -38,7 +39,11 @@ struct group_data *group_data_new(enum gw_group group);
 struct group_data *group_data_ref(struct group_data *gd);
 void group_data_unref(struct group_data *gd);
 
-/* Sort by_key after items are filled. Returns the index of the first duplicate key found
+/* Set each item's size and fill item_ptrs (group_data_index does it too). 0 or -1. */
+int group_data_link(struct group_data *gd);
+
+/* Sort by_key after items are filled (also sets each item's size and item_ptrs). Returns the index
+ * of the first duplicate key found
  * (>= 0) or -1 if all keys are distinct; -2 on out of memory. */
 long group_data_index(struct group_data *gd);
 

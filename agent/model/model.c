@@ -21,6 +21,7 @@
 
 #include "core/clock.h"
 #include "core/jspan.h"
+#include "model/groups.h"
 #include "model/keys.h"
 
 enum kind { K_STR, K_STR_OR_NUM, K_INT, K_BOOL, K_CONDS, K_PARAMS, K_PATHS };
@@ -622,7 +623,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	if (same_keys && gd->n_items == prev->n_items) {
 		gd->by_key =
 		    arena_alloc(&gd->arena, (gd->n_items ? gd->n_items : 1) * sizeof *gd->by_key);
-		if (!gd->by_key) {
+		if (!gd->by_key || group_data_link(gd) < 0) {
 			gw_errf(err, "group %s: out of memory", gname);
 			goto out;
 		}

@@ -14,6 +14,7 @@
 
 #include "core/strbuf.h"
 #include "model/model.h"
+#include "model/groups.h"
 
 void model_canonical_md5(const struct group_data *gd, char out[33])
 {

@@ -14,6 +14,7 @@
 
 #include "source/failure.h"
 #include "deliver/latency.h"
+#include "model/groups.h"
 
 const char *metrics_escape_label(const char *value, char *buf, size_t cap)
 {

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "source/failure.h"
+#include "model/groups.h"
 
 struct doc {
 	int ok;

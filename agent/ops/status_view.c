@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "model/groups.h"
 
 #ifndef GWSYNC_VERSION
 #define GWSYNC_VERSION "0.0.0"

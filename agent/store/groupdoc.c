@@ -21,7 +21,7 @@ static void put_string(FILE *fp, const char *s)
 }
 
 void groupdoc_write(FILE *fp, const char *group, const char *md5, int64_t last_modify_time,
-                    const struct gw_item *items, size_t n_items)
+                    const struct gw_item *const *items, size_t n_items)
 {
 	fputs("{\"group\": ", fp);
 	put_string(fp, group);
@@ -31,7 +31,7 @@ void groupdoc_write(FILE *fp, const char *group, const char *md5, int64_t last_m
 	for (size_t i = 0; i < n_items; i++) {
 		if (i)
 			fputc(',', fp);
-		fwrite(items[i].json, 1, items[i].json_len, fp);
+		fwrite(items[i]->json, 1, items[i]->json_len, fp);
 	}
 	fputs("]}\n", fp);
 }

@@ -14,6 +14,6 @@
 
 /* Write the document to fp; errors show in ferror(fp) (atomic_file_finish reports them). */
 void groupdoc_write(FILE *fp, const char *group, const char *md5, int64_t last_modify_time,
-                    const struct gw_item *items, size_t n_items);
+                    const struct gw_item *const *items, size_t n_items);
 
 #endif

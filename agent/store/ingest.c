@@ -3,6 +3,7 @@
  * source, so an operator reads the same "store: accepted ..." whatever the protocol.
  */
 #include "store/ingest.h"
+#include "model/groups.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,6 +18,7 @@
 #include "core/thread.h"
 #include "store/groupdoc.h"
 #include "model/model.h"
+#include "model/groups.h"
 
 int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
 {
@@ -29,7 +30,7 @@ int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *
 	struct atomic_file af;
 	if (atomic_file_open(&af, dir, name, 0640, ebuf, sizeof ebuf) != 0)
 		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
-	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time, gd->items, gd->n_items);
+	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time, gd->item_ptrs, gd->n_items);
 	if (atomic_file_finish(&af, ebuf, sizeof ebuf) != 0 ||
 	    atomic_file_commit(&af, ebuf, sizeof ebuf) != 0) {
 		atomic_file_abort(&af);

@@ -60,7 +60,7 @@ static int bench_init(const struct gw_host *host, const struct gw_config *config
 	return 0;
 }
 
-static int bench_apply(void *state, const struct gw_change *ch)
+static int bench_apply(void *state, const struct gw_host *host, const struct gw_change *ch)
 {
 	struct bench_sub *st = state;
 	if (st->fd < 0)
@@ -69,7 +69,7 @@ static int bench_apply(void *state, const struct gw_change *ch)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	char msg[512];
 	int n = snprintf(msg, sizeof msg, "A %s %s %" PRId64 " %" PRId64 " %zu %zu %zu %zu\n",
-	                 st->host->instance, ch->group_name, ch->version.last_modify_time,
+	                 host->instance, ch->group_name, ch->version.last_modify_time,
 	                 (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, ch->n_items, ch->n_added,
 	                 ch->n_updated, ch->n_removed);
 	if (n > 0 && sendto(st->fd, msg, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&st->to,
@@ -78,22 +78,24 @@ static int bench_apply(void *state, const struct gw_change *ch)
 	return 0;
 }
 
-static void bench_fini(void *state)
+static void bench_fini(void *state, const struct gw_host *host)
 {
 	struct bench_sub *st = state;
 	if (st->lost)
-		st->host->log(st->host, GW_LOG_WARN, "%lu reports could not be sent", st->lost);
+		host->log(host, GW_LOG_WARN, "%lu reports could not be sent", st->lost);
 	if (st->fd >= 0)
 		close(st->fd);
 	free(st);
 }
 
+static const struct gw_option bench_options[] = {
+    {"report", GW_OPT_PATH, NULL, 0, "the UNIX datagram socket to report each apply() to"},
+    {NULL, 0, NULL, 0, NULL},
+};
+
 static const struct gw_subscriber bench_subscriber = {
-    .abi = GWSYNC_SUBSCRIBER_ABI,
-    .name = "bench",
-    .init = bench_init,
-    .apply = bench_apply,
-    .fini = bench_fini,
+    GWSYNC_SUBSCRIBER_INIT, .name = "bench",      .options = bench_options,
+    .init = bench_init,     .apply = bench_apply, .fini = bench_fini,
 };
 
 GWSYNC_EXPORT const struct gw_subscriber *gwsync_subscriber(void)

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 
 struct counter {
-	const struct gw_host *host; /* valid until fini(): keep it for logging */
 	int64_t every;
 	int64_t changes;
 	size_t added, updated, removed;
@@ -27,9 +26,8 @@ static int counter_init(const struct gw_host *host, const struct gw_config *conf
 		host->error(host, "out of memory");
 		return -1;
 	}
-	c->host = host;
-	c->every = 1;
-	/* ABSENT keeps the default; INVALID has already been logged with its position. */
+	/* The agent has checked the value against the declaration below and fills in its
+	 * default; INVALID cannot happen then, but costs nothing to handle. */
 	if (host->config_int(host, config, "every", &c->every) == GW_CONFIG_INVALID) {
 		free(c);
 		return -1;
@@ -43,7 +41,7 @@ static int counter_init(const struct gw_host *host, const struct gw_config *conf
 	return 0;
 }
 
-static int counter_apply(void *state, const struct gw_change *change)
+static int counter_apply(void *state, const struct gw_host *host, const struct gw_change *change)
 {
 	struct counter *c = state;
 	/* The change is only valid during this call; counting needs nothing kept. */
@@ -51,20 +49,30 @@ static int counter_apply(void *state, const struct gw_change *change)
 	c->updated += change->n_updated;
 	c->removed += change->n_removed;
 	if (++c->changes % c->every == 0)
-		c->host->log(c->host, GW_LOG_INFO, "%lld changes: +%zu ~%zu -%zu (last: %s %s)",
-		             (long long)c->changes, c->added, c->updated, c->removed,
-		             change->group_name, change->version.md5);
+		host->log(host, GW_LOG_INFO, "%lld changes: +%zu ~%zu -%zu (last: %s %s)",
+		          (long long)c->changes, c->added, c->updated, c->removed,
+		          change->group_name, change->version.md5);
 	return 0; /* non-zero (after host->error()) would reject it: the agent retries later */
 }
 
-static void counter_fini(void *state)
+static void counter_fini(void *state, const struct gw_host *host)
 {
+	(void)host; /* every callback gets the host table; this one needs nothing from it */
 	free(state);
 }
 
+/* Declared options: the agent checks `config:` against these (unknown keys, types) before
+ * init(), and `gwsyncd --plugin-help counter` prints them. */
+static const struct gw_option counter_options[] = {
+    {"every", GW_OPT_INT, "1", 0, "log the totals every this many changes"},
+    {NULL, 0, NULL, 0, NULL},
+};
+
 static const struct gw_subscriber counter = {
-    .abi = GWSYNC_SUBSCRIBER_ABI,
+    GWSYNC_SUBSCRIBER_INIT,
     .name = "counter",
+    .description = "counts the items added, updated and removed, and logs the totals",
+    .options = counter_options,
     .init = counter_init,
     .apply = counter_apply,
     .fini = counter_fini,

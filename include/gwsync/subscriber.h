@@ -1,33 +1,53 @@
 /*
- * gwsync subscriber ABI: the only header a plugin author needs.
+ * gwsync subscriber ABI 2: the only header a plugin author needs.
  *
  * A subscriber is a shared object that gwsyncd loads with dlopen(). It exports one
- * function, gwsync_subscriber(), returning a static description (ABI version, name,
- * callbacks). The agent checks the ABI version before calling anything else, hands
- * init() the plugin's own `config:` map and a host table (logging, config access,
- * clock), then calls apply() once per accepted group version with the complete new
- * item list and the delta against what this subscriber last accepted.
+ * function, gwsync_subscriber(), returning a static description (ABI version, size, name,
+ * callbacks, declared options). The agent checks the ABI version before reading anything
+ * else, checks the plugin's `config:` against the declared options, hands init() that map
+ * and a host table (logging, config access, clock), then calls apply() once per accepted
+ * group version with the complete new item list and the delta against what this
+ * subscriber last accepted.
  *
  * Rules of the road:
  *  - Callbacks are never called concurrently: init() and fini() run in the agent's main
  *    thread at start-up and shutdown, apply() and tick() in its one dispatcher thread in
  *    between. A plugin needs no locks for its own state.
  *  - The same shared object may be configured as several instances; keep all state in
- *    the pointer init() returns, never in globals.
+ *    the pointer init() returns, never in globals. Without init() that pointer is NULL.
  *  - All memory passed to a callback belongs to the agent and stays valid only for the
- *    duration of that call. Copy what you keep.
+ *    duration of that call (the host table: from init() until fini() returns). Copy what
+ *    you keep.
  *  - Return 0 on success. Any other value rejects the change: the agent logs and counts
  *    it and later delivers a change from what this subscriber last accepted, with backoff.
  *    Never abort() or exit(): the gateway's other subscribers depend on the process.
  *  - Strings are NUL-terminated UTF-8; a field the admin sent as null, or did not send,
  *    is NULL (strings), GW_UNSET (booleans) or GW_INT_UNSET (integers).
  *
- * Compatibility: GWSYNC_SUBSCRIBER_ABI changes whenever a struct here changes in a way
- * that breaks compiled plugins; the agent refuses a plugin built for another version.
+ * How this ABI grows without breaking compiled plugins (ABI 2 is the last breaking change;
+ * the idea of sqlite3_vfs.iVersion and curl_version_info_data.age):
+ *  1. `abi` is the first member of struct gw_subscriber in every version, and the agent
+ *     reads it before anything else. The agent loads plugins of ABI 1 (it builds the ABI-1
+ *     shapes for them) and of ABI 2.
+ *  2. Every struct that crosses the boundary and may grow starts with its size as the
+ *     other side built it: gw_subscriber.size (set by the plugin: GWSYNC_SUBSCRIBER_INIT),
+ *     gw_host.size, gw_change.size and gw_item.size (set by the agent). Members are only
+ *     ever appended, never removed, reordered or retyped. A reader reads a member only if
+ *     the size covers it: the agent treats a member past gw_subscriber.size as absent
+ *     (NULL/0), and a plugin tests a host function before calling it with
+ *     GW_HAS(host, member) (functions of this header's own version are always there).
+ *  3. Arrays of growable structs are arrays of pointers (gw_change.items, added, removed),
+ *     so a bigger gw_item never changes the stride a compiled plugin walks.
+ *  4. The other structs are frozen as they are: gw_version, gw_update, gw_option,
+ *     gw_condition, gw_auth_param, gw_auth_path and the typed item views. A new need
+ *     becomes a new struct reached through a new member appended to a growable one.
+ *  5. New groups may appear (see enum gw_group), new enum values may appear: a plugin
+ *     treats a value it does not know as "not mine".
  */
 #ifndef GWSYNC_SUBSCRIBER_H
 #define GWSYNC_SUBSCRIBER_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,12 +56,19 @@ extern "C" {
 #endif
 
 /** The ABI version this header describes. Put it in gw_subscriber.abi. */
-#define GWSYNC_SUBSCRIBER_ABI 1
+#define GWSYNC_SUBSCRIBER_ABI 2
 
 /** Name of the one symbol a plugin exports (see gwsync_subscriber()). */
 #define GWSYNC_SUBSCRIBER_SYMBOL "gwsync_subscriber"
 
-/** Configuration groups, as the admin names them (gw_group_name() gives the text). */
+/**
+ * Configuration groups, as the admin names them. GW_GROUP_COUNT is the number of groups
+ * *this header* knows. A newer agent may know more and deliver them to you: a change
+ * whose `group` is >= the GW_GROUP_COUNT you compiled is a group you do not know; its
+ * `group_name` names it, its items carry key and raw JSON only. Never index an array of
+ * your own by `group` without checking `group < GW_GROUP_COUNT`; return 0 to ignore it.
+ * Use host->group_name() (or change->group_name) for the text, never a table of your own.
+ */
 enum gw_group {
 	GW_GROUP_PLUGIN = 0,
 	GW_GROUP_SELECTOR,
@@ -165,9 +192,11 @@ struct gw_meta_data {
  * One item of a group. Exactly one of the typed pointers is non-NULL for the five
  * classic groups (the one matching `group`); for the newer ShenYu groups all are NULL
  * and `json` is the item. `json` is always the item's raw JSON text exactly as the admin
- * sent it, so fields this header does not model are never lost.
+ * sent it, so fields this header does not model are never lost. Grows at the end
+ * (check `size`); reached only through pointers.
  */
 struct gw_item {
+	size_t size; /* sizeof(struct gw_item) as the agent built it */
 	enum gw_group group;
 	const char *key;  /* the item's identity, never NULL: docs/keys.md (name for
 	                   * PLUGIN, appKey for APP_AUTH, selectorId::proxyApiKey for
@@ -184,11 +213,11 @@ struct gw_item {
 
 /** A group version: the admin's opaque md5 tag and its last-modified time (epoch ms). */
 struct gw_version {
-	const char *md5; /* NULL in gw_change.previous when nothing was delivered */
-	int64_t last_modify_time;
+	const char *md5;          /* NULL in gw_change.previous when nothing was delivered */
+	int64_t last_modify_time; /* GW_INT_UNSET in gw_change.previous then */
 };
 
-/** An item present before and after a change whose JSON differs. */
+/** An item present before and after a change whose JSON differs. Frozen. */
 struct gw_update {
 	const struct gw_item *old_item;
 	const struct gw_item *new_item;
@@ -197,25 +226,40 @@ struct gw_update {
 /**
  * One change of one group, as seen by one subscriber: from the version it last accepted
  * (`previous`) to the newest (`version`). Intermediate versions that arrived while the
- * plugin was busy are coalesced away. Items whose JSON did not change are in `items`
- * but in none of the delta lists. An empty `items` with everything in `removed` means
- * the admin deleted every item of the group: clear it.
+ * plugin was busy are coalesced away. The contract:
+ *  - The first change of a group after every start is from nothing: previous.md5 is NULL,
+ *    previous.last_modify_time is GW_INT_UNSET and every item is in `added`.
+ *  - `items` is the complete new list in the admin's order. Items whose JSON did not
+ *    change are in `items` but in none of the delta lists.
+ *  - The delta lists are in key order (strcmp, byte order), each key at most once in all
+ *    three. An update's old_item is the item as you last accepted it.
+ *  - No list pointer is ever NULL, even when its count is 0 (an empty list is a valid
+ *    pointer you must not dereference).
+ *  - An empty `items` with everything in `removed` means the admin deleted every item of
+ *    the group: clear it.
+ *  - `stale` is 1 while the data comes from the agent's local snapshot (no admin answered
+ *    at start-up). When an admin then serves the very same data, you receive a change with
+ *    version.md5 == previous.md5, all three delta lists empty, stale 0 and
+ *    `confirmed_only` 1: nothing to apply, only the news that the data is now confirmed.
+ *    (This is the one case where a version is delivered without its md5 changing.)
+ * Grows at the end (check `size`).
  */
 struct gw_change {
+	size_t size; /* sizeof(struct gw_change) as the agent built it */
 	enum gw_group group;
-	const char *group_name; /* "PLUGIN", "SELECTOR", ... */
+	const char *group_name; /* "PLUGIN", "SELECTOR", ...; never NULL */
 	struct gw_version version;
 	struct gw_version previous;
-	const struct gw_item *items; /* the complete new list, in the admin's order */
+	const struct gw_item *const *items; /* the complete new list, in the admin's order */
 	size_t n_items;
-	const struct gw_item *const *added;
+	const struct gw_item *const *added; /* key order */
 	size_t n_added;
-	const struct gw_update *updated;
+	const struct gw_update *updated; /* key order */
 	size_t n_updated;
-	const struct gw_item *const *removed;
+	const struct gw_item *const *removed; /* key order */
 	size_t n_removed;
-	int stale; /* 1: data loaded from the local snapshot, not (yet)
-	            * confirmed by an admin */
+	int stale;          /* 1: data loaded from the local snapshot, not (yet) confirmed */
+	int confirmed_only; /* 1: same data as `previous`, only `stale` went from 1 to 0 */
 };
 
 /** Log levels for gw_host.log. */
@@ -224,7 +268,8 @@ enum gw_log_level { GW_LOG_ERROR = 0, GW_LOG_WARN, GW_LOG_INFO, GW_LOG_DEBUG };
 /** Results of the config getters. */
 enum gw_config_result {
 	GW_CONFIG_OK = 0,      /* found and converted; *out set */
-	GW_CONFIG_ABSENT = 1,  /* key not present (or null); *out untouched: keep your default */
+	GW_CONFIG_ABSENT = 1,  /* key not present (or null) and no declared default; *out
+	                        * untouched: keep your default */
 	GW_CONFIG_INVALID = -1 /* present but of the wrong type or form; the host has logged
 	                        * FILE:LINE:COL and the key; fail init() */
 };
@@ -232,23 +277,68 @@ enum gw_config_result {
 /** The plugin's own `config:` map from the agent's YAML; read-only, opaque. */
 struct gw_config;
 
+/** The type of a declared option: how the agent checks its value (see gw_option). */
+enum gw_option_type {
+	GW_OPT_STRING = 1, /* any scalar, as written               config_string  */
+	GW_OPT_BOOL,       /* true/false, yes/no, on/off           config_bool    */
+	GW_OPT_INT,        /* a whole number                       config_int     */
+	GW_OPT_DURATION,   /* "200ms", "5s", "2m", "1h" (unit required)  config_duration_ms */
+	GW_OPT_SIZE,       /* bytes, or "512KiB", "64MiB", "1GiB"  config_size    */
+	GW_OPT_MODE,       /* an octal file mode such as "0640"    config_mode    */
+	GW_OPT_PATH,       /* a non-empty string naming a file or directory  config_string */
+	GW_OPT_LIST        /* a YAML list of scalars               config_list_item */
+};
+
+/**
+ * One declared option (the idea of Fluent Bit's config_map). An array of them, ended by
+ * an entry whose name is NULL, goes in gw_subscriber.options. The agent then checks the
+ * plugin's `config:` like its own keys, at `gwsyncd --check` and at start-up, before
+ * init(): an unknown key (with "did you mean"), a value of the wrong type or a missing
+ * required key stops start-up with FILE:LINE:COL (exit 2). The getters return `def` for
+ * an absent key, so the default lives in one place; `gwsyncd --plugin-help NAME` prints
+ * the table. Frozen.
+ */
+struct gw_option {
+	const char *name;
+	enum gw_option_type type;
+	const char *def;  /* the default, written as in YAML ("1GiB", "0640"); NULL: none */
+	int required;     /* 1: the key must be present */
+	const char *help; /* one line, shown by --plugin-help */
+};
+
 /**
  * What the agent offers a plugin. Valid from init() until fini() returns. Every function
- * takes the host pointer itself first so a plugin needs no globals.
+ * takes the host pointer itself first so a plugin needs no globals. Grows at the end:
+ * a function added after ABI 2 is tested with GW_HAS(host, member) before use.
  */
 struct gw_host {
+	size_t size;               /* sizeof(struct gw_host) as the agent built it */
 	int abi;                   /* GWSYNC_SUBSCRIBER_ABI of the agent */
 	const char *agent_version; /* e.g. "0.1.0" */
 	const char *instance;      /* the subscriber's `name:` from the YAML */
+	void *priv;                /* the agent's; do not touch */
 
 	/** Log one line, tagged with the instance name. Never log secrets. */
 	void (*log)(const struct gw_host *host, enum gw_log_level level, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+	/** The same with a va_list (for a plugin's own logging wrapper). */
+	void (*logv)(const struct gw_host *host, enum gw_log_level level, const char *fmt,
+	             va_list ap) __attribute__((format(printf, 3, 0)));
 
-	/** Record why the current apply() fails (shown in logs and /status), then return
-	 *  non-zero from apply(). */
+	/**
+	 * Say why the current callback fails. The rules:
+	 *  - init(): the message is the reason in the start-up error; return non-zero.
+	 *  - apply(): the message is the rejection's reason (logs, /status); return non-zero.
+	 *    Called twice in one call: the last message wins. Called, then 0 returned: the
+	 *    change is accepted and the message is logged as a warning. Non-zero returned
+	 *    without it: the reason reads "apply() returned N".
+	 *  - tick() and fini(): they have no verdict; the message is logged as a warning.
+	 */
 	void (*error)(const struct gw_host *host, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
+	/** The same with a va_list. */
+	void (*errorv)(const struct gw_host *host, const char *fmt, va_list ap)
+	    __attribute__((format(printf, 2, 0)));
 
 	/** A scalar as text (strings, numbers, booleans as written in the YAML). */
 	enum gw_config_result (*config_string)(const struct gw_host *host,
@@ -270,35 +360,64 @@ struct gw_host {
 	enum gw_config_result (*config_mode)(const struct gw_host *host,
 	                                     const struct gw_config *config, const char *key,
 	                                     unsigned *out);
+	/** A size: bytes, or with KiB, MiB, GiB ("64MiB"). */
+	enum gw_config_result (*config_size)(const struct gw_host *host,
+	                                     const struct gw_config *config, const char *key,
+	                                     int64_t *out);
+	/** Entry `i` (from 0) of a list of scalars: OK, or ABSENT past its end (or if the
+	 *  key is absent). */
+	enum gw_config_result (*config_list_item)(const struct gw_host *host,
+	                                          const struct gw_config *config, const char *key,
+	                                          size_t i, const char **out);
 
 	/** Monotonic clock in milliseconds (the clock tick() deadlines use). */
 	int64_t (*now_ms)(const struct gw_host *host);
 
-	void *priv; /* the agent's; do not touch */
+	/** The text name of a group ("PLUGIN"...), also of groups newer than your header;
+	 *  NULL if the agent does not know `group` either. */
+	const char *(*group_name)(const struct gw_host *host, enum gw_group group);
+	/** How many groups the agent knows (its GW_GROUP_COUNT; may exceed yours). */
+	int (*group_count)(const struct gw_host *host);
 };
 
-/** The static description a plugin exports. */
+/** 1 if the host table has `member` (a function appended after your header's version). */
+#define GW_HAS(host, member)                                                                       \
+	((host)->size >= offsetof(struct gw_host, member) + sizeof((host)->member) &&              \
+	 (host)->member != NULL)
+
+/** The static description a plugin exports. Grows at the end (see `size`). */
 struct gw_subscriber {
-	int abi;          /* must be GWSYNC_SUBSCRIBER_ABI */
+	int abi;          /* GWSYNC_SUBSCRIBER_ABI; the first member in every ABI version */
+	size_t size;      /* sizeof(struct gw_subscriber): GWSYNC_SUBSCRIBER_INIT sets both */
 	const char *name; /* the plugin's name, e.g. "file" */
 
 	/** Build private state from `config` (may be an empty map). Return 0 and set *state,
 	 *  or non-zero after host->error() says why (that message becomes the reason in the
-	 *  start-up error); start-up then stops. Optional. */
+	 *  start-up error); start-up then stops. Optional: without it, state is NULL. */
 	int (*init)(const struct gw_host *host, const struct gw_config *config, void **state);
 
 	/** Apply one change atomically from the gateway's point of view. Required. */
-	int (*apply)(void *state, const struct gw_change *change);
+	int (*apply)(void *state, const struct gw_host *host, const struct gw_change *change);
 
 	/** Deferred work (debounced reloads...). Called once when delivery starts, after
 	 *  every apply() (accepted or not) and whenever the deadline it last returned has
 	 *  passed, also while delivery is paused. Return the next deadline on the now_ms()
 	 *  clock, or -1 for none. Optional. */
-	int64_t (*tick)(void *state, int64_t now_ms);
+	int64_t (*tick)(void *state, const struct gw_host *host, int64_t now_ms);
 
 	/** Finish deferred work and free the state. Optional. */
-	void (*fini)(void *state);
+	void (*fini)(void *state, const struct gw_host *host);
+
+	/** The declared options, ended by {NULL}; NULL: none declared (the agent then only
+	 *  warns that it cannot check this plugin's config:). */
+	const struct gw_option *options;
+	/** One line saying what the plugin does (for --plugin-help); may be NULL. */
+	const char *description;
 };
+
+/** Starts a description: `static const struct gw_subscriber s = { GWSYNC_SUBSCRIBER_INIT,
+ *  .name = "mine", .apply = mine_apply };` */
+#define GWSYNC_SUBSCRIBER_INIT .abi = GWSYNC_SUBSCRIBER_ABI, .size = sizeof(struct gw_subscriber)
 
 /* Keeps the entry point exported when a plugin is built with -fvisibility=hidden (as it
  * should be: gwsyncd exports its own symbols, and a plugin's non-static functions with the
@@ -311,20 +430,6 @@ struct gw_subscriber {
 
 /** The entry point every plugin defines, returning a pointer to a static struct. */
 GWSYNC_EXPORT const struct gw_subscriber *gwsync_subscriber(void);
-
-/** Text name of a group ("PLUGIN"...), or NULL if out of range. Header-only. */
-static inline const char *gw_group_name(enum gw_group g)
-{
-	static const char *const names[GW_GROUP_COUNT] = {"PLUGIN",
-	                                                  "SELECTOR",
-	                                                  "RULE",
-	                                                  "APP_AUTH",
-	                                                  "META_DATA",
-	                                                  "PROXY_SELECTOR",
-	                                                  "DISCOVER_UPSTREAM",
-	                                                  "AI_PROXY_API_KEY"};
-	return (unsigned)g < GW_GROUP_COUNT ? names[g] : NULL;
-}
 
 #ifdef __cplusplus
 }

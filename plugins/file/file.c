@@ -22,6 +22,7 @@
 #include "command.h"
 #include "debounce.h"
 
+/* Defaults live in the declaration (file_options); these are for a host without one. */
 #define DEFAULT_MODE     0644
 #define DEFAULT_DEBOUNCE 200
 #define DEFAULT_DEB_MAX  2000
@@ -46,9 +47,9 @@ static void sweep_temporaries(struct file_state *st)
 {
 	const struct gw_host *host = st->host;
 	st->swept = 1;
-	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+	for (int g = 0; g < host->group_count(host); g++) {
 		char name[64];
-		snprintf(name, sizeof name, "%s.json", gw_group_name((enum gw_group)g));
+		snprintf(name, sizeof name, "%s.json", host->group_name(host, (enum gw_group)g));
 		int n = atomic_file_sweep(st->dir, name);
 		if (n)
 			host->log(host, GW_LOG_INFO,
@@ -56,7 +57,7 @@ static void sweep_temporaries(struct file_state *st)
 	}
 }
 
-static void file_fini(void *state);
+static void file_fini(void *state, const struct gw_host *host);
 
 /* ---------------------------------------------------------------- options */
 
@@ -140,7 +141,7 @@ static int file_init(const struct gw_host *host, const struct gw_config *config,
 	*state = st;
 	return 0;
 fail:
-	file_fini(st);
+	file_fini(st, host);
 	return -1;
 }
 
@@ -182,10 +183,11 @@ static int run(struct file_state *st, const char *what, const char *command, uns
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		if (!(groups & (1u << g)))
 			continue;
-		gl += (size_t)snprintf(group_var + gl, cap - gl, "%s%s", sep, gw_group_name(g));
+		const char *gname = st->host->group_name(st->host, (enum gw_group)g);
+		gl += (size_t)snprintf(group_var + gl, cap - gl, "%s%s", sep, gname);
 		if (!file)
 			fl += (size_t)snprintf(file_var + fl, cap - fl, "%s%s/%s.json", sep,
-			                       st->dir, gw_group_name(g));
+			                       st->dir, gname);
 		sep = " ";
 	}
 	if (file)
@@ -225,10 +227,9 @@ static void run_reload(struct file_state *st)
 
 /* ---------------------------------------------------------------- the document */
 
-static int file_apply(void *state, const struct gw_change *ch)
+static int file_apply(void *state, const struct gw_host *h, const struct gw_change *ch)
 {
 	struct file_state *st = state;
-	const struct gw_host *h = st->host;
 	char name[64], why[512];
 	snprintf(name, sizeof name, "%s.json", ch->group_name);
 	if (!st->swept)
@@ -263,14 +264,14 @@ static int file_apply(void *state, const struct gw_change *ch)
 		return -1;
 	}
 	h->log(h, GW_LOG_DEBUG, "wrote %s (%zu items)", af.final, ch->n_items);
-	if (st->reload_command) {
+	if (st->reload_command && (unsigned)ch->group < 32) {
 		debounce_note(&st->reload, h->now_ms(h));
 		st->reload_groups |= 1u << ch->group;
 	}
 	return 0;
 }
 
-static int64_t file_tick(void *state, int64_t now_ms)
+static int64_t file_tick(void *state, const struct gw_host *host, int64_t now_ms)
 {
 	struct file_state *st = state;
 	if (debounce_due(&st->reload, now_ms))
@@ -278,7 +279,7 @@ static int64_t file_tick(void *state, int64_t now_ms)
 	return debounce_deadline(&st->reload);
 }
 
-static void file_fini(void *state)
+static void file_fini(void *state, const struct gw_host *host)
 {
 	struct file_state *st = state;
 	if (!st)
@@ -293,9 +294,26 @@ static void file_fini(void *state)
 	free(st);
 }
 
+static const struct gw_option file_options[] = {
+    {"dir", GW_OPT_PATH, NULL, 1, "the directory to keep GROUP.json files in (created if missing)"},
+    {"mode", GW_OPT_MODE, "0644", 0, "the files' mode"},
+    {"check_command", GW_OPT_STRING, NULL, 0,
+     "vets each new file before it replaces the old one; non-zero exit rejects the change"},
+    {"reload_command", GW_OPT_STRING, NULL, 0,
+     "runs after changes, once they have been quiet for `debounce`"},
+    {"debounce", GW_OPT_DURATION, "200ms", 0, "the quiet time before reload_command runs"},
+    {"debounce_max", GW_OPT_DURATION, "2s", 0,
+     "reload_command runs at the latest this long after the first pending change"},
+    {"command_timeout", GW_OPT_DURATION, "30s", 0,
+     "a command running longer is killed and counts as failed"},
+    {NULL, 0, NULL, 0, NULL},
+};
+
 static const struct gw_subscriber file_subscriber = {
-    .abi = GWSYNC_SUBSCRIBER_ABI,
+    GWSYNC_SUBSCRIBER_INIT,
     .name = "file",
+    .description = "keeps one JSON file per group, <dir>/<GROUP>.json, replaced atomically",
+    .options = file_options,
     .init = file_init,
     .apply = file_apply,
     .tick = file_tick,

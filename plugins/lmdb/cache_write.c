@@ -110,7 +110,7 @@ static int write_whole(MDB_txn *txn, MDB_dbi dbi, const struct gw_change *ch, ch
 	if (rc)
 		return fail(rc, why, cap, ch->group_name, "cannot empty the database", NULL);
 	for (size_t i = 0; i < ch->n_items; i++)
-		if ((rc = put_item(txn, dbi, &ch->items[i], ch->group_name, why, cap)))
+		if ((rc = put_item(txn, dbi, ch->items[i], ch->group_name, why, cap)))
 			return rc;
 	return 0;
 }

@@ -19,7 +19,6 @@
 
 #include "cache_env.h"
 #include "cache_write.h"
-#include "core/units.h"
 
 #define DEFAULT_MAP_SIZE    (1LL << 30)
 #define DEFAULT_MODE        0640
@@ -35,23 +34,7 @@ struct lmdb_state {
 	int opened;
 };
 
-static int opt_size(const struct gw_host *h, const struct gw_config *config, const char *key,
-                    int64_t *out)
-{
-	const char *v = NULL;
-	enum gw_config_result r = h->config_string(h, config, key, &v);
-	if (r == GW_CONFIG_INVALID)
-		return -1;
-	if (r == GW_CONFIG_ABSENT || !v)
-		return 0;
-	if (units_size(v, out) != 0) {
-		h->error(h, "%s: expected a size such as 64MiB or 1GiB, got \"%s\"", key, v);
-		return -1;
-	}
-	return 0;
-}
-
-static void lmdb_fini(void *state);
+static void lmdb_fini(void *state, const struct gw_host *host);
 
 static int lmdb_init(const struct gw_host *host, const struct gw_config *config, void **state)
 {
@@ -68,7 +51,7 @@ static int lmdb_init(const struct gw_host *host, const struct gw_config *config,
 	const char *path = NULL;
 
 	if (host->config_string(host, config, "path", &path) == GW_CONFIG_INVALID ||
-	    opt_size(host, config, "map_size", &st->ce.map_size) < 0 ||
+	    host->config_size(host, config, "map_size", &st->ce.map_size) == GW_CONFIG_INVALID ||
 	    host->config_mode(host, config, "mode", &st->ce.mode) == GW_CONFIG_INVALID ||
 	    host->config_int(host, config, "max_readers", &readers) == GW_CONFIG_INVALID ||
 	    host->config_bool(host, config, "allow_world_readable", &world) == GW_CONFIG_INVALID)
@@ -120,7 +103,7 @@ static int lmdb_init(const struct gw_host *host, const struct gw_config *config,
 	*state = st;
 	return 0;
 fail:
-	lmdb_fini(st);
+	lmdb_fini(st, host);
 	return -1;
 }
 
@@ -139,10 +122,9 @@ static int open_env(struct lmdb_state *st)
 	return 0;
 }
 
-static int lmdb_apply(void *state, const struct gw_change *ch)
+static int lmdb_apply(void *state, const struct gw_host *h, const struct gw_change *ch)
 {
 	struct lmdb_state *st = state;
-	const struct gw_host *h = st->host;
 	if (!st->opened && open_env(st) != 0)
 		return -1;
 
@@ -176,7 +158,7 @@ static int lmdb_apply(void *state, const struct gw_change *ch)
 	return 0;
 }
 
-static void lmdb_fini(void *state)
+static void lmdb_fini(void *state, const struct gw_host *host)
 {
 	struct lmdb_state *st = state;
 	if (!st)
@@ -186,9 +168,24 @@ static void lmdb_fini(void *state)
 	free(st);
 }
 
+static const struct gw_option lmdb_options[] = {
+    {"path", GW_OPT_PATH, NULL, 1,
+     "the environment's directory (created with missing parents at the first change)"},
+    {"map_size", GW_OPT_SIZE, "1GiB", 0,
+     "the initial memory map, at least 64KiB; doubled when a commit finds it full"},
+    {"mode", GW_OPT_MODE, "0640", 0, "data.mdb's mode (read/write bits only)"},
+    {"max_readers", GW_OPT_INT, "126", 0,
+     "LMDB's reader table, 1 to 65536; fixed when the environment is created"},
+    {"allow_world_readable", GW_OPT_BOOL, "false", 0,
+     "allow a mode readable by others (the cache holds secrets)"},
+    {NULL, 0, NULL, 0, NULL},
+};
+
 static const struct gw_subscriber lmdb_subscriber = {
-    .abi = GWSYNC_SUBSCRIBER_ABI,
+    GWSYNC_SUBSCRIBER_INIT,
     .name = "lmdb",
+    .description = "keeps every group in an LMDB environment that gateway processes read",
+    .options = lmdb_options,
     .init = lmdb_init,
     .apply = lmdb_apply,
     .fini = lmdb_fini,

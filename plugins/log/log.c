@@ -4,7 +4,7 @@
  * complete plugin (and the one to copy from): a static description, a private state
  * built from its `config:` map in init(), no globals, no threads.
  *
- * Options (all optional):
+ * Options (declared below, so the agent checks them and --plugin-help prints them):
  *   items: true|false   one line per item (default true); false keeps only the summaries
  *   level: info|debug   the level of the lines (default info)
  */
@@ -13,7 +13,6 @@
 #include <string.h>
 
 struct log_state {
-	const struct gw_host *host;
 	int items;
 	enum gw_log_level level;
 };
@@ -25,8 +24,6 @@ static int log_init(const struct gw_host *host, const struct gw_config *config, 
 		host->error(host, "out of memory");
 		return -1;
 	}
-	st->host = host;
-	st->items = 1;
 	st->level = GW_LOG_INFO;
 
 	const char *level = NULL;
@@ -51,10 +48,9 @@ static const char *or_dash(const char *s)
 	return s ? s : "-";
 }
 
-static int log_apply(void *state, const struct gw_change *ch)
+static int log_apply(void *state, const struct gw_host *h, const struct gw_change *ch)
 {
 	struct log_state *st = state;
-	const struct gw_host *h = st->host;
 	const char *g = ch->group_name;
 
 	if (st->items) {
@@ -73,18 +69,31 @@ static int log_apply(void *state, const struct gw_change *ch)
 	       "%s version %s lastModifyTime %lld (was %s): %zu items, +%zu ~%zu -%zu%s", g,
 	       or_dash(ch->version.md5), (long long)ch->version.last_modify_time,
 	       ch->previous.md5 ? ch->previous.md5 : "nothing", ch->n_items, ch->n_added,
-	       ch->n_updated, ch->n_removed, ch->stale ? " (from the local snapshot)" : "");
+	       ch->n_updated, ch->n_removed,
+	       ch->confirmed_only ? " (the snapshot's data, now confirmed by an admin)"
+	       : ch->stale        ? " (from the local snapshot)"
+	                          : "");
 	return 0;
 }
 
-static void log_fini(void *state)
+static void log_fini(void *state, const struct gw_host *host)
 {
 	free(state);
 }
 
+static const struct gw_option log_options[] = {
+    {"items", GW_OPT_BOOL, "true", 0,
+     "one line per added, updated and removed item; false: "
+     "only the summary line of each change"},
+    {"level", GW_OPT_STRING, "info", 0, "the level of the lines: info or debug"},
+    {NULL, 0, NULL, 0, NULL},
+};
+
 static const struct gw_subscriber log_subscriber = {
-    .abi = GWSYNC_SUBSCRIBER_ABI,
+    GWSYNC_SUBSCRIBER_INIT,
     .name = "log",
+    .description = "writes every change to the agent's log, one line per item",
+    .options = log_options,
     .init = log_init,
     .apply = log_apply,
     .fini = log_fini,

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""The plugin author's path (issue 4): `make install` into a temporary prefix, then build the
-plugin guide's example out of tree with nothing but the installed header and
-`pkg-config --cflags gwsync`, and have gwsyncd --check load it."""
+"""The plugin author's path (issues 4 and 14): `make install` into a temporary prefix, then
+build the plugin guide's example out of tree with nothing but what was installed: the header
+and `pkg-config --cflags gwsync` for the plugin, and the installed example's own Makefile,
+whose `make check` builds its unit test against the installed testing library and replays
+recorded data through the installed gwsync-replay. Also: the documents a plugin author needs
+are installed."""
 import os
 import shutil
 import subprocess
@@ -31,6 +34,16 @@ class Install(harness.IntegrationTest):
         plugins = sorted(f for root, _, files in os.walk(dest) for f in files if f.endswith(".so"))
         self.assertIn("file.so", plugins)
         self.assertIn("log.so", plugins)
+        self.assertIn("libgwsync-testing.so", plugins)
+        installed = {os.path.relpath(os.path.join(root, f), dest)
+                     for root, _, files in os.walk(dest) for f in files}
+        names = {os.path.basename(p) for p in installed}
+        for want in ("testing.h", "gwsync-testing.pc", "gwsync-replay", "plugin-guide.md",
+                     "configuration.md", "plugin-log.md", "plugin-file.md", "plugin-lmdb.md"):
+            self.assertIn(want, names)
+        examples = [p for p in installed if p.endswith("/example/Makefile")]
+        self.assertEqual(len(examples), 1, sorted(installed))
+        example = os.path.join(dest, os.path.dirname(examples[0]))
 
         # Out of tree: a copy of the example in an empty directory, the installed pc file
         # relocated to where it was installed (pkgconf's --define-prefix).
@@ -54,6 +67,31 @@ class Install(harness.IntegrationTest):
         r = d.run_check()
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("1 subscriber(s) loaded", r.stdout)
+
+        # The installed example, copied elsewhere, tested with its own Makefile against the
+        # installed SDK only (pkg-config relocated to the staging directory).
+        kit = os.path.join(self.tmpdir(), "example")
+        shutil.copytree(example, kit)
+        make = ["make", "-C", kit, "check", "PKG_CONFIG=pkg-config --define-prefix"]
+        # A sanitizer build's testing library needs its runtime loaded first: build the
+        # example's test with the same sanitizer then (the plugin itself stays plain).
+        lib = [os.path.join(root, f) for root, _, files in os.walk(dest) for f in files
+               if f == "libgwsync-testing.so"][0]
+        with open(lib, "rb") as f:
+            image = f.read()
+        for runtime, flag in ((b"libasan.so", "address,undefined"), (b"libtsan.so", "thread")):
+            if runtime in image:
+                make.append("CFLAGS=-O1 -g -Wall -Wextra -fsanitize=" + flag)
+        # the example's own make, not a child of ours: `make -s check` would pass -s down
+        # through MAKEFLAGS and hide the command lines checked below
+        make_env = {k: v for k, v in env.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+        r = subprocess.run(make,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=make_env, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("test_counter: all checks passed", r.stdout)
+        self.assertIn("counter: all tests passed", r.stdout)
+        self.assertIn(dest, r.stdout)  # the installed gwsync-replay ran, not the build's
 
 
 if __name__ == "__main__":

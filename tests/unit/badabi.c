@@ -5,7 +5,7 @@
 #include <gwsync/subscriber.h>
 #include <stdlib.h>
 
-static int never_apply(void *state, const struct gw_change *change)
+static int never_apply(void *state, const struct gw_host *host, const struct gw_change *change)
 {
 	(void)state;
 	(void)change;
@@ -14,6 +14,7 @@ static int never_apply(void *state, const struct gw_change *change)
 
 static const struct gw_subscriber future = {
     .abi = GWSYNC_SUBSCRIBER_ABI + 41,
+    .size = sizeof(struct gw_subscriber),
     .name = "from-the-future",
     .apply = never_apply,
 };

@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "deliver/plugin_config.h"
 #include "config/ytree.h"
+#include "model/groups.h"
 
 static char tmpdir[256];
 static char cfg_path[512];
@@ -776,55 +777,56 @@ START_TEST(plugin_getters)
 	int64_t i = -1;
 	int b = -1;
 	unsigned m = 0;
-	ck_assert_int_eq(plugin_config_string(h, conf, "dir", &s), GW_CONFIG_OK);
+	ck_assert_int_eq(plugin_config_string(h, NULL, conf, "dir", &s), GW_CONFIG_OK);
 	ck_assert_str_eq(s, "/var/lib/gateway");
-	ck_assert_int_eq(plugin_config_duration_ms(h, conf, "debounce", &i), GW_CONFIG_OK);
+	ck_assert_int_eq(plugin_config_duration_ms(h, NULL, conf, "debounce", &i), GW_CONFIG_OK);
 	ck_assert_int_eq(i, 200);
-	ck_assert_int_eq(plugin_config_mode(h, conf, "mode", &m), GW_CONFIG_OK);
+	ck_assert_int_eq(plugin_config_mode(h, NULL, conf, "mode", &m), GW_CONFIG_OK);
 	ck_assert_uint_eq(m, 0640);
-	ck_assert_int_eq(plugin_config_int(h, conf, "count", &i), GW_CONFIG_OK);
+	ck_assert_int_eq(plugin_config_int(h, NULL, conf, "count", &i), GW_CONFIG_OK);
 	ck_assert_int_eq(i, 42);
-	ck_assert_int_eq(plugin_config_bool(h, conf, "fsync", &b), GW_CONFIG_OK);
+	ck_assert_int_eq(plugin_config_bool(h, NULL, conf, "fsync", &b), GW_CONFIG_OK);
 	ck_assert_int_eq(b, 0);
-	ck_assert_int_eq(plugin_config_string(h, conf, "count", &s), GW_CONFIG_OK);
+	ck_assert_int_eq(plugin_config_string(h, NULL, conf, "count", &s), GW_CONFIG_OK);
 	ck_assert_str_eq(s, "42");
-	ck_assert_int_eq(plugin_config_string(h, conf, "quoted_null", &s), GW_CONFIG_OK);
+	ck_assert_int_eq(plugin_config_string(h, NULL, conf, "quoted_null", &s), GW_CONFIG_OK);
 	ck_assert_str_eq(s, "null");
 	ck_assert_int_eq(fh.n_logs, 0);
 
 	/* absent and null leave *out alone, quietly */
 	s = "default";
 	i = 7;
-	ck_assert_int_eq(plugin_config_string(h, conf, "absent", &s), GW_CONFIG_ABSENT);
-	ck_assert_int_eq(plugin_config_string(h, conf, "nothing", &s), GW_CONFIG_ABSENT);
-	ck_assert_int_eq(plugin_config_duration_ms(h, conf, "nothing", &i), GW_CONFIG_ABSENT);
-	ck_assert_int_eq(plugin_config_int(h, NULL, "count", &i), GW_CONFIG_ABSENT);
+	ck_assert_int_eq(plugin_config_string(h, NULL, conf, "absent", &s), GW_CONFIG_ABSENT);
+	ck_assert_int_eq(plugin_config_string(h, NULL, conf, "nothing", &s), GW_CONFIG_ABSENT);
+	ck_assert_int_eq(plugin_config_duration_ms(h, NULL, conf, "nothing", &i), GW_CONFIG_ABSENT);
+	ck_assert_int_eq(plugin_config_int(h, NULL, NULL, "count", &i), GW_CONFIG_ABSENT);
 	ck_assert_str_eq(s, "default");
 	ck_assert_int_eq(i, 7);
 	const struct gw_config *empty = plugin_config_of(c->subscribers[1].config);
-	ck_assert_int_eq(plugin_config_bool(h, empty, "fsync", &b), GW_CONFIG_ABSENT);
+	ck_assert_int_eq(plugin_config_bool(h, NULL, empty, "fsync", &b), GW_CONFIG_ABSENT);
 	ck_assert_int_eq(fh.n_logs, 0);
 
 	/* invalid: logged with position, instance, key, and the value as written */
 	char want[1200];
-	ck_assert_int_eq(plugin_config_duration_ms(h, conf, "bad_debounce", &i), GW_CONFIG_INVALID);
+	ck_assert_int_eq(plugin_config_duration_ms(h, NULL, conf, "bad_debounce", &i),
+	                 GW_CONFIG_INVALID);
 	ck_assert_int_eq(i, 7);
 	snprintf(want, sizeof want,
 	         "%s:15:21: subscriber 'files' config.bad_debounce: expected a duration like "
 	         "200ms, got '200'",
 	         cfg_path);
 	ck_assert_str_eq(fh.last, want);
-	ck_assert_int_eq(plugin_config_mode(h, conf, "bad_mode", &m), GW_CONFIG_INVALID);
+	ck_assert_int_eq(plugin_config_mode(h, NULL, conf, "bad_mode", &m), GW_CONFIG_INVALID);
 	ck_assert_ptr_nonnull(strstr(fh.last,
 	                             ":16:17: subscriber 'files' config.bad_mode: "
 	                             "expected an octal file mode like \"0640\", got '0999'"));
-	ck_assert_int_eq(plugin_config_int(h, conf, "bad_count", &i), GW_CONFIG_INVALID);
+	ck_assert_int_eq(plugin_config_int(h, NULL, conf, "bad_count", &i), GW_CONFIG_INVALID);
 	ck_assert_ptr_nonnull(
 	    strstr(fh.last, "config.bad_count: expected a whole number, got '4x'"));
-	ck_assert_int_eq(plugin_config_bool(h, conf, "bad_bool", &b), GW_CONFIG_INVALID);
+	ck_assert_int_eq(plugin_config_bool(h, NULL, conf, "bad_bool", &b), GW_CONFIG_INVALID);
 	ck_assert_ptr_nonnull(
 	    strstr(fh.last, "config.bad_bool: expected true or false, got 'maybe'"));
-	ck_assert_int_eq(plugin_config_string(h, conf, "list", &s), GW_CONFIG_INVALID);
+	ck_assert_int_eq(plugin_config_string(h, NULL, conf, "list", &s), GW_CONFIG_INVALID);
 	ck_assert_ptr_nonnull(strstr(fh.last, ":14:13: subscriber 'files' config.list: expected a "
 	                                      "string, got a list"));
 	ck_assert_int_eq(fh.n_logs, 5);
@@ -834,7 +836,7 @@ START_TEST(plugin_getters)
 
 	/* a host without a log function is tolerated */
 	struct gw_host quiet = {.instance = "q"};
-	ck_assert_int_eq(plugin_config_int(&quiet, conf, "bad_count", &i), GW_CONFIG_INVALID);
+	ck_assert_int_eq(plugin_config_int(&quiet, NULL, conf, "bad_count", &i), GW_CONFIG_INVALID);
 	cfg_free(c);
 }
 END_TEST

@@ -42,9 +42,13 @@ START_TEST(add_update_remove_unchanged)
 	ck_assert_int_eq(c->version.last_modify_time, 200);
 	ck_assert_str_eq(c->previous.md5, "m1");
 	ck_assert_int_eq(c->previous.last_modify_time, 100);
-	ck_assert_ptr_eq(c->items, b->items); /* the complete list in the admin's order */
+	ck_assert_ptr_eq(c->items[0], &b->items[0]); /* the complete list in the admin's order */
 	ck_assert_uint_eq(c->n_items, 4);
-	ck_assert_str_eq(c->items[0].key, "k4");
+	ck_assert_str_eq(c->items[0]->key, "k4");
+	ck_assert_str_eq(c->items[3]->key, "k5");
+	ck_assert_uint_eq(c->size, sizeof(struct gw_change));
+	ck_assert_uint_eq(c->items[0]->size, sizeof(struct gw_item));
+	ck_assert_int_eq(c->confirmed_only, 0);
 
 	ck_assert_uint_eq(c->n_added, 1);
 	ck_assert_str_eq(c->added[0]->key, "k4");
@@ -75,6 +79,8 @@ START_TEST(from_nothing_everything_added)
 	struct diff d;
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_PLUGIN, NULL, b, NULL), 0);
 	ck_assert_ptr_null(d.change.previous.md5);
+	/* The contract: a first change's previous.last_modify_time is GW_INT_UNSET. */
+	ck_assert(d.change.previous.last_modify_time == GW_INT_UNSET);
 	ck_assert_uint_eq(d.change.n_added, 2);
 	ck_assert_str_eq(d.change.added[0]->key, "a"); /* key order */
 	ck_assert_str_eq(d.change.added[1]->key, "b");
@@ -119,6 +125,80 @@ START_TEST(same_version_reports_nothing)
 	ck_assert_uint_eq(d.change.n_added + d.change.n_updated + d.change.n_removed, 0);
 	diff_free(&d);
 	group_data_unref(a);
+}
+END_TEST
+
+/* The contract: no list is NULL, even when its count is 0 (an empty group from nothing). */
+START_TEST(empty_lists_are_not_null)
+{
+	struct group_data *e = gd_make(GW_GROUP_RULE, "m0", 1, NULL);
+	struct diff d;
+	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, e, NULL), 0);
+	ck_assert_uint_eq(
+	    d.change.n_items + d.change.n_added + d.change.n_updated + d.change.n_removed, 0);
+	ck_assert_ptr_nonnull(d.change.items);
+	ck_assert_ptr_nonnull(d.change.added);
+	ck_assert_ptr_nonnull(d.change.updated);
+	ck_assert_ptr_nonnull(d.change.removed);
+	diff_free(&d);
+	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, e, NULL, NULL), 0);
+	ck_assert_ptr_nonnull(d.change.items);
+	ck_assert_ptr_nonnull(d.change.version.md5 ? d.change.version.md5 : "");
+	diff_free(&d);
+	group_data_unref(e);
+}
+END_TEST
+
+/* The contract: each delta list is in key order (strcmp), whatever the admin's order. */
+START_TEST(delta_lists_in_key_order)
+{
+	struct group_data *a =
+	    gd_make(GW_GROUP_RULE, "m1", 1,
+	            (const char *[]){"r9", "{}", "r1", "{}", "u9", "{}", "u1", "{}", NULL});
+	struct group_data *b = gd_make(GW_GROUP_RULE, "m2", 2,
+	                               (const char *[]){"a9", "{}", "a1", "{}", "a5", "{}", "u9",
+	                                                "{\"x\":1}", "u1", "{\"x\":1}", NULL});
+	struct diff d;
+	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, a, b, NULL), 0);
+	const struct gw_change *c = &d.change;
+	ck_assert_uint_eq(c->n_added, 3);
+	ck_assert_str_eq(c->added[0]->key, "a1");
+	ck_assert_str_eq(c->added[1]->key, "a5");
+	ck_assert_str_eq(c->added[2]->key, "a9");
+	ck_assert_uint_eq(c->n_removed, 2);
+	ck_assert_str_eq(c->removed[0]->key, "r1");
+	ck_assert_str_eq(c->removed[1]->key, "r9");
+	ck_assert_uint_eq(c->n_updated, 2);
+	ck_assert_str_eq(c->updated[0].new_item->key, "u1");
+	ck_assert_str_eq(c->updated[1].new_item->key, "u9");
+	diff_free(&d);
+	group_data_unref(a);
+	group_data_unref(b);
+}
+END_TEST
+
+/* The contract: the snapshot's version confirmed by an admin serving identical data is
+ * delivered with md5 == previous.md5, an empty delta, stale 1 -> 0 and confirmed_only. */
+START_TEST(snapshot_confirmed_only)
+{
+	struct group_data *snap =
+	    gd_make(GW_GROUP_SELECTOR, "same", 9, (const char *[]){"s1", "{}", NULL});
+	snap->provisional = 1;
+	struct group_data *admin =
+	    gd_make(GW_GROUP_SELECTOR, "same", 9, (const char *[]){"s1", "{}", NULL});
+	struct diff d;
+	ck_assert_int_eq(diff_build(&d, GW_GROUP_SELECTOR, NULL, snap, NULL), 0);
+	ck_assert_int_eq(d.change.stale, 1);
+	ck_assert_int_eq(d.change.confirmed_only, 0);
+	diff_free(&d);
+	ck_assert_int_eq(diff_build(&d, GW_GROUP_SELECTOR, snap, admin, NULL), 0);
+	ck_assert_str_eq(d.change.version.md5, d.change.previous.md5);
+	ck_assert_uint_eq(d.change.n_added + d.change.n_updated + d.change.n_removed, 0);
+	ck_assert_int_eq(d.change.stale, 0);
+	ck_assert_int_eq(d.change.confirmed_only, 1);
+	diff_free(&d);
+	group_data_unref(snap);
+	group_data_unref(admin);
 }
 END_TEST
 
@@ -175,6 +255,9 @@ int main(void)
 	Suite *s = suite_create("diff");
 	TCase *tc = tcase_create("diff");
 	tcase_add_test(tc, add_update_remove_unchanged);
+	tcase_add_test(tc, empty_lists_are_not_null);
+	tcase_add_test(tc, delta_lists_in_key_order);
+	tcase_add_test(tc, snapshot_confirmed_only);
 	tcase_add_test(tc, from_nothing_everything_added);
 	tcase_add_test(tc, emptied_group_removes_everything);
 	tcase_add_test(tc, same_version_reports_nothing);

@@ -356,12 +356,135 @@ START_TEST(once_delivers_everything_and_counts_failures)
 }
 END_TEST
 
+/* The contract: at start-up (everything pending at once) groups go PLUGIN, SELECTOR, RULE,
+ * then the others in configuration order (tcfg configures APP_AUTH, PLUGIN, RULE, ...). */
+START_TEST(dependency_order_at_start)
+{
+	add_recorder("a", out_a, "");
+	offer(gd_make(GW_GROUP_APP_AUTH, "ma", 1, (const char *[]){"k", "{}", NULL}));
+	offer(gd_make(GW_GROUP_RULE, "mr", 1, (const char *[]){"r", "{}", NULL}));
+	offer(gd_make(GW_GROUP_META_DATA, "mm", 1, (const char *[]){"m", "{}", NULL}));
+	offer(gd_make(GW_GROUP_SELECTOR, "ms", 1, (const char *[]){"s", "{}", NULL}));
+	offer(gd_make(GW_GROUP_PLUGIN, "mp", 1, (const char *[]){"p", "{}", NULL}));
+	start();
+	ck_assert_int_eq(wait_lines(out_a, "begin", 5, 5000), 5);
+	expect_line(out_a, "begin", 0, "begin PLUGIN mp");
+	expect_line(out_a, "begin", 1, "begin SELECTOR ms");
+	expect_line(out_a, "begin", 2, "begin RULE mr");
+	expect_line(out_a, "begin", 3, "begin APP_AUTH ma");
+	expect_line(out_a, "begin", 4, "begin META_DATA mm");
+	enum gw_group order[GW_GROUP_COUNT];
+	ck_assert_uint_eq(dispatch_order(&t.cfg, order), 5);
+	ck_assert_int_eq(order[0], GW_GROUP_PLUGIN);
+	ck_assert_int_eq(order[3], GW_GROUP_APP_AUTH);
+}
+END_TEST
+
+/* The contract: the wait doubles with consecutive rejections and is capped; the count (and
+ * so the wait) starts again from 1 s once the group's change is accepted. */
+START_TEST(backoff_doubles_and_resets_on_acceptance)
+{
+	ck_assert_int_eq(dispatch_backoff_ms(1), 1000);
+	ck_assert_int_eq(dispatch_backoff_ms(2), 2000);
+	ck_assert_int_eq(dispatch_backoff_ms(3), 4000);
+	ck_assert_int_eq(dispatch_backoff_ms(20), DISPATCH_BACKOFF_MAX_MS);
+
+	add_recorder("a", out_a, "");
+	char yaml[8400];
+	snprintf(yaml, sizeof yaml, "fail_if_exists: %s\n", flag);
+	add_recorder("b", out_b, yaml);
+	FILE *f = fopen(flag, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	start();
+	offer(gd_make(GW_GROUP_RULE, "m1", 1, (const char *[]){"r", "{}", NULL}));
+	ck_assert_int_eq(wait_lines(out_b, "apply", 2, 5000), 2); /* first try + 1 s retry */
+	struct dispatch_status s;
+	ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
+	ck_assert_uint_ge(s.subscribers[1].groups[GW_GROUP_RULE].consecutive_failures, 2);
+	dispatch_status_free(&s);
+	unlink(flag);
+	ck_assert_int_eq(wait_lines(out_b, "apply", 3, 8000), 3);
+	sleep_ms(50);
+	ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
+	ck_assert_uint_eq(s.subscribers[1].groups[GW_GROUP_RULE].consecutive_failures, 0);
+	dispatch_status_free(&s);
+}
+END_TEST
+
+/* The contract: the snapshot's data confirmed by an admin arrives as a confirmed_only
+ * change (same md5, empty delta, stale 1 -> 0). */
+START_TEST(snapshot_then_same_admin_data_is_confirmed_only)
+{
+	add_recorder("a", out_a, "");
+	start();
+	struct group_data *snap =
+	    gd_make(GW_GROUP_RULE, "same", 5, (const char *[]){"r", "{}", NULL});
+	snap->provisional = 1;
+	offer(snap);
+	ck_assert_int_eq(wait_lines(out_a, "apply", 1, 5000), 1);
+	offer(gd_make(GW_GROUP_RULE, "same", 5, (const char *[]){"r", "{}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
+	expect_line(
+	    out_a, "apply", 0,
+	    "apply RULE md5=same prev=- lmt=5 items=1 added=r updated= removed= stale=1 ok");
+	expect_line(out_a, "apply", 1,
+	            "apply RULE md5=same prev=same lmt=5 items=1 added= updated= removed= "
+	            "stale=0 confirmed ok");
+}
+END_TEST
+
+/* A plugin built against the ABI-1 header receives the same changes through the adapter. */
+START_TEST(abi1_plugin_receives_changes)
+{
+	char yaml[8400];
+	snprintf(yaml, sizeof yaml, "out: %s\ntick_every: 10ms\nfail_if_exists: %s\n", out_b, flag);
+	tcfg_add(&t, "old", "recorder1", yaml);
+	add_recorder("a", out_a, "");
+	start();
+	offer(gd_make(GW_GROUP_RULE, "m1", 10,
+	              (const char *[]){"r2", "{\"v\":1}", "r1", "{\"v\":1}", NULL}));
+	ck_assert_int_eq(wait_lines(out_b, "apply", 1, 5000), 1);
+	FILE *f = fopen(flag, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	offer(gd_make(GW_GROUP_RULE, "m2", 20,
+	              (const char *[]){"r3", "{\"v\":1}", "r1", "{\"v\":2}", NULL}));
+	ck_assert_int_eq(wait_lines(out_b, "apply", 2, 5000), 2);
+	unlink(flag);
+	ck_assert_int_eq(wait_lines(out_b, "apply", 3, 8000), 3);
+	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
+	expect_line(out_b, "apply", 0,
+	            "apply RULE md5=m1 prev=- lmt=10 items=2 added=r1,r2 updated= removed= "
+	            "stale=0 ok");
+	expect_line(out_b, "apply", 1,
+	            "apply RULE md5=m2 prev=m1 lmt=20 items=2 added=r3 updated=r1 removed=r2 "
+	            "stale=0 fail");
+	/* the retry: again from what it last accepted */
+	expect_line(out_b, "apply", 2,
+	            "apply RULE md5=m2 prev=m1 lmt=20 items=2 added=r3 updated=r1 removed=r2 "
+	            "stale=0 ok");
+	ck_assert_int_ge(count_lines(out_b, "tick"), 1);
+	ck_assert_str_eq(subs->v[0].desc->name, "recorder1");
+	ck_assert_int_eq(subs->v[0].abi, 1);
+	dispatcher_free(disp);
+	disp = NULL;
+	subscribers_free(subs);
+	subs = NULL;
+	ck_assert_int_eq(count_lines(out_b, "fini"), 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("dispatch");
 	TCase *tc = tcase_create("dispatch");
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, dependency_order_at_start);
+	tcase_add_test(tc, backoff_doubles_and_resets_on_acceptance);
+	tcase_add_test(tc, snapshot_then_same_admin_data_is_confirmed_only);
+	tcase_add_test(tc, abi1_plugin_receives_changes);
 	tcase_add_test(tc, delivers_exact_deltas);
 	tcase_add_test(tc, emptied_group_is_delivered);
 	tcase_add_test(tc, coalesces_under_a_slow_plugin);

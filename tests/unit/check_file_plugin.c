@@ -478,7 +478,19 @@ END_TEST
 START_TEST(bad_options_stop_start_up)
 {
 	const char *msg = load_fails("mode: \"0644\"\n");
-	ck_assert_msg(strstr(msg, "subscriber 'files'") && strstr(msg, "dir: required"), "%s", msg);
+	ck_assert_msg(strstr(msg, "subscriber 'files'") &&
+	                  strstr(msg, "missing required key 'dir'"),
+	              "%s", msg);
+	tcfg_free(&t);
+
+	/* A misspelt key is refused with its position and the key it probably meant. */
+	tcfg_init(&t);
+	char typo[4400];
+	snprintf(typo, sizeof typo, "dir: %s\ndebounse: 1s\n", files);
+	msg = load_fails(typo);
+	ck_assert_msg(strstr(msg, "test.yaml:2:1:") && strstr(msg, "unknown key 'debounse'") &&
+	                  strstr(msg, "did you mean 'debounce'"),
+	              "%s", msg);
 	tcfg_free(&t);
 
 	tcfg_init(&t);

@@ -496,7 +496,7 @@ END_TEST
 
 START_TEST(bad_options_stop_start_up)
 {
-	ck_assert(strstr(load_fails(""), "path: required"));
+	ck_assert(strstr(load_fails(""), "missing required key 'path'"));
 	char yaml[8400];
 	snprintf(yaml, sizeof yaml, "path: %s\nmap_size: 64MB\n", envdir);
 	ck_assert(strstr(load_fails(yaml), "map_size"));

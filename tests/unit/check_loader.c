@@ -285,8 +285,9 @@ static void exported_names(const char *path, char *buf, size_t cap)
  * load time. Plugins are built so that the entry point is their only export. */
 START_TEST(plugins_export_only_their_entry_point)
 {
-	const char *rel[] = {"plugins/file/.libs/file.so", "plugins/log/.libs/log.so",
-	                     "docs/example/.libs/counter.so", "tests/unit/.libs/recorder.so"};
+	const char *rel[] = {"plugins/file/.libs/file.so",   "plugins/log/.libs/log.so",
+	                     "plugins/lmdb/.libs/lmdb.so",   "docs/example/.libs/counter.so",
+	                     "tests/unit/.libs/recorder.so", "tests/unit/.libs/recorder1.so"};
 	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
 		char *path = build_path(rel[i]);
 		char names[4096];
@@ -341,6 +342,132 @@ START_TEST(guide_example_loads)
 }
 END_TEST
 
+/* Deliver one change of group g (one item) to s; the verdict, `why` set on rejection. */
+static int apply_one(struct subscriber *s, enum gw_group g, char *why, size_t cap)
+{
+	struct group_data *gd = gd_make(g, "m1", 1, (const char *[]){"k", "{}", NULL});
+	struct diff d;
+	ck_assert_int_eq(diff_build(&d, g, NULL, gd, NULL), 0);
+	why[0] = '\0';
+	int rc = subscriber_apply(s, &d.change, why, cap);
+	diff_free(&d);
+	group_data_unref(gd);
+	return rc;
+}
+
+/* host->error()'s rules, the state of a plugin without init() (NULL), and the warning for
+ * an ABI-2 plugin that declares no options (its config: is then handed over unchecked). */
+START_TEST(host_error_rules_and_no_init_state)
+{
+	char logpath[4200];
+	snprintf(logpath, sizeof logpath, "%s/agent.log", dir);
+	struct gw_log *flog = test_log(logpath);
+	struct tcfg t;
+	tcfg_init(&t);
+	tcfg_add(&t, "errs", "errplug", "anything: 1\n"); /* declares nothing: unchecked */
+	struct subscribers *subs = NULL;
+	struct gw_err err;
+	ck_assert_msg(subscribers_load(&t.cfg, flog, &subs, &err) == 0, "%s", err.msg);
+	struct subscriber *s = &subs->v[0];
+	ck_assert_ptr_null(s->state);
+	char why[256];
+	ck_assert_int_eq(apply_one(s, GW_GROUP_PLUGIN, why, sizeof why), -1);
+	ck_assert_str_eq(why, "second reason"); /* called twice: the last wins */
+	ck_assert_int_eq(apply_one(s, GW_GROUP_SELECTOR, why, sizeof why), 0);
+	ck_assert_int_eq(apply_one(s, GW_GROUP_RULE, why, sizeof why), -1);
+	ck_assert_str_eq(why, "apply() returned 7");
+	ck_assert_int_eq(apply_one(s, GW_GROUP_APP_AUTH, why, sizeof why), 0);
+	ck_assert_int_eq(subscriber_tick(s, 0), -1);
+	subscribers_free(subs);
+	gw_log_close(flog);
+	char *text = slurp(logpath, NULL);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(strstr(text, "accepted SELECTOR but called host->error(): a complaint"), "%s",
+	              text);
+	ck_assert_msg(strstr(text, "logv says 42"), "%s", text);
+	ck_assert_msg(strstr(text, "plugin 'errplug' declares no options, so its config: is not "
+	                           "checked"),
+	              "%s", text);
+	ck_assert_msg(strstr(text, "tick(): tick trouble"), "%s", text);
+	ck_assert_msg(strstr(text, "fini(): fini trouble"), "%s", text);
+	free(text);
+	tcfg_free(&t);
+}
+END_TEST
+
+/* Declared options: unknown keys (with a suggestion), types and required keys are checked
+ * before init(), like the agent's own keys; defaults come from the declaration. */
+START_TEST(declared_options_checked_like_agent_keys)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	char yaml[4200];
+	snprintf(yaml, sizeof yaml, "out: %s\nfail_intt: true\n", out);
+	tcfg_add(&t, "typo", "recorder", yaml);
+	const char *msg = refused(&t);
+	ck_assert_msg(strstr(msg, "test.yaml:2:1: unknown key 'fail_intt' in "
+	                          "subscribers[0].config (did you mean 'fail_init'?)"),
+	              "%s", msg);
+	ck_assert(!has_line(out, "init typo")); /* refused before init() */
+	tcfg_free(&t);
+
+	tcfg_init(&t);
+	snprintf(yaml, sizeof yaml, "out: %s\nfail_init: maybe\n", out);
+	tcfg_add(&t, "badtype", "recorder", yaml);
+	msg = refused(&t);
+	ck_assert_msg(strstr(msg, "test.yaml:2:12: subscribers[0].config.fail_init: expected "
+	                          "true or false, got 'maybe'"),
+	              "%s", msg);
+	tcfg_free(&t);
+
+	tcfg_init(&t);
+	tcfg_add(&t, "noout", "recorder", "delay: 1s\n");
+	msg = refused(&t);
+	ck_assert_msg(strstr(msg, "missing required key 'out'"), "%s", msg);
+	tcfg_free(&t);
+}
+END_TEST
+
+/* ABI 1: a plugin compiled against the ABI-1 header (tests/abi1/) loads, reads its options
+ * through the ABI-1 host table and receives a change in the ABI-1 shapes. */
+START_TEST(abi1_plugin_loads_and_applies)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	char yaml[4200];
+	snprintf(yaml, sizeof yaml, "out: %s\n", out);
+	tcfg_add(&t, "old", "recorder1", yaml);
+	struct subscribers *subs = NULL;
+	struct gw_err err;
+	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
+	struct subscriber *s = &subs->v[0];
+	ck_assert_int_eq(s->abi, 1);
+	ck_assert_str_eq(s->desc->name, "recorder1");
+	ck_assert(has_line(out, "init old"));
+	struct group_data *a =
+	    gd_make(GW_GROUP_RULE, "m1", 7, (const char *[]){"p1", "{}", "p2", "{}", NULL});
+	struct group_data *b =
+	    gd_make(GW_GROUP_RULE, "m2", 8, (const char *[]){"p2", "{\"x\":1}", "p3", "{}", NULL});
+	struct diff d;
+	char why[256] = "";
+	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, a, NULL), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d.change, why, sizeof why), 0);
+	diff_free(&d);
+	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, a, b, NULL), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d.change, why, sizeof why), 0);
+	diff_free(&d);
+	subscribers_free(subs);
+	ck_assert(has_line(out, "apply RULE md5=m1 prev=- lmt=7 items=2 added=p1,p2 updated= "
+	                        "removed= stale=0 ok"));
+	ck_assert(has_line(out, "apply RULE md5=m2 prev=m1 lmt=8 items=2 added=p3 updated=p2 "
+	                        "removed=p1 stale=0 ok"));
+	ck_assert_int_eq(count_lines(out, "fini"), 1);
+	group_data_unref(a);
+	group_data_unref(b);
+	tcfg_free(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("loader");
@@ -358,6 +485,9 @@ int main(void)
 	tcase_add_test(tc, plugin_path_order);
 	tcase_add_test(tc, guide_example_loads);
 	tcase_add_test(tc, plugins_export_only_their_entry_point);
+	tcase_add_test(tc, host_error_rules_and_no_init_state);
+	tcase_add_test(tc, declared_options_checked_like_agent_keys);
+	tcase_add_test(tc, abi1_plugin_loads_and_applies);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

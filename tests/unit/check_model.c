@@ -9,6 +9,7 @@
 
 #include "model/model.h"
 #include "source/http/reply.h"
+#include "model/groups.h"
 
 static char *slurp(const char *path, size_t *len)
 {

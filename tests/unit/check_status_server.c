@@ -27,6 +27,7 @@
 #include "ops/status_server.h"
 #include "store/store.h"
 #include "subtest.h"
+#include "model/groups.h"
 
 static char *dir;
 static char out[4300], fail_flag[4300], listen_addr[64], base[96];

@@ -2,7 +2,7 @@
 #include <gwsync/subscriber.h>
 
 static const struct gw_subscriber incomplete = {
-    .abi = GWSYNC_SUBSCRIBER_ABI,
+    GWSYNC_SUBSCRIBER_INIT,
     .name = "incomplete",
 };
 

@@ -31,7 +31,7 @@ struct recorder {
 	char *fail_path;
 };
 
-static void rec_fini(void *state);
+static void rec_fini(void *state, const struct gw_host *host);
 
 static int rec_init(const struct gw_host *host, const struct gw_config *config, void **state)
 {
@@ -47,18 +47,18 @@ static int rec_init(const struct gw_host *host, const struct gw_config *config, 
 	    host->config_duration_ms(host, config, "tick_every", &r->tick_every_ms) ==
 	        GW_CONFIG_INVALID ||
 	    host->config_bool(host, config, "fail_init", &fail_init) == GW_CONFIG_INVALID) {
-		rec_fini(r);
+		rec_fini(r, host);
 		return -1;
 	}
 	if (!out) {
 		host->error(host, "out: required");
-		rec_fini(r);
+		rec_fini(r, host);
 		return -1;
 	}
 	r->out = fopen(out, "a");
 	if (!r->out) {
 		host->error(host, "cannot open %s", out);
-		rec_fini(r);
+		rec_fini(r, host);
 		return -1;
 	}
 	setvbuf(r->out, NULL, _IOLBF, 0);
@@ -67,7 +67,7 @@ static int rec_init(const struct gw_host *host, const struct gw_config *config, 
 	if (fail_init) {
 		host->error(host, "told to fail in init");
 		fprintf(r->out, "init-failed\n");
-		rec_fini(r);
+		rec_fini(r, host);
 		return 1;
 	}
 	fprintf(r->out, "init %s\n", host->instance);
@@ -82,7 +82,7 @@ static void keys(FILE *f, const char *label, const struct gw_item *const *v, siz
 		fprintf(f, "%s%s", i ? "," : "", v[i]->key);
 }
 
-static int rec_apply(void *state, const struct gw_change *ch)
+static int rec_apply(void *state, const struct gw_host *host, const struct gw_change *ch)
 {
 	struct recorder *r = state;
 	fprintf(r->out, "begin %s %s\n", ch->group_name, ch->version.md5);
@@ -101,7 +101,8 @@ static int rec_apply(void *state, const struct gw_change *ch)
 	for (size_t i = 0; i < ch->n_updated; i++)
 		fprintf(r->out, "%s%s", i ? "," : "", ch->updated[i].new_item->key);
 	keys(r->out, "removed", ch->removed, ch->n_removed);
-	fprintf(r->out, " stale=%d %s\n", ch->stale, fail ? "fail" : "ok");
+	fprintf(r->out, " stale=%d%s %s\n", ch->stale, ch->confirmed_only ? " confirmed" : "",
+	        fail ? "fail" : "ok");
 	if (fail) {
 		r->host->error(r->host, "told to fail by %s", r->fail_path);
 		return 1;
@@ -109,7 +110,7 @@ static int rec_apply(void *state, const struct gw_change *ch)
 	return 0;
 }
 
-static int64_t rec_tick(void *state, int64_t now_ms)
+static int64_t rec_tick(void *state, const struct gw_host *host, int64_t now_ms)
 {
 	struct recorder *r = state;
 	if (r->tick_every_ms <= 0)
@@ -118,7 +119,7 @@ static int64_t rec_tick(void *state, int64_t now_ms)
 	return now_ms + r->tick_every_ms;
 }
 
-static void rec_fini(void *state)
+static void rec_fini(void *state, const struct gw_host *host)
 {
 	struct recorder *r = state;
 	if (!r)
@@ -131,13 +132,18 @@ static void rec_fini(void *state)
 	free(r);
 }
 
+static const struct gw_option rec_options[] = {
+    {"out", GW_OPT_PATH, NULL, 1, "where to write"},
+    {"delay", GW_OPT_DURATION, NULL, 0, "sleep this long inside apply()"},
+    {"fail_if_exists", GW_OPT_PATH, NULL, 0, "reject every change while this file exists"},
+    {"fail_init", GW_OPT_BOOL, "false", 0, "make init() fail"},
+    {"tick_every", GW_OPT_DURATION, NULL, 0, "ask for tick() this often"},
+    {NULL, 0, NULL, 0, NULL},
+};
+
 static const struct gw_subscriber recorder = {
-    .abi = GWSYNC_SUBSCRIBER_ABI,
-    .name = "recorder",
-    .init = rec_init,
-    .apply = rec_apply,
-    .tick = rec_tick,
-    .fini = rec_fini,
+    GWSYNC_SUBSCRIBER_INIT, .name = "recorder", .options = rec_options, .init = rec_init,
+    .apply = rec_apply,     .tick = rec_tick,   .fini = rec_fini,
 };
 
 const struct gw_subscriber *gwsync_subscriber(void)

@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "subtest.h"
+#include "model/groups.h"
 
 static const char *const urls[] = {"http://a:9095", "http://b:9095", "http://c:9095",
                                    "http://d:9095"};

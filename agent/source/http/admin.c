@@ -17,6 +17,7 @@
 #include "source/http/login.h"
 #include "model/model.h"
 #include "source/http/reply.h"
+#include "model/groups.h"
 
 #ifndef GWSYNC_VERSION
 #define GWSYNC_VERSION "unknown"

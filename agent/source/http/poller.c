@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "source/retry.h"
 #include "core/thread.h"
+#include "model/groups.h"
 
 struct poller {
 	const struct cfg *cfg;

@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "model/diff.h"
 #include "model/patch.h"
+#include "model/groups.h"
 
 /* The WebSocket accept policy: versions are built from the held one under the apply
  * lock, stamped newer, so anything with another md5 is newer; a snapshot always yields. */

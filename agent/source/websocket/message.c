@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/jspan.h"
+#include "model/groups.h"
 
 static const char *const event_names[] = {"CREATE", "UPDATE", "DELETE", "REFRESH", "MYSELF"};
 

@@ -1,0 +1,149 @@
+/*
+ * The host table (see host.h): logging tagged with the instance name, error capture, the
+ * config getters with the plugin's declared defaults, the clock and the group names.
+ */
+#include "deliver/host.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "core/clock.h"
+#include "deliver/plugin_config.h"
+#include "model/groups.h"
+
+#ifdef HAVE_CONFIG_H
+#include <config.h> /* the build's PACKAGE_VERSION (angle brackets: not agent/config.h) */
+#endif
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+static void host_logv(const struct gw_host *host, enum gw_log_level level, const char *fmt,
+                      va_list ap)
+{
+	struct host_ctx *c = host_ctx_of(host);
+	if (level < GW_LOG_ERROR)
+		level = GW_LOG_ERROR;
+	if (level > GW_LOG_DEBUG)
+		level = GW_LOG_DEBUG;
+	/* An error logged during init() (the config getters report bad values this way) is
+	 * the start-up error's reason unless the plugin calls host->error() itself. */
+	if (c->in_init && level == GW_LOG_ERROR && !c->error[0]) {
+		va_list copy;
+		va_copy(copy, ap);
+		vsnprintf(c->error, sizeof c->error, fmt, copy);
+		va_end(copy);
+	}
+	if (!gw_log_enabled(c->log, level))
+		return;
+	gw_vlogf(c->log, level, c->instance, fmt, ap);
+}
+
+static void host_log(const struct gw_host *host, enum gw_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	host_logv(host, level, fmt, ap);
+	va_end(ap);
+}
+
+static void host_errorv(const struct gw_host *host, const char *fmt, va_list ap)
+{
+	struct host_ctx *c = host_ctx_of(host);
+	vsnprintf(c->error, sizeof c->error, fmt, ap); /* the last call wins */
+}
+
+static void host_error(const struct gw_host *host, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	host_errorv(host, fmt, ap);
+	va_end(ap);
+}
+
+#define OPTS(host) (host_ctx_of(host)->options)
+
+static enum gw_config_result get_string(const struct gw_host *host, const struct gw_config *config,
+                                        const char *key, const char **out)
+{
+	return plugin_config_string(host, OPTS(host), config, key, out);
+}
+
+static enum gw_config_result get_int(const struct gw_host *host, const struct gw_config *config,
+                                     const char *key, int64_t *out)
+{
+	return plugin_config_int(host, OPTS(host), config, key, out);
+}
+
+static enum gw_config_result get_bool(const struct gw_host *host, const struct gw_config *config,
+                                      const char *key, int *out)
+{
+	return plugin_config_bool(host, OPTS(host), config, key, out);
+}
+
+static enum gw_config_result get_duration(const struct gw_host *host,
+                                          const struct gw_config *config, const char *key,
+                                          int64_t *out)
+{
+	return plugin_config_duration_ms(host, OPTS(host), config, key, out);
+}
+
+static enum gw_config_result get_mode(const struct gw_host *host, const struct gw_config *config,
+                                      const char *key, unsigned *out)
+{
+	return plugin_config_mode(host, OPTS(host), config, key, out);
+}
+
+static enum gw_config_result get_size(const struct gw_host *host, const struct gw_config *config,
+                                      const char *key, int64_t *out)
+{
+	return plugin_config_size(host, OPTS(host), config, key, out);
+}
+
+static enum gw_config_result get_list_item(const struct gw_host *host,
+                                           const struct gw_config *config, const char *key,
+                                           size_t i, const char **out)
+{
+	return plugin_config_list_item(host, OPTS(host), config, key, i, out);
+}
+
+static int64_t host_now_ms(const struct gw_host *host)
+{
+	(void)host;
+	return gw_mono_ms();
+}
+
+static const char *host_group_name(const struct gw_host *host, enum gw_group g)
+{
+	(void)host;
+	return gw_group_name(g);
+}
+
+static int host_group_count(const struct gw_host *host)
+{
+	(void)host;
+	return GW_GROUP_COUNT;
+}
+
+void host_table_init(struct gw_host *h, struct host_ctx *ctx)
+{
+	h->size = sizeof *h;
+	h->abi = GWSYNC_SUBSCRIBER_ABI;
+	h->agent_version = PACKAGE_VERSION;
+	h->instance = ctx->instance;
+	h->priv = ctx;
+	h->log = host_log;
+	h->logv = host_logv;
+	h->error = host_error;
+	h->errorv = host_errorv;
+	h->config_string = get_string;
+	h->config_int = get_int;
+	h->config_bool = get_bool;
+	h->config_duration_ms = get_duration;
+	h->config_mode = get_mode;
+	h->config_size = get_size;
+	h->config_list_item = get_list_item;
+	h->now_ms = host_now_ms;
+	h->group_name = host_group_name;
+	h->group_count = host_group_count;
+}

@@ -1,0 +1,301 @@
+/*
+ * gwsync-replay: drive one subscriber plugin with recorded group documents, no admin and no
+ * agent needed. It loads the plugin as gwsyncd does (the same loader, the same check of
+ * its declared options, the same host table), then hands it one change per document: the
+ * delta from what the plugin last accepted, exactly as the dispatcher builds it, printing
+ * each change and the plugin's verdict.
+ *
+ *   gwsync-replay [-c CONFIG.yaml] [--fail N] [--repeat N] [--threaded] PLUGIN DOC|DIR...
+ *
+ * Exit status: 0 every change was accepted (at the latest on its retry), 1 some change
+ * stayed rejected, 2 a usage, configuration or loading error.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config/config.h"
+#include "config/ytree.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/thread.h"
+#include "deliver/subscribers.h"
+#include "docs.h"
+#include "model/diff.h"
+#include "model/groups.h"
+
+struct replay {
+	struct subscriber *s;
+	char **docs;
+	size_t n_docs;
+	long repeat;
+	long fail_at; /* 0: none */
+	int quiet;
+	long count;
+	int64_t tick_at;
+	int rejected; /* a change stayed rejected */
+	int error;    /* a document could not be read */
+	struct group_data *accepted[GW_GROUP_COUNT];
+};
+
+static const char usage[] =
+    "Usage: gwsync-replay [options] PLUGIN DOCUMENT|DIRECTORY...\n"
+    "\n"
+    "Loads the subscriber plugin PLUGIN (a name found like gwsyncd finds it, or a path) and\n"
+    "hands it one change per group document: the delta from what it last accepted, as the\n"
+    "agent delivers it. A DOCUMENT is a file in the format the `file` plugin and the agent's\n"
+    "snapshot write ({\"group\",\"md5\",\"lastModifyTime\",\"data\":[...]}); a DIRECTORY is "
+    "played\n"
+    "as all its GROUP.json files in delivery order (PLUGIN, SELECTOR, RULE, then the rest).\n"
+    "\n"
+    "  -c, --config FILE   the plugin's config: map, in YAML (checked against its declared\n"
+    "                      options like gwsyncd --check does); default: empty\n"
+    "  -n, --name NAME     the instance name (default: replay)\n"
+    "      --fail N        inject a failure: the N-th apply() counts as rejected whatever it\n"
+    "                      returns (as if it failed half-way); it is retried like the agent\n"
+    "                      retries, from the version last accepted\n"
+    "      --repeat N      play the documents N times over (default 1)\n"
+    "      --threaded      the agent's threading: init() and fini() on the main thread,\n"
+    "                      apply() and tick() on a second one\n"
+    "  -q, --quiet         one line per change, no item lines\n"
+    "  -v, --verbose       the plugin's debug lines too\n"
+    "  -h, --help          this help\n"
+    "\n"
+    "Exit status: 0 every change accepted (at the latest on its retry), 1 a change stayed\n"
+    "rejected, 2 a usage, configuration or loading error.\n";
+
+static void print_items(const char *mark, const struct gw_item *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("  %s %s%s%s%s\n", mark, v[i]->key, v[i]->name ? " (" : "",
+		       v[i]->name ? v[i]->name : "", v[i]->name ? ")" : "");
+}
+
+static void run_due_tick(struct replay *r)
+{
+	if (r->tick_at >= 0 && gw_mono_ms() >= r->tick_at)
+		r->tick_at = subscriber_tick(r->s, gw_mono_ms());
+}
+
+/* One delivery of `to`; 0 accepted (and recorded), -1 rejected. */
+static int deliver(struct replay *r, struct group_data *to, const char *label)
+{
+	enum gw_group g = to->group;
+	struct diff d;
+	struct gw_err err;
+	if (diff_build(&d, g, r->accepted[g], to, &err) < 0) {
+		fprintf(stderr, "gwsync-replay: %s\n", err.msg);
+		r->error = 1;
+		return -1;
+	}
+	const struct gw_change *c = &d.change;
+	long n = ++r->count;
+	char why[512] = "";
+	run_due_tick(r);
+	int rc = subscriber_apply(r->s, c, why, sizeof why);
+	int injected = n == r->fail_at;
+	printf("#%ld %s%s %s <- %s: %zu items, +%zu ~%zu -%zu%s%s: ", n, label, c->group_name,
+	       c->version.md5, c->previous.md5 ? c->previous.md5 : "nothing", c->n_items,
+	       c->n_added, c->n_updated, c->n_removed, c->stale ? ", stale" : "",
+	       c->confirmed_only ? ", confirmed only" : "");
+	if (rc != 0)
+		printf("rejected: %s\n", why);
+	else if (injected)
+		printf("accepted, counted as rejected (--fail %ld)\n", r->fail_at);
+	else
+		printf("accepted\n");
+	if (!r->quiet) {
+		print_items("+", c->added, c->n_added);
+		for (size_t i = 0; i < c->n_updated; i++)
+			print_items("~", &c->updated[i].new_item, 1);
+		print_items("-", c->removed, c->n_removed);
+	}
+	fflush(stdout);
+	diff_free(&d);
+	r->tick_at = subscriber_tick(r->s, gw_mono_ms());
+	if (rc != 0 || injected)
+		return -1;
+	group_data_unref(r->accepted[g]);
+	r->accepted[g] = group_data_ref(to);
+	return 0;
+}
+
+static void play(struct replay *r)
+{
+	for (long rep = 0; rep < r->repeat && !r->error; rep++)
+		for (size_t i = 0; i < r->n_docs && !r->error; i++) {
+			struct group_data *gd = NULL;
+			struct gw_err err;
+			if (replay_read_doc(r->docs[i], &gd, &err) < 0) {
+				fprintf(stderr, "gwsync-replay: %s\n", err.msg);
+				r->error = 1;
+				break;
+			}
+			/* A rejected change is retried once, as the agent does after its backoff:
+			 * again from the version last accepted. */
+			if (deliver(r, gd, "") < 0 && !r->error && deliver(r, gd, "retry ") < 0)
+				r->rejected = 1;
+			group_data_unref(gd);
+		}
+	/* Deferred work the plugin asked for (a debounced reload) runs before fini(). */
+	for (int rounds = 0; r->tick_at >= 0 && rounds < 100; rounds++) {
+		int64_t wait = r->tick_at - gw_mono_ms();
+		if (wait > 0) {
+			struct timespec ts = {(time_t)(wait / 1000), (long)(wait % 1000) * 1000000};
+			nanosleep(&ts, NULL);
+		}
+		r->tick_at = subscriber_tick(r->s, gw_mono_ms());
+	}
+}
+
+static void *play_thread(void *arg)
+{
+	play(arg);
+	return NULL;
+}
+
+/* The plugin's config: map: the YAML file, or an empty map. */
+static struct ynode *load_config(const char *path, struct gw_err *err)
+{
+	struct ynode *root = NULL;
+	if (!path)
+		return ytree_new_map("(no config)", 1, 1);
+	if (ytree_parse_file(path, &root, err) < 0)
+		return NULL;
+	if (root->type != YNODE_MAP) {
+		gw_errf(err, "%s:%d:%d: expected the plugin's config: map, got %s", path,
+		        root->line, root->col, ytree_type_name(root));
+		ytree_free(root);
+		return NULL;
+	}
+	return root;
+}
+
+static int parse_count(const char *s, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < 1)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"name", required_argument, NULL, 'n'},
+	    {"fail", required_argument, NULL, 'F'},
+	    {"repeat", required_argument, NULL, 'R'},
+	    {"threaded", no_argument, NULL, 'T'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct replay r = {.repeat = 1, .tick_at = -1};
+	const char *config_path = NULL, *name = "replay";
+	int threaded = 0, verbose = 0, c;
+	while ((c = getopt_long(argc, argv, "c:n:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'n':
+			name = optarg;
+			break;
+		case 'F':
+		case 'R':
+			if (parse_count(optarg, c == 'F' ? &r.fail_at : &r.repeat) < 0) {
+				fprintf(stderr,
+				        "gwsync-replay: %s: expected a number >= 1, got '%s'\n",
+				        c == 'F' ? "--fail" : "--repeat", optarg);
+				return 2;
+			}
+			break;
+		case 'T':
+			threaded = 1;
+			break;
+		case 'q':
+			r.quiet = 1;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (argc - optind < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+
+	struct gw_err err = {{0}};
+	int rc = 2;
+	struct gw_log *log = NULL;
+	struct subscribers *subs = NULL;
+	struct ynode *config = NULL;
+	if (gw_log_open(&log, verbose ? GW_LOG_DEBUG : GW_LOG_INFO, GW_LOG_TEXT, NULL, &err) < 0 ||
+	    !(config = load_config(config_path, &err))) {
+		fprintf(stderr, "gwsync-replay: %s\n", err.msg);
+		goto out;
+	}
+	for (int i = optind + 1; i < argc; i++) {
+		char **more = NULL;
+		size_t n_more = 0;
+		if (replay_expand(argv[i], &more, &n_more, &err) < 0) {
+			replay_free_paths(more, n_more);
+			fprintf(stderr, "gwsync-replay: %s\n", err.msg);
+			goto out;
+		}
+		char **all = realloc(r.docs, (r.n_docs + n_more) * sizeof *all);
+		if (!all) {
+			replay_free_paths(more, n_more);
+			fprintf(stderr, "gwsync-replay: out of memory\n");
+			goto out;
+		}
+		r.docs = all;
+		memcpy(r.docs + r.n_docs, more, n_more * sizeof *more);
+		r.n_docs += n_more;
+		free(more);
+	}
+
+	struct cfg_subscriber cs = {.name = (char *)name, .library = argv[optind], .line = 1};
+	cs.config = config;
+	struct cfg cfg = {.path = (char *)(config_path ? config_path : "(no config)")};
+	cfg.subscribers = &cs;
+	cfg.n_subscribers = 1;
+	if (subscribers_load(&cfg, log, &subs, &err) < 0) {
+		fprintf(stderr, "gwsync-replay: %s\n", err.msg);
+		goto out;
+	}
+	r.s = &subs->v[0];
+	r.tick_at = r.s->desc->tick ? 0 : -1; /* a first tick() when delivery starts */
+	if (threaded) {
+		pthread_t t;
+		if (gw_thread_start(&t, "replay", play_thread, &r) != 0) {
+			fprintf(stderr, "gwsync-replay: cannot start a thread\n");
+			goto out;
+		}
+		pthread_join(t, NULL);
+	} else {
+		play(&r);
+	}
+	rc = r.error ? 2 : r.rejected ? 1 : 0;
+out:
+	subscribers_free(subs); /* fini() on the main thread, as in the agent */
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		group_data_unref(r.accepted[g]);
+	replay_free_paths(r.docs, r.n_docs);
+	ytree_free(config);
+	gw_log_close(log);
+	return rc;
+}

@@ -1,0 +1,150 @@
+/*
+ * recorder1: the test recorder exactly as it was written for subscriber ABI 1, compiled
+ * against the ABI-1 header kept in tests/abi1/ (not include/), so the tests prove an
+ * ABI-1 plugin still loads and receives changes from an ABI-2 agent.
+ *
+ * A test subscriber that writes down everything it is given, one line per event, to the
+ * file named by its `out` option, so tests (in this process or another) can check exactly
+ * which changes a subscriber saw and in which order:
+ *
+ *   begin GROUP MD5
+ *   apply GROUP md5=MD5 prev=MD5|- lmt=N items=K added=a,b updated=c removed=d stale=0 ok|fail
+ *   tick
+ *   fini
+ *
+ * Options, to make it misbehave on purpose:
+ *   out: PATH             where to write (required)
+ *   delay: DURATION       sleep this long inside apply() (a slow plugin)
+ *   fail_if_exists: PATH  reject every change while PATH exists (a failing plugin)
+ *   fail_init: BOOL       make init() fail
+ *   tick_every: DURATION  ask for tick() this often (0: never)
+ * Built only for `make check` (a check_LTLIBRARIES module); never installed.
+ */
+#include <gwsync/subscriber.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct recorder {
+	const struct gw_host *host;
+	FILE *out;
+	int64_t delay_ms;
+	int64_t tick_every_ms;
+	char *fail_path;
+};
+
+static void rec_fini(void *state);
+
+static int rec_init(const struct gw_host *host, const struct gw_config *config, void **state)
+{
+	struct recorder *r = calloc(1, sizeof *r);
+	if (!r)
+		return -1;
+	r->host = host;
+	const char *out = NULL, *fail_path = NULL;
+	int fail_init = 0;
+	if (host->config_string(host, config, "out", &out) == GW_CONFIG_INVALID ||
+	    host->config_string(host, config, "fail_if_exists", &fail_path) == GW_CONFIG_INVALID ||
+	    host->config_duration_ms(host, config, "delay", &r->delay_ms) == GW_CONFIG_INVALID ||
+	    host->config_duration_ms(host, config, "tick_every", &r->tick_every_ms) ==
+	        GW_CONFIG_INVALID ||
+	    host->config_bool(host, config, "fail_init", &fail_init) == GW_CONFIG_INVALID) {
+		rec_fini(r);
+		return -1;
+	}
+	if (!out) {
+		host->error(host, "out: required");
+		rec_fini(r);
+		return -1;
+	}
+	r->out = fopen(out, "a");
+	if (!r->out) {
+		host->error(host, "cannot open %s", out);
+		rec_fini(r);
+		return -1;
+	}
+	setvbuf(r->out, NULL, _IOLBF, 0);
+	if (fail_path)
+		r->fail_path = strdup(fail_path);
+	if (fail_init) {
+		host->error(host, "told to fail in init");
+		fprintf(r->out, "init-failed\n");
+		rec_fini(r);
+		return 1;
+	}
+	fprintf(r->out, "init %s\n", host->instance);
+	*state = r;
+	return 0;
+}
+
+static void keys(FILE *f, const char *label, const struct gw_item *const *v, size_t n)
+{
+	fprintf(f, " %s=", label);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? "," : "", v[i]->key);
+}
+
+static int rec_apply(void *state, const struct gw_change *ch)
+{
+	struct recorder *r = state;
+	fprintf(r->out, "begin %s %s\n", ch->group_name, ch->version.md5);
+	if (r->delay_ms > 0) {
+		struct timespec ts = {(time_t)(r->delay_ms / 1000),
+		                      (long)(r->delay_ms % 1000) * 1000000};
+		nanosleep(&ts, NULL);
+	}
+	int fail = r->fail_path && access(r->fail_path, F_OK) == 0;
+
+	fprintf(r->out, "apply %s md5=%s prev=%s lmt=%lld items=%zu", ch->group_name,
+	        ch->version.md5, ch->previous.md5 ? ch->previous.md5 : "-",
+	        (long long)ch->version.last_modify_time, ch->n_items);
+	keys(r->out, "added", ch->added, ch->n_added);
+	fprintf(r->out, " updated=");
+	for (size_t i = 0; i < ch->n_updated; i++)
+		fprintf(r->out, "%s%s", i ? "," : "", ch->updated[i].new_item->key);
+	keys(r->out, "removed", ch->removed, ch->n_removed);
+	fprintf(r->out, " stale=%d %s\n", ch->stale, fail ? "fail" : "ok");
+	if (fail) {
+		r->host->error(r->host, "told to fail by %s", r->fail_path);
+		return 1;
+	}
+	return 0;
+}
+
+static int64_t rec_tick(void *state, int64_t now_ms)
+{
+	struct recorder *r = state;
+	if (r->tick_every_ms <= 0)
+		return -1;
+	fprintf(r->out, "tick\n");
+	return now_ms + r->tick_every_ms;
+}
+
+static void rec_fini(void *state)
+{
+	struct recorder *r = state;
+	if (!r)
+		return;
+	if (r->out) {
+		fprintf(r->out, "fini\n");
+		fclose(r->out);
+	}
+	free(r->fail_path);
+	free(r);
+}
+
+static const struct gw_subscriber recorder = {
+    .abi = GWSYNC_SUBSCRIBER_ABI,
+    .name = "recorder1",
+    .init = rec_init,
+    .apply = rec_apply,
+    .tick = rec_tick,
+    .fini = rec_fini,
+};
+
+const struct gw_subscriber *gwsync_subscriber(void)
+{
+	return &recorder;
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The plugin SDK from the outside (issue 14): declared options checked by `gwsyncd --check`
+like the agent's own keys, `gwsyncd --plugin-help` printing them (and docs/configuration.md
+showing the same text), and `gwsync-replay` driving plugins of ABI 2 and ABI 1 with group
+documents: deltas, verdicts, an injected failure, repeats, a directory, the threaded mode."""
+import os
+import shutil
+import subprocess
+
+import harness
+
+SRC = os.environ.get("GWSYNC_SRCDIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("GWSYNC_BUILDDIR", "")
+EXAMPLE = os.path.join(SRC, "docs", "example")
+
+
+def run(argv, cwd=None):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60, cwd=cwd, errors="replace")
+
+
+def replay(*args, cwd=None):
+    return run([os.path.join(BUILD, "gwsync-replay")] + list(args), cwd=cwd)
+
+
+class PluginSdk(harness.IntegrationTest):
+
+    def setUp(self):
+        super().setUp()
+        harness.require_daemon()
+        if not BUILD:
+            self.skipTest("needs GWSYNC_BUILDDIR")
+
+    def write(self, text, name):
+        path = os.path.join(self.tmpdir(), name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_plugin_help_is_the_documented_text(self):
+        with open(os.path.join(SRC, "docs", "configuration.md")) as f:
+            docs = f.read()
+        for plugin in ("log", "file", "lmdb"):
+            r = run([os.environ["GWSYNCD"], "--plugin-help", plugin])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("```\n" + r.stdout + "```", docs,
+                          "docs/configuration.md must show `gwsyncd --plugin-help %s` "
+                          "exactly:\n%s" % (plugin, r.stdout))
+        r = run([os.environ["GWSYNCD"], "--plugin-help", "no-such-plugin"])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("not found", r.stderr)
+
+    def test_check_refuses_a_misspelt_plugin_option(self):
+        d = self.daemon(harness.make_config(["http://127.0.0.1:9"], subscribers=[
+            {"name": "files", "library": "file",
+             "config": {"dir": self.tmpdir(), "debounse": "1s"}}]), start=False)
+        r = d.run_check()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertRegex(r.stderr, r"subscriber 'files' \(.*line \d+\): .*gwsync\.yaml:\d+:\d+: "
+                                   r"unknown key 'debounse' in subscribers\[0\]\.config "
+                                   r"\(did you mean 'debounce'\?\)")
+        d.write_config(harness.make_config(["http://127.0.0.1:9"], subscribers=[
+            {"name": "files", "library": "file",
+             "config": {"dir": self.tmpdir(), "debounce": "soon"}}]))
+        r = d.run_check()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertRegex(r.stderr, r"gwsync\.yaml:\d+:\d+: subscribers\[0\]\.config\.debounce: "
+                                   r"expected a duration")
+
+    def test_replay_abi2_example_with_an_injected_failure(self):
+        counter = os.path.join(BUILD, "docs", "example", ".libs", "counter.so")
+        r = replay("-c", "counter.yaml", "--fail", "2", counter, "data/RULE-1.json",
+                   "data/RULE-2.json", cwd=EXAMPLE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(EXAMPLE, "replay.expected")) as f:
+            self.assertEqual(r.stdout, f.read())
+        self.assertIn("2 changes: +3 ~1 -1", r.stderr)  # the plugin's own log line
+
+    def test_replay_abi1_plugin_directory_repeat_threaded(self):
+        out = os.path.join(self.tmpdir(), "rec.txt")
+        config = self.write("out: %s\n" % out, "rec.yaml")
+        docs = self.tmpdir()
+        shutil.copy(os.path.join(EXAMPLE, "data", "RULE-1.json"), os.path.join(docs, "RULE.json"))
+        r = replay("-c", config, "--repeat", "2", "--threaded", "-q", "recorder1", docs,
+                   os.path.join(EXAMPLE, "data", "RULE-2.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 4, r.stdout)
+        self.assertIn("+2 ~0 -0: accepted", lines[0])
+        self.assertIn("+1 ~1 -1: accepted", lines[1])
+        self.assertIn("+1 ~1 -1: accepted", lines[2])  # back to RULE-1: r3 out, r1 in
+        with open(out) as f:
+            rec = f.read().splitlines()
+        applies = [l for l in rec if l.startswith("apply ")]
+        self.assertEqual(len(applies), 4, rec)
+        self.assertTrue(applies[0].startswith("apply RULE md5=7d1e5c0c1b1f4f6b9c1d2e3f4a5b6c01 "
+                                              "prev=- lmt=1700000000000 items=2 added=r1,r2"),
+                        applies[0])
+        self.assertEqual(rec[0], "init replay")
+        self.assertEqual(rec[-1], "fini")
+
+    def test_replay_reports_a_rejecting_plugin_and_bad_input(self):
+        out = os.path.join(self.tmpdir(), "rec.txt")
+        flag = self.write("", "fail-now")
+        config = self.write("out: %s\nfail_if_exists: %s\n" % (out, flag), "rec.yaml")
+        r = replay("-c", config, "recorder", os.path.join(EXAMPLE, "data", "RULE-1.json"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("rejected: told to fail by", r.stdout)
+        self.assertIn("#2 retry RULE", r.stdout)
+        typo = self.write("out: %s\nfail_iff_exists: x\n" % out, "typo.yaml")
+        r = replay("-c", typo, "recorder", os.path.join(EXAMPLE, "data", "RULE-1.json"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("did you mean 'fail_if_exists'", r.stderr)
+        r = replay("recorder")
+        self.assertEqual(r.returncode, 2)
+
+
+if __name__ == "__main__":
+    harness.main()
