@@ -112,6 +112,17 @@ class Startup(harness.IntegrationTest):
         wait_converged(files, emu, ["RULE"])
         self.assertEqual(len(ws_requests(emu)), 1)   # one connection all along
 
+    def test_a_large_fragmented_answer_written_slowly(self):
+        # 20,000 rules: one MYSELF message of megabytes, in 8 KiB fragments (Tomcat's), that
+        # the admin takes a while to write; the agent waits for the end marker instead of
+        # taking the silence before it for the end
+        emu = self.emulator(mode="shenyu", rules=20000, ws_fragment_size=8192)
+        files = self.tmpdir()
+        d = self.daemon(ws_config([emu], files, log_level="info"))
+        wait_converged(files, emu, ["RULE"], timeout=60)
+        self.assertEqual(len(groupfiles.read(files, "RULE")["data"]), 20000)
+        d.assert_no_log(r"never arrived|RULE version \S+ \(lastModifyTime \d+, 0 items\)")
+
     def test_two_servers_and_the_first_one_down(self):
         c = self.cluster(2, mode="shenyu")
         files = self.tmpdir()

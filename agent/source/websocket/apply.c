@@ -245,7 +245,6 @@ void ws_apply_window_abort(struct ws_apply *a)
 
 size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 {
-	const int complete = how != WS_END_TIMEOUT;
 	const struct cfg *cfg = a->sh->cfg;
 	size_t done = 0;
 	if (!a->window)
@@ -259,7 +258,11 @@ size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 		const char *name = gw_group_name(g);
 		struct group_data *held = ingest_held(a->sh->in, g), *gd = NULL;
 		struct gw_err err = {""};
-		if (held && complete) {
+		/* after a silence the answer may have been cut short by a slow admin: only
+		 * the groups that came are swept */
+		int sweep =
+		    how == WS_END_MARKER || (how == WS_END_SILENCE && (a->seen & (1u << g)));
+		if (held && sweep) {
 			/* held but not in the admin's answer: deleted while we did not hear */
 			const struct group_data *sh = a->shadow[g];
 			const char **dels = calloc(held->n_items + 1, sizeof *dels);
