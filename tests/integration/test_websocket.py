@@ -194,6 +194,25 @@ class OldAdmins(harness.IntegrationTest):
         wait_converged(files, emu, ["RULE"])
 
 
+class Namespace(harness.IntegrationTest):
+
+    def test_a_namespace_the_admin_does_not_have_empties_nothing(self):
+        emu = self.emulator(mode="shenyu")
+        files = self.tmpdir()
+        d = self.daemon(ws_config([emu], files, retry=FAST_RETRY))
+        wait_converged(files, emu)
+        d.stop()
+        d.write_config(ws_config([emu], files, retry=FAST_RETRY, namespace="no-such-ns"))
+        d.start()
+        d.wait_log(r"its full sync brought no data at all \(is admin.namespace 'no-such-ns' "
+                   r"one this admin has\?\); nothing held is removed")
+        # the start-up sync failed, so the snapshot serves: nothing emptied
+        d.wait_log(r"serving 8 of 8 group\(s\) from the snapshot")
+        d.wait_log(r"notify: ready")
+        d.assert_no_log(r"store: accepted")
+        wait_converged(files, emu, timeout=2)
+
+
 class Refusals(harness.IntegrationTest):
 
     def test_bad_origin_reported_and_retried_on_schedule(self):

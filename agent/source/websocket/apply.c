@@ -253,6 +253,18 @@ size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 		drop_shadows(a);
 		return 0;
 	}
+	a->empty_answer = a->seen == 0;
+	if (a->empty_answer) {
+		/* a real admin always has plugins: nothing at all is a namespace it does not
+		 * know (it answers that with silence), never a reason to empty the gateway */
+		LOG_W(a->sh->log, "websocket",
+		      "server %s: its full sync brought no data at all (is admin.namespace '%s' "
+		      "one this admin has?); nothing held is removed",
+		      a->server, cfg->namespace_id ? cfg->namespace_id : "");
+		pthread_mutex_unlock(&a->sh->apply_mu);
+		drop_shadows(a);
+		return 0;
+	}
 	for (size_t i = 0; i < cfg->n_groups; i++) {
 		enum gw_group g = cfg->groups[i];
 		const char *name = gw_group_name(g);

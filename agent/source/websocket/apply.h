@@ -53,6 +53,7 @@ struct ws_apply {
 	struct group_data *shadow[GW_GROUP_COUNT];
 	uint64_t accepted; /* versions accepted from this connection */
 	uint64_t repairs;  /* of which repairs */
+	int empty_answer;  /* the last full sync brought nothing at all: it changed nothing */
 };
 
 /* Apply one DATA message. 0 (*accepted: versions taken, 0 or 1), or -1 with err naming
@@ -76,7 +77,8 @@ enum ws_end {
  * configured group still not held is then offered empty (received once: the agent can be
  * ready); a 2.7+ admin sends nothing for an empty group, but an older one sends even empty
  * lists, so after WS_END_SILENCE or WS_END_TIMEOUT that is reported (an admin older than
- * the group). Returns the number of groups swept or filled.
+ * the group). A full sync that brought nothing at all changes nothing (empty_answer).
+ * Returns the number of groups swept or filled.
  */
 size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how);
 

@@ -85,6 +85,14 @@ static void window_end(struct ws_conn *c, enum ws_end how)
 	      how == WS_END_MARKER    ? "the admin's answer is complete"
 	      : how == WS_END_SILENCE ? "no end marker, then silence: an admin before 2.7"
 	                              : "no answer to MYSELF");
+	if (c->ap.empty_answer) {
+		/* not a start: the snapshot (if any) serves until data comes */
+		if (c->first && c->ap.accepted == 0) {
+			c->first(c->first_arg, c->index, 0);
+			c->first = NULL;
+		}
+		return;
+	}
 	pthread_mutex_lock(&c->mu);
 	c->status.last_success_ms = gw_wall_ms();
 	c->status.consecutive_failures = 0;
