@@ -167,8 +167,11 @@ int model_patch(const struct patch *p, struct group_data **out, struct gw_err *e
 		free(items);
 		return 0;
 	}
+	/* the items are copied, not parsed again, from where most of them come: a full list
+	 * from the upserts, anything else from prev */
+	const struct group_data *from = p->replace && p->upserts ? p->upserts : p->prev;
 	struct group_data *gd;
-	int rc = parse_list(p->group, items, n, NULL, 0, p->source, p->prev, &gd, err);
+	int rc = parse_list(p->group, items, n, NULL, 0, p->source, from, &gd, err);
 	free(items);
 	if (rc != 0)
 		return -1;

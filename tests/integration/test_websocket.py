@@ -112,6 +112,17 @@ class Startup(harness.IntegrationTest):
         wait_converged(files, emu, ["RULE"])
         self.assertEqual(len(ws_requests(emu)), 1)   # one connection all along
 
+    def test_a_large_fragmented_answer_written_slowly(self):
+        # 20,000 rules: one MYSELF message of megabytes, in 8 KiB fragments (Tomcat's), that
+        # the admin takes a while to write; the agent waits for the end marker instead of
+        # taking the silence before it for the end
+        emu = self.emulator(mode="shenyu", rules=20000, ws_fragment_size=8192)
+        files = self.tmpdir()
+        d = self.daemon(ws_config([emu], files, log_level="info"))
+        wait_converged(files, emu, ["RULE"], timeout=60)
+        self.assertEqual(len(groupfiles.read(files, "RULE")["data"]), 20000)
+        d.assert_no_log(r"never arrived|RULE version \S+ \(lastModifyTime \d+, 0 items\)")
+
     def test_two_servers_and_the_first_one_down(self):
         c = self.cluster(2, mode="shenyu")
         files = self.tmpdir()
@@ -181,6 +192,25 @@ class OldAdmins(harness.IntegrationTest):
         self.assertEqual(groupfiles.read(files, "AI_PROXY_API_KEY")["data"], [])
         emu.delete("RULE", key=emu.data("RULE")["data"][0]["id"])
         wait_converged(files, emu, ["RULE"])
+
+
+class Namespace(harness.IntegrationTest):
+
+    def test_a_namespace_the_admin_does_not_have_empties_nothing(self):
+        emu = self.emulator(mode="shenyu")
+        files = self.tmpdir()
+        d = self.daemon(ws_config([emu], files, retry=FAST_RETRY))
+        wait_converged(files, emu)
+        d.stop()
+        d.write_config(ws_config([emu], files, retry=FAST_RETRY, namespace="no-such-ns"))
+        d.start()
+        d.wait_log(r"its full sync brought no data at all \(is admin.namespace 'no-such-ns' "
+                   r"one this admin has\?\); nothing held is removed")
+        # the start-up sync failed, so the snapshot serves: nothing emptied
+        d.wait_log(r"serving 8 of 8 group\(s\) from the snapshot")
+        d.wait_log(r"notify: ready")
+        d.assert_no_log(r"store: accepted")
+        wait_converged(files, emu, timeout=2)
 
 
 class Refusals(harness.IntegrationTest):

@@ -222,6 +222,19 @@ START_TEST(full_sync_sweeps_and_repairs)
 	ck_assert_uint_eq(ws_apply_window_close(&f.ap, WS_END_TIMEOUT), 0);
 	ck_assert_str_eq(held(&f, GW_GROUP_META_DATA), "m2");
 
+	/* an answer with nothing at all (a namespace the admin does not know) empties nothing */
+	ws_apply_window_open(&f.ap, 0);
+	ck_assert_uint_eq(ws_apply_window_close(&f.ap, WS_END_MARKER), 0);
+	ck_assert_str_eq(held(&f, GW_GROUP_META_DATA), "m2");
+	ck_assert_str_eq(held(&f, GW_GROUP_RULE), "r1");
+
+	/* ended by silence (an admin before 2.7): only the groups that came are swept */
+	ws_apply_window_open(&f.ap, 0);
+	apply(&f, "{\"groupType\":\"RULE\",\"eventType\":\"MYSELF\",\"data\":[" SEL("r1",
+	                                                                            "divide") "]}");
+	ck_assert_uint_eq(ws_apply_window_close(&f.ap, WS_END_SILENCE), 0);
+	ck_assert_str_eq(held(&f, GW_GROUP_META_DATA), "m2");
+
 	/* anti-entropy: nothing differs, nothing is made; then one lost event is repaired */
 	uint64_t accepted = f.ap.accepted;
 	ws_apply_window_open(&f.ap, 1);

@@ -246,7 +246,6 @@ void ws_apply_window_abort(struct ws_apply *a)
 
 size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 {
-	const int complete = how != WS_END_TIMEOUT;
 	const struct cfg *cfg = a->sh->cfg;
 	size_t done = 0;
 	if (!a->window)
@@ -255,12 +254,28 @@ size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 		drop_shadows(a);
 		return 0;
 	}
+	a->empty_answer = a->seen == 0;
+	if (a->empty_answer) {
+		/* a real admin always has plugins: nothing at all is a namespace it does not
+		 * know (it answers that with silence), never a reason to empty the gateway */
+		LOG_W(a->sh->log, "websocket",
+		      "server %s: its full sync brought no data at all (is admin.namespace '%s' "
+		      "one this admin has?); nothing held is removed",
+		      a->server, cfg->namespace_id ? cfg->namespace_id : "");
+		pthread_mutex_unlock(&a->sh->apply_mu);
+		drop_shadows(a);
+		return 0;
+	}
 	for (size_t i = 0; i < cfg->n_groups; i++) {
 		enum gw_group g = cfg->groups[i];
 		const char *name = gw_group_name(g);
 		struct group_data *held = ingest_held(a->sh->in, g), *gd = NULL;
 		struct gw_err err = {""};
-		if (held && complete) {
+		/* after a silence the answer may have been cut short by a slow admin: only
+		 * the groups that came are swept */
+		int sweep =
+		    how == WS_END_MARKER || (how == WS_END_SILENCE && (a->seen & (1u << g)));
+		if (held && sweep) {
 			/* held but not in the admin's answer: deleted while we did not hear */
 			const struct group_data *sh = a->shadow[g];
 			const char **dels = calloc(held->n_items + 1, sizeof *dels);

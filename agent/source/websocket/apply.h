@@ -53,6 +53,7 @@ struct ws_apply {
 	struct group_data *shadow[GW_GROUP_COUNT];
 	uint64_t accepted; /* versions accepted from this connection */
 	uint64_t repairs;  /* of which repairs */
+	int empty_answer;  /* the last full sync brought nothing at all: it changed nothing */
 };
 
 /* Apply one DATA message. 0 (*accepted: versions taken, 0 or 1), or -1 with err naming
@@ -70,12 +71,14 @@ enum ws_end {
 };
 
 /*
- * The full sync ended. Unless WS_END_TIMEOUT the admin's answer is taken as whole, and
- * what is held but was not in it is removed. Every configured group still not held is
- * then offered empty (received once: the agent can be ready); a 2.7+ admin sends nothing
- * for an empty group, but an older one sends even empty lists, so after WS_END_SILENCE or
- * WS_END_TIMEOUT that is reported (an admin older than the group). Returns the number of
- * groups swept or filled.
+ * The full sync ended. After WS_END_MARKER the admin's answer is whole: what is held but
+ * was not in it is removed. After WS_END_SILENCE only the groups that came are swept (a
+ * slow admin may still be writing the next one); after WS_END_TIMEOUT none. Every
+ * configured group still not held is then offered empty (received once: the agent can be
+ * ready); a 2.7+ admin sends nothing for an empty group, but an older one sends even empty
+ * lists, so after WS_END_SILENCE or WS_END_TIMEOUT that is reported (an admin older than
+ * the group). A full sync that brought nothing at all changes nothing (empty_answer).
+ * Returns the number of groups swept or filled.
  */
 size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how);
 

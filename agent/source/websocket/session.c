@@ -70,7 +70,8 @@ static void full_sync(struct ws_conn *c, int repair)
 	pthread_mutex_lock(&c->mu);
 	c->status.fetches++; /* full syncs asked for */
 	pthread_mutex_unlock(&c->mu);
-	lws_sul_schedule(c->ctx, 0, &c->sul_window, window_timer, QUIET_US);
+	if (!c->speaks_rm)
+		lws_sul_schedule(c->ctx, 0, &c->sul_window, window_timer, QUIET_US);
 }
 
 static void window_end(struct ws_conn *c, enum ws_end how)
@@ -84,6 +85,14 @@ static void window_end(struct ws_conn *c, enum ws_end how)
 	      how == WS_END_MARKER    ? "the admin's answer is complete"
 	      : how == WS_END_SILENCE ? "no end marker, then silence: an admin before 2.7"
 	                              : "no answer to MYSELF");
+	if (c->ap.empty_answer) {
+		/* not a start: the snapshot (if any) serves until data comes */
+		if (c->first && c->ap.accepted == 0) {
+			c->first(c->first_arg, c->index, 0);
+			c->first = NULL;
+		}
+		return;
+	}
 	pthread_mutex_lock(&c->mu);
 	c->status.last_success_ms = gw_wall_ms();
 	c->status.consecutive_failures = 0;
@@ -101,8 +110,8 @@ static void window_timer(lws_sorted_usec_list_t *sul)
 {
 	struct ws_conn *c = lws_container_of(sul, struct ws_conn, sul_window);
 	int64_t now = gw_mono_us(), idle = now - c->last_rx_us;
-	if (!c->ap.window)
-		return;
+	if (!c->ap.window || c->speaks_rm)
+		return; /* the end marker will come */
 	if (idle >= QUIET_US && (c->myself_seen || now - c->window_start_us >= WINDOW_MAX_US)) {
 		window_end(c, c->myself_seen ? WS_END_SILENCE : WS_END_TIMEOUT);
 		return;
@@ -164,6 +173,8 @@ static void on_message(struct ws_conn *c, const char *text, size_t len)
 			    c->url, *m.master_url ? m.master_url : "not named");
 			return;
 		}
+		c->speaks_rm = 1;
+		lws_sul_cancel(&c->sul_window);
 		if (c->rm_pending > 0 && --c->rm_pending == 0 && c->ap.window)
 			window_end(c, WS_END_MARKER);
 		return;
@@ -400,7 +411,7 @@ const struct lws_protocols ws_protocols[] = {
 
 void session_run(struct ws_conn *c)
 {
-	c->done = c->established = c->synced = c->messages = 0;
+	c->done = c->established = c->synced = c->messages = c->speaks_rm = 0;
 	c->n_out = c->want_ping = c->closing = 0;
 	c->peer_close_code = 0;
 	c->peer_close_reason[0] = '\0';

@@ -15,9 +15,11 @@
 #include "source/retry.h"
 #include "source/websocket/conn.h"
 
-/* An admin before 2.7 answers no RUNNING_MODE, so its MYSELF answer is taken as complete
- * after QUIET_US without a byte once a MYSELF message came, or after WINDOW_MAX_US. */
-#define QUIET_US      (1500 * 1000LL)
+/* An admin before 2.7 answers no RUNNING_MODE, so its MYSELF answer is taken as ended
+ * after QUIET_US without a byte once a MYSELF message came, or after WINDOW_MAX_US. An
+ * admin that answered RUNNING_MODE once is waited for until its end marker comes (a big
+ * group can take it long to write; a dead connection is found by the pings). */
+#define QUIET_US      (3 * LWS_USEC_PER_SEC)
 #define WINDOW_MAX_US (10 * LWS_USEC_PER_SEC)
 #define MAX_OUT       8
 
@@ -52,6 +54,7 @@ struct ws_conn {
 	int messages;    /* received in this session */
 	int rm_pending;  /* RUNNING_MODE replies due before the full sync's end */
 	int myself_seen; /* a MYSELF-typed message in the open full sync */
+	int speaks_rm;   /* the admin answered RUNNING_MODE in this session (2.7+) */
 	int64_t window_start_us, last_rx_us;
 	const char *out[MAX_OUT];
 	int n_out, want_ping;
