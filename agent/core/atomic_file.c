@@ -10,6 +10,8 @@
 #include "core/atomic_file.h"
 
 #include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -151,5 +153,53 @@ int make_dirs(const char *path, unsigned mode, char *why, size_t cap)
 		return fail(why, cap, "cannot use directory", path, errno);
 	if (!S_ISDIR(sb.st_mode))
 		return fail(why, cap, "not a directory:", path, ENOTDIR);
+	return 0;
+}
+
+int dir_creatable(const char *path, char *why, size_t cap)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+		snprintf(why, cap, "path too long: %s", path);
+		return -1;
+	}
+	struct stat sb;
+	if (stat(buf, &sb) == 0) {
+		if (!S_ISDIR(sb.st_mode)) {
+			snprintf(why, cap, "%s is not a directory", path);
+			return -1;
+		}
+		if (access(buf, W_OK | X_OK) != 0) {
+			snprintf(why, cap, "%s is not writable by this process", path);
+			return -1;
+		}
+		return 0;
+	}
+	/* Missing: the nearest existing ancestor must let us create the rest. */
+	for (;;) {
+		char *slash = strrchr(buf, '/');
+		if (!slash) {
+			snprintf(buf, sizeof buf, ".");
+		} else if (slash == buf) {
+			buf[1] = '\0';
+		} else {
+			*slash = '\0';
+		}
+		if (stat(buf, &sb) == 0)
+			break;
+		if (strcmp(buf, ".") == 0 || strcmp(buf, "/") == 0) {
+			snprintf(why, cap, "cannot find an existing parent of %s", path);
+			return -1;
+		}
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		snprintf(why, cap, "%s is not a directory (creating %s)", buf, path);
+		return -1;
+	}
+	if (access(buf, W_OK | X_OK) != 0) {
+		snprintf(why, cap, "cannot create %s: %s is not writable by this process", path,
+		         buf);
+		return -1;
+	}
 	return 0;
 }

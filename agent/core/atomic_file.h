@@ -42,4 +42,10 @@ int atomic_file_sweep(const char *dir, const char *name);
 /* mkdir -p; directories it creates get `mode` (less the umask). */
 int make_dirs(const char *path, unsigned mode, char *why, size_t cap);
 
+/* Whether `path` could be used as a directory we write in, without creating anything: an
+ * existing directory writable by us, or a missing one whose nearest existing ancestor is.
+ * For a plugin's init(), which also runs under `gwsyncd --check` and must not change the
+ * system (the directory is made at the first apply). 0, or -1 with a reason in `why`. */
+int dir_creatable(const char *path, char *why, size_t cap);
+
 #endif

@@ -125,7 +125,7 @@ static int persist(const struct pause_switch *ps, int paused, const char *who, c
 	if (n < 0 || n >= (int)sizeof text)
 		n = (int)strlen(text);
 	struct atomic_file af;
-	if (atomic_file_open(&af, ps->dir, PAUSE_FILE, 0644, errbuf, errlen) != 0)
+	if (atomic_file_open(&af, ps->dir, PAUSE_FILE, 0600, errbuf, errlen) != 0)
 		return -1;
 	fwrite(text, 1, (size_t)n, af.fp);
 	if (atomic_file_finish(&af, errbuf, errlen) != 0 ||

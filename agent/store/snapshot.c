@@ -28,7 +28,9 @@ int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *
 	if (make_dirs(dir, 0750, ebuf, sizeof ebuf) != 0)
 		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
 	struct atomic_file af;
-	if (atomic_file_open(&af, dir, name, 0640, ebuf, sizeof ebuf) != 0)
+	/* owner-only: APP_AUTH's snapshot holds appSecrets, AI_PROXY_API_KEY's the real keys.
+	 * The directory stays 0750 so a gateway group can reach a cache kept inside it. */
+	if (atomic_file_open(&af, dir, name, 0600, ebuf, sizeof ebuf) != 0)
 		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
 	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time, gd->item_ptrs, gd->n_items);
 	if (atomic_file_finish(&af, ebuf, sizeof ebuf) != 0 ||

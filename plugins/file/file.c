@@ -23,7 +23,10 @@
 #include "debounce.h"
 
 /* Defaults live in the declaration (file_options); these are for a host without one. */
-#define DEFAULT_MODE     0644
+/* 0640: APP_AUTH carries each app's appSecret and AI_PROXY_API_KEY the real API keys, so
+ * the files are for the gateway's group, not for every local user (a world-readable mode
+ * needs allow_world_readable: true). */
+#define DEFAULT_MODE     0640
 #define DEFAULT_DEBOUNCE 200
 #define DEFAULT_DEB_MAX  2000
 #define DEFAULT_TIMEOUT  30000
@@ -38,8 +41,9 @@ struct file_state {
 	int64_t timeout_ms;
 	struct debounce reload;
 	unsigned reload_groups; /* one bit per enum gw_group changed since the last reload */
-	int swept;              /* crash leftovers removed (at the first apply, not in init:
-	                         * `gwsyncd --check` runs init beside a live agent) */
+	int swept;              /* the directory made and crash leftovers removed (at the first
+	                         * apply, not in init: `gwsyncd --check` runs init, and a
+	                         * validator must change nothing, beside a live agent or not) */
 };
 
 /* Remove temporary files a writer killed mid-write left in dir (the real files are whole). */
@@ -103,6 +107,7 @@ static int file_init(const struct gw_host *host, const struct gw_config *config,
 	st->mode = DEFAULT_MODE;
 	st->timeout_ms = DEFAULT_TIMEOUT;
 	int64_t quiet = DEFAULT_DEBOUNCE, ceiling = DEFAULT_DEB_MAX;
+	int world = 0;
 
 	if (opt_string(st, config, "dir", &st->dir) < 0 ||
 	    opt_string(st, config, "check_command", &st->check_command) < 0 ||
@@ -110,8 +115,18 @@ static int file_init(const struct gw_host *host, const struct gw_config *config,
 	    host->config_mode(host, config, "mode", &st->mode) == GW_CONFIG_INVALID ||
 	    opt_duration(st, config, "debounce", &quiet) < 0 ||
 	    opt_duration(st, config, "debounce_max", &ceiling) < 0 ||
-	    opt_duration(st, config, "command_timeout", &st->timeout_ms) < 0)
+	    opt_duration(st, config, "command_timeout", &st->timeout_ms) < 0 ||
+	    host->config_bool(host, config, "allow_world_readable", &world) == GW_CONFIG_INVALID)
 		goto fail;
+	if ((st->mode & 0004) && !world) {
+		host->error(
+		    host,
+		    "mode: \"%04o\" lets every local user read the files, and APP_AUTH.json "
+		    "holds appSecrets, AI_PROXY_API_KEY.json the real API keys; use a group "
+		    "mode such as \"0640\", or set allow_world_readable: true",
+		    st->mode);
+		goto fail;
+	}
 	if (!st->dir) {
 		host->error(host, "dir: required (the directory to keep GROUP.json files in)");
 		goto fail;
@@ -126,12 +141,8 @@ static int file_init(const struct gw_host *host, const struct gw_config *config,
 		goto fail;
 	}
 	char why[512];
-	if (make_dirs(st->dir, 0755, why, sizeof why) < 0) {
+	if (dir_creatable(st->dir, why, sizeof why) != 0) {
 		host->error(host, "dir: %s", why);
-		goto fail;
-	}
-	if (access(st->dir, W_OK | X_OK) != 0) {
-		host->error(host, "dir: %s is not writable by this process", st->dir);
 		goto fail;
 	}
 	debounce_init(&st->reload, quiet, ceiling);
@@ -232,8 +243,15 @@ static int file_apply(void *state, const struct gw_host *h, const struct gw_chan
 	struct file_state *st = state;
 	char name[64], why[512];
 	snprintf(name, sizeof name, "%s.json", ch->group_name);
-	if (!st->swept)
+	if (!st->swept) {
+		/* the directory's mode follows the files': search where they may be read */
+		unsigned dmode = 0700 | (st->mode & 0040 ? 0050 : 0) | (st->mode & 0004 ? 0005 : 0);
+		if (make_dirs(st->dir, dmode, why, sizeof why) < 0) {
+			h->error(h, "dir: %s", why);
+			return -1;
+		}
 		sweep_temporaries(st);
+	}
 
 	struct atomic_file af;
 	if (atomic_file_open(&af, st->dir, name, st->mode, why, sizeof why) < 0) {
@@ -296,7 +314,9 @@ static void file_fini(void *state, const struct gw_host *host)
 
 static const struct gw_option file_options[] = {
     {"dir", GW_OPT_PATH, NULL, 1, "the directory to keep GROUP.json files in (created if missing)"},
-    {"mode", GW_OPT_MODE, "0644", 0, "the files' mode"},
+    {"mode", GW_OPT_MODE, "0640", 0, "the files' mode"},
+    {"allow_world_readable", GW_OPT_BOOL, "false", 0,
+     "accept a mode every local user can read (the files hold APP_AUTH secrets)"},
     {"check_command", GW_OPT_STRING, NULL, 0,
      "vets each new file before it replaces the old one; non-zero exit rejects the change"},
     {"reload_command", GW_OPT_STRING, NULL, 0,

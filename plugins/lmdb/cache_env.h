@@ -18,12 +18,6 @@ struct cache_env {
 	unsigned max_readers;
 };
 
-/* Checks that `path` could hold the environment without creating anything: an existing
- * directory writable by us, or a missing one whose nearest existing ancestor is writable.
- * For init(), which also runs under `gwsyncd --check` and must not change the system.
- * 0, or -1 with a reason in `why`. */
-int cache_env_check_path(const char *path, char *why, size_t cap);
-
 /* Creates the directory if missing (mode plus search bits) and opens the environment for
  * writing with the configured modes. 0, or -1 with a reason naming the path in `why`. */
 int cache_env_open(struct cache_env *ce, char *why, size_t cap);

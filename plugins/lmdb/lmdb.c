@@ -19,6 +19,7 @@
 
 #include "cache_env.h"
 #include "cache_write.h"
+#include "core/atomic_file.h"
 
 #define DEFAULT_MAP_SIZE    (1LL << 30)
 #define DEFAULT_MODE        0640
@@ -96,7 +97,7 @@ static int lmdb_init(const struct gw_host *host, const struct gw_config *config,
 		goto fail;
 	}
 	char why[600];
-	if (cache_env_check_path(path, why, sizeof why) != 0) {
+	if (dir_creatable(path, why, sizeof why) != 0) {
 		host->error(host, "path: %s", why);
 		goto fail;
 	}

@@ -114,5 +114,54 @@ class Secrets(harness.IntegrationTest):
         self.assertNoSecrets(raw() + log_text() + d.text(), tokens)
 
 
+class SecretsAtRest(harness.IntegrationTest):
+    """APP_AUTH carries each app's appSecret, AI_PROXY_API_KEY the real API keys: no file
+    the agent or a bundled plugin writes with its default settings lets other users read
+    one (issue 15)."""
+
+    def test_no_file_written_with_defaults_shows_a_secret_to_other_users(self):
+        emu = self.emulator(mode="shenyu", hold=2)
+        tmp = self.tmpdir()
+        files, cache = os.path.join(tmp, "files"), os.path.join(tmp, "cache")
+        state = os.path.join(tmp, "state")
+        subs = [{"name": "files", "library": "file", "config": {"dir": files}},
+                {"name": "cache", "library": "lmdb", "config": {"path": cache}}]
+        d = self.daemon(emu.config(log_level="info", state_dir=state, subscribers=subs),
+                        env=lmdb_plugin_env())
+        synclog.wait_synced(d, emu)
+        harness.wait_until(lambda: os.path.exists(os.path.join(files, "AI_PROXY_API_KEY.json")),
+                           message="the file subscriber's output")
+        d.stop()
+        secrets = [a["appSecret"] for a in emu.data("APP_AUTH")["data"] if a.get("appSecret")]
+        secrets += [k["realApiKey"] for k in emu.data("AI_PROXY_API_KEY")["data"]
+                    if k.get("realApiKey")]
+        self.assertGreaterEqual(len(secrets), 2)
+        checked = 0
+        for root in (state, files, cache):
+            for dirpath, _, names in os.walk(root):
+                for name in names:
+                    path = os.path.join(dirpath, name)
+                    mode = os.stat(path).st_mode & 0o777
+                    with open(path, "rb") as f:
+                        data = f.read()
+                    holds = [s for s in secrets if s.encode() in data]
+                    if holds:
+                        checked += 1
+                        self.assertEqual(mode & 0o007, 0, "%s (mode %04o) shows %s to every "
+                                         "local user" % (path, mode, holds[0][:6] + "..."))
+        # the snapshot, both group files and the LMDB environment hold secrets
+        self.assertGreaterEqual(checked, 5)
+        # and nothing was world-readable-by-accident: the snapshot is owner-only
+        for g in ("APP_AUTH", "AI_PROXY_API_KEY"):
+            self.assertEqual(os.stat(os.path.join(state, g + ".json")).st_mode & 0o077, 0)
+
+
+def lmdb_plugin_env():
+    """GWSYNC_PLUGIN_PATH with the lmdb plugin's build directory added."""
+    path = os.environ.get("GWSYNC_PLUGIN_PATH", "")
+    lmdb = os.path.join(os.environ.get("GWSYNC_BUILDDIR", ""), "plugins", "lmdb", ".libs")
+    return {"GWSYNC_PLUGIN_PATH": path + ":" + lmdb if path else lmdb}
+
+
 if __name__ == "__main__":
     harness.main()

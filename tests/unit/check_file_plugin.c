@@ -168,16 +168,47 @@ START_TEST(writes_the_exact_document_byte_exact)
 }
 END_TEST
 
-START_TEST(default_mode_is_0644)
+START_TEST(default_mode_keeps_secrets_from_other_users)
 {
 	umask(077); /* the configured mode wins over the umask */
 	load("");
+	deliver_ok(gd_make(GW_GROUP_APP_AUTH, "m", 1,
+	                   (const char *[]){"k", "{\"appKey\":\"k\",\"appSecret\":\"s\"}", NULL}));
+	char path[4300];
+	snprintf(path, sizeof path, "%s/APP_AUTH.json", files);
+	struct stat sb;
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_int_eq(sb.st_mode & 07777, 0640);
+	ck_assert_int_eq(stat(files, &sb), 0);
+	ck_assert_int_eq(sb.st_mode & 0007, 0); /* nor can others search the directory */
+}
+END_TEST
+
+START_TEST(world_readable_mode_needs_allow_world_readable)
+{
+	char yaml[8400];
+	snprintf(yaml, sizeof yaml, "dir: %s\nmode: \"0644\"\n", files);
+	const char *msg = load_fails(yaml);
+	ck_assert_msg(strstr(msg, "allow_world_readable") && strstr(msg, "APP_AUTH"), "%s", msg);
+	tcfg_free(&t);
+	tcfg_init(&t);
+	load("mode: \"0644\"\nallow_world_readable: true\n");
 	deliver_ok(gd_make(GW_GROUP_PLUGIN, "m", 1, NULL));
 	char path[4300];
 	snprintf(path, sizeof path, "%s/PLUGIN.json", files);
 	struct stat sb;
 	ck_assert_int_eq(stat(path, &sb), 0);
 	ck_assert_int_eq(sb.st_mode & 07777, 0644);
+}
+END_TEST
+
+START_TEST(init_creates_nothing_so_check_changes_nothing)
+{
+	load("");
+	struct stat sb;
+	ck_assert_int_eq(stat(files, &sb), -1); /* made at the first apply */
+	deliver_ok(gd_make(GW_GROUP_PLUGIN, "m", 1, NULL));
+	ck_assert_int_eq(stat(files, &sb), 0);
 }
 END_TEST
 
@@ -512,7 +543,7 @@ START_TEST(bad_options_stop_start_up)
 	close(open(afile, O_CREAT | O_WRONLY, 0600));
 	snprintf(yaml, sizeof yaml, "dir: %s/sub\n", afile);
 	msg = load_fails(yaml);
-	ck_assert_msg(strstr(msg, "dir: cannot create directory"), "%s", msg);
+	ck_assert_msg(strstr(msg, "is not a directory"), "%s", msg);
 }
 END_TEST
 
@@ -546,7 +577,9 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, writes_the_exact_document_byte_exact);
-	tcase_add_test(tc, default_mode_is_0644);
+	tcase_add_test(tc, default_mode_keeps_secrets_from_other_users);
+	tcase_add_test(tc, world_readable_mode_needs_allow_world_readable);
+	tcase_add_test(tc, init_creates_nothing_so_check_changes_nothing);
 	tcase_add_test(tc, reader_never_sees_a_missing_empty_or_partial_file);
 	tcase_add_test(tc, check_command_rejection_keeps_the_old_file);
 	tcase_add_test(tc, check_command_timeout_kills_its_process_group);
