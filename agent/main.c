@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "ops/notify.h"
 #include "options.h"
+#include "ops/control.h"
 #include "ops/pause.h"
 #include "source/source.h"
 #include "signals.h"
@@ -58,12 +59,14 @@ struct agent {
 	struct status_sources status_src; /* what /status and the notifier read */
 	struct status_server *status;
 	struct notifier *notifier;
+	struct control *control;
 };
 
 static void agent_free(struct agent *a)
 {
 	/* STOPPING=1 first; both readers of the status sources go before the source. */
 	notify_free(a->notifier);
+	control_free(a->control);
 	status_server_free(a->status);
 	if (a->source_ops)
 		a->source_ops->free(a->source);
@@ -120,8 +123,10 @@ static int agent_configure(struct agent *a)
 	}
 	gw_log_secret_pin(a->log, a->cfg->password);
 	scrub_secret_env(a->cfg->password);
-	gw_log_secret(a->log, a->cfg->ws_token); /* no login tokens rotate beside it */
+	gw_log_secret_pin(a->log, a->cfg->ws_token);
 	scrub_secret_env(a->cfg->ws_token);
+	gw_log_secret_pin(a->log, a->cfg->status_token);
+	scrub_secret_env(a->cfg->status_token);
 	if (subscribers_load(a->cfg, a->log, &a->subs, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_CONFIG;
@@ -232,6 +237,12 @@ static int run_daemon(struct agent *a)
 		return EXIT_RUNTIME;
 	}
 	pause_attach(a->pause, a->dispatcher);
+	/* Control without exposure: pause/resume on a Unix socket, not on the network. Not
+	 * fatal: syncing is the agent's job, and without the socket nothing can be changed. */
+	if (a->cfg->control_socket &&
+	    control_start(&a->control, a->cfg->control_socket, a->pause, a->log, &err) != 0)
+		LOG_E(a->log, "main", "%s; --pause and --resume will not reach this agent",
+		      err.msg);
 	if (snapshot_writer_start(&a->snapshots, a->cfg->state_dir, a->store, a->log, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;

@@ -164,6 +164,24 @@ static int load_subscribers(struct loader *ld, const struct key *k, const struct
 	return 0;
 }
 
+/* control_socket: an absolute path, or "" for none (kept as "" until the default is
+ * decided after the whole file is read: default_control_socket()). */
+static int load_control_socket(struct loader *ld, const struct key *k, const struct ynode *v,
+                               const char *path, void *base)
+{
+	const char *s = cfgw_scalar(ld, v, path, "a string");
+	if (!s)
+		return -1;
+	if (!*s) {
+		free(ld->cfg->control_socket);
+		ld->cfg->control_socket = strdup("");
+		return ld->cfg->control_socket ? 0 : cfgw_err(ld, v, path, "out of memory");
+	}
+	if (*s != '/')
+		return cfgw_err(ld, v, path, "expected an absolute path, got \"%s\"", s);
+	return cfgw_string(ld, k, v, path, base);
+}
+
 /* ---------------------------------------------------------------- the tables */
 
 #define CFG(f) offsetof(struct cfg, f)
@@ -227,6 +245,9 @@ static const struct key log_keys[] = {
 
 static const struct key status_keys[] = {
     {"listen", load_listen, CFG(status_listen), NOSUB},
+    /* POST (pause, resume) over HTTP only with this bearer token; else read-only */
+    {"token", cfga_status_token, 0, NOSUB},
+    {"token_file", cfga_status_token_file, CFG(status_token_file), NOSUB},
     {NULL, NULL, 0, NOSUB},
 };
 
@@ -234,6 +255,8 @@ static const struct key top_keys[] = {
     {"admin", cfga_admin, 0, 0, 0, admin_keys},
     {"gateway", cfgw_submap, 0, 0, 0, gateway_keys},
     {"state_dir", cfgw_string, CFG(state_dir), NOSUB},
+    /* the Unix socket for --pause/--resume (ops/control.h); default STATE_DIR/control.sock */
+    {"control_socket", load_control_socket, CFG(control_socket), NOSUB},
     {"log", cfgw_submap, 0, 0, 0, log_keys},
     {"status", cfgw_submap, 0, 0, 0, status_keys},
     {"subscribers", load_subscribers, 0, NOSUB},
@@ -298,6 +321,23 @@ static struct cfg *cfg_new(void)
 	return c;
 }
 
+/* control_socket: STATE_DIR/control.sock unless set; "" turns it off. */
+static int default_control_socket(struct cfg *c, struct gw_err *err)
+{
+	if (c->control_socket) {
+		if (!*c->control_socket) {
+			free(c->control_socket);
+			c->control_socket = NULL;
+		}
+		return 0;
+	}
+	size_t n = strlen(c->state_dir) + sizeof "/control.sock";
+	if (!(c->control_socket = malloc(n)))
+		return gw_errf(err, "out of memory");
+	snprintf(c->control_socket, n, "%s/control.sock", c->state_dir);
+	return 0;
+}
+
 static int load_tree(struct ynode *root, struct cfg **out, struct gw_err *err)
 {
 	struct cfg *c = cfg_new();
@@ -320,7 +360,7 @@ static int load_tree(struct ynode *root, struct cfg **out, struct gw_err *err)
 		return -1;
 	}
 	if (expand_tree(&ld, root, "") < 0 || cfgw_map(&ld, root, top_keys, "", c) < 0 ||
-	    cfga_check(&ld, root) < 0) {
+	    cfga_check(&ld, root) < 0 || default_control_socket(c, err) < 0) {
 		cfg_free(c);
 		return -1;
 	}
@@ -370,6 +410,12 @@ void cfg_free(struct cfg *c)
 	free(c->state_dir);
 	free(c->log_file);
 	free(c->status_listen);
+	if (c->status_token) {
+		explicit_bzero(c->status_token, strlen(c->status_token));
+		free(c->status_token);
+	}
+	free(c->status_token_file);
+	free(c->control_socket);
 	for (size_t i = 0; i < c->n_subscribers; i++) {
 		free(c->subscribers[i].name);
 		free(c->subscribers[i].library);

@@ -274,6 +274,46 @@ int cfga_ws_token_file(struct loader *ld, const struct key *k, const struct ynod
 	return read_password_file(ld, v, path, ld->cfg->ws_token_file, &ld->cfg->ws_token);
 }
 
+/* status.token: the bearer token that allows POST on the status endpoint; a secret. */
+int cfga_status_token(struct loader *ld, const struct key *k, const struct ynode *v,
+                      const char *path, void *base)
+{
+	(void)k, (void)base;
+	if (v->type != YNODE_SCALAR)
+		return cfgw_err(ld, v, path, "expected a string, got %s", ytree_type_name(v));
+	if (ld->status_token_file)
+		return cfgw_err(ld, v, path,
+		                "cannot be used together with status.token_file (line %d)",
+		                ld->status_token_file->line);
+	ld->status_token = v;
+	if (!*v->text)
+		return 0; /* empty: no token, the endpoint stays read-only */
+	if (strlen(v->text) < 16)
+		return cfgw_err(ld, v, path, "too short to guard control: at least 16 characters");
+	if (!(ld->cfg->status_token = strdup(v->text)))
+		return cfgw_err(ld, v, path, "out of memory");
+	return 0;
+}
+
+int cfga_status_token_file(struct loader *ld, const struct key *k, const struct ynode *v,
+                           const char *path, void *base)
+{
+	if (ld->status_token)
+		return cfgw_err(ld, v, path, "cannot be used together with status.token (line %d)",
+		                ld->status_token->line);
+	if (cfgw_string(ld, k, v, path, base) < 0)
+		return -1;
+	ld->status_token_file = v;
+	if (read_password_file(ld, v, path, ld->cfg->status_token_file, &ld->cfg->status_token) < 0)
+		return -1;
+	if (ld->cfg->status_token && strlen(ld->cfg->status_token) < 16)
+		return cfgw_err(ld, v, path,
+		                "the token in %s is too short to guard control: at least "
+		                "16 characters",
+		                ld->cfg->status_token_file);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- nodes kept for later */
 
 int cfga_read_timeout(struct loader *ld, const struct key *k, const struct ynode *v,

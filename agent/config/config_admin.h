@@ -22,6 +22,10 @@ int cfga_password_file(struct loader *ld, const struct key *k, const struct ynod
                        const char *path, void *base);
 int cfga_websocket(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
                    void *base);
+int cfga_status_token(struct loader *ld, const struct key *k, const struct ynode *v,
+                      const char *path, void *base);
+int cfga_status_token_file(struct loader *ld, const struct key *k, const struct ynode *v,
+                           const char *path, void *base);
 int cfga_ws_token(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
                   void *base);
 int cfga_ws_token_file(struct loader *ld, const struct key *k, const struct ynode *v,

@@ -26,6 +26,7 @@ struct loader {
 	const struct ynode *admin, *read_timeout, *hold, *username, *password, *password_file;
 	const struct ynode *cert_file, *key_file;
 	const struct ynode *first_server, *websocket, *ws_token, *ws_token_file;
+	const struct ynode *status_token, *status_token_file;
 };
 
 struct key;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #define MAX_SECRETS 8
+#define MAX_PINNED  4
 
 struct gw_log {
 	atomic_int level;
@@ -28,7 +29,7 @@ struct gw_log {
 	pthread_mutex_t mu;
 	char *secrets[MAX_SECRETS];
 	int next_secret;
-	char *pinned;
+	char *pinned[MAX_PINNED]; /* configured secrets: the password, the sync and status tokens */
 };
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -85,7 +86,8 @@ void gw_log_close(struct gw_log *log)
 		close(log->fd);
 	for (int i = 0; i < MAX_SECRETS; i++)
 		free(log->secrets[i]);
-	free(log->pinned);
+	for (int i = 0; i < MAX_PINNED; i++)
+		free(log->pinned[i]);
 	pthread_mutex_destroy(&log->mu);
 	free(log->path);
 	free(log);
@@ -141,8 +143,11 @@ void gw_log_secret_pin(struct gw_log *log, const char *secret)
 	if (!log || !secret || strlen(secret) < 4)
 		return;
 	pthread_mutex_lock(&log->mu);
-	free(log->pinned);
-	log->pinned = strdup(secret);
+	int i = 0;
+	while (i < MAX_PINNED - 1 && log->pinned[i] && strcmp(log->pinned[i], secret) != 0)
+		i++;
+	free(log->pinned[i]); /* the same secret again, or the last slot when all are taken */
+	log->pinned[i] = strdup(secret);
 	pthread_mutex_unlock(&log->mu);
 }
 
@@ -158,7 +163,8 @@ static void mask_one(char *msg, const char *s)
 /* Called with the mutex held. */
 static void mask_secrets(struct gw_log *log, char *msg)
 {
-	mask_one(msg, log->pinned);
+	for (int i = 0; i < MAX_PINNED; i++)
+		mask_one(msg, log->pinned[i]);
 	for (int i = 0; i < MAX_SECRETS; i++)
 		mask_one(msg, log->secrets[i]);
 }

@@ -32,6 +32,8 @@ int gw_log_reopen(struct gw_log *log, struct gw_err *err);
 /* Mask every later occurrence of `secret` (>= 4 bytes) in log lines. Thread-safe. The
  * last few are kept (tokens rotate); a pinned secret (the password) is kept for good. */
 void gw_log_secret(struct gw_log *log, const char *secret);
+/* The same for a configured secret, kept for good (up to 4: the password, the WebSocket
+ * sync token, the status token). */
 void gw_log_secret_pin(struct gw_log *log, const char *secret);
 
 void gw_logf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,

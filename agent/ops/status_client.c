@@ -1,11 +1,18 @@
 /*
- * The --pause / --resume client (see status_client.h): one libcurl POST with short
+ * The --pause / --resume client (see status_client.h): the control socket first
+ * (ops/control.h: one line out, one JSON line back); over HTTP only for an agent without
+ * one and with status.token set. The HTTP request is one libcurl POST with short
  * timeouts, proxies ignored (an http_proxy in the environment must not route a request for
  * the local agent elsewhere), and the agent's JSON reply turned into one line for a person.
  */
 #include "ops/status_client.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,8 +79,71 @@ static int report(const char *url, long status, struct reply *r, int pause, stru
 	return rc;
 }
 
+/* Ask over the control socket. 0 with the answer in r; 1 when no agent listens there (no
+ * socket file, or a stale one), so the caller may try HTTP; -1 with err otherwise. */
+static int ask_socket(const char *path, int pause, struct reply *r, struct gw_err *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof sa.sun_path)
+		return gw_errf(err, "control_socket: %s is too long for a Unix socket", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return gw_errf(err, "cannot create a socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		int e = errno;
+		close(fd);
+		if (e == ENOENT || e == ECONNREFUSED)
+			return 1;
+		if (e == EACCES || e == EPERM)
+			return gw_errf(err,
+			               "not allowed to use the control socket %s (%s): run as the "
+			               "agent's user or a member of its group",
+			               path, strerror(e));
+		return gw_errf(err, "cannot reach the agent at %s: %s", path, strerror(e));
+	}
+	struct timeval tv = {15, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	const char *line = pause ? "pause\n" : "resume\n";
+	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
+		int e = errno;
+		close(fd);
+		return gw_errf(err, "cannot ask the agent at %s: %s", path, strerror(e));
+	}
+	for (;;) {
+		ssize_t got = read(fd, r->buf + r->len, REPLY_MAX - r->len);
+		if (got <= 0)
+			break;
+		r->len += (size_t)got;
+		r->buf[r->len] = '\0';
+	}
+	close(fd);
+	return 0;
+}
+
 int status_client_send(const struct cfg *cfg, int pause, struct gw_err *err)
 {
+	if (cfg->control_socket) {
+		struct reply *r = calloc(1, sizeof *r);
+		if (!r)
+			return gw_errf(err, "out of memory");
+		int rc = ask_socket(cfg->control_socket, pause, r, err);
+		if (rc == 0) {
+			char where[300];
+			snprintf(where, sizeof where, "unix:%s", cfg->control_socket);
+			rc = report(where, 200, r, pause, err);
+		}
+		free(r);
+		if (rc <= 0)
+			return rc;
+		/* no agent on the socket: an agent without one may still take a token over HTTP */
+		if (!cfg->status_listen || !cfg->status_token)
+			return pause ? gw_errf(err,
+			                       "no agent answered at %s; to start an agent paused, "
+			                       "create %s/" PAUSE_FILE " before starting it",
+			                       cfg->control_socket, cfg->state_dir)
+			             : gw_errf(err, "no agent answered at %s", cfg->control_socket);
+	}
 	if (!cfg->status_listen)
 		return gw_errf(err,
 		               "%s: status.listen is not set, so there is no endpoint to ask; "
@@ -106,7 +176,21 @@ int status_client_send(const struct cfg *cfg, int pause, struct gw_err *err)
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+	struct curl_slist *hdrs = NULL;
+	if (cfg->status_token) {
+		/* the token goes in a header only: never in a URL, never in a message */
+		size_t n = strlen(cfg->status_token) + sizeof "Authorization: Bearer ";
+		char *auth = malloc(n);
+		if (auth) {
+			snprintf(auth, n, "Authorization: Bearer %s", cfg->status_token);
+			hdrs = curl_slist_append(NULL, auth);
+			explicit_bzero(auth, n);
+			free(auth);
+		}
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	}
 	CURLcode cc = curl_easy_perform(h);
+	curl_slist_free_all(hdrs);
 	long status = 0;
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_cleanup(h);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "ops/listen_addr.h"
@@ -167,6 +168,48 @@ static void describe_requester(struct MHD_Connection *c, const char *url, char *
 	snprintf(buf, cap, "POST %.32s from %.64s", url, host);
 }
 
+/* Equal in time whatever the input: how long a wrong token takes to refuse must not tell
+ * how much of it was right. */
+static int same_secret(const char *given, const char *want)
+{
+	size_t gl = strlen(given), wl = strlen(want);
+	unsigned char diff = (unsigned char)(gl != wl);
+	for (size_t i = 0; i < wl; i++)
+		diff |= (unsigned char)(want[i] ^ (i < gl ? given[i] : 0));
+	return diff == 0;
+}
+
+/* POST changes the agent: only with `Authorization: Bearer <status.token>`. Without a
+ * configured token the endpoint is read-only (pause and resume go through the control
+ * socket, whose file permissions say who may). */
+static int authorized(struct status_server *srv, struct MHD_Connection *c)
+{
+	const char *token = srv->src->cfg ? srv->src->cfg->status_token : NULL;
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	if (!token || !h || strncasecmp(h, "Bearer ", 7) != 0)
+		return 0;
+	return same_secret(h + 7, token);
+}
+
+static mhd_result respond_unauthorized(struct status_server *srv, struct MHD_Connection *c)
+{
+	const char *text =
+	    srv->src->cfg && srv->src->cfg->status_token
+	        ? "a POST needs Authorization: Bearer <status.token>\n"
+	        : "this endpoint is read-only (no status.token is configured); pause and resume "
+	          "with gwsyncd --pause / --resume (the control socket)\n";
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"gwsync\"");
+	mhd_result rc = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 static mhd_result post_pause(struct status_server *srv, struct MHD_Connection *c, const char *url,
                              int paused)
 {
@@ -175,6 +218,8 @@ static mhd_result post_pause(struct status_server *srv, struct MHD_Connection *c
 		    c, MHD_HTTP_FORBIDDEN, NULL,
 		    "requests from web pages (with an Origin header) may not change "
 		    "the agent\n");
+	if (!authorized(srv, c))
+		return respond_unauthorized(srv, c);
 	if (!srv->src->pause)
 		return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
 		                    "the pause switch is not available\n");

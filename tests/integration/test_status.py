@@ -22,6 +22,7 @@ import harness
 import synclog
 
 RETRY = (2, "200ms", "1s")  # fail fast, recover fast
+TOKEN = "status-token-0123456789abcdef"  # status.token: allows POST on the endpoint
 
 
 # ---------------------------------------------------------------------- helpers
@@ -43,7 +44,10 @@ class Endpoint:
     def get(self, path):
         return self.request("GET", path)
 
-    def post(self, path, headers=None):
+    def post(self, path, headers=None, token=TOKEN):
+        headers = dict(headers or {})
+        if token is not None:
+            headers.setdefault("Authorization", "Bearer " + token)
         return self.request("POST", path, headers=headers, body=b"")
 
     def try_get(self, path):
@@ -223,7 +227,7 @@ class Status(harness.IntegrationTest):
         ep = Endpoint(harness.free_port())
         kw.setdefault("retry", RETRY)
         kw.setdefault("log_level", "info")
-        cfg = emu.config(status={"listen": ep.listen} if status else None,
+        cfg = emu.config(status={"listen": ep.listen, "token": TOKEN} if status else None,
                          subscribers=subscribers, **kw)
         return self.daemon(cfg), ep
 
@@ -497,7 +501,10 @@ class Status(harness.IntegrationTest):
 
         r = d.run("--pause", timeout=20)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertRegex(r.stdout, r"^sync paused \(agent at http://127\.0\.0\.1:%d" % ep.port)
+        # through the control socket, not the network
+        self.assertRegex(r.stdout, r"^sync paused \(agent at unix:%s"
+                         % re.escape(os.path.join(d.state_dir, "control.sock")))
+        d.wait_log(r"pause: sync paused by the control socket \(uid \d+, pid \d+\)")
         self.assertTrue(os.path.exists(os.path.join(d.state_dir, "paused")))
         r = d.run("--pause", timeout=20)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -534,14 +541,16 @@ class Status(harness.IntegrationTest):
         emu = self.emulator(mode="shenyu", hold=2)
         port = harness.free_port()
         d = self.daemon(emu.config(status={"listen": "127.0.0.1:%d" % port}), start=False)
+        sock = os.path.join(d.state_dir, "control.sock")
         for flag in ("--pause", "--resume"):
             r = d.run(flag, timeout=30)
             self.assertEqual(r.returncode, 1, (flag, r.stdout, r.stderr))
-            self.assertIn("no agent answered at http://127.0.0.1:%d" % port, r.stderr)
+            self.assertIn("no agent answered at %s" % sock, r.stderr)
         self.assertIn(os.path.join(d.state_dir, "paused"), d.run("--pause").stderr)
         self.assertFalse(os.path.exists(os.path.join(d.state_dir, "paused")))
 
-        d2 = self.daemon(emu.config(), start=False)
+        # no control socket and no endpoint: nothing to ask
+        d2 = self.daemon(emu.config(extra={"control_socket": ""}), start=False)
         r = d2.run("--pause", timeout=30)
         self.assertEqual(r.returncode, 1, (r.stdout, r.stderr))
         self.assertIn("status.listen is not set", r.stderr)
@@ -583,6 +592,12 @@ class Status(harness.IntegrationTest):
             self.assertEqual(st, want, (method, path))
             if want == 405:
                 self.assertIn(hdrs.get("Allow"), ("GET, HEAD", "POST"), (method, path))
+        # an exposed listener is read-only to anyone without the token
+        for token in (None, "wrong-token-0123456789abcdef", TOKEN[:-1], TOKEN + "x"):
+            st, hdrs, body = ep.post("/sync/pause", token=token)
+            self.assertEqual(st, 401, (token, body))
+            self.assertEqual(hdrs.get("WWW-Authenticate"), 'Bearer realm="gwsync"')
+        self.assertFalse(ep.status()["paused"])
         # a web page (a request with an Origin header) cannot pause the agent
         st, _, _ = ep.post("/sync/pause", headers={"Origin": "http://example.com"})
         self.assertEqual(st, 403)

@@ -29,6 +29,8 @@
 #include "subtest.h"
 #include "model/groups.h"
 
+/* status.token of the endpoint under test: POSTs carry it */
+#define TOKEN "unit-test-token-0123456789"
 static char *dir;
 static char out[4300], fail_flag[4300], listen_addr[64], base[96];
 static struct gw_log *lg;
@@ -85,6 +87,7 @@ static void setup(void)
 	snprintf(listen_addr, sizeof listen_addr, "127.0.0.1:%d", port);
 	snprintf(base, sizeof base, "http://127.0.0.1:%d", port);
 	t.cfg.status_listen = listen_addr;
+	t.cfg.status_token = TOKEN;
 	t.cfg.state_dir = dir;
 	t.cfg.servers = servers;
 	t.cfg.n_servers = 1;
@@ -114,6 +117,7 @@ static void teardown(void)
 	subscribers_free(subs);
 	store_free(st);
 	t.cfg.status_listen = NULL;
+	t.cfg.status_token = NULL;
 	t.cfg.state_dir = NULL;
 	t.cfg.servers = NULL;
 	tcfg_free(&t);
@@ -185,9 +189,11 @@ static int http_at(const char *url_base, const char *method, const char *path,
 	return (int)cc;
 }
 
+/* A request; POSTs carry the configured bearer token (status.token). */
 static void http(const char *method, const char *path, struct resp *r)
 {
-	int cc = http_at(base, method, path, NULL, r);
+	int post = strcmp(method, "POST") == 0;
+	int cc = http_at(base, method, path, post ? "Authorization: Bearer " TOKEN : NULL, r);
 	ck_assert_msg(cc == 0, "%s %s: %s", method, path, curl_easy_strerror((CURLcode)cc));
 }
 
@@ -346,6 +352,23 @@ START_TEST(pause_and_resume_over_http)
 	ck_assert_int_eq(http_at(base, "POST", "/sync/pause", "Origin: http://evil.example", &r),
 	                 0);
 	ck_assert_int_eq(r.status, 403);
+	ck_assert_int_eq(pause_get(ps), 0);
+	/* without the token, or with a wrong one: 401, nothing changes */
+	ck_assert_int_eq(http_at(base, "POST", "/sync/pause", NULL, &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	ck_assert_int_eq(
+	    http_at(base, "POST", "/sync/pause", "Authorization: Bearer " TOKEN "x", &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	ck_assert_int_eq(http_at(base, "POST", "/sync/pause", "Authorization: Basic " TOKEN, &r),
+	                 0);
+	ck_assert_int_eq(r.status, 401);
+	/* no token configured: read-only whatever is sent */
+	t.cfg.status_token = NULL;
+	ck_assert_int_eq(http_at(base, "POST", "/sync/pause", "Authorization: Bearer " TOKEN, &r),
+	                 0);
+	ck_assert_int_eq(r.status, 401);
+	ck_assert_ptr_nonnull(strstr(r.body, "read-only"));
+	t.cfg.status_token = TOKEN;
 	ck_assert_int_eq(pause_get(ps), 0);
 
 	http("POST", "/sync/pause", &r);
