@@ -40,8 +40,9 @@ static int set_addr(struct sockaddr_un *sa, const char *path, struct gw_err *err
 	memset(sa, 0, sizeof *sa);
 	sa->sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof sa->sun_path)
-		return gw_errf(err, "control_socket: %s is too long for a Unix socket (at most %zu "
-		                    "bytes)",
+		return gw_errf(err,
+		               "control_socket: %s is too long for a Unix socket (at most %zu "
+		               "bytes)",
 		               path, sizeof sa->sun_path - 1);
 	memcpy(sa->sun_path, path, strlen(path) + 1);
 	return 0;
@@ -56,7 +57,8 @@ static char *answer(struct control *c, const char *line, const char *who)
 		paused = strcmp(line, "pause") == 0;
 		rc = pause_set(c->ps, paused, who, &changed, &persisted, &err);
 	} else if (strcmp(line, "state") != 0) {
-		json_t *doc = json_pack("{s:s}", "error", "unknown request: send pause, resume or state");
+		json_t *doc =
+		    json_pack("{s:s}", "error", "unknown request: send pause, resume or state");
 		char *text = json_dumps(doc, JSON_COMPACT);
 		json_decref(doc);
 		return text;
