@@ -25,6 +25,7 @@
 #include "ops/notify.h"
 #include "options.h"
 #include "ops/control.h"
+#include "ops/dryrun.h"
 #include "ops/pause.h"
 #include "source/source.h"
 #include "signals.h"
@@ -127,6 +128,8 @@ static int agent_configure(struct agent *a)
 	scrub_secret_env(a->cfg->ws_token);
 	gw_log_secret_pin(a->log, a->cfg->status_token);
 	scrub_secret_env(a->cfg->status_token);
+	if (a->opt.dry_run)
+		return EXIT_OK; /* a dry run loads no plugin: an init() might touch the system */
 	if (subscribers_load(a->cfg, a->log, &a->subs, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_CONFIG;
@@ -183,6 +186,19 @@ static int run_once(struct agent *a)
 	if (open_source(a, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;
+	}
+	if (a->opt.dry_run) {
+		if (initial_fetch(a, &err) != 0) {
+			if (signals_stopping(a->signals))
+				return EXIT_OK;
+			LOG_E(a->log, "main", "--dry-run: no admin server answered: %s", err.msg);
+			return EXIT_RUNTIME;
+		}
+		if (dryrun_report(a->cfg, a->store, stdout, &err) < 0) {
+			LOG_E(a->log, "main", "--dry-run: %s", err.msg);
+			return EXIT_RUNTIME;
+		}
+		return EXIT_OK;
 	}
 	if (initial_fetch(a, &err) != 0) {
 		if (signals_stopping(a->signals))

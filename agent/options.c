@@ -17,8 +17,8 @@
 
 const char *options_usage(void)
 {
-	return "Usage: gwsyncd [-c FILE] [--check | --once | --pause | --resume] [--log-level "
-	       "LEVEL]\n"
+	return "Usage: gwsyncd [-c FILE] [--check | --once [--dry-run] | --pause | --resume] "
+	       "[--log-level LEVEL]\n"
 	       "       gwsyncd --plugin-help NAME\n"
 	       "\n"
 	       "Keeps an API gateway's configuration in step with a Soul / Apache ShenYu admin.\n"
@@ -28,6 +28,9 @@ const char *options_usage(void)
 	       "exit\n"
 	       "      --once             one full fetch and one delivery to the subscribers, then "
 	       "exit\n"
+	       "      --dry-run          with --once: print what would change for each group and "
+	       "subscriber;\n"
+	       "                         deliver and write nothing\n"
 	       "      --pause            ask the running agent to stop delivering changes\n"
 	       "      --resume           ask the running agent to deliver again\n"
 	       "  -l, --log-level LEVEL  error | warn | info | debug (overrides log.level)\n"
@@ -50,6 +53,7 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"plugin-help", required_argument, NULL, 'P'},
+	    {"dry-run", no_argument, NULL, 'n'},
 	    {NULL, 0, NULL, 0},
 	};
 	memset(out, 0, sizeof *out);
@@ -63,6 +67,9 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 		switch (c) {
 		case 'c':
 			out->config_path = optarg;
+			continue;
+		case 'n':
+			out->dry_run = 1;
 			continue;
 		case 'l':
 			out->log_level = gw_log_level_parse(optarg);
@@ -114,6 +121,10 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 	}
 	if (optind < argc) {
 		snprintf(msg, msg_len, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (out->dry_run && out->mode != MODE_ONCE && out->mode != MODE_HELP) {
+		snprintf(msg, msg_len, "--dry-run goes with --once (gwsyncd --once --dry-run)");
 		return -1;
 	}
 	return 0;

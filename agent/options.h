@@ -21,6 +21,7 @@ struct options {
 	const char *config_path;
 	int log_level;      /* -1: from the configuration */
 	const char *plugin; /* --plugin-help NAME */
+	int dry_run;        /* --once --dry-run: show what would change, change nothing */
 };
 
 /* 0 on success; -1 with a message in msg (usage error, exit code 2). */

@@ -100,6 +100,44 @@ class Cli(harness.IntegrationTest):
         for flag in ("--check", "--once", "--log-level", "--version", "-c"):
             self.assertIn(flag, r.stdout)
 
+    def test_dry_run_shows_the_changes_against_the_snapshot_and_changes_nothing(self):
+        emu = self.emulator(mode="shenyu", hold=2)
+        tmp = self.tmpdir()
+        files = os.path.join(tmp, "files")
+        cfg = emu.config(subscribers=[{"name": "files", "library": "file",
+                                       "config": {"dir": files}}])
+        d = self.daemon(cfg, start=False)
+        # nothing held yet: everything would be added; nothing is created
+        r = d.run_once("--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^RULE: nothing held \(no snapshot\) -> \w+ \(\d+ items\): \+\d+$")
+        self.assertFalse(os.path.exists(d.state_dir), "a dry run created state_dir")
+        self.assertFalse(os.path.exists(files), "a dry run created the file plugin's dir")
+        # a real sync, then one rule removed and one changed at the admin
+        self.assertEqual(d.run_once().returncode, 0)
+        rules = emu.data("RULE")["data"]
+        emu.delete("RULE", key=rules[0]["id"])
+        edited = dict(rules[1], name="edited by the dry-run test")
+        emu.upsert("RULE", edited)
+        before = {n: os.stat(os.path.join(root, n)).st_mtime_ns
+                  for root in (d.state_dir, files) for n in os.listdir(root)}
+        r = d.run_once("--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^RULE: \w+ -> \w+ \(\d+ items\): \+0 ~1 -1$")
+        self.assertIn("  - %s\n" % rules[0]["id"], r.stdout)
+        self.assertIn("  ~ %s\n" % rules[1]["id"], r.stdout)
+        self.assertRegex(r.stdout, r"(?m)^PLUGIN: .*, no change$")
+        self.assertRegex(r.stdout, r"(?m)^subscriber files: RULE would change")
+        self.assertIn("dry run: 1 of", r.stdout)
+        self.assertNotIn("edited by the dry-run test", r.stdout)  # keys only, never item JSON
+        after = {n: os.stat(os.path.join(root, n)).st_mtime_ns
+                 for root in (d.state_dir, files) for n in os.listdir(root)}
+        self.assertEqual(before, after, "a dry run wrote something")
+        # --dry-run goes with --once only
+        r = d.run("--dry-run")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--dry-run goes with --once", r.stderr)
+
     def test_once_without_any_admin_exits_1(self):
         d = self.daemon(harness.make_config(["http://127.0.0.1:%d" % harness.free_port()],
                                             connect_timeout="1s"))

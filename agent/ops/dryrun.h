@@ -1,0 +1,22 @@
+/*
+ * `gwsyncd --once --dry-run`: what a sync would change, shown and not done (as `confd
+ * -noop` and `consul-template -dry` do). The fetched versions are compared with what the
+ * subscribers last accepted, which is what the snapshot in state_dir holds (every
+ * subscriber in step is at the snapshot's version; one that was failing is behind it, and
+ * the report says so). Nothing is delivered, loaded or written.
+ */
+#ifndef GW_DRYRUN_H
+#define GW_DRYRUN_H
+
+#include <stdio.h>
+
+#include "config/config.h"
+#include "core/error.h"
+#include "store/store.h"
+
+/* Print per configured group the version change and the added, updated and removed keys,
+ * then per subscriber the groups it would receive. Returns the number of groups that would
+ * change, or -1 with err (a snapshot that cannot be read). */
+int dryrun_report(const struct cfg *cfg, struct store *st, FILE *out, struct gw_err *err);
+
+#endif
