@@ -255,16 +255,19 @@ check() {
 
 	log "fuzzing (libFuzzer, ${GWSYNC_FUZZ_SECONDS:-45}s per target)"
 	t=$(date +%s)
+	local targets n_targets
+	targets=$(tests/fuzz/run.sh --list)
+	n_targets=$(wc -w <<<"$targets")
 	if ! command -v clang >/dev/null; then
-		record fuzz 0 2 0 "$t" "clang not installed"
+		record fuzz 0 "$n_targets" 0 "$t" "clang not installed"
 	elif tests/fuzz/run.sh build-fuzz "${GWSYNC_FUZZ_SECONDS:-45}"; then
-		record fuzz 2 0 0 "$t" "fuzz_reply, fuzz_config"
+		record fuzz "$n_targets" 0 0 "$t" "$(sed 's/\([a-z_]*\)/fuzz_\1/g; s/ /, /g' <<<"$targets")"
 	else
 		local bad
 		bad=$(grep -l -E '^==[0-9]+==ERROR|^SUMMARY: ' build-fuzz/fuzz_*.log build-fuzz/replay_*.log 2>/dev/null |
-			sed -E 's|.*/(fuzz|replay)_([a-z]+)\.log|\2|' | sort -u | wc -l)
+			sed -E 's|.*/(fuzz|replay)_([a-z_]+)\.log|\2|' | sort -u | wc -l)
 		[ "$bad" -ge 1 ] || bad=1
-		record fuzz $((2 - bad)) 0 "$bad" "$t"
+		record fuzz $((n_targets - bad)) 0 "$bad" "$t"
 		rc=1
 	fi
 

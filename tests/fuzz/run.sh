@@ -2,10 +2,17 @@
 # Build the libFuzzer targets with clang (ASan+UBSan) against the agent library, replay every
 # saved regression input, then fuzz each target for a bounded time from its seed corpus.
 #   tests/fuzz/run.sh OUTDIR [SECONDS]
+#   tests/fuzz/run.sh --list          the targets, one line (dev.sh counts them)
 # A crash makes this exit non-zero and leaves the input in OUTDIR/crash-*; copy it into
 # tests/fuzz/regress/<target>/ with the fix so it is replayed forever after.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
+# One parser each: fuzz_<target>.c in this directory.
+TARGETS="reply config ws_message"
+if [ "${1:-}" = --list ]; then
+	echo "$TARGETS"
+	exit 0
+fi
 out=${1:?usage: run.sh OUTDIR [SECONDS]}
 secs=${2:-60}
 mkdir -p "$out"
@@ -24,11 +31,11 @@ if [ ! -f "$build/Makefile" ]; then
 	(cd "$build" && CC=clang CFLAGS='-g -O1' "$src/configure" -q --enable-fuzzers \
 		--enable-sanitizers=address)
 fi
-make -C "$build" -s -j"$(nproc 2>/dev/null || echo 2)" tests/fuzz/fuzz_reply tests/fuzz/fuzz_config \
-	tests/fuzz/fuzz_ws_message
+# shellcheck disable=SC2046
+make -C "$build" -s -j"$(nproc 2>/dev/null || echo 2)" $(printf 'tests/fuzz/fuzz_%s ' $TARGETS)
 
 rc=0
-for target in reply config ws_message; do
+for target in $TARGETS; do
 	bin="$build/tests/fuzz/fuzz_$target"
 	corpus="$out/corpus_$target"
 	mkdir -p "$corpus"
