@@ -117,7 +117,8 @@ static int agent_configure(struct agent *a)
 	}
 	enum gw_log_level level =
 	    a->opt.log_level >= 0 ? (enum gw_log_level)a->opt.log_level : a->cfg->log_level;
-	const char *file = a->opt.mode == MODE_CHECK ? NULL : a->cfg->log_file;
+	/* --check and a dry run write nothing, not even the log file */
+	const char *file = a->opt.mode == MODE_CHECK || a->opt.dry_run ? NULL : a->cfg->log_file;
 	if (gw_log_open(&a->log, level, a->cfg->log_format, file, &err) != 0) {
 		fprintf(stderr, "gwsyncd: %s\n", err.msg);
 		return EXIT_CONFIG;
@@ -337,7 +338,7 @@ int main(int argc, char **argv)
 		 * signal mask, so Ctrl-C still ends a client waiting on an agent. */
 		struct gw_err err = {{0}};
 		int rc = EXIT_OK;
-		if (cfg_load(a.opt.config_path, &a.cfg, &err) != 0) {
+		if (cfg_load_control(a.opt.config_path, &a.cfg, &err) != 0) {
 			fprintf(stderr, "gwsyncd: %s\n", err.msg);
 			rc = EXIT_CONFIG;
 		} else if (status_client_send(a.cfg, a.opt.mode == MODE_PAUSE, &err) != 0) {

@@ -322,16 +322,32 @@ static struct cfg *cfg_new(void)
 }
 
 /* control_socket: STATE_DIR/control.sock unless set; "" turns it off. */
+/* A Unix socket's path holds at most 107 bytes, and the socket is bound under a
+ * temporary name (PATH.PID) first: leave room for that. */
+#define CONTROL_SOCKET_MAX 96
+
 static int default_control_socket(struct cfg *c, struct gw_err *err)
 {
 	if (c->control_socket) {
 		if (!*c->control_socket) {
 			free(c->control_socket);
 			c->control_socket = NULL;
+		} else if (strlen(c->control_socket) > CONTROL_SOCKET_MAX) {
+			return gw_errf(err,
+			               "%s: control_socket: %s is longer than a Unix socket allows "
+			               "(%d bytes at most)",
+			               c->path, c->control_socket, CONTROL_SOCKET_MAX);
 		}
 		return 0;
 	}
 	size_t n = strlen(c->state_dir) + sizeof "/control.sock";
+	if (n - 1 > CONTROL_SOCKET_MAX)
+		return gw_errf(
+		    err,
+		    "%s: state_dir %s is too long for the default control socket "
+		    "(STATE_DIR/control.sock, %d bytes at most): set control_socket to a "
+		    "shorter path, or \"\" for none",
+		    c->path, c->state_dir, CONTROL_SOCKET_MAX);
 	if (!(c->control_socket = malloc(n)))
 		return gw_errf(err, "out of memory");
 	snprintf(c->control_socket, n, "%s/control.sock", c->state_dir);
@@ -382,6 +398,85 @@ int cfg_load(const char *path, struct cfg **out, struct gw_err *err)
 	if (ytree_parse_file(path, &root, err) < 0)
 		return -1;
 	return load_tree(root, out, err);
+}
+
+/* ---------------------------------------------------------------- --pause / --resume */
+
+static const struct ynode *child(const struct ynode *map, const char *name)
+{
+	if (!map || map->type != YNODE_MAP)
+		return NULL;
+	for (size_t i = 0; i < map->n; i++)
+		if (strcmp(map->keys[i]->text, name) == 0)
+			return map->items[i];
+	return NULL;
+}
+
+/* A string value with ${VAR} expanded; absent or null leaves *out NULL. */
+static int control_text(const struct ynode *n, const char *key, char **out, struct gw_err *err)
+{
+	if (!n || (n->type == YNODE_SCALAR && n->null))
+		return 0;
+	if (n->type != YNODE_SCALAR)
+		return gw_errf(err, "%s:%d:%d: %s: expected a string", n->file, n->line, n->col,
+		               key);
+	if (env_expand(n->text, out, NULL, NULL, err) < 0)
+		return gw_err_prefix(err, "%s:%d:%d: %s", n->file, n->line, n->col, key);
+	return 0;
+}
+
+int cfg_load_control(const char *path, struct cfg **out, struct gw_err *err)
+{
+	struct ynode *root;
+	if (ytree_parse_file(path, &root, err) < 0)
+		return -1;
+	struct cfg *c = cfg_new();
+	if (!c) {
+		ytree_free(root);
+		return gw_errf(err, "out of memory");
+	}
+	c->tree = root;
+	char *state_dir = NULL, *token_file = NULL;
+	const struct ynode *status = child(root, "status");
+	if (!(c->path = strdup(path)) ||
+	    control_text(child(root, "state_dir"), "state_dir", &state_dir, err) < 0 ||
+	    control_text(child(root, "control_socket"), "control_socket", &c->control_socket, err) <
+	        0 ||
+	    control_text(child(status, "listen"), "status.listen", &c->status_listen, err) < 0 ||
+	    control_text(child(status, "token"), "status.token", &c->status_token, err) < 0 ||
+	    control_text(child(status, "token_file"), "status.token_file", &token_file, err) < 0)
+		goto fail;
+	if (state_dir) {
+		free(c->state_dir);
+		c->state_dir = state_dir;
+		state_dir = NULL;
+	}
+	if (token_file && !c->status_token) {
+		/* only for the HTTP fallback: a token this user cannot read is simply absent */
+		FILE *f = fopen(token_file, "r");
+		char buf[4096];
+		if (f && fgets(buf, sizeof buf, f)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			c->status_token = strdup(buf);
+			explicit_bzero(buf, sizeof buf);
+		}
+		if (f)
+			fclose(f);
+	}
+	free(token_file);
+	if (c->status_token && !*c->status_token) {
+		free(c->status_token);
+		c->status_token = NULL;
+	}
+	if (default_control_socket(c, err) < 0)
+		goto fail;
+	*out = c;
+	return 0;
+fail:
+	free(state_dir);
+	free(token_file);
+	cfg_free(c);
+	return -1;
 }
 
 void cfg_free(struct cfg *c)

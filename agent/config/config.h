@@ -94,6 +94,12 @@ struct cfg {
  */
 int cfg_load(const char *path, struct cfg **out, struct gw_err *err);
 
+/* For `gwsyncd --pause` / `--resume`: only what is needed to reach the running agent
+ * (state_dir, control_socket, status.listen, status.token or token_file), with ${VAR}
+ * expanded in those alone. The rest of the file is not read, so an operator who may use the
+ * control socket does not also need the admin password's file or variable. */
+int cfg_load_control(const char *path, struct cfg **out, struct gw_err *err);
+
 /* The same from text already in memory; `name` stands for the file in messages (tests,
  * fuzzing). A password_file is still read from disk. */
 int cfg_parse(const char *name, const char *text, size_t len, struct cfg **out, struct gw_err *err);

@@ -15,6 +15,7 @@
  */
 #include "model/keys.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const struct key_row {
@@ -34,6 +35,17 @@ static const struct key_row {
 const char *key_describe(enum gw_group g)
 {
 	return (unsigned)g < GW_GROUP_COUNT ? rows[g].describe : "?";
+}
+
+const char *key_display(enum gw_group g, const char *key, char *buf, size_t cap)
+{
+	const char *sep = g == GW_GROUP_AI_PROXY_API_KEY ? strstr(key, KEY_SEPARATOR) : NULL;
+	if (!sep)
+		snprintf(buf, cap, "%s", key);
+	else
+		snprintf(buf, cap, "%.*s%.4s...", (int)(sep - key + strlen(KEY_SEPARATOR)), key,
+		         sep + strlen(KEY_SEPARATOR));
+	return buf;
 }
 
 const char *key_single_field(enum gw_group g)

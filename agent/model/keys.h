@@ -18,6 +18,11 @@
 /* The key's field names, e.g. "id" or "selectorId::proxyApiKey" (for messages and docs). */
 const char *key_describe(enum gw_group g);
 
+/* A key as messages may show it: an AI proxy API key's own part is a credential the
+ * gateway's clients present, so only its first 4 characters are shown
+ * ("sel-1::sk-s..."); every other key as it is. Returns buf. */
+const char *key_display(enum gw_group g, const char *key, char *buf, size_t cap);
+
 /* The one field a group's key is, or NULL when it is made of several (the caller then
  * cannot look a key up in raw text by one member). */
 const char *key_single_field(enum gw_group g);

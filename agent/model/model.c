@@ -639,8 +639,10 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		goto out;
 	}
 	if (dup >= 0) {
+		char shown[300];
 		gw_errf(err, "group %s: duplicate key '%s' (item %ld repeats an earlier item)",
-		        gname, gd->items[dup].key, dup);
+		        gname, key_display(gd->group, gd->items[dup].key, shown, sizeof shown),
+		        dup);
 		goto out;
 	}
 	*out = gd;

@@ -108,9 +108,15 @@ static void *run(void *arg)
 	while (!atomic_load(&c->stop)) {
 		int fd = accept(c->fd, NULL, NULL);
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			break; /* shut down by control_stop(), or the socket failed */
+			if (atomic_load(&c->stop))
+				break; /* shut down by control_stop() */
+			if (errno != EINTR && errno != ECONNABORTED) {
+				/* out of descriptors or memory: say so, breathe, keep serving */
+				LOG_W(c->log, "control", "%s: accept: %s", c->path,
+				      strerror(errno));
+				sleep(1);
+			}
+			continue;
 		}
 		serve(c, fd);
 		close(fd);
@@ -124,16 +130,27 @@ int control_start(struct control **out, const char *path, struct pause_switch *p
 	struct sockaddr_un sa;
 	if (set_addr(&sa, path, err) != 0)
 		return -1;
-	/* Another agent answering here keeps its socket; a file nobody answers on is a
-	 * crash's leftover and is replaced. */
-	int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {
+	/* Only ever replace a socket: a mistyped path must not delete a file. Another agent
+	 * answering here keeps its socket; a socket nobody answers on is a crash's leftover. */
+	struct stat sb;
+	if (lstat(path, &sb) == 0) {
+		if (!S_ISSOCK(sb.st_mode))
+			return gw_errf(
+			    err, "control_socket: %s exists and is not a socket; not touching it",
+			    path);
+		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe < 0)
+			return gw_errf(err, "control_socket: cannot create a socket: %s",
+			               strerror(errno));
+		int rc = connect(probe, (struct sockaddr *)&sa, sizeof sa), e = errno;
 		close(probe);
-		return gw_errf(err, "control_socket: another agent answers on %s", path);
+		if (rc == 0)
+			return gw_errf(err, "control_socket: another agent answers on %s", path);
+		if (e != ECONNREFUSED)
+			return gw_errf(err, "control_socket: cannot check %s: %s", path,
+			               strerror(e));
+		unlink(path);
 	}
-	if (probe >= 0)
-		close(probe);
-	unlink(path);
 	/* its directory (state_dir by default) may not exist yet on a first start */
 	char dir[sizeof sa.sun_path], why[300];
 	snprintf(dir, sizeof dir, "%s", path);
@@ -152,12 +169,20 @@ int control_start(struct control **out, const char *path, struct pause_switch *p
 	c->log = log;
 	atomic_init(&c->stop, 0);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	/* bind under a umask that leaves nothing to others, then set the exact mode */
-	mode_t old = umask(0117);
-	int rc = c->fd < 0 ? -1 : bind(c->fd, (struct sockaddr *)&sa, sizeof sa);
-	umask(old);
-	if (rc != 0 || chmod(path, SOCKET_MODE) != 0 || listen(c->fd, 8) != 0) {
-		gw_errf(err, "control_socket: cannot listen on %s: %s", path, strerror(errno));
+	/* Bound under a temporary name, given its exact mode, then renamed into place: no
+	 * client ever finds it with another mode, and no process-wide umask is touched while
+	 * other threads run. */
+	struct sockaddr_un tmp = sa;
+	int n = snprintf(tmp.sun_path, sizeof tmp.sun_path, "%s.%d", path, (int)getpid());
+	int rc = n < 0 || (size_t)n >= sizeof tmp.sun_path || c->fd < 0
+	             ? -1
+	             : bind(c->fd, (struct sockaddr *)&tmp, sizeof tmp);
+	if (rc != 0 || chmod(tmp.sun_path, SOCKET_MODE) != 0 || listen(c->fd, 8) != 0 ||
+	    rename(tmp.sun_path, path) != 0) {
+		gw_errf(err, "control_socket: cannot listen on %s: %s", path,
+		        n >= (int)sizeof tmp.sun_path ? "path too long" : strerror(errno));
+		if (rc == 0)
+			unlink(tmp.sun_path);
 		if (c->fd >= 0)
 			close(c->fd);
 		free(c);

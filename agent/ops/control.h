@@ -2,7 +2,7 @@
  * The control socket: pause and resume without exposing them on the network. A Unix stream
  * socket (control_socket, default STATE_DIR/control.sock) whose file permissions say who may
  * control the agent: the owner and its group (0660), checked by the kernel at connect().
- * `gwsyncd --pause` / `--resume` talk to it (control_client.h); the HTTP status endpoint stays
+ * `gwsyncd --pause` / `--resume` talk to it (ops/status_client.h); the HTTP status endpoint stays
  * read-only unless status.token is set.
  *
  * Protocol: the client sends one line, "pause", "resume" or "state"; the agent answers one

@@ -1,7 +1,7 @@
 /*
- * The dry run's report (see dryrun.h). The delta is the dispatcher's own (model/diff.c),
- * so what is printed is exactly what a subscriber would be handed; keys are printed as
- * they are (they are identities, never secrets: docs/keys.md), item JSON never.
+ * The dry run's report (see dryrun.h). The delta is the dispatcher's own (model/diff.c):
+ * what a running agent would hand a subscriber in step. Keys are printed, item JSON never;
+ * an AI proxy API key's own part is a credential and is shortened (keys_display()).
  */
 #include "ops/dryrun.h"
 
@@ -9,6 +9,7 @@
 
 #include "model/diff.h"
 #include "model/groups.h"
+#include "model/keys.h"
 #include "store/snapshot.h"
 
 /* At most this many keys per list; the count is always exact. */
@@ -16,8 +17,10 @@
 
 static void keys(FILE *out, const char *sign, const struct gw_item *const *items, size_t n)
 {
+	char shown[300];
 	for (size_t i = 0; i < n && i < MAX_KEYS_SHOWN; i++)
-		fprintf(out, "  %s %s\n", sign, items[i]->key);
+		fprintf(out, "  %s %s\n", sign,
+		        key_display(items[i]->group, items[i]->key, shown, sizeof shown));
 	if (n > MAX_KEYS_SHOWN)
 		fprintf(out, "  %s ... and %zu more\n", sign, n - MAX_KEYS_SHOWN);
 }
@@ -56,8 +59,10 @@ int dryrun_report(const struct cfg *cfg, struct store *st, FILE *out, struct gw_
 			fprintf(out, "%s: nothing held (no snapshot) -> %s (%zu items): +%zu\n",
 			        name, now->md5, now->n_items, ch->n_added);
 		keys(out, "+", ch->added, ch->n_added);
+		char shown[300];
 		for (size_t i = 0; i < ch->n_updated && i < MAX_KEYS_SHOWN; i++)
-			fprintf(out, "  ~ %s\n", ch->updated[i].new_item->key);
+			fprintf(out, "  ~ %s\n",
+			        key_display(g, ch->updated[i].new_item->key, shown, sizeof shown));
 		if (ch->n_updated > MAX_KEYS_SHOWN)
 			fprintf(out, "  ~ ... and %zu more\n", ch->n_updated - MAX_KEYS_SHOWN);
 		keys(out, "-", ch->removed, ch->n_removed);
@@ -80,7 +85,7 @@ int dryrun_report(const struct cfg *cfg, struct store *st, FILE *out, struct gw_
 		fprintf(out, "%s\n",
 		        any ? " would change (from the snapshot's version, which it "
 		              "holds when it is in step)"
-		            : " nothing would change");
+		            : " no content would change");
 	}
 	fprintf(out, "dry run: %d of %zu groups would change; nothing was delivered or written\n",
 	        changing, cfg->n_groups);

@@ -1,9 +1,9 @@
 /*
  * `gwsyncd --once --dry-run`: what a sync would change, shown and not done (as `confd
  * -noop` and `consul-template -dry` do). The fetched versions are compared with what the
- * subscribers last accepted, which is what the snapshot in state_dir holds (every
- * subscriber in step is at the snapshot's version; one that was failing is behind it, and
- * the report says so). Nothing is delivered, loaded or written.
+ * subscribers last accepted, which is what the snapshot in state_dir holds while they are
+ * in step (the running agent delivers exactly this delta; `--once` itself re-delivers every
+ * group whole, as after any start). Nothing is delivered, loaded or written.
  */
 #ifndef GW_DRYRUN_H
 #define GW_DRYRUN_H

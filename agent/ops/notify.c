@@ -159,8 +159,11 @@ static void *run(void *arg)
 		}
 		/* Pinging proves this thread, the store and the dispatcher's status lock are
 		 * not wedged (the view took both) and the dispatcher thread still runs. */
-		if (n->watchdog_ms > 0 && now >= next_ping && v.have_dispatch && v.dispatch.alive) {
-			tell(n, "WATCHDOG=1");
+		if (n->watchdog_ms > 0 && now >= next_ping) {
+			/* held back while the dispatcher is dead (systemd then restarts us); the
+			 * next look is a whole interval away either way, never a 1 ms spin */
+			if (v.have_dispatch && v.dispatch.alive)
+				tell(n, "WATCHDOG=1");
 			next_ping = now + n->watchdog_ms;
 		}
 		status_view_free(&v);

@@ -61,7 +61,9 @@ static int report(const char *url, long status, struct reply *r, int pause, stru
 		paused = -1;
 	error = json_string_value(jerror); /* NULL unless a string */
 	int rc;
-	if (paused < 0) {
+	if (paused < 0 && r->len == 0) {
+		rc = gw_errf(err, "the agent at %s did not answer", url);
+	} else if (paused < 0) {
 		rc = gw_errf(err, "the agent at %s answered HTTP %ld: %.300s", url, status,
 		             one_line(r->buf));
 	} else if (!persisted) {

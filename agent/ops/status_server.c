@@ -337,10 +337,11 @@ int status_server_start(struct status_server **out, struct status_sources *src, 
 		return -1;
 	}
 	atomic_store(&srv->starting, 0);
-	LOG_I(srv->log, "status",
-	      "serving http://%s/ (/healthz, /status, /metrics, POST "
-	      "/sync/pause, /sync/resume)",
-	      srv->address);
+	LOG_I(srv->log, "status", "serving http://%s/ (/healthz, /status, /metrics%s)",
+	      srv->address,
+	      src->cfg && src->cfg->status_token
+	          ? ", POST /sync/pause and /sync/resume with the token"
+	          : "; read-only");
 	*out = srv;
 	return 0;
 }

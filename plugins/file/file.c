@@ -118,6 +118,13 @@ static int file_init(const struct gw_host *host, const struct gw_config *config,
 	    opt_duration(st, config, "command_timeout", &st->timeout_ms) < 0 ||
 	    host->config_bool(host, config, "allow_world_readable", &world) == GW_CONFIG_INVALID)
 		goto fail;
+	if (st->mode & 0002) {
+		host->error(host,
+		            "mode: \"%04o\" lets every local user change the gateway's "
+		            "configuration; no write bit for others",
+		            st->mode);
+		goto fail;
+	}
 	if ((st->mode & 0004) && !world) {
 		host->error(
 		    host,

@@ -89,7 +89,13 @@ static MDB_val item_value(const struct gw_item *it)
 
 static int fail(int rc, char *why, size_t cap, const char *group, const char *what, const char *key)
 {
-	if (key)
+	/* an AI proxy API key's own part (after "::") is a credential: its first 4 characters */
+	const char *sep = key && strcmp(group, "AI_PROXY_API_KEY") == 0 ? strstr(key, "::") : NULL;
+	if (sep)
+		snprintf(why, cap, "%s: %s key \"%.*s%.4s...\": %s", group, what,
+		         (int)(sep - key + 2) > 200 ? 200 : (int)(sep - key + 2), key, sep + 2,
+		         mdb_strerror(rc));
+	else if (key)
 		snprintf(why, cap, "%s: %s key \"%.200s\": %s", group, what, key, mdb_strerror(rc));
 	else
 		snprintf(why, cap, "%s: %s: %s", group, what, mdb_strerror(rc));
@@ -217,9 +223,12 @@ int cache_write_change(MDB_env *env, const struct gw_change *ch, struct cache_wr
 	}
 	if (res->count != ch->n_items) {
 		res->repaired = 1;
-		if ((rc = write_whole(txn, dbi, ch, why, cap)) ||
-		    (rc = entries(txn, dbi, &res->count)))
+		if ((rc = write_whole(txn, dbi, ch, why, cap)))
 			goto abort;
+		if ((rc = entries(txn, dbi, &res->count))) {
+			fail(rc, why, cap, ch->group_name, "cannot count the items", NULL);
+			goto abort;
+		}
 	}
 	if ((rc = write_meta(txn, meta, ch, res->count, &res->generation, why, cap)))
 		goto abort;

@@ -82,6 +82,15 @@ static int lmdb_init(const struct gw_host *host, const struct gw_config *config,
 		            st->ce.mode);
 		goto fail;
 	}
+	if (st->ce.mode & 0022) {
+		host->error(
+		    host,
+		    "mode: \"%04o\" lets others than the owner change the cache; readers need "
+		    "read on data.mdb (write on lock.mdb is given to them), so no write bit "
+		    "for group or others",
+		    st->ce.mode);
+		goto fail;
+	}
 	if ((st->ce.mode & 0004) && !world) {
 		host->error(host,
 		            "mode: \"%04o\" lets every local user read the cache, which holds "
@@ -129,7 +138,7 @@ static int lmdb_apply(void *state, const struct gw_host *h, const struct gw_chan
 	if (!st->opened && open_env(st) != 0)
 		return -1;
 
-	char why[600];
+	char why[600] = "";
 	struct cache_write_result res;
 	for (int round = 0;; round++) {
 		int rc = cache_write_change(st->ce.env, ch, &res, why, sizeof why);

@@ -9,6 +9,7 @@
  *   level: info|debug   the level of the lines (default info)
  */
 #include <gwsync/subscriber.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,21 +49,35 @@ static const char *or_dash(const char *s)
 	return s ? s : "-";
 }
 
+/* An AI proxy API key's key is selectorId::proxyApiKey, and the proxy key is a credential
+ * the gateway's clients present: shown as its first 4 characters, like the agent does. */
+static const char *shown_key(const struct gw_item *it, char *buf, size_t cap)
+{
+	const char *sep = it->group == GW_GROUP_AI_PROXY_API_KEY ? strstr(it->key, "::") : NULL;
+	if (!sep)
+		return it->key;
+	snprintf(buf, cap, "%.*s%.4s...", (int)(sep - it->key + 2), it->key, sep + 2);
+	return buf;
+}
+
 static int log_apply(void *state, const struct gw_host *h, const struct gw_change *ch)
 {
 	struct log_state *st = state;
 	const char *g = ch->group_name;
+	char buf[300];
 
 	if (st->items) {
 		for (size_t i = 0; i < ch->n_added; i++)
-			h->log(h, st->level, "%s added key=%s name=%s", g, ch->added[i]->key,
+			h->log(h, st->level, "%s added key=%s name=%s", g,
+			       shown_key(ch->added[i], buf, sizeof buf),
 			       or_dash(ch->added[i]->name));
 		for (size_t i = 0; i < ch->n_updated; i++)
 			h->log(h, st->level, "%s updated key=%s name=%s", g,
-			       ch->updated[i].new_item->key,
+			       shown_key(ch->updated[i].new_item, buf, sizeof buf),
 			       or_dash(ch->updated[i].new_item->name));
 		for (size_t i = 0; i < ch->n_removed; i++)
-			h->log(h, st->level, "%s removed key=%s name=%s", g, ch->removed[i]->key,
+			h->log(h, st->level, "%s removed key=%s name=%s", g,
+			       shown_key(ch->removed[i], buf, sizeof buf),
 			       or_dash(ch->removed[i]->name));
 	}
 	h->log(h, st->level,

@@ -537,6 +537,26 @@ class Status(harness.IntegrationTest):
         self.assertTrue(all(" prev=- " in l for l in fresh), fresh)
         self.assertFalse(ep.status()["paused"])
 
+    def test_pause_needs_no_access_to_the_admin_secrets(self):
+        # An operator in the agent's group may use the control socket without being able
+        # to read the admin password: --pause reads only state_dir, control_socket and
+        # status (a regression: it used to load, and so need, the whole configuration).
+        emu = self.emulator(mode="shenyu", hold=30)
+        ep = Endpoint(harness.free_port())
+        secret = os.path.join(self.tmpdir(), "admin-password")
+        with open(secret, "w") as f:
+            f.write(emu.password)
+        d = self.daemon(emu.config(status={"listen": ep.listen}, password=None,
+                                   password_file=secret, log_level="info"))
+        ep.wait_status(lambda s: s["healthy"], message="synced")
+        os.unlink(secret)  # what the operator cannot read
+        full = d.run("--check")
+        self.assertNotEqual(full.returncode, 0, "the full configuration needs the password")
+        for flag, word in (("--pause", "paused"), ("--resume", "resumed")):
+            r = d.run(flag, timeout=20)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("sync " + word, r.stdout)
+
     def test_pause_cli_fails_without_an_agent_or_endpoint(self):
         emu = self.emulator(mode="shenyu", hold=2)
         port = harness.free_port()

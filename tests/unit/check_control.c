@@ -98,6 +98,25 @@ START_TEST(a_stale_socket_file_is_replaced)
 }
 END_TEST
 
+START_TEST(a_path_that_is_not_a_socket_is_never_touched)
+{
+	/* a mistyped control_socket naming the configuration file must not delete it */
+	char file[700];
+	snprintf(file, sizeof file, "%s/gwsync.yaml", dir);
+	FILE *f = fopen(file, "w");
+	fputs("admin: {}\n", f);
+	fclose(f);
+	struct control *c = NULL;
+	struct gw_err err = {{0}};
+	ck_assert_int_eq(control_start(&c, file, ps, lg, &err), -1);
+	ck_assert_msg(strstr(err.msg, "is not a socket"), "%s", err.msg);
+	struct stat sb;
+	ck_assert_int_eq(stat(file, &sb), 0);
+	ck_assert(S_ISREG(sb.st_mode));
+	ck_assert_int_eq(sb.st_size, 10);
+}
+END_TEST
+
 START_TEST(a_user_without_permission_is_refused)
 {
 	if (geteuid() != 0)
@@ -135,6 +154,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, pause_and_resume_through_the_socket);
 	tcase_add_test(tc, a_stale_socket_file_is_replaced);
+	tcase_add_test(tc, a_path_that_is_not_a_socket_is_never_touched);
 	tcase_add_test(tc, a_user_without_permission_is_refused);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
