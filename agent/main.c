@@ -238,12 +238,25 @@ static int run_once(struct agent *a)
 	return EXIT_OK;
 }
 
+/* "2 admin server(s)" or "zookeeper source zookeeper://h:2181/ns/shenyu", for the first
+ * lines an operator reads. */
+static const char *source_summary(const struct cfg *cfg, char *buf, size_t cap)
+{
+	if (cfg->source == CFG_SOURCE_ADMIN)
+		snprintf(buf, cap, "%zu admin server(s)", cfg->n_servers);
+	else
+		snprintf(buf, cap, "%s source %s",
+		         cfg->source == CFG_SOURCE_ETCD ? "etcd" : "zookeeper", cfg->servers[0]);
+	return buf;
+}
+
 static int run_daemon(struct agent *a)
 {
+	char summary[512];
 	struct gw_err err = {{0}};
-	LOG_I(a->log, "main",
-	      "gwsyncd %s starting: %zu admin server(s), %zu group(s), %zu subscriber(s)",
-	      GWSYNC_VERSION, a->cfg->n_servers, a->cfg->n_groups, a->cfg->n_subscribers);
+	LOG_I(a->log, "main", "gwsyncd %s starting: %s, %zu group(s), %zu subscriber(s)",
+	      GWSYNC_VERSION, source_summary(a->cfg, summary, sizeof summary), a->cfg->n_groups,
+	      a->cfg->n_subscribers);
 	if (dispatcher_start(&a->dispatcher, a->subs, a->store, a->cfg, a->log, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;
@@ -359,9 +372,10 @@ int main(int argc, char **argv)
 
 	int rc = agent_configure(&a);
 	if (rc == EXIT_OK && a.opt.mode == MODE_CHECK) {
-		printf("configuration OK: %s (%zu admin server(s), %zu group(s), %zu subscriber(s) "
-		       "loaded)\n",
-		       a.opt.config_path, a.cfg->n_servers, a.cfg->n_groups, a.cfg->n_subscribers);
+		char summary[512];
+		printf("configuration OK: %s (%s, %zu group(s), %zu subscriber(s) loaded)\n",
+		       a.opt.config_path, source_summary(a.cfg, summary, sizeof summary),
+		       a.cfg->n_groups, a.cfg->n_subscribers);
 	} else if (rc == EXIT_OK) {
 		struct gw_err err = {{0}};
 		a.store = store_new();

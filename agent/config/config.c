@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config/config_admin.h"
+#include "config/config_kv.h"
 #include "config/config_walk.h"
 #include "config/envexpand.h"
 #include "core/units.h"
@@ -231,6 +232,36 @@ static const struct key admin_keys[] = {
     {NULL, NULL, 0, NOSUB},
 };
 
+/* zookeeper: and etcd: share admin's fields for what they share (config_kv.h) */
+static const struct key zookeeper_keys[] = {
+    {"servers", cfgk_zk_servers, 0, NOSUB},
+    /* the ZooKeeper server bounds it again, to 2..20 ticks */
+    {"session_timeout", cfgw_duration, CFG(zk_session_timeout_ms), 1000, INT64_MAX, NULL},
+    {"namespace", cfgw_string, CFG(namespace_id), NOSUB},
+    {"root", cfgk_root, CFG(kv_root), NOSUB},
+    {"groups", cfga_groups, 0, NOSUB},
+    {"retry", cfgw_submap, 0, 0, 0, retry_keys},
+    {"settle", cfgw_duration, CFG(kv_settle_ms), 1, INT64_MAX, NULL},
+    {"resync_interval", cfgw_duration, CFG(kv_resync_interval_ms), 0, INT64_MAX, NULL},
+    {NULL, NULL, 0, NOSUB},
+};
+
+static const struct key etcd_keys[] = {
+    {"endpoints", cfgk_etcd_endpoints, 0, NOSUB},
+    {"username", cfga_username, CFG(username), NOSUB},
+    {"password", cfga_password, 0, NOSUB},
+    {"password_file", cfga_password_file, CFG(password_file), NOSUB},
+    {"tls", cfgw_submap, 0, 0, 0, tls_keys},
+    {"namespace", cfgw_string, CFG(namespace_id), NOSUB},
+    {"root", cfgk_root, CFG(kv_root), NOSUB},
+    {"groups", cfga_groups, 0, NOSUB},
+    {"retry", cfgw_submap, 0, 0, 0, retry_keys},
+    {"settle", cfgw_duration, CFG(kv_settle_ms), 1, INT64_MAX, NULL},
+    {"resync_interval", cfgw_duration, CFG(kv_resync_interval_ms), 0, INT64_MAX, NULL},
+    {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL},
+    {NULL, NULL, 0, NOSUB},
+};
+
 static const struct key gateway_keys[] = {
     {"port", cfgw_int, CFG(gateway_port), 0, 65535, NULL},
     {NULL, NULL, 0, NOSUB},
@@ -253,6 +284,8 @@ static const struct key status_keys[] = {
 
 static const struct key top_keys[] = {
     {"admin", cfga_admin, 0, 0, 0, admin_keys},
+    {"zookeeper", cfgk_zookeeper, 0, 0, 0, zookeeper_keys},
+    {"etcd", cfgk_etcd, 0, 0, 0, etcd_keys},
     {"gateway", cfgw_submap, 0, 0, 0, gateway_keys},
     {"state_dir", cfgw_string, CFG(state_dir), NOSUB},
     /* the Unix socket for --pause/--resume (ops/control.h); default STATE_DIR/control.sock */
@@ -310,6 +343,9 @@ static struct cfg *cfg_new(void)
 	c->max_response = 64 * 1024 * 1024;
 	c->ws_ping_interval_ms = 10 * 1000;
 	c->ws_resync_interval_ms = 10 * 60 * 1000;
+	c->kv_settle_ms = 100;
+	c->kv_resync_interval_ms = 10 * 60 * 1000;
+	c->zk_session_timeout_ms = 30 * 1000;
 	c->log_level = GW_LOG_INFO;
 	c->log_format = GW_LOG_TEXT;
 	c->namespace_id = strdup(GW_DEFAULT_NAMESPACE);
@@ -493,6 +529,10 @@ void cfg_free(struct cfg *c)
 	}
 	free(c->password_file);
 	free(c->namespace_id);
+	for (size_t i = 0; i < c->n_kv_servers; i++)
+		free(c->kv_servers[i]);
+	free(c->kv_servers);
+	free(c->kv_root);
 	if (c->ws_token) {
 		explicit_bzero(c->ws_token, strlen(c->ws_token));
 		free(c->ws_token);

@@ -35,10 +35,20 @@ struct cfg_tls {
 	int insecure_skip_verify;
 };
 
+/* Where versions come from: exactly one source section per agent. */
+enum cfg_source {
+	CFG_SOURCE_ADMIN = 0, /* admin: HTTP long-polling or WebSocket (cfg->websocket) */
+	CFG_SOURCE_ZOOKEEPER, /* zookeeper: */
+	CFG_SOURCE_ETCD,      /* etcd: */
+};
+
 struct cfg {
 	char *path; /* the file it came from */
+	enum cfg_source source;
 
-	/* admin: */
+	/* admin: (for zookeeper: and etcd:, servers holds one label naming the store for logs
+	 * and /status, "zookeeper://h1:2181,h2:2181/ns/shenyu"; groups, namespace_id, retry_*,
+	 * tls, username and password are shared by every source section) */
 	char **servers; /* without a trailing '/' */
 	size_t n_servers;
 	char *username;      /* NULL: no login */
@@ -64,6 +74,14 @@ struct cfg {
 	char *ws_token_file;           /* as written, or NULL; the token was read from it */
 	int64_t ws_ping_interval_ms;   /* default 10 s; 3 silent intervals = dead */
 	int64_t ws_resync_interval_ms; /* anti-entropy; default 10 min; 0 = off */
+
+	/* zookeeper: / etcd: */
+	char **kv_servers; /* zookeeper "host:port"; etcd "http(s)://host:port" */
+	size_t n_kv_servers;
+	char *kv_root;                 /* default "/{namespace}/shenyu"; no trailing '/' */
+	int64_t kv_settle_ms;          /* default 100 ms, at most 1 s */
+	int64_t kv_resync_interval_ms; /* anti-entropy; default 10 min; 0 = off */
+	int64_t zk_session_timeout_ms; /* default 30 s */
 
 	/* gateway: */
 	int gateway_port; /* default 0 */

@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "config/config_kv.h"
 #include "config/suggest.h"
 #include "model/groups.h"
 
@@ -144,11 +145,21 @@ int cfga_groups(struct loader *ld, const struct key *k, const struct ynode *v, c
                 void *base)
 {
 	(void)k, (void)base;
+	ld->groups = v;
 	ld->cfg->n_groups = 0;
 	return cfgw_each_word(ld, v, path, "group names", add_group);
 }
 
 /* ---------------------------------------------------------------- admin credentials */
+
+/* "SECTION.name" for a key beside `path` ("etcd.password" -> "etcd.password_file"), so a
+ * message names the keys of the section it is about. */
+static const char *sibling(char *buf, size_t cap, const char *path, const char *name)
+{
+	const char *dot = strrchr(path, '.');
+	snprintf(buf, cap, "%.*s%s", dot ? (int)(dot - path + 1) : 0, path, name);
+	return buf;
+}
 
 int cfga_username(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
                   void *base)
@@ -164,9 +175,10 @@ int cfga_password(struct loader *ld, const struct key *k, const struct ynode *v,
 	/* never echo the value: it is a secret */
 	if (v->type != YNODE_SCALAR)
 		return cfgw_err(ld, v, path, "expected a string, got %s", ytree_type_name(v));
+	char other[64];
 	if (ld->password_file)
-		return cfgw_err(ld, v, path,
-		                "cannot be used together with admin.password_file (line %d)",
+		return cfgw_err(ld, v, path, "cannot be used together with %s (line %d)",
+		                sibling(other, sizeof other, path, "password_file"),
 		                ld->password_file->line);
 	ld->password = v;
 	if (!(ld->cfg->password = strdup(v->text)))
@@ -223,10 +235,10 @@ static int read_password_file(struct loader *ld, const struct ynode *at, const c
 int cfga_password_file(struct loader *ld, const struct key *k, const struct ynode *v,
                        const char *path, void *base)
 {
+	char other[64];
 	if (ld->password)
-		return cfgw_err(ld, v, path,
-		                "cannot be used together with admin.password (line %d)",
-		                ld->password->line);
+		return cfgw_err(ld, v, path, "cannot be used together with %s (line %d)",
+		                sibling(other, sizeof other, path, "password"), ld->password->line);
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	ld->password_file = v;
@@ -357,12 +369,27 @@ int cfga_readable_file(struct loader *ld, const struct key *k, const struct ynod
 
 /* ---------------------------------------------------------------- checks across keys */
 
+static void default_groups(struct cfg *c)
+{
+	if (c->n_groups == 0) {
+		static const enum gw_group classic[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR,
+		                                        GW_GROUP_RULE, GW_GROUP_APP_AUTH,
+		                                        GW_GROUP_META_DATA};
+		memcpy(c->groups, classic, sizeof classic);
+		c->n_groups = sizeof classic / sizeof classic[0];
+	}
+}
+
 int cfga_check(struct loader *ld, const struct ynode *root)
 {
 	struct cfg *c = ld->cfg;
-	const struct ynode *admin = ld->admin ? ld->admin : root;
-	if (!ld->admin)
-		return cfgw_err(ld, root, "admin", "required: the admin servers to sync from");
+	int which = cfgk_check(ld, root);
+	if (which <= 0) {
+		if (which == 0)
+			default_groups(c);
+		return which;
+	}
+	const struct ynode *admin = ld->admin;
 	if (c->n_servers == 0)
 		return cfgw_err(
 		    ld, admin, "admin.servers",
@@ -399,12 +426,6 @@ int cfga_check(struct loader *ld, const struct ynode *root)
 	if (c->websocket && c->ws_resync_interval_ms > 0 && c->ws_resync_interval_ms < 1000)
 		return cfgw_err(ld, ld->websocket, "admin.websocket.resync_interval",
 		                "must be 0 (off) or at least 1s");
-	if (c->n_groups == 0) {
-		static const enum gw_group classic[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR,
-		                                        GW_GROUP_RULE, GW_GROUP_APP_AUTH,
-		                                        GW_GROUP_META_DATA};
-		memcpy(c->groups, classic, sizeof classic);
-		c->n_groups = sizeof classic / sizeof classic[0];
-	}
+	default_groups(c);
 	return 0;
 }

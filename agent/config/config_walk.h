@@ -27,6 +27,7 @@ struct loader {
 	const struct ynode *cert_file, *key_file;
 	const struct ynode *first_server, *websocket, *ws_token, *ws_token_file;
 	const struct ynode *status_token, *status_token_file;
+	const struct ynode *zookeeper, *etcd, *groups, *kv_root;
 };
 
 struct key;
