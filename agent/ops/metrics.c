@@ -197,6 +197,10 @@ static void source_metrics(FILE *f, const struct status_view *v)
 	     "When the connection last announced a change (Unix time; 0: never)."},
 	    {"gwsync_source_last_success_timestamp_seconds", "gauge",
 	     "When the connection last worked (Unix time; 0: never)."},
+	    {"gwsync_source_watches", "gauge",
+	     "Watches the connection holds (ZooKeeper: watched nodes; etcd: watch streams)."},
+	    {"gwsync_source_revision", "gauge",
+	     "The store revision the source has reached (etcd: revision; ZooKeeper: zxid)."},
 	};
 	for (size_t c = 0; c < sizeof fams / sizeof fams[0]; c++) {
 		family(f, fams[c][0], fams[c][1], fams[c][2]);
@@ -212,6 +216,10 @@ static void source_metrics(FILE *f, const struct status_view *v)
 				u64_value(f, lbl, st->repairs);
 			else if (c == 2)
 				u64_value(f, lbl, st->consecutive_failures);
+			else if (c == 5)
+				u64_value(f, lbl, st->watches);
+			else if (c == 6)
+				u64_value(f, lbl, (uint64_t)(st->revision > 0 ? st->revision : 0));
 			else
 				ms_value(f, lbl, c == 3 ? st->last_event_ms : st->last_success_ms);
 		}

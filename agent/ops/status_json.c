@@ -109,6 +109,9 @@ static json_t *server_json(struct doc *d, const struct status_view *v,
 	put(d, o, "fetchedBytes", json_integer((json_int_t)st->bytes_fetched));
 	put(d, o, "lastEvent", time_or_null(st->last_event_ms));
 	put(d, o, "repairs", json_integer((json_int_t)st->repairs));
+	put(d, o, "session", text_or_null(st->session));
+	put(d, o, "watches", json_integer((json_int_t)st->watches));
+	put(d, o, "revision", json_integer((json_int_t)st->revision));
 	json_t *errors = put(d, o, "errors", json_object());
 	for (int r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
 		if (r != SYNC_STOPPED)

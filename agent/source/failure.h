@@ -16,16 +16,18 @@ enum sync_fail {
 	SYNC_FAIL_FETCH,     /* a fetched group was refused: missing, malformed item, bad md5... */
 	SYNC_FAIL_TOO_LARGE, /* the reply exceeded admin.max_response */
 	SYNC_FAIL_AUTH,      /* login refused, or HTTP 401 again after a fresh login */
+	SYNC_FAIL_SESSION,   /* path stores: a ZooKeeper session expired, an etcd watch was
+	                      * cancelled (compaction): everything is read again */
 	SYNC_STOPPED,        /* interrupted for shutdown: not a failure, never counted */
 	SYNC_FAIL_COUNT
 };
 
-/* "connect", "timeout", "http", "code", "parse", "fetch", "too_large", "auth". */
+/* "connect", "timeout", "http", "code", "parse", "fetch", "too_large", "auth", "session". */
 static inline const char *sync_fail_name(enum sync_fail f)
 {
 	static const char *const names[SYNC_FAIL_COUNT] = {
-	    "ok",    "connect", "timeout",   "http", "code",
-	    "parse", "fetch",   "too_large", "auth", "stopped"};
+	    "ok",    "connect",   "timeout", "http",    "code",   "parse",
+	    "fetch", "too_large", "auth",    "session", "stopped"};
 	return (unsigned)f < SYNC_FAIL_COUNT ? names[f] : "?";
 }
 

@@ -53,6 +53,11 @@ struct source_conn_status {
 	                        * answer naming groups, a pushed data message); 0: never */
 	uint64_t repairs;      /* group versions an anti-entropy full sync had to correct
 	                        * (event sources; else 0) */
+	/* path stores (ZooKeeper, etcd); else "" and 0 */
+	char session[64]; /* ZooKeeper: the session id (0x...); etcd: the endpoint in use */
+	uint64_t watches; /* ZooKeeper: watches set now; etcd: watch streams open */
+	int64_t revision; /* etcd: the store revision the mirror has reached; ZooKeeper: the
+	                   * highest zxid seen */
 };
 
 /* What a source is given. All of it outlives the source. */
@@ -88,5 +93,9 @@ struct source_ops {
 extern const struct source_ops http_source_ops;
 /* WebSocket, ShenYu's default sync (source/websocket/source.c). */
 extern const struct source_ops websocket_source_ops;
+/* ZooKeeper (source/zookeeper/source.c) and etcd (source/etcd/source.c): path stores the
+ * admin writes every item to; both build versions through source/kv/mirror.h. */
+extern const struct source_ops zookeeper_source_ops;
+extern const struct source_ops etcd_source_ops;
 
 #endif

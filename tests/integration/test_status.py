@@ -421,7 +421,7 @@ class Status(harness.IntegrationTest):
                                    v["lastModifyTime"] / 1000.0, places=3)
         reasons = {dict(labels)["reason"] for labels in m1.series("gwsync_errors_total")}
         self.assertEqual(reasons, {"connect", "timeout", "http", "code", "parse", "fetch",
-                                   "too_large", "auth"})
+                                   "too_large", "auth", "session"})
 
         v = emu.upsert("RULE", synclog.rule("mx-1"))
         ep.wait_status(lambda s: in_step(s) and sub(s)["groups"]["RULE"]["md5"] == v["md5"],

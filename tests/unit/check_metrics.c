@@ -295,9 +295,9 @@ START_TEST(server_counters_and_errors_by_reason)
 	ck_assert_double_eq(
 	    value_of(t, "gwsync_errors_total{server=\"http://b:9095\",reason=\"too_large\"}"), 9);
 	/* every reason is there from the start, zeros included; "ok"/"stopped" never are */
-	const char *reasons[] = {"connect", "timeout", "http",      "code",
-	                         "parse",   "fetch",   "too_large", "auth"};
-	for (size_t i = 0; i < 8; i++) {
+	const char *reasons[] = {"connect", "timeout",   "http", "code",   "parse",
+	                         "fetch",   "too_large", "auth", "session"};
+	for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
 		char s[200];
 		snprintf(s, sizeof s, "gwsync_errors_total{server=\"http://b:9095\",reason=\"%s\"}",
 		         reasons[i]);
