@@ -162,7 +162,7 @@ static int step(struct jspan_iter *it, char close)
 	return 1;
 }
 
-int jspan_object_next(struct jspan_iter *it, struct jspan_member *m)
+int jspan_object_key(struct jspan_iter *it, struct jspan_member *m)
 {
 	int r = step(it, '}');
 	if (r <= 0)
@@ -194,14 +194,36 @@ int jspan_object_next(struct jspan_iter *it, struct jspan_member *m)
 	if (p >= it->end || *p != ':')
 		return -1;
 	p = jspan_ws(p + 1, it->end);
-	const char *vend = jspan_skip(p, it->end);
-	if (!vend || vend == p)
+	if (p >= it->end)
 		return -1;
 	m->value = p;
-	m->value_len = (size_t)(vend - p);
+	m->value_len = 0;
+	it->p = p;
+	return 1;
+}
+
+int jspan_object_skip(struct jspan_iter *it, struct jspan_member *m)
+{
+	const char *vend = jspan_skip(m->value, it->end);
+	if (!vend || vend == m->value)
+		return -1;
+	jspan_object_done(it, m, vend);
+	return 0;
+}
+
+void jspan_object_done(struct jspan_iter *it, struct jspan_member *m, const char *vend)
+{
+	m->value_len = (size_t)(vend - m->value);
 	it->p = vend;
 	it->n++;
-	return 1;
+}
+
+int jspan_object_next(struct jspan_iter *it, struct jspan_member *m)
+{
+	int r = jspan_object_key(it, m);
+	if (r <= 0)
+		return r;
+	return jspan_object_skip(it, m) == 0 ? 1 : -1;
 }
 
 int jspan_array_next(struct jspan_iter *it, const char **value, size_t *len)
@@ -227,4 +249,19 @@ int jspan_key_is(const struct jspan_member *m, const char *key)
 	int r = json_is_string(s) ? strcmp(json_string_value(s), key) == 0 : -1;
 	json_decref(s);
 	return r;
+}
+
+int jspan_array_next_same(struct jspan_iter *it, const char *text, size_t len)
+{
+	if (len < 2 || (*text != '{' && *text != '['))
+		return 0; /* only a container is sure to end where the old one ended */
+	const char *saved = it->p;
+	if (step(it, ']') != 1 || (size_t)(it->end - it->p) < len ||
+	    memcmp(it->p, text, len) != 0) {
+		it->p = saved;
+		return 0;
+	}
+	it->p += len;
+	it->n++;
+	return 1;
 }

@@ -52,6 +52,27 @@ int jspan_array_begin(struct jspan_iter *it, const char *p, const char *end);
 int jspan_object_next(struct jspan_iter *it, struct jspan_member *m);
 int jspan_array_next(struct jspan_iter *it, const char **value, size_t *len);
 
+/*
+ * Members whose value the caller walks itself, so a large value is read once, not first
+ * skipped and then parsed: jspan_object_key() returns like jspan_object_next() but stops
+ * at the value (m->value is its first byte, m->value_len 0, it->p there). Then exactly one
+ * of: jspan_object_skip() (skips it; 0, or -1 if malformed), or jspan_object_done() with
+ * the byte after the value once the caller has parsed it.
+ */
+int jspan_object_key(struct jspan_iter *it, struct jspan_member *m);
+int jspan_object_skip(struct jspan_iter *it, struct jspan_member *m);
+void jspan_object_done(struct jspan_iter *it, struct jspan_member *m, const char *vend);
+
+/*
+ * The next element is exactly the len bytes of `text`, an object or array that was
+ * validated before (an item of the held version): consume it and return 1. A container
+ * ends at its own closing bracket, so identical bytes are the identical, valid value and
+ * need no walk: a memcmp instead of a scan. 0, with the iterator unchanged, when the
+ * next element is anything else, the array ends or is malformed (the caller then walks
+ * it with jspan_array_next(), which says which).
+ */
+int jspan_array_next_same(struct jspan_iter *it, const char *text, size_t len);
+
 /* Compare a member's key with `key` (decoding escapes if needed). 1 equal, 0 not, -1 invalid. */
 int jspan_key_is(const struct jspan_member *m, const char *key);
 

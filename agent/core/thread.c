@@ -10,7 +10,10 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 /* What the new thread needs before it runs its function: its name is set by the thread
  * itself, first thing, so nothing it does (or a test reading its name) can run before. */
@@ -61,4 +64,11 @@ int gw_cond_init_mono(pthread_cond_t *cv)
 		rc = pthread_cond_init(cv, &ca);
 	pthread_condattr_destroy(&ca);
 	return rc;
+}
+
+void gw_thread_background(void)
+{
+	/* Linux keeps a nice value per thread (setpriority on the thread id); the standard
+	 * has none, so this is best effort and failure only means the default priority. */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
 }

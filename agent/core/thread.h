@@ -22,6 +22,11 @@
  * /proc/PID/task/ tell the agent's threads apart. 0 or an errno. */
 int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg);
 
+/* The calling thread does background work (the snapshot writer): the lowest priority
+ * (nice 19), so on a machine with two cores it never takes one from polling and delivery;
+ * it still runs whenever they do not need the CPU. */
+void gw_thread_background(void);
+
 /* pthread_cond_init() on CLOCK_MONOTONIC. 0 or an errno. */
 int gw_cond_init_mono(pthread_cond_t *cv);
 

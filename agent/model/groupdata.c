@@ -30,8 +30,42 @@ void group_data_unref(struct group_data *gd)
 {
 	if (!gd || atomic_fetch_sub_explicit(&gd->refs, 1, memory_order_acq_rel) != 1)
 		return;
+	for (size_t i = 0; i < gd->n_stores; i++)
+		gd_store_unref(gd->stores[i]);
 	arena_free(&gd->arena);
 	free(gd);
+}
+
+struct gd_store *gd_store_new(void)
+{
+	struct gd_store *s = malloc(sizeof *s);
+	if (!s)
+		return NULL;
+	atomic_init(&s->refs, 1);
+	arena_init(&s->arena);
+	return s;
+}
+
+struct gd_store *gd_store_ref(struct gd_store *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+	return s;
+}
+
+void gd_store_unref(struct gd_store *s)
+{
+	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	arena_free(&s->arena);
+	free(s);
+}
+
+size_t group_data_bytes(const struct group_data *gd)
+{
+	size_t n = gd->arena.total;
+	for (size_t i = 0; i < gd->n_stores; i++)
+		n += gd->stores[i]->arena.total;
+	return n;
 }
 
 /* qsort has no context argument in C11; sort (key pointer, index) pairs instead. */

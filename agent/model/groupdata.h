@@ -3,8 +3,15 @@
  * reference count between the poller that fetched it, the store, the dispatcher, the
  * snapshot writer and the status endpoint. Nobody holds a lock while reading it.
  *
- * All of a version's memory (items, strings, raw JSON) lives in one arena freed with the
- * last reference, so building and freeing 100,000 items costs a handful of mallocs.
+ * A version's own memory (the item array, the key index) lives in one arena freed with the
+ * last reference, so building and freeing 100,000 items costs a handful of mallocs. What
+ * the items point to (strings, typed fields, raw JSON) lives in item stores: refcounted
+ * arenas that successive versions share. The model parses only what changed into a new
+ * store; an unchanged item of the next version is the same item (a copy of its gw_item
+ * pointing into the older store), so one changed rule among 100,000 costs one item, not
+ * 100,000 copies. A version holds a reference on every store one of its items lives in,
+ * and on no other, so a store is freed with the last version that still uses it.
+ * Versions built elsewhere (tests) may put everything in `arena` and have no stores.
  */
 #ifndef GW_GROUPDATA_H
 #define GW_GROUPDATA_H
@@ -31,7 +38,30 @@ struct group_data {
 	size_t json_bytes; /* sum of the items' raw JSON lengths */
 
 	struct arena arena;
+
+	/* The stores this version's items live in (one reference each) and, per item, the
+	 * index of its store; n_stores 0: contents in `arena` (not shared). */
+	struct gd_store **stores;
+	uint8_t *item_store;
+	size_t n_stores;
 };
+
+/* At most this many stores per version: beyond, the model copies every item into one new
+ * store (a compaction), which also bounds the memory of replaced items kept by a store. */
+#define GD_MAX_STORES 255
+
+/* A refcounted arena of item contents (see above). */
+struct gd_store {
+	atomic_int refs;
+	struct arena arena;
+};
+
+struct gd_store *gd_store_new(void);
+struct gd_store *gd_store_ref(struct gd_store *s);
+void gd_store_unref(struct gd_store *s);
+
+/* Bytes reserved by the version: its arena and its stores (shared ones counted whole). */
+size_t group_data_bytes(const struct group_data *gd);
 
 /* A new, empty version with one reference. NULL on out of memory. */
 struct group_data *group_data_new(enum gw_group group);

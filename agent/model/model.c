@@ -155,6 +155,7 @@ static const struct group_shape {
 
 struct pctx {
 	struct group_data *gd;
+	struct arena *mem; /* where new item contents go: the version's own store */
 	struct gw_err *err;
 	const char *group;
 	size_t index;
@@ -212,7 +213,7 @@ static int fill_list(struct pctx *c, const json_t *arr, const struct field *f, v
 	if (!json_is_array(arr))
 		return field_error(c, f->json, "array", arr);
 	size_t n = json_array_size(arr);
-	unsigned char *items = n ? arena_calloc(&c->gd->arena, n * ls->size) : NULL;
+	unsigned char *items = n ? arena_calloc(c->mem, n * ls->size) : NULL;
 	if (n && !items)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	for (size_t i = 0; i < n; i++) {
@@ -250,9 +251,8 @@ static int fill(struct pctx *c, const json_t *obj, const struct field *fields, s
 			} else {
 				return field_error(c, f->json, "string", v);
 			}
-			char *copy =
-			    arena_strndup(&c->gd->arena, s,
-			                  json_is_string(v) ? json_string_length(v) : strlen(s));
+			char *copy = arena_strndup(
+			    c->mem, s, json_is_string(v) ? json_string_length(v) : strlen(s));
 			if (!copy)
 				return gw_errf(c->err, "group %s: out of memory", c->group);
 			*(const char **)slot = copy;
@@ -291,18 +291,18 @@ static int convert_item(struct pctx *c, enum gw_group g, const json_t *obj, cons
 		return gw_errf(c->err, "group %s item %zu: expected an object, got %s", c->group,
 		               c->index, type_name(obj));
 	it->group = g;
-	it->json = arena_strndup(&c->gd->arena, raw, raw_len);
+	it->json = arena_strndup(c->mem, raw, raw_len);
 	if (!it->json)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	it->json_len = raw_len;
 	c->gd->json_bytes += raw_len;
 
 	const char *missing;
-	const char *key = key_of(g, obj, &c->gd->arena, &missing);
+	const char *key = key_of(g, obj, c->mem, &missing);
 	if (!key && missing)
 		return gw_errf(c->err, "group %s item %zu: missing key field '%s' (its key is %s)",
 		               c->group, c->index, missing, key_describe(g));
-	it->key = key && key_single_field(g) ? arena_strdup(&c->gd->arena, key) : key;
+	it->key = key && key_single_field(g) ? arena_strdup(c->mem, key) : key;
 	if (!it->key)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	c->key = it->key;
@@ -310,10 +310,10 @@ static int convert_item(struct pctx *c, enum gw_group g, const json_t *obj, cons
 	if (!sh->fields) {
 		const json_t *nm = json_object_get(obj, "name");
 		if (json_is_string(nm))
-			it->name = arena_strdup(&c->gd->arena, json_string_value(nm));
+			it->name = arena_strdup(c->mem, json_string_value(nm));
 		return 0;
 	}
-	void *typed = arena_calloc(&c->gd->arena, sh->size);
+	void *typed = arena_calloc(c->mem, sh->size);
 	if (!typed)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	if (fill(c, obj, sh->fields, sh->n_fields, typed) != 0)
@@ -360,7 +360,7 @@ static int copy_fields(struct arena *a, const struct field *fields, size_t n, vo
 static int copy_item(struct pctx *c, const struct gw_item *old, struct gw_item *it)
 {
 	const struct group_shape *sh = &shapes[old->group];
-	struct arena *a = &c->gd->arena;
+	struct arena *a = c->mem;
 	*it = *old;
 	it->json = arena_strndup(a, old->json, old->json_len);
 	if (!it->json)
@@ -387,10 +387,10 @@ static int copy_item(struct pctx *c, const struct gw_item *old, struct gw_item *
 	return 0;
 }
 
-/* The previous version's item with byte-identical text, found by its key without parsing
- * (only plain string keys; anything unusual takes the full path). */
-static const struct gw_item *unchanged_item(const struct group_data *prev, enum gw_group g,
-                                            const char *raw, size_t len)
+/* The previous version's item with the same key, found without parsing (only plain
+ * string keys; anything unusual returns NULL and takes the full path). */
+static const struct gw_item *same_key_item(const struct group_data *prev, enum gw_group g,
+                                           const char *raw, size_t len)
 {
 	const char *field = key_single_field(g);
 	if (!prev || !field)
@@ -407,8 +407,7 @@ static const struct gw_item *unchanged_item(const struct group_data *prev, enum 
 		return NULL;
 	memcpy(key, v + 1, klen);
 	key[klen] = '\0';
-	const struct gw_item *old = group_data_find(prev, key);
-	return old && old->json_len == len && memcmp(old->json, raw, len) == 0 ? old : NULL;
+	return group_data_find(prev, key);
 }
 
 static const char *span_type(const char *v)
@@ -430,46 +429,10 @@ static const char *span_type(const char *v)
 	}
 }
 
-static int parse_item(struct pctx *c, enum gw_group g, const struct group_data *prev,
-                      const char *raw, size_t len, struct gw_item *it)
-{
-	if (*raw != '{')
-		return gw_errf(c->err, "group %s item %zu: expected an object, got %s", c->group,
-		               c->index, span_type(raw));
-	const struct gw_item *old = unchanged_item(prev, g, raw, len);
-	if (old)
-		return copy_item(c, old, it);
-	json_error_t je;
-	json_t *obj = json_loadb(raw, len, JSON_REJECT_DUPLICATES, &je);
-	if (!obj) {
-		*c->syntax = 1;
-		return gw_errf(c->err, "group %s item %zu: invalid JSON at column %d: %s", c->group,
-		               c->index, je.column, je.text);
-	}
-	int rc = convert_item(c, g, obj, raw, len, it);
-	json_decref(obj);
-	return rc;
-}
-
 /* A small scalar value span through jansson (validates it fully). */
 static json_t *scalar(const char *v, size_t len)
 {
 	return json_loadb(v, len, JSON_DECODE_ANY, NULL);
-}
-
-/* Count the elements of the array at `v` (structure only) to size the item array. */
-static long count_elements(const char *v, const char *end)
-{
-	struct jspan_iter it;
-	const char *e;
-	size_t l;
-	long n = 0;
-	int r;
-	if (jspan_array_begin(&it, v, end) != 0)
-		return -1;
-	while ((r = jspan_array_next(&it, &e, &l)) == 1)
-		n++;
-	return r == 0 ? n : -1;
 }
 
 /* The md5 tag travels back in the listener's "md5,time" form parameter, in snapshot files
@@ -490,29 +453,253 @@ static int valid_md5(const json_t *md5)
 }
 
 /*
- * One ConfigData object in [text, end): {"md5":..,"lastModifyTime":..,"data":[..]} (and,
- * in snapshot files, "group"). Items are parsed one at a time (or carried over from
- * `prev` when their text is unchanged), so no tree of the whole group is ever built.
- * *syntax is set when the failure is text that is not JSON (not when it is JSON of the
- * wrong shape), so the caller knows to ask jansson where the syntax error is.
+ * Building one version's item list. Items are compared with the held version (`prev`)
+ * before anything is walked: the element at the cursor is first tried against prev's item
+ * at the same position with jspan_array_next_same(), a memcmp of its text; equal bytes are
+ * the same valid item, shared (its gw_item copied, pointing into prev's store) without
+ * scanning or parsing it. Only an element that differs is walked and parsed into the new
+ * version's own store; the cursor then moves past prev's item with the same key (or one
+ * place on, when the key cannot be read without parsing), so an insertion, a removal or a
+ * change costs one miss, not a miss for every item after it.
  */
-static int parse_config_text(enum gw_group g, const char *text, const char *end, const char *source,
-                             const struct group_data *prev, struct group_data **out, int *syntax,
-                             struct gw_err *err)
+struct build {
+	struct pctx c;
+	const struct group_data *prev;
+	int share;                  /* prev's items can be shared (else they are copied) */
+	int16_t map[GD_MAX_STORES]; /* prev's store index -> ours; -1: not adopted yet */
+	struct gw_item *vec;        /* the items while the list grows */
+	uint8_t *vst;               /* their stores */
+	size_t cap, j;              /* j: the cursor in prev */
+	int same_keys;              /* every item has the key prev has at its position */
+};
+
+/* Item j of prev as the next item: shared, or copied when prev cannot be shared. */
+static int take_old(struct build *b, size_t j, struct gw_item *it, uint8_t *st)
+{
+	const struct group_data *prev = b->prev;
+	const struct gw_item *old = &prev->items[j];
+	if (!b->share) {
+		*st = 0;
+		return copy_item(&b->c, old, it);
+	}
+	uint8_t from = prev->item_store[j];
+	if (b->map[from] < 0) {
+		struct group_data *gd = b->c.gd;
+		gd->stores[gd->n_stores] = gd_store_ref(prev->stores[from]);
+		b->map[from] = (int16_t)gd->n_stores++;
+	}
+	*it = *old;
+	*st = (uint8_t)b->map[from];
+	b->c.gd->json_bytes += old->json_len;
+	return 0;
+}
+
+static int parse_item(struct build *b, const char *raw, size_t len, struct gw_item *it, uint8_t *st,
+                      long *k)
+{
+	struct pctx *c = &b->c;
+	enum gw_group g = c->gd->group;
+	*k = -1;
+	memset(it, 0, sizeof *it); /* the typed pointers of other groups stay NULL */
+	if (*raw != '{')
+		return gw_errf(c->err, "group %s item %zu: expected an object, got %s", c->group,
+		               c->index, span_type(raw));
+	const struct gw_item *old = same_key_item(b->prev, g, raw, len);
+	if (old) {
+		*k = old - b->prev->items;
+		if (old->json_len == len && memcmp(old->json, raw, len) == 0)
+			return take_old(b, (size_t)*k, it, st);
+	}
+	json_error_t je;
+	json_t *obj = json_loadb(raw, len, JSON_REJECT_DUPLICATES, &je);
+	if (!obj) {
+		*c->syntax = 1;
+		return gw_errf(c->err, "group %s item %zu: invalid JSON at column %d: %s", c->group,
+		               c->index, je.column, je.text);
+	}
+	*st = 0;
+	int rc = convert_item(c, g, obj, raw, len, it);
+	json_decref(obj);
+	return rc;
+}
+
+static int grow(struct build *b)
+{
+	size_t cap = b->cap ? 2 * b->cap : 256;
+	struct gw_item *v = realloc(b->vec, cap * sizeof *v);
+	if (v)
+		b->vec = v;
+	uint8_t *s = v ? realloc(b->vst, cap) : NULL;
+	if (!s)
+		return gw_errf(b->c.err, "group %s: out of memory", b->c.group);
+	b->vst = s;
+	b->cap = cap;
+	return 0;
+}
+
+/* The 'data' array at v ('['): its items into b->vec. The byte after it, or NULL. */
+static const char *build_items(struct build *b, const char *v, const char *end)
+{
+	struct pctx *c = &b->c;
+	const struct group_data *prev = b->prev;
+	size_t n_prev = prev ? prev->n_items : 0;
+	struct jspan_iter it;
+	jspan_array_begin(&it, v, end);
+	if (n_prev) { /* room for the held count and a few more: a change rarely adds many */
+		b->cap = n_prev + 16;
+		b->vec = malloc(b->cap * sizeof *b->vec);
+		b->vst = malloc(b->cap);
+		if (!b->vec || !b->vst) {
+			gw_errf(c->err, "group %s: out of memory", c->group);
+			return NULL;
+		}
+	}
+	for (;;) {
+		if (c->index == b->cap && grow(b) != 0)
+			return NULL;
+		struct gw_item *dst = &b->vec[c->index];
+		uint8_t *st = &b->vst[c->index];
+		size_t j = b->j;
+		c->key = NULL;
+		if (j < n_prev &&
+		    jspan_array_next_same(&it, prev->items[j].json, prev->items[j].json_len) == 1) {
+			if (take_old(b, j, dst, st) != 0)
+				return NULL;
+			b->j = j + 1;
+		} else if (j + 1 < n_prev &&
+		           jspan_array_next_same(&it, prev->items[j + 1].json,
+		                                 prev->items[j + 1].json_len) == 1) {
+			if (take_old(b, j + 1, dst, st) != 0) /* prev's item j was removed */
+				return NULL;
+			b->j = j + 2;
+		} else {
+			const char *iv;
+			size_t ilen;
+			long k;
+			int r = jspan_array_next(&it, &iv, &ilen);
+			if (r == 0)
+				break;
+			if (r < 0) {
+				*c->syntax = 1;
+				gw_errf(c->err,
+				        "group %s: invalid JSON in 'data' (malformed or truncated "
+				        "array)",
+				        c->group);
+				return NULL;
+			}
+			if (parse_item(b, iv, ilen, dst, st, &k) != 0)
+				return NULL;
+			b->j = k >= 0 ? (size_t)k + 1 : j + 1;
+		}
+		b->same_keys = b->same_keys && c->index < n_prev &&
+		               (dst->key == prev->items[c->index].key ||
+		                strcmp(dst->key, prev->items[c->index].key) == 0);
+		c->gd->n_items = ++c->index;
+	}
+	return it.p;
+}
+
+/* The built list into the version's arena and its key index (prev's when the keys are
+ * prev's keys in prev's places). 0, or -1 with err set. */
+static int build_finish(struct build *b)
+{
+	struct group_data *gd = b->c.gd;
+	const char *gname = b->c.group;
+	size_t n = gd->n_items;
+	gd->items = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->items);
+	gd->item_store = arena_alloc(&gd->arena, n ? n : 1);
+	if (!gd->items || !gd->item_store)
+		return gw_errf(b->c.err, "group %s: out of memory", gname);
+	if (n) {
+		memcpy(gd->items, b->vec, n * sizeof *gd->items);
+		memcpy(gd->item_store, b->vst, n);
+	}
+	const struct group_data *prev = b->prev;
+	if (b->same_keys && prev && n == prev->n_items) {
+		gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key);
+		if (!gd->by_key || group_data_link(gd) < 0)
+			return gw_errf(b->c.err, "group %s: out of memory", gname);
+		memcpy(gd->by_key, prev->by_key, n * sizeof *gd->by_key);
+		return 0;
+	}
+	long dup = group_data_index(gd);
+	if (dup == -2)
+		return gw_errf(b->c.err, "group %s: out of memory", gname);
+	if (dup >= 0) {
+		char shown[300];
+		return gw_errf(
+		    b->c.err, "group %s: duplicate key '%s' (item %ld repeats an earlier item)",
+		    gname, key_display(gd->group, gd->items[dup].key, shown, sizeof shown), dup);
+	}
+	return 0;
+}
+
+/* A store that has kept many replaced items, or many stores: copy instead of sharing, so
+ * the next version starts over with one store holding exactly its items. */
+static int shareable(const struct group_data *prev)
+{
+	if (!prev || prev->n_stores == 0 || prev->n_stores >= GD_MAX_STORES)
+		return 0;
+	size_t held = 0;
+	for (size_t i = 0; i < prev->n_stores; i++)
+		held += prev->stores[i]->arena.total;
+	return held <= 4 * prev->json_bytes + (1u << 20);
+}
+
+/* A snapshot document's "group" member names `gname`. */
+static int group_is(const json_t *grp, const char *gname)
+{
+	return json_is_string(grp) && strcmp(json_string_value(grp), gname) == 0;
+}
+
+/* A new version with its own store (index 0) ready for items. */
+static struct group_data *version_new(enum gw_group g)
+{
+	struct group_data *gd = group_data_new(g);
+	if (!gd)
+		return NULL;
+	gd->stores = arena_alloc(&gd->arena, GD_MAX_STORES * sizeof *gd->stores);
+	if (!gd->stores || !(gd->stores[0] = gd_store_new())) {
+		group_data_unref(gd);
+		return NULL;
+	}
+	gd->n_stores = 1;
+	return gd;
+}
+
+/*
+ * One ConfigData object starting at `text` (whitespace first is fine):
+ * {"md5":..,"lastModifyTime":..,"data":[..]} (and, in snapshot files, "group"). With
+ * `stop` NULL the object must fill [text, end); else text may follow it and *stop is the
+ * byte after it. Items are parsed one at a time (or shared with `prev` when their text is
+ * unchanged) while the 'data' member is walked, so no tree of the whole group is built and
+ * its bytes are read once. *syntax is set when the failure is text that is not JSON (not
+ * when it is JSON of the wrong shape), so the caller knows to ask jansson where it is.
+ */
+static int parse_config_text(enum gw_group g, const char *text, const char *end, const char **stop,
+                             const char *source, const struct group_data *prev,
+                             struct group_data **out, int *syntax, struct gw_err *err)
 {
 	const char *gname = gw_group_name(g);
 	struct jspan_iter it;
 	struct jspan_member m;
-	const char *data = NULL, *data_end = NULL;
+	const char *data = NULL;
 	json_t *md5 = NULL, *lmt = NULL, *grp = NULL;
 	int r, rc = -1;
-	struct group_data *gd = NULL;
+	struct build b = {0};
+	int64_t received = gw_mono_us();
 
 	if (jspan_object_begin(&it, text, end) != 0)
 		return gw_errf(err, "group %s: expected an object, got %s", gname,
 		               jspan_ws(text, end) < end ? span_type(jspan_ws(text, end))
 		                                         : "nothing");
-	while ((r = jspan_object_next(&it, &m)) == 1) {
+	b.c = (struct pctx){NULL, NULL, err, gname, 0, NULL, syntax};
+	b.prev = prev;
+	b.share = shareable(prev);
+	b.same_keys = prev != NULL;
+	for (size_t i = 0; i < GD_MAX_STORES; i++)
+		b.map[i] = -1;
+	while ((r = jspan_object_key(&it, &m)) == 1) {
 		json_t **slot = NULL;
 		if (jspan_key_is(&m, "data") == 1) {
 			if (data) {
@@ -520,9 +707,24 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 				goto out;
 			}
 			data = m.value;
-			data_end = m.value + m.value_len;
+			if (*data != '[') { /* refused below, after the envelope's own checks */
+				if (jspan_object_skip(&it, &m) != 0)
+					break;
+				continue;
+			}
+			if (!(b.c.gd = version_new(g))) {
+				gw_errf(err, "group %s: out of memory", gname);
+				goto out;
+			}
+			b.c.mem = &b.c.gd->stores[0]->arena;
+			const char *vend = build_items(&b, data, end);
+			if (!vend)
+				goto out;
+			jspan_object_done(&it, &m, vend);
 			continue;
 		}
+		if (jspan_object_skip(&it, &m) != 0)
+			break;
 		if (jspan_key_is(&m, "md5") == 1)
 			slot = &md5;
 		else if (jspan_key_is(&m, "lastModifyTime") == 1)
@@ -539,16 +741,18 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		if (slot)
 			*slot = v;
 		else
-			json_decref(v); /* unknown member: valid, ignored */
+			json_decref(v);                    /* unknown member: valid, ignored */
+		if (slot == &grp && !group_is(grp, gname)) /* before its items are parsed */
+			break;
 	}
-	if (r < 0 || jspan_ws(it.p, end) != end) {
-		*syntax = 1;
-		gw_errf(err, "group %s: invalid JSON (malformed or truncated object)", gname);
-		goto out;
-	}
-	if (grp && (!json_is_string(grp) || strcmp(json_string_value(grp), gname) != 0)) {
+	if (grp && !group_is(grp, gname)) {
 		gw_errf(err, "group %s: the document says it is group %s", gname,
 		        json_is_string(grp) ? json_string_value(grp) : "(not a string)");
+		goto out;
+	}
+	if (r != 0 || (!stop && jspan_ws(it.p, end) != end)) {
+		*syntax = 1;
+		gw_errf(err, "group %s: invalid JSON (malformed or truncated object)", gname);
 		goto out;
 	}
 	if (!valid_md5(md5)) {
@@ -565,94 +769,25 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		        data ? span_type(data) : "nothing");
 		goto out;
 	}
-	/* Size the item array: the held version's count is a good guess (a change rarely
-	 * adds many items), which spares a second walk over the text; else count. */
-	long n = prev ? (long)prev->n_items + 16 : count_elements(data, data_end);
-	if (n < 0) {
-		*syntax = 1;
-		gw_errf(err, "group %s: invalid JSON in 'data' (malformed or truncated array)",
-		        gname);
-		goto out;
-	}
-	gd = group_data_new(g);
-	if (!gd) {
-		gw_errf(err, "group %s: out of memory", gname);
-		goto out;
-	}
+	struct group_data *gd = b.c.gd;
 	snprintf(gd->md5, sizeof gd->md5, "%s", json_string_value(md5));
 	gd->last_modify_time = json_integer_value(lmt);
 	snprintf(gd->source, sizeof gd->source, "%s", source ? source : "");
-	gd->received_us = gw_mono_us();
-	size_t cap = (size_t)(n ? n : 1);
-	gd->items = arena_calloc(&gd->arena, cap * sizeof *gd->items);
-	if (!gd->items) {
-		gw_errf(err, "group %s: out of memory", gname);
+	gd->received_us = received;
+	if (build_finish(&b) != 0)
 		goto out;
-	}
-	struct pctx c = {gd, err, gname, 0, NULL, syntax};
-	const char *v;
-	size_t vlen;
-	int same_keys = prev != NULL; /* every item has the key prev has at its position */
-	jspan_array_begin(&it, data, data_end);
-	while ((r = jspan_array_next(&it, &v, &vlen)) == 1) {
-		if (c.index == cap) { /* the guess was short: grow (the old array stays in the
-			               * arena until the version goes; rare) */
-			struct gw_item *bigger = arena_calloc(&gd->arena, 2 * cap * sizeof *bigger);
-			if (!bigger) {
-				gw_errf(err, "group %s: out of memory", gname);
-				goto out;
-			}
-			memcpy(bigger, gd->items, cap * sizeof *bigger);
-			gd->items = bigger;
-			cap *= 2;
-		}
-		c.key = NULL;
-		if (parse_item(&c, g, prev, v, vlen, &gd->items[c.index]) != 0)
-			goto out;
-		same_keys = same_keys && c.index < prev->n_items &&
-		            strcmp(gd->items[c.index].key, prev->items[c.index].key) == 0;
-		gd->n_items = ++c.index;
-	}
-	if (r < 0) {
-		*syntax = 1;
-		gw_errf(err, "group %s: invalid JSON in 'data' (malformed or truncated array)",
-		        gname);
-		goto out;
-	}
-	/* the same keys in the same places: prev's sorted index (and its uniqueness) holds */
-	if (same_keys && gd->n_items == prev->n_items) {
-		gd->by_key =
-		    arena_alloc(&gd->arena, (gd->n_items ? gd->n_items : 1) * sizeof *gd->by_key);
-		if (!gd->by_key || group_data_link(gd) < 0) {
-			gw_errf(err, "group %s: out of memory", gname);
-			goto out;
-		}
-		memcpy(gd->by_key, prev->by_key, gd->n_items * sizeof *gd->by_key);
-		*out = gd;
-		gd = NULL;
-		rc = 0;
-		goto out;
-	}
-	long dup = group_data_index(gd);
-	if (dup == -2) {
-		gw_errf(err, "group %s: out of memory", gname);
-		goto out;
-	}
-	if (dup >= 0) {
-		char shown[300];
-		gw_errf(err, "group %s: duplicate key '%s' (item %ld repeats an earlier item)",
-		        gname, key_display(gd->group, gd->items[dup].key, shown, sizeof shown),
-		        dup);
-		goto out;
-	}
+	if (stop)
+		*stop = it.p;
 	*out = gd;
-	gd = NULL;
+	b.c.gd = NULL;
 	rc = 0;
 out:
+	free(b.vec);
+	free(b.vst);
 	json_decref(md5);
 	json_decref(lmt);
 	json_decref(grp);
-	group_data_unref(gd);
+	group_data_unref(b.c.gd);
 	return rc;
 }
 
@@ -679,32 +814,34 @@ static int wanted(const struct jspan_member *m, const enum gw_group *want, size_
 	return -1;
 }
 
-/* The data object walked member by member, each wanted group through parse_config_text(),
- * the others validated and ignored. */
-int model_parse_groups(const char *data, size_t len, const enum gw_group *want, size_t n_want,
-                       const char *source, struct group_data *const prev[GW_GROUP_COUNT],
-                       struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
+/* The data object walked member by member, each wanted group through parse_config_text()
+ * (which walks its value once, in place), the others validated and ignored. */
+static int parse_groups(const char *data, const char *end, const char **stop,
+                        const enum gw_group *want, size_t n_want, const char *source,
+                        struct group_data *const prev[GW_GROUP_COUNT],
+                        struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		out[g] = NULL;
 	*syntax = 0;
-	const char *p = jspan_ws(data, data + len);
+	const char *p = jspan_ws(data, end);
 	struct jspan_iter it;
 	struct jspan_member m;
 	int r, rc = -1;
 
-	if (p == data + len || *p != '{') {
+	if (p == end || *p != '{') {
 		/* a value that is not an object, or nothing at all (then the text is not JSON) */
-		*syntax = p == data + len;
+		*syntax = p == end;
 		return gw_errf(err, "'data' must be an object keyed by group, got %s",
-		               p < data + len ? span_type(p) : "nothing");
+		               p < end ? span_type(p) : "nothing");
 	}
-	jspan_object_begin(&it, p, data + len);
-	while ((r = jspan_object_next(&it, &m)) == 1) {
+	jspan_object_begin(&it, p, end);
+	while ((r = jspan_object_key(&it, &m)) == 1) {
 		int i = wanted(&m, want, n_want);
 		if (i < 0) {
-			json_t *v = scalar(m.value, m.value_len); /* validated, then ignored */
-			if (!v) {
+			json_t *v = NULL; /* validated, then ignored */
+			if (jspan_object_skip(&it, &m) != 0 ||
+			    !(v = scalar(m.value, m.value_len))) {
 				*syntax = 1;
 				gw_errf(err, "invalid JSON in an unrequested group");
 				goto out;
@@ -717,11 +854,13 @@ int model_parse_groups(const char *data, size_t len, const enum gw_group *want, 
 			gw_errf(err, "group %s: appears twice in the reply", gw_group_name(g));
 			goto out;
 		}
-		if (parse_config_text(g, m.value, m.value + m.value_len, source,
-		                      prev ? prev[g] : NULL, &out[g], syntax, err) != 0)
+		const char *vend;
+		if (parse_config_text(g, m.value, end, &vend, source, prev ? prev[g] : NULL,
+		                      &out[g], syntax, err) != 0)
 			goto out;
+		jspan_object_done(&it, &m, vend);
 	}
-	if (r < 0 || jspan_ws(it.p, data + len) != data + len) {
+	if (r < 0 || (!stop && jspan_ws(it.p, end) != end)) {
 		*syntax = 1;
 		gw_errf(err, "invalid JSON: malformed 'data' object");
 		goto out;
@@ -731,6 +870,8 @@ int model_parse_groups(const char *data, size_t len, const enum gw_group *want, 
 			gw_errf(err, "group %s: missing from the reply", gw_group_name(want[i]));
 			goto out;
 		}
+	if (stop)
+		*stop = it.p;
 	rc = 0;
 out:
 	if (rc != 0)
@@ -741,12 +882,27 @@ out:
 	return rc;
 }
 
+int model_parse_groups(const char *data, size_t len, const enum gw_group *want, size_t n_want,
+                       const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+                       struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
+{
+	return parse_groups(data, data + len, NULL, want, n_want, source, prev, out, syntax, err);
+}
+
+int model_parse_groups_at(const char *data, const char *end, const char **stop,
+                          const enum gw_group *want, size_t n_want, const char *source,
+                          struct group_data *const prev[GW_GROUP_COUNT],
+                          struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
+{
+	return parse_groups(data, end, stop, want, n_want, source, prev, out, syntax, err);
+}
+
 int model_parse_group(enum gw_group group, const char *text, size_t len, const char *source,
                       struct group_data **out, struct gw_err *err)
 {
 	*out = NULL;
 	int syntax = 0;
-	if (parse_config_text(group, text, text + len, source, NULL, out, &syntax, err) == 0)
+	if (parse_config_text(group, text, text + len, NULL, source, NULL, out, &syntax, err) == 0)
 		return 0;
 	if (syntax) {
 		char prefix[64];

@@ -18,14 +18,26 @@
  * is the source's business). Every group in want[] must be present; each becomes
  * out[group] (one reference each; other slots NULL). `source` (the server URL) is recorded
  * in each version. An item whose raw text is byte-identical to the item with the same key
- * in prev[group] (the version held now; prev or its slots may be NULL) is copied instead of
- * parsed, so one changed rule among 10,000 costs one parse, not 10,000.
+ * in prev[group] (the version held now; prev or its slots may be NULL) is shared with it
+ * instead of parsed (groupdata.h), so one changed rule among 10,000 costs one parse and a
+ * memcmp of the rest, not 10,000 parses or copies.
  * On error nothing is returned (all slots NULL), err says which group and why, and
  * *syntax says whether the text is not JSON at all (1) or JSON of the wrong shape (0).
  */
 int model_parse_groups(const char *data, size_t len, const enum gw_group *want, size_t n_want,
                        const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                        struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err);
+
+/*
+ * The same for a data object that text may follow (a member of a larger document, such as
+ * the reply's envelope): it starts at `data` (whitespace first is fine) and ends before
+ * `end`; *stop is the byte after it. The reply is then read once, not first skipped over
+ * and then parsed.
+ */
+int model_parse_groups_at(const char *data, const char *end, const char **stop,
+                          const enum gw_group *want, size_t n_want, const char *source,
+                          struct group_data *const prev[GW_GROUP_COUNT],
+                          struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err);
 
 /*
  * Parse one ConfigData object {"md5":..,"lastModifyTime":..,"data":[..]} of `group`

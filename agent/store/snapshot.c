@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/thread.h"
 #include "store/groupdoc.h"
 #include "model/model.h"
@@ -147,14 +148,33 @@ static void write_pending(struct snapshot_writer *w)
 		LOG_I(w->log, "snapshot", "writing snapshots to %s again", w->dir);
 }
 
+/* Wait out a burst: return once the store has had no news for SNAPSHOT_QUIET_MS, or
+ * SNAPSHOT_MAX_DELAY_MS after `since`, or when asked to stop. A stream of changes is then
+ * written once, after the dispatcher has delivered them, instead of once per change while
+ * it delivers. */
+static uint64_t wait_quiet(struct snapshot_writer *w, uint64_t seen, int64_t since)
+{
+	while (!atomic_load(&w->stopping) && gw_mono_ms() - since < SNAPSHOT_MAX_DELAY_MS) {
+		uint64_t now = store_wait(w->st, seen, SNAPSHOT_QUIET_MS);
+		if (now == seen)
+			break;
+		seen = now;
+	}
+	return seen;
+}
+
 static void *writer_main(void *arg)
 {
 	struct snapshot_writer *w = arg;
 	uint64_t seen = 0;
+	gw_thread_background();
 	while (!atomic_load(&w->stopping)) {
 		write_pending(w);
 		/* after a failure, retry every 5 s even without news */
-		seen = store_wait(w->st, seen, any_failing(w) ? 5000 : -1);
+		uint64_t now = store_wait(w->st, seen, any_failing(w) ? 5000 : -1);
+		if (now != seen)
+			now = wait_quiet(w, now, gw_mono_ms());
+		seen = now;
 	}
 	write_pending(w);
 	return NULL;

@@ -339,7 +339,7 @@ START_TEST(group_document_roundtrip)
 }
 END_TEST
 
-START_TEST(unchanged_items_are_carried_over_changed_ones_parsed)
+START_TEST(unchanged_items_are_shared_changed_ones_parsed)
 {
 	const char *v1 =
 	    "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":["
@@ -359,9 +359,11 @@ START_TEST(unchanged_items_are_carried_over_changed_ones_parsed)
 	ck_assert_str_eq(new->items[1].rule->name, "TWO"); /* changed: parsed */
 	ck_assert_int_eq(new->items[1].rule->sort, 3);
 	ck_assert_str_eq(new->md5, "b");
-	/* carried over items own their memory: the old version can go */
-	ck_assert_ptr_ne(new->items[0].json, old->items[0].json);
-	ck_assert_ptr_ne(new->items[0].rule, old->items[0].rule);
+	/* unchanged items are the old version's items, not copies; the changed one is new */
+	ck_assert_ptr_eq(new->items[0].json, old->items[0].json);
+	ck_assert_ptr_eq(new->items[0].rule, old->items[0].rule);
+	ck_assert_ptr_ne(new->items[1].json, old->items[1].json);
+	/* the new version holds the store they live in: the old version can go */
 	group_data_unref(old);
 	ck_assert_str_eq(new->items[0].key, "r1");
 	ck_assert_str_eq(new->items[0].name, "one");
@@ -439,6 +441,95 @@ START_TEST(carry_over_with_growth_reorder_and_duplicates)
 	free(b3);
 	free(b4);
 	free(b5);
+}
+END_TEST
+
+/* Two versions hold the same items: keys, text and typed fields, in the same order. */
+static void assert_same_items(const struct group_data *a, const struct group_data *b)
+{
+	ck_assert_uint_eq(a->n_items, b->n_items);
+	for (size_t i = 0; i < a->n_items; i++) {
+		const struct gw_item *x = &a->items[i], *y = &b->items[i];
+		ck_assert_str_eq(x->key, y->key);
+		ck_assert_str_eq(x->json, y->json);
+		ck_assert_uint_eq(x->json_len, y->json_len);
+		ck_assert_str_eq(x->rule->name, y->rule->name);
+		ck_assert_ptr_eq(x->name, x->rule->name);
+		ck_assert_ptr_eq(group_data_find(a, x->key), x);
+	}
+}
+
+/* Each edit of the held list (insertions, removals, changes, moves, at either end and in
+ * the middle) gives, with the held version to share from, exactly the version a fresh
+ * parse gives; and the shared version outlives the one it shares with. */
+START_TEST(shared_items_give_the_version_a_fresh_parse_gives)
+{
+	const enum gw_group rule[] = {GW_GROUP_RULE};
+	struct gw_err err = {{0}};
+	static const int lists[][8] = {
+	    {0, 1, 2, 3, 4, 5, 6, 7}, /* the held list */
+	    {9, 0, 1, 2, 3, 4, 5, 6}, /* inserted at the front, the last removed */
+	    {0, 1, 3, 4, 5, 6, 7, 8}, /* one removed in the middle, one appended */
+	    {0, 1, 2, 9, 8, 5, 6, 7}, /* two replaced in the middle */
+	    {7, 6, 5, 4, 3, 2, 1, 0}, /* reversed */
+	    {0, 2, 1, 3, 4, 6, 5, 7}, /* neighbours swapped */
+	    {1, 2, 3, 4, 5, 6, 7, 0}, /* the first moved to the end */
+	};
+	char *b0 = rules_reply("a", 1, lists[0], 8);
+	for (size_t l = 1; l < sizeof lists / sizeof lists[0]; l++) {
+		struct group_data *held[GW_GROUP_COUNT], *shared[GW_GROUP_COUNT],
+		    *fresh[GW_GROUP_COUNT];
+		ck_assert_int_eq(fetch(b0, strlen(b0), rule, 1, "s", NULL, held, &err), 0);
+		char *b = rules_reply("b", 2, lists[l], 8);
+		ck_assert_msg(fetch(b, strlen(b), rule, 1, "s", held, shared, &err) == 0, "%s",
+		              err.msg);
+		ck_assert_int_eq(fetch(b, strlen(b), rule, 1, "s", NULL, fresh, &err), 0);
+		unref_all(held);
+		assert_same_items(shared[GW_GROUP_RULE], fresh[GW_GROUP_RULE]);
+		unref_all(shared);
+		unref_all(fresh);
+		free(b);
+	}
+	free(b0);
+}
+END_TEST
+
+/* A long run of changes, each to another item, never lets a version hold more than
+ * GD_MAX_STORES stores (then one compacting copy starts over), and every version stays
+ * whole after all the versions before it are gone. */
+START_TEST(a_long_run_of_changes_keeps_the_stores_bounded)
+{
+	const enum gw_group rule[] = {GW_GROUP_RULE};
+	struct gw_err err = {{0}};
+	enum { N = 300 };
+	int ids[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = i;
+	char *b = rules_reply("a", 1, ids, N);
+	struct group_data *held[GW_GROUP_COUNT], *next[GW_GROUP_COUNT];
+	ck_assert_int_eq(fetch(b, strlen(b), rule, 1, "s", NULL, held, &err), 0);
+	free(b);
+	size_t most = 0;
+	for (int round = 0; round < 2 * GD_MAX_STORES; round++) {
+		ids[round % N] = 1000 + round; /* another item each time */
+		b = rules_reply("b", 2 + round, ids, N);
+		ck_assert_msg(fetch(b, strlen(b), rule, 1, "s", held, next, &err) == 0, "%s",
+		              err.msg);
+		free(b);
+		unref_all(held);
+		struct group_data *gd = next[GW_GROUP_RULE];
+		ck_assert_uint_le(gd->n_stores, GD_MAX_STORES);
+		if (gd->n_stores > most)
+			most = gd->n_stores;
+		char k[16], name[16];
+		snprintf(k, sizeof k, "r%d", 1000 + round);
+		snprintf(name, sizeof name, "n%d", 1000 + round);
+		ck_assert_ptr_eq(group_data_find(gd, k), &gd->items[round % N]);
+		ck_assert_str_eq(gd->items[round % N].rule->name, name);
+		memcpy(held, next, sizeof held);
+	}
+	ck_assert_uint_gt(most, 2); /* it did share, over many stores */
+	unref_all(held);
 }
 END_TEST
 
@@ -522,10 +613,12 @@ int main(void)
 	tcase_add_test(tc, newer_groups_raw_with_keys);
 	tcase_add_test(tc, each_group_is_keyed_as_shenyu_caches_key_it);
 	tcase_add_test(tc, group_document_roundtrip);
-	tcase_add_test(tc, unchanged_items_are_carried_over_changed_ones_parsed);
+	tcase_add_test(tc, unchanged_items_are_shared_changed_ones_parsed);
 	tcase_add_test(tc, structure_between_values_is_strict);
 	tcase_add_test(tc, whitespace_only_group_document);
 	tcase_add_test(tc, carry_over_with_growth_reorder_and_duplicates);
+	tcase_add_test(tc, shared_items_give_the_version_a_fresh_parse_gives);
+	tcase_add_test(tc, a_long_run_of_changes_keeps_the_stores_bounded);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -245,7 +245,7 @@ static int call(struct admin *a, struct http_request *rq, const char *what, cons
 		if (rc != 0)
 			return -1;
 		if (rep->status == 401) {
-			http_reply_free(rep);
+			http_reply_recycle(a->http, rep);
 			if (with_login && attempt == 0) {
 				LOG_I(a->log, "login",
 				      "server %s: %s: HTTP 401, the token was refused; "
@@ -266,7 +266,7 @@ static int call(struct admin *a, struct http_request *rq, const char *what, cons
 		}
 		if (reply_check_status(a->server, what, rep->status, rep->body, rep->len, why,
 		                       err) != 0) {
-			http_reply_free(rep);
+			http_reply_recycle(a->http, rep);
 			return -1;
 		}
 		return 0;
@@ -304,9 +304,9 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
 	rc = reply_parse_fetch(rep.body, rep.len, groups, n, a->server, held, out, why, err);
 	if (rc != 0)
 		gw_err_prefix(err, "server %s: %s", a->server, what);
-	http_reply_free(&rep);
-	/* a large reply leaves glibc's heap high; hand the freed pages back */
-	if (*bytes >= ADMIN_TRIM_BYTES)
+	/* a large reply leaves glibc's heap high; hand the freed pages back (a buffer kept
+	 * for the next fetch is not freed, so there is nothing to hand back then) */
+	if (!http_reply_recycle(a->http, &rep) && *bytes >= ADMIN_TRIM_BYTES)
 		malloc_trim(0);
 	return rc;
 }
@@ -347,6 +347,6 @@ int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT]
 		return -1;
 	rc = admin_parse_listener(rep.body, rep.len, a->cfg->groups, a->cfg->n_groups, a->server,
 	                          a->log, changed_mask, why, err);
-	http_reply_free(&rep);
+	http_reply_recycle(a->http, &rep);
 	return rc;
 }

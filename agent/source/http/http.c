@@ -34,6 +34,8 @@ struct http {
 	int64_t timeout_ms;
 	atomic_int stop;
 	char errbuf[CURL_ERROR_SIZE];
+	char *spare; /* the last reply's buffer, kept for the next (http_reply_recycle) */
+	size_t spare_cap;
 };
 
 /* Where a reply's body goes while it arrives. */
@@ -61,6 +63,13 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 		curl_easy_getinfo(s->h->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
 		if (cl > 0 && (uint64_t)cl < s->h->max_response)
 			cap = (size_t)cl + 1;
+		/* a large reply goes into pages already touched: no page faults (a small one,
+		 * such as a listener's answer, leaves the buffer to the next fetch) */
+		if (s->h->spare && (cl < 0 || cl >= 65536)) {
+			s->body.p = s->h->spare;
+			s->body.cap = s->h->spare_cap;
+			s->h->spare = NULL;
+		}
 		strbuf_reserve(&s->body, cap);
 	}
 	if (strbuf_add(&s->body, data, n) != 0)
@@ -141,6 +150,7 @@ void http_close(struct http *h)
 		curl_easy_cleanup(h->easy);
 	if (h->multi)
 		curl_multi_cleanup(h->multi);
+	free(h->spare);
 	free(h->server);
 	free(h);
 }
@@ -161,6 +171,20 @@ void http_reply_free(struct http_reply *rep)
 	free(rep->body);
 	rep->body = NULL;
 	rep->len = 0;
+}
+
+int http_reply_recycle(struct http *h, struct http_reply *rep)
+{
+	if (!rep->body || rep->cap > HTTP_KEEP_BYTES) {
+		http_reply_free(rep);
+		return 0;
+	}
+	free(h->spare);
+	h->spare = rep->body;
+	h->spare_cap = rep->cap;
+	rep->body = NULL;
+	rep->len = 0;
+	return 1;
 }
 
 /* Runs the easy handle to completion (or interruption). Returns the transfer's CURLcode,
@@ -268,6 +292,7 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	rep->status = 0;
 	rep->body = NULL;
 	rep->len = 0;
+	rep->cap = 0;
 	*why = SYNC_OK;
 	if (atomic_load(&h->stop)) {
 		*why = SYNC_STOPPED;
@@ -346,6 +371,7 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 		return classify(h, rq, (CURLcode)rc, &s, why, err);
 	}
 	size_t len = s.body.len;
+	size_t cap = s.body.cap;
 	char *body = strbuf_finish(&s.body); /* "" for an empty body */
 	if (!body) {
 		*why = SYNC_FAIL_CONNECT;
@@ -354,5 +380,6 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	rep->status = status;
 	rep->body = body;
 	rep->len = len;
+	rep->cap = cap > len ? cap : len + 1;
 	return 0;
 }

@@ -47,6 +47,7 @@ struct http_reply {
 	char *body;  /* NUL-terminated (the NUL is not counted in len); free with
 	              * http_reply_free() */
 	size_t len;
+	size_t cap; /* bytes allocated for body */
 };
 
 /*
@@ -58,6 +59,16 @@ struct http_reply {
 int http_do(struct http *h, const struct http_request *rq, struct http_reply *rep,
             enum sync_fail *why, struct gw_err *err);
 void http_reply_free(struct http_reply *rep);
+
+/* Replies up to this size leave their buffer to the next request on the handle. */
+#define HTTP_KEEP_BYTES ((size_t)16 << 20)
+
+/*
+ * Free the reply, keeping its buffer for the handle's next reply when it is at most
+ * HTTP_KEEP_BYTES: a fetch of a changed 5 MB group then lands in pages already touched
+ * instead of faulting in fresh ones (as a long-lived client keeps its buffer). 1 if kept.
+ */
+int http_reply_recycle(struct http *h, struct http_reply *rep);
 
 const char *http_server(const struct http *h);
 

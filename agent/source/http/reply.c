@@ -55,8 +55,22 @@ static enum sync_fail syntax(const char *body, size_t len, const char *fallback,
 	return SYNC_FAIL_PARSE;
 }
 
-enum sync_fail reply_parse_envelope(const char *body, size_t len, struct reply_envelope *env,
-                                    struct gw_err *err)
+/* A fetch whose groups are parsed while the envelope is walked (see walk()). */
+struct inplace {
+	const enum gw_group *want;
+	size_t n_want;
+	const char *source;
+	struct group_data *const *prev;
+	struct group_data **out;
+	int done;     /* out[] holds the parsed groups */
+	int bad_json; /* the groups failed as text that is not JSON */
+};
+
+/* The envelope, member by member. With `ip`, a 'data' member that comes after code 200
+ * (the admin writes code, message, data) is parsed by the model where it stands, so the
+ * 50 MB of a big reply are read once; otherwise its span is only skipped. */
+static enum sync_fail walk(const char *body, size_t len, struct reply_envelope *env,
+                           struct inplace *ip, struct gw_err *err)
 {
 	memset(env, 0, sizeof *env);
 	const char *end = body + len;
@@ -76,7 +90,7 @@ enum sync_fail reply_parse_envelope(const char *body, size_t len, struct reply_e
 		return SYNC_FAIL_PARSE;
 	}
 	jspan_object_begin(&it, p, end);
-	while ((r = jspan_object_next(&it, &m)) == 1) {
+	while ((r = jspan_object_key(&it, &m)) == 1) {
 		if (jspan_key_is(&m, "data") == 1) {
 			if (have_data) {
 				why = syntax(body, len, "duplicate key 'data'", err);
@@ -84,8 +98,28 @@ enum sync_fail reply_parse_envelope(const char *body, size_t len, struct reply_e
 			}
 			have_data = 1;
 			env->data = m.value;
+			if (ip && json_is_integer(code) && json_integer_value(code) == 200) {
+				const char *vend;
+				if (model_parse_groups_at(m.value, end, &vend, ip->want, ip->n_want,
+				                          ip->source, ip->prev, ip->out,
+				                          &ip->bad_json, err) != 0) {
+					why = ip->bad_json ? SYNC_FAIL_PARSE : SYNC_FAIL_FETCH;
+					if (ip->bad_json)
+						model_syntax_error(body, len, "", err);
+					goto out;
+				}
+				ip->done = 1;
+				jspan_object_done(&it, &m, vend);
+			} else if (jspan_object_skip(&it, &m) != 0) {
+				r = -1;
+				break;
+			}
 			env->data_len = m.value_len;
 			continue;
+		}
+		if (jspan_object_skip(&it, &m) != 0) {
+			r = -1;
+			break;
 		}
 		json_t *v = json_loadb(m.value, m.value_len, JSON_DECODE_ANY, NULL);
 		json_t **slot = jspan_key_is(&m, "code") == 1      ? &code
@@ -129,6 +163,12 @@ out:
 	return why;
 }
 
+enum sync_fail reply_parse_envelope(const char *body, size_t len, struct reply_envelope *env,
+                                    struct gw_err *err)
+{
+	return walk(body, len, env, NULL, err);
+}
+
 enum sync_fail reply_data_tree(const char *server, const char *what, const char *body, size_t len,
                                struct reply_envelope *env, json_t **data, struct gw_err *err)
 {
@@ -153,9 +193,17 @@ int reply_parse_fetch(const char *body, size_t len, const enum gw_group *want, s
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		out[g] = NULL;
 	struct reply_envelope env;
-	*why = reply_parse_envelope(body, len, &env, err);
-	if (*why != SYNC_OK)
+	struct inplace ip = {want, n_want, source, prev, out, 0, 0};
+	*why = walk(body, len, &env, &ip, err);
+	if (*why != SYNC_OK) {
+		for (int g = 0; g < GW_GROUP_COUNT; g++) {
+			group_data_unref(out[g]);
+			out[g] = NULL;
+		}
 		return -1;
+	}
+	if (ip.done)
+		return 0;
 	int bad_json = 0;
 	if (model_parse_groups(env.data, env.data_len, want, n_want, source, prev, out, &bad_json,
 	                       err) == 0)
