@@ -18,6 +18,7 @@ Datasets (sizes from issue 7):
   big   40 plugins, 1,000 selectors, 100,000 rules, 10,000 metadata (full sync, memory,
         one change in a big group)
   demo  the emulator's default sizes, five classic groups          (idle RSS and CPU)
+  small 40 plugins, 100 selectors, 1,000 rules                    (the growth curve)
 """
 import argparse
 import os
@@ -39,6 +40,8 @@ DATASETS = {
     "big": (["PLUGIN", "SELECTOR", "RULE", "META_DATA"],
             dict(NONE, plugins=40, selectors=1000, rules=100000, metadata=10000)),
     "demo": (list(dataset.CLASSIC_GROUPS), {}),
+    "small": (["PLUGIN", "SELECTOR", "RULE"],
+              dict(NONE, plugins=40, selectors=100, rules=1000)),
 }
 
 
