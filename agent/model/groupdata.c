@@ -32,18 +32,55 @@ void group_data_unref(struct group_data *gd)
 		return;
 	for (size_t i = 0; i < gd->n_stores; i++)
 		gd_store_unref(gd->stores[i]);
+	free(gd->heap_items);
 	arena_free(&gd->arena);
 	free(gd);
 }
 
 struct gd_store *gd_store_new(void)
 {
-	struct gd_store *s = malloc(sizeof *s);
+	struct gd_store *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
 	atomic_init(&s->refs, 1);
 	arena_init(&s->arena);
 	return s;
+}
+
+struct gd_store *gd_store_wrap(char *text, size_t len)
+{
+	struct gd_store *s = gd_store_new();
+	if (s) {
+		s->text = text;
+		s->text_len = len;
+	}
+	return s;
+}
+
+char *gd_store_unwrap(struct gd_store *s)
+{
+	char *text = s->text;
+	s->text = NULL;
+	gd_store_unref(s);
+	return text;
+}
+
+size_t gd_store_bytes(const struct gd_store *s)
+{
+	return s->arena.total + (s->text ? s->text_len : 0) +
+	       (s->text_of && s->text_of->text ? s->text_of->text_len : 0);
+}
+
+void group_data_seal(struct group_data *gd, const struct gd_store *text)
+{
+	if (!text || !text->text)
+		return;
+	const char *lo = text->text, *hi = text->text + text->text_len;
+	for (size_t i = 0; i < gd->n_items; i++) {
+		const char *j = gd->items[i].json;
+		if (j >= lo && j < hi)
+			((char *)j)[gd->items[i].json_len] = '\0'; /* the text is ours: see .h */
+	}
 }
 
 struct gd_store *gd_store_ref(struct gd_store *s)
@@ -57,14 +94,16 @@ void gd_store_unref(struct gd_store *s)
 	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	arena_free(&s->arena);
+	free(s->text);
+	gd_store_unref(s->text_of);
 	free(s);
 }
 
 size_t group_data_bytes(const struct group_data *gd)
 {
-	size_t n = gd->arena.total;
+	size_t n = gd->arena.total + gd->n_items * sizeof *gd->items * (gd->heap_items != NULL);
 	for (size_t i = 0; i < gd->n_stores; i++)
-		n += gd->stores[i]->arena.total;
+		n += gd_store_bytes(gd->stores[i]);
 	return n;
 }
 

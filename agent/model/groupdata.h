@@ -44,24 +44,42 @@ struct group_data {
 	struct gd_store **stores;
 	uint8_t *item_store;
 	size_t n_stores;
+	struct gw_item *heap_items; /* `items` when malloc'd (the model's), freed with it */
 };
 
 /* At most this many stores per version: beyond, the model copies every item into one new
  * store (a compaction), which also bounds the memory of replaced items kept by a store. */
 #define GD_MAX_STORES 255
 
-/* A refcounted arena of item contents (see above). */
+/* A refcounted arena of item contents (see above). A store can also own a text (the
+ * admin's reply, whose bytes the items of a full parse point into instead of copying
+ * them), and depend on another store's text (`text_of`: held as long as this one is). */
 struct gd_store {
 	atomic_int refs;
 	struct arena arena;
+	char *text; /* malloc'd, freed with the store; NULL: none */
+	size_t text_len;
+	struct gd_store *text_of;
 };
 
 struct gd_store *gd_store_new(void);
+/* A store owning `text` (len bytes, malloc'd; a NUL at text[len]). NULL on out of memory
+ * (text is then still the caller's). */
+struct gd_store *gd_store_wrap(char *text, size_t len);
+/* The text back from a store nobody else holds (refs 1): the store is freed. */
+char *gd_store_unwrap(struct gd_store *s);
 struct gd_store *gd_store_ref(struct gd_store *s);
 void gd_store_unref(struct gd_store *s);
+/* Bytes the store keeps alive: its arena, its text and the text it depends on. */
+size_t gd_store_bytes(const struct gd_store *s);
 
 /* Bytes reserved by the version: its arena and its stores (shared ones counted whole). */
 size_t group_data_bytes(const struct group_data *gd);
+
+/* Make the items whose raw JSON lies in `text` NUL-terminated, as the ABI promises, by
+ * writing a NUL on the byte after each (the ',' or ']' the parser has read already). The
+ * last step of a parse that pointed items into the text instead of copying them. */
+void group_data_seal(struct group_data *gd, const struct gd_store *text);
 
 /* A new, empty version with one reference. NULL on out of memory. */
 struct group_data *group_data_new(enum gw_group group);

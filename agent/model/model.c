@@ -156,6 +156,7 @@ static const struct group_shape {
 struct pctx {
 	struct group_data *gd;
 	struct arena *mem; /* where new item contents go: the version's own store */
+	int adopt;         /* items' raw JSON points into the reply's text (no copy) */
 	struct gw_err *err;
 	const char *group;
 	size_t index;
@@ -291,7 +292,7 @@ static int convert_item(struct pctx *c, enum gw_group g, const json_t *obj, cons
 		return gw_errf(c->err, "group %s item %zu: expected an object, got %s", c->group,
 		               c->index, type_name(obj));
 	it->group = g;
-	it->json = arena_strndup(c->mem, raw, raw_len);
+	it->json = c->adopt ? raw : arena_strndup(c->mem, raw, raw_len);
 	if (!it->json)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	it->json_len = raw_len;
@@ -357,12 +358,12 @@ static int copy_fields(struct arena *a, const struct field *fields, size_t n, vo
 	return 0;
 }
 
-static int copy_item(struct pctx *c, const struct gw_item *old, struct gw_item *it)
+static int copy_item(struct pctx *c, const struct gw_item *old, const char *raw, struct gw_item *it)
 {
 	const struct group_shape *sh = &shapes[old->group];
 	struct arena *a = c->mem;
 	*it = *old;
-	it->json = arena_strndup(a, old->json, old->json_len);
+	it->json = c->adopt ? raw : arena_strndup(a, old->json, old->json_len);
 	if (!it->json)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	c->gd->json_bytes += old->json_len;
@@ -473,14 +474,15 @@ struct build {
 	int same_keys;              /* every item has the key prev has at its position */
 };
 
-/* Item j of prev as the next item: shared, or copied when prev cannot be shared. */
-static int take_old(struct build *b, size_t j, struct gw_item *it, uint8_t *st)
+/* Item j of prev as the next item (its text is at raw in the new reply): shared, or
+ * copied when prev cannot be shared. */
+static int take_old(struct build *b, size_t j, const char *raw, struct gw_item *it, uint8_t *st)
 {
 	const struct group_data *prev = b->prev;
 	const struct gw_item *old = &prev->items[j];
 	if (!b->share) {
 		*st = 0;
-		return copy_item(&b->c, old, it);
+		return copy_item(&b->c, old, raw, it);
 	}
 	uint8_t from = prev->item_store[j];
 	if (b->map[from] < 0) {
@@ -508,7 +510,7 @@ static int parse_item(struct build *b, const char *raw, size_t len, struct gw_it
 	if (old) {
 		*k = old - b->prev->items;
 		if (old->json_len == len && memcmp(old->json, raw, len) == 0)
-			return take_old(b, (size_t)*k, it, st);
+			return take_old(b, (size_t)*k, raw, it, st);
 	}
 	json_error_t je;
 	json_t *obj = json_loadb(raw, len, JSON_REJECT_DUPLICATES, &je);
@@ -563,13 +565,14 @@ static const char *build_items(struct build *b, const char *v, const char *end)
 		c->key = NULL;
 		if (j < n_prev &&
 		    jspan_array_next_same(&it, prev->items[j].json, prev->items[j].json_len) == 1) {
-			if (take_old(b, j, dst, st) != 0)
+			if (take_old(b, j, it.p - prev->items[j].json_len, dst, st) != 0)
 				return NULL;
 			b->j = j + 1;
 		} else if (j + 1 < n_prev &&
 		           jspan_array_next_same(&it, prev->items[j + 1].json,
 		                                 prev->items[j + 1].json_len) == 1) {
-			if (take_old(b, j + 1, dst, st) != 0) /* prev's item j was removed */
+			/* prev's item j was removed */
+			if (take_old(b, j + 1, it.p - prev->items[j + 1].json_len, dst, st) != 0)
 				return NULL;
 			b->j = j + 2;
 		} else {
@@ -606,14 +609,17 @@ static int build_finish(struct build *b)
 	struct group_data *gd = b->c.gd;
 	const char *gname = b->c.group;
 	size_t n = gd->n_items;
-	gd->items = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->items);
+	/* the list becomes the version's as it is (shrunk in place: no copy, no second
+	 * array of 100,000 items at the peak of a full sync) */
+	struct gw_item *items = b->vec ? realloc(b->vec, (n ? n : 1) * sizeof *items) : NULL;
+	if (items)
+		b->vec = NULL;
+	gd->items = gd->heap_items = items;
 	gd->item_store = arena_alloc(&gd->arena, n ? n : 1);
 	if (!gd->items || !gd->item_store)
 		return gw_errf(b->c.err, "group %s: out of memory", gname);
-	if (n) {
-		memcpy(gd->items, b->vec, n * sizeof *gd->items);
+	if (n)
 		memcpy(gd->item_store, b->vst, n);
-	}
 	const struct group_data *prev = b->prev;
 	if (b->same_keys && prev && n == prev->n_items) {
 		gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key);
@@ -642,7 +648,7 @@ static int shareable(const struct group_data *prev)
 		return 0;
 	size_t held = 0;
 	for (size_t i = 0; i < prev->n_stores; i++)
-		held += prev->stores[i]->arena.total;
+		held += gd_store_bytes(prev->stores[i]);
 	return held <= 4 * prev->json_bytes + (1u << 20);
 }
 
@@ -677,8 +683,9 @@ static struct group_data *version_new(enum gw_group g)
  * when it is JSON of the wrong shape), so the caller knows to ask jansson where it is.
  */
 static int parse_config_text(enum gw_group g, const char *text, const char *end, const char **stop,
-                             const char *source, const struct group_data *prev,
-                             struct group_data **out, int *syntax, struct gw_err *err)
+                             struct gd_store *owner, const char *source,
+                             const struct group_data *prev, struct group_data **out, int *syntax,
+                             struct gw_err *err)
 {
 	const char *gname = gw_group_name(g);
 	struct jspan_iter it;
@@ -693,9 +700,13 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		return gw_errf(err, "group %s: expected an object, got %s", gname,
 		               jspan_ws(text, end) < end ? span_type(jspan_ws(text, end))
 		                                         : "nothing");
-	b.c = (struct pctx){NULL, NULL, err, gname, 0, NULL, syntax};
+	b.c = (struct pctx){NULL, NULL, 0, err, gname, 0, NULL, syntax};
 	b.prev = prev;
 	b.share = shareable(prev);
+	/* a group parsed whole (nothing held to share) points into the reply's text instead
+	 * of copying it: the text is then kept instead of a copy of 95% of it */
+	b.c.adopt = owner && owner->text && !b.share && text >= owner->text &&
+	            end <= owner->text + owner->text_len;
 	b.same_keys = prev != NULL;
 	for (size_t i = 0; i < GD_MAX_STORES; i++)
 		b.map[i] = -1;
@@ -717,6 +728,8 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 				goto out;
 			}
 			b.c.mem = &b.c.gd->stores[0]->arena;
+			if (b.c.adopt)
+				b.c.gd->stores[0]->text_of = gd_store_ref(owner);
 			const char *vend = build_items(&b, data, end);
 			if (!vend)
 				goto out;
@@ -817,8 +830,8 @@ static int wanted(const struct jspan_member *m, const enum gw_group *want, size_
 /* The data object walked member by member, each wanted group through parse_config_text()
  * (which walks its value once, in place), the others validated and ignored. */
 static int parse_groups(const char *data, const char *end, const char **stop,
-                        const enum gw_group *want, size_t n_want, const char *source,
-                        struct group_data *const prev[GW_GROUP_COUNT],
+                        struct gd_store *owner, const enum gw_group *want, size_t n_want,
+                        const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                         struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
@@ -855,7 +868,7 @@ static int parse_groups(const char *data, const char *end, const char **stop,
 			goto out;
 		}
 		const char *vend;
-		if (parse_config_text(g, m.value, end, &vend, source, prev ? prev[g] : NULL,
+		if (parse_config_text(g, m.value, end, &vend, owner, source, prev ? prev[g] : NULL,
 		                      &out[g], syntax, err) != 0)
 			goto out;
 		jspan_object_done(&it, &m, vend);
@@ -886,15 +899,16 @@ int model_parse_groups(const char *data, size_t len, const enum gw_group *want, 
                        const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                        struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
 {
-	return parse_groups(data, data + len, NULL, want, n_want, source, prev, out, syntax, err);
+	return parse_groups(data, data + len, NULL, NULL, want, n_want, source, prev, out, syntax,
+	                    err);
 }
 
 int model_parse_groups_at(const char *data, const char *end, const char **stop,
-                          const enum gw_group *want, size_t n_want, const char *source,
-                          struct group_data *const prev[GW_GROUP_COUNT],
+                          struct gd_store *owner, const enum gw_group *want, size_t n_want,
+                          const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                           struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
 {
-	return parse_groups(data, end, stop, want, n_want, source, prev, out, syntax, err);
+	return parse_groups(data, end, stop, owner, want, n_want, source, prev, out, syntax, err);
 }
 
 int model_parse_group(enum gw_group group, const char *text, size_t len, const char *source,
@@ -902,7 +916,8 @@ int model_parse_group(enum gw_group group, const char *text, size_t len, const c
 {
 	*out = NULL;
 	int syntax = 0;
-	if (parse_config_text(group, text, text + len, NULL, source, NULL, out, &syntax, err) == 0)
+	if (parse_config_text(group, text, text + len, NULL, NULL, source, NULL, out, &syntax,
+	                      err) == 0)
 		return 0;
 	if (syntax) {
 		char prefix[64];

@@ -533,6 +533,56 @@ START_TEST(a_long_run_of_changes_keeps_the_stores_bounded)
 }
 END_TEST
 
+/* A full parse keeps the reply instead of copying it: the items' raw JSON points into the
+ * body, NUL-terminated, and the body lives as long as a version uses it; a change shares
+ * those items and gives its own body back to the caller. */
+START_TEST(a_full_parse_keeps_the_reply_a_change_gives_it_back)
+{
+	const enum gw_group rule[] = {GW_GROUP_RULE};
+	struct gw_err err = {{0}};
+	enum sync_fail why;
+	int ids[3] = {1, 2, 3};
+	char *body = rules_reply("a", 1, ids, 3);
+	const char *start = body, *stop = body + strlen(body);
+	struct group_data *v1[GW_GROUP_COUNT], *v2[GW_GROUP_COUNT];
+	ck_assert_int_eq(
+	    reply_parse_fetch_adopt(&body, strlen(body), rule, 1, "s", NULL, v1, &why, &err), 0);
+	ck_assert_ptr_null(body); /* the version keeps it */
+	struct group_data *gd = v1[GW_GROUP_RULE];
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert(gd->items[i].json >= start && gd->items[i].json < stop);
+		ck_assert_uint_eq(strlen(gd->items[i].json), gd->items[i].json_len);
+	}
+	ck_assert_str_eq(gd->items[2].json, "{\"id\":\"r3\",\"name\":\"n3\"}");
+
+	ids[1] = 9;
+	body = rules_reply("b", 2, ids, 3);
+	char *mine = body;
+	ck_assert_int_eq(
+	    reply_parse_fetch_adopt(&body, strlen(body), rule, 1, "s", v1, v2, &why, &err), 0);
+	ck_assert_ptr_eq(body, mine); /* shared, not kept: still the caller's */
+	free(body);
+	unref_all(v1); /* the first body now lives on in v2's shared items only */
+	gd = v2[GW_GROUP_RULE];
+	ck_assert_str_eq(gd->items[0].json, "{\"id\":\"r1\",\"name\":\"n1\"}");
+	ck_assert_str_eq(gd->items[1].rule->name, "n9");
+	ck_assert_str_eq(gd->items[2].json, "{\"id\":\"r3\",\"name\":\"n3\"}");
+	unref_all(v2);
+
+	/* a refused reply is the caller's again, unchanged */
+	body = strdup("{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,"
+	              "\"data\":[{\"id\":\"x\"},{\"id\":\"x\"}]}}}");
+	mine = body;
+	char *copy = strdup(body);
+	ck_assert_int_eq(
+	    reply_parse_fetch_adopt(&body, strlen(body), rule, 1, "s", NULL, v1, &why, &err), -1);
+	ck_assert_ptr_eq(body, mine);
+	ck_assert_str_eq(body, copy);
+	free(body);
+	free(copy);
+}
+END_TEST
+
 /* Regression (found by fuzz_reply): a group document of only whitespace read one byte past
  * the end while naming what it got. */
 START_TEST(whitespace_only_group_document)
@@ -619,6 +669,7 @@ int main(void)
 	tcase_add_test(tc, carry_over_with_growth_reorder_and_duplicates);
 	tcase_add_test(tc, shared_items_give_the_version_a_fresh_parse_gives);
 	tcase_add_test(tc, a_long_run_of_changes_keeps_the_stores_bounded);
+	tcase_add_test(tc, a_full_parse_keeps_the_reply_a_change_gives_it_back);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -301,7 +301,7 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
 		return -1;
 	*bytes = rep.len;
 	/* the versions held now, so unchanged items are carried over instead of parsed */
-	rc = reply_parse_fetch(rep.body, rep.len, groups, n, a->server, held, out, why, err);
+	rc = reply_parse_fetch_adopt(&rep.body, rep.len, groups, n, a->server, held, out, why, err);
 	if (rc != 0)
 		gw_err_prefix(err, "server %s: %s", a->server, what);
 	/* a large reply leaves glibc's heap high; hand the freed pages back (a buffer kept

@@ -62,8 +62,9 @@ struct inplace {
 	const char *source;
 	struct group_data *const *prev;
 	struct group_data **out;
-	int done;     /* out[] holds the parsed groups */
-	int bad_json; /* the groups failed as text that is not JSON */
+	struct gd_store *owner; /* owns body: items may point into it (NULL: copy them) */
+	int done;               /* out[] holds the parsed groups */
+	int bad_json;           /* the groups failed as text that is not JSON */
 };
 
 /* The envelope, member by member. With `ip`, a 'data' member that comes after code 200
@@ -100,8 +101,8 @@ static enum sync_fail walk(const char *body, size_t len, struct reply_envelope *
 			env->data = m.value;
 			if (ip && json_is_integer(code) && json_integer_value(code) == 200) {
 				const char *vend;
-				if (model_parse_groups_at(m.value, end, &vend, ip->want, ip->n_want,
-				                          ip->source, ip->prev, ip->out,
+				if (model_parse_groups_at(m.value, end, &vend, ip->owner, ip->want,
+				                          ip->n_want, ip->source, ip->prev, ip->out,
 				                          &ip->bad_json, err) != 0) {
 					why = ip->bad_json ? SYNC_FAIL_PARSE : SYNC_FAIL_FETCH;
 					if (ip->bad_json)
@@ -185,15 +186,14 @@ enum sync_fail reply_data_tree(const char *server, const char *what, const char 
 	return why;
 }
 
-int reply_parse_fetch(const char *body, size_t len, const enum gw_group *want, size_t n_want,
-                      const char *source, struct group_data *const prev[GW_GROUP_COUNT],
-                      struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why,
-                      struct gw_err *err)
+static int fetch(const char *body, size_t len, struct gd_store *owner, const enum gw_group *want,
+                 size_t n_want, const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+                 struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why, struct gw_err *err)
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		out[g] = NULL;
 	struct reply_envelope env;
-	struct inplace ip = {want, n_want, source, prev, out, 0, 0};
+	struct inplace ip = {want, n_want, source, prev, out, owner, 0, 0};
 	*why = walk(body, len, &env, &ip, err);
 	if (*why != SYNC_OK) {
 		for (int g = 0; g < GW_GROUP_COUNT; g++) {
@@ -212,4 +212,34 @@ int reply_parse_fetch(const char *body, size_t len, const enum gw_group *want, s
 	if (bad_json)
 		model_syntax_error(body, len, "", err);
 	return -1;
+}
+
+int reply_parse_fetch(const char *body, size_t len, const enum gw_group *want, size_t n_want,
+                      const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+                      struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why,
+                      struct gw_err *err)
+{
+	return fetch(body, len, NULL, want, n_want, source, prev, out, why, err);
+}
+
+int reply_parse_fetch_adopt(char **body, size_t len, const enum gw_group *want, size_t n_want,
+                            const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+                            struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why,
+                            struct gw_err *err)
+{
+	struct gd_store *owner = gd_store_wrap(*body, len);
+	if (!owner)
+		return fetch(*body, len, NULL, want, n_want, source, prev, out, why, err);
+	int rc = fetch(*body, len, owner, want, n_want, source, prev, out, why, err);
+	for (int g = 0; rc == 0 && g < GW_GROUP_COUNT; g++)
+		if (out[g])
+			group_data_seal(out[g], owner);
+	/* nobody has seen the versions yet: the count is ours to read */
+	if (atomic_load(&owner->refs) > 1) {
+		*body = NULL; /* the versions keep it */
+		gd_store_unref(owner);
+	} else {
+		*body = gd_store_unwrap(owner);
+	}
+	return rc;
 }

@@ -61,6 +61,18 @@ int reply_parse_fetch(const char *body, size_t len, const enum gw_group *want, s
                       struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why,
                       struct gw_err *err);
 
+/*
+ * The same for a malloc'd body the versions may keep: a group parsed whole (nothing held
+ * to share its items with, as at start-up) points its items' raw JSON into the body
+ * instead of copying it, so a full sync keeps the reply instead of a copy of it and never
+ * holds both. Then *body is NULL (the versions free it with the last of them); otherwise
+ * *body is still the caller's. The body is written to (a NUL after each kept item).
+ */
+int reply_parse_fetch_adopt(char **body, size_t len, const enum gw_group *want, size_t n_want,
+                            const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+                            struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why,
+                            struct gw_err *err);
+
 /* The first `max` bytes of body as printable text (others as '?'), for messages. */
 void reply_excerpt(const char *body, size_t len, char *out, size_t max);
 
