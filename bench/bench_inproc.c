@@ -274,6 +274,11 @@ static int full_sync(struct ctx *c, int rounds)
 	snprintf(v, sizeof v, "%.0f items/s", (double)items / ((double)f / 1e9));
 	snprintf(fv, sizeof fv, "%.0f items/s", (double)items / ((double)fl / 1e9));
 	row("2. full sync throughput", v, fv, (double)fl / (double)f, "-", "-");
+	/* the growth curve (issue 13 target 6): full sync time against the number of items */
+	snprintf(fig_name, sizeof fig_name, "9. growth: full sync, %ld items (%.1f MB)", items,
+	         (double)len / 1e6);
+	snprintf(v, sizeof v, "%.0f ms (%.2f us per item)", ms(f), (double)f / 1e3 / (double)items);
+	row(fig_name, v, fv, ratio, "-", "-");
 	/* what the store keeps (items, strings, raw JSON), for the memory figures */
 	snprintf(v, sizeof v, "%.1f MiB (%.0f bytes per item, of which item JSON %.0f)",
 	         (double)arena_bytes / 1048576.0, (double)arena_bytes / (double)items,

@@ -8,13 +8,14 @@
 # BENCH_PROPAGATION_SECONDS (its time budget, 330), BENCH_ROUNDS (full-sync repetitions,
 # 3), BENCH_ONE_CHANGES (figure 5 repetitions, 10),
 # BENCH_CACHE_ROUNDS (figure 7 repetitions, 200),
-# BENCH_ONLY (a space-separated subset of: inproc propagation memory idle shutdown cache
-# gateway).
+# BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 9's 1k rules,
+# 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation propagation100k
+# propagation1k memory idle shutdown cache gateway).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc idle propagation memory shutdown cache gateway}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -55,6 +56,13 @@ if wants inproc; then
 	"$build/bench/bench_inproc" "$data/big" "$build/bench/bench_sub.so" \
 		"${BENCH_ROUNDS:-3}" "${BENCH_ONE_CHANGES:-10}" | tee -a "$results" || rc=1
 fi
+if wants growth; then
+	# figure 9 (the growth curve): the full sync of the 10k-rule dataset beside the big
+	# one's above; only its "9." rows are kept. 1M items are not generated (see README).
+	say "figure 9: full sync of 11,040 items (prop dataset)"
+	"$build/bench/bench_inproc" "$data/prop" "$build/bench/bench_sub.so" \
+		"${BENCH_ROUNDS:-3}" 1 | grep '^ROW|9\.' | tee -a "$results" || rc=1
+fi
 if [ -n "$idle_pid" ]; then
 	wait "$idle_pid" || rc=1
 	tee -a "$results" <"$results.idle"
@@ -65,6 +73,17 @@ for what in propagation memory shutdown; do
 	say "daemon benchmark: $what"
 	daemon_bench "$what" | tee -a "$results" || rc=1
 done
+# figure 1 with 100,000 rules and figure 9's 1,000 rules: fewer rounds (a 100k round moves
+# 51 MB twice), each within its own budget
+if wants propagation100k; then
+	say "daemon benchmark: propagation, 100,000 rules"
+	BENCH_CHANGES=${BENCH_CHANGES_100K:-100} daemon_bench propagation100k |
+		tee -a "$results" || rc=1
+fi
+if wants propagation1k; then
+	say "daemon benchmark: propagation, 1,000 rules"
+	BENCH_CHANGES=${BENCH_CHANGES_1K:-300} daemon_bench propagation1k | tee -a "$results" || rc=1
+fi
 
 if wants cache; then
 	say "figure 7: the lmdb subscriber against the file subscriber (10k and 100k rules)"
