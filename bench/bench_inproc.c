@@ -222,27 +222,36 @@ static int full_sync(struct ctx *c, int rounds)
 		int failed = items < 0 ? 1 : dispatch_once(c->subs, st, c->cfg, c->log);
 		t1 = bench_now_ns();
 		arena_bytes = json_bytes = 0;
+		size_t list_bytes = 0, typed_bytes = 0, text_bytes = 0;
 		const struct gd_store *seen[64]; /* groups share the reply's text: count it once */
 		size_t n_seen = 0;
 		for (size_t g = 0; g < c->n_want; g++) {
 			struct group_data *gd = store_get(st, c->want[g]);
 			if (gd) {
-				arena_bytes += gd->arena.total + gd->n_items * sizeof *gd->items;
+				list_bytes += gd->arena.total + gd->n_items * sizeof *gd->items;
 				json_bytes += gd->json_bytes;
 				for (size_t i = 0; i < gd->n_stores; i++) {
 					const struct gd_store *s = gd->stores[i], *t = s->text_of;
-					arena_bytes += s->arena.total + (s->text ? s->text_len : 0);
+					typed_bytes += s->arena.total;
+					text_bytes += s->text ? s->text_len : 0;
 					size_t k = 0;
 					while (t && k < n_seen && seen[k] != t)
 						k++;
 					if (t && k == n_seen && n_seen < 64) {
 						seen[n_seen++] = t;
-						arena_bytes += t->text_len;
+						text_bytes += t->text_len;
 					}
 				}
 			}
 			group_data_unref(gd);
 		}
+		arena_bytes = list_bytes + typed_bytes + text_bytes;
+		if (items > 0)
+			fprintf(stderr,
+			        "store per item: %.0f bytes item list and index, %.0f typed fields "
+			        "and strings, %.0f kept reply\n",
+			        (double)list_bytes / (double)items, (double)typed_bytes / (double)items,
+			        (double)text_bytes / (double)items);
 		store_free(st);
 		t2 = bench_now_ns();
 		if (items < 0 || failed) {

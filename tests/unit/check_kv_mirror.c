@@ -383,6 +383,7 @@ START_TEST(a_snapshot_version_is_replaced_even_when_equal)
 	copy->provisional = 1;
 	group_data_unref(gd);
 	store_put(f.st, copy);
+	group_data_unref(copy); /* the store holds its own reference */
 	kv_mirror_full_begin(f.m);
 	full_put(&f, ROOT "/plugin/divide", plugin("divide"));
 	full_put(&f, ROOT "/selector/divide/11", selector("11", "a"));
