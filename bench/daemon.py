@@ -307,7 +307,8 @@ class Bench:
         while admin.poll() is None and time.monotonic() - t0 < limit:
             try:
                 rnd = self.admin_state(admin)["round"]
-                sample = (cpu_seconds(gw.pid), cpu_seconds(floor.pid), rnd)
+                sample = (cpu_seconds(gw.pid), cpu_seconds(floor.pid), rnd,
+                          thread_sched(gw.pid))
             except OSError:
                 break  # the admin finished between poll() and the request
             if cpu0 is None and rnd > warmup:
@@ -354,6 +355,15 @@ class Bench:
             k = cpu1[2] - cpu0[2]
             a, f = (cpu1[0] - cpu0[0]) / k * 1000, (cpu1[1] - cpu0[1]) / k * 1000
             cpu, fcpu = a, f
+            # where it goes, thread by thread (schedstat): what a change costs whom
+            per = {}
+            for key, (ns, _) in cpu1[3].items():
+                ns0 = cpu0[3].get(key, (0, 0))[0]
+                name = key.split("/")[0]
+                per[name] = per.get(name, 0) + (ns - ns0) / k / 1e6
+            log("propagation %s: CPU per change by thread: %s" % (
+                dataset, ", ".join("%s %.2f ms" % (n, v) for n, v in
+                                   sorted(per.items(), key=lambda x: -x[1]) if v >= 0.01)))
             row("%s daemon CPU per change%s (%d changes)" % (num, which, k),
                 "%.1f ms" % a,
                 "floor client %.1f ms" % f, a / f if f > 0 else None, "-", "-")

@@ -32,6 +32,15 @@ def dump(doc, path):
         json.dump(doc, f, ensure_ascii=False)
 
 
+def parses(path):
+    """The file holds JSON (a corrupt snapshot written by a test does not)."""
+    try:
+        load(path)
+        return True
+    except ValueError:
+        return False
+
+
 def stale_line(n, of, state_dir):
     return (r"main: no admin answered at start; serving %d of %d group\(s\) from the snapshot "
             r"in %s \(STALE until an admin answers\)" % (n, of, re.escape(state_dir)))
@@ -177,6 +186,10 @@ class ColdStart(harness.IntegrationTest):
         emu.start()
         groupfiles.wait_admin_data(files, emu)
         for g in ("RULE", "PLUGIN", "SELECTOR", "META_DATA"):
+            # the corrupt file stays until the writer replaces it (once the burst of
+            # versions is quiet): until then it does not parse, which means "not yet"
+            harness.wait_until(lambda: parses(path(g)), timeout=20,
+                               message="%s replaced by the snapshot writer" % path(g))
             groupfiles.wait_version(state, g, emu.group(g)["md5"])
         self.assertTrue(os.path.isdir(path("APP_AUTH")))
         d.wait_log(r"error snapshot: snapshot of APP_AUTH: .*; the agent keeps serving "
