@@ -148,7 +148,10 @@ static void stop_source(void *arg)
  * WebSocket), opened but not started. */
 static int open_source(struct agent *a, struct gw_err *err)
 {
-	a->source_ops = a->cfg->websocket ? &websocket_source_ops : &http_source_ops;
+	if (a->cfg->source == CFG_SOURCE_ZOOKEEPER)
+		a->source_ops = &zookeeper_source_ops;
+	else
+		a->source_ops = a->cfg->websocket ? &websocket_source_ops : &http_source_ops;
 	const struct source_args args = {a->cfg, a->ingest, a->log};
 	if (a->source_ops->open(&a->source, &args, err) != 0) {
 		a->source_ops = NULL;
