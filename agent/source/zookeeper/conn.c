@@ -126,7 +126,7 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 	int64_t timeout = c->cfg->zk_session_timeout_ms;
 	if (zk_session_open(&c->zs, c->hosts, (int)timeout, &c->q) != 0) {
 		*why = SYNC_FAIL_CONNECT;
-		snprintf(msg, cap, "zookeeper %s: cannot make a client handle: %s", c->server,
+		snprintf(msg, cap, "%s: cannot make a client handle: %s", c->server,
 		         strerror(errno));
 		return TRY_FAILED;
 	}
@@ -140,7 +140,7 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 			break;
 		if (s == ZOO_EXPIRED_SESSION_STATE || s == ZOO_AUTH_FAILED_STATE) {
 			*why = s == ZOO_AUTH_FAILED_STATE ? SYNC_FAIL_AUTH : SYNC_FAIL_SESSION;
-			snprintf(msg, cap, "zookeeper %s: the session was refused (%s)", c->server,
+			snprintf(msg, cap, "%s: the session was refused (%s)", c->server,
 			         s == ZOO_AUTH_FAILED_STATE ? "authentication failed" : "expired");
 			return TRY_FAILED;
 		}
@@ -148,7 +148,7 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 			return TRY_STOPPED;
 		if (gw_mono_ms() >= deadline) {
 			*why = SYNC_FAIL_CONNECT;
-			snprintf(msg, cap, "zookeeper %s: no session with any server within %lld ms",
+			snprintf(msg, cap, "%s: no session with any server within %lld ms",
 			         c->server, (long long)wait);
 			return TRY_FAILED;
 		}
@@ -160,13 +160,16 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 	publish(c);
 	enum kv_full_kind kind = c->filled ? KV_FULL_RECOVER : KV_FULL_START;
 	int n = full_read(c, kind);
+	if (n < 0 && zk_events_stopping(&c->q))
+		return TRY_STOPPED;
 	if (n < 0) {
 		*why = c->w.why;
 		snprintf(msg, cap, "%s", c->w.err);
 		return TRY_FAILED;
 	}
-	LOG_I(c->log, LOGC, "%s: session %s, %s read: %llu node(s) watched, %d version(s) accepted",
-	      c->server, c->st.session, kind == KV_FULL_START ? "everything" : "everything again",
+	LOG_I(c->log, LOGC, "%s: session %s: %s: %llu node(s) watched, %d version(s) accepted",
+	      c->server, c->st.session,
+	      kind == KV_FULL_START ? "everything read" : "everything read again",
 	      (unsigned long long)zk_walk_watches(&c->w), n);
 	succeeded(c);
 	return TRY_OK;
@@ -188,7 +191,7 @@ static int on_session(struct zk_conn *c, int state)
 	if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
 		if (c->lost_since_ms < 0) {
 			c->lost_since_ms = gw_mono_ms();
-			snprintf(msg, sizeof msg, "zookeeper %s: connection lost", c->server);
+			snprintf(msg, sizeof msg, "%s: connection lost", c->server);
 			LOG_W(c->log, LOGC,
 			      "%s: connection lost; the client reconnects, the session is kept for "
 			      "up to %lld ms",
@@ -200,7 +203,7 @@ static int on_session(struct zk_conn *c, int state)
 	}
 	if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
 		int auth = state == ZOO_AUTH_FAILED_STATE;
-		snprintf(msg, sizeof msg, "zookeeper %s: session %s %s", c->server, c->st.session,
+		snprintf(msg, sizeof msg, "%s: session %s %s", c->server, c->st.session,
 		         auth ? "refused: authentication failed" : "expired");
 		LOG_W(c->log, LOGC, "%s: session %s %s; a new session reads everything again",
 		      c->server, c->st.session, auth ? "refused" : "expired");
@@ -213,6 +216,8 @@ static int on_session(struct zk_conn *c, int state)
 /* A read that should have re-armed a watch failed. Returns 1 if the session is over. */
 static int on_read_failure(struct zk_conn *c)
 {
+	if (zk_events_stopping(&c->q))
+		return 1; /* the read was cut short by stop: no failure */
 	count_failure(c, c->w.why, c->w.err);
 	if (zk_rc_ends_session(c->w.rc)) {
 		LOG_W(c->log, LOGC, "%s; a new session reads everything again", c->w.err);
@@ -253,18 +258,20 @@ static void serve(struct zk_conn *c)
 		}
 		zk_events_free_list(list);
 		if (lost && !c->need_full) {
-			LOG_W(c->log, LOGC, "%s: an event was lost (out of memory); everything is "
-			                    "read again",
+			LOG_W(c->log, LOGC,
+			      "%s: an event was lost (out of memory); everything is "
+			      "read again",
 			      c->server);
 			c->need_full = 1;
 		}
 		int64_t now = gw_mono_ms();
 		if (!over && c->lost_since_ms >= 0 && now - c->lost_since_ms >= session_ms) {
 			char msg[512];
-			snprintf(msg, sizeof msg, "zookeeper %s: no server answered for %lld ms",
-			         c->server, (long long)session_ms);
-			LOG_W(c->log, LOGC, "%s: no server answered for the session timeout (%lld ms); "
-			                    "a new session reads everything again",
+			snprintf(msg, sizeof msg, "%s: no server answered for %lld ms", c->server,
+			         (long long)session_ms);
+			LOG_W(c->log, LOGC,
+			      "%s: no server answered for the session timeout (%lld ms); "
+			      "a new session reads everything again",
 			      c->server, (long long)session_ms);
 			count_failure(c, SYNC_FAIL_TIMEOUT, msg);
 			over = 1;
@@ -279,7 +286,8 @@ static void serve(struct zk_conn *c)
 		    on_read_failure(c))
 			return;
 		if (connected && c->next_resync_ms >= 0 && gw_mono_ms() >= c->next_resync_ms) {
-			LOG_D(c->log, LOGC, "%s: anti-entropy: reading everything again", c->server);
+			LOG_D(c->log, LOGC, "%s: anti-entropy: reading everything again",
+			      c->server);
 			if (full_read(c, KV_FULL_RESYNC) < 0 && on_read_failure(c))
 				return;
 		}
@@ -305,8 +313,9 @@ static int pause_after(struct zk_conn *c, const char *msg, enum sync_fail why)
 	int64_t delay;
 	enum retry_step step = retry_next_starting(&c->policy, c->failures, starting(c), &delay);
 	if (step == RETRY_BACKOFF) {
-		LOG_E(c->log, LOGC, "%s [%s]; all %d tries of this round failed, next try in %lld ms",
-		      msg, sync_fail_name(why), c->policy.attempts, (long long)delay);
+		LOG_E(c->log, LOGC,
+		      "%s [%s]; all %d tries of this round failed, next try in %lld ms", msg,
+		      sync_fail_name(why), c->policy.attempts, (long long)delay);
 		set_state(c, SOURCE_CONN_BACKING_OFF);
 	} else {
 		LOG_W(c->log, LOGC, "%s [%s]; try %d of %d failed, next try in %lld ms", msg,
@@ -389,7 +398,7 @@ int zk_conn_new(struct zk_conn **out, const struct source_args *args, struct gw_
 	c->cfg = cfg;
 	c->ingest = args->ingest;
 	c->log = args->log;
-	c->server = cfg->n_servers ? cfg->servers[0] : "zookeeper";
+	c->server = cfg->servers[0]; /* the config always sets one label (config_kv.c) */
 	c->next_resync_ms = -1;
 	c->lost_since_ms = -1;
 	c->policy.attempts = cfg->retry_attempts;
@@ -407,7 +416,7 @@ int zk_conn_new(struct zk_conn **out, const struct source_args *args, struct gw_
 	if (kv_layout_init(&c->layout, cfg->kv_root, cfg->groups, cfg->n_groups, err) != 0) {
 		free(c->hosts);
 		free(c);
-		return gw_err_prefix(err, "zookeeper %s", c->server);
+		return gw_err_prefix(err, "%s", cfg->servers[0]);
 	}
 	const struct kv_mirror_args ma = {
 	    .layout = &c->layout,
@@ -467,7 +476,7 @@ int zk_conn_start(struct zk_conn *c, struct gw_err *err)
 	set_state(c, c->zs.zh ? SOURCE_CONN_CONNECTED : SOURCE_CONN_CONNECTING);
 	int rc = gw_thread_start(&c->thread, "zk-0", run, c);
 	if (rc != 0)
-		return gw_errf(err, "zookeeper %s: cannot start the source thread: %s", c->server,
+		return gw_errf(err, "%s: cannot start the source thread: %s", c->server,
 		               strerror(rc));
 	c->started = 1;
 	return 0;

@@ -110,3 +110,21 @@ void zk_events_clear(struct zk_events *q)
 {
 	zk_events_free_list(zk_events_take(q, NULL));
 }
+
+void zk_events_mark_done(struct zk_events *q, int *done)
+{
+	pthread_mutex_lock(&q->mu);
+	*done = 1;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+}
+
+int zk_events_wait_done(struct zk_events *q, const int *done)
+{
+	pthread_mutex_lock(&q->mu);
+	while (!*done && !q->stop)
+		pthread_cond_wait(&q->cv, &q->mu);
+	int ok = *done;
+	pthread_mutex_unlock(&q->mu);
+	return ok ? 0 : -1;
+}

@@ -55,4 +55,11 @@ void zk_events_free_list(struct zk_event *e);
 /* Forget every queued event (a new session: they name the old one's watches). */
 void zk_events_clear(struct zk_events *q);
 
+/* The replies to the source's reads come back on the completion thread too: the completion
+ * fills its reply, then marks it done here, which wakes the source thread waiting in
+ * zk_events_wait_done(). That wait ends at stop as well, so a read stuck on a server that
+ * stopped answering never holds up shutdown. 0 once *done, -1 if stop came first. */
+void zk_events_mark_done(struct zk_events *q, int *done);
+int zk_events_wait_done(struct zk_events *q, const int *done);
+
 #endif

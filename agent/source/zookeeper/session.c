@@ -1,19 +1,16 @@
 /*
- * The ZooKeeper handle and its reads (see session.h). Data is read into one buffer kept by
- * the session: zoo_wget copies at most the buffer's size and reports the node's real size
- * in the Stat, so a node larger than the buffer (ShenYu's PluginData carries a Base64 jar:
- * up to jute.maxbuffer, 1 MiB by default, and more where the server allows it) is read
- * again with a buffer of that size. The watch is the same (path, watcher, context) on both
- * reads, which the library keeps once.
+ * The ZooKeeper handle and its reads (see session.h). Each read is an asynchronous call
+ * whose completion (on the library's completion thread) copies what it was given into the
+ * session's reply, since the library frees its buffers when the completion returns, and
+ * then marks the reply done on the event queue. The source thread waits for that or for
+ * stop. After a stop no read is started again, so a reply still in flight can only be
+ * completed by zookeeper_close(), before the session is freed.
  */
 #include "source/zookeeper/session.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ZK_BUF_START (64 * 1024)
 
 /* Runs on the library's completion thread: queue, wake, return. */
 static void on_watch(zhandle_t *zh, int type, int state, const char *path, void *ctx)
@@ -38,6 +35,14 @@ int zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms, str
 	return s->zh ? 0 : -1;
 }
 
+static void reply_reset(struct zk_reply *r)
+{
+	free(r->data);
+	if (r->kids.data)
+		deallocate_String_vector(&r->kids);
+	memset(r, 0, sizeof *r);
+}
+
 void zk_session_close(struct zk_session *s)
 {
 	if (s->zh)
@@ -48,9 +53,7 @@ void zk_session_close(struct zk_session *s)
 void zk_session_free(struct zk_session *s)
 {
 	zk_session_close(s);
-	free(s->buf);
-	s->buf = NULL;
-	s->cap = 0;
+	reply_reset(&s->reply);
 }
 
 int zk_session_state(const struct zk_session *s)
@@ -66,6 +69,58 @@ int64_t zk_session_id(const struct zk_session *s)
 	return id ? id->client_id : 0;
 }
 
+/* ---------------------------------------------------------------- completions */
+
+static void finish(struct zk_session *s, int rc, const struct Stat *st)
+{
+	s->reply.rc = rc;
+	if (st)
+		s->reply.st = *st;
+	zk_events_mark_done(s->q, &s->reply.done);
+}
+
+static void on_data(int rc, const char *value, int value_len, const struct Stat *st,
+                    const void *data)
+{
+	struct zk_session *s = (struct zk_session *)data;
+	if (rc == ZOK && value && value_len > 0) {
+		s->reply.data = malloc((size_t)value_len);
+		if (s->reply.data) {
+			memcpy(s->reply.data, value, (size_t)value_len);
+			s->reply.len = (size_t)value_len;
+		} else {
+			rc = ZSYSTEMERROR;
+		}
+	}
+	finish(s, rc, rc == ZOK ? st : NULL);
+}
+
+static void on_kids(int rc, const struct String_vector *kids, const struct Stat *st,
+                    const void *data)
+{
+	struct zk_session *s = (struct zk_session *)data;
+	if (rc == ZOK && kids && kids->count > 0) {
+		struct String_vector *v = &s->reply.kids;
+		if (allocate_String_vector(v, kids->count) != 0 || !v->data) {
+			rc = ZSYSTEMERROR;
+		} else {
+			for (int32_t i = 0; i < kids->count; i++) {
+				v->data[i] = strdup(kids->data[i]);
+				if (!v->data[i])
+					rc = ZSYSTEMERROR; /* the rest stay NULL: freed alike */
+			}
+		}
+	}
+	finish(s, rc, rc == ZOK ? st : NULL);
+}
+
+static void on_stat(int rc, const struct Stat *st, const void *data)
+{
+	finish((struct zk_session *)data, rc, rc == ZOK ? st : NULL);
+}
+
+/* ---------------------------------------------------------------- reads */
+
 static void saw(struct zk_session *s, const struct Stat *st)
 {
 	int64_t z = st->czxid;
@@ -77,65 +132,60 @@ static void saw(struct zk_session *s, const struct Stat *st)
 		s->max_zxid = z;
 }
 
-static int reserve(struct zk_session *s, size_t want)
+/* Before a read: none while stopping (a reply in flight may still be written), a fresh
+ * reply otherwise. */
+static int begin(struct zk_session *s)
 {
-	if (want <= s->cap)
-		return 0;
-	size_t cap = s->cap ? s->cap : ZK_BUF_START;
-	while (cap < want)
-		cap *= 2;
-	char *b = realloc(s->buf, cap);
-	if (!b)
-		return -1;
-	s->buf = b;
-	s->cap = cap;
-	return 0;
+	if (!s->zh)
+		return ZINVALIDSTATE;
+	if (zk_events_stopping(s->q))
+		return ZCLOSING;
+	reply_reset(&s->reply);
+	return ZOK;
+}
+
+/* After submitting: the reply's code, or ZCLOSING if stop came first. */
+static int await(struct zk_session *s, int submitted)
+{
+	if (submitted != ZOK)
+		return submitted;
+	if (zk_events_wait_done(s->q, &s->reply.done) != 0)
+		return ZCLOSING;
+	if (s->reply.rc == ZOK)
+		saw(s, &s->reply.st);
+	return s->reply.rc;
 }
 
 int zk_read_data(struct zk_session *s, const char *path, const char **val, size_t *len)
 {
-	if (!s->zh)
-		return ZINVALIDSTATE;
-	if (reserve(s, ZK_BUF_START) != 0)
-		return ZSYSTEMERROR;
-	for (;;) {
-		struct Stat st;
-		int n = s->cap > INT_MAX ? INT_MAX : (int)s->cap;
-		int rc = zoo_wget(s->zh, path, on_watch, s->q, s->buf, &n, &st);
-		if (rc != ZOK)
-			return rc;
-		saw(s, &st);
-		if (st.dataLength > n) { /* larger than the buffer: read it again whole */
-			if (reserve(s, (size_t)st.dataLength) != 0)
-				return ZSYSTEMERROR;
-			continue;
-		}
-		*val = s->buf;
-		*len = n > 0 ? (size_t)n : 0; /* -1: no data at all */
-		return ZOK;
+	int rc = begin(s);
+	if (rc == ZOK)
+		rc = await(s, zoo_awget(s->zh, path, on_watch, s->q, on_data, s));
+	if (rc == ZOK) {
+		*val = s->reply.data ? s->reply.data : "";
+		*len = s->reply.len;
 	}
+	return rc;
 }
 
 int zk_read_kids(struct zk_session *s, const char *path, struct String_vector *kids)
 {
-	if (!s->zh)
-		return ZINVALIDSTATE;
-	struct Stat st;
 	memset(kids, 0, sizeof *kids);
-	int rc = zoo_wget_children2(s->zh, path, on_watch, s->q, kids, &st);
+	int rc = begin(s);
 	if (rc == ZOK)
-		saw(s, &st);
+		rc = await(s, zoo_awget_children2(s->zh, path, on_watch, s->q, on_kids, s));
+	if (rc == ZOK) {
+		*kids = s->reply.kids; /* handed over */
+		memset(&s->reply.kids, 0, sizeof s->reply.kids);
+	}
 	return rc;
 }
 
 int zk_watch_exists(struct zk_session *s, const char *path)
 {
-	if (!s->zh)
-		return ZINVALIDSTATE;
-	struct Stat st;
-	int rc = zoo_wexists(s->zh, path, on_watch, s->q, &st);
+	int rc = begin(s);
 	if (rc == ZOK)
-		saw(s, &st);
+		rc = await(s, zoo_awexists(s->zh, path, on_watch, s->q, on_stat, s));
 	return rc;
 }
 

@@ -13,8 +13,7 @@ static int fail(struct zk_walk *w, int rc, const char *what, const char *path)
 {
 	w->rc = rc;
 	w->why = zk_fail_reason(rc);
-	snprintf(w->err, sizeof w->err, "zookeeper %s: %s %s: %s", w->server, what, path,
-	         zerror(rc));
+	snprintf(w->err, sizeof w->err, "%s: %s %s: %s", w->server, what, path, zerror(rc));
 	return -1;
 }
 
@@ -194,7 +193,13 @@ int zk_walk_event(struct zk_walk *w, const struct zk_event *e, int64_t now_ms)
 	int g = dir_group(w, path);
 	if (e->type == ZOO_DELETED_EVENT) {
 		int r = gone(w, path, now_ms);
-		return r == 1 ? walk_node(w, path, now_ms) : r;
+		if (r < 0 || (g >= 0 && r == 0))
+			return r; /* a group directory missing now is watched for its return */
+		/* The node watched is gone, but one created since at the same path may already
+		 * be listed by a child event this one waited behind in the queue (answered
+		 * while the old node was still in the table, so not walked): read the path
+		 * again. Absent, that read sets no watch and changes nothing. */
+		return walk_node(w, path, now_ms);
 	}
 	if (e->type == ZOO_CREATED_EVENT) {
 		/* only missing group directories are watched for creation */
