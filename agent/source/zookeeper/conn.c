@@ -46,6 +46,7 @@ struct zk_conn {
 	int need_full;          /* a read failed or an event was lost: read everything */
 	int64_t next_resync_ms; /* monotonic; -1: anti-entropy off */
 	int64_t lost_since_ms;  /* monotonic; -1: connected */
+	char session[32];       /* "0x..." of the session last established, for messages */
 	int pending_pause;      /* the start-up try failed: the thread waits the schedule first */
 	enum sync_fail pending_why;
 	char pending_msg[1024];
@@ -158,6 +159,8 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 	}
 	set_state(c, SOURCE_CONN_CONNECTED);
 	publish(c);
+	snprintf(c->session, sizeof c->session, "0x%llx",
+	         (unsigned long long)zk_session_id(&c->zs));
 	enum kv_full_kind kind = c->filled ? KV_FULL_RECOVER : KV_FULL_START;
 	int n = full_read(c, kind);
 	if (n < 0 && zk_events_stopping(&c->q))
@@ -168,7 +171,7 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 		return TRY_FAILED;
 	}
 	LOG_I(c->log, LOGC, "%s: session %s: %s: %llu node(s) watched, %d version(s) accepted",
-	      c->server, c->st.session,
+	      c->server, c->session,
 	      kind == KV_FULL_START ? "everything read" : "everything read again",
 	      (unsigned long long)zk_walk_watches(&c->w), n);
 	succeeded(c);
@@ -203,10 +206,10 @@ static int on_session(struct zk_conn *c, int state)
 	}
 	if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
 		int auth = state == ZOO_AUTH_FAILED_STATE;
-		snprintf(msg, sizeof msg, "%s: session %s %s", c->server, c->st.session,
+		snprintf(msg, sizeof msg, "%s: session %s %s", c->server, c->session,
 		         auth ? "refused: authentication failed" : "expired");
 		LOG_W(c->log, LOGC, "%s: session %s %s; a new session reads everything again",
-		      c->server, c->st.session, auth ? "refused" : "expired");
+		      c->server, c->session, auth ? "refused" : "expired");
 		count_failure(c, auth ? SYNC_FAIL_AUTH : SYNC_FAIL_SESSION, msg);
 		return 1;
 	}
@@ -218,11 +221,17 @@ static int on_read_failure(struct zk_conn *c)
 {
 	if (zk_events_stopping(&c->q))
 		return 1; /* the read was cut short by stop: no failure */
-	count_failure(c, c->w.why, c->w.err);
 	if (zk_rc_ends_session(c->w.rc)) {
+		/* the read found the session over before its session event came: say so
+		 * in the same words */
+		int state = zk_session_state(&c->zs);
+		if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
+			return on_session(c, state);
+		count_failure(c, c->w.why, c->w.err);
 		LOG_W(c->log, LOGC, "%s; a new session reads everything again", c->w.err);
 		return 1;
 	}
+	count_failure(c, c->w.why, c->w.err);
 	LOG_W(c->log, LOGC, "%s; everything is read again once connected", c->w.err);
 	c->need_full = 1;
 	return 0;
