@@ -316,7 +316,8 @@ class ZooKeeperSource(harness.IntegrationTest):
                            message="the first sync once the server is up")
         self.assertEqual(set(by_key(files, "PLUGIN", "name")), {"divide"})
         # a group with no directory at all is an empty group, delivered as such
-        self.assertEqual(by_key(files, "SELECTOR", "id"), {})
+        harness.wait_until(lambda: by_key(files, "SELECTOR", "id") == {}, timeout=10,
+                           message="an empty SELECTOR version")
 
     def test_status_names_the_session_the_watches_and_the_revision(self):
         a = self.admin("ns-status")
