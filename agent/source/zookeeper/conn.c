@@ -7,6 +7,7 @@
 #include "source/zookeeper/conn.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ struct zk_conn {
 	uint64_t failures;      /* consecutive failed tries at a session */
 	int filled;             /* a full read has been offered (the next is a recovery) */
 	int need_full;          /* a read failed or an event was lost: read everything */
+	int64_t full_retry_ms;  /* monotonic: the next try at that read (after a failed one) */
 	int64_t next_resync_ms; /* monotonic; -1: anti-entropy off */
 	int64_t lost_since_ms;  /* monotonic; -1: connected */
 	char session[32];       /* "0x..." of the session last established, for messages */
@@ -124,7 +126,8 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 	c->lost_since_ms = -1;
 	set_state(c, SOURCE_CONN_CONNECTING);
 	publish(c);
-	int64_t timeout = c->cfg->zk_session_timeout_ms;
+	int64_t timeout =
+	    c->cfg->zk_session_timeout_ms < INT_MAX ? c->cfg->zk_session_timeout_ms : INT_MAX;
 	if (zk_session_open(&c->zs, c->hosts, (int)timeout, &c->q) != 0) {
 		*why = SYNC_FAIL_CONNECT;
 		snprintf(msg, cap, "%s: cannot make a client handle: %s", c->server,
@@ -180,6 +183,22 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 
 /* ---------------------------------------------------------------- the event loop */
 
+static int64_t earliest(int64_t a, int64_t b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
+/* The session timeout the server granted (it bounds what is asked), else the configured. */
+static int64_t session_ms(const struct zk_conn *c)
+{
+	int granted = c->zs.zh ? zoo_recv_timeout(c->zs.zh) : 0;
+	return granted > 0 ? granted : c->cfg->zk_session_timeout_ms;
+}
+
 /* A session event. Returns 1 if the session is over (a new one is needed). */
 static int on_session(struct zk_conn *c, int state)
 {
@@ -198,7 +217,7 @@ static int on_session(struct zk_conn *c, int state)
 			LOG_W(c->log, LOGC,
 			      "%s: connection lost; the client reconnects, the session is kept for "
 			      "up to %lld ms",
-			      c->server, (long long)c->cfg->zk_session_timeout_ms);
+			      c->server, (long long)session_ms(c));
 			count_failure(c, SYNC_FAIL_CONNECT, msg);
 		}
 		set_state(c, SOURCE_CONN_CONNECTING);
@@ -233,72 +252,94 @@ static int on_read_failure(struct zk_conn *c)
 	}
 	count_failure(c, c->w.why, c->w.err);
 	LOG_W(c->log, LOGC, "%s; everything is read again once connected", c->w.err);
+	if (!c->need_full)
+		c->full_retry_ms = 0; /* at once, the first time */
 	c->need_full = 1;
 	return 0;
 }
 
-static int64_t earliest(int64_t a, int64_t b)
+/* When the thread must wake without an event: the mirror's settle deadline; while
+ * connected, anti-entropy and a recovery read to try again; while the connection is lost,
+ * the moment the session is given up. -1: only an event or stop. */
+static int64_t wake_at(const struct zk_conn *c, int connected)
 {
-	if (a < 0)
-		return b;
-	if (b < 0)
-		return a;
-	return a < b ? a : b;
+	int64_t at = kv_mirror_deadline(c->mirror);
+	if (connected) {
+		at = earliest(at, c->next_resync_ms);
+		if (c->need_full)
+			at = earliest(at, c->full_retry_ms);
+	}
+	if (c->lost_since_ms >= 0)
+		at = earliest(at, c->lost_since_ms + session_ms(c));
+	return at;
+}
+
+/* Apply what the queue holds. Returns 1 if the session is over. */
+static int drain(struct zk_conn *c)
+{
+	int lost = 0, over = 0;
+	struct zk_event *list = zk_events_take(&c->q, &lost);
+	for (struct zk_event *e = list; e && !over; e = e->next) {
+		if (e->type == ZOO_SESSION_EVENT)
+			over = on_session(c, e->state);
+		else if (!c->need_full && zk_walk_event(&c->w, e, gw_mono_ms()) < 0)
+			over = on_read_failure(c);
+	}
+	zk_events_free_list(list);
+	if (lost && !c->need_full) {
+		LOG_W(c->log, LOGC,
+		      "%s: an event was lost (out of memory); everything is read again", c->server);
+		c->need_full = 1;
+	}
+	if (!over && c->lost_since_ms >= 0 && gw_mono_ms() - c->lost_since_ms >= session_ms(c)) {
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s: no server answered for %lld ms", c->server,
+		         (long long)session_ms(c));
+		LOG_W(c->log, LOGC,
+		      "%s: no server answered for the session timeout (%lld ms); a new session "
+		      "reads everything again",
+		      c->server, (long long)session_ms(c));
+		count_failure(c, SYNC_FAIL_TIMEOUT, msg);
+		over = 1;
+	}
+	return over;
+}
+
+/* While connected: the recovery read owed, then anti-entropy when due. A failed read is
+ * tried again after the retry interval, never in a loop. Returns 1 if the session is
+ * over. */
+static int catch_up(struct zk_conn *c)
+{
+	int64_t now = gw_mono_ms();
+	if (c->need_full && now >= c->full_retry_ms && full_read(c, KV_FULL_RECOVER) < 0) {
+		c->full_retry_ms = gw_mono_ms() + c->policy.interval_ms;
+		if (on_read_failure(c))
+			return 1;
+	}
+	if (c->next_resync_ms >= 0 && now >= c->next_resync_ms && !c->need_full) {
+		LOG_D(c->log, LOGC, "%s: anti-entropy: reading everything again", c->server);
+		c->next_resync_ms = now + c->cfg->kv_resync_interval_ms;
+		if (full_read(c, KV_FULL_RESYNC) < 0 && on_read_failure(c))
+			return 1;
+	}
+	return 0;
 }
 
 /* Serve the session until it is over or stop is asked. */
 static void serve(struct zk_conn *c)
 {
-	const int64_t session_ms = c->cfg->zk_session_timeout_ms;
 	while (!zk_events_stopping(&c->q)) {
-		int64_t deadline = earliest(kv_mirror_deadline(c->mirror), c->next_resync_ms);
-		if (c->lost_since_ms >= 0)
-			deadline = earliest(deadline, c->lost_since_ms + session_ms);
-		zk_events_wait(&c->q, deadline);
+		int connected = zk_session_state(&c->zs) == ZOO_CONNECTED_STATE;
+		zk_events_wait(&c->q, wake_at(c, connected));
 		if (zk_events_stopping(&c->q))
 			return;
-		int lost = 0, over = 0;
-		struct zk_event *list = zk_events_take(&c->q, &lost);
-		for (struct zk_event *e = list; e && !over; e = e->next) {
-			if (e->type == ZOO_SESSION_EVENT)
-				over = on_session(c, e->state);
-			else if (!c->need_full && zk_walk_event(&c->w, e, gw_mono_ms()) < 0)
-				over = on_read_failure(c);
-		}
-		zk_events_free_list(list);
-		if (lost && !c->need_full) {
-			LOG_W(c->log, LOGC,
-			      "%s: an event was lost (out of memory); everything is "
-			      "read again",
-			      c->server);
-			c->need_full = 1;
-		}
-		int64_t now = gw_mono_ms();
-		if (!over && c->lost_since_ms >= 0 && now - c->lost_since_ms >= session_ms) {
-			char msg[512];
-			snprintf(msg, sizeof msg, "%s: no server answered for %lld ms", c->server,
-			         (long long)session_ms);
-			LOG_W(c->log, LOGC,
-			      "%s: no server answered for the session timeout (%lld ms); "
-			      "a new session reads everything again",
-			      c->server, (long long)session_ms);
-			count_failure(c, SYNC_FAIL_TIMEOUT, msg);
-			over = 1;
-		}
+		int over = drain(c);
+		if (!over && zk_session_state(&c->zs) == ZOO_CONNECTED_STATE)
+			over = catch_up(c);
 		if (over) {
 			/* deliver what settled on the old session before reading anew */
-			kv_mirror_flush(c->mirror, now, 1);
+			kv_mirror_flush(c->mirror, gw_mono_ms(), 1);
 			return;
-		}
-		int connected = zk_session_state(&c->zs) == ZOO_CONNECTED_STATE;
-		if (connected && c->need_full && full_read(c, KV_FULL_RECOVER) < 0 &&
-		    on_read_failure(c))
-			return;
-		if (connected && c->next_resync_ms >= 0 && gw_mono_ms() >= c->next_resync_ms) {
-			LOG_D(c->log, LOGC, "%s: anti-entropy: reading everything again",
-			      c->server);
-			if (full_read(c, KV_FULL_RESYNC) < 0 && on_read_failure(c))
-				return;
 		}
 		kv_mirror_flush(c->mirror, gw_mono_ms(), 0);
 		publish(c);
