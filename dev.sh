@@ -6,7 +6,8 @@
 #   ./dev.sh build   just (re)build into ./build
 #   ./dev.sh bench   optimised build, then the benchmarks (bench/README.md)
 #   ./dev.sh package build the Debian packages gwsync and gwsync-dev into dist/ (lintian-checked)
-#   ./dev.sh deps    install missing build dependencies (Debian/Ubuntu, as root)
+#   ./dev.sh deps    install missing build and test dependencies (Debian/Ubuntu, as root),
+#                    the ZooKeeper C client and the test servers (zookeeper, a JRE, kazoo) too
 # Builds are out of tree (build/, build-asan/, build-tsan/) so they never step on each other.
 set -euo pipefail
 
