@@ -140,10 +140,8 @@ static int walk_node(struct zk_walk *w, const char *path, int64_t now_ms)
 	if (!n)
 		return oom(w, path);
 	int rc = read_data(w, path, now_ms);
-	if (rc == 0) {
-		n = zk_tree_get(&w->tree, path);
-		rc = n ? read_children(w, n, now_ms) : 0;
-	}
+	if (rc == 0)
+		rc = read_children(w, n, now_ms);
 	if (rc == 1) {
 		int g = gone(w, path, now_ms);
 		if (g < 0)
@@ -195,10 +193,10 @@ int zk_walk_event(struct zk_walk *w, const struct zk_event *e, int64_t now_ms)
 		int r = gone(w, path, now_ms);
 		if (r < 0 || (g >= 0 && r == 0))
 			return r; /* a group directory missing now is watched for its return */
-		/* The node watched is gone, but one created since at the same path may already
-		 * be listed by a child event this one waited behind in the queue (answered
-		 * while the old node was still in the table, so not walked): read the path
-		 * again. Absent, that read sets no watch and changes nothing. */
+		/* The node watched is gone, but a node created since at the same path may
+		 * already have been listed by a child event queued before this one, and not
+		 * walked then because the old node was still in the table: read the path
+		 * again. If it is absent, that read sets no watch and changes nothing. */
 		return walk_node(w, path, now_ms);
 	}
 	if (e->type == ZOO_CREATED_EVENT) {
