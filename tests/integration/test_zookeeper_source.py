@@ -289,7 +289,8 @@ class ZooKeeperSource(harness.IntegrationTest):
         d.wait_log(r"everything read again", timeout=20)
         harness.wait_until(lambda: set(by_key(files, "PLUGIN", "name")) == {"divide", "waf"},
                            timeout=10, message="plugins after the expiry")
-        self.assertEqual(set(by_key(files, "SELECTOR", "id")), {"s1", "s2"})
+        harness.wait_until(lambda: set(by_key(files, "SELECTOR", "id")) == {"s1", "s2"},
+                           timeout=10, message="selectors after the expiry")
         # and the new session watches: a change after it arrives too
         a.selector(selector("divide", "s3"))
         harness.wait_until(lambda: "s3" in by_key(files, "SELECTOR", "id"), timeout=10,
