@@ -93,8 +93,13 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 	    c->cfg->zk_session_timeout_ms < INT_MAX ? c->cfg->zk_session_timeout_ms : INT_MAX;
 	if (zk_session_open(&c->zs, c->hosts, (int)timeout, &c->q) != 0) {
 		*why = SYNC_FAIL_CONNECT;
-		snprintf(msg, cap, "%s: cannot make a client handle: %s", c->server,
-		         strerror(errno));
+		/* the library resolves every host here and says ENOENT (or EINVAL) when a
+		 * name does not resolve or the list is malformed */
+		int e = errno;
+		snprintf(msg, cap, "%s: cannot start a client for %s: %s", c->server, c->hosts,
+		         (e == ENOENT || e == EINVAL) ? "no address for a server (a name that does "
+		                                        "not resolve, or a malformed list)"
+		                                      : strerror(e));
 		return TRY_FAILED;
 	}
 	/* The library tries the servers in turn by itself; a session within the connect
