@@ -564,7 +564,7 @@ def run_server(kind, args, build, procs, data, sizes, summary):
             "-", None, "all", "met" if not (missing or extra or bad) else "NOT met")
         busy, idle = s1 - s0, s2 - s1
         per = (busy - idle) / m * 1000
-        row("9. server CPU per change, %s" % label, "%.1f ms" % per,
+        row("9. server CPU per change, %s" % label, "%.1f ms (%.2f ms per agent)" % (per, per / n),
             "idle %.2f s per %.0f s window" % (idle, window), None)
         agents_per = ((a1 - a0) - (a2 - a1)) / m * 1000
         row("9. agents' CPU per change, all %d, %s" % (n, cls.label), "%.1f ms" % agents_per,
@@ -603,24 +603,23 @@ def run_server(kind, args, build, procs, data, sizes, summary):
     return True
 
 
-def note(summary):
+def note(summary, group_bytes):
     """The one-line reading of the figure: when to move off long-polling."""
     lp = summary.get("emulator")
-    kv = [(summary[k], name) for k, name in (("etcd", "etcd"), ("zookeeper", "ZooKeeper"))
-          if k in summary]
-    if not lp or not kv:
+    if not lp:
         return
-    n = lp["n"]
-    per_agent = lp["cpu"] / n  # admin CPU per change per long-polling agent, ms
-    rate = 1000.0 / per_agent if per_agent > 0 else float("inf")
-    others = "; ".join("%s %.0f/%.0f ms, %.1f ms of CPU" % (name, s["p50"], s["p99"], s["cpu"])
-                       for s, name in kv)
-    print("NOTE|fan-out: with %d agents a change reached the last one in %.0f/%.0f ms "
-          "(p50/p99) by long-polling and cost the admin %.1f ms of CPU (%.2f ms per agent: "
-          "every agent re-fetches the whole group); %s, whatever the number of agents. "
-          "Move off long-polling when agents x changes per second approaches %.0f per admin "
-          "core (its CPU is then all fan-out) or when the last agent's delay matters."
-          % (n, lp["p50"], lp["p99"], lp["cpu"], per_agent, others, rate), flush=True)
+    per = {k: v["cpu"] / v["n"] for k, v in summary.items()}  # server ms, per agent-change
+    watch = "; ".join("%s %.2f ms" % (name, per[k]) for k, name in (
+        ("etcd", "etcd"), ("zookeeper", "ZooKeeper")) if k in per)
+    budget = 1000.0 / per["emulator"] if per["emulator"] > 0 else float("inf")
+    print("NOTE|fan-out: per agent and change the server spent %.2f ms of CPU by long-polling "
+          "(each agent re-fetches the whole group: %.0f KB of RULE here, so this grows with "
+          "the group)%s; move off long-polling when agents x changes per second x %.2f ms "
+          "nears the CPU the admin can spare (one core: about %.0f agent-changes per "
+          "second), or when the group is large." % (
+              per["emulator"], group_bytes / 1000.0,
+              "; a watch source: " + watch if watch else "", per["emulator"], budget),
+          flush=True)
 
 
 def main():
@@ -666,7 +665,7 @@ def main():
         ok = False
     finally:
         procs.stop_all()
-    note(summary)
+    note(summary, len(dataset.compact(data["RULE"]).encode()))
     log("fan-out took %.0f s" % (time.monotonic() - t0))
     return 0 if ok else 1
 
