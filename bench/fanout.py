@@ -564,7 +564,8 @@ def run_server(kind, args, build, procs, data, sizes, summary):
             "-", None, "all", "met" if not (missing or extra or bad) else "NOT met")
         busy, idle = s1 - s0, s2 - s1
         per = (busy - idle) / m * 1000
-        row("9. server CPU per change, %s" % label, "%.1f ms (%.2f ms per agent)" % (per, per / n),
+        row("9. server CPU per change, %s" % label,
+            "%.1f ms (%.2f ms per agent)" % (per, per / n),
             "idle %.2f s per %.0f s window" % (idle, window), None)
         agents_per = ((a1 - a0) - (a2 - a1)) / m * 1000
         row("9. agents' CPU per change, all %d, %s" % (n, cls.label), "%.1f ms" % agents_per,
