@@ -469,8 +469,8 @@ class Fleet:
 # ------------------------------------------------------------------ one server's figure
 def changes_round(server, reports, n, rule, count, first, timeout, gap, raw):
     """`count` RULE updates one at a time; each waits for every agent's apply().
-    Returns [(last agent's latency, write round trip, median agent's latency)] in ns, and the counts of missing and extra deliveries
-    and of deliveries that were not exactly one update."""
+    Returns [(last agent's latency, write round trip, median agent's latency)] in ns, and
+    the counts of missing and extra deliveries and of those that were not one update."""
     results, missing, extra, bad = [], 0, 0, 0
     for k in range(first, first + count):
         item = dict(rule, name="%s-fanout-%d" % (rule["name"], k))
@@ -502,6 +502,31 @@ def changes_round(server, reports, n, rule, count, first, timeout, gap, raw):
     return results, missing, extra, bad
 
 
+def one_agent(kind, args, build, procs, tmp, server, rule):
+    """The reference: the same changes reaching a single agent (p50 of the last apply()
+    and of the write's round trip, in ms): what fan-out adds is the rest."""
+    own = os.path.join(tmp, "one")
+    os.makedirs(os.path.join(own, "s"))
+    reports = Reports(os.path.join(own, "s"), 1)
+    fleet = Fleet(build, procs, own, server, 1, reports)
+    try:
+        fleet.start(args.stagger, args.start_timeout)
+        time.sleep(0.5)
+        reports.poll(0)
+        rounds, missing, extra, bad = changes_round(
+            server, reports, 1, rule, args.warmup + args.reference, 1000000,
+            args.change_timeout, args.gap, None)
+        rounds = rounds[args.warmup:]
+        if missing or extra or bad:
+            log("%s: one agent: %d missing, %d extra, %d not 1 update" % (
+                kind, missing, extra, bad))
+        return (statistics.median(r[0] for r in rounds) / 1e6,
+                statistics.median(r[1] for r in rounds) / 1e6, len(rounds))
+    finally:
+        fleet.stop()
+        reports.close()
+
+
 def run_server(kind, args, build, procs, data, sizes, summary):
     tmp = tempfile.mkdtemp(prefix="gwsync-fanout.")
     keep = os.path.join(build, "bench-run", "fanout")
@@ -514,6 +539,9 @@ def run_server(kind, args, build, procs, data, sizes, summary):
         t_begin = time.monotonic()
         server = cls(procs, tmp, sizes)
         server.load(data)
+        rule = data["RULE"][0]
+        if args.reference:
+            one = one_agent(kind, args, build, procs, tmp, server, rule)
         os.makedirs(os.path.join(tmp, "s"))
         reports = Reports(os.path.join(tmp, "s"), n)
         fleet = Fleet(build, procs, tmp, server, n, reports)
@@ -521,7 +549,6 @@ def run_server(kind, args, build, procs, data, sizes, summary):
         log("%s: %d agents started and delivered every group in %.1f s" % (kind, n, took))
         time.sleep(1.0)  # start-up work (snapshots, re-armed watches and polls) settles
         reports.poll(0)
-        rule = data["RULE"][0]
         changes_round(server, reports, n, rule, args.warmup, 0, args.change_timeout, args.gap,
                       None)
         with open(os.path.join(keep, kind + "-rounds.txt"), "w") as raw:
@@ -557,6 +584,10 @@ def run_server(kind, args, build, procs, data, sizes, summary):
         a, f = percentile(mid, 50), percentile(ack, 50)
         row("9. fan-out p50, write to the median agent's apply(), %s" % label, "%.1f ms" % a,
             "write acked %.1f ms" % f, a / f if f > 0 else None)
+        if args.reference:
+            row("9. reference: p50, write to apply(), %s, 1 agent (%d changes)" % (
+                cls.label, one[2]), "%.1f ms" % one[0], "write acked %.1f ms" % one[1],
+                one[0] / one[1] if one[1] > 0 else None)
         total = m * n
         row("9. fan-out, each agent applied each change once, %s" % cls.label,
             "%d of %d" % (total - missing, total) + (
@@ -629,6 +660,8 @@ def main():
     ap.add_argument("--agents", type=int, default=int(os.environ.get("GWSYNC_FANOUT", 100)))
     ap.add_argument("--changes", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--reference", type=int, default=20,
+                    help="changes to one agent alone first, for reference (0: none)")
     ap.add_argument("--servers", default="emulator,etcd,zookeeper",
                     help="comma-separated subset of emulator, etcd, zookeeper")
     ap.add_argument("--rules", type=int, default=dataset.DEFAULT_SIZES["rules"],
