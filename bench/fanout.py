@@ -641,17 +641,17 @@ def note(summary, group_bytes):
     if not lp:
         return
     per = {k: v["cpu"] / v["n"] for k, v in summary.items()}  # server ms, per agent-change
-    watch = "; ".join("%s %.2f ms" % (name, per[k]) for k, name in (
+    watch = ", ".join("%s %.2f ms" % (name, per[k]) for k, name in (
         ("etcd", "etcd"), ("zookeeper", "ZooKeeper")) if k in per)
     budget = 1000.0 / per["emulator"] if per["emulator"] > 0 else float("inf")
     print("NOTE|fan-out: per agent and change the server spent %.2f ms of CPU by long-polling "
-          "(each agent re-fetches the whole group: %.0f KB of RULE here, so this grows with "
-          "the group)%s; move off long-polling when agents x changes per second x %.2f ms "
-          "nears the CPU the admin can spare (one core: about %.0f agent-changes per "
-          "second), or when the group is large." % (
-              per["emulator"], group_bytes / 1000.0,
-              "; a watch source: " + watch if watch else "", per["emulator"], budget),
-          flush=True)
+          "and sent each agent the whole group (%.0f KB of RULE here, %.1f MB per change for "
+          "%d agents)%s. Move off long-polling when agents x changes per second x %.2f ms "
+          "nears the CPU the admin can spare (one core: about %.0f agent-changes per second) "
+          "or agents x group size per change nears its bandwidth." % (
+              per["emulator"], group_bytes / 1000.0, group_bytes * lp["n"] / 1e6, lp["n"],
+              "; a watch source: %s, and one item per agent" % watch if watch else "",
+              per["emulator"], budget), flush=True)
 
 
 def main():
