@@ -122,7 +122,7 @@ def _die_with_parent():
 
 
 class Procs:
-    """Every process this script started, stopped by pid in reverse order."""
+    """Every process this script started; stopped by pid (SIGTERM, then SIGKILL)."""
 
     def __init__(self):
         self.procs = []
@@ -436,19 +436,18 @@ class Fleet:
                 while time.monotonic() < until:
                     collect(max(0.0, until - time.monotonic()))
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
             short = [i for i in range(self.n) if len(seen[i]) < len(GROUPS)]
             if not short:
-                break
+                return time.monotonic() - started
             dead = [i for i in short if self.agents[i].poll() is not None]
             if dead:
                 raise RuntimeError("agent %d exited with %s: %s" % (
                     dead[0], self.agents[dead[0]].poll(), self.log_tail(dead[0])))
+            if time.monotonic() >= deadline:
+                raise RuntimeError("%d of %d agents had not delivered every group after "
+                                   "%d s" % (len(short), self.n, timeout))
             collect(0.1)
-        else:
-            raise RuntimeError("%d of %d agents had not delivered every group after %d s" % (
-                len(short), self.n, timeout))
-        return time.monotonic() - started
 
     def log_tail(self, i):
         try:
