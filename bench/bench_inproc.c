@@ -284,7 +284,7 @@ static int full_sync(struct ctx *c, int rounds)
 	snprintf(fv, sizeof fv, "%.0f items/s", (double)items / ((double)fl / 1e9));
 	row("2. full sync throughput", v, fv, (double)fl / (double)f, "-", "-");
 	/* the growth curve (issue 13 target 6): full sync time against the number of items */
-	snprintf(fig_name, sizeof fig_name, "9. growth: full sync, %ld items (%.1f MB)", items,
+	snprintf(fig_name, sizeof fig_name, "10. growth: full sync, %ld items (%.1f MB)", items,
 	         (double)len / 1e6);
 	snprintf(v, sizeof v, "%.0f ms (%.2f us per item)", ms(f), (double)f / 1e3 / (double)items);
 	snprintf(fv, sizeof fv, "json_loads %.0f ms", ms(fl));

@@ -276,7 +276,7 @@ class Bench:
         "big": ("1.", ", 100k rules", "100,000",
                 [("p50", 50, "<= 4x floor", 4.0), ("p99", 99, "-", None),
                  ("max", 100, "-", None)]),
-        "small": ("9.", ", 1k rules", "1,000",
+        "small": ("10.", ", 1k rules", "1,000",
                   [("p50", 50, "-", None), ("p99", 99, "-", None)]),
     }
 
@@ -369,7 +369,7 @@ class Bench:
                 "floor client %.1f ms" % f, a / f if f > 0 else None, "-", "-")
         # the growth curve (issue 13 target 6): the same change in groups of 1k/10k/100k
         a50, f50 = percentile(agent, 50), percentile(floor, 50)
-        row("9. growth: one change among %s rules, p50 / CPU" % rules,
+        row("10. growth: one change among %s rules, p50 / CPU" % rules,
             "%.2f ms / %s" % (a50, "%.1f ms" % cpu if cpu is not None else "?"),
             "%.2f ms / %s" % (f50, "%.1f ms" % fcpu if fcpu is not None else "?"),
             a50 / f50 if f50 > 0 else None, "-", "-")

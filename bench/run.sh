@@ -8,14 +8,15 @@
 # BENCH_PROPAGATION_SECONDS (its time budget, 330), BENCH_ROUNDS (full-sync repetitions,
 # 3), BENCH_ONE_CHANGES (figure 5 repetitions, 10),
 # BENCH_CACHE_ROUNDS (figure 7 repetitions, 200),
-# BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 9's 1k rules,
-# 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation propagation100k
-# propagation1k memory idle shutdown cache gateway).
+# BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 10's 1k
+# rules, 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation
+# propagation100k propagation1k memory idle shutdown cache gateway fanout), GWSYNC_FANOUT
+# (figure 9's number of agents, 100).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -24,17 +25,20 @@ start=$(date +%s)
 say "building the benchmark tools"
 "$src/bench/build.sh" "$build" || exit 1
 
-# Datasets are regenerated only when their generator changed.
+wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# Datasets are regenerated only when their generator changed (figures 8 and 9 use none).
 data=$build/bench-data
-if [ ! -f "$data/big/manifest" ] || [ "$src/bench/gendata.py" -nt "$data/big/manifest" ] ||
-	[ "$src/tests/admin/dataset.py" -nt "$data/big/manifest" ]; then
+if [ -n "$(echo " $only " | sed 's/ gateway / /g; s/ fanout / /g; s/ //g')" ] && {
+	[ ! -f "$data/big/manifest" ] || [ "$src/bench/gendata.py" -nt "$data/big/manifest" ] ||
+		[ "$src/tests/admin/dataset.py" -nt "$data/big/manifest" ]
+}; then
 	say "generating datasets into $data"
 	python3 "$src/bench/gendata.py" "$data" || exit 1
 fi
 
 rc=0
 : >"$results"
-wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
 daemon_bench() {
 	python3 "$src/bench/daemon.py" "$build" "$1" --changes "${BENCH_CHANGES:-1000}" \
 		--budget "${BENCH_PROPAGATION_SECONDS:-330}" \
@@ -57,11 +61,11 @@ if wants inproc; then
 		"${BENCH_ROUNDS:-3}" "${BENCH_ONE_CHANGES:-10}" | tee -a "$results" || rc=1
 fi
 if wants growth; then
-	# figure 9 (the growth curve): the full sync of the 10k-rule dataset beside the big
-	# one's above; only its "9." rows are kept. 1M items are not generated (see README).
-	say "figure 9: full sync of 11,040 items (prop dataset)"
+	# figure 10 (the growth curve): the full sync of the 10k-rule dataset beside the big
+	# one's above; only its "10." rows are kept. 1M items are not generated (see README).
+	say "figure 10: full sync of 11,040 items (prop dataset)"
 	"$build/bench/bench_inproc" "$data/prop" "$build/bench/bench_sub.so" \
-		"${BENCH_ROUNDS:-3}" 1 | grep '^ROW|9\.' | tee -a "$results" || rc=1
+		"${BENCH_ROUNDS:-3}" 1 | grep '^ROW|10\.' | tee -a "$results" || rc=1
 fi
 if [ -n "$idle_pid" ]; then
 	wait "$idle_pid" || rc=1
@@ -73,7 +77,7 @@ for what in propagation memory shutdown; do
 	say "daemon benchmark: $what"
 	daemon_bench "$what" | tee -a "$results" || rc=1
 done
-# figure 1 with 100,000 rules and figure 9's 1,000 rules: fewer rounds (a 100k round moves
+# figure 1 with 100,000 rules and figure 10's 1,000 rules: fewer rounds (a 100k round moves
 # 51 MB twice), each within its own budget
 if wants propagation100k; then
 	say "daemon benchmark: propagation, 100,000 rules"
@@ -102,6 +106,15 @@ if wants gateway; then
 	else
 		echo "figure 8 skipped: bench/nginx/run.sh missing" >&2
 	fi
+fi
+
+if wants fanout; then
+	# Debian's python3: the ZooKeeper writer is python3-kazoo (dist-packages)
+	py=python3
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	say "figure 9: fan-out, ${GWSYNC_FANOUT:-100} agents on one admin emulator, one etcd, one ZooKeeper"
+	"$py" "$src/bench/fanout.py" "$build" --agents "${GWSYNC_FANOUT:-100}" |
+		tee -a "$results" || rc=1
 fi
 
 say "results"
