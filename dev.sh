@@ -25,7 +25,7 @@ GATEWAY_PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-cjson lua
 # Building and checking the Debian packages (debian/control's Build-Depends are the
 # BUILD_PACKAGES above).
 PACKAGE_TOOLS=(dpkg-dev debhelper fakeroot lintian)
-TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}")
+TEST_PACKAGES=(openssl clang clang-format valgrind etcd-server etcd-client "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}")
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 

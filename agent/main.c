@@ -148,7 +148,9 @@ static void stop_source(void *arg)
  * WebSocket), opened but not started. */
 static int open_source(struct agent *a, struct gw_err *err)
 {
-	a->source_ops = a->cfg->websocket ? &websocket_source_ops : &http_source_ops;
+	a->source_ops = a->cfg->source == CFG_SOURCE_ETCD ? &etcd_source_ops
+	                : a->cfg->websocket               ? &websocket_source_ops
+	                                                  : &http_source_ops;
 	const struct source_args args = {a->cfg, a->ingest, a->log};
 	if (a->source_ops->open(&a->source, &args, err) != 0) {
 		a->source_ops = NULL;
