@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import time
 import unittest
+import urllib.error
 import urllib.request
 
 import groupfiles
@@ -30,10 +31,14 @@ def b64(text):
 
 
 class Etcd:
-    """One etcd member on free ports with a temporary data dir; removed on close()."""
+    """One etcd member on free ports with a temporary data dir; removed on close().
+    A member of a cluster gets its name and the cluster's peer list from Cluster."""
 
-    def __init__(self, tmp):
+    def __init__(self, tmp, name="m0"):
         self.dir = tmp
+        self.name = name
+        self.cluster = None  # "m0=http://..,m1=http://..": set for a member of a cluster
+        self.token = None    # the Authorization token once auth is enabled
         self.public_url = "http://127.0.0.1:%d" % harness.free_port()
         self.hidden_url = "http://127.0.0.1:%d" % harness.free_port()
         self.peer_port = harness.free_port()
@@ -47,18 +52,29 @@ class Etcd:
         peer = "http://127.0.0.1:%d" % self.peer_port
         self.log = open(os.path.join(self.dir, "etcd.log"), "ab")
         self.proc = subprocess.Popen(
-            [ETCD, "--name", "m0", "--data-dir", os.path.join(self.dir, "data"),
+            [ETCD, "--name", self.name, "--data-dir", os.path.join(self.dir, "data"),
              "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
              "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-             "--initial-cluster", "m0=" + peer],
+             "--initial-cluster", self.cluster or "%s=%s" % (self.name, peer),
+             "--initial-cluster-token", "gwsync-test"],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        harness.wait_until(self._up, timeout=20, message="etcd answering on " + self.url)
+        if not self.cluster:
+            self.wait_up()
         return self
+
+    @property
+    def peer_url(self):
+        return "http://127.0.0.1:%d" % self.peer_port
+
+    def wait_up(self):
+        harness.wait_until(self._up, timeout=30, message="etcd answering on " + self.url)
 
     def _up(self):
         try:
             self.call("/v3/kv/range", {"key": b64("/")})
             return True
+        except urllib.error.HTTPError as e:
+            return e.code in (400, 401)  # auth enabled: it answers
         except OSError:
             return False
 
@@ -74,8 +90,11 @@ class Etcd:
             self.log.close()
 
     def call(self, path, body):
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = self.token
         req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+                                     headers=headers)
         with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read().decode("utf-8"))
 
@@ -93,6 +112,49 @@ class Etcd:
 
     def revision(self):
         return int(self.call("/v3/kv/range", {"key": b64("/")})["header"]["revision"])
+
+    def enable_auth(self, password):
+        """A root user with `password`, auth on; this client keeps working with a token."""
+        self.call("/v3/auth/user/add", {"name": "root", "password": password})
+        try:
+            self.call("/v3/auth/role/add", {"name": "root"})
+        except urllib.error.HTTPError:
+            pass  # it exists already
+        self.call("/v3/auth/user/grant", {"user": "root", "role": "root"})
+        self.call("/v3/auth/enable", {})
+        self.token = self.call("/v3/auth/authenticate",
+                               {"name": "root", "password": password})["token"]
+
+
+class Cluster:
+    """Three etcd members (m0, m1, m2) on free ports."""
+
+    def __init__(self, tmpdirs):
+        self.members = [Etcd(t, "m%d" % i) for i, t in enumerate(tmpdirs)]
+        spec = ",".join("%s=%s" % (m.name, m.peer_url) for m in self.members)
+        for m in self.members:
+            m.cluster = spec
+
+    def start(self):
+        for m in self.members:
+            m.start()
+        for m in self.members:
+            m.wait_up()
+        return self
+
+    def close(self):
+        for m in self.members:
+            m.close()
+
+    def leader(self):
+        """The index of the leader, as the members report it."""
+        for i, m in enumerate(self.members):
+            if m.proc is None:
+                continue
+            st = m.call("/v3/maintenance/status", {})
+            if st.get("leader") == st["header"].get("member_id"):
+                return i
+        return None
 
 
 def plugin(name, pid, enabled=True):
@@ -128,6 +190,12 @@ def etcd_config(endpoints, files, **kw):
            "subscribers": [groupfiles.file_subscriber(files)]}
     doc.update(kw)
     return harness.to_yaml(doc)
+
+
+def status_of(port):
+    """The first (only) connection of the agent's /status."""
+    _, _, body = harness.http_request("GET", "http://127.0.0.1:%d/status" % port, timeout=5)
+    return json.loads(body.decode("utf-8"))["servers"][0]
 
 
 class EtcdSourceTest(harness.IntegrationTest):
@@ -204,9 +272,17 @@ class EtcdSourceTest(harness.IntegrationTest):
         revision and watches again, missing nothing."""
         self.seed()
         files = self.tmpdir()
-        d = self.daemon(etcd_config([self.etcd.public_url], files))
+        port = harness.free_port()
+        d = self.daemon(etcd_config([self.etcd.public_url], files,
+                                    status={"listen": "127.0.0.1:%d" % port}))
         self.wait_files(files)
         d.wait_log(r"etcd: endpoint .*: watching ")
+        st = status_of(port)
+        self.assertEqual(st["state"], "connected")
+        self.assertEqual(st["session"], self.etcd.public_url)
+        self.assertEqual(st["watches"], 1)
+        self.assertEqual(st["revision"], self.etcd.revision())
+        self.assertEqual(st["errors"]["session"], 0)
         # etcd restarts where the agent cannot reach it, changes and compacts, then comes
         # back: the agent's resumed watch starts below the compaction
         self.etcd.close()
@@ -223,9 +299,70 @@ class EtcdSourceTest(harness.IntegrationTest):
         d.wait_log(r"etcd: endpoint .*: recovery read of %s/" % ROOT, since=0)
         # and the watch works after the recovery
         mark = d.mark()
-        self.put("RULE", "202", "/rule/divide/100-202", rule("202", "100", "divide"))
+        rev = self.put("RULE", "202", "/rule/divide/100-202", rule("202", "100", "divide"))
         self.wait_files(files)
         d.wait_log(r"store: accepted RULE", since=mark)
+        harness.wait_until(lambda: status_of(port)["revision"] == rev, timeout=10,
+                           message="/status at revision %d" % rev)
+        st = status_of(port)
+        self.assertEqual(st["errors"]["session"], 1)
+        self.assertGreaterEqual(st["errors"]["connect"], 1)
+        self.assertEqual(st["watches"], 1)
+        self.assertIn("compacted", st["lastError"])
+
+    def test_a_dead_first_endpoint_moves_on_to_the_next(self):
+        self.seed()
+        files = self.tmpdir()
+        dead = "http://127.0.0.1:%d" % harness.free_port()
+        d = self.daemon(etcd_config([dead, self.etcd.public_url], files))
+        self.wait_files(files)
+        d.wait_log(r"etcd: endpoint %s: range of .*\[connect\]" % dead)
+        d.wait_log(r"etcd: endpoint %s: watching " % self.etcd.public_url)
+        self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
+        self.wait_files(files)
+
+    def test_auth_with_a_token_and_the_password_never_logged(self):
+        password = "s3cret-Pa55word-etcd"
+        self.seed()
+        self.etcd.enable_auth(password)
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([self.etcd.public_url], files,
+                                    etcd={"username": "root", "password": password}))
+        self.wait_files(files)
+        d.wait_log(r"etcd: endpoint .*: watching ")
+        self.put("SELECTOR", "102", "/selector/divide/102", selector("102", "divide", "s3"))
+        self.wait_files(files)
+        self.assertNotIn(password, d.text())
+        self.assertNotIn(self.etcd.token, d.text())
+
+    def test_a_wrong_password_is_an_auth_failure_that_names_the_user_only(self):
+        password = "the-right-one"
+        self.seed()
+        self.etcd.enable_auth(password)
+        files = self.tmpdir()
+        port = harness.free_port()
+        d = self.daemon(etcd_config([self.etcd.public_url], files,
+                                    etcd={"username": "root", "password": "wrong-Pa55"},
+                                    status={"listen": "127.0.0.1:%d" % port}))
+        d.wait_log(r"etcd: endpoint .*: authenticate as root refused: HTTP 400: .*"
+                   r"authentication failed.*\[auth\]")
+        harness.wait_until(lambda: status_of(port)["errors"]["auth"] >= 2, timeout=10)
+        self.assertNotIn("wrong-Pa55", d.text())
+        self.assertEqual(groupfiles.read(files, "PLUGIN"), None)
+
+    def test_resync_finds_nothing_to_repair_while_in_step(self):
+        self.seed()
+        files = self.tmpdir()
+        port = harness.free_port()
+        d = self.daemon(etcd_config([self.etcd.public_url], files,
+                                    etcd={"resync_interval": "1s"},
+                                    status={"listen": "127.0.0.1:%d" % port}))
+        self.wait_files(files)
+        self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
+        d.wait_log(r"etcd: endpoint .*: resync read of .*: 6 key\(s\) at revision \d+, "
+                   r"0 new version", timeout=10)
+        self.assertEqual(status_of(port)["repairs"], 0)
+        self.wait_files(files)
 
     def test_sigterm_exits_within_a_second(self):
         self.seed()
@@ -236,6 +373,62 @@ class EtcdSourceTest(harness.IntegrationTest):
         rc, elapsed = d.stop()
         self.assertEqual(rc, 0)
         self.assertLess(elapsed, 1.0)
+
+
+class EtcdClusterTest(harness.IntegrationTest):
+    """Three members: the member the agent watches goes down, and the leader moves; the
+    agent goes on with the next endpoint from the revision it had reached."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.access(ETCD, os.X_OK):
+            self.skipTest("etcd is not installed (apt install etcd-server)")
+        self.cluster = Cluster([self.tmpdir() for _ in range(3)]).start()
+        self.addCleanup(self.cluster.close)
+
+    def test_member_down_and_leader_change_lose_nothing(self):
+        m = self.cluster.members
+        held = {}
+        for i in range(5):
+            item = plugin("p%d" % i, str(i))
+            m[1].put(ROOT + "/plugin/p%d" % i, item)
+            held["p%d" % i] = item
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([x.public_url for x in m], files,
+                                    etcd={"groups": ["PLUGIN"]}))
+
+        def same():
+            doc = groupfiles.read(files, "PLUGIN")
+            return doc is not None and sorted(json.dumps(i, sort_keys=True) for i in
+                                              doc["data"]) == \
+                sorted(json.dumps(i, sort_keys=True) for i in held.values())
+        harness.wait_until(same, timeout=20, message="PLUGIN equal to etcd's")
+        d.wait_log(r"etcd: endpoint %s: watching " % m[0].public_url)
+
+        # the watched member goes down; writes go on through another one
+        m[0].close()
+        for i in range(5, 10):
+            item = plugin("p%d" % i, str(i))
+            m[2].put(ROOT + "/plugin/p%d" % i, item)
+            held["p%d" % i] = item
+        harness.wait_until(same, timeout=30, message="PLUGIN equal after a member is down")
+        d.wait_log(r"etcd: endpoint %s: watching " % m[1].public_url)
+
+        # the leader moves to another live member while writes go on
+        leader = self.cluster.leader()
+        target = [i for i in (1, 2) if i != leader][0]
+        lead = m[leader]
+        st = m[target].call("/v3/maintenance/status", {})
+        lead.call("/v3/maintenance/transfer-leadership",
+                  {"targetID": st["header"]["member_id"]})
+        for i in range(10, 15):
+            item = plugin("p%d" % i, str(i))
+            m[target].put(ROOT + "/plugin/p%d" % i, item)
+            held["p%d" % i] = item
+        del held["p3"]
+        m[target].delete(ROOT + "/plugin/p3")
+        harness.wait_until(same, timeout=30, message="PLUGIN equal after a leader change")
+        self.assertEqual(self.cluster.leader(), target)
 
 
 if __name__ == "__main__":

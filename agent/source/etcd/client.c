@@ -81,7 +81,14 @@ static int post(struct etcd_client *c, size_t ep, const char *path, const char *
 	    .headers = c->auth_header ? headers : NULL,
 	    .label = label,
 	};
-	return http_do(c->eps[ep], &rq, rep, why, err);
+	int rc = http_do(c->eps[ep], &rq, rep, why, err);
+	/* the transport names its peer "server URL"; an etcd member is an endpoint */
+	if (rc != 0 && strncmp(err->msg, "server ", 7) == 0) {
+		char text[sizeof err->msg];
+		snprintf(text, sizeof text, "%s", err->msg + 7);
+		gw_errf(err, "endpoint %s", text);
+	}
+	return rc;
 }
 
 int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *why,

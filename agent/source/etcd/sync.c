@@ -22,6 +22,7 @@
 #include "source/etcd/wire.h"
 
 /* gRPC status codes in etcd's error answers */
+#define GRPC_CANCELLED         1
 #define GRPC_DEADLINE_EXCEEDED 4
 #define GRPC_UNAVAILABLE       14
 #define GRPC_UNAUTHENTICATED   16
