@@ -185,8 +185,9 @@ static int on_object(void *arg, const char *text, size_t len)
 		 * token was refused (UNAUTHENTICATED), or something else */
 		int code = m.err.code;
 		rc = end_stream(s, code == GRPC_UNAUTHENTICATED ? END_AUTH : END_ERROR,
-		                code == GRPC_UNAUTHENTICATED     ? SYNC_FAIL_AUTH
-		                : code == GRPC_UNAVAILABLE       ? SYNC_FAIL_CONNECT
+		                code == GRPC_UNAUTHENTICATED ? SYNC_FAIL_AUTH
+		                : code == GRPC_UNAVAILABLE || code == GRPC_CANCELLED
+		                    ? SYNC_FAIL_CONNECT
 		                : code == GRPC_DEADLINE_EXCEEDED ? SYNC_FAIL_TIMEOUT
 		                                                 : SYNC_FAIL_HTTP,
 		                "endpoint %s: watch of %s: etcd error %d: %s", ep, s->prefix, code,
