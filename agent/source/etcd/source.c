@@ -96,6 +96,11 @@ static void *run(void *arg)
 		if (out == ETCD_STOPPED || atomic_load(&s->stop))
 			break;
 		etcd_count_failure(s, why, err.msg);
+		if (s->established) { /* the watch ran: the schedule starts over */
+			failures = 0;
+			tries = 0;
+			tried = 0;
+		}
 		if (out == ETCD_COMPACTED) {
 			LOG_W(s->log, "etcd",
 			      "%s [%s]; reading everything again at a fresh revision", err.msg,

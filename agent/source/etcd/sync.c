@@ -250,6 +250,7 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 	s->st.watches = 0;
 	pthread_mutex_unlock(&s->mu);
 	*why = SYNC_OK;
+	s->established = 0;
 
 	if (s->need_full != ETCD_NO_FULL_READ) {
 		if (etcd_full_read(s, s->ep, (enum kv_full_kind)s->need_full, why, err) != 0)

@@ -137,6 +137,11 @@ int etcd_watch_open(struct etcd_watch *w, const char *endpoint, const char *auth
 	w->headers = h;
 	if (h)
 		h = curl_slist_append(w->headers, "Expect:");
+	/* ask etcd to end the stream when this member loses its leader (gRPC metadata
+	 * "hasleader", which the gateway passes on from Grpc-Metadata- headers): a member cut
+	 * off from the cluster would otherwise serve a silent watch forever */
+	if (h)
+		h = curl_slist_append(w->headers, "Grpc-Metadata-hasleader: true");
 	if (h && auth_header)
 		h = curl_slist_append(w->headers, auth_header);
 	if (!w->endpoint || !w->url || !w->body || !w->label || !w->easy || !h) {
