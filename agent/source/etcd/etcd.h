@@ -45,6 +45,7 @@ struct source {
 	/* the source's thread (initial_sync before it) */
 	size_t ep;         /* the endpoint in use */
 	int64_t rev;       /* the store revision the mirror reflects; 0: nothing read */
+	int64_t read_rev;  /* the revision of the last full read: events up to it are in it */
 	int need_full;     /* the next session starts with this kv_full_kind, or
 	                    * ETCD_NO_FULL_READ */
 	int64_t resync_at; /* monotonic ms of the next anti-entropy read; -1: off */

@@ -5,11 +5,13 @@
  * every group at ONE revision R (the first range's header.revision, the others pinned to
  * it); the watch then starts at R+1, so nothing between the read and the watch is missed.
  * After a full read the mirror reflects R: a watch event at or below it is already in
- * what was read and is skipped. A watch that ends is resumed from the last revision seen
- * + 1 (nothing to read again); only a start revision compacted away (the watch is
- * cancelled with compact_revision) needs a new full read. The anti-entropy resync reads
- * at the revision the mirror has reached, so events still on their way are never taken
- * for repairs; if that revision is compacted it reads the newest one.
+ * what was read and is skipped (one revision may carry many events: a prefix delete). A
+ * watch that ends is resumed from the last revision seen + 1 (nothing to read again);
+ * only a start revision compacted away (the watch is cancelled with compact_revision)
+ * needs a new full read. The anti-entropy resync reads the newest revision, after the
+ * stream's buffered bytes were applied: a change the watch never reported is a
+ * difference (a repair); one still on its way when the read was made shows as a repair
+ * too (the window is the stream's latency) and is skipped when it arrives.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,7 +37,8 @@ static const char *kind_name(enum kv_full_kind kind)
 	return kind == KV_FULL_START ? "start-up" : kind == KV_FULL_RECOVER ? "recovery" : "resync";
 }
 
-/* Read the groups at `at` (0: the newest). 0, -1, or -2: `at` is compacted away. */
+/* Read the groups at `at` (0: the newest, then every group at the first one's). 0 or
+ * -1. */
 static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at, size_t *keys,
                        enum sync_fail *why, struct gw_err *err)
 {
@@ -78,29 +81,18 @@ static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at
 int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, enum sync_fail *why,
                    struct gw_err *err)
 {
-	/* a resync compares with what the mirror holds: read at that revision if etcd still
-	 * has it */
-	int64_t at = kind == KV_FULL_RESYNC ? s->rev : 0;
 	int64_t read_at = 0;
 	size_t keys = 0;
 	if (kv_mirror_full_begin(s->mirror) != 0) {
 		*why = SYNC_FAIL_PARSE;
 		return gw_errf(err, "etcd: out of memory");
 	}
-	int rc = read_groups(s, ep, at, &read_at, &keys, why, err);
-	if (rc == -2 && at > 0) {
-		LOG_I(s->log, "etcd", "%s; resync reads the newest revision instead", err->msg);
-		kv_mirror_full_abort(s->mirror);
-		if (kv_mirror_full_begin(s->mirror) != 0) {
-			*why = SYNC_FAIL_PARSE;
-			return gw_errf(err, "etcd: out of memory");
-		}
-		rc = read_groups(s, ep, 0, &read_at, &keys, why, err);
-	}
+	int rc = read_groups(s, ep, 0, &read_at, &keys, why, err);
 	if (rc != 0) {
 		kv_mirror_full_abort(s->mirror);
 		return -1;
 	}
+	s->read_rev = read_at;
 	if (read_at > s->rev || kind != KV_FULL_RESYNC)
 		s->rev = read_at;
 	int64_t now = gw_mono_ms();
@@ -154,14 +146,15 @@ static void apply_events(struct source *s, const struct etcd_watch_msg *m)
 	int64_t now = gw_mono_ms();
 	for (size_t i = 0; i < m->n_events; i++) {
 		const struct etcd_event *e = &m->events[i];
-		if (e->kv.mod_revision <= s->rev)
+		if (e->kv.mod_revision <= s->read_rev)
 			continue; /* already in the last full read */
 		if (e->type == ETCD_EV_DELETE)
 			kv_mirror_delete(s->mirror, e->kv.key, e->kv.key_len, now);
 		else
 			kv_mirror_put(s->mirror, e->kv.key, e->kv.key_len, e->kv.value,
 			              e->kv.value_len, now);
-		s->rev = e->kv.mod_revision;
+		if (e->kv.mod_revision > s->rev)
+			s->rev = e->kv.mod_revision;
 	}
 	pthread_mutex_lock(&s->mu);
 	s->st.polls++;
