@@ -11,6 +11,7 @@ import base64
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import time
 import unittest
@@ -34,13 +35,15 @@ class Etcd:
     """One etcd member on free ports with a temporary data dir; removed on close().
     A member of a cluster gets its name and the cluster's peer list from Cluster."""
 
-    def __init__(self, tmp, name="m0"):
+    def __init__(self, tmp, name="m0", tls=None):
         self.dir = tmp
         self.name = name
+        self.tls = tls       # {"ca", "cert", "key"} (harness.make_test_ca): clients use https
         self.cluster = None  # "m0=http://..,m1=http://..": set for a member of a cluster
         self.token = None    # the Authorization token once auth is enabled
-        self.public_url = "http://127.0.0.1:%d" % harness.free_port()
-        self.hidden_url = "http://127.0.0.1:%d" % harness.free_port()
+        scheme = "https" if tls else "http"
+        self.public_url = "%s://127.0.0.1:%d" % (scheme, harness.free_port())
+        self.hidden_url = "%s://127.0.0.1:%d" % (scheme, harness.free_port())
         self.peer_port = harness.free_port()
         self.url = self.public_url  # where it listens now
         self.proc = None
@@ -56,7 +59,9 @@ class Etcd:
              "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
              "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
              "--initial-cluster", self.cluster or "%s=%s" % (self.name, peer),
-             "--initial-cluster-token", "gwsync-test"],
+             "--initial-cluster-token", "gwsync-test"] +
+            (["--cert-file", self.tls["cert"], "--key-file", self.tls["key"]]
+             if self.tls else []),
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         if not self.cluster:
             self.wait_up()
@@ -95,7 +100,8 @@ class Etcd:
             headers["Authorization"] = self.token
         req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
                                      headers=headers)
-        with urllib.request.urlopen(req, timeout=10) as r:
+        ctx = ssl.create_default_context(cafile=self.tls["ca"]) if self.tls else None
+        with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
             return json.loads(r.read().decode("utf-8"))
 
     def put(self, key, item):
@@ -364,6 +370,30 @@ class EtcdSourceTest(harness.IntegrationTest):
         self.assertEqual(status_of(port)["repairs"], 0)
         self.wait_files(files)
 
+    def test_the_source_thread_sleeps_while_nothing_changes(self):
+        """Idle means asleep: with no change and no resync, etcd-0 never wakes."""
+        self.seed()
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([self.etcd.public_url], files,
+                                    etcd={"resync_interval": "0", "connect_timeout": "1s"}))
+        self.wait_files(files)
+        d.wait_log(r"etcd: endpoint .*: watching ")
+        # libcurl's own one-shot timers of a new connection (happy eyeballs at 200 ms, the
+        # connect timeout) fire once after it connected; the measurement starts after them
+        time.sleep(1.5)
+
+        def wakeups():
+            for task in os.listdir("/proc/%d/task" % d.pid):
+                with open("/proc/%d/task/%s/comm" % (d.pid, task)) as f:
+                    if f.read().strip() != "etcd-0":
+                        continue
+                with open("/proc/%d/task/%s/status" % (d.pid, task)) as f:
+                    return sum(int(l.split()[1]) for l in f if "ctxt_switches" in l)
+            raise AssertionError("no etcd-0 thread")
+        before = wakeups()
+        time.sleep(2)  # the measurement is a stretch of time with nothing in it
+        self.assertEqual(wakeups(), before)
+
     def test_sigterm_exits_within_a_second(self):
         self.seed()
         files = self.tmpdir()
@@ -373,6 +403,41 @@ class EtcdSourceTest(harness.IntegrationTest):
         rc, elapsed = d.stop()
         self.assertEqual(rc, 0)
         self.assertLess(elapsed, 1.0)
+
+
+class EtcdTlsTest(harness.IntegrationTest):
+    """https:// endpoints: the start-up range and the watch stream both verify etcd's
+    certificate with etcd.tls.ca_file; the wrong CA is a connect failure naming the
+    endpoint."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.access(ETCD, os.X_OK):
+            self.skipTest("etcd is not installed (apt install etcd-server)")
+        self.certs = harness.make_test_ca(self.tmpdir())
+        self.etcd = Etcd(self.tmpdir(), tls=self.certs).start()
+        self.addCleanup(self.etcd.close)
+
+    def test_range_and_watch_over_tls(self):
+        self.etcd.put(ROOT + "/plugin/divide", plugin("divide", "5"))
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([self.etcd.public_url], files,
+                                    etcd={"groups": ["PLUGIN"],
+                                          "tls": {"ca_file": self.certs["ca"]}}))
+        d.wait_log(r"etcd: endpoint %s: watching " % self.etcd.public_url)
+        self.etcd.put(ROOT + "/plugin/waf", plugin("waf", "7"))
+        harness.wait_until(lambda: len((groupfiles.read(files, "PLUGIN") or
+                                        {"data": []})["data"]) == 2, timeout=10,
+                           message="both plugins delivered over TLS")
+
+    def test_the_wrong_ca_is_refused(self):
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([self.etcd.public_url], files,
+                                    etcd={"groups": ["PLUGIN"],
+                                          "tls": {"ca_file": self.certs["wrong_ca"]}}))
+        d.wait_log(r"etcd: endpoint %s: range of .*(certificate|TLS).*\[connect\]"
+                   % self.etcd.public_url)
+        self.assertIsNone(groupfiles.read(files, "PLUGIN"))
 
 
 class EtcdClusterTest(harness.IntegrationTest):

@@ -285,17 +285,12 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 		int64_t now = gw_mono_ms();
 		int64_t dl = etcd_flush_due(s, now);
 		if (s->established && s->resync_at >= 0 && now >= s->resync_at) {
-			enum sync_fail rwhy;
-			struct gw_err rerr = {{0}};
-			if (etcd_full_read(s, s->ep, KV_FULL_RESYNC, &rwhy, &rerr) != 0) {
-				if (atomic_load(&s->stop))
-					continue;
-				/* the watch still runs: try again at the next interval */
-				LOG_W(s->log, "etcd", "%s [%s]; resync again in %lld ms", rerr.msg,
-				      sync_fail_name(rwhy),
-				      (long long)s->cfg->kv_resync_interval_ms);
-				etcd_count_failure(s, rwhy, rerr.msg);
-				s->resync_at = now + s->cfg->kv_resync_interval_ms;
+			if (etcd_full_read(s, s->ep, KV_FULL_RESYNC, why, err) != 0) {
+				/* the endpoint in use cannot answer a read: its watch may be as
+				 * stuck (a frozen member keeps TCP open and sends nothing), so
+				 * the session ends and the next endpoint takes over */
+				etcd_watch_close(s->watch);
+				return atomic_load(&s->stop) ? ETCD_STOPPED : ETCD_FAILED;
 			}
 			continue;
 		}
