@@ -41,6 +41,7 @@ class Etcd:
         self.tls = tls       # {"ca", "cert", "key"} (harness.make_test_ca): clients use https
         self.cluster = None  # "m0=http://..,m1=http://..": set for a member of a cluster
         self.token = None    # the Authorization token once auth is enabled
+        self.extra_args = []  # more etcd flags for the next start()
         scheme = "https" if tls else "http"
         self.public_url = "%s://127.0.0.1:%d" % (scheme, harness.free_port())
         self.hidden_url = "%s://127.0.0.1:%d" % (scheme, harness.free_port())
@@ -61,7 +62,7 @@ class Etcd:
              "--initial-cluster", self.cluster or "%s=%s" % (self.name, peer),
              "--initial-cluster-token", "gwsync-test"] +
             (["--cert-file", self.tls["cert"], "--key-file", self.tls["key"]]
-             if self.tls else []),
+             if self.tls else []) + self.extra_args,
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         if not self.cluster:
             self.wait_up()
@@ -340,6 +341,56 @@ class EtcdSourceTest(harness.IntegrationTest):
         self.wait_files(files)
         self.assertNotIn(password, d.text())
         self.assertNotIn(self.etcd.token, d.text())
+
+    def invalidate_tokens(self, password):
+        """Auth off and on again: etcd forgets every token it gave out."""
+        self.etcd.call("/v3/auth/disable", {})
+        self.etcd.token = None
+        self.etcd.call("/v3/auth/enable", {})
+        self.etcd.token = self.etcd.call("/v3/auth/authenticate",
+                                         {"name": "root", "password": password})["token"]
+
+    def test_a_watch_refused_for_its_token_authenticates_again(self):
+        password = "renew-Pa55"
+        self.seed()
+        self.etcd.enable_auth(password)
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([self.etcd.public_url], files,
+                                    etcd={"username": "root", "password": password}))
+        self.wait_files(files)
+        d.wait_log(r"etcd: endpoint .*: watching ")
+        # the running watch keeps going; the one resumed after a restart meets the
+        # forgotten token
+        self.invalidate_tokens(password)
+        self.etcd.close()
+        self.etcd.start()
+        d.wait_log(r"etcd: endpoint .*: watch of .* cancelled: .*invalid auth token "
+                   r"\[auth\]; authenticating again", timeout=20)
+        d.wait_log(r"etcd: endpoint .*: watching ", count=2)
+        self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
+        self.wait_files(files)
+        self.assertNotIn(password, d.text())
+
+    def test_a_range_refused_for_its_token_authenticates_again(self):
+        password = "renew-Pa55"
+        self.seed()
+        self.etcd.enable_auth(password)
+        files = self.tmpdir()
+        port = harness.free_port()
+        d = self.daemon(etcd_config([self.etcd.public_url], files,
+                                    etcd={"username": "root", "password": password,
+                                          "resync_interval": "1s"},
+                                    status={"listen": "127.0.0.1:%d" % port}))
+        self.wait_files(files)
+        d.wait_log(r"etcd: endpoint .*: resync read of ")
+        mark = d.mark()
+        self.invalidate_tokens(password)
+        d.wait_log(r"etcd: endpoint .*: range of .*: HTTP 401: etcdserver: invalid auth "
+                   r"token; authenticating again", since=mark, timeout=10)
+        m = d.wait_log(r"etcd: endpoint .*: resync read of .* (\d+) new", since=mark)
+        self.assertEqual(m.group(1), "0")
+        self.assertEqual(status_of(port)["errors"]["auth"], 0)
+        self.assertNotIn(password, d.text())
 
     def test_a_wrong_password_is_an_auth_failure_that_names_the_user_only(self):
         password = "the-right-one"

@@ -18,12 +18,14 @@
 
 struct etcd_client {
 	const struct cfg *cfg;
+	struct gw_log *log;
 	struct http **eps; /* one per endpoint */
 	size_t n;
 	char *auth_header; /* "Authorization: TOKEN" or NULL */
 };
 
-int etcd_client_open(struct etcd_client **out, const struct cfg *cfg, struct gw_err *err)
+int etcd_client_open(struct etcd_client **out, const struct cfg *cfg, struct gw_log *log,
+                     struct gw_err *err)
 {
 	*out = NULL;
 	struct etcd_client *c = calloc(1, sizeof *c);
@@ -34,6 +36,7 @@ int etcd_client_open(struct etcd_client **out, const struct cfg *cfg, struct gw_
 		return gw_errf(err, "etcd: out of memory");
 	}
 	c->cfg = cfg;
+	c->log = log;
 	for (size_t i = 0; i < cfg->n_kv_servers; i++) {
 		if (http_open(&c->eps[i], cfg, cfg->kv_servers[i], err) != 0) {
 			etcd_client_close(c);
@@ -200,6 +203,7 @@ int etcd_client_range(struct etcd_client *c, size_t ep, const char *prefix, int6
 		return -1;
 	int rc = range_once(c, ep, prefix, revision, out, why, err);
 	if (rc == 1) { /* the token expired: once more with a new one */
+		LOG_I(c->log, "etcd", "%s; authenticating again", err->msg);
 		if (etcd_client_authenticate(c, ep, why, err) != 0)
 			return -1;
 		rc = range_once(c, ep, prefix, revision, out, why, err);

@@ -17,13 +17,16 @@
 
 #include "config/config.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "source/etcd/reply.h"
 #include "source/failure.h"
 
 struct etcd_client;
 
-/* One transport per cfg->kv_servers entry; nothing is sent yet. */
-int etcd_client_open(struct etcd_client **out, const struct cfg *cfg, struct gw_err *err);
+/* One transport per cfg->kv_servers entry; nothing is sent yet. log: where a renewed
+ * token is reported. */
+int etcd_client_open(struct etcd_client **out, const struct cfg *cfg, struct gw_log *log,
+                     struct gw_err *err);
 void etcd_client_close(struct etcd_client *c);
 /* Every call, now and later, ends at once with SYNC_STOPPED. Thread-safe. */
 void etcd_client_interrupt(struct etcd_client *c);

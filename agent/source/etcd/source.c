@@ -211,7 +211,8 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 	    .settle_ms = cfg->kv_settle_ms > 0 ? cfg->kv_settle_ms : 100,
 	};
 	size_t max_msg = cfg->max_response > 0 ? (size_t)cfg->max_response : (size_t)64 << 20;
-	if (!(s->mirror = kv_mirror_new(&ma, err)) || etcd_client_open(&s->client, cfg, err) != 0 ||
+	if (!(s->mirror = kv_mirror_new(&ma, err)) ||
+	    etcd_client_open(&s->client, cfg, args->log, err) != 0 ||
 	    etcd_watch_new(&s->watch, cfg, max_msg, err) != 0) {
 		etcd_free(s);
 		return -1;
