@@ -293,7 +293,7 @@ class EtcdSourceTest(harness.IntegrationTest):
         # etcd restarts where the agent cannot reach it, changes and compacts, then comes
         # back: the agent's resumed watch starts below the compaction
         self.etcd.close()
-        d.wait_log(r"etcd: .*resuming the watch from revision", timeout=20)
+        d.wait_log(r"etcd: endpoint .*: watch of .*\[connect\]", timeout=20)
         self.etcd.start(hidden=True)
         self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
         self.delete("SELECTOR", "101", "/selector/divide/101")
@@ -316,6 +316,29 @@ class EtcdSourceTest(harness.IntegrationTest):
         self.assertGreaterEqual(st["errors"]["connect"], 1)
         self.assertEqual(st["watches"], 1)
         self.assertIn("compacted", st["lastError"])
+
+    def test_a_watch_that_ended_resumes_from_its_revision_without_a_full_read(self):
+        """Changes made while etcd was out of the agent's reach, not compacted: the
+        resumed watch (from the last revision seen + 1) brings them; nothing is read
+        again."""
+        self.seed()
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([self.etcd.public_url], files))
+        self.wait_files(files)
+        d.wait_log(r"etcd: endpoint .*: watching ")
+        time.sleep(1.2)  # a watch that ran at least a second is resumed at once
+        self.etcd.close()
+        m = d.wait_log(r"etcd: endpoint .*: watch of .*; resuming the watch from revision "
+                       r"(\d+)", timeout=20)
+        self.etcd.start(hidden=True)
+        first = self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
+        self.assertEqual(int(m.group(1)), first)
+        self.delete("RULE", "200", "/rule/divide/100-200")
+        self.etcd.close()
+        self.etcd.start()
+        self.wait_files(files, timeout=30)
+        d.wait_log(r"etcd: endpoint .*: watching .* from revision %d" % first)
+        self.assertNotRegex(d.text(), r"recovery read|resync read")
 
     def test_a_dead_first_endpoint_moves_on_to_the_next(self):
         self.seed()

@@ -43,15 +43,16 @@ struct source {
 	char *prefix; /* ROOT + "/": the one watched range */
 
 	/* the source's thread (initial_sync before it) */
-	size_t ep;         /* the endpoint in use */
-	int64_t rev;       /* the store revision the mirror reflects; 0: nothing read */
-	int64_t read_rev;  /* the revision of the last full read: events up to it are in it */
-	int need_full;     /* the next session starts with this kv_full_kind, or
-	                    * ETCD_NO_FULL_READ */
-	int64_t resync_at; /* monotonic ms of the next anti-entropy read; -1: off */
-	int established;   /* the current stream's watch was created */
-	int auth_retried;  /* the watch was already refused for its token once */
-	int end_code;      /* set by the stream callback when it ends the stream */
+	size_t ep;              /* the endpoint in use */
+	int64_t rev;            /* the store revision the mirror reflects; 0: nothing read */
+	int64_t read_rev;       /* the revision of the last full read: events up to it are in it */
+	int need_full;          /* the next session starts with this kv_full_kind, or
+	                         * ETCD_NO_FULL_READ */
+	int64_t resync_at;      /* monotonic ms of the next anti-entropy read; -1: off */
+	int established;        /* the current stream's watch was created */
+	int64_t established_ms; /* monotonic ms when it was */
+	int auth_retried;       /* the watch was already refused for its token once */
+	int end_code;           /* set by the stream callback when it ends the stream */
 	enum sync_fail end_why;
 	char end_msg[1024];
 

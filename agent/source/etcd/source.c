@@ -52,6 +52,9 @@ void etcd_mark_success(struct source *s)
 
 /* ---------------------------------------------------------------- the thread */
 
+/* A watch stream that lasted less than this after its creation counts as a failed try. */
+#define ETCD_STREAM_MIN_LIFE_MS 1000
+
 /* Some configured group has no version yet (neither from etcd nor the snapshot). */
 static int starting(struct source *s)
 {
@@ -96,7 +99,12 @@ static void *run(void *arg)
 		if (out == ETCD_STOPPED || atomic_load(&s->stop))
 			break;
 		etcd_count_failure(s, why, err.msg);
-		if (s->established) { /* the watch ran: the schedule starts over */
+		/* a watch that ran a while starts the schedule over; one that ends as soon as
+		 * it was created (a member without a leader closes it at once) is a failed try,
+		 * or the thread would spin reconnecting to it */
+		int lived =
+		    s->established && gw_mono_ms() - s->established_ms >= ETCD_STREAM_MIN_LIFE_MS;
+		if (lived) {
 			failures = 0;
 			tries = 0;
 			tried = 0;
@@ -120,11 +128,9 @@ static void *run(void *arg)
 			etcd_count_failure(s, why, err.msg);
 			out = ETCD_FAILED;
 		}
-		if (out == ETCD_ENDED) {
+		if (out == ETCD_ENDED && lived) {
 			LOG_W(s->log, "etcd", "%s [%s]; resuming the watch from revision %lld",
 			      err.msg, sync_fail_name(why), (long long)(s->rev + 1));
-			failures = 0;
-			tried = 0;
 			continue;
 		}
 		/* ETCD_FAILED: the next endpoint, and after a whole round the schedule */

@@ -201,6 +201,7 @@ static int on_object(void *arg, const char *text, size_t len)
 	} else {
 		if (m.created && !s->established) {
 			s->established = 1;
+			s->established_ms = gw_mono_ms();
 			s->auth_retried = 0;
 			etcd_mark_success(s);
 			LOG_I(s->log, "etcd", "endpoint %s: watching %s from revision %lld", ep,
