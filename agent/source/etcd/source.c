@@ -8,8 +8,8 @@
  * Endpoints are tried in order; a failing one moves to the next at once, and the retry
  * schedule (retry.h) counts rounds over all of them, so three endpoints down means three
  * quick failures, then the interval, and after `attempts` such rounds the backoff. A watch
- * that ran and ended (a member restarted, a leader change closed the stream) is resumed at
- * once from the revision reached, starting with the same endpoint.
+ * that ran (a second or more) and ended (a member restarted, a leader change closed the
+ * stream) is resumed at once from the revision reached, starting with the same endpoint.
  */
 #include <stdio.h>
 #include <stdlib.h>

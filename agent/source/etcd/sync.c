@@ -258,7 +258,6 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 	char *body = etcd_body_watch(s->prefix, strlen(s->prefix), s->rev + 1);
 	char label[1100];
 	snprintf(label, sizeof label, "watch of %s", s->prefix);
-	s->established = 0;
 	s->end_code = END_NONE;
 	if (!body || etcd_watch_open(s->watch, ep, etcd_client_auth_header(s->client), body, label,
 	                             on_object, s, err) != 0) {
