@@ -27,8 +27,9 @@ GATEWAY_PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-cjson lua
 # BUILD_PACKAGES above).
 PACKAGE_TOOLS=(dpkg-dev debhelper fakeroot lintian)
 # The ZooKeeper source's tests start a real standalone server and ensemble from Debian's
-# zookeeper package (a Java runtime) and publish to it with kazoo, as ShenYu's admin writes.
-KV_TEST_PACKAGES=(zookeeper default-jre-headless python3-kazoo)
+# zookeeper package (a Java runtime) and publish to it with kazoo, as ShenYu's admin writes;
+# the etcd source's start Debian's etcd server (and use its etcdctl).
+KV_TEST_PACKAGES=(zookeeper default-jre-headless python3-kazoo etcd-server etcd-client)
 TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}"
 	"${KV_TEST_PACKAGES[@]}")
 

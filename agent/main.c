@@ -150,6 +150,8 @@ static int open_source(struct agent *a, struct gw_err *err)
 {
 	if (a->cfg->source == CFG_SOURCE_ZOOKEEPER)
 		a->source_ops = &zookeeper_source_ops;
+	else if (a->cfg->source == CFG_SOURCE_ETCD)
+		a->source_ops = &etcd_source_ops;
 	else
 		a->source_ops = a->cfg->websocket ? &websocket_source_ops : &http_source_ops;
 	const struct source_args args = {a->cfg, a->ingest, a->log};

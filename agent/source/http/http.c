@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "source/curl_tls.h"
 
 /* The longest curl_multi_poll() sleeps when curl has no timer due sooner: a day. */
 #define POLL_CAP_MS (24 * 3600 * 1000)
@@ -77,22 +78,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 	return n;
 }
 
-static int set_tls(CURL *e, const struct cfg_tls *tls)
-{
-	int bad = 0;
-	if (tls->ca_file)
-		bad |= curl_easy_setopt(e, CURLOPT_CAINFO, tls->ca_file) != CURLE_OK;
-	if (tls->cert_file)
-		bad |= curl_easy_setopt(e, CURLOPT_SSLCERT, tls->cert_file) != CURLE_OK;
-	if (tls->key_file)
-		bad |= curl_easy_setopt(e, CURLOPT_SSLKEY, tls->key_file) != CURLE_OK;
-	if (tls->insecure_skip_verify) {
-		bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L) != CURLE_OK;
-		bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L) != CURLE_OK;
-	}
-	return bad ? -1 : 0;
-}
-
 int http_open(struct http **out, const struct cfg *cfg, const char *server, struct gw_err *err)
 {
 	*out = NULL;
@@ -133,7 +118,7 @@ int http_open(struct http **out, const struct cfg *cfg, const char *server, stru
 	       CURLE_OK;
 #endif
 	bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK;
-	if (bad || set_tls(e, &cfg->tls) != 0) {
+	if (bad || source_curl_tls(e, &cfg->tls) != 0) {
 		http_close(h);
 		return gw_errf(err, "server %s: libcurl refused an option (TLS support missing?)",
 		               server);

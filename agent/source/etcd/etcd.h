@@ -1,0 +1,81 @@
+/*
+ * The etcd source's own state, shared by its two halves: sync.c (what one endpoint's
+ * session does: full reads into the mirror, the watch stream, the resync) and source.c
+ * (the source table, the thread with its endpoint rotation and retry schedule, status).
+ * Not a public header: nothing outside source/etcd/ includes it.
+ *
+ * Threads: main's thread runs initial_sync before start(); after it, the source's own
+ * thread ("etcd-0") alone touches everything here except `stop` (atomic) and `st`
+ * (under mu), which stop() and status() use from any thread.
+ */
+#ifndef GW_ETCD_ETCD_H
+#define GW_ETCD_ETCD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "source/etcd/client.h"
+#include "source/etcd/watch.h"
+#include "source/kv/layout.h"
+#include "source/kv/mirror.h"
+#include "source/source.h"
+
+#define ETCD_NO_FULL_READ (-1)
+
+/* How one session on one endpoint ended. */
+enum etcd_outcome {
+	ETCD_STOPPED = 0,
+	ETCD_FAILED,     /* never got a watch going: the next endpoint, then the schedule */
+	ETCD_ENDED,      /* a watch that ran has ended: resume at once */
+	ETCD_COMPACTED,  /* the watch's start revision is gone: read everything again */
+	ETCD_AUTH_RETRY, /* the watch was refused for its token: authenticate, go again */
+};
+
+struct source {
+	struct source_args args;
+	const struct cfg *cfg;
+	struct gw_log *log;
+	struct kv_layout layout;
+	struct kv_mirror *mirror;
+	struct etcd_client *client;
+	struct etcd_watch *watch;
+	char *prefix; /* ROOT + "/": the one watched range */
+
+	/* the source's thread (initial_sync before it) */
+	size_t ep;              /* the endpoint in use */
+	int64_t rev;            /* the store revision the mirror reflects; 0: nothing read */
+	int64_t read_rev;       /* the revision of the last full read: events up to it are in it */
+	int need_full;          /* the next session starts with this kv_full_kind, or
+	                         * ETCD_NO_FULL_READ */
+	int64_t resync_at;      /* monotonic ms of the next anti-entropy read; -1: off */
+	int established;        /* the current stream's watch was created */
+	int64_t established_ms; /* monotonic ms when it was */
+	int auth_retried;       /* the watch was already refused for its token once */
+	int end_code;           /* set by the stream callback when it ends the stream */
+	enum sync_fail end_why;
+	char end_msg[1024];
+
+	atomic_int stop;
+	pthread_t thread;
+	int started;
+	pthread_mutex_t mu;
+	struct source_conn_status st; /* under mu */
+};
+
+/* sync.c */
+/* Read every configured group from endpoint ep at one revision into the mirror as a full
+ * read of `kind`. 0, or -1 with *why and err. */
+int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, enum sync_fail *why,
+                   struct gw_err *err);
+/* One session on s->ep: the full read if one is needed, then the watch until it ends. */
+enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_err *err);
+/* Flush the mirror's due groups; returns the mirror's next deadline (or -1). */
+int64_t etcd_flush_due(struct source *s, int64_t now);
+
+/* source.c: status updates from the thread */
+void etcd_set_state(struct source *s, enum source_conn_state state, int watches);
+void etcd_count_failure(struct source *s, enum sync_fail why, const char *msg);
+void etcd_mark_success(struct source *s);
+
+#endif

@@ -1,0 +1,320 @@
+/*
+ * etcd behind the source table (see source.h), over etcd v3's JSON gateway: Debian ships
+ * no gRPC client for C, and the gateway speaks the same API as JSON over HTTP/1.1, which
+ * libcurl (already linked) does. One thread ("etcd-0") owns the watch stream and the
+ * mirror (kv/mirror.h) and sleeps until the stream has bytes, the mirror's settle window
+ * ends, the resync is due, or stop() wakes it: no periodic tick.
+ *
+ * Endpoints are tried in order; a failing one moves to the next at once, and the retry
+ * schedule (retry.h) counts rounds over all of them, so three endpoints down means three
+ * quick failures, then the interval, and after `attempts` such rounds the backoff. A watch
+ * that ran (a second or more) and ended (a member restarted, a leader change closed the
+ * stream) is resumed at once from the revision reached, starting with the same endpoint.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/thread.h"
+#include "source/etcd/etcd.h"
+#include "source/retry.h"
+
+/* ---------------------------------------------------------------- status */
+
+void etcd_set_state(struct source *s, enum source_conn_state state, int watches)
+{
+	pthread_mutex_lock(&s->mu);
+	s->st.state = state;
+	s->st.watches = (uint64_t)watches;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void etcd_count_failure(struct source *s, enum sync_fail why, const char *msg)
+{
+	pthread_mutex_lock(&s->mu);
+	if ((unsigned)why < SYNC_FAIL_COUNT && why != SYNC_STOPPED)
+		s->st.failures[why]++;
+	snprintf(s->st.last_error, sizeof s->st.last_error, "%s", msg);
+	s->st.last_error_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->mu);
+}
+
+void etcd_mark_success(struct source *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->st.state = SOURCE_CONN_CONNECTED;
+	s->st.watches = 1;
+	s->st.consecutive_failures = 0;
+	s->st.last_success_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* ---------------------------------------------------------------- the thread */
+
+/* A watch stream that lasted less than this after its creation counts as a failed try. */
+#define ETCD_STREAM_MIN_LIFE_MS 1000
+
+/* Some configured group has no version yet (neither from etcd nor the snapshot). */
+static int starting(struct source *s)
+{
+	struct ingest_stamp st[GW_GROUP_COUNT];
+	ingest_stamps(s->args.ingest, st);
+	for (size_t i = 0; i < s->cfg->n_groups; i++)
+		if (!st[s->cfg->groups[i]].md5[0])
+			return 1;
+	return 0;
+}
+
+/* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
+static int pause_ms(struct source *s, int64_t ms)
+{
+	int64_t until = gw_mono_ms() + ms;
+	for (;;) {
+		if (atomic_load(&s->stop))
+			return 1;
+		int64_t now = gw_mono_ms();
+		if (now >= until)
+			return 0;
+		int64_t dl = etcd_flush_due(s, now);
+		int64_t wake = dl >= 0 && dl < until ? dl : until;
+		etcd_watch_wait(s->watch, wake > now ? wake - now : 0);
+	}
+}
+
+static void *run(void *arg)
+{
+	struct source *s = arg;
+	const struct cfg *cfg = s->cfg;
+	const size_t n = cfg->n_kv_servers;
+	struct retry_policy policy = {cfg->retry_attempts, cfg->retry_interval_ms,
+	                              cfg->retry_backoff_ms, cfg->retry_startup_backoff_ms};
+	uint64_t failures = 0, tries = 0;
+	size_t tried = 0; /* endpoints failed in this round */
+	LOG_I(s->log, "etcd", "%s: etcd sync started", cfg->servers[0]);
+	while (!atomic_load(&s->stop)) {
+		enum sync_fail why = SYNC_OK;
+		struct gw_err err = {{0}};
+		enum etcd_outcome out = etcd_session(s, &why, &err);
+		if (out == ETCD_STOPPED || atomic_load(&s->stop))
+			break;
+		etcd_count_failure(s, why, err.msg);
+		/* a watch that ran a while starts the schedule over; one that ends as soon as
+		 * it was created (a member without a leader closes it at once) is a failed try,
+		 * or the thread would spin reconnecting to it */
+		int lived =
+		    s->established && gw_mono_ms() - s->established_ms >= ETCD_STREAM_MIN_LIFE_MS;
+		if (lived) {
+			failures = 0;
+			tries = 0;
+			tried = 0;
+		}
+		if (out == ETCD_COMPACTED) {
+			LOG_W(s->log, "etcd",
+			      "%s [%s]; reading everything again at a fresh revision", err.msg,
+			      sync_fail_name(why));
+			s->need_full = KV_FULL_RECOVER;
+			continue;
+		}
+		if (out == ETCD_AUTH_RETRY) {
+			LOG_W(s->log, "etcd", "%s [%s]; authenticating again", err.msg,
+			      sync_fail_name(why));
+			enum sync_fail awhy;
+			struct gw_err aerr = {{0}};
+			if (etcd_client_authenticate(s->client, s->ep, &awhy, &aerr) == 0)
+				continue;
+			why = awhy;
+			snprintf(err.msg, sizeof err.msg, "%s", aerr.msg);
+			etcd_count_failure(s, why, err.msg);
+			out = ETCD_FAILED;
+		}
+		if (out == ETCD_ENDED && lived) {
+			LOG_W(s->log, "etcd", "%s [%s]; resuming the watch from revision %lld",
+			      err.msg, sync_fail_name(why), (long long)(s->rev + 1));
+			continue;
+		}
+		/* ETCD_FAILED: the next endpoint, and after a whole round the schedule */
+		tries++;
+		pthread_mutex_lock(&s->mu);
+		s->st.consecutive_failures = tries;
+		pthread_mutex_unlock(&s->mu);
+		s->ep = (s->ep + 1) % n;
+		if (++tried < n) {
+			LOG_W(s->log, "etcd", "%s [%s]; trying endpoint %s", err.msg,
+			      sync_fail_name(why), cfg->kv_servers[s->ep]);
+			continue;
+		}
+		tried = 0;
+		failures++;
+		int64_t delay;
+		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
+		if (step == RETRY_BACKOFF) {
+			LOG_E(s->log, "etcd",
+			      "%s [%s]; all %d rounds over %zu endpoint(s) failed, next try in "
+			      "%lld ms",
+			      err.msg, sync_fail_name(why), policy.attempts, n, (long long)delay);
+			etcd_set_state(s, SOURCE_CONN_BACKING_OFF, 0);
+		} else {
+			LOG_W(
+			    s->log, "etcd",
+			    "%s [%s]; round %d of %d over %zu endpoint(s) failed, next try in %lld "
+			    "ms",
+			    err.msg, sync_fail_name(why), retry_try_in_round(&policy, failures),
+			    policy.attempts, n, (long long)delay);
+			etcd_set_state(s, SOURCE_CONN_RETRYING, 0);
+		}
+		if (pause_ms(s, delay))
+			break;
+	}
+	/* what settled-in-waiting changes there are still reach the subscribers */
+	kv_mirror_flush(s->mirror, gw_mono_ms(), 1);
+	etcd_set_state(s, SOURCE_CONN_STOPPED, 0);
+	LOG_I(s->log, "etcd", "%s: etcd sync stopped", cfg->servers[0]);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+static void etcd_free(struct source *s);
+
+static int etcd_open(struct source **out, const struct source_args *args, struct gw_err *err)
+{
+	*out = NULL;
+	const struct cfg *cfg = args->cfg;
+	if (cfg->n_kv_servers == 0)
+		return gw_errf(err, "etcd: no endpoints configured");
+	struct source *s = calloc(1, sizeof *s);
+	if (!s)
+		return gw_errf(err, "etcd: out of memory");
+	s->args = *args;
+	s->cfg = cfg;
+	s->log = args->log;
+	s->need_full = KV_FULL_START;
+	s->resync_at = -1;
+	atomic_init(&s->stop, 0);
+	pthread_mutex_init(&s->mu, NULL);
+	snprintf(s->st.server, sizeof s->st.server, "%s",
+	         cfg->n_servers ? cfg->servers[0] : "etcd");
+	snprintf(s->st.session, sizeof s->st.session, "%s", cfg->kv_servers[0]);
+	s->st.state = SOURCE_CONN_CONNECTING;
+	size_t plen = strlen(cfg->kv_root) + 2;
+	s->prefix = malloc(plen);
+	if (!s->prefix) {
+		etcd_free(s);
+		return gw_errf(err, "etcd: out of memory");
+	}
+	snprintf(s->prefix, plen, "%s/", cfg->kv_root);
+	if (kv_layout_init(&s->layout, cfg->kv_root, cfg->groups, cfg->n_groups, err) != 0) {
+		etcd_free(s);
+		return -1;
+	}
+	struct kv_mirror_args ma = {
+	    .layout = &s->layout,
+	    .ingest = args->ingest,
+	    .log = args->log,
+	    .type = "etcd",
+	    .server = s->st.server,
+	    .settle_ms = cfg->kv_settle_ms > 0 ? cfg->kv_settle_ms : 100,
+	};
+	size_t max_msg = cfg->max_response > 0 ? (size_t)cfg->max_response : (size_t)64 << 20;
+	if (!(s->mirror = kv_mirror_new(&ma, err)) ||
+	    etcd_client_open(&s->client, cfg, args->log, err) != 0 ||
+	    etcd_watch_new(&s->watch, cfg, max_msg, err) != 0) {
+		etcd_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+static int etcd_initial_sync(struct source *s, struct gw_err *err)
+{
+	const size_t n = s->cfg->n_kv_servers;
+	for (size_t i = 0; i < n; i++) {
+		if (atomic_load(&s->stop))
+			return gw_errf(err, "start-up sync interrupted");
+		enum sync_fail why;
+		struct gw_err e = {{0}};
+		if (etcd_full_read(s, i, KV_FULL_START, &why, &e) == 0) {
+			s->ep = i;
+			s->need_full = ETCD_NO_FULL_READ;
+			pthread_mutex_lock(&s->mu);
+			snprintf(s->st.session, sizeof s->st.session, "%s", s->cfg->kv_servers[i]);
+			s->st.last_success_ms = gw_wall_ms();
+			pthread_mutex_unlock(&s->mu);
+			return 0;
+		}
+		if (atomic_load(&s->stop))
+			return gw_errf(err, "start-up sync interrupted");
+		etcd_count_failure(s, why, e.msg);
+		LOG_W(s->log, "etcd", "%s [%s]", e.msg, sync_fail_name(why));
+		gw_errf(err, "%s", e.msg);
+	}
+	return gw_errf(err, "no etcd endpoint answered (%zu tried); the last: %.900s", n,
+	               s->st.last_error);
+}
+
+static int etcd_start(struct source *s, struct gw_err *err)
+{
+	if (s->started)
+		return 0;
+	int rc = gw_thread_start(&s->thread, "etcd-0", run, s);
+	if (rc != 0)
+		return gw_errf(err, "etcd: cannot start the source thread: %s", strerror(rc));
+	s->started = 1;
+	return 0;
+}
+
+static void etcd_stop(struct source *s)
+{
+	if (!s)
+		return;
+	atomic_store(&s->stop, 1);
+	if (s->client)
+		etcd_client_interrupt(s->client);
+	if (s->watch)
+		etcd_watch_wakeup(s->watch);
+}
+
+static void etcd_free(struct source *s)
+{
+	if (!s)
+		return;
+	etcd_stop(s);
+	if (s->started)
+		pthread_join(s->thread, NULL);
+	etcd_watch_free(s->watch);
+	etcd_client_close(s->client);
+	kv_mirror_free(s->mirror);
+	kv_layout_free(&s->layout);
+	free(s->prefix);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+static int etcd_status(struct source *s, size_t i, struct source_conn_status *out)
+{
+	if (i != 0)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	*out = s->st;
+	pthread_mutex_unlock(&s->mu);
+	struct kv_mirror_stats ms;
+	kv_mirror_stats(s->mirror, &ms);
+	out->changes = ms.versions;
+	out->repairs = ms.repairs;
+	if (ms.last_event_ms > out->last_event_ms)
+		out->last_event_ms = ms.last_event_ms;
+	return 1;
+}
+
+const struct source_ops etcd_source_ops = {
+    .type = "etcd",
+    .section = "etcd",
+    .open = etcd_open,
+    .initial_sync = etcd_initial_sync,
+    .start = etcd_start,
+    .stop = etcd_stop,
+    .free = etcd_free,
+    .status = etcd_status,
+};

@@ -1,0 +1,302 @@
+/*
+ * One session of the etcd source on one endpoint (see etcd.h): read, then watch.
+ *
+ * Revisions are what keep a change from being lost or applied twice. A full read takes
+ * every group at ONE revision R (the first range's header.revision, the others pinned to
+ * it); the watch then starts at R+1, so nothing between the read and the watch is missed.
+ * After a full read the mirror reflects R: a watch event at or below it is already in
+ * what was read and is skipped (one revision may carry many events: a prefix delete). A
+ * watch that ends is resumed from the last revision seen + 1 (nothing to read again);
+ * only a start revision compacted away (the watch is cancelled with compact_revision)
+ * needs a new full read. The anti-entropy resync reads the newest revision, after the
+ * stream's buffered bytes were applied: a change the watch never reported is a
+ * difference (a repair); one still on its way when the read was made shows as a repair
+ * too (the window is the stream's latency) and is skipped when it arrives.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "source/etcd/etcd.h"
+#include "source/etcd/reply.h"
+#include "source/etcd/wire.h"
+
+/* gRPC status codes in etcd's error answers */
+#define GRPC_CANCELLED         1
+#define GRPC_DEADLINE_EXCEEDED 4
+#define GRPC_UNAVAILABLE       14
+#define GRPC_UNAUTHENTICATED   16
+
+/* What the stream callback ends the stream with (non-zero: etcd_stream_fn). */
+enum end_code { END_NONE = 0, END_COMPACTED, END_AUTH, END_ERROR };
+
+static const char *kind_name(enum kv_full_kind kind)
+{
+	return kind == KV_FULL_START ? "start-up" : kind == KV_FULL_RECOVER ? "recovery" : "resync";
+}
+
+/* Read the groups at `at` (0: the newest, then every group at the first one's). 0 or
+ * -1. */
+static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at, size_t *keys,
+                       enum sync_fail *why, struct gw_err *err)
+{
+	*keys = 0;
+	for (size_t i = 0; i < s->layout.n_groups; i++) {
+		if (atomic_load(&s->stop)) {
+			*why = SYNC_STOPPED;
+			return gw_errf(err, "stopped");
+		}
+		enum gw_group g = s->layout.groups[i];
+		char prefix[1024];
+		snprintf(prefix, sizeof prefix, "%s/", s->layout.dirs[g]);
+		struct etcd_range r;
+		int rc = etcd_client_range(s->client, ep, prefix, at, &r, why, err);
+		if (rc != 0)
+			return rc;
+		if (r.more) {
+			etcd_range_free(&r);
+			*why = SYNC_FAIL_PARSE;
+			return gw_errf(err, "endpoint %s: range of %s: etcd left keys out (more)",
+			               s->cfg->kv_servers[ep], prefix);
+		}
+		if (at == 0)
+			at = r.revision; /* the other groups at the same revision */
+		for (size_t k = 0; k < r.n; k++) {
+			if (kv_mirror_full_put(s->mirror, r.kvs[k].key, r.kvs[k].key_len,
+			                       r.kvs[k].value, r.kvs[k].value_len) != 0) {
+				etcd_range_free(&r);
+				*why = SYNC_FAIL_PARSE;
+				return gw_errf(err, "etcd: out of memory");
+			}
+		}
+		*keys += r.n;
+		etcd_range_free(&r);
+	}
+	*read_at = at;
+	return 0;
+}
+
+int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, enum sync_fail *why,
+                   struct gw_err *err)
+{
+	int64_t read_at = 0;
+	size_t keys = 0;
+	if (kv_mirror_full_begin(s->mirror) != 0) {
+		*why = SYNC_FAIL_PARSE;
+		return gw_errf(err, "etcd: out of memory");
+	}
+	int rc = read_groups(s, ep, 0, &read_at, &keys, why, err);
+	if (rc != 0) {
+		kv_mirror_full_abort(s->mirror);
+		return -1;
+	}
+	s->read_rev = read_at;
+	if (read_at > s->rev || kind != KV_FULL_RESYNC)
+		s->rev = read_at;
+	int64_t now = gw_mono_ms();
+	int versions = kv_mirror_full_end(s->mirror, kind, now);
+	if (versions < 0) {
+		*why = SYNC_FAIL_PARSE;
+		return gw_errf(err, "etcd: out of memory");
+	}
+	LOG_I(s->log, "etcd",
+	      "endpoint %s: %s read of %s: %zu key(s) at revision %lld, %d new "
+	      "version(s)",
+	      s->cfg->kv_servers[ep], kind_name(kind), s->prefix, keys, (long long)s->rev,
+	      versions);
+	pthread_mutex_lock(&s->mu);
+	s->st.fetches++;
+	s->st.revision = s->rev;
+	pthread_mutex_unlock(&s->mu);
+	if (s->cfg->kv_resync_interval_ms > 0)
+		s->resync_at = now + s->cfg->kv_resync_interval_ms;
+	return 0;
+}
+
+int64_t etcd_flush_due(struct source *s, int64_t now)
+{
+	int64_t dl = kv_mirror_deadline(s->mirror);
+	if (dl >= 0 && dl <= now) {
+		kv_mirror_flush(s->mirror, now, 0);
+		dl = kv_mirror_deadline(s->mirror);
+	}
+	return dl;
+}
+
+/* ---------------------------------------------------------------- the stream */
+
+static int end_stream(struct source *s, int code, enum sync_fail why, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int end_stream(struct source *s, int code, enum sync_fail why, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->end_msg, sizeof s->end_msg, fmt, ap);
+	va_end(ap);
+	s->end_why = why;
+	s->end_code = code;
+	return code;
+}
+
+static void apply_events(struct source *s, const struct etcd_watch_msg *m)
+{
+	int64_t now = gw_mono_ms();
+	for (size_t i = 0; i < m->n_events; i++) {
+		const struct etcd_event *e = &m->events[i];
+		if (e->kv.mod_revision <= s->read_rev)
+			continue; /* already in the last full read */
+		if (e->type == ETCD_EV_DELETE)
+			kv_mirror_delete(s->mirror, e->kv.key, e->kv.key_len, now);
+		else
+			kv_mirror_put(s->mirror, e->kv.key, e->kv.key_len, e->kv.value,
+			              e->kv.value_len, now);
+		if (e->kv.mod_revision > s->rev)
+			s->rev = e->kv.mod_revision;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->st.polls++;
+	s->st.revision = s->rev;
+	s->st.last_event_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->mu);
+}
+
+static int on_object(void *arg, const char *text, size_t len)
+{
+	struct source *s = arg;
+	const char *ep = s->cfg->kv_servers[s->ep];
+	struct etcd_watch_msg m;
+	struct gw_err err = {{0}};
+	if (etcd_parse_watch(text, len, &m, &err) != 0)
+		return end_stream(s, END_ERROR, SYNC_FAIL_PARSE, "endpoint %s: watch of %s: %s", ep,
+		                  s->prefix, err.msg);
+	int rc = 0;
+	if (m.is_error) {
+		/* the gateway's own error inside the stream: etcd went away (UNAVAILABLE), the
+		 * token was refused (UNAUTHENTICATED), or something else */
+		int code = m.err.code;
+		rc = end_stream(s, code == GRPC_UNAUTHENTICATED ? END_AUTH : END_ERROR,
+		                code == GRPC_UNAUTHENTICATED ? SYNC_FAIL_AUTH
+		                : code == GRPC_UNAVAILABLE || code == GRPC_CANCELLED
+		                    ? SYNC_FAIL_CONNECT
+		                : code == GRPC_DEADLINE_EXCEEDED ? SYNC_FAIL_TIMEOUT
+		                                                 : SYNC_FAIL_HTTP,
+		                "endpoint %s: watch of %s: etcd error %d: %s", ep, s->prefix, code,
+		                m.err.message);
+	} else if (m.canceled && m.compact_revision > 0) {
+		rc = end_stream(s, END_COMPACTED, SYNC_FAIL_SESSION,
+		                "endpoint %s: watch of %s from revision %lld cancelled: compacted "
+		                "(compact_revision %lld)",
+		                ep, s->prefix, (long long)(s->rev + 1),
+		                (long long)m.compact_revision);
+	} else if (m.canceled) {
+		int auth = strstr(m.cancel_reason, "Unauthenticated") ||
+		           strstr(m.cancel_reason, "auth token");
+		rc = end_stream(s, auth ? END_AUTH : END_ERROR,
+		                auth ? SYNC_FAIL_AUTH : SYNC_FAIL_HTTP,
+		                "endpoint %s: watch of %s cancelled: %s", ep, s->prefix,
+		                m.cancel_reason[0] ? m.cancel_reason : "no reason given");
+	} else {
+		if (m.created && !s->established) {
+			s->established = 1;
+			s->established_ms = gw_mono_ms();
+			s->auth_retried = 0;
+			etcd_mark_success(s);
+			LOG_I(s->log, "etcd", "endpoint %s: watching %s from revision %lld", ep,
+			      s->prefix, (long long)(s->rev + 1));
+		}
+		if (m.n_events)
+			apply_events(s, &m);
+	}
+	etcd_watch_msg_free(&m);
+	return rc;
+}
+
+static enum etcd_outcome stream_ended(struct source *s, int fn_rc, enum sync_fail why,
+                                      const struct gw_err *werr, enum sync_fail *out_why,
+                                      struct gw_err *err)
+{
+	etcd_set_state(s, SOURCE_CONN_CONNECTING, 0);
+	if (fn_rc) {
+		*out_why = s->end_why;
+		gw_errf(err, "%s", s->end_msg);
+		if (fn_rc == END_COMPACTED)
+			return ETCD_COMPACTED;
+		if (fn_rc == END_AUTH && s->cfg->username && !s->auth_retried) {
+			s->auth_retried = 1;
+			return ETCD_AUTH_RETRY;
+		}
+		return s->established ? ETCD_ENDED : ETCD_FAILED;
+	}
+	*out_why = why;
+	gw_errf(err, "endpoint %s", werr->msg);
+	return s->established ? ETCD_ENDED : ETCD_FAILED;
+}
+
+enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_err *err)
+{
+	const char *ep = s->cfg->kv_servers[s->ep];
+	pthread_mutex_lock(&s->mu);
+	snprintf(s->st.session, sizeof s->st.session, "%s", ep);
+	s->st.state = SOURCE_CONN_CONNECTING;
+	s->st.watches = 0;
+	pthread_mutex_unlock(&s->mu);
+	*why = SYNC_OK;
+	s->established = 0;
+
+	if (s->need_full != ETCD_NO_FULL_READ) {
+		if (etcd_full_read(s, s->ep, (enum kv_full_kind)s->need_full, why, err) != 0)
+			return atomic_load(&s->stop) ? ETCD_STOPPED : ETCD_FAILED;
+		s->need_full = ETCD_NO_FULL_READ;
+	}
+	if (s->cfg->username && !etcd_client_auth_header(s->client) &&
+	    etcd_client_authenticate(s->client, s->ep, why, err) != 0)
+		return atomic_load(&s->stop) ? ETCD_STOPPED : ETCD_FAILED;
+
+	char *body = etcd_body_watch(s->prefix, strlen(s->prefix), s->rev + 1);
+	char label[1100];
+	snprintf(label, sizeof label, "watch of %s", s->prefix);
+	s->end_code = END_NONE;
+	if (!body || etcd_watch_open(s->watch, ep, etcd_client_auth_header(s->client), body, label,
+	                             on_object, s, err) != 0) {
+		if (!body)
+			gw_errf(err, "endpoint %s: watch: out of memory", ep);
+		free(body);
+		*why = SYNC_FAIL_CONNECT;
+		return ETCD_FAILED;
+	}
+	free(body);
+
+	for (;;) {
+		if (atomic_load(&s->stop)) {
+			etcd_watch_close(s->watch);
+			return ETCD_STOPPED;
+		}
+		int fn_rc;
+		enum sync_fail wwhy;
+		struct gw_err werr = {{0}};
+		if (etcd_watch_perform(s->watch, &fn_rc, &wwhy, &werr) == 1) {
+			if (atomic_load(&s->stop))
+				return ETCD_STOPPED;
+			return stream_ended(s, fn_rc, wwhy, &werr, why, err);
+		}
+		int64_t now = gw_mono_ms();
+		int64_t dl = etcd_flush_due(s, now);
+		if (s->established && s->resync_at >= 0 && now >= s->resync_at) {
+			if (etcd_full_read(s, s->ep, KV_FULL_RESYNC, why, err) != 0) {
+				/* the endpoint in use cannot answer a read: its watch may be as
+				 * stuck (a frozen member keeps TCP open and sends nothing), so
+				 * the session ends and the next endpoint takes over */
+				etcd_watch_close(s->watch);
+				return atomic_load(&s->stop) ? ETCD_STOPPED : ETCD_FAILED;
+			}
+			continue;
+		}
+		int64_t wake = dl;
+		if (s->established && s->resync_at >= 0 && (wake < 0 || s->resync_at < wake))
+			wake = s->resync_at;
+		etcd_watch_wait(s->watch, wake < 0 ? -1 : (wake > now ? wake - now : 0));
+	}
+}
