@@ -25,7 +25,11 @@ GATEWAY_PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-cjson lua
 # Building and checking the Debian packages (debian/control's Build-Depends are the
 # BUILD_PACKAGES above).
 PACKAGE_TOOLS=(dpkg-dev debhelper fakeroot lintian)
-TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}")
+# The path-store sources' tests start real servers: ZooKeeper (a Java program) and etcd,
+# and write to ZooKeeper with kazoo as the admin would.
+KV_PACKAGES=(zookeeper default-jre-headless python3-kazoo etcd-server etcd-client)
+TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}"
+	"${KV_PACKAGES[@]}")
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
