@@ -241,8 +241,9 @@ static const struct key zookeeper_keys[] = {
     {"root", cfgk_root, CFG(kv_root), NOSUB},
     {"groups", cfga_groups, 0, NOSUB},
     {"retry", cfgw_submap, 0, 0, 0, retry_keys},
-    {"settle", cfgw_duration, CFG(kv_settle_ms), 1, INT64_MAX, NULL},
-    {"resync_interval", cfgw_duration, CFG(kv_resync_interval_ms), 0, INT64_MAX, NULL},
+    /* changes wait this long for the rest of an admin's burst of writes */
+    {"settle", cfgw_duration, CFG(kv_settle_ms), 1, 1000, NULL},
+    {"resync_interval", cfgk_resync_interval, CFG(kv_resync_interval_ms), 0, INT64_MAX, NULL},
     {NULL, NULL, 0, NOSUB},
 };
 
@@ -256,8 +257,9 @@ static const struct key etcd_keys[] = {
     {"root", cfgk_root, CFG(kv_root), NOSUB},
     {"groups", cfga_groups, 0, NOSUB},
     {"retry", cfgw_submap, 0, 0, 0, retry_keys},
-    {"settle", cfgw_duration, CFG(kv_settle_ms), 1, INT64_MAX, NULL},
-    {"resync_interval", cfgw_duration, CFG(kv_resync_interval_ms), 0, INT64_MAX, NULL},
+    /* changes wait this long for the rest of an admin's burst of writes */
+    {"settle", cfgw_duration, CFG(kv_settle_ms), 1, 1000, NULL},
+    {"resync_interval", cfgk_resync_interval, CFG(kv_resync_interval_ms), 0, INT64_MAX, NULL},
     {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL},
     {NULL, NULL, 0, NOSUB},
 };

@@ -177,6 +177,17 @@ int cfgk_root(struct loader *ld, const struct key *k, const struct ynode *v, con
 	return 0;
 }
 
+int cfgk_resync_interval(struct loader *ld, const struct key *k, const struct ynode *v,
+                         const char *path, void *base)
+{
+	if (cfgw_duration(ld, k, v, path, base) < 0)
+		return -1;
+	int64_t ms = *(int64_t *)((char *)base + k->off);
+	if (ms > 0 && ms < 1000)
+		return cfgw_err(ld, v, path, "must be 0 (off) or at least 1s");
+	return 0;
+}
+
 /* ---------------------------------------------------------------- checks */
 
 /* servers[0]: "zookeeper://h1:2181,h2:2181/ns/shenyu", the name logs and /status show. */
@@ -230,15 +241,6 @@ static int check_kv(struct loader *ld, const struct ynode *sec)
 		         c->tls.cert_file ? "cert_file" : "key_file");
 		return cfgw_err(ld, c->tls.cert_file ? ld->cert_file : ld->key_file, path,
 		                "cert_file and key_file go together: set both or neither");
-	}
-	if (c->kv_settle_ms > 1000) {
-		snprintf(path, sizeof path, "%s.settle", name);
-		return cfgw_err(ld, sec, path,
-		                "must be at most 1s: changes wait this long before delivery");
-	}
-	if (c->kv_resync_interval_ms > 0 && c->kv_resync_interval_ms < 1000) {
-		snprintf(path, sizeof path, "%s.resync_interval", name);
-		return cfgw_err(ld, sec, path, "must be 0 (off) or at least 1s");
 	}
 	for (size_t i = 0; i < c->n_groups; i++) {
 		if (c->groups[i] != GW_GROUP_AI_PROXY_API_KEY)

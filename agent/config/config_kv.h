@@ -23,6 +23,10 @@ int cfgk_etcd_endpoints(struct loader *ld, const struct key *k, const struct yno
 int cfgk_root(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
               void *base);
 
+/* resync_interval: 0 (off) or at least 1 s. */
+int cfgk_resync_interval(struct loader *ld, const struct key *k, const struct ynode *v,
+                         const char *path, void *base);
+
 /* Exactly one source section. Returns 0 when the path-store section was checked and
  * completed, 1 when the section is admin: (the caller checks it), -1 on an error. */
 int cfgk_check(struct loader *ld, const struct ynode *root);

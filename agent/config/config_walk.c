@@ -113,6 +113,11 @@ int cfgw_duration(struct loader *ld, const struct key *k, const struct ynode *v,
 		cfgw_fmt_duration(min, sizeof min, k->min);
 		return cfgw_err(ld, v, path, "must be at least %s", min);
 	}
+	if (k->max > k->min && ms > k->max) {
+		char max[32];
+		cfgw_fmt_duration(max, sizeof max, k->max);
+		return cfgw_err(ld, v, path, "must be at most %s", max);
+	}
 	*(int64_t *)((char *)base + k->off) = ms;
 	return 0;
 }

@@ -70,7 +70,7 @@ int cfgw_string(struct loader *ld, const struct key *k, const struct ynode *v, c
 int cfgw_optional_string(struct loader *ld, const struct key *k, const struct ynode *v,
                          const char *path, void *base); /* char *; empty leaves NULL */
 int cfgw_duration(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
-                  void *base); /* int64_t ms, >= k->min */
+                  void *base); /* int64_t ms, k->min..k->max */
 int cfgw_size(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
               void *base); /* int64_t bytes, >= k->min */
 int cfgw_int(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,

@@ -32,6 +32,12 @@ struct ingest_stamp {
 enum store_verdict ingest_accept_polled(const struct group_data *held,
                                         const struct group_data *offered);
 
+/* The event sources' policy (WebSocket, ZooKeeper, etcd): their versions are built from the
+ * held one by the source's single builder and stamped newer (model/patch.h), so anything
+ * with another md5 is newer; a snapshot version always yields. */
+enum store_verdict ingest_accept_patched(const struct group_data *held,
+                                         const struct group_data *offered);
+
 /* st and log must outlive the ingest. NULL on out of memory. */
 struct ingest *ingest_new(struct store *st, struct gw_log *log);
 void ingest_free(struct ingest *in);

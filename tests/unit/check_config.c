@@ -390,8 +390,8 @@ START_TEST(unknown_keys)
 	load_err(MINIMAL "gateway: { zzzzzz: 1 }\n", 3, 12,
 	         "unknown key 'zzzzzz' in gateway (valid keys here: port)");
 	load_err(MINIMAL "frobnicate: 1\n", 3, 1,
-	         "(valid keys here: admin, gateway, state_dir, control_socket, log, status, "
-	         "subscribers)");
+	         "(valid keys here: admin, zookeeper, etcd, gateway, state_dir, control_socket, "
+	         "log, status, subscribers)");
 	/* a subscriber's own config map is the plugin's business: anything goes */
 	struct cfg *c = load_ok(MINIMAL "subscribers:\n"
 	                                "  - name: a\n"
@@ -484,14 +484,98 @@ START_TEST(read_timeout_above_hold)
 }
 END_TEST
 
+START_TEST(zookeeper_section_loads_with_defaults)
+{
+	struct cfg *c = load_ok("zookeeper:\n  servers: \"z1:2181, z2:2182\"\n");
+	ck_assert_int_eq(c->source, CFG_SOURCE_ZOOKEEPER);
+	ck_assert_uint_eq(c->n_kv_servers, 2);
+	ck_assert_str_eq(c->kv_servers[1], "z2:2182");
+	ck_assert_str_eq(c->kv_root, "/" GW_DEFAULT_NAMESPACE "/shenyu");
+	ck_assert_int_eq(c->kv_settle_ms, 100);
+	ck_assert_int_eq(c->kv_resync_interval_ms, 10 * 60 * 1000);
+	ck_assert_int_eq(c->zk_session_timeout_ms, 30 * 1000);
+	ck_assert_int_eq(c->retry_attempts, 3);
+	ck_assert_int_eq(c->retry_backoff_ms, 5 * 60 * 1000);
+	ck_assert_uint_eq(c->n_groups, 5);
+	/* one connection row, named by the servers and the root */
+	ck_assert_uint_eq(c->n_servers, 1);
+	ck_assert_str_eq(c->servers[0],
+	                 "zookeeper://z1:2181,z2:2182/" GW_DEFAULT_NAMESPACE "/shenyu");
+	cfg_free(c);
+	c = load_ok("zookeeper:\n  servers: [ \"z:1\" ]\n  namespace: ns2\n  settle: 1s\n"
+	            "  session_timeout: 5s\n  resync_interval: 0\n"
+	            "  groups: [ PLUGIN, DISCOVER_UPSTREAM ]\n  retry: { attempts: 2 }\n");
+	ck_assert_str_eq(c->kv_root, "/ns2/shenyu");
+	ck_assert_int_eq(c->kv_settle_ms, 1000);
+	ck_assert_int_eq(c->zk_session_timeout_ms, 5000);
+	ck_assert_int_eq(c->kv_resync_interval_ms, 0);
+	ck_assert_uint_eq(c->n_groups, 2);
+	ck_assert_int_eq(c->retry_attempts, 2);
+	cfg_free(c);
+	c = load_ok("zookeeper:\n  servers: [ \"z:1\" ]\n  root: /shenyu/\n");
+	ck_assert_str_eq(c->kv_root, "/shenyu");
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(etcd_section_loads)
+{
+	struct cfg *c = load_ok("etcd:\n  endpoints: [ \"http://e1:2379/\", \"https://e2:2379\" ]\n"
+	                        "  username: root\n  password: s3cret\n  connect_timeout: 2s\n"
+	                        "  root: /shenyu\n");
+	ck_assert_int_eq(c->source, CFG_SOURCE_ETCD);
+	ck_assert_uint_eq(c->n_kv_servers, 2);
+	ck_assert_str_eq(c->kv_servers[0], "http://e1:2379");
+	ck_assert_str_eq(c->password, "s3cret");
+	ck_assert_int_eq(c->connect_timeout_ms, 2000);
+	ck_assert_str_eq(c->servers[0], "etcd://e1:2379,e2:2379/shenyu");
+	cfg_free(c);
+}
+END_TEST
+
+START_TEST(source_sections_refused)
+{
+	/* exactly one source section, the second one named with the first one's line */
+	load_err("admin:\n  servers: [ http://a ]\nzookeeper:\n  servers: [ \"z:1\" ]\n", 4, 3,
+	         "zookeeper: cannot be used together with admin: (line 2)");
+	load_err("etcd:\n  endpoints: [ \"http://e:1\" ]\nzookeeper:\n  servers: [ \"z:1\" ]\n", 4,
+	         3, "zookeeper: cannot be used together with etcd: (line 2)");
+	load_err("zookeeper:\n  groups: [ PLUGIN ]\n", 2, 3, "zookeeper.servers: required");
+	load_err("etcd:\n  groups: [ PLUGIN ]\n", 2, 3, "etcd.endpoints: required");
+	load_err("zookeeper:\n  servers: [ \"z\" ]\n", 2, 14, "'z' is not host:port");
+	load_err("zookeeper:\n  servers: [ \"z:1/chroot\" ]\n", 2, 14, "a chroot goes into");
+	load_err("zookeeper:\n  servers: [ \"z:99999\" ]\n", 2, 14, "is not host:port");
+	load_err("etcd:\n  endpoints: [ \"e:2379\" ]\n", 2, 16,
+	         "is not an http:// or https:// URL");
+	load_err("etcd:\n  endpoints: [ \"http://u:pw@e:2379\" ]\n", 2, 16,
+	         "credentials in the URL are not supported");
+	load_err("etcd:\n  endpoints: [ \"http://e:2379/v3\" ]\n", 2, 16, "without a path");
+	load_err("zookeeper:\n  servers: [ \"z:1\" ]\n  root: shenyu\n", 3, 9,
+	         "expected an absolute path");
+	load_err("zookeeper:\n  servers: [ \"z:1\" ]\n  root: /\n", 3, 9, "must not be \"/\"");
+	load_err("zookeeper:\n  servers: [ \"z:1\" ]\n  settle: 2s\n", 3, 11,
+	         "zookeeper.settle: must be at most 1s");
+	load_err("etcd:\n  endpoints: [ \"http://e:1\" ]\n  resync_interval: 10ms\n", 3, 20,
+	         "etcd.resync_interval: must be 0 (off) or at least 1s");
+	load_err("zookeeper:\n  servers: [ \"z:1\" ]\n  groups: [ PLUGIN, AI_PROXY_API_KEY ]\n", 3,
+	         11, "AI_PROXY_API_KEY is never published to ZooKeeper");
+	load_err("etcd:\n  endpoints: [ \"http://e:1\" ]\n  username: u\n", 3, 13,
+	         "etcd.username: is set, so etcd.password or etcd.password_file is required");
+	load_err("etcd:\n  endpoints: [ \"http://e:1\" ]\n  password: a\n  password_file: /x\n", 4,
+	         18, "cannot be used together with etcd.password (line 3)");
+	load_err("zookeeper:\n  servers: [ \"z:1\" ]\n  password: x\n", 3, 3,
+	         "unknown key 'password' in zookeeper");
+}
+END_TEST
+
 START_TEST(servers_refused)
 {
 	load_err("admin:\n  servers: []\n", 2, 12, "admin.servers: the list is empty");
 	load_err("admin:\n  username: \"\"\n", 2, 3, "admin.servers: required");
-	load_err("admin:\n", 1, 1, "admin: required");
-	load_err("log: { level: info }\n", 1, 1, "admin: required");
-	load_err("", 1, 1, "admin: required");
-	load_err("# only a comment\n", 1, 1, "admin: required");
+	load_err("admin:\n", 1, 1, "a source section is required");
+	load_err("log: { level: info }\n", 1, 1, "a source section is required");
+	load_err("", 1, 1, "a source section is required");
+	load_err("# only a comment\n", 1, 1, "a source section is required");
 	load_err("admin:\n  servers: [ \"ftp://x:21\" ]\n", 2, 14,
 	         "admin.servers[0]: 'ftp://x:21' is not an http:// or https:// URL");
 	load_err("admin:\n  servers: [ http://a, 127.0.0.1:9095 ]\n", 2, 24,
@@ -961,6 +1045,9 @@ int main(void)
 	tcase_add_test(bad, bad_durations);
 	tcase_add_test(bad, read_timeout_above_hold);
 	tcase_add_test(bad, servers_refused);
+	tcase_add_test(bad, zookeeper_section_loads_with_defaults);
+	tcase_add_test(bad, etcd_section_loads);
+	tcase_add_test(bad, source_sections_refused);
 	tcase_add_test(bad, groups_refused);
 	tcase_add_test(bad, subscribers_refused);
 	tcase_add_test(bad, missing_variables);

@@ -12,16 +12,6 @@
 #include "model/patch.h"
 #include "model/groups.h"
 
-/* The WebSocket accept policy: versions are built from the held one under the apply
- * lock, stamped newer, so anything with another md5 is newer; a snapshot always yields. */
-static enum store_verdict accept_patched(const struct group_data *held,
-                                         const struct group_data *offered)
-{
-	if (!held || held->provisional)
-		return STORE_ACCEPTED;
-	return strcmp(held->md5, offered->md5) == 0 ? STORE_SAME : STORE_ACCEPTED;
-}
-
 static int configured(const struct cfg *cfg, int g)
 {
 	for (size_t i = 0; i < cfg->n_groups; i++)
@@ -152,7 +142,7 @@ static int offer(struct ws_apply *a, struct group_data *held, struct group_data 
 	enum gw_group g = gd->group;
 	v[g] = gd;
 	int older = 0;
-	size_t n = ingest_offer(a->sh->in, a->server, accept_patched, &g, 1, v, &older);
+	size_t n = ingest_offer(a->sh->in, a->server, ingest_accept_patched, &g, 1, v, &older);
 	a->accepted += n;
 	if (n && a->window && a->repair && held && !held->provisional)
 		a->repairs++;

@@ -1,0 +1,438 @@
+/*
+ * The path-store mirror (source/kv/mirror.h) and layout (layout.h): what node events and
+ * full reads turn into, checked through the store they reach. No server: the events are
+ * the ones ShenYu's admin causes (PROTOCOL-PUSH.md 2.2), fed by hand.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "source/kv/mirror.h"
+#include "store/store.h"
+
+#define ROOT "/ns1/shenyu"
+
+struct fix {
+	struct kv_layout layout;
+	struct gw_log *log;
+	char log_path[64];
+	struct store *st;
+	struct ingest *in;
+	struct kv_mirror *m;
+};
+
+static void fix_init(struct fix *f, int64_t settle_ms)
+{
+	memset(f, 0, sizeof *f);
+	static const enum gw_group groups[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR, GW_GROUP_RULE};
+	struct gw_err err = {""};
+	ck_assert_int_eq(kv_layout_init(&f->layout, ROOT "/", groups, 3, &err), 0);
+	snprintf(f->log_path, sizeof f->log_path, "/tmp/check_kv_mirror.%d.log", (int)getpid());
+	unlink(f->log_path);
+	ck_assert_int_eq(gw_log_open(&f->log, GW_LOG_INFO, GW_LOG_TEXT, f->log_path, &err), 0);
+	f->st = store_new();
+	f->in = ingest_new(f->st, f->log);
+	struct kv_mirror_args a = {
+	    &f->layout, f->in, f->log, "zookeeper", "zookeeper://z:2181" ROOT, settle_ms};
+	f->m = kv_mirror_new(&a, &err);
+	ck_assert_ptr_nonnull(f->m);
+}
+
+static void fix_free(struct fix *f)
+{
+	kv_mirror_free(f->m);
+	ingest_free(f->in);
+	store_free(f->st);
+	gw_log_close(f->log);
+	unlink(f->log_path);
+	kv_layout_free(&f->layout);
+}
+
+/* Everything the log holds so far (static buffer). */
+static const char *log_text(struct fix *f)
+{
+	static char buf[16384];
+	FILE *in = fopen(f->log_path, "r");
+	size_t n = in ? fread(buf, 1, sizeof buf - 1, in) : 0;
+	if (in)
+		fclose(in);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The held keys of a group in key order, "a,b"; "-" if nothing is held. */
+static const char *held(struct fix *f, enum gw_group g)
+{
+	static char buf[1024];
+	struct group_data *gd = store_get(f->st, g);
+	if (!gd)
+		return "-";
+	buf[0] = '\0';
+	for (size_t i = 0; i < gd->n_items; i++) {
+		strcat(buf, i ? "," : "");
+		strcat(buf, gd->items[gd->by_key[i]].key);
+	}
+	group_data_unref(gd);
+	return buf;
+}
+
+static void put(struct fix *f, const char *path, const char *value, int64_t now)
+{
+	ck_assert_int_ge(kv_mirror_put(f->m, path, strlen(path), value, strlen(value), now), 0);
+}
+
+static void full_put(struct fix *f, const char *path, const char *value)
+{
+	ck_assert_int_eq(kv_mirror_full_put(f->m, path, strlen(path), value, strlen(value)), 0);
+}
+
+static const char *plugin(const char *name)
+{
+	static char buf[4][256];
+	static int k;
+	char *b = buf[k++ % 4];
+	snprintf(b, 256, "{\"id\":\"1\",\"name\":\"%s\",\"enabled\":true,\"sort\":1}", name);
+	return b;
+}
+
+static const char *selector(const char *id, const char *name)
+{
+	static char buf[4][256];
+	static int k;
+	char *b = buf[k++ % 4];
+	snprintf(b, 256,
+	         "{\"id\":\"%s\",\"pluginName\":\"divide\",\"name\":\"%s\",\"enabled\":true,"
+	         "\"type\":1,\"matchMode\":0,\"continued\":true,\"conditionList\":[]}",
+	         id, name);
+	return b;
+}
+
+static void start(struct fix *f)
+{
+	kv_mirror_full_begin(f->m);
+	full_put(f, ROOT "/plugin/divide", plugin("divide"));
+	full_put(f, ROOT "/selector/divide", ""); /* a ZooKeeper parent: no data */
+	full_put(f, ROOT "/selector/divide/11", selector("11", "a"));
+	full_put(f, ROOT "/selector/divide/12", selector("12", "b"));
+	ck_assert_int_eq(kv_mirror_full_end(f->m, KV_FULL_START, 0), 3);
+}
+
+START_TEST(layout_knows_item_paths_and_nothing_else)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	const struct kv_layout *l = &f.layout;
+#define G(p) kv_layout_group_of(l, p, strlen(p))
+	ck_assert_int_eq(G(ROOT "/plugin/divide"), GW_GROUP_PLUGIN);
+	ck_assert_int_eq(G(ROOT "/rule/divide/1-2"), GW_GROUP_RULE);
+	ck_assert_int_eq(G(ROOT "/selector/divide"), GW_GROUP_SELECTOR); /* an intermediate */
+	ck_assert_int_eq(G(ROOT "/plugin"), -1);                         /* the directory */
+	ck_assert_int_eq(G(ROOT "/plugin/"), -1);
+	ck_assert_int_eq(G(ROOT "/pluginX/divide"), -1);   /* a sibling sharing the prefix */
+	ck_assert_int_eq(G(ROOT "/auth/app1"), -1);        /* not configured */
+	ck_assert_int_eq(G("/other/shenyu/plugin/a"), -1); /* another namespace */
+	ck_assert_str_eq(f.layout.root, ROOT);
+#undef G
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(layout_refuses_ai_proxy_api_key)
+{
+	struct kv_layout l;
+	struct gw_err err = {""};
+	enum gw_group g = GW_GROUP_AI_PROXY_API_KEY;
+	ck_assert_int_eq(kv_layout_init(&l, ROOT, &g, 1, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "AI_PROXY_API_KEY"));
+}
+END_TEST
+
+START_TEST(start_up_read_gives_every_group_a_version_empty_ones_too)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "divide");
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "11,12");
+	ck_assert_str_eq(held(&f, GW_GROUP_RULE), ""); /* held, with no items */
+	struct group_data *gd = store_get(f.st, GW_GROUP_SELECTOR);
+	/* the item's JSON is exactly the node's bytes */
+	ck_assert_str_eq(gd->items[0].json, selector("11", "a"));
+	ck_assert_int_eq((int)strlen(gd->md5), 32);
+	group_data_unref(gd);
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(events_wait_for_the_settle_window)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	ck_assert_int_eq(kv_mirror_deadline(f.m), -1);
+	put(&f, ROOT "/selector/divide/13", selector("13", "c"), 1000);
+	ck_assert_int_eq(kv_mirror_deadline(f.m), 1100);
+	put(&f, ROOT "/selector/divide/14", selector("14", "d"), 1050);
+	ck_assert_int_eq(kv_mirror_deadline(f.m), 1150); /* quiet for settle after the last */
+	ck_assert_int_eq(kv_mirror_flush(f.m, 1149, 0), 0);
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "11,12");
+	ck_assert_int_eq(kv_mirror_flush(f.m, 1150, 0), 1);
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "11,12,13,14");
+	ck_assert_int_eq(kv_mirror_deadline(f.m), -1);
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(a_store_written_without_pause_is_delivered_by_ten_settles)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	char id[16];
+	for (int t = 0; t <= 2000; t += 50) {
+		snprintf(id, sizeof id, "%d", 100 + t);
+		char path[64];
+		snprintf(path, sizeof path, ROOT "/selector/divide/%s", id);
+		put(&f, path, selector(id, "x"), 1000 + t);
+		ck_assert_int_le(kv_mirror_deadline(f.m), 2000);
+	}
+	ck_assert_int_eq(kv_mirror_flush(f.m, 2000, 0), 1);
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(refresh_delete_then_recreate_is_one_change_with_the_true_delta)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	struct group_data *before = store_get(f.st, GW_GROUP_SELECTOR);
+	uint64_t gen = store_generation(f.st);
+	/* REFRESH: the plugin's subtree goes, every item comes back, one of them changed */
+	ck_assert_int_eq(kv_mirror_delete_tree(f.m, ROOT "/selector/divide",
+	                                       strlen(ROOT "/selector/divide"), 1000),
+	                 1);
+	put(&f, ROOT "/selector/divide/11", selector("11", "a"), 1010);
+	put(&f, ROOT "/selector/divide/12", selector("12", "b2"), 1020);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 1200, 0), 1);
+	ck_assert_uint_eq(store_generation(f.st), gen + 1);
+	struct group_data *after = store_get(f.st, GW_GROUP_SELECTOR);
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "11,12");
+	ck_assert_ptr_nonnull(strstr(after->items[1].json, "\"b2\""));
+	ck_assert_str_ne(after->md5, before->md5);
+	ck_assert_int_gt(after->last_modify_time, before->last_modify_time);
+	group_data_unref(before);
+	group_data_unref(after);
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(an_unchanged_result_delivers_nothing)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	uint64_t gen = store_generation(f.st);
+	/* identical bytes: not even dirty */
+	ck_assert_int_eq(kv_mirror_put(f.m, ROOT "/plugin/divide", strlen(ROOT "/plugin/divide"),
+	                               plugin("divide"), strlen(plugin("divide")), 1000),
+	                 0);
+	ck_assert_int_eq(kv_mirror_deadline(f.m), -1);
+	/* a refresh that puts everything back as it was: dirty, but no version */
+	kv_mirror_delete_tree(f.m, ROOT "/selector/divide", strlen(ROOT "/selector/divide"), 1000);
+	put(&f, ROOT "/selector/divide/12", selector("12", "b"), 1001);
+	put(&f, ROOT "/selector/divide/11", selector("11", "a"), 1002);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 5000, 0), 0);
+	ck_assert_uint_eq(store_generation(f.st), gen);
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(deletes_are_applied)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	ck_assert_int_eq(kv_mirror_delete(f.m, ROOT "/selector/divide/11",
+	                                  strlen(ROOT "/selector/divide/11"), 1000),
+	                 1);
+	/* a plugin delete: its node and its selector and rule subtrees */
+	kv_mirror_delete_tree(f.m, ROOT "/plugin/divide", strlen(ROOT "/plugin/divide"), 1001);
+	kv_mirror_delete_tree(f.m, ROOT "/selector/divide", strlen(ROOT "/selector/divide"), 1002);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 2000, 0), 2);
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "");
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "");
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(delete_tree_spares_a_sibling_sharing_the_prefix)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	put(&f, ROOT "/plugin/divide2", plugin("divide2"), 1000);
+	kv_mirror_delete_tree(f.m, ROOT "/plugin/divide", strlen(ROOT "/plugin/divide"), 1001);
+	kv_mirror_flush(f.m, 2000, 0);
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "divide2");
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(a_malformed_value_keeps_the_last_good_version_until_fixed)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	struct group_data *good = store_get(f.st, GW_GROUP_SELECTOR);
+	put(&f, ROOT "/selector/divide/13", "{\"id\":\"13\",", 1000);
+	put(&f, ROOT "/selector/divide/14", selector("14", "d"), 1001);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 2000, 0), 0);
+	struct group_data *now = store_get(f.st, GW_GROUP_SELECTOR);
+	ck_assert_ptr_eq(now, good);
+	group_data_unref(now);
+	ck_assert_ptr_nonnull(
+	    strstr(log_text(&f), "refused SELECTOR: " ROOT "/selector/divide/13"));
+	struct kv_mirror_stats s;
+	kv_mirror_stats(f.m, &s);
+	ck_assert_uint_eq(s.refused, 1);
+	/* corrected: the group is built again, with both changes */
+	put(&f, ROOT "/selector/divide/13", selector("13", "c"), 3000);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 4000, 0), 1);
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "11,12,13,14");
+	group_data_unref(good);
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(two_nodes_with_one_key_refuse_the_group)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	put(&f, ROOT "/selector/other/11", selector("11", "dup"), 1000);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 2000, 0), 0);
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "11,12");
+	ck_assert_ptr_nonnull(strstr(log_text(&f), "refused SELECTOR"));
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(resync_in_step_repairs_nothing_and_a_difference_is_a_counted_repair)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	uint64_t gen = store_generation(f.st);
+	kv_mirror_full_begin(f.m);
+	full_put(&f, ROOT "/plugin/divide", plugin("divide"));
+	full_put(&f, ROOT "/selector/divide/11", selector("11", "a"));
+	full_put(&f, ROOT "/selector/divide/12", selector("12", "b"));
+	ck_assert_int_eq(kv_mirror_full_end(f.m, KV_FULL_RESYNC, 1000), 0);
+	ck_assert_uint_eq(store_generation(f.st), gen);
+	struct kv_mirror_stats s;
+	kv_mirror_stats(f.m, &s);
+	ck_assert_uint_eq(s.repairs, 0);
+
+	/* the store lost 12 and gained 15 behind the watches' back */
+	kv_mirror_full_begin(f.m);
+	full_put(&f, ROOT "/plugin/divide", plugin("divide"));
+	full_put(&f, ROOT "/selector/divide/11", selector("11", "a"));
+	full_put(&f, ROOT "/selector/divide/15", selector("15", "e"));
+	ck_assert_int_eq(kv_mirror_full_end(f.m, KV_FULL_RESYNC, 2000), 1);
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "11,15");
+	kv_mirror_stats(f.m, &s);
+	ck_assert_uint_eq(s.repairs, 1);
+	const char *log = log_text(&f);
+	ck_assert_ptr_nonnull(strstr(log, "resync repaired SELECTOR: 2 difference(s)"));
+	ck_assert_ptr_nonnull(strstr(log, ROOT "/selector/divide/12"));
+	ck_assert_ptr_nonnull(strstr(log, ROOT "/selector/divide/15"));
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(a_recovery_read_delivers_what_changed_while_away)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	kv_mirror_full_begin(f.m);
+	full_put(&f, ROOT "/selector/divide/11", selector("11", "a"));
+	ck_assert_int_eq(kv_mirror_full_end(f.m, KV_FULL_RECOVER, 1000), 2);
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "");
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "11");
+	struct kv_mirror_stats s;
+	kv_mirror_stats(f.m, &s);
+	ck_assert_uint_eq(s.repairs, 0);
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(a_snapshot_version_is_replaced_even_when_equal)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	/* pretend what is held came from the snapshot */
+	struct group_data *gd = store_get(f.st, GW_GROUP_PLUGIN);
+	struct group_data *copy = group_data_new(GW_GROUP_PLUGIN);
+	memcpy(copy->md5, gd->md5, sizeof gd->md5);
+	copy->last_modify_time = gd->last_modify_time;
+	copy->provisional = 1;
+	group_data_unref(gd);
+	store_put(f.st, copy);
+	kv_mirror_full_begin(f.m);
+	full_put(&f, ROOT "/plugin/divide", plugin("divide"));
+	full_put(&f, ROOT "/selector/divide/11", selector("11", "a"));
+	full_put(&f, ROOT "/selector/divide/12", selector("12", "b"));
+	ck_assert_int_eq(kv_mirror_full_end(f.m, KV_FULL_START, 0), 1); /* PLUGIN only */
+	gd = store_get(f.st, GW_GROUP_PLUGIN);
+	ck_assert_int_eq(gd->provisional, 0);
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "divide");
+	group_data_unref(gd);
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(paths_outside_the_configured_groups_are_ignored)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	ck_assert_int_eq(kv_mirror_put(f.m, ROOT "/auth/app", strlen(ROOT "/auth/app"), "x", 1, 0),
+	                 0);
+	ck_assert_int_eq(
+	    kv_mirror_put(f.m, ROOT "/plugins/a", strlen(ROOT "/plugins/a"), "x", 1, 0), 0);
+	ck_assert_int_eq(kv_mirror_deadline(f.m), -1);
+	fix_free(&f);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("kv_mirror");
+	TCase *tc = tcase_create("mirror");
+	tcase_add_test(tc, layout_knows_item_paths_and_nothing_else);
+	tcase_add_test(tc, layout_refuses_ai_proxy_api_key);
+	tcase_add_test(tc, start_up_read_gives_every_group_a_version_empty_ones_too);
+	tcase_add_test(tc, events_wait_for_the_settle_window);
+	tcase_add_test(tc, a_store_written_without_pause_is_delivered_by_ten_settles);
+	tcase_add_test(tc, refresh_delete_then_recreate_is_one_change_with_the_true_delta);
+	tcase_add_test(tc, an_unchanged_result_delivers_nothing);
+	tcase_add_test(tc, deletes_are_applied);
+	tcase_add_test(tc, delete_tree_spares_a_sibling_sharing_the_prefix);
+	tcase_add_test(tc, a_malformed_value_keeps_the_last_good_version_until_fixed);
+	tcase_add_test(tc, two_nodes_with_one_key_refuse_the_group);
+	tcase_add_test(tc, resync_in_step_repairs_nothing_and_a_difference_is_a_counted_repair);
+	tcase_add_test(tc, a_recovery_read_delivers_what_changed_while_away);
+	tcase_add_test(tc, a_snapshot_version_is_replaced_even_when_equal);
+	tcase_add_test(tc, paths_outside_the_configured_groups_are_ignored);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
