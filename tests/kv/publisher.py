@@ -98,24 +98,36 @@ class ZkStore:
     def __init__(self, client):
         self.c = client
 
+    def _retry(self, fn, *args, **kw):
+        """Curator retries an operation cut by a connection loss (a leader election, a
+        member restart); kazoo's own retry helper does the same, up to 60 s."""
+        from kazoo.retry import KazooRetry
+        return KazooRetry(max_tries=-1, delay=0.05, max_delay=0.5, deadline=60)(fn, *args, **kw)
+
     def put(self, path, value):
         from kazoo.exceptions import NodeExistsError
         data = value.encode("utf-8") if isinstance(value, str) else value
-        if self.c.exists(path):
-            self.c.set(path, data)
-            return
-        try:
-            self.c.create(path, data, makepath=True)  # parents with empty data
-        except NodeExistsError:  # created meanwhile: createOrUpdate sets it then
-            self.c.set(path, data)
+
+        def once():
+            if self.c.exists(path):
+                self.c.set(path, data)
+                return
+            try:
+                self.c.create(path, data, makepath=True)  # parents with empty data
+            except NodeExistsError:  # created meanwhile: createOrUpdate sets it then
+                self.c.set(path, data)
+        self._retry(once)
 
     def delete(self, path):
         """delete().guaranteed().deletingChildrenIfNeeded(): recursive, absent is fine."""
         from kazoo.exceptions import NoNodeError
-        try:
-            self.c.delete(path, recursive=True)
-        except NoNodeError:
-            pass
+
+        def once():
+            try:
+                self.c.delete(path, recursive=True)
+            except NoNodeError:
+                pass
+        self._retry(once)
 
     delete_tree = delete
 
@@ -126,8 +138,8 @@ class ZkStore:
 
         def walk(path):
             try:
-                data, _ = self.c.get(path)
-                children = self.c.get_children(path)
+                data, _ = self._retry(self.c.get, path)
+                children = self._retry(self.c.get_children, path)
             except NoNodeError:
                 return
             if data and path != root:
@@ -139,7 +151,7 @@ class ZkStore:
 
     def ensure_empty(self, path):
         """A node without data (what Curator leaves as a parent)."""
-        self.c.ensure_path(path)
+        self._retry(self.c.ensure_path, path)
 
 
 class EtcdStore:

@@ -547,16 +547,22 @@ class Etcd:
     def live_members(self):
         return [i for i in range(self.n) if self.alive(i)]
 
-    def call(self, path, body, member=None, timeout=10.0):
-        """A v3 call to `member`, or to the first live member that answers."""
-        members = [member] if member is not None else self.live_members()
+    def call(self, path, body, member=None, timeout=10.0, deadline=60.0):
+        """A v3 call to `member`, or to the first live member that answers; retried
+        (as jetcd retries) while no member can serve it, e.g. during a leader election,
+        up to `deadline` seconds. Every call the tests make is idempotent."""
+        end = time.monotonic() + deadline
         last = None
-        for i in members:
-            try:
-                return etcd_call(self.endpoint(i), path, body, timeout)
-            except (OSError, EtcdError) as e:
-                last = e
-        raise EtcdError("no etcd member answered %s: %s" % (path, last))
+        while True:
+            members = [member] if member is not None else self.live_members()
+            for i in members:
+                try:
+                    return etcd_call(self.endpoint(i), path, body, timeout)
+                except (OSError, EtcdError) as e:
+                    last = e
+            if time.monotonic() >= end:
+                raise EtcdError("no etcd member answered %s: %s" % (path, last))
+            time.sleep(0.05)
 
     def revision(self):
         """The store's current revision."""
