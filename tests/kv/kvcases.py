@@ -86,7 +86,7 @@ class KvCases:
     KIND = None
 
     # -------------------------------------------------------------- helpers
-    def publisher(self, layout="2.7", root=None):
+    def new_publisher(self, layout="2.7", root=None):
         """A publisher under a namespace of this test's own: (namespace, Publisher)."""
         ns = _unique("ns-")
         p = publisher.Publisher(self.store, root or "/%s/shenyu" % ns, layout)
@@ -98,7 +98,7 @@ class KvCases:
 
     def published_agent(self, seed=1, groups=publisher.KV_GROUPS, **kw):
         """Publish a random dataset, start an agent on it, wait until it holds it all."""
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=seed, namespace=ns, groups=groups)
         pub.sync_all(data.items)
         a = self.agent(pub, namespace=ns, groups=groups, **kw)
@@ -149,7 +149,7 @@ class KvCases:
             self.assertEqual(len(data.items[g]), doc["groups"][g]["items"], g)
 
     def test_startup_syncs_the_26_layout_with_url_encoded_metadata(self):
-        ns, pub = self.publisher(layout="2.6", root="/shenyu")
+        ns, pub = self.new_publisher(layout="2.6", root="/shenyu")
         data = publisher.RandomData(seed=12, namespace=None)
         data.items["META_DATA"].append(dict(data.new_meta(), path="/order/find by id/é+x"))
         pub.sync_all(data.items)
@@ -164,7 +164,7 @@ class KvCases:
         self.assertEqual("m", kvagent.file_items(a.files, "META_DATA")[meta["id"]]["methodName"][0])
 
     def test_an_empty_store_gives_every_group_an_empty_version(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         a = self.agent(pub, namespace=ns)
         a.wait_converged({g: {} for g in publisher.KV_GROUPS})
         doc = a.wait_status(lambda d: d["healthy"], "healthy with empty groups")
@@ -175,7 +175,7 @@ class KvCases:
         a.wait_converged()
 
     def test_only_the_configured_groups_are_read(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=14, namespace=ns)
         pub.sync_all(data.items)
         a = self.agent(pub, namespace=ns, groups=["PLUGIN", "RULE"])
@@ -375,7 +375,7 @@ class KvCases:
         self.assertLess(took, 1.0)
 
     def test_sigterm_exits_within_a_second_while_the_server_is_unreachable(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         px, addr = self.proxy()
         a = self.agent(pub, namespace=ns, servers_=[addr])
         a.wait_converged({g: {} for g in publisher.KV_GROUPS})
@@ -387,7 +387,7 @@ class KvCases:
         self.assertLess(took, 1.0)
 
     def test_once_syncs_a_live_server_and_exits(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=34, namespace=ns)
         pub.sync_all(data.items)
         a = self.agent(pub, namespace=ns, start=False)
@@ -397,7 +397,7 @@ class KvCases:
             self.assertEqual("", kvagent.differences(items, kvagent.file_items(a.files, g)), g)
 
     def test_once_with_the_server_down_fails(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         px, addr = self.proxy()
         px.block()
         a = self.agent(pub, namespace=ns, servers_=[addr], start=False)
@@ -405,7 +405,7 @@ class KvCases:
         self.assertEqual(1, r.returncode, r.stderr[-3000:])
 
     def test_snapshot_cold_start_serves_the_snapshot_then_catches_up(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=35, namespace=ns)
         pub.sync_all(data.items)
         state = self.tmpdir()
@@ -428,7 +428,7 @@ class KvCases:
                                         for g in publisher.KV_GROUPS), "snapshot replaced")
 
     def test_reconnects_follow_the_retry_rules(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         px, addr = self.proxy()
         a = self.agent(pub, namespace=ns, servers_=[addr],
                        retry={"attempts": 2, "interval": "200ms", "backoff": "3s"})
@@ -445,7 +445,7 @@ class KvCases:
 
     # -------------------------------------------------------------- anti-entropy
     def test_resync_repairs_a_lost_change_and_counts_it(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=41, namespace=ns)
         pub.sync_all(data.items)
         px, addr, state, arm, lost = self.losing_proxy()
@@ -505,7 +505,7 @@ class KvCases:
         self.assertIn("never published", r.stderr)
 
     def test_a_valid_configuration_passes_check(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         a = self.agent(pub, namespace=ns, start=False)
         r = a.d.run_check()
         self.assertEqual(0, r.returncode, r.stderr)

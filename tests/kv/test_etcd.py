@@ -48,7 +48,7 @@ class EtcdSource(kvcases.KvCases, harness.IntegrationTest):
 
     # -------------------------------------------------------------- etcd only
     def test_a_prefix_delete_removes_every_key_below_it(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=52, namespace=ns)
         pub.sync_all(data.items)
         a = self.agent(pub, namespace=ns)
@@ -57,7 +57,7 @@ class EtcdSource(kvcases.KvCases, harness.IntegrationTest):
         a.wait_converged({"RULE": {}})
 
     def test_keys_next_to_the_root_are_not_read(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=53, namespace=ns)
         pub.sync_all(data.items)
         # "/ns/shenyu/pluginX/..." and "/ns/shenyuX/plugin/..." share a prefix only

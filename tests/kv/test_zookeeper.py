@@ -49,7 +49,7 @@ class ZooKeeperSource(kvcases.KvCases, harness.IntegrationTest):
 
     # -------------------------------------------------------------- ZooKeeper only
     def test_data_on_a_parent_node_is_an_item_and_empty_parents_are_not(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=51, namespace=ns)
         pub.sync_all(data.items)
         a = self.agent(pub, namespace=ns)
@@ -71,7 +71,7 @@ class ZooKeeperSource(kvcases.KvCases, harness.IntegrationTest):
         self.assertNotIn(inner["id"], kvagent.file_items(a.files, "META_DATA"))
 
     def test_a_session_id_is_shown_and_the_server_holds_it(self):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         a = self.agent(pub, namespace=ns)
         a.wait_converged({g: {} for g in publisher.KV_GROUPS})
         doc = a.wait_status(lambda d: kvagent.connection(d)["session"], "a session")

@@ -38,11 +38,11 @@ class ZooKeeperFaults(harness.IntegrationTest):
                 self.server.start_member(i)
 
     # -------------------------------------------------------------- helpers
-    publisher = kvcases.KvCases.publisher
+    new_publisher = kvcases.KvCases.new_publisher
     assert_added_once = kvcases.KvCases.assert_added_once
 
     def start(self, seed, servers_=None, **kw):
-        ns, pub = self.publisher()
+        ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=seed, namespace=ns)
         pub.sync_all(data.items)
         a = kvcases.Agent(self, pub, servers_ or self.server.servers, namespace=ns,
