@@ -63,11 +63,16 @@ class Agent:
         return self.pub.published(self.groups)
 
     def wait_converged(self, want=None, timeout=WAIT):
-        kvagent.wait_converged(self.files, want or self.want(), timeout)
+        try:
+            kvagent.wait_converged(self.files, want if want is not None else self.want(),
+                                   timeout)
+        except AssertionError as e:
+            raise AssertionError("%s\n%s" % (e, self.d.tail(25)))
 
     def applies(self, group=None, since=0):
-        return kvagent.applies(self.rec, group)[since:] if group else \
-            kvagent.applies(self.rec)[since:]
+        """The recorder's applies after the first `since` (of every group), optionally
+        only those of `group`."""
+        return [x for x in kvagent.applies(self.rec)[since:] if group in (None, x.group)]
 
     def accepted(self, group=None, since=0):
         return kvagent.accepted(self.d, group, since)
@@ -483,12 +488,12 @@ class KvCases:
         other = "admin:\n  servers: [\"http://127.0.0.1:9095\"]\n"
         r = self.check(self.section() + other)
         self.assertEqual(2, r.returncode, r.stderr)
-        self.assertRegex(r.stderr, r":3:\d+: admin: .*%s.*line 1" % self.KIND)
+        self.assertRegex(r.stderr, r"\.yaml:\d+:\d+: admin: .*%s: \(line \d+\)" % self.KIND)
         other = "zookeeper:\n  servers: [\"127.0.0.1:2181\"]\n" if self.KIND == "etcd" else \
             "etcd:\n  endpoints: [\"http://127.0.0.1:2379\"]\n"
         r = self.check(other + self.section())
         self.assertEqual(2, r.returncode, r.stderr)
-        self.assertRegex(r.stderr, r":3:\d+: %s: " % self.KIND)
+        self.assertRegex(r.stderr, r"\.yaml:\d+:\d+: %s: .*\(line \d+\)" % self.KIND)
 
     def test_no_source_section_exits_2(self):
         r = self.check("state_dir: /tmp/none\n")

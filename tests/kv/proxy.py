@@ -125,9 +125,16 @@ class Proxy:
 
 
 def _close(s, reset):
+    """Close s; reset: the peer sees a reset (SO_LINGER 0), not an orderly close. A pump
+    thread blocked in recv() on s holds the socket open past close() (Linux), so it is
+    shut down for reading first, which wakes that thread and sends nothing."""
     try:
-        if reset:  # SO_LINGER 0: the peer sees a reset, not an orderly close
+        if reset:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        try:
+            s.shutdown(socket.SHUT_RD)
+        except OSError:
+            pass
         s.close()
     except OSError:
         pass
