@@ -89,6 +89,8 @@ class Agent:
 
 class KvCases:
     KIND = None
+    # agent settings that keep one connection try short (ZooKeeper: the session timeout)
+    SHORT_TRIES = {}
 
     # -------------------------------------------------------------- helpers
     def new_publisher(self, layout="2.7", root=None):
@@ -436,7 +438,8 @@ class KvCases:
         ns, pub = self.new_publisher()
         px, addr = self.proxy()
         a = self.agent(pub, namespace=ns, servers_=[addr],
-                       retry={"attempts": 2, "interval": "200ms", "backoff": "3s"})
+                       retry={"attempts": 2, "interval": "200ms", "backoff": "3s"},
+                       **self.SHORT_TRIES)
         a.wait_converged({g: {} for g in publisher.KV_GROUPS})
         px.block()
         a.wait_status(lambda d: kvagent.connection(d)["state"] == "backing_off",

@@ -18,6 +18,7 @@ import servers  # noqa: E402
 
 class ZooKeeperSource(kvcases.KvCases, harness.IntegrationTest):
     KIND = "zookeeper"
+    SHORT_TRIES = {"session_timeout": "2s"}
 
     @classmethod
     def setUpClass(cls):
