@@ -68,6 +68,9 @@ class Agent:
                                    timeout)
         except AssertionError as e:
             raise AssertionError("%s\n%s" % (e, self.d.tail(25)))
+        # the file subscriber has it; the recorder too (the dispatcher serves them in turn)
+        self.wait_status(lambda d: all(s["inStep"] for s in d["subscribers"]),
+                         "every subscriber in step", timeout)
 
     def applies(self, group=None, since=0):
         """The recorder's applies after the first `since` (of every group), optionally

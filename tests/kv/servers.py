@@ -25,6 +25,7 @@ import atexit
 import base64
 import glob
 import json
+import logging
 import os
 import shutil
 import signal
@@ -42,6 +43,10 @@ ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 ZK_JAR_DIRS = ("/usr/share/java", "/usr/share/zookeeper", "/usr/share/zookeeper/lib")
 
 _live = []  # every started server object, stopped at exit
+
+
+# kazoo logs every connection a test breaks on purpose; only its errors matter here
+logging.getLogger("kazoo").setLevel(logging.ERROR)
 
 
 def _stop_all():
