@@ -515,6 +515,16 @@ class KvCases:
         self.assertIn("AI_PROXY_API_KEY", r.stderr)
         self.assertIn("never published", r.stderr)
 
+    def test_settle_and_resync_bounds_are_checked(self):
+        key = "servers" if self.KIND == "zookeeper" else "endpoints"
+        for extra, word in (({"settle": "2s"}, "settle"),
+                            ({"resync_interval": "500ms"}, "resync_interval")):
+            sec = {key: self.server_addresses()}
+            sec.update(extra)
+            r = self.check(harness.to_yaml({self.KIND: sec}))
+            self.assertEqual(2, r.returncode, r.stderr)
+            self.assertRegex(r.stderr, r"\.yaml:\d+:\d+: %s\.%s: " % (self.KIND, word))
+
     def test_a_valid_configuration_passes_check(self):
         ns, pub = self.new_publisher()
         a = self.agent(pub, namespace=ns, start=False)

@@ -429,10 +429,14 @@ class EtcdError(AssertionError):
     pass
 
 
-def etcd_call(endpoint, path, body, timeout=10.0):
-    """POST a v3 JSON gateway call ("/v3/kv/put"...) to one endpoint; the parsed reply."""
+def etcd_call(endpoint, path, body, timeout=10.0, token=None):
+    """POST a v3 JSON gateway call ("/v3/kv/put"...) to one endpoint; the parsed reply.
+    token: an auth token (/v3/auth/authenticate), sent as the Authorization header."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = token
     req = urllib.request.Request(endpoint.rstrip("/") + path, data=json.dumps(body).encode(),
-                                 method="POST", headers={"Content-Type": "application/json"})
+                                 method="POST", headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
             return json.loads(r.read().decode("utf-8") or "{}")
@@ -452,6 +456,7 @@ class Etcd:
         self.ports = [tuple(free_ports(2)) for _ in range(members)]  # client, peer
         self.procs = [None] * members
         self.token = "gwsync-%d-%d" % (os.getpid(), self.ports[0][0])
+        self.token_for_calls = None  # set by enable_auth(): the tests' root login
 
     def name(self, i):
         return "m%d" % i
@@ -562,7 +567,7 @@ class Etcd:
             members = [member] if member is not None else self.live_members()
             for i in members:
                 try:
-                    return etcd_call(self.endpoint(i), path, body, timeout)
+                    return etcd_call(self.endpoint(i), path, body, timeout, self.token_for_calls)
                 except (OSError, EtcdError) as e:
                     last = e
             if time.monotonic() >= end:
@@ -580,6 +585,24 @@ class Etcd:
         rev = revision or self.revision()
         self.call("/v3/kv/compaction", {"revision": str(rev), "physical": True})
         return rev
+
+    def enable_auth(self, root_password, user=None, password=None, prefix=None):
+        """Turn on etcd authentication: user root (root_password) and, if given, `user`
+        with read access to keys under `prefix` (what an agent needs). Later calls of
+        this object authenticate as root."""
+        self.call("/v3/auth/user/add", {"name": "root", "password": root_password})
+        self.call("/v3/auth/user/grant", {"user": "root", "role": "root"})
+        if user:
+            role = "gwsync-reader"
+            self.call("/v3/auth/role/add", {"name": role})
+            self.call("/v3/auth/role/grant", {"name": role, "perm": {
+                "permType": "READ", "key": b64(prefix),
+                "range_end": b64(prefix_end(prefix))}})
+            self.call("/v3/auth/user/add", {"name": user, "password": password})
+            self.call("/v3/auth/user/grant", {"user": user, "role": role})
+        self.call("/v3/auth/enable", {})
+        r = self.call("/v3/auth/authenticate", {"name": "root", "password": root_password})
+        self.token_for_calls = r["token"]
 
     def member_id(self, i):
         st = self.status(i)

@@ -69,5 +69,68 @@ class EtcdSource(kvcases.KvCases, harness.IntegrationTest):
         self.assertEqual(len(data.items["PLUGIN"]), len(kvagent.file_items(a.files, "PLUGIN")))
 
 
+class EtcdAuth(harness.IntegrationTest):
+    """etcd with authentication on (its own server: auth cannot be turned off for one
+    test): an agent logs in with username and password (or password_file), reads with a
+    read-only role, and never shows the password in its log or /status."""
+    KIND = "etcd"
+    ROOT_PASSWORD = "root-Secret-7f3a"
+    PASSWORD = "gw-Secret-b91c5e"
+    NS = "ns-auth"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = servers.Etcd().start()
+        cls.server.enable_auth(cls.ROOT_PASSWORD, "gwsync", cls.PASSWORD, "/%s/" % cls.NS)
+        cls.store = publisher.EtcdStore(cls.server)
+        cls.pub = publisher.Publisher(cls.store, "/%s/shenyu" % cls.NS)
+        cls.data = publisher.RandomData(seed=54, namespace=cls.NS)
+        cls.pub.sync_all(cls.data.items)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+
+    def agent(self, **section):
+        return kvcases.Agent(self, self.pub, self.server.endpoints, namespace=self.NS,
+                             section_extra=section)
+
+    def assert_secret_not_shown(self, a, secret):
+        self.assertNotIn(secret, a.d.text())
+        self.assertNotIn(secret, a.ep.get("/status")[2].decode("utf-8"))
+        self.assertNotIn(secret, a.ep.get("/metrics")[2].decode("utf-8"))
+
+    def test_a_login_with_a_read_only_user_syncs(self):
+        a = self.agent(username="gwsync", password=self.PASSWORD)
+        a.wait_converged()
+        item = self.data.changed("RULE", self.data.items["RULE"][0])
+        self.pub.write("RULE", item)
+        a.wait_converged()
+        self.assert_secret_not_shown(a, self.PASSWORD)
+
+    def test_password_file(self):
+        path = os.path.join(self.tmpdir(), "etcd-password")
+        with open(path, "w") as f:
+            f.write(self.PASSWORD + "\n")
+        os.chmod(path, 0o600)
+        a = self.agent(username="gwsync", password_file=path)
+        a.wait_converged()
+        self.assert_secret_not_shown(a, self.PASSWORD)
+
+    def test_a_wrong_password_is_an_auth_error_and_not_logged(self):
+        wrong = "wrong-Secret-0d2e"
+        a = self.agent(username="gwsync", password=wrong)
+        doc = a.wait_status(lambda d: kvagent.connection(d)["errors"]["auth"] >= 1,
+                            "an auth error counted")
+        self.assertNotEqual("connected", kvagent.connection(doc)["state"])
+        self.assert_secret_not_shown(a, wrong)
+
+    def test_no_credentials_on_a_server_with_auth_fails(self):
+        a = self.agent()
+        doc = a.wait_status(lambda d: kvagent.connection(d)["consecutiveFailures"] >= 1,
+                            "a failure counted")
+        self.assertNotEqual("connected", kvagent.connection(doc)["state"])
+
+
 if __name__ == "__main__":
     kvagent.main()
