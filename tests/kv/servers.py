@@ -394,6 +394,26 @@ def expire_zk_session(zk, pid, session_hex, timeout=30.0):
 
 
 # ---------------------------------------------------------------------- etcd
+def make_client_cert(tls, directory, name="gwsync-client"):
+    """A client certificate signed by the test CA of harness.make_test_ca(): adds
+    "client_cert" and "client_key" to tls (and returns it)."""
+    key, csr = os.path.join(directory, name + ".key"), os.path.join(directory, name + ".csr")
+    cert, ext = os.path.join(directory, name + ".pem"), os.path.join(directory, name + ".ext")
+    ca_key = os.path.join(os.path.dirname(tls["ca"]), "ca.key")
+
+    def run(*args):
+        subprocess.run(["openssl"] + list(args), check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, timeout=60)
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+        "-subj", "/CN=" + name)
+    with open(ext, "w") as f:
+        f.write("extendedKeyUsage=clientAuth\n")
+    run("x509", "-req", "-in", csr, "-CA", tls["ca"], "-CAkey", ca_key, "-CAcreateserial",
+        "-out", cert, "-days", "2", "-extfile", ext)
+    tls.update(client_cert=cert, client_key=key)
+    return tls
+
+
 def require_etcd():
     if not os.access(ETCD, os.X_OK):
         raise unittest.SkipTest("etcd tests need the etcd server (Debian package etcd-server)")
@@ -429,16 +449,23 @@ class EtcdError(AssertionError):
     pass
 
 
-def etcd_call(endpoint, path, body, timeout=10.0, token=None):
+def etcd_call(endpoint, path, body, timeout=10.0, token=None, tls=None):
     """POST a v3 JSON gateway call ("/v3/kv/put"...) to one endpoint; the parsed reply.
-    token: an auth token (/v3/auth/authenticate), sent as the Authorization header."""
+    token: an auth token (/v3/auth/authenticate), sent as the Authorization header.
+    tls: {"ca", and for client certificates "client_cert", "client_key"} for https."""
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = token
+    ctx = None
+    if tls:
+        import ssl
+        ctx = ssl.create_default_context(cafile=tls["ca"])
+        if tls.get("client_cert"):
+            ctx.load_cert_chain(tls["client_cert"], tls["client_key"])
     req = urllib.request.Request(endpoint.rstrip("/") + path, data=json.dumps(body).encode(),
                                  method="POST", headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
+        with urllib.request.urlopen(req, timeout=timeout, context=ctx) as r:
             return json.loads(r.read().decode("utf-8") or "{}")
     except urllib.error.HTTPError as e:
         raise EtcdError("etcd %s %s: HTTP %d %s" % (endpoint, path, e.code,
@@ -448,8 +475,12 @@ def etcd_call(endpoint, path, body, timeout=10.0, token=None):
 class Etcd:
     """etcd (Debian's etcd-server 3.4): one member or a cluster of `members`."""
 
-    def __init__(self, members=1, heartbeat_ms=100, election_ms=1000):
+    def __init__(self, members=1, heartbeat_ms=100, election_ms=1000, tls=None):
+        """tls: {"ca", "cert", "key"} (harness.make_test_ca) serves the clients https;
+        with "client_cert"/"client_key" too, clients must present a certificate signed
+        by "ca" (the tests' own calls use that one)."""
         self.n = members
+        self.tls = tls
         self.heartbeat_ms = heartbeat_ms
         self.election_ms = election_ms
         self.tmp = tempfile.mkdtemp(prefix="gwsync-etcd-")
@@ -462,7 +493,7 @@ class Etcd:
         return "m%d" % i
 
     def endpoint(self, i):
-        return "http://127.0.0.1:%d" % self.ports[i][0]
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.ports[i][0])
 
     @property
     def endpoints(self):
@@ -489,6 +520,10 @@ class Etcd:
                "--election-timeout", str(self.election_ms),
                "--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn",
                "--enable-v2=false", "--auto-compaction-retention", "0"]
+        if self.tls:
+            cmd += ["--cert-file", self.tls["cert"], "--key-file", self.tls["key"]]
+            if self.tls.get("client_cert"):
+                cmd += ["--client-cert-auth", "--trusted-ca-file", self.tls["ca"]]
         log = open(self.log_path(i), "ab")
         try:
             self.procs[i] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
@@ -502,7 +537,8 @@ class Etcd:
     def status(self, i, timeout=2.0):
         """/v3/maintenance/status of member i, or None."""
         try:
-            return etcd_call(self.endpoint(i), "/v3/maintenance/status", {}, timeout=timeout)
+            return etcd_call(self.endpoint(i), "/v3/maintenance/status", {}, timeout=timeout,
+                             tls=self.tls)
         except (OSError, EtcdError, ValueError):
             return None
 
@@ -567,7 +603,8 @@ class Etcd:
             members = [member] if member is not None else self.live_members()
             for i in members:
                 try:
-                    return etcd_call(self.endpoint(i), path, body, timeout, self.token_for_calls)
+                    return etcd_call(self.endpoint(i), path, body, timeout, self.token_for_calls,
+                                     self.tls)
                 except (OSError, EtcdError) as e:
                     last = e
             if time.monotonic() >= end:

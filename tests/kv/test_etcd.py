@@ -132,5 +132,58 @@ class EtcdAuth(harness.IntegrationTest):
         self.assertNotEqual("connected", kvagent.connection(doc)["state"])
 
 
+class EtcdTls(harness.IntegrationTest):
+    """etcd serving https and asking for client certificates: the agent verifies the
+    server with tls.ca_file, presents tls.cert_file/key_file, and refuses a server its CA
+    did not sign."""
+    KIND = "etcd"
+    NS = "ns-tls"
+
+    @classmethod
+    def setUpClass(cls):
+        servers.require_etcd()
+        import tempfile
+        cls.certs = tempfile.mkdtemp(prefix="gwsync-etcd-tls-")
+        cls.tls = servers.make_client_cert(harness.make_test_ca(cls.certs), cls.certs)
+        cls.server = servers.Etcd(tls=cls.tls).start()
+        cls.store = publisher.EtcdStore(cls.server)
+        cls.pub = publisher.Publisher(cls.store, "/%s/shenyu" % cls.NS)
+        cls.data = publisher.RandomData(seed=55, namespace=cls.NS)
+        cls.pub.sync_all(cls.data.items)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+        import shutil
+        shutil.rmtree(cls.certs, ignore_errors=True)
+
+    def agent(self, tls):
+        return kvcases.Agent(self, self.pub, self.server.endpoints, namespace=self.NS,
+                             section_extra={"tls": tls})
+
+    def test_https_with_a_client_certificate_syncs(self):
+        a = self.agent({"ca_file": self.tls["ca"], "cert_file": self.tls["client_cert"],
+                        "key_file": self.tls["client_key"]})
+        a.wait_converged()
+        self.assertTrue(a.conn()["session"].startswith("https://"))
+        item = self.data.changed("PLUGIN", self.data.items["PLUGIN"][0])
+        self.pub.write("PLUGIN", item)
+        a.wait_converged()
+
+    def test_a_server_the_ca_did_not_sign_is_refused(self):
+        a = self.agent({"ca_file": self.tls["wrong_ca"], "cert_file": self.tls["client_cert"],
+                        "key_file": self.tls["client_key"]})
+        doc = a.wait_status(lambda d: kvagent.connection(d)["consecutiveFailures"] >= 1,
+                            "a failure counted")
+        self.assertNotEqual("connected", kvagent.connection(doc)["state"])
+        self.assertIsNone(doc["groups"]["PLUGIN"])
+
+    def test_without_a_client_certificate_the_server_refuses(self):
+        a = self.agent({"ca_file": self.tls["ca"]})
+        doc = a.wait_status(lambda d: kvagent.connection(d)["consecutiveFailures"] >= 1,
+                            "a failure counted")
+        self.assertNotEqual("connected", kvagent.connection(doc)["state"])
+
+
 if __name__ == "__main__":
     kvagent.main()
