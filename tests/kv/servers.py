@@ -394,23 +394,34 @@ def expire_zk_session(zk, pid, session_hex, timeout=30.0):
 
 
 # ---------------------------------------------------------------------- etcd
-def make_client_cert(tls, directory, name="gwsync-client"):
-    """A client certificate signed by the test CA of harness.make_test_ca(): adds
-    "client_cert" and "client_key" to tls (and returns it)."""
-    key, csr = os.path.join(directory, name + ".key"), os.path.join(directory, name + ".csr")
-    cert, ext = os.path.join(directory, name + ".pem"), os.path.join(directory, name + ".ext")
-    ca_key = os.path.join(os.path.dirname(tls["ca"]), "ca.key")
+def make_etcd_tls(directory):
+    """Certificates for an etcd that asks clients for one: harness.make_test_ca()'s CA
+    (and its unrelated "wrong_ca"), a client certificate ("client_cert"/"client_key")
+    and a certificate for etcd itself ("cert"/"key") valid for both server and client
+    use: etcd's JSON gateway connects to its own gRPC port with it."""
+    import harness
+    tls = harness.make_test_ca(directory)
+    ca_key = os.path.join(directory, "ca.key")
+
+    def issue(name, subject, ext_text):
+        key, csr = os.path.join(directory, name + ".key"), os.path.join(directory, name + ".csr")
+        cert, ext = os.path.join(directory, name + ".pem"), os.path.join(directory, name + ".ext")
+        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+            "-subj", "/CN=" + subject)
+        with open(ext, "w") as f:
+            f.write(ext_text)
+        run("x509", "-req", "-in", csr, "-CA", tls["ca"], "-CAkey", ca_key,
+            "-CAcreateserial", "-out", cert, "-days", "2", "-extfile", ext)
+        return cert, key
 
     def run(*args):
         subprocess.run(["openssl"] + list(args), check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, timeout=60)
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
-        "-subj", "/CN=" + name)
-    with open(ext, "w") as f:
-        f.write("extendedKeyUsage=clientAuth\n")
-    run("x509", "-req", "-in", csr, "-CA", tls["ca"], "-CAkey", ca_key, "-CAcreateserial",
-        "-out", cert, "-days", "2", "-extfile", ext)
-    tls.update(client_cert=cert, client_key=key)
+    tls["client_cert"], tls["client_key"] = issue("client", "gwsync-client",
+                                                  "extendedKeyUsage=clientAuth\n")
+    tls["cert"], tls["key"] = issue("etcd", "127.0.0.1",
+                                    "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                                    "extendedKeyUsage=serverAuth,clientAuth\n")
     return tls
 
 

@@ -144,7 +144,7 @@ class EtcdTls(harness.IntegrationTest):
         servers.require_etcd()
         import tempfile
         cls.certs = tempfile.mkdtemp(prefix="gwsync-etcd-tls-")
-        cls.tls = servers.make_client_cert(harness.make_test_ca(cls.certs), cls.certs)
+        cls.tls = servers.make_etcd_tls(cls.certs)
         cls.server = servers.Etcd(tls=cls.tls).start()
         cls.store = publisher.EtcdStore(cls.server)
         cls.pub = publisher.Publisher(cls.store, "/%s/shenyu" % cls.NS)
