@@ -161,9 +161,9 @@ static void server_metrics(FILE *f, const struct status_view *v)
  * ZooKeeper, etcd). The gwsync_server_* families above stay: they are the first names. */
 static void source_metrics(FILE *f, const struct status_view *v)
 {
-	static const enum source_conn_state states[] = {SOURCE_CONN_POLLING, SOURCE_CONN_RETRYING,
-	                                                SOURCE_CONN_BACKING_OFF,
-	                                                SOURCE_CONN_STOPPED};
+	static const enum source_conn_state states[] = {
+	    SOURCE_CONN_POLLING, SOURCE_CONN_RETRYING,   SOURCE_CONN_BACKING_OFF,
+	    SOURCE_CONN_STOPPED, SOURCE_CONN_CONNECTING, SOURCE_CONN_CONNECTED};
 	char sec[128], type[128], lbl[1400];
 	metrics_escape_label(v->source_section ? v->source_section : "none", sec, sizeof sec);
 	metrics_escape_label(v->source_type ? v->source_type : "none", type, sizeof type);
