@@ -454,6 +454,17 @@ class KvCases:
         a.wait_converged()
         a.wait_status(lambda d: kvagent.connection(d)["state"] == "connected", "connected again")
 
+    def test_server_restart_is_followed_without_restarting_the_agent(self):
+        data, pub, a = self.published_agent(seed=37)
+        mark = len(a.applies())
+        self.server.restart(0)
+        rules = [data.new_rule() for _ in range(3)]
+        pub.write_many("RULE", rules)
+        data.items["RULE"].extend(rules)
+        a.wait_converged()
+        self.assert_added_once(a, "RULE", [r["id"] for r in rules], mark)
+        self.assertTrue(a.d.alive())
+
     # -------------------------------------------------------------- anti-entropy
     def test_resync_repairs_a_lost_change_and_counts_it(self):
         ns, pub = self.new_publisher()
