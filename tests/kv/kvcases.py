@@ -378,6 +378,19 @@ class KvCases:
         a.wait_converged()
         a.wait_status(lambda d: kvagent.connection(d)["revision"] > r0, "the revision to grow")
 
+    def test_an_idle_agent_sleeps(self):
+        data, pub, a = self.published_agent(seed=38)
+
+        def cpu_ticks():
+            with open("/proc/%d/stat" % a.d.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])  # utime + stime, every thread
+        hz = os.sysconf("SC_CLK_TCK")
+        t0, c0 = time.monotonic(), cpu_ticks()
+        time.sleep(3.0)  # nothing changes: watches held, no timer due
+        used = (cpu_ticks() - c0) / hz
+        self.assertLess(used, 0.15, "%.2fs of CPU in %.1fs idle" % (used, time.monotonic() - t0))
+
     def test_sigterm_exits_within_a_second(self):
         data, pub, a = self.published_agent(seed=33)
         rc, took = a.d.stop(signal.SIGTERM, timeout=5)

@@ -38,8 +38,9 @@ import urllib.error
 import urllib.request
 
 KEEP_TMP = os.environ.get("GWSYNC_KEEP_TMP") == "1"
-JAVA = shutil.which("java") or "/usr/bin/java"
-ETCD = shutil.which("etcd") or "/usr/bin/etcd"
+# GWSYNC_JAVA / GWSYNC_ETCD name other binaries (a server installed elsewhere)
+JAVA = os.environ.get("GWSYNC_JAVA") or shutil.which("java") or "/usr/bin/java"
+ETCD = os.environ.get("GWSYNC_ETCD") or shutil.which("etcd") or "/usr/bin/etcd"
 ZK_JAR_DIRS = ("/usr/share/java", "/usr/share/zookeeper", "/usr/share/zookeeper/lib")
 
 _live = []  # every started server object, stopped at exit
