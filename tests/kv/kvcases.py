@@ -193,6 +193,25 @@ class KvCases:
         self.assertFalse(os.path.exists(os.path.join(a.files, "SELECTOR.json")))
         self.assertEqual({"PLUGIN", "RULE"}, {g for g, _, _, _ in a.accepted()})
 
+    def test_a_plugin_with_a_large_jar_arrives_whole(self):
+        """A PluginData node holds its uploaded jar (Base64) in pluginJar: values near the
+        store's limits (ZooKeeper's jute.maxbuffer is about 1 MiB) must arrive whole, at
+        start-up and as a change."""
+        import base64
+        ns, pub = self.new_publisher()
+        data = publisher.RandomData(seed=15, namespace=ns)
+        jar = base64.b64encode(os.urandom(600 * 1024)).decode("ascii")
+        data.items["PLUGIN"][0]["pluginJar"] = jar
+        pub.sync_all(data.items)
+        a = self.agent(pub, namespace=ns)
+        a.wait_converged()
+        second = dict(data.items["PLUGIN"][1], pluginJar=jar[::-1])
+        pub.write("PLUGIN", second)
+        a.wait_converged()
+        got = kvagent.file_items(a.files, "PLUGIN")
+        self.assertEqual(jar, got[data.items["PLUGIN"][0]["name"]]["pluginJar"])
+        self.assertEqual(jar[::-1], got[second["name"]]["pluginJar"])
+
     # -------------------------------------------------------------- watching
     def test_200_random_edits_converge_to_exactly_the_published_state(self):
         data, pub, a = self.published_agent(seed=21)
