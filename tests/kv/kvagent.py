@@ -37,7 +37,8 @@ def config(kind, servers, root=None, namespace=None, groups=publisher.KV_GROUPS,
     """YAML text for an agent whose source is `kind` ("zookeeper" or "etcd") at `servers`
     (["127.0.0.1:p"] or ["http://127.0.0.1:p"]). files: a file subscriber's dir;
     recorder: the recorder's output file. None leaves a key to its default."""
-    sec = {"servers" if kind == "zookeeper" else "endpoints": list(servers)}
+    sec = {"servers" if kind == "zookeeper" else "endpoints":
+           servers if isinstance(servers, str) else list(servers)}
     for key, value in (("namespace", namespace), ("root", root), ("settle", settle),
                        ("resync_interval", resync_interval), ("retry", retry),
                        ("session_timeout", session_timeout)):
@@ -67,6 +68,8 @@ def config(kind, servers, root=None, namespace=None, groups=publisher.KV_GROUPS,
 def label(kind, servers, root):
     """cfg->servers[0]: how logs, versions and /status name the store,
     "zookeeper://127.0.0.1:p1,127.0.0.1:p2/ns/shenyu"."""
+    if isinstance(servers, str):  # one "h1:p1,h2:p2" string, as zookeeper.servers allows
+        servers = servers.split(",")
     hosts = ",".join(s.split("://", 1)[-1] for s in servers)
     return "%s://%s%s" % (kind, hosts, root)
 

@@ -194,9 +194,9 @@ class KvCases:
         self.assertEqual({"PLUGIN", "RULE"}, {g for g, _, _, _ in a.accepted()})
 
     def test_a_plugin_with_a_large_jar_arrives_whole(self):
-        """A PluginData node holds its uploaded jar (Base64) in pluginJar: values near the
-        store's limits (ZooKeeper's jute.maxbuffer is about 1 MiB) must arrive whole, at
-        start-up and as a change."""
+        # A PluginData node holds its uploaded jar (Base64) in pluginJar: values near the
+        # store's limits (ZooKeeper's jute.maxbuffer is about 1 MiB) must arrive whole, at
+        # start-up and as a change.
         import base64
         ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=15, namespace=ns)

@@ -166,6 +166,15 @@ class ZooKeeperFaults(harness.IntegrationTest):
         a.wait_converged()
         self.assert_added_once(a, "RULE", added, mark)
 
+    def test_servers_as_one_string_and_a_dead_first_member(self):
+        # zookeeper.servers may be one "h1:p1,h2:p2" string; the first member is down
+        self.server.kill(0)
+        data, pub, a = self.start(66, servers_=self.server.connect_string)
+        self.assertEqual(a.label, kvagent.connection(a.status())["url"])
+        added = self.publish_new_rules(data, pub, 2)
+        a.wait_converged()
+        self.assert_added_once(a, "RULE", added)
+
 
 if __name__ == "__main__":
     kvagent.main()
