@@ -15,7 +15,6 @@ What is asserted is behaviour: the data a subscriber holds against what was publ
 how many versions reached the store and each subscriber, counters. Log wording is used
 only where the issue names it (a refused value names its path; a repair names its group).
 """
-import json
 import os
 import re
 import signal
@@ -27,7 +26,6 @@ sys.path.insert(0, HERE)
 import kvagent  # noqa: E402  (puts tests/integration on the path)
 import harness  # noqa: E402
 import publisher  # noqa: E402
-import servers  # noqa: E402
 
 WAIT = 30.0  # convergence limit: generous for a busy 2-core box and TSan builds
 _counter = [0]
