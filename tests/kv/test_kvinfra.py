@@ -14,7 +14,6 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kvagent  # noqa: E402  (puts tests/integration on the path)
-import harness  # noqa: E402,F401
 import publisher  # noqa: E402
 import servers  # noqa: E402
 
