@@ -9,8 +9,11 @@ make on its own:
   ZkEventDropper drops ZooKeeper watch notifications (reply frames with xid -1) while
   `dropping` is set: the server has fired and forgotten those one-shot watches, so the
   agent never hears of the change;
+  EtcdEventDropper removes the events of some keys from an etcd watch stream while the
+  events of other keys flow on (one change lost in the middle);
   EtcdWatchBlinder rewrites every etcd /v3/watch create_request to watch a key range
-  nothing is written to, while `blind` is set: range reads still see everything.
+  nothing is written to, while `blind` is set (a watch that silently stalls): range
+  reads still see everything.
 Standard library only; one thread per direction per connection, all stopped by close().
 """
 import json
@@ -246,6 +249,88 @@ class EtcdWatchBlinder:
         req["range_end"] = base64.b64encode(end.encode()).decode()
         self.state["blinded"] = self.state.get("blinded", 0) + 1
         return json.dumps(doc).encode("utf-8")
+
+
+class EtcdEventDropper:
+    """Per-connection filter: on a connection that carries a watch (the agent sent a
+    request to .../watch), the streamed answer (HTTP/1.1 chunked, one JSON message per
+    line) is decoded, and while state["drop_prefix"] is set, every event whose key starts
+    with it is removed from its message; the rest of the stream, later events included,
+    flows on. state["dropped"] counts the events lost."""
+
+    def __init__(self, state):
+        self.state = state
+        self.watching = False
+        self.head_done = False
+        self.raw = b""      # bytes from the server not yet decoded
+        self.body = b""     # decoded chunk data not yet split into lines
+        self.chunked = True
+
+    def up(self, data):
+        if b"/watch " in data:
+            self.watching = True
+        return data
+
+    def down(self, data):
+        if not self.watching:
+            return data
+        self.raw += data
+        out = []
+        if not self.head_done:
+            end = self.raw.find(b"\r\n\r\n")
+            if end < 0:
+                return b""
+            head = self.raw[:end + 4]
+            self.raw = self.raw[end + 4:]
+            self.head_done = True
+            self.chunked = b"chunked" in head.lower()
+            out.append(head)
+        if not self.chunked:
+            out.append(self.raw)
+            self.raw = b""
+            return b"".join(out)
+        while True:  # decode whole chunks
+            line_end = self.raw.find(b"\r\n")
+            if line_end < 0:
+                break
+            size = int(self.raw[:line_end].split(b";")[0] or b"0", 16)
+            if len(self.raw) < line_end + 2 + size + 2:
+                break
+            self.body += self.raw[line_end + 2:line_end + 2 + size]
+            self.raw = self.raw[line_end + 2 + size + 2:]
+            if size == 0:
+                out.append(b"0\r\n\r\n")
+                break
+        while b"\n" in self.body:
+            line, self.body = self.body.split(b"\n", 1)
+            line = self._filter(line) + b"\n"
+            out.append(b"%x\r\n%s\r\n" % (len(line), line))
+        return b"".join(out)
+
+    def _filter(self, line):
+        import base64
+        prefix = self.state.get("drop_prefix")
+        if not prefix or b'"events"' not in line:
+            return line
+        try:
+            doc = json.loads(line.decode("utf-8"))
+            events = doc["result"]["events"]
+        except (ValueError, KeyError, TypeError):
+            return line
+        keep = [e for e in events
+                if not base64.b64decode(e.get("kv", {}).get("key", "")).decode(
+                    "utf-8", "replace").startswith(prefix)]
+        if len(keep) == len(events):
+            return line
+        self.state["dropped"] = self.state.get("dropped", 0) + len(events) - len(keep)
+        doc["result"]["events"] = keep
+        return json.dumps(doc).encode("utf-8")
+
+
+def etcd_event_dropper(target_port):
+    """(proxy, state): set state["drop_prefix"] = "/ns/shenyu/rule/" to lose those events."""
+    state = {"drop_prefix": None, "dropped": 0}
+    return Proxy(target_port, make_filter=lambda: EtcdEventDropper(state)), state
 
 
 def etcd_watch_blinder(target_port):

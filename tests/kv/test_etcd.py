@@ -35,18 +35,28 @@ class EtcdSource(kvcases.KvCases, harness.IntegrationTest):
         self.addCleanup(px.close)
         return px, px.url
 
-    def losing_proxy(self):
-        px, state = proxy.etcd_watch_blinder(self.server.ports[0][0])
-        state["blind"] = True  # set before the agent opens its watches
+    def losing_proxy(self, pub):
+        px, state = proxy.etcd_event_dropper(self.server.ports[0][0])
         self.addCleanup(px.close)
-        # the watch is blind from the start; "armed" is a no-op, and what the agent missed
-        # is every change once a blinded watch exists
-        return px, px.url, state, lambda: None, lambda: state["blinded"]
+        return px, px.url, state, lambda: state.update(drop_prefix=pub.dir("RULE") + "/"), \
+            lambda: state["dropped"]
 
     def check_session(self, session):
         self.assertIn(session, self.server.endpoints)
 
     # -------------------------------------------------------------- etcd only
+    def test_resync_repairs_a_watch_that_stalled(self):
+        # the watch is set and answers but reports nothing (as a half-open connection
+        # or a stuck proxy would): the store's revision moves on, the agent's does not
+        ns, pub = self.new_publisher()
+        data = publisher.RandomData(seed=42, namespace=ns)
+        pub.sync_all(data.items)
+        px, state = proxy.etcd_watch_blinder(self.server.ports[0][0])
+        self.addCleanup(px.close)
+        state["blind"] = True  # before the agent opens its watch
+        self.repair_lost_change(data, pub, px, px.url, lambda: None,
+                                lambda: state["blinded"])
+
     def test_a_prefix_delete_removes_every_key_below_it(self):
         ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=52, namespace=ns)

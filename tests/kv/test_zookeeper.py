@@ -38,7 +38,7 @@ class ZooKeeperSource(kvcases.KvCases, harness.IntegrationTest):
         self.addCleanup(px.close)
         return px, px.address
 
-    def losing_proxy(self):
+    def losing_proxy(self, pub):
         px, state = proxy.zk_event_dropper(self.server.client_port(0))
         self.addCleanup(px.close)
         return px, px.address, state, lambda: state.update(dropping=True), \
