@@ -6,7 +6,8 @@
 #   ./dev.sh build   just (re)build into ./build
 #   ./dev.sh bench   optimised build, then the benchmarks (bench/README.md)
 #   ./dev.sh package build the Debian packages gwsync and gwsync-dev into dist/ (lintian-checked)
-#   ./dev.sh deps    install missing build dependencies (Debian/Ubuntu, as root)
+#   ./dev.sh deps    install missing build and test dependencies (Debian/Ubuntu, as root),
+#                    the ZooKeeper C client and the test servers (zookeeper, a JRE, kazoo) too
 # Builds are out of tree (build/, build-asan/, build-tsan/) so they never step on each other.
 set -euo pipefail
 
@@ -17,7 +18,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # What building and running needs, and what only the test suite adds.
 BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config python3 curl
 	libcurl4-openssl-dev libjansson-dev libyaml-dev check libmicrohttpd-dev liblmdb-dev
-	libwebsockets-dev libssl-dev)
+	libwebsockets-dev libssl-dev libzookeeper-mt-dev)
 # The gateway tests run a real nginx with the Lua module (contrib/nginx) and read the LMDB
 # cache from Python; wrk drives the gateway benchmark.
 GATEWAY_PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-cjson luajit2
@@ -25,11 +26,12 @@ GATEWAY_PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-cjson lua
 # Building and checking the Debian packages (debian/control's Build-Depends are the
 # BUILD_PACKAGES above).
 PACKAGE_TOOLS=(dpkg-dev debhelper fakeroot lintian)
-# The path-store sources' tests start real servers: ZooKeeper (a Java program) and etcd,
-# and write to ZooKeeper with kazoo as the admin would.
-KV_PACKAGES=(zookeeper default-jre-headless python3-kazoo etcd-server etcd-client)
+# The path-store sources' tests start real servers from Debian's packages: ZooKeeper (a
+# standalone server and an ensemble; a Java runtime) and etcd (one member and a cluster),
+# and publish to them as ShenYu's admin writes (kazoo for ZooKeeper).
+KV_TEST_PACKAGES=(zookeeper default-jre-headless python3-kazoo etcd-server etcd-client)
 TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}"
-	"${KV_PACKAGES[@]}")
+	"${KV_TEST_PACKAGES[@]}")
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 

@@ -144,11 +144,14 @@ static void stop_source(void *arg)
 	a->source_ops->stop(a->source);
 }
 
-/* The source the servers' protocol family names (http(s):// long-polling or ws(s)://
- * WebSocket), opened but not started. */
+/* The source the configuration names: zookeeper:, etcd:, or under admin: the servers'
+ * protocol family (http(s):// long-polling or ws(s):// WebSocket); opened, not started. */
 static int open_source(struct agent *a, struct gw_err *err)
 {
-	a->source_ops = a->cfg->websocket ? &websocket_source_ops : &http_source_ops;
+	if (a->cfg->source == CFG_SOURCE_ZOOKEEPER)
+		a->source_ops = &zookeeper_source_ops;
+	else
+		a->source_ops = a->cfg->websocket ? &websocket_source_ops : &http_source_ops;
 	const struct source_args args = {a->cfg, a->ingest, a->log};
 	if (a->source_ops->open(&a->source, &args, err) != 0) {
 		a->source_ops = NULL;
@@ -300,7 +303,7 @@ static int run_daemon(struct agent *a)
 	if (initial_fetch(a, &err) != 0) {
 		if (signals_stopping(a->signals))
 			return EXIT_OK;
-		LOG_W(a->log, "main", "start-up fetch failed: %s; the pollers keep trying",
+		LOG_W(a->log, "main", "start-up fetch failed: %s; the source keeps trying",
 		      err.msg);
 		if (load_snapshot(a, "no admin answered at start") == 0)
 			LOG_W(a->log, "main",
@@ -315,7 +318,9 @@ static int run_daemon(struct agent *a)
 	}
 
 	LOG_I(a->log, "main", "running: %zu %s, dispatcher, snapshot writer", a->cfg->n_servers,
-	      a->cfg->websocket ? "WebSocket connection(s)" : "poller(s)");
+	      a->cfg->source != CFG_SOURCE_ADMIN ? "path store session(s)"
+	      : a->cfg->websocket                ? "WebSocket connection(s)"
+	                                         : "poller(s)");
 	signals_wait(a->signals);
 	return EXIT_OK;
 }

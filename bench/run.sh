@@ -9,12 +9,12 @@
 # 3), BENCH_ONE_CHANGES (figure 5 repetitions, 10),
 # BENCH_CACHE_ROUNDS (figure 7 repetitions, 200),
 # BENCH_ONLY (a space-separated subset of: inproc propagation memory idle shutdown cache
-# gateway).
+# gateway fanout), GWSYNC_FANOUT (figure 9's number of agents, 100).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc idle propagation memory shutdown cache gateway}
+only=${BENCH_ONLY:-inproc idle propagation memory shutdown cache gateway fanout}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -23,17 +23,20 @@ start=$(date +%s)
 say "building the benchmark tools"
 "$src/bench/build.sh" "$build" || exit 1
 
-# Datasets are regenerated only when their generator changed.
+wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# Datasets are regenerated only when their generator changed (figures 8 and 9 use none).
 data=$build/bench-data
-if [ ! -f "$data/big/manifest" ] || [ "$src/bench/gendata.py" -nt "$data/big/manifest" ] ||
-	[ "$src/tests/admin/dataset.py" -nt "$data/big/manifest" ]; then
+if [ -n "$(echo " $only " | sed 's/ gateway / /g; s/ fanout / /g; s/ //g')" ] && {
+	[ ! -f "$data/big/manifest" ] || [ "$src/bench/gendata.py" -nt "$data/big/manifest" ] ||
+		[ "$src/tests/admin/dataset.py" -nt "$data/big/manifest" ]
+}; then
 	say "generating datasets into $data"
 	python3 "$src/bench/gendata.py" "$data" || exit 1
 fi
 
 rc=0
 : >"$results"
-wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
 daemon_bench() {
 	python3 "$src/bench/daemon.py" "$build" "$1" --changes "${BENCH_CHANGES:-1000}" \
 		--budget "${BENCH_PROPAGATION_SECONDS:-330}" \
@@ -83,6 +86,15 @@ if wants gateway; then
 	else
 		echo "figure 8 skipped: bench/nginx/run.sh missing" >&2
 	fi
+fi
+
+if wants fanout; then
+	# Debian's python3: the ZooKeeper writer is python3-kazoo (dist-packages)
+	py=python3
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	say "figure 9: fan-out, ${GWSYNC_FANOUT:-100} agents on one admin emulator, one etcd, one ZooKeeper"
+	"$py" "$src/bench/fanout.py" "$build" --agents "${GWSYNC_FANOUT:-100}" |
+		tee -a "$results" || rc=1
 fi
 
 say "results"

@@ -152,9 +152,20 @@ int status_ready(const struct status_view *v, char *why, size_t cap)
 	return 1;
 }
 
+/* "admin servers polling" (long-polling, WebSocket), "zookeeper connections up"... */
+static const char *working_noun(const struct status_view *v, char *buf, size_t cap)
+{
+	if (!v->source_section || strcmp(v->source_section, "admin") == 0 ||
+	    strcmp(v->source_section, "none") == 0)
+		return "admin servers polling";
+	snprintf(buf, cap, "%s connections up", v->source_section);
+	return buf;
+}
+
 void status_summary(const struct status_view *v, char *buf, size_t cap)
 {
-	char list[256];
+	char list[256], noun_buf[64];
+	const char *noun = working_noun(v, noun_buf, sizeof noun_buf);
 	size_t polling = 0, failing = 0;
 	for (size_t i = 0; i < v->n_servers; i++) {
 		const struct status_server_view *s = &v->servers[i];
@@ -166,8 +177,8 @@ void status_summary(const struct status_view *v, char *buf, size_t cap)
 			failing++;
 	}
 	if (list_groups(v, group_missing, NULL, list, sizeof list) > 0) {
-		snprintf(buf, cap, "waiting for data: %s (%zu of %zu admin servers failing)", list,
-		         failing, v->n_servers);
+		snprintf(buf, cap, "waiting for data: %s (%zu of %zu %s failing)", list, failing,
+		         v->n_servers, noun == noun_buf ? v->source_section : "admin servers");
 		return;
 	}
 	size_t stale = 0;
@@ -180,9 +191,8 @@ void status_summary(const struct status_view *v, char *buf, size_t cap)
 	else
 		snprintf(held, sizeof held, "%zu groups held", v->n_groups);
 	if (v->paused) {
-		snprintf(buf, cap,
-		         "paused: %s, %zu of %zu admin servers polling, nothing delivered", held,
-		         polling, v->n_servers);
+		snprintf(buf, cap, "paused: %s, %zu of %zu %s, nothing delivered", held, polling,
+		         v->n_servers, noun);
 		return;
 	}
 	size_t n_subs = v->have_dispatch ? v->dispatch.n_subscribers : 0, in_step = 0;
@@ -192,6 +202,6 @@ void status_summary(const struct status_view *v, char *buf, size_t cap)
 			ok &= status_subscriber_in_step(v, i, v->groups[k]);
 		in_step += ok ? 1 : 0;
 	}
-	snprintf(buf, cap, "%s, %zu of %zu admin servers polling, %zu of %zu subscribers in step",
-	         held, polling, v->n_servers, in_step, n_subs);
+	snprintf(buf, cap, "%s, %zu of %zu %s, %zu of %zu subscribers in step", held, polling,
+	         v->n_servers, noun, in_step, n_subs);
 }

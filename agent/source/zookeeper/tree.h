@@ -1,0 +1,52 @@
+/*
+ * What the ZooKeeper source knows of the server's tree: every znode it has read and set its
+ * one-shot watches on (data and children), with the children's names as last read. The C
+ * client has no recursive watch, so this table is how a child event becomes "these subtrees
+ * were created, these were deleted": a name listed now whose node is not in the table is
+ * new (walk it), a name listed before and not now is gone (delete its subtree). Deciding
+ * "new" by the table rather than by the old list matters: a node deleted and created again
+ * between two reads was forgotten at its delete event and must be walked again.
+ *
+ * Pure data, no library calls: tested alone (tests/unit/check_zk_tree.c).
+ */
+#ifndef GW_ZK_TREE_H
+#define GW_ZK_TREE_H
+
+#include <stddef.h>
+
+struct zk_node {
+	struct zk_node *next; /* in its bucket */
+	char **kids;          /* children's names, sorted (strcmp) */
+	size_t n_kids;
+	char path[];
+};
+
+struct zk_tree {
+	struct zk_node **buckets;
+	size_t n_buckets; /* a power of two, or 0 before the first put */
+	size_t count;
+};
+
+void zk_tree_init(struct zk_tree *t);
+void zk_tree_free(struct zk_tree *t);
+
+struct zk_node *zk_tree_get(const struct zk_tree *t, const char *path);
+/* The node at path, added (without children) if it is not there. NULL on out of memory. */
+struct zk_node *zk_tree_put(struct zk_tree *t, const char *path);
+/* Remove the node at path and every descendant in the table (found through the children
+ * lists). Returns how many nodes were removed. */
+size_t zk_tree_remove(struct zk_tree *t, const char *path);
+
+/* Replace n's children with a sorted copy of names[0..count). On success *old gets the
+ * previous list (sorted; free with zk_names_free(old, n_old)) and 0 is returned; -1 on out
+ * of memory (n unchanged). */
+int zk_node_set_kids(struct zk_node *n, char *const *names, size_t count, char ***old,
+                     size_t *n_old);
+/* Whether the sorted list holds name. */
+int zk_names_contains(char *const *sorted, size_t n, const char *name);
+void zk_names_free(char **names, size_t n);
+
+/* "parent/name" in a new string; NULL on out of memory. A parent of "/" gives "/name". */
+char *zk_path_join(const char *parent, const char *name);
+
+#endif
