@@ -234,6 +234,25 @@ class KvCases:
                            timeout=WAIT, message="the new rule delivered")
         self.assertLess(time.monotonic() - t0, 10.0)
 
+    def test_a_subtree_deleted_and_created_again_at_once_is_followed(self):
+        # one-shot watches (ZooKeeper) fire once: a plugin's selector directory deleted
+        # and created again before the watch is set again must still be read again
+        data, pub, a = self.published_agent(seed=29)
+        plugin = next(p for p in data.items["PLUGIN"]
+                      if any(s["pluginName"] == p["name"] for s in data.items["SELECTOR"]))
+        for _ in range(15):
+            data.delete_plugin(pub, plugin)
+            pub.write("PLUGIN", plugin)
+            data.items["PLUGIN"].append(plugin)
+            sel = data.new_selector(plugin)
+            pub.write("SELECTOR", sel)
+            data.items["SELECTOR"].append(sel)
+            rule = data.new_rule(sel)
+            pub.write("RULE", rule)
+            data.items["RULE"].append(rule)
+        self.assertEqual(data.expected(), a.want())
+        a.wait_converged()
+
     def test_refresh_arrives_as_one_change_with_the_true_delta(self):
         data, pub, a = self.published_agent(seed=23)
         plugin = data.items["SELECTOR"][0]["pluginName"]
