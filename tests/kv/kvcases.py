@@ -219,7 +219,16 @@ class KvCases:
         try:
             a.wait_converged(want)
         except AssertionError as e:
-            raise AssertionError("%s\nlast edits: %s" % (e, "\n".join(log[-10:])))
+            # name the edits and store paths behind each key that differs
+            keys = set()
+            for g, items in want.items():
+                have = kvagent.file_items(a.files, g) or {}
+                keys |= {k for k in set(items) ^ set(have)}
+                keys |= {k for k in set(items) & set(have) if items[k] != have[k]}
+            paths = [p for p in pub.nodes() if any(k in p for k in keys)]
+            edits = ["%d: %s" % (i, x) for i, x in enumerate(log) if any(k in x for k in keys)]
+            raise AssertionError("%s\nstore paths: %s\nedits naming them:\n%s\nlast edits:\n%s"
+                                 % (e, paths, "\n".join(edits), "\n".join(log[-10:])))
         # and nothing after: the store holds exactly one version per group's final state
         st = a.status()
         for g in publisher.KV_GROUPS:

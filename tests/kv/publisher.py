@@ -465,7 +465,8 @@ class RandomData:
             fresh = [it for it in fresh if self.rng.random() < 0.8] or fresh[:1]
             pub.refresh(g, fresh)
             self.items[g] = [it for it in self.items[g] if it["pluginName"] != plugin] + fresh
-            return "REFRESH %s %s (%d items)" % (g, plugin, len(fresh))
+            return "REFRESH %s %s (%d items: %s)" % (g, plugin, len(fresh),
+                                                     ",".join(item_key(g, it) for it in fresh))
         if roll < 0.07 and "PLUGIN" in self.groups and len(self.items["PLUGIN"]) > 2:
             return self.delete_plugin(pub, self.rng.choice(self.items["PLUGIN"]))
         if roll < 0.45 or not items:
@@ -478,7 +479,7 @@ class RandomData:
                 return "nothing"
             pub.write(group, item)
             items.append(item)
-            return "CREATE %s %s" % (group, item_key(group, item))
+            return "CREATE %s %s at %s" % (group, item_key(group, item), pub.path(group, item))
         if roll < 0.8:
             i = self.rng.randrange(len(items))
             items[i] = self.changed(group, items[i])
@@ -502,7 +503,8 @@ class RandomData:
         self.items["PLUGIN"].remove(victim)
         for g in ("SELECTOR", "RULE"):
             self.items[g] = [it for it in self.items[g] if it["pluginName"] != victim["name"]]
-        return "DELETE PLUGIN %s (cascading)" % victim["name"]
+        return "DELETE PLUGIN %s (cascading to selectors and rules under selector/%s, rule/%s)" % (
+            victim["name"], victim["name"], victim["name"])
 
     def expected(self):
         """{GROUP: {key: item}} of the configured groups, as self.items holds them (nulls
