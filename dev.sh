@@ -26,9 +26,9 @@ GATEWAY_PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-cjson lua
 # Building and checking the Debian packages (debian/control's Build-Depends are the
 # BUILD_PACKAGES above).
 PACKAGE_TOOLS=(dpkg-dev debhelper fakeroot lintian)
-# The ZooKeeper source's tests start a real standalone server and ensemble from Debian's
-# zookeeper package (a Java runtime) and publish to it with kazoo, as ShenYu's admin writes;
-# the etcd source's start Debian's etcd server (and use its etcdctl).
+# The path-store sources' tests start real servers from Debian's packages: ZooKeeper (a
+# standalone server and an ensemble; a Java runtime) and etcd (one member and a cluster),
+# and publish to them as ShenYu's admin writes (kazoo for ZooKeeper).
 KV_TEST_PACKAGES=(zookeeper default-jre-headless python3-kazoo etcd-server etcd-client)
 TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}"
 	"${KV_TEST_PACKAGES[@]}")
