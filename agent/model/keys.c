@@ -53,6 +53,11 @@ const char *key_single_field(enum gw_group g)
 	return (unsigned)g < GW_GROUP_COUNT && !rows[g].fields[1] ? rows[g].fields[0] : NULL;
 }
 
+const char *key_field(enum gw_group g, size_t i)
+{
+	return (unsigned)g < GW_GROUP_COUNT && i < 2 ? rows[g].fields[i] : NULL;
+}
+
 static const char *field(const json_t *obj, const char *name)
 {
 	const json_t *v = json_object_get(obj, name);

@@ -27,6 +27,9 @@ const char *key_display(enum gw_group g, const char *key, char *buf, size_t cap)
  * cannot look a key up in raw text by one member). */
 const char *key_single_field(enum gw_group g);
 
+/* The i-th field (0 or 1) of g's key, or NULL when the key has fewer. */
+const char *key_field(enum gw_group g, size_t i);
+
 /* The key of item `obj` of group `g`: every key field must be a non-empty string.
  * A single field's key points into `obj` (valid while obj lives); a composite key is
  * built in `a`. NULL when a field is missing or empty (*missing names it) or on out of

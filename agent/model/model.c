@@ -1,11 +1,12 @@
 /*
  * Admin JSON -> typed, immutable group versions (see model.h).
  *
- * Field conversion is table-driven: each item struct of the ABI is described once by a
- * table of (JSON name, kind, offset), and one generic filler walks it. Adding a field the
- * admin grows later is one table row. Strictness: a field that is null or missing takes
- * its "unset" value; a field of the wrong type refuses the whole group version, naming
- * group, item and field, because a gateway must never run on half a version.
+ * The reply is walked once, in place (jspan.h): envelope, groups, each group's item list.
+ * Each item that differs from the held version is decoded straight into the version's
+ * store by the direct decoder (itemdec.h; the typed fields of the ABI are described by the
+ * tables of fields.h); an item byte-identical to the held one is shared with it. A field
+ * of the wrong type refuses the whole group version, naming group, item and field,
+ * because a gateway must never run on half a version.
  *
  * Each item's raw JSON text is cut from the original body (jspan.h), not re-serialised,
  * so subscribers see exactly what the admin sent.
@@ -21,148 +22,10 @@
 
 #include "core/clock.h"
 #include "core/jspan.h"
+#include "model/fields.h"
 #include "model/groups.h"
+#include "model/itemdec.h"
 #include "model/keys.h"
-
-enum kind { K_STR, K_STR_OR_NUM, K_INT, K_BOOL, K_CONDS, K_PARAMS, K_PATHS };
-
-struct field {
-	const char *json;
-	enum kind kind;
-	size_t off;
-	size_t count_off; /* lists only: where the element count goes */
-};
-
-#define F(type, json, kind, member)                                                                \
-	{                                                                                          \
-		json, kind, offsetof(type, member), 0                                              \
-	}
-#define L(type, json, kind, member, count)                                                         \
-	{                                                                                          \
-		json, kind, offsetof(type, member), offsetof(type, count)                          \
-	}
-
-static const struct field condition_fields[] = {
-    F(struct gw_condition, "paramType", K_STR, param_type),
-    F(struct gw_condition, "operator", K_STR, op),
-    F(struct gw_condition, "paramName", K_STR, param_name),
-    F(struct gw_condition, "paramValue", K_STR, param_value),
-};
-
-static const struct field param_fields[] = {
-    F(struct gw_auth_param, "appName", K_STR, app_name),
-    F(struct gw_auth_param, "appParam", K_STR, app_param),
-};
-
-static const struct field path_fields[] = {
-    F(struct gw_auth_path, "appName", K_STR, app_name),
-    F(struct gw_auth_path, "path", K_STR, path),
-    F(struct gw_auth_path, "enabled", K_BOOL, enabled),
-};
-
-static const struct field plugin_fields[] = {
-    F(struct gw_plugin_data, "id", K_STR, id),
-    F(struct gw_plugin_data, "name", K_STR, name),
-    F(struct gw_plugin_data, "config", K_STR, config),
-    F(struct gw_plugin_data, "role", K_STR_OR_NUM, role),
-    F(struct gw_plugin_data, "pluginJar", K_STR, plugin_jar),
-    F(struct gw_plugin_data, "namespaceId", K_STR, namespace_id),
-    F(struct gw_plugin_data, "sort", K_INT, sort),
-    F(struct gw_plugin_data, "enabled", K_BOOL, enabled),
-};
-
-static const struct field selector_fields[] = {
-    F(struct gw_selector_data, "id", K_STR, id),
-    F(struct gw_selector_data, "pluginId", K_STR, plugin_id),
-    F(struct gw_selector_data, "pluginName", K_STR, plugin_name),
-    F(struct gw_selector_data, "name", K_STR, name),
-    F(struct gw_selector_data, "handle", K_STR, handle),
-    F(struct gw_selector_data, "namespaceId", K_STR, namespace_id),
-    F(struct gw_selector_data, "matchMode", K_INT, match_mode),
-    F(struct gw_selector_data, "type", K_INT, type),
-    F(struct gw_selector_data, "sort", K_INT, sort),
-    F(struct gw_selector_data, "enabled", K_BOOL, enabled),
-    F(struct gw_selector_data, "logged", K_BOOL, logged),
-    F(struct gw_selector_data, "continued", K_BOOL, continued),
-    F(struct gw_selector_data, "matchRestful", K_BOOL, match_restful),
-    L(struct gw_selector_data, "conditionList", K_CONDS, conditions, n_conditions),
-    L(struct gw_selector_data, "beforeConditionList", K_CONDS, before_conditions,
-      n_before_conditions),
-};
-
-static const struct field rule_fields[] = {
-    F(struct gw_rule_data, "id", K_STR, id),
-    F(struct gw_rule_data, "name", K_STR, name),
-    F(struct gw_rule_data, "pluginName", K_STR, plugin_name),
-    F(struct gw_rule_data, "selectorId", K_STR, selector_id),
-    F(struct gw_rule_data, "handle", K_STR, handle),
-    F(struct gw_rule_data, "namespaceId", K_STR, namespace_id),
-    F(struct gw_rule_data, "matchMode", K_INT, match_mode),
-    F(struct gw_rule_data, "sort", K_INT, sort),
-    F(struct gw_rule_data, "enabled", K_BOOL, enabled),
-    F(struct gw_rule_data, "loged", K_BOOL, logged),
-    F(struct gw_rule_data, "matchRestful", K_BOOL, match_restful),
-    L(struct gw_rule_data, "conditionDataList", K_CONDS, conditions, n_conditions),
-    L(struct gw_rule_data, "beforeConditionDataList", K_CONDS, before_conditions,
-      n_before_conditions),
-};
-
-static const struct field app_auth_fields[] = {
-    F(struct gw_app_auth_data, "appKey", K_STR, app_key),
-    F(struct gw_app_auth_data, "appSecret", K_STR, app_secret),
-    F(struct gw_app_auth_data, "namespaceId", K_STR, namespace_id),
-    F(struct gw_app_auth_data, "enabled", K_BOOL, enabled),
-    F(struct gw_app_auth_data, "open", K_BOOL, open),
-    L(struct gw_app_auth_data, "paramDataList", K_PARAMS, params, n_params),
-    L(struct gw_app_auth_data, "pathDataList", K_PATHS, paths, n_paths),
-};
-
-static const struct field meta_fields[] = {
-    F(struct gw_meta_data, "id", K_STR, id),
-    F(struct gw_meta_data, "appName", K_STR, app_name),
-    F(struct gw_meta_data, "contextPath", K_STR, context_path),
-    F(struct gw_meta_data, "path", K_STR, path),
-    F(struct gw_meta_data, "rpcType", K_STR, rpc_type),
-    F(struct gw_meta_data, "serviceName", K_STR, service_name),
-    F(struct gw_meta_data, "methodName", K_STR, method_name),
-    F(struct gw_meta_data, "parameterTypes", K_STR, parameter_types),
-    F(struct gw_meta_data, "rpcExt", K_STR, rpc_ext),
-    F(struct gw_meta_data, "namespaceId", K_STR, namespace_id),
-    F(struct gw_meta_data, "enabled", K_BOOL, enabled),
-};
-
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
-/* How each group maps onto the ABI. Newer groups have no table: key + raw JSON only. */
-static const struct group_shape {
-	const struct field *fields;
-	size_t n_fields;
-	size_t size;         /* of the typed struct */
-	size_t item_ptr_off; /* where in struct gw_item the typed pointer goes */
-	const char *name;    /* a display name field (the key is model/keys.c's) */
-} shapes[GW_GROUP_COUNT] = {
-    [GW_GROUP_PLUGIN] = {plugin_fields, N(plugin_fields), sizeof(struct gw_plugin_data),
-                         offsetof(struct gw_item, plugin), "name"},
-    [GW_GROUP_SELECTOR] = {selector_fields, N(selector_fields), sizeof(struct gw_selector_data),
-                           offsetof(struct gw_item, selector), "name"},
-    [GW_GROUP_RULE] = {rule_fields, N(rule_fields), sizeof(struct gw_rule_data),
-                       offsetof(struct gw_item, rule), "name"},
-    [GW_GROUP_APP_AUTH] = {app_auth_fields, N(app_auth_fields), sizeof(struct gw_app_auth_data),
-                           offsetof(struct gw_item, app_auth), "appKey"},
-    [GW_GROUP_META_DATA] = {meta_fields, N(meta_fields), sizeof(struct gw_meta_data),
-                            offsetof(struct gw_item, meta), "path"},
-};
-
-struct pctx {
-	struct group_data *gd;
-	struct arena *mem; /* where new item contents go: the version's own store */
-	int adopt;         /* items' raw JSON points into the reply's text (no copy) */
-	struct gw_err *err;
-	const char *group;
-	size_t index;
-	const char *key; /* the item's key once known, for messages */
-	int *syntax;     /* set to 1 when the failure is text that is not JSON */
-};
 
 static const char *type_name(const json_t *v)
 {
@@ -185,148 +48,6 @@ static const char *type_name(const json_t *v)
 	}
 }
 
-static int field_error(struct pctx *c, const char *field, const char *want, const json_t *got)
-{
-	if (c->key)
-		return gw_errf(c->err,
-		               "group %s item %zu (key '%s'): field '%s': expected %s, got %s",
-		               c->group, c->index, c->key, field, want, type_name(got));
-	return gw_errf(c->err, "group %s item %zu: field '%s': expected %s, got %s", c->group,
-	               c->index, field, want, type_name(got));
-}
-
-static int fill(struct pctx *c, const json_t *obj, const struct field *fields, size_t n, void *dst);
-
-/* The element shapes of the nested lists, indexed by kind. */
-static const struct list_shape {
-	const struct field *fields;
-	size_t n, size;
-} list_shapes[] = {
-    [K_CONDS] = {condition_fields, N(condition_fields), sizeof(struct gw_condition)},
-    [K_PARAMS] = {param_fields, N(param_fields), sizeof(struct gw_auth_param)},
-    [K_PATHS] = {path_fields, N(path_fields), sizeof(struct gw_auth_path)},
-};
-
-/* A list of nested objects (conditions, params, paths) into an arena array. */
-static int fill_list(struct pctx *c, const json_t *arr, const struct field *f, void *dst)
-{
-	const struct list_shape *ls = &list_shapes[f->kind];
-	if (!json_is_array(arr))
-		return field_error(c, f->json, "array", arr);
-	size_t n = json_array_size(arr);
-	unsigned char *items = n ? arena_calloc(c->mem, n * ls->size) : NULL;
-	if (n && !items)
-		return gw_errf(c->err, "group %s: out of memory", c->group);
-	for (size_t i = 0; i < n; i++) {
-		const json_t *e = json_array_get(arr, i);
-		if (!json_is_object(e))
-			return field_error(c, f->json, "array of objects", e);
-		if (fill(c, e, ls->fields, ls->n, items + i * ls->size) != 0)
-			return -1;
-	}
-	*(void **)((char *)dst + f->off) = items;
-	*(size_t *)((char *)dst + f->count_off) = n;
-	return 0;
-}
-
-static int fill(struct pctx *c, const json_t *obj, const struct field *fields, size_t n, void *dst)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct field *f = &fields[i];
-		const json_t *v = json_object_get(obj, f->json);
-		char *slot = (char *)dst + f->off;
-		int null = !v || json_is_null(v);
-		switch (f->kind) {
-		case K_STR:
-		case K_STR_OR_NUM: {
-			const char *s = NULL;
-			char num[32];
-			if (null)
-				break;
-			if (json_is_string(v)) {
-				s = json_string_value(v);
-			} else if (f->kind == K_STR_OR_NUM && json_is_integer(v)) {
-				snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT,
-				         json_integer_value(v));
-				s = num;
-			} else {
-				return field_error(c, f->json, "string", v);
-			}
-			char *copy = arena_strndup(
-			    c->mem, s, json_is_string(v) ? json_string_length(v) : strlen(s));
-			if (!copy)
-				return gw_errf(c->err, "group %s: out of memory", c->group);
-			*(const char **)slot = copy;
-			break;
-		}
-		case K_INT:
-			if (null)
-				*(int64_t *)slot = GW_INT_UNSET;
-			else if (json_is_integer(v))
-				*(int64_t *)slot = json_integer_value(v);
-			else
-				return field_error(c, f->json, "integer", v);
-			break;
-		case K_BOOL:
-			if (null)
-				*(enum gw_bool *)slot = GW_UNSET;
-			else if (json_is_boolean(v))
-				*(enum gw_bool *)slot = json_is_true(v) ? GW_TRUE : GW_FALSE;
-			else
-				return field_error(c, f->json, "boolean", v);
-			break;
-		default:
-			if (!null && fill_list(c, v, f, dst) != 0)
-				return -1;
-			break;
-		}
-	}
-	return 0;
-}
-
-static int convert_item(struct pctx *c, enum gw_group g, const json_t *obj, const char *raw,
-                        size_t raw_len, struct gw_item *it)
-{
-	const struct group_shape *sh = &shapes[g];
-	if (!json_is_object(obj))
-		return gw_errf(c->err, "group %s item %zu: expected an object, got %s", c->group,
-		               c->index, type_name(obj));
-	it->group = g;
-	it->json = c->adopt ? raw : arena_strndup(c->mem, raw, raw_len);
-	if (!it->json)
-		return gw_errf(c->err, "group %s: out of memory", c->group);
-	it->json_len = raw_len;
-	c->gd->json_bytes += raw_len;
-
-	const char *missing;
-	const char *key = key_of(g, obj, c->mem, &missing);
-	if (!key && missing)
-		return gw_errf(c->err, "group %s item %zu: missing key field '%s' (its key is %s)",
-		               c->group, c->index, missing, key_describe(g));
-	it->key = key && key_single_field(g) ? arena_strdup(c->mem, key) : key;
-	if (!it->key)
-		return gw_errf(c->err, "group %s: out of memory", c->group);
-	c->key = it->key;
-
-	if (!sh->fields) {
-		const json_t *nm = json_object_get(obj, "name");
-		if (json_is_string(nm))
-			it->name = arena_strdup(c->mem, json_string_value(nm));
-		return 0;
-	}
-	void *typed = arena_calloc(c->mem, sh->size);
-	if (!typed)
-		return gw_errf(c->err, "group %s: out of memory", c->group);
-	if (fill(c, obj, sh->fields, sh->n_fields, typed) != 0)
-		return -1;
-	*(void **)((char *)it + sh->item_ptr_off) = typed;
-	/* the display name is one of the typed fields; find its copy */
-	for (size_t i = 0; i < sh->n_fields; i++)
-		if (strcmp(sh->fields[i].json, sh->name) == 0)
-			it->name = *(const char **)((char *)typed + sh->fields[i].off);
-	return 0;
-}
-
 /* Deep copy of a typed struct described by `fields` (strings and nested lists) into the
  * new version's arena: how an item unchanged since the previous version is carried over
  * without parsing it again. */
@@ -340,7 +61,7 @@ static int copy_fields(struct arena *a, const struct field *fields, size_t n, vo
 			if (src && !(*(const char **)slot = arena_strdup(a, src)))
 				return -1;
 		} else if (f->kind == K_CONDS || f->kind == K_PARAMS || f->kind == K_PATHS) {
-			const struct list_shape *ls = &list_shapes[f->kind];
+			const struct list_shape *ls = fields_list(f->kind);
 			size_t count = *(size_t *)((char *)dst + f->count_off);
 			const void *src = *(const void **)slot;
 			if (!count)
@@ -358,9 +79,10 @@ static int copy_fields(struct arena *a, const struct field *fields, size_t n, vo
 	return 0;
 }
 
-static int copy_item(struct pctx *c, const struct gw_item *old, const char *raw, struct gw_item *it)
+static int copy_item(struct item_ctx *c, const struct gw_item *old, const char *raw,
+                     struct gw_item *it)
 {
-	const struct group_shape *sh = &shapes[old->group];
+	const struct group_shape *sh = fields_group(old->group);
 	struct arena *a = c->mem;
 	*it = *old;
 	it->json = c->adopt ? raw : arena_strndup(a, old->json, old->json_len);
@@ -381,10 +103,8 @@ static int copy_item(struct pctx *c, const struct gw_item *old, const char *raw,
 	if (copy_fields(a, sh->fields, sh->n_fields, typed) != 0)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	*(void **)((char *)it + sh->item_ptr_off) = typed;
-	it->name = NULL;
-	for (size_t i = 0; i < sh->n_fields; i++)
-		if (strcmp(sh->fields[i].json, sh->name) == 0)
-			it->name = *(const char **)((char *)typed + sh->fields[i].off);
+	int ni = fields_name_index(old->group);
+	it->name = ni >= 0 ? *(const char **)((char *)typed + sh->fields[ni].off) : NULL;
 	return 0;
 }
 
@@ -464,7 +184,7 @@ static int valid_md5(const json_t *md5)
  * change costs one miss, not a miss for every item after it.
  */
 struct build {
-	struct pctx c;
+	struct item_ctx c;
 	const struct group_data *prev;
 	int share;                  /* prev's items can be shared (else they are copied) */
 	int16_t map[GD_MAX_STORES]; /* prev's store index -> ours; -1: not adopted yet */
@@ -472,6 +192,7 @@ struct build {
 	uint8_t *vst;               /* their stores */
 	size_t cap, j;              /* j: the cursor in prev */
 	int same_keys;              /* every item has the key prev has at its position */
+	struct itemdec *dec;        /* the decoder's scratch, made at the first item decoded */
 };
 
 /* Item j of prev as the next item (its text is at raw in the new reply): shared, or
@@ -499,30 +220,22 @@ static int take_old(struct build *b, size_t j, const char *raw, struct gw_item *
 static int parse_item(struct build *b, const char *raw, size_t len, struct gw_item *it, uint8_t *st,
                       long *k)
 {
-	struct pctx *c = &b->c;
+	struct item_ctx *c = &b->c;
 	enum gw_group g = c->gd->group;
 	*k = -1;
 	memset(it, 0, sizeof *it); /* the typed pointers of other groups stay NULL */
 	if (*raw != '{')
-		return gw_errf(c->err, "group %s item %zu: expected an object, got %s", c->group,
-		               c->index, span_type(raw));
+		return item_err_not_object(c, span_type(raw));
 	const struct gw_item *old = same_key_item(b->prev, g, raw, len);
 	if (old) {
 		*k = old - b->prev->items;
 		if (old->json_len == len && memcmp(old->json, raw, len) == 0)
 			return take_old(b, (size_t)*k, raw, it, st);
 	}
-	json_error_t je;
-	json_t *obj = json_loadb(raw, len, JSON_REJECT_DUPLICATES, &je);
-	if (!obj) {
-		*c->syntax = 1;
-		return gw_errf(c->err, "group %s item %zu: invalid JSON at column %d: %s", c->group,
-		               c->index, je.column, je.text);
-	}
 	*st = 0;
-	int rc = convert_item(c, g, obj, raw, len, it);
-	json_decref(obj);
-	return rc;
+	if (!b->dec && !(b->dec = itemdec_new()))
+		return item_err_oom(c);
+	return itemdec_item(b->dec, c, g, raw, len, it);
 }
 
 static int grow(struct build *b)
@@ -542,7 +255,7 @@ static int grow(struct build *b)
 /* The 'data' array at v ('['): its items into b->vec. The byte after it, or NULL. */
 static const char *build_items(struct build *b, const char *v, const char *end)
 {
-	struct pctx *c = &b->c;
+	struct item_ctx *c = &b->c;
 	const struct group_data *prev = b->prev;
 	size_t n_prev = prev ? prev->n_items : 0;
 	struct jspan_iter it;
@@ -700,7 +413,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		return gw_errf(err, "group %s: expected an object, got %s", gname,
 		               jspan_ws(text, end) < end ? span_type(jspan_ws(text, end))
 		                                         : "nothing");
-	b.c = (struct pctx){NULL, NULL, 0, err, gname, 0, NULL, syntax};
+	b.c = (struct item_ctx){NULL, NULL, 0, err, gname, 0, NULL, syntax};
 	b.prev = prev;
 	b.share = shareable(prev);
 	/* a group parsed whole (nothing held to share) points into the reply's text instead
@@ -797,6 +510,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 out:
 	free(b.vec);
 	free(b.vst);
+	itemdec_free(b.dec);
 	json_decref(md5);
 	json_decref(lmt);
 	json_decref(grp);

@@ -8,7 +8,7 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 # One parser each: fuzz_<target>.c in this directory.
-TARGETS="reply config ws_message reparse etcd_watch"
+TARGETS="reply config ws_message reparse etcd_watch itemdec"
 if [ "${1:-}" = --list ]; then
 	echo "$TARGETS"
 	exit 0
@@ -47,8 +47,11 @@ for target in $TARGETS; do
 		"$bin" "${regress[@]}" >"$out/replay_$target.log" 2>&1 || { cat "$out/replay_$target.log"; rc=1; }
 	fi
 	echo "fuzz_$target: fuzzing for ${secs}s"
+	# a target's dictionary (the words of its format), when it has one
+	dict=()
+	[ -f "$src/tests/fuzz/$target.dict" ] && dict=(-dict="$src/tests/fuzz/$target.dict")
 	if ! (cd "$out" && "$bin" -max_total_time="$secs" -max_len=65536 -timeout=10 \
-		-rss_limit_mb=2048 -print_final_stats=1 "$corpus" >"$out/fuzz_$target.log" 2>&1); then
+		-rss_limit_mb=2048 -print_final_stats=1 "${dict[@]}" "$corpus" >"$out/fuzz_$target.log" 2>&1); then
 		tail -n 60 "$out/fuzz_$target.log"
 		rc=1
 	else

@@ -1,0 +1,853 @@
+/*
+ * The direct item decoder (itemdec.h). Hand-written because no library fills C structs
+ * from JSON text without an intermediate tree, and that tree was the measured hot spot of
+ * a full sync: jansson allocating and freeing a node for every value of every item
+ * (malloc and free were the top symbols; bench/README.md, issue 13).
+ *
+ * Two steps per item, so that it refuses exactly what the reference refuses, with the
+ * same message:
+ *  1. walk(): one pass over the whole text that accepts exactly what jansson's
+ *     json_loadb(JSON_REJECT_DUPLICATES) accepts: the grammar, strings (control
+ *     characters, escapes, \u surrogate pairs, no \u0000, strict UTF-8), numbers (no
+ *     leading zeros, integers within int64, reals that do not overflow), duplicate keys
+ *     (after decoding) in every object, at most 2048 nested values; and no NUL byte
+ *     (jansson skips one right after a number or a literal; the reference refuses it too,
+ *     itemref.c says why). It records where the value of each top-level member the
+ *     group's table names begins (and, for strings, ends; for arrays, how many elements
+ *     they hold). Any failure here is "not JSON", which the reference reports before
+ *     anything else; the message then comes from jansson, on that error path only.
+ *  2. fill(): the table's fields in table order from those spans, as the reference walks
+ *     them, so the first wrong field is the one it names. The text is known valid here:
+ *     nested lists are walked without checks, strings without escapes are one copy.
+ * Both steps iterate over the text (no recursion on its nesting).
+ */
+#include "model/itemdec.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <locale.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/jspan.h"
+#include "model/keys.h"
+
+#define MAX_DEPTH 2048 /* jansson's JSON_PARSER_MAX_DEPTH: nested values, the item's own 1 */
+#define MAX_SLOTS 16   /* the most fields of one table (SELECTOR's 15) */
+_Static_assert(MAX_DEPTH == JSON_PARSER_MAX_DEPTH, "the nesting limit is jansson's");
+
+/* A member's value as walk() found it. */
+struct slot {
+	const char *v;    /* its first byte; NULL: the member is absent */
+	const char *vend; /* strings: the byte after the closing quote */
+	size_t count;     /* arrays: the number of elements; SIZE_MAX: not counted */
+	int esc;          /* strings: holds an escape (else its bytes are its value) */
+};
+
+/* A key of an open object, for the duplicate check: in the text when it has no escape,
+ * else decoded into kbuf at `off` (kbuf moves when it grows). */
+struct kref {
+	const char *p;
+	size_t off, len;
+};
+
+struct level {
+	char close;   /* '}' or ']' */
+	size_t keys;  /* the object's first key in keys[] */
+	size_t kbuf;  /* and kbuf's length when it opened */
+	size_t count; /* values begun in it */
+};
+
+/* What one group's items are walked for: its table, or for the newer groups (no typed
+ * fields) the key fields and "name". */
+struct dshape {
+	const struct field *f;
+	size_t n;
+	int key[2]; /* slot of each key field; -1: none */
+	int name;   /* slot of the display name (newer groups) */
+	struct field own[3];
+};
+
+struct itemdec {
+	struct level *lv;
+	size_t n_lv, cap_lv;
+	struct kref *keys;
+	size_t n_keys, cap_keys;
+	char *kbuf;
+	size_t kbuf_len, kbuf_cap;
+	struct dshape shapes[GW_GROUP_COUNT];
+};
+
+static int field_index(const struct field *f, size_t n, const char *name)
+{
+	for (size_t i = 0; name && i < n; i++)
+		if (strcmp(f[i].json, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+struct itemdec *itemdec_new(void)
+{
+	struct itemdec *d = calloc(1, sizeof *d);
+	if (!d)
+		return NULL;
+	for (int g = 0; g < GW_GROUP_COUNT; g++) {
+		struct dshape *s = &d->shapes[g];
+		const struct group_shape *sh = fields_group((enum gw_group)g);
+		if (sh->fields) {
+			s->f = sh->fields;
+			s->n = sh->n_fields;
+		} else {
+			for (size_t i = 0; i < 2 && key_field((enum gw_group)g, i); i++) {
+				const char *k = key_field((enum gw_group)g, i);
+				s->own[s->n++] = (struct field){k, strlen(k), K_STR, 0, 0};
+			}
+			s->own[s->n++] = (struct field){"name", 4, K_STR, 0, 0};
+			s->f = s->own;
+		}
+		for (size_t i = 0; i < 2; i++)
+			s->key[i] = field_index(s->f, s->n, key_field((enum gw_group)g, i));
+		s->name = sh->fields ? -1 : field_index(s->f, s->n, "name");
+	}
+	return d;
+}
+
+void itemdec_free(struct itemdec *d)
+{
+	if (!d)
+		return;
+	free(d->lv);
+	free(d->keys);
+	free(d->kbuf);
+	free(d);
+}
+
+/* ------------------------------------------------------------------ lexical pieces */
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int hex4(const char *p, unsigned *out)
+{
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v |= (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v |= (unsigned)(c - 'A' + 10);
+		else
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* p at a backslash inside a string: the byte after the escape, or NULL. A \u escape must
+ * be a code point other than U+0000, a high surrogate only as the first half of a pair. */
+static const char *escape(const char *p, const char *end)
+{
+	unsigned cp, lo;
+	if (end - p < 2)
+		return NULL;
+	switch (p[1]) {
+	case '"':
+	case '\\':
+	case '/':
+	case 'b':
+	case 'f':
+	case 'n':
+	case 'r':
+	case 't':
+		return p + 2;
+	case 'u':
+		if (end - p < 6 || hex4(p + 2, &cp) != 0 || cp == 0 ||
+		    (cp >= 0xDC00 && cp <= 0xDFFF))
+			return NULL;
+		if (cp < 0xD800 || cp > 0xDBFF)
+			return p + 6;
+		if (end - p < 12 || p[6] != '\\' || p[7] != 'u' || hex4(p + 8, &lo) != 0 ||
+		    lo < 0xDC00 || lo > 0xDFFF)
+			return NULL;
+		return p + 12;
+	default:
+		return NULL;
+	}
+}
+
+/* p at the lead byte (>= 0x80) of a UTF-8 sequence: the byte after it, or NULL when it is
+ * not a shortest-form encoding of a scalar value (no surrogates, at most U+10FFFF). */
+static const char *utf8_seq(const char *p, const char *end)
+{
+	unsigned char c = (unsigned char)p[0];
+	size_t n;
+	unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3;
+		if (c == 0xE0)
+			lo = 0xA0; /* overlong */
+		else if (c == 0xED)
+			hi = 0x9F; /* surrogates */
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		if (c == 0xF0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xF4)
+			hi = 0x8F; /* beyond U+10FFFF */
+	} else
+		return NULL;
+	if ((size_t)(end - p) < n)
+		return NULL;
+	unsigned char c1 = (unsigned char)p[1];
+	if (c1 < lo || c1 > hi)
+		return NULL;
+	for (size_t i = 2; i < n; i++)
+		if (((unsigned char)p[i] & 0xC0) != 0x80)
+			return NULL;
+	return p + n;
+}
+
+/* Any byte of w that ends a run of plain string bytes: '"', '\\', < 0x20 or >= 0x80. */
+static int special8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	uint64_t t = ((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w;
+	return (t & high) != 0;
+}
+
+/* p just after a string's opening quote: the byte after its closing quote, or NULL when
+ * jansson would refuse it. *esc is set when it holds an escape. The hot loop of a sync:
+ * plain bytes are skipped eight at a time. */
+static const char *string_end(const char *p, const char *end, int *esc)
+{
+	for (;;) {
+		uint64_t w;
+		while (end - p >= 8) {
+			memcpy(&w, p, 8);
+			if (special8(w))
+				break;
+			p += 8;
+		}
+		while (p < end && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80 &&
+		       *p != '"' && *p != '\\')
+			p++;
+		if (p >= end)
+			return NULL;
+		unsigned char c = (unsigned char)*p;
+		if (c == '"')
+			return p + 1;
+		if (c == '\\') {
+			*esc = 1;
+			p = escape(p, end);
+		} else if (c < 0x20) {
+			return NULL;
+		} else {
+			p = utf8_seq(p, end);
+		}
+		if (!p)
+			return NULL;
+	}
+}
+
+/* A real's text overflows a double (jansson refuses it). Its text is copied for strtod,
+ * with the locale's decimal point as jansson does. Rare: items hold integers. */
+static int real_overflows(const char *s, size_t n)
+{
+	char small[64];
+	char *buf = n < sizeof small ? small : malloc(n + 1);
+	if (!buf)
+		return 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	char *dot = memchr(buf, '.', n);
+	if (dot)
+		*dot = *localeconv()->decimal_point;
+	errno = 0;
+	double v = strtod(buf, NULL);
+	int over = (v == HUGE_VAL || v == -HUGE_VAL) && errno == ERANGE;
+	if (buf != small)
+		free(buf);
+	return over;
+}
+
+/* p at '-' or a digit: the byte after the number, or NULL when jansson would refuse it. */
+static const char *number_end(const char *p, const char *end)
+{
+	const char *s = p;
+	int neg = *p == '-', real = 0;
+	if (neg)
+		p++;
+	if (p >= end)
+		return NULL;
+	const char *digits = p;
+	if (*p == '0') {
+		p++;
+		if (p < end && is_digit(*p))
+			return NULL;
+	} else if (is_digit(*p)) {
+		while (p < end && is_digit(*p))
+			p++;
+	} else {
+		return NULL;
+	}
+	size_t nd = (size_t)(p - digits);
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || !is_digit(*p))
+			return NULL;
+		while (p < end && is_digit(*p))
+			p++;
+		real = 1;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || !is_digit(*p))
+			return NULL;
+		while (p < end && is_digit(*p))
+			p++;
+		real = 1;
+	}
+	if (real)
+		return real_overflows(s, (size_t)(p - s)) ? NULL : p;
+	/* an integer must fit int64_t (strtoll's ERANGE in jansson) */
+	if (nd > 19 ||
+	    (nd == 19 &&
+	     memcmp(digits, neg ? "9223372036854775808" : "9223372036854775807", 19) > 0))
+		return NULL;
+	return p;
+}
+
+/* [p, kend) a string's bytes without the quotes, known valid: decoded into out (room for
+ * kend - p bytes: a string never grows by decoding). Returns the decoded length. */
+static size_t decode(const char *p, const char *kend, char *out)
+{
+	char *o = out;
+	while (p < kend) {
+		if (*p != '\\') {
+			*o++ = *p++;
+			continue;
+		}
+		char c = p[1];
+		p += 2;
+		switch (c) {
+		case 'b':
+			*o++ = '\b';
+			break;
+		case 'f':
+			*o++ = '\f';
+			break;
+		case 'n':
+			*o++ = '\n';
+			break;
+		case 'r':
+			*o++ = '\r';
+			break;
+		case 't':
+			*o++ = '\t';
+			break;
+		case 'u': {
+			unsigned cp, lo;
+			hex4(p, &cp);
+			p += 4;
+			if (cp >= 0xD800 && cp <= 0xDBFF) {
+				hex4(p + 2, &lo);
+				p += 6;
+				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			}
+			if (cp < 0x80) {
+				*o++ = (char)cp;
+			} else if (cp < 0x800) {
+				*o++ = (char)(0xC0 | cp >> 6);
+				*o++ = (char)(0x80 | (cp & 0x3F));
+			} else if (cp < 0x10000) {
+				*o++ = (char)(0xE0 | cp >> 12);
+				*o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+				*o++ = (char)(0x80 | (cp & 0x3F));
+			} else {
+				*o++ = (char)(0xF0 | cp >> 18);
+				*o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+				*o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+				*o++ = (char)(0x80 | (cp & 0x3F));
+			}
+			break;
+		}
+		default: /* '"', '\\', '/' */
+			*o++ = c;
+			break;
+		}
+	}
+	return (size_t)(o - out);
+}
+
+/* The slot of the field whose JSON name is the (decoded) key, or -1. */
+static int match(const struct field *f, size_t n, const char *k, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (f[i].json_len == len && memcmp(f[i].json, k, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ------------------------------------------------------------------ step 1: walk */
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	void *n = realloc(*v, c * size);
+	if (!n)
+		return -1;
+	*v = n;
+	*cap = c;
+	return 0;
+}
+
+static const char *key_bytes(const struct itemdec *d, const struct kref *k)
+{
+	return k->p ? k->p : d->kbuf + k->off;
+}
+
+static int cmp_kref(const void *a, const void *b)
+{
+	const struct kref *x = a, *y = b;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return memcmp(x->p, y->p, x->len);
+}
+
+/* The keys of the object closing now are all different (after decoding). A handful are
+ * compared pair by pair; many are sorted, so a huge object costs n log n, not n². */
+static int keys_distinct(struct itemdec *d, size_t from)
+{
+	size_t n = d->n_keys - from;
+	if (n < 2)
+		return 1;
+	struct kref *k = d->keys + from;
+	if (n <= 16) {
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = 0; j < i; j++)
+				if (k[i].len == k[j].len &&
+				    memcmp(key_bytes(d, &k[i]), key_bytes(d, &k[j]), k[i].len) == 0)
+					return 0;
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i].p = key_bytes(d, &k[i]); /* kbuf no longer moves for these */
+	qsort(k, n, sizeof *k, cmp_kref);
+	for (size_t i = 1; i < n; i++)
+		if (cmp_kref(&k[i - 1], &k[i]) == 0)
+			return 0;
+	return 1;
+}
+
+/* p at a key's opening quote: the key onto the stack; the byte after its closing quote,
+ * or NULL. *slot: the field it names in a top-level object (else -1). */
+static const char *key(struct itemdec *d, const char *p, const char *end, const struct dshape *s,
+                       int top, int *slot)
+{
+	int esc = 0;
+	const char *q = string_end(p + 1, end, &esc);
+	if (!q || grow((void **)&d->keys, &d->cap_keys, d->n_keys + 1, sizeof *d->keys) != 0)
+		return NULL;
+	struct kref *k = &d->keys[d->n_keys++];
+	size_t raw = (size_t)(q - 1 - (p + 1));
+	if (!esc) {
+		*k = (struct kref){p + 1, 0, raw};
+	} else {
+		if (grow((void **)&d->kbuf, &d->kbuf_cap, d->kbuf_len + raw, 1) != 0)
+			return NULL;
+		size_t n = decode(p + 1, q - 1, d->kbuf + d->kbuf_len);
+		*k = (struct kref){NULL, d->kbuf_len, n};
+		d->kbuf_len += n;
+	}
+	*slot = top ? match(s->f, s->n, key_bytes(d, k), k->len) : -1;
+	return q;
+}
+
+/* The whole item as json_loadb(JSON_REJECT_DUPLICATES) reads it; slots filled for the
+ * top-level members s names. 0, or -1 when jansson would refuse the text. */
+static int walk(struct itemdec *d, const char *p, const char *end, const struct dshape *s,
+                struct slot *slots)
+{
+	int pend = -1; /* the slot whose value is being read (top level only) */
+	d->n_lv = d->n_keys = d->kbuf_len = 0;
+	struct level *top;
+	p = jspan_ws(p, end);
+	if (p >= end || (*p != '{' && *p != '['))
+		return -1; /* no JSON_DECODE_ANY: the text is an object or an array */
+
+value:
+	if (p >= end || d->n_lv >= MAX_DEPTH)
+		return -1;
+	if (d->n_lv > 0)
+		d->lv[d->n_lv - 1].count++;
+	if (d->n_lv == 1 && pend >= 0)
+		slots[pend].v = p;
+	switch (*p) {
+	case '{':
+	case '[':
+		if (grow((void **)&d->lv, &d->cap_lv, d->n_lv + 1, sizeof *d->lv) != 0)
+			return -1;
+		top = &d->lv[d->n_lv++];
+		*top = (struct level){*p == '{' ? '}' : ']', d->n_keys, d->kbuf_len, 0};
+		p = jspan_ws(p + 1, end);
+		if (p < end && *p == top->close)
+			goto close;
+		if (top->close == ']')
+			goto value;
+		goto key;
+	case '"': {
+		int esc = 0;
+		p = string_end(p + 1, end, &esc);
+		if (d->n_lv == 1 && pend >= 0)
+			slots[pend].esc = esc;
+		break;
+	}
+	case 't':
+		p = end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
+		break;
+	case 'f':
+		p = end - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 : NULL;
+		break;
+	case 'n':
+		p = end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
+		break;
+	default:
+		p = *p == '-' || is_digit(*p) ? number_end(p, end) : NULL;
+		break;
+	}
+	if (!p)
+		return -1;
+
+after:
+	if (d->n_lv == 0)
+		return jspan_ws(p, end) == end ? 0 : -1; /* nothing after the item's value */
+	if (d->n_lv == 1 && pend >= 0) {
+		slots[pend].vend = p;
+		pend = -1;
+	}
+	p = jspan_ws(p, end);
+	if (p >= end)
+		return -1;
+	top = &d->lv[d->n_lv - 1];
+	if (*p == ',') {
+		p = jspan_ws(p + 1, end);
+		if (top->close == ']')
+			goto value;
+		goto key;
+	}
+	if (*p != top->close)
+		return -1;
+
+close:
+	top = &d->lv[d->n_lv - 1];
+	if (top->close == '}') {
+		if (!keys_distinct(d, top->keys))
+			return -1;
+		d->n_keys = top->keys;
+		d->kbuf_len = top->kbuf;
+	}
+	if (d->n_lv == 2 && pend >= 0)
+		slots[pend].count = top->count;
+	d->n_lv--;
+	p++;
+	goto after;
+
+key:
+	if (p >= end || *p != '"')
+		return -1;
+	{
+		int sl;
+		p = key(d, p, end, s, d->n_lv == 1, &sl);
+		if (!p)
+			return -1;
+		if (d->n_lv == 1)
+			pend = sl;
+	}
+	p = jspan_ws(p, end);
+	if (p >= end || *p != ':')
+		return -1;
+	p = jspan_ws(p + 1, end);
+	goto value;
+}
+
+/* ------------------------------------------------------------------ step 2: fill */
+
+static int is_int(const char *v)
+{
+	if (*v == '-')
+		v++;
+	if (!is_digit(*v))
+		return 0;
+	while (is_digit(*v))
+		v++;
+	return *v != '.' && *v != 'e' && *v != 'E';
+}
+
+/* The JSON type at v, in the words of the reference's messages. */
+static const char *type_at(const char *v)
+{
+	switch (*v) {
+	case '{':
+		return "object";
+	case '[':
+		return "array";
+	case '"':
+		return "string";
+	case 't':
+	case 'f':
+		return "boolean";
+	case 'n':
+		return "null";
+	default:
+		return is_int(v) ? "integer" : "number";
+	}
+}
+
+static int64_t int_at(const char *v)
+{
+	int neg = *v == '-';
+	uint64_t u = 0;
+	for (v += neg; is_digit(*v); v++)
+		u = u * 10 + (uint64_t)(*v - '0');
+	return neg ? (int64_t)(0 - u) : (int64_t)u; /* two's complement: INT64_MIN too */
+}
+
+/* A string slot's value, NUL-terminated, in a. Without escapes one copy; with them the
+ * raw bytes are copied and decoded in place (decoding never lengthens). */
+static char *string_at(struct arena *a, const struct slot *s)
+{
+	size_t raw = (size_t)(s->vend - s->v - 2);
+	char *out = arena_strndup(a, s->v + 1, raw);
+	if (out && s->esc)
+		out[decode(out, out + raw, out)] = '\0';
+	return out;
+}
+
+/* A valid string at v: the byte after it; *esc set when it holds an escape. */
+static const char *valid_string_end(const char *v, int *esc)
+{
+	const char *p = v + 1;
+	while (*p != '"') {
+		if (*p == '\\') {
+			*esc = 1;
+			p += 2;
+		} else {
+			p++;
+		}
+	}
+	return p + 1;
+}
+
+/* A valid object at p ('{'): slots for the members f names; the byte after it. */
+static const char *valid_object(const char *p, const char *end, const struct field *f, size_t n,
+                                struct slot *slots)
+{
+	p = jspan_ws(p + 1, end);
+	while (*p == '"') {
+		int kesc = 0;
+		const char *q = valid_string_end(p, &kesc);
+		int i;
+		if (!kesc) {
+			i = match(f, n, p + 1, (size_t)(q - p - 2));
+		} else { /* rare: an escaped key; the names in tables are short */
+			char k[64];
+			i = (size_t)(q - p - 2) <= sizeof k
+			        ? match(f, n, k, decode(p + 1, q - 1, k))
+			        : -1;
+		}
+		const char *v = jspan_ws(jspan_ws(q, end) + 1, end);
+		int esc = 0;
+		p = *v == '"' ? valid_string_end(v, &esc) : jspan_skip(v, end);
+		if (i >= 0)
+			slots[i] = (struct slot){v, p, SIZE_MAX, esc};
+		p = jspan_ws(p, end);
+		if (*p == ',')
+			p = jspan_ws(p + 1, end);
+	}
+	return p + 1;
+}
+
+static int fill(struct item_ctx *c, const char *end, const struct field *fields, size_t n,
+                const struct slot *slots, void *dst, int key_slot, const char *key);
+
+/* A list of nested objects (conditions, params, paths) into an arena array. */
+static int fill_list(struct item_ctx *c, const char *end, const struct field *f,
+                     const struct slot *s, void *dst)
+{
+	const struct list_shape *ls = fields_list(f->kind);
+	if (*s->v != '[')
+		return item_err_field(c, f->json, "array", type_at(s->v));
+	size_t count = s->count;
+	const char *p = jspan_ws(s->v + 1, end);
+	if (count == SIZE_MAX) { /* a list inside a list: count its elements first */
+		count = 0;
+		for (const char *q = p; *q != ']'; count++) {
+			q = jspan_ws(jspan_skip(q, end), end);
+			if (*q == ',')
+				q = jspan_ws(q + 1, end);
+		}
+	}
+	unsigned char *items = count ? arena_calloc(c->mem, count * ls->size) : NULL;
+	if (count && !items)
+		return item_err_oom(c);
+	for (size_t i = 0; i < count; i++) {
+		if (*p != '{')
+			return item_err_field(c, f->json, "array of objects", type_at(p));
+		struct slot es[MAX_SLOTS] = {{0}};
+		p = valid_object(p, end, ls->fields, ls->n, es);
+		if (fill(c, end, ls->fields, ls->n, es, items + i * ls->size, -1, NULL) != 0)
+			return -1;
+		p = jspan_ws(p, end);
+		if (*p == ',')
+			p = jspan_ws(p + 1, end);
+	}
+	*(void **)((char *)dst + f->off) = items;
+	*(size_t *)((char *)dst + f->count_off) = count;
+	return 0;
+}
+
+/* The fields in table order from their slots, with the reference's rules and messages.
+ * The key's slot takes the key already decoded. */
+static int fill(struct item_ctx *c, const char *end, const struct field *fields, size_t n,
+                const struct slot *slots, void *dst, int key_slot, const char *key)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct field *f = &fields[i];
+		const struct slot *s = &slots[i];
+		const char *v = s->v;
+		char *slot = (char *)dst + f->off;
+		int null = !v || *v == 'n';
+		switch (f->kind) {
+		case K_STR:
+		case K_STR_OR_NUM: {
+			char *copy;
+			if (null)
+				break;
+			if (*v == '"') {
+				copy = (int)i == key_slot ? (char *)key : string_at(c->mem, s);
+			} else if (f->kind == K_STR_OR_NUM && is_int(v)) {
+				char num[32];
+				int len = snprintf(num, sizeof num, "%" PRId64, int_at(v));
+				copy = arena_strndup(c->mem, num, (size_t)len);
+			} else {
+				return item_err_field(c, f->json, "string", type_at(v));
+			}
+			if (!copy)
+				return item_err_oom(c);
+			*(const char **)slot = copy;
+			break;
+		}
+		case K_INT:
+			if (null)
+				*(int64_t *)slot = GW_INT_UNSET;
+			else if (is_int(v))
+				*(int64_t *)slot = int_at(v);
+			else
+				return item_err_field(c, f->json, "integer", type_at(v));
+			break;
+		case K_BOOL:
+			if (null)
+				*(enum gw_bool *)slot = GW_UNSET;
+			else if (*v == 't' || *v == 'f')
+				*(enum gw_bool *)slot = *v == 't' ? GW_TRUE : GW_FALSE;
+			else
+				return item_err_field(c, f->json, "boolean", type_at(v));
+			break;
+		default:
+			if (!null && fill_list(c, end, f, s, dst) != 0)
+				return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* A key field's slot holds a non-empty string (what keys.c's key_of demands). */
+static int key_present(const struct slot *s)
+{
+	return s->v && *s->v == '"' && s->vend - s->v > 2;
+}
+
+/* The item's key (keys.h) from its slots into c->mem; NULL with c->err set. */
+static const char *item_key(struct item_ctx *c, enum gw_group g, const struct dshape *ds,
+                            const struct slot *slots)
+{
+	for (size_t i = 0; i < 2 && ds->key[i] >= 0; i++)
+		if (!key_present(&slots[ds->key[i]])) {
+			item_err_missing_key(c, g, key_field(g, i));
+			return NULL;
+		}
+	char *first = string_at(c->mem, &slots[ds->key[0]]);
+	if (!first || ds->key[1] < 0) {
+		if (!first)
+			item_err_oom(c);
+		return first;
+	}
+	char *second = string_at(c->mem, &slots[ds->key[1]]);
+	size_t n1 = first ? strlen(first) : 0, ns = strlen(KEY_SEPARATOR);
+	size_t n2 = second ? strlen(second) : 0;
+	char *k = second ? arena_alloc(c->mem, n1 + ns + n2 + 1) : NULL;
+	if (!k) {
+		item_err_oom(c);
+		return NULL;
+	}
+	memcpy(k, first, n1);
+	memcpy(k + n1, KEY_SEPARATOR, ns);
+	memcpy(k + n1 + ns, second, n2 + 1);
+	return k;
+}
+
+int itemdec_item(struct itemdec *d, struct item_ctx *c, enum gw_group g, const char *raw,
+                 size_t len, struct gw_item *it)
+{
+	const struct dshape *ds = &d->shapes[g];
+	const char *end = raw + len;
+	struct slot slots[MAX_SLOTS] = {{0}};
+	if (walk(d, raw, end, ds, slots) != 0)
+		return item_err_not_json(c, raw, len);
+	if (*jspan_ws(raw, end) != '{')
+		return item_err_not_object(c, "array");
+	if (item_set_json(c, g, raw, len, it) != 0)
+		return -1;
+	const char *key = item_key(c, g, ds, slots);
+	if (!key)
+		return -1;
+	it->key = c->key = key;
+
+	const struct group_shape *sh = fields_group(g);
+	if (!sh->fields) {
+		const struct slot *nm = &slots[ds->name];
+		if (nm->v && *nm->v == '"')
+			it->name = string_at(c->mem, nm);
+		return 0;
+	}
+	void *typed = arena_calloc(c->mem, sh->size);
+	if (!typed)
+		return item_err_oom(c);
+	int single = ds->key[1] < 0 ? ds->key[0] : -1;
+	if (fill(c, end, sh->fields, sh->n_fields, slots, typed, single, key) != 0)
+		return -1;
+	*(void **)((char *)it + sh->item_ptr_off) = typed;
+	int ni = fields_name_index(g);
+	if (ni >= 0)
+		it->name = *(const char **)((char *)typed + sh->fields[ni].off);
+	return 0;
+}

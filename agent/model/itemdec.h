@@ -1,0 +1,25 @@
+/*
+ * The direct decoder of one item: the item's JSON text is walked once and the typed
+ * fields of the ABI (fields.h) are filled straight into the version's arena, without the
+ * tree jansson would build and free for every item. It gives exactly what the reference
+ * filler (itemref.h: jansson, JSON_REJECT_DUPLICATES, then the tables) gives: the same
+ * verdict, the same message and the same fields, for any input; fuzz_itemdec checks that.
+ */
+#ifndef GW_MODEL_ITEMDEC_H
+#define GW_MODEL_ITEMDEC_H
+
+#include "model/fields.h"
+
+/* Scratch memory (key and nesting stacks) reused from item to item of one parse. */
+struct itemdec;
+
+struct itemdec *itemdec_new(void);
+void itemdec_free(struct itemdec *d);
+
+/* Item `raw` (len bytes: any text; an item is an object) of group g into *it (zeroed by the
+ * caller), its contents in c->mem. 0, or -1 with c->err set (and *c->syntax 1 when the text is not
+ * JSON: jansson is then asked where, so the message is the reference's). */
+int itemdec_item(struct itemdec *d, struct item_ctx *c, enum gw_group g, const char *raw,
+                 size_t len, struct gw_item *it);
+
+#endif
