@@ -13,6 +13,7 @@ import os
 import shutil
 import ssl
 import subprocess
+import sys
 import time
 import unittest
 import urllib.error
@@ -20,6 +21,9 @@ import urllib.request
 
 import groupfiles
 import harness
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kv"))
+import proxy  # noqa: E402
 
 ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 NS = "649330b6-c2d7-4edc-be8e-8a54df9eb385"
@@ -347,6 +351,38 @@ class EtcdSourceTest(harness.IntegrationTest):
         d = self.daemon(etcd_config([dead, self.etcd.public_url], files))
         self.wait_files(files)
         d.wait_log(r"etcd: endpoint %s: range of .*\[connect\]" % dead)
+        d.wait_log(r"etcd: endpoint %s: watching " % self.etcd.public_url)
+        self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
+        self.wait_files(files)
+
+    def test_a_member_that_never_answers_the_watch_is_left_for_the_next(self):
+        """A member that takes the watch request and never answers it (a frozen process:
+        its kernel still accepts and acknowledges) holds the agent for connect_timeout at
+        most: then the next endpoint's watch brings the changes."""
+        class SilentWatch:
+            """Per connection: once the agent has sent a watch request, nothing of the
+            answer reaches it (ranges, on their own connection, pass)."""
+            def __init__(self):
+                self.watch = False
+
+            def up(self, data):
+                self.watch = self.watch or b"/v3/watch" in data
+                return data
+
+            def down(self, data):
+                return b"" if self.watch else data
+
+        port = int(self.etcd.public_url.rsplit(":", 1)[1])
+        frozen = proxy.Proxy(port, make_filter=SilentWatch)
+        self.addCleanup(frozen.close)
+        self.seed()
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([frozen.url, self.etcd.public_url], files,
+                                    etcd={"connect_timeout": "1s"}))
+        self.wait_files(files)
+        d.wait_log(r"etcd: endpoint %s: watch of %s/: not created within 1000 ms "
+                   r"\[timeout\]; trying endpoint %s"
+                   % (frozen.url, ROOT, self.etcd.public_url), timeout=10)
         d.wait_log(r"etcd: endpoint %s: watching " % self.etcd.public_url)
         self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
         self.wait_files(files)

@@ -268,6 +268,11 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 		return ETCD_FAILED;
 	}
 	free(body);
+	/* a member that takes the request and never answers it (a frozen process: its kernel
+	 * still accepts and acknowledges, so neither the connect timeout nor TCP keepalive
+	 * notices) must not hold the agent: a watch not created in connect_timeout is a
+	 * failed try, and the next endpoint takes over */
+	int64_t create_by = gw_mono_ms() + s->cfg->connect_timeout_ms;
 
 	for (;;) {
 		if (atomic_load(&s->stop)) {
@@ -284,6 +289,14 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 		}
 		int64_t now = gw_mono_ms();
 		int64_t dl = etcd_flush_due(s, now);
+		if (!s->established && now >= create_by) {
+			etcd_watch_close(s->watch);
+			etcd_set_state(s, SOURCE_CONN_CONNECTING, 0);
+			*why = SYNC_FAIL_TIMEOUT;
+			gw_errf(err, "endpoint %s: watch of %s: not created within %lld ms", ep,
+			        s->prefix, (long long)s->cfg->connect_timeout_ms);
+			return ETCD_FAILED;
+		}
 		if (s->established && s->resync_at >= 0 && now >= s->resync_at) {
 			if (etcd_full_read(s, s->ep, KV_FULL_RESYNC, why, err) != 0) {
 				/* the endpoint in use cannot answer a read: its watch may be as
@@ -297,6 +310,8 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 		int64_t wake = dl;
 		if (s->established && s->resync_at >= 0 && (wake < 0 || s->resync_at < wake))
 			wake = s->resync_at;
+		if (!s->established && (wake < 0 || create_by < wake))
+			wake = create_by;
 		etcd_watch_wait(s->watch, wake < 0 ? -1 : (wake > now ? wake - now : 0));
 	}
 }
