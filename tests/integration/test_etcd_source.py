@@ -515,6 +515,92 @@ class EtcdSourceTest(harness.IntegrationTest):
         self.assertLess(elapsed, 1.0)
 
 
+class FakeGateway:
+    """Just enough of etcd's JSON gateway for what a real etcd will not do on demand: every
+    range answers an empty store, at revision 5 before the first watch and 20 after it; the
+    first watch is
+    created, then sends one answer bigger than the agent's 64 MiB cap, as a watch resumed
+    far behind can (etcd batches up to 1000 revisions into one answer); later watches are
+    created and stay quiet."""
+
+    BIG = 65 << 20
+
+    def __init__(self):
+        import http.server
+        import threading
+        gw = self
+        self.ranges = []  # the revision each range asked for ("" for the newest)
+        self.watches = []  # each watch's start_revision
+        self.lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path == "/v3/kv/range":
+                    with gw.lock:
+                        gw.ranges.append(body.get("revision", ""))
+                        rev = "5" if len(gw.watches) == 0 else "20"
+                    reply = json.dumps({"header": {"revision": rev}}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                    return
+                with gw.lock:
+                    gw.watches.append(body["create_request"].get("start_revision"))
+                    first = len(gw.watches) == 1
+                self.send_response(200)
+                self.end_headers()
+                try:
+                    self.wfile.write(b'{"result":{"header":{"revision":"5"},"created":true}}\n')
+                    self.wfile.flush()
+                    if first:
+                        self.wfile.write(b'{"result":{"header":{"revision":"9"},"x":"')
+                        chunk = b"A" * (1 << 20)
+                        for _ in range(gw.BIG >> 20):
+                            self.wfile.write(chunk)
+                        self.wfile.write(b'"}}\n')
+                        self.wfile.flush()
+                    while not gw.closing:
+                        time.sleep(0.05)
+                except OSError:
+                    pass
+
+        self.closing = False
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.closing = True
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class EtcdFakeGatewayTest(harness.IntegrationTest):
+    def test_a_watch_answer_over_the_cap_is_followed_by_a_fresh_read(self):
+        """An answer over the size cap would come again at every resume of the same
+        watch: the agent reads everything at a fresh revision and watches from there."""
+        gw = FakeGateway()
+        self.addCleanup(gw.close)
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([gw.url], files))
+        d.wait_log(r"etcd: endpoint %s: watch of %s/: watch stream: an answer larger than "
+                   r"67108864 bytes \[too_large\]" % (gw.url, ROOT), timeout=20)
+        d.wait_log(r"etcd: endpoint %s: recovery read of %s/: 0 key\(s\) at revision 20"
+                   % (gw.url, ROOT), timeout=10)
+        d.wait_log(r"etcd: endpoint %s: watching " % gw.url, count=2)
+        with gw.lock:
+            self.assertEqual(gw.watches[:2], ["6", "21"])
+
+
 class EtcdTlsTest(harness.IntegrationTest):
     """https:// endpoints: the start-up range and the watch stream both verify etcd's
     certificate with etcd.tls.ca_file; the wrong CA is a connect failure naming the

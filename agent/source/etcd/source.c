@@ -129,8 +129,14 @@ static void *run(void *arg)
 			out = ETCD_FAILED;
 		}
 		if (out == ETCD_ENDED && lived) {
-			LOG_W(s->log, "etcd", "%s [%s]; resuming the watch from revision %lld",
-			      err.msg, sync_fail_name(why), (long long)(s->rev + 1));
+			if (s->need_full != ETCD_NO_FULL_READ)
+				LOG_W(s->log, "etcd",
+				      "%s [%s]; reading everything again at a fresh revision",
+				      err.msg, sync_fail_name(why));
+			else
+				LOG_W(s->log, "etcd",
+				      "%s [%s]; resuming the watch from revision %lld", err.msg,
+				      sync_fail_name(why), (long long)(s->rev + 1));
 			continue;
 		}
 		/* ETCD_FAILED: the next endpoint, and after a whole round the schedule */

@@ -8,7 +8,8 @@
  * what was read and is skipped (one revision may carry many events: a prefix delete). A
  * watch that ends is resumed from the last revision seen + 1 (nothing to read again);
  * only a start revision compacted away (the watch is cancelled with compact_revision)
- * needs a new full read. The anti-entropy resync reads the newest revision, after the
+ * needs a new full read (and so does an answer over the size cap: the same resume would
+ * bring it again). The anti-entropy resync reads the newest revision, after the
  * stream's buffered bytes were applied: a change the watch never reported is a
  * difference (a repair); one still on its way when the read was made shows as a repair
  * too (the window is the stream's latency) and is skipped when it arrives.
@@ -232,6 +233,11 @@ static enum etcd_outcome stream_ended(struct source *s, int fn_rc, enum sync_fai
 	}
 	*out_why = why;
 	gw_errf(err, "endpoint %s", werr->msg);
+	/* a watch resumed from an old revision gets up to 1000 revisions of events in one
+	 * answer; one over the cap would be sent again at every resume, so the next session
+	 * reads everything at a fresh revision and watches from there instead */
+	if (why == SYNC_FAIL_TOO_LARGE)
+		s->need_full = KV_FULL_RECOVER;
 	return s->established ? ETCD_ENDED : ETCD_FAILED;
 }
 
