@@ -525,12 +525,16 @@ class FakeGateway:
 
     BIG = 65 << 20
 
-    def __init__(self):
+    def __init__(self, refuse_token_after_create=False):
+        """refuse_token_after_create: instead, every watch is created and then ended by
+        an UNAUTHENTICATED error (what a token refused only once the watch runs looks
+        like); /v3/auth/authenticate gives a token every time (and is counted)."""
         import http.server
         import threading
         gw = self
         self.ranges = []  # the revision each range asked for ("" for the newest)
         self.watches = []  # each watch's start_revision
+        self.authenticates = 0
         self.lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -541,6 +545,15 @@ class FakeGateway:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path == "/v3/auth/authenticate":
+                    with gw.lock:
+                        gw.authenticates += 1
+                    reply = json.dumps({"header": {"revision": "5"}, "token": "tok"}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                    return
                 if self.path == "/v3/kv/range":
                     with gw.lock:
                         gw.ranges.append(body.get("revision", ""))
@@ -559,6 +572,10 @@ class FakeGateway:
                 try:
                     self.wfile.write(b'{"result":{"header":{"revision":"5"},"created":true}}\n')
                     self.wfile.flush()
+                    if refuse_token_after_create:
+                        self.wfile.write(b'{"error":{"grpc_code":16,"http_code":401,'
+                                         b'"message":"etcdserver: invalid auth token"}}\n')
+                        return
                     if first:
                         self.wfile.write(b'{"result":{"header":{"revision":"9"},"x":"')
                         chunk = b"A" * (1 << 20)
@@ -599,6 +616,27 @@ class EtcdFakeGatewayTest(harness.IntegrationTest):
         d.wait_log(r"etcd: endpoint %s: watching " % gw.url, count=2)
         with gw.lock:
             self.assertEqual(gw.watches[:2], ["6", "21"])
+
+    def test_a_watch_refused_for_its_token_after_creation_follows_the_retry_rules(self):
+        """A token refused by a watch that was created is renewed once; when the new
+        token is refused the same way, that is a failed try on the retry schedule, not
+        an endless loop of authenticate and watch."""
+        gw = FakeGateway(refuse_token_after_create=True)
+        self.addCleanup(gw.close)
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([gw.url], files, etcd={
+            "username": "root", "password": "pw",
+            "retry": {"attempts": 2, "interval": "300ms", "backoff": "1s",
+                      "startup_backoff": "1s"}}))
+        d.wait_log(r"etcd: .*invalid auth token \[auth\]; authenticating again")
+        d.wait_log(r"etcd: .*invalid auth token \[auth\]; round 1 of 2 over 1 endpoint\(s\) "
+                   r"failed, next try in 300 ms")
+        time.sleep(1.5)  # a rate: what the thread does in a stretch of time
+        with gw.lock:
+            self.assertLess(gw.authenticates, 15)
+            self.assertLess(len(gw.watches), 15)
+            # and each try after that starts with a new token, not the refused one
+            self.assertGreaterEqual(gw.authenticates, len(gw.watches) - 1)
 
 
 class EtcdTlsTest(harness.IntegrationTest):
@@ -673,7 +711,9 @@ class EtcdClusterTest(harness.IntegrationTest):
             m[2].put(ROOT + "/plugin/p%d" % i, item)
             held["p%d" % i] = item
         harness.wait_until(same, timeout=30, message="PLUGIN equal after a member is down")
-        d.wait_log(r"etcd: endpoint %s: watching " % m[1].public_url)
+        # the next member, or the one after it when the next had no leader yet (the one
+        # that went down was the leader)
+        d.wait_log(r"etcd: endpoint (%s|%s): watching " % (m[1].public_url, m[2].public_url))
 
         # the leader moves to another live member while writes go on
         leader = self.cluster.leader()

@@ -108,6 +108,9 @@ static void *run(void *arg)
 			failures = 0;
 			tries = 0;
 			tried = 0;
+			/* only a watch that ran earns another renewal: one refused right after its
+			 * creation with a fresh token would otherwise renew and retry for ever */
+			s->auth_retried = 0;
 		}
 		if (out == ETCD_COMPACTED) {
 			LOG_W(s->log, "etcd",

@@ -203,7 +203,6 @@ static int on_object(void *arg, const char *text, size_t len)
 		if (m.created && !s->established) {
 			s->established = 1;
 			s->established_ms = gw_mono_ms();
-			s->auth_retried = 0;
 			etcd_mark_success(s);
 			LOG_I(s->log, "etcd", "endpoint %s: watching %s from revision %lld", ep,
 			      s->prefix, (long long)(s->rev + 1));
@@ -229,6 +228,11 @@ static enum etcd_outcome stream_ended(struct source *s, int fn_rc, enum sync_fai
 			s->auth_retried = 1;
 			return ETCD_AUTH_RETRY;
 		}
+		/* refused again with the renewed token: a failed try on the retry schedule,
+		 * and that try starts with a new token (a token etcd forgot meanwhile, when it
+		 * restarted again, is not sent for ever) */
+		if (fn_rc == END_AUTH)
+			etcd_client_forget_token(s->client);
 		return s->established ? ETCD_ENDED : ETCD_FAILED;
 	}
 	*out_why = why;
