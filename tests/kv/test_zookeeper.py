@@ -71,6 +71,49 @@ class ZooKeeperSource(kvcases.KvCases, harness.IntegrationTest):
         a.wait_converged()
         self.assertNotIn(inner["id"], kvagent.file_items(a.files, "META_DATA"))
 
+    def test_selectors_created_again_while_their_plugin_directory_was_found_gone_arrive(self):
+        # The order that once lost a selector in the 200 random edits (under TSan, with
+        # the agent's reads lagging behind the admin), made exact by holding the agent's
+        # reads at a proxy: a child event on a plugin's selector directory is answered
+        # after a REFRESH deleted the directory ("no node": the directory and its known
+        # selectors are forgotten), then each selector's delete event re-reads the
+        # selector after the REFRESH created it again, and last the directory's own delete
+        # event removes the directory's subtree from the mirror and walks it again. Every
+        # selector must be read again by that walk, not skipped as already known.
+        ns, pub = self.new_publisher()
+        data = publisher.RandomData(seed=61, namespace=ns)
+        pub.sync_all(data.items)
+        gate = proxy.ZkRequestGate()
+        px, addr = self.proxy(make_filter=gate.filter)
+        self.addCleanup(gate.open)  # before the proxy closes (cleanups run last first)
+        a = self.agent(pub, namespace=ns, servers_=[addr])
+        a.wait_converged()
+        plugin = next(p["name"] for p in data.items["PLUGIN"]
+                      if any(s["pluginName"] == p["name"] for s in data.items["SELECTOR"]))
+        mine = [s for s in data.items["SELECTOR"] if s["pluginName"] == plugin]
+        pdir = "%s/%s" % (pub.dir("SELECTOR"), plugin)
+
+        gate.close()
+        extra = data.new_selector(next(p for p in data.items["PLUGIN"]
+                                       if p["name"] == plugin))
+        pub.write("SELECTOR", extra)  # a child event on the directory: its list is read
+        gate.wait_held(gate.GET_CHILDREN2, pdir)
+        pub.store.delete_tree(pdir)  # a REFRESH begins: selectors, then the directory
+        gate.step()  # the list read finds the directory gone
+        gate.wait_held(gate.GET_DATA, pdir + "/")  # a selector's delete event re-reads it
+        # the REFRESH ends: every selector created again, edited (so nothing the agent held
+        # before already equals the result)
+        fresh = [data.changed("SELECTOR", s) for s in mine]
+        pub.write_many("SELECTOR", fresh)
+        data.items["SELECTOR"] = [s for s in data.items["SELECTOR"]
+                                  if s["pluginName"] != plugin] + fresh
+        gate.open()
+        self.sentinel(a, data, 0)  # every event before it has been applied and offered
+        self.assertEqual(data.expected(), a.want())
+        a.wait_converged()
+        self.assertEqual(set(kvagent.file_items(a.files, "SELECTOR")),
+                         {s["id"] for s in data.items["SELECTOR"]})
+
     def test_a_session_id_is_shown_and_the_server_holds_it(self):
         ns, pub = self.new_publisher()
         a = self.agent(pub, namespace=ns)
