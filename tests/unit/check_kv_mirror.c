@@ -186,13 +186,13 @@ START_TEST(events_wait_for_the_settle_window)
 }
 END_TEST
 
-START_TEST(a_store_written_without_pause_is_delivered_by_ten_settles)
+START_TEST(a_store_written_without_pause_is_delivered_by_a_hundred_settles)
 {
 	struct fix f;
-	fix_init(&f, 100);
+	fix_init(&f, 10);
 	start(&f);
 	char id[16];
-	for (int t = 0; t <= 2000; t += 50) {
+	for (int t = 0; t <= 2000; t += 5) {
 		snprintf(id, sizeof id, "%d", 100 + t);
 		char path[64];
 		snprintf(path, sizeof path, ROOT "/selector/divide/%s", id);
@@ -200,6 +200,29 @@ START_TEST(a_store_written_without_pause_is_delivered_by_ten_settles)
 		ck_assert_int_le(kv_mirror_deadline(f.m), 2000);
 	}
 	ck_assert_int_eq(kv_mirror_flush(f.m, 2000, 0), 1);
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(a_long_refresh_with_writes_closer_than_settle_is_one_version)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	uint64_t gen = store_generation(f.st);
+	/* 5 s of writes, 50 ms apart: delete the subtree, then 100 items one by one */
+	kv_mirror_delete_tree(f.m, ROOT "/selector/divide", strlen(ROOT "/selector/divide"), 1000);
+	char id[16], path[64];
+	for (int i = 0; i < 100; i++) {
+		int64_t now = 1050 + 50 * i;
+		ck_assert_int_eq(kv_mirror_flush(f.m, now, 0), 0); /* nothing while it goes on */
+		snprintf(id, sizeof id, "%d", 11 + i);
+		snprintf(path, sizeof path, ROOT "/selector/divide/%s", id);
+		put(&f, path, selector(id, i == 1 ? "b" : "a"), now);
+	}
+	ck_assert_uint_eq(store_generation(f.st), gen);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 1050 + 50 * 99 + 100, 0), 1);
+	ck_assert_uint_eq(store_generation(f.st), gen + 1);
 	fix_free(&f);
 }
 END_TEST
@@ -457,7 +480,8 @@ int main(void)
 	tcase_add_test(tc, layout_refuses_ai_proxy_api_key);
 	tcase_add_test(tc, start_up_read_gives_every_group_a_version_empty_ones_too);
 	tcase_add_test(tc, events_wait_for_the_settle_window);
-	tcase_add_test(tc, a_store_written_without_pause_is_delivered_by_ten_settles);
+	tcase_add_test(tc, a_store_written_without_pause_is_delivered_by_a_hundred_settles);
+	tcase_add_test(tc, a_long_refresh_with_writes_closer_than_settle_is_one_version);
 	tcase_add_test(tc, refresh_delete_then_recreate_is_one_change_with_the_true_delta);
 	tcase_add_test(tc, an_unchanged_result_delivers_nothing);
 	tcase_add_test(tc, deletes_are_applied);

@@ -18,8 +18,9 @@
 #include "model/patch.h"
 
 /* a group's deadline never moves past first event + CEILING x settle, so a store written
- * without pause is still delivered */
-#define SETTLE_CEILING   10
+ * without pause is still delivered; high, because a large REFRESH (an admin writing
+ * thousands of nodes one by one) must not be delivered half done */
+#define SETTLE_CEILING   100
 #define REPAIR_PATHS_MAX 5
 
 struct node {
