@@ -259,14 +259,14 @@ check() {
 		record packages 0 1 0 "$t" "no dpkg-buildpackage/debhelper"
 	fi
 
-	log "fuzzing (libFuzzer, ${GWSYNC_FUZZ_SECONDS:-45}s per target)"
+	log "fuzzing (libFuzzer, ${GWSYNC_FUZZ_SECONDS:-35}s per target)"
 	t=$(date +%s)
 	local targets n_targets
 	targets=$(tests/fuzz/run.sh --list)
 	n_targets=$(wc -w <<<"$targets")
 	if ! command -v clang >/dev/null; then
 		record fuzz 0 "$n_targets" 0 "$t" "clang not installed"
-	elif tests/fuzz/run.sh build-fuzz "${GWSYNC_FUZZ_SECONDS:-45}"; then
+	elif tests/fuzz/run.sh build-fuzz "${GWSYNC_FUZZ_SECONDS:-35}"; then
 		record fuzz "$n_targets" 0 0 "$t" "$(sed 's/\([a-z_]*\)/fuzz_\1/g; s/ /, /g' <<<"$targets")"
 	else
 		local bad

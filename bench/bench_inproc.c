@@ -250,7 +250,8 @@ static int full_sync(struct ctx *c, int rounds)
 			fprintf(stderr,
 			        "store per item: %.0f bytes item list and index, %.0f typed fields "
 			        "and strings, %.0f kept reply\n",
-			        (double)list_bytes / (double)items, (double)typed_bytes / (double)items,
+			        (double)list_bytes / (double)items,
+			        (double)typed_bytes / (double)items,
 			        (double)text_bytes / (double)items);
 		store_free(st);
 		t2 = bench_now_ns();
@@ -294,8 +295,8 @@ static int full_sync(struct ctx *c, int rounds)
 	         (double)arena_bytes / 1048576.0, (double)arena_bytes / (double)items,
 	         (double)json_bytes / (double)items);
 	snprintf(fv, sizeof fv, "JSON %.1f MiB", (double)len / 1048576.0);
-	row("3. store size after the full sync (items, typed fields, kept reply)", v, fv, (double)arena_bytes / (double)len,
-	    "-", "-");
+	row("3. store size after the full sync (items, typed fields, kept reply)", v, fv,
+	    (double)arena_bytes / (double)len, "-", "-");
 	free(body);
 	return 0;
 }

@@ -19,7 +19,6 @@ prints the table); details go to stderr. Processes started here are stopped here
 """
 import argparse
 import json
-import math
 import os
 import shutil
 import signal
@@ -29,6 +28,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+
+from procfs import cpu_seconds, mib, percentile, smaps_kib, status_kib
 
 CLASSIC = ["PLUGIN", "SELECTOR", "RULE", "APP_AUTH", "META_DATA"]
 
@@ -44,19 +45,6 @@ def row(figure, value, floor, ratio, target, verdict):
 
 def met(ok):
     return "met" if ok else "NOT met"
-
-
-def percentile(sorted_values, p):
-    """Nearest-rank percentile of an ascending list."""
-    k = max(1, math.ceil(p / 100.0 * len(sorted_values)))
-    return sorted_values[k - 1]
-
-
-def cpu_seconds(pid):
-    """utime + stime of a whole process (every thread, live or exited) in seconds."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def thread_cpu_ns(pid):
@@ -98,29 +86,6 @@ def sched_delta(before, after):
         name = key.split("/")[0]
         per[name] = per.get(name, 0) + (w1 - w0)
     return cpu, wakes, per
-
-
-def smaps_kib(pid):
-    """{field: KiB} of /proc/PID/smaps_rollup (Pss, Private_Clean, Private_Dirty, ...)."""
-    out = {}
-    with open("/proc/%d/smaps_rollup" % pid) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) == 3 and parts[2] == "kB":
-                out[parts[0].rstrip(":")] = int(parts[1])
-    return out
-
-
-def status_kib(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise KeyError(key)
-
-
-def mib(kib):
-    return "%.1f MiB" % (kib / 1024.0)
 
 
 def manifest(data_dir):

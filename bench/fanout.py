@@ -37,7 +37,6 @@ import ctypes
 import http.client
 import json
 import logging
-import math
 import os
 import selectors
 import shutil
@@ -54,6 +53,7 @@ sys.path.insert(0, os.path.join(SRC, "tests", "admin"))
 
 import dataset  # noqa: E402  (the emulator's own data: the same items everywhere)
 import ws_messages  # noqa: E402  (gson(): the text ShenYu's admin writes to zk/etcd)
+from procfs import cpu_seconds, mib, percentile, private_kib, status_kib  # noqa: E402
 
 GROUPS = ["PLUGIN", "SELECTOR", "RULE"]
 NS = dataset.DEFAULT_NAMESPACE
@@ -68,41 +68,6 @@ def log(msg):
 def row(figure, value, floor, ratio, target="-", verdict="-"):
     r = "-" if ratio is None else "%.2fx" % ratio
     print("ROW|%s|%s|%s|%s|%s|%s" % (figure, value, floor, r, target, verdict), flush=True)
-
-
-def percentile(sorted_values, p):
-    """Nearest-rank percentile of an ascending list."""
-    k = max(1, math.ceil(p / 100.0 * len(sorted_values)))
-    return sorted_values[k - 1]
-
-
-def cpu_seconds(pid):
-    """utime + stime of a whole process (every thread, live or exited) in seconds."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def private_kib(pid):
-    """Private_Clean + Private_Dirty of /proc/PID/smaps_rollup, in KiB."""
-    total = 0
-    with open("/proc/%d/smaps_rollup" % pid) as f:
-        for line in f:
-            if line.startswith(("Private_Clean:", "Private_Dirty:")):
-                total += int(line.split()[1])
-    return total
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def mib(kib):
-    return "%.1f MiB" % (kib / 1024.0)
 
 
 def free_port():
@@ -566,7 +531,7 @@ def run_server(kind, args, build, procs, data, sizes, summary):
         a2 = fleet.cpu()
         extra += sum(g == "RULE" for _, g, *_ in reports.poll(0))
         privs = sorted(private_kib(p.pid) for p in fleet.agents)
-        server_rss = sum(rss_kib(p) for p in server.pids)
+        server_rss = sum(status_kib(p, "VmRSS") for p in server.pids)
         codes = fleet.stop()
         if any(codes):
             log("%s: agent exit codes %s" % (kind, sorted(set(codes))))

@@ -236,6 +236,14 @@ static int check_kv(struct loader *ld, const struct ynode *sec)
 		                "is set, so %s.password or %s.password_file is required", name,
 		                name);
 	}
+	if (c->password && !c->username) {
+		snprintf(path, sizeof path, "%s.%s", name,
+		         ld->password ? "password" : "password_file");
+		return cfgw_err(ld, ld->password ? ld->password : ld->password_file, path,
+		                "is set but %s.username is not: etcd authenticates a user "
+		                "(set username, or leave the password out)",
+		                name);
+	}
 	if (!!c->tls.cert_file != !!c->tls.key_file) {
 		snprintf(path, sizeof path, "%s.tls.%s", name,
 		         c->tls.cert_file ? "cert_file" : "key_file");

@@ -85,8 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (copy) {
 		memcpy(copy, next, next_len);
 		copy[next_len] = '\0';
-		int rc_kept =
-		    reply_parse_fetch_adopt(&copy, next_len, all, n, "fuzz", held, kept, &why, &err);
+		int rc_kept = reply_parse_fetch_adopt(&copy, next_len, all, n, "fuzz", held, kept,
+		                                      &why, &err);
 		unref_all(held); /* what the new versions share must outlive the held ones */
 		memset(held, 0, sizeof held);
 		assert_same(rc_fresh, fresh, rc_kept, kept);

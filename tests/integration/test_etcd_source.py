@@ -13,6 +13,7 @@ import os
 import shutil
 import ssl
 import subprocess
+import sys
 import time
 import unittest
 import urllib.error
@@ -20,6 +21,9 @@ import urllib.request
 
 import groupfiles
 import harness
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kv"))
+import proxy  # noqa: E402
 
 ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 NS = "649330b6-c2d7-4edc-be8e-8a54df9eb385"
@@ -351,6 +355,38 @@ class EtcdSourceTest(harness.IntegrationTest):
         self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
         self.wait_files(files)
 
+    def test_a_member_that_never_answers_the_watch_is_left_for_the_next(self):
+        """A member that takes the watch request and never answers it (a frozen process:
+        its kernel still accepts and acknowledges) holds the agent for connect_timeout at
+        most: then the next endpoint's watch brings the changes."""
+        class SilentWatch:
+            """Per connection: once the agent has sent a watch request, nothing of the
+            answer reaches it (ranges, on their own connection, pass)."""
+            def __init__(self):
+                self.watch = False
+
+            def up(self, data):
+                self.watch = self.watch or b"/v3/watch" in data
+                return data
+
+            def down(self, data):
+                return b"" if self.watch else data
+
+        port = int(self.etcd.public_url.rsplit(":", 1)[1])
+        frozen = proxy.Proxy(port, make_filter=SilentWatch)
+        self.addCleanup(frozen.close)
+        self.seed()
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([frozen.url, self.etcd.public_url], files,
+                                    etcd={"connect_timeout": "1s"}))
+        self.wait_files(files)
+        d.wait_log(r"etcd: endpoint %s: watch of %s/: not created within 1000 ms "
+                   r"\[timeout\]; trying endpoint %s"
+                   % (frozen.url, ROOT, self.etcd.public_url), timeout=10)
+        d.wait_log(r"etcd: endpoint %s: watching " % self.etcd.public_url)
+        self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
+        self.wait_files(files)
+
     def test_auth_with_a_token_and_the_password_never_logged(self):
         password = "s3cret-Pa55word-etcd"
         self.seed()
@@ -479,6 +515,130 @@ class EtcdSourceTest(harness.IntegrationTest):
         self.assertLess(elapsed, 1.0)
 
 
+class FakeGateway:
+    """Just enough of etcd's JSON gateway for what a real etcd will not do on demand: every
+    range answers an empty store, at revision 5 before the first watch and 20 after it; the
+    first watch is
+    created, then sends one answer bigger than the agent's 64 MiB cap, as a watch resumed
+    far behind can (etcd batches up to 1000 revisions into one answer); later watches are
+    created and stay quiet."""
+
+    BIG = 65 << 20
+
+    def __init__(self, refuse_token_after_create=False):
+        """refuse_token_after_create: instead, every watch is created and then ended by
+        an UNAUTHENTICATED error (what a token refused only once the watch runs looks
+        like); /v3/auth/authenticate gives a token every time (and is counted)."""
+        import http.server
+        import threading
+        gw = self
+        self.ranges = []  # the revision each range asked for ("" for the newest)
+        self.watches = []  # each watch's start_revision
+        self.authenticates = 0
+        self.lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path == "/v3/auth/authenticate":
+                    with gw.lock:
+                        gw.authenticates += 1
+                    reply = json.dumps({"header": {"revision": "5"}, "token": "tok"}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                    return
+                if self.path == "/v3/kv/range":
+                    with gw.lock:
+                        gw.ranges.append(body.get("revision", ""))
+                        rev = "5" if len(gw.watches) == 0 else "20"
+                    reply = json.dumps({"header": {"revision": rev}}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                    return
+                with gw.lock:
+                    gw.watches.append(body["create_request"].get("start_revision"))
+                    first = len(gw.watches) == 1
+                self.send_response(200)
+                self.end_headers()
+                try:
+                    self.wfile.write(b'{"result":{"header":{"revision":"5"},"created":true}}\n')
+                    self.wfile.flush()
+                    if refuse_token_after_create:
+                        self.wfile.write(b'{"error":{"grpc_code":16,"http_code":401,'
+                                         b'"message":"etcdserver: invalid auth token"}}\n')
+                        return
+                    if first:
+                        self.wfile.write(b'{"result":{"header":{"revision":"9"},"x":"')
+                        chunk = b"A" * (1 << 20)
+                        for _ in range(gw.BIG >> 20):
+                            self.wfile.write(chunk)
+                        self.wfile.write(b'"}}\n')
+                        self.wfile.flush()
+                    while not gw.closing:
+                        time.sleep(0.05)
+                except OSError:
+                    pass
+
+        self.closing = False
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.closing = True
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class EtcdFakeGatewayTest(harness.IntegrationTest):
+    def test_a_watch_answer_over_the_cap_is_followed_by_a_fresh_read(self):
+        """An answer over the size cap would come again at every resume of the same
+        watch: the agent reads everything at a fresh revision and watches from there."""
+        gw = FakeGateway()
+        self.addCleanup(gw.close)
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([gw.url], files))
+        d.wait_log(r"etcd: endpoint %s: watch of %s/: watch stream: an answer larger than "
+                   r"67108864 bytes \[too_large\]" % (gw.url, ROOT), timeout=20)
+        d.wait_log(r"etcd: endpoint %s: recovery read of %s/: 0 key\(s\) at revision 20"
+                   % (gw.url, ROOT), timeout=10)
+        d.wait_log(r"etcd: endpoint %s: watching " % gw.url, count=2)
+        with gw.lock:
+            self.assertEqual(gw.watches[:2], ["6", "21"])
+
+    def test_a_watch_refused_for_its_token_after_creation_follows_the_retry_rules(self):
+        """A token refused by a watch that was created is renewed once; when the new
+        token is refused the same way, that is a failed try on the retry schedule, not
+        an endless loop of authenticate and watch."""
+        gw = FakeGateway(refuse_token_after_create=True)
+        self.addCleanup(gw.close)
+        files = self.tmpdir()
+        d = self.daemon(etcd_config([gw.url], files, etcd={
+            "username": "root", "password": "pw",
+            "retry": {"attempts": 2, "interval": "300ms", "backoff": "1s",
+                      "startup_backoff": "1s"}}))
+        d.wait_log(r"etcd: .*invalid auth token \[auth\]; authenticating again")
+        d.wait_log(r"etcd: .*invalid auth token \[auth\]; round 1 of 2 over 1 endpoint\(s\) "
+                   r"failed, next try in 300 ms")
+        time.sleep(1.5)  # a rate: what the thread does in a stretch of time
+        with gw.lock:
+            self.assertLess(gw.authenticates, 15)
+            self.assertLess(len(gw.watches), 15)
+            # and each try after that starts with a new token, not the refused one
+            self.assertGreaterEqual(gw.authenticates, len(gw.watches) - 1)
+
+
 class EtcdTlsTest(harness.IntegrationTest):
     """https:// endpoints: the start-up range and the watch stream both verify etcd's
     certificate with etcd.tls.ca_file; the wrong CA is a connect failure naming the
@@ -551,7 +711,9 @@ class EtcdClusterTest(harness.IntegrationTest):
             m[2].put(ROOT + "/plugin/p%d" % i, item)
             held["p%d" % i] = item
         harness.wait_until(same, timeout=30, message="PLUGIN equal after a member is down")
-        d.wait_log(r"etcd: endpoint %s: watching " % m[1].public_url)
+        # the next member, or the one after it when the next had no leader yet (the one
+        # that went down was the leader)
+        d.wait_log(r"etcd: endpoint (%s|%s): watching " % (m[1].public_url, m[2].public_url))
 
         # the leader moves to another live member while writes go on
         leader = self.cluster.leader()

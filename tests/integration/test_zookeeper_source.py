@@ -242,6 +242,61 @@ class ZooKeeperSource(harness.IntegrationTest):
         self.assertIn("zookeeper: zookeeper://%s/ns-basic/shenyu: ZooKeeper sync stopped"
                       % self.server.address, d.text())
 
+    def test_every_thread_is_named_the_client_librarys_own_too(self):
+        # `top -H` must tell the threads apart: the ZooKeeper client library starts two
+        # threads of its own (network I/O, completions), which would otherwise carry the
+        # process's name; after a session expiry the new handle's threads are named too
+        a = self.admin("ns-names")
+        a.plugin(plugin("divide"))
+        files = self.tmpdir()
+        d = self.agent("ns-names", files, session_timeout="1s")
+        harness.wait_until(lambda: by_key(files, "PLUGIN", "name"), timeout=20,
+                           message="start-up PLUGIN")
+
+        def names():
+            out = {}
+            for tid in os.listdir("/proc/%d/task" % d.pid):
+                try:
+                    with open("/proc/%d/task/%s/comm" % (d.pid, tid)) as f:
+                        out[int(tid)] = f.read().strip()
+                except FileNotFoundError:
+                    pass  # the thread ended meanwhile
+            return out
+
+        # ThreadSanitizer's runtime starts a background thread of its own before main,
+        # which carries the process's name: allowed in a TSan build, and only that one
+        with open("/proc/%d/maps" % d.pid) as f:
+            runtime_threads = 1 if "libtsan" in f.read() else 0
+
+        def named_as_wanted():
+            got = names()
+            unnamed = [t for t, n in got.items() if n == "gwsyncd" and t != d.pid]
+            return (len(unnamed) <= runtime_threads and
+                    {"zk-0", "zk-client", "zk-events"} <= set(got.values()))
+        def wait_named(when):
+            try:
+                harness.wait_until(named_as_wanted, timeout=10,
+                                   message="every thread named " + when)
+            except AssertionError as e:
+                raise AssertionError("%s: %r" % (e, names()))
+        wait_named("at start")
+        got = sorted(names().values())
+        self.assertEqual(1, got.count("zk-client"), got)
+        self.assertEqual(1, got.count("zk-events"), got)
+
+        session = d.wait_log(r"session (0x[0-9a-f]+): everything read").group(1)
+        os.kill(d.pid, signal.SIGSTOP)  # frozen past its session timeout
+        try:
+            harness.wait_until(lambda: not self.server.session_alive(session), timeout=20,
+                               interval=0.1, message="the server to expire the session")
+        finally:
+            os.kill(d.pid, signal.SIGCONT)
+        d.wait_log(r"everything read again", timeout=20)
+        wait_named("after a new session")
+        got = sorted(names().values())
+        self.assertEqual(1, got.count("zk-client"), got)
+        self.assertEqual(1, got.count("zk-events"), got)
+
     def test_a_refresh_reaches_the_store_as_one_version_never_an_empty_group(self):
         a = self.admin("ns-refresh")
         a.plugin(plugin("divide"))

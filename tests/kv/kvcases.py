@@ -472,6 +472,23 @@ class KvCases:
         r = a.d.run_once(timeout=60)
         self.assertEqual(1, r.returncode, r.stderr[-3000:])
 
+    def test_once_with_the_server_down_delivers_the_snapshot(self):
+        ns, pub = self.new_publisher()
+        data = publisher.RandomData(seed=36, namespace=ns)
+        pub.sync_all(data.items)
+        state = self.tmpdir()
+        first = self.agent(pub, namespace=ns, state_dir=state)
+        first.wait_converged()
+        old = first.want()
+        first.d.stop()
+        px, addr = self.proxy()
+        px.block()  # the server is down for the one-shot run
+        a = self.agent(pub, namespace=ns, servers_=[addr], state_dir=state, start=False)
+        r = a.d.run_once(timeout=60)
+        self.assertEqual(0, r.returncode, r.stderr[-3000:])
+        for g, items in old.items():
+            self.assertEqual("", kvagent.differences(items, kvagent.file_items(a.files, g)), g)
+
     def test_snapshot_cold_start_serves_the_snapshot_then_catches_up(self):
         ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=35, namespace=ns)

@@ -13,7 +13,9 @@ make on its own:
   events of other keys flow on (one change lost in the middle);
   EtcdWatchBlinder rewrites every etcd /v3/watch create_request to watch a key range
   nothing is written to, while `blind` is set (a watch that silently stalls): range
-  reads still see everything.
+  reads still see everything;
+- order the agent's reads against a test's writes: ZkRequestGate holds ZooKeeper requests
+  until the test lets them through, one at a time.
 Standard library only; one thread per direction per connection, all stopped by close().
 """
 import json
@@ -179,6 +181,100 @@ def zk_event_dropper(target_port):
     """(proxy, state): set state["dropping"] = True to start losing watch events."""
     state = {"dropping": False, "dropped": 0}
     return Proxy(target_port, make_filter=lambda: ZkEventDropper(state)), state
+
+
+class ZkRequestGate:
+    """Shared by the connections of one proxy: holds the agent's ZooKeeper requests so a
+    test can order them against its own writes, one read at a time (the source makes one
+    read at a time). While closed, every request but a ping waits in the agent-to-server
+    pump until step() lets one through or open() lets all through; `held` is the (op, path)
+    of the request waiting, op being ZooKeeper's opcode (3 exists, 4 getData, 12
+    getChildren2). Server-to-agent traffic (replies, watch events) always flows."""
+
+    GET_DATA, GET_CHILDREN2, EXISTS, PING = 4, 12, 3, 11
+
+    def __init__(self, limit=30.0):
+        self.cv = threading.Condition()
+        self.closed = False
+        self.permits = 0
+        self.held = None
+        self.limit = limit  # a held request goes on after this long, so nothing hangs
+
+    def close(self):
+        with self.cv:
+            self.closed, self.permits = True, 0
+
+    def open(self):
+        with self.cv:
+            self.closed = False
+            self.cv.notify_all()
+
+    def step(self):
+        """Let the request held now through; the next one is held again."""
+        with self.cv:
+            self.permits += 1
+            self.cv.notify_all()
+
+    def wait_held(self, op, prefix, timeout=30.0):
+        """Wait until a request with opcode op on a path starting with prefix is held;
+        returns its path."""
+        def held():
+            return self.held and self.held[0] == op and self.held[1].startswith(prefix)
+        with self.cv:
+            if not self.cv.wait_for(held, timeout):
+                raise AssertionError("no request %d on %s held within %.0fs (held: %r)"
+                                     % (op, prefix, timeout, self.held))
+            return self.held[1]
+
+    def pass_request(self, op, path):
+        with self.cv:
+            if not self.closed:
+                return
+            self.held = (op, path)
+            self.cv.notify_all()
+            self.cv.wait_for(lambda: not self.closed or self.permits > 0, self.limit)
+            if self.permits:
+                self.permits -= 1
+            self.held = None
+
+    def filter(self):
+        return _ZkGateFilter(self)
+
+
+class _ZkGateFilter:
+    """One connection's side of ZkRequestGate: splits the agent's bytes into frames (a
+    4-byte big-endian length and the body; the first is the connect request, no header)
+    and asks the gate before passing each request."""
+
+    def __init__(self, gate):
+        self.gate = gate
+        self.buf = b""
+        self.first = True
+
+    def down(self, data):
+        return data
+
+    def up(self, data):
+        self.buf += data
+        out = []
+        while len(self.buf) >= 4:
+            (n,) = struct.unpack(">i", self.buf[:4])
+            if len(self.buf) < 4 + n:
+                break
+            frame, self.buf = self.buf[:4 + n], self.buf[4 + n:]
+            if self.first:
+                self.first = False
+            elif n >= 8:
+                _, op = struct.unpack(">ii", frame[4:12])
+                path = ""
+                if op in (ZkRequestGate.GET_DATA, ZkRequestGate.GET_CHILDREN2,
+                          ZkRequestGate.EXISTS) and n >= 12:
+                    (plen,) = struct.unpack(">i", frame[12:16])
+                    path = frame[16:16 + max(plen, 0)].decode("utf-8", "replace")
+                if op != ZkRequestGate.PING:
+                    self.gate.pass_request(op, path)
+            out.append(frame)
+        return b"".join(out)
 
 
 # ---------------------------------------------------------------------- etcd

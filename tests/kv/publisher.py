@@ -458,7 +458,8 @@ class RandomData:
         group = self.rng.choice(groups)
         items = self.items[group]
         if roll < 0.05 and "SELECTOR" in self.groups and self.items["SELECTOR"]:
-            g = self.rng.choice([g for g in ("SELECTOR", "RULE") if g in self.groups])
+            g = self.rng.choice([g for g in ("SELECTOR", "RULE")
+                                 if g in self.groups and self.items[g]])
             plugin = self.rng.choice(self.items[g])["pluginName"]
             keep = [it for it in self.items[g] if it["pluginName"] == plugin]
             fresh = [self.changed(g, it) if self.rng.random() < 0.5 else it for it in keep]

@@ -563,6 +563,8 @@ START_TEST(source_sections_refused)
 	         "etcd.username: is set, so etcd.password or etcd.password_file is required");
 	load_err("etcd:\n  endpoints: [ \"http://e:1\" ]\n  password: a\n  password_file: /x\n", 4,
 	         18, "cannot be used together with etcd.password (line 3)");
+	load_err("etcd:\n  endpoints: [ \"http://e:1\" ]\n  password: a\n", 3, 13,
+	         "etcd.password: is set but etcd.username is not");
 	load_err("zookeeper:\n  servers: [ \"z:1\" ]\n  password: x\n", 3, 3,
 	         "unknown key 'password' in zookeeper");
 }

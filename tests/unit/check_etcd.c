@@ -203,7 +203,10 @@ static void stream_bad(const char *text, size_t max, const char *part)
 	ck_assert_msg(etcd_stream_feed(&st, text, strlen(text), collect, &s, &err) == -1,
 	              "accepted %s", text);
 	ck_assert_msg(strstr(err.msg, part), "'%s' -> '%s'", text, err.msg);
+	/* only the cap says "too large": the source answers it with a fresh read */
+	ck_assert_int_eq(st.too_large, strstr(part, "larger than") != NULL);
 	etcd_stream_reset(&st);
+	ck_assert_int_eq(st.too_large, 0);
 }
 
 START_TEST(stream_refuses_what_is_not_objects)

@@ -92,6 +92,33 @@ START_TEST(removing_a_node_removes_its_known_subtree_and_nothing_else)
 }
 END_TEST
 
+START_TEST(removing_a_node_removes_nodes_below_it_that_no_children_list_names)
+{
+	/* Issue 12's lost selector: S's delete event re-read S (created again) after its
+	 * plugin directory P had been found gone, so S was in the table and P's list did not
+	 * name it. P's own delete event then removed P's subtree from the mirror by path; had
+	 * the table kept S, the walk of P created again would have skipped S as known. */
+	struct zk_tree t;
+	zk_tree_init(&t);
+	const char *old_kids[] = {"s2", NULL};
+	free(set_kids(zk_tree_put(&t, "/r/selector/divide"), old_kids));
+	zk_tree_put(&t, "/r/selector/divide/s2");
+	zk_tree_put(&t, "/r/selector/divide/s1");   /* named by no list */
+	zk_tree_put(&t, "/r/selector/divide/s1/x"); /* below it */
+	zk_tree_put(&t, "/r/selector/divide2/s1");  /* shares the prefix: not below */
+	ck_assert_uint_eq(zk_tree_remove(&t, "/r/selector/divide"), 4);
+	ck_assert_ptr_null(zk_tree_get(&t, "/r/selector/divide/s1"));
+	ck_assert_ptr_null(zk_tree_get(&t, "/r/selector/divide/s1/x"));
+	ck_assert_ptr_nonnull(zk_tree_get(&t, "/r/selector/divide2/s1"));
+	/* the parent itself need not be in the table */
+	zk_tree_put(&t, "/r/rule/divide/a-1");
+	ck_assert_uint_eq(zk_tree_remove(&t, "/r/rule/divide"), 1);
+	ck_assert_ptr_null(zk_tree_get(&t, "/r/rule/divide/a-1"));
+	ck_assert_uint_eq(t.count, 1);
+	zk_tree_free(&t);
+}
+END_TEST
+
 START_TEST(a_node_deleted_and_created_again_is_new_to_the_table)
 {
 	/* the rule the source walks by: a listed child not in the table is new, even when
@@ -236,6 +263,7 @@ int main(void)
 	tcase_add_test(tree, join_puts_one_slash_between_parent_and_name);
 	tcase_add_test(tree, children_are_kept_sorted_and_the_old_list_is_handed_back);
 	tcase_add_test(tree, removing_a_node_removes_its_known_subtree_and_nothing_else);
+	tcase_add_test(tree, removing_a_node_removes_nodes_below_it_that_no_children_list_names);
 	tcase_add_test(tree, a_node_deleted_and_created_again_is_new_to_the_table);
 	tcase_add_test(tree, thousands_of_nodes_stay_findable_as_the_table_grows);
 	suite_add_tcase(s, tree);

@@ -94,6 +94,14 @@ static int post(struct etcd_client *c, size_t ep, const char *path, const char *
 	return rc;
 }
 
+void etcd_client_forget_token(struct etcd_client *c)
+{
+	if (c->auth_header)
+		memset(c->auth_header, 0, strlen(c->auth_header));
+	free(c->auth_header);
+	c->auth_header = NULL;
+}
+
 int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *why,
                              struct gw_err *err)
 {

@@ -35,6 +35,9 @@ void etcd_client_interrupt(struct etcd_client *c);
  * or NULL without auth or before a token was obtained. Valid until the next call. */
 const char *etcd_client_auth_header(const struct etcd_client *c);
 
+/* Drop the token: the next session authenticates before its first call. */
+void etcd_client_forget_token(struct etcd_client *c);
+
 /* Get a (new) token from endpoint ep. 0, or -1 with *why (SYNC_FAIL_AUTH if refused). */
 int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *why,
                              struct gw_err *err);

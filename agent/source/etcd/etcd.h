@@ -51,7 +51,8 @@ struct source {
 	int64_t resync_at;      /* monotonic ms of the next anti-entropy read; -1: off */
 	int established;        /* the current stream's watch was created */
 	int64_t established_ms; /* monotonic ms when it was */
-	int auth_retried;       /* the watch was already refused for its token once */
+	int auth_retried;       /* the watch was already refused for its token once (since
+	                         * the last watch that lived) */
 	int end_code;           /* set by the stream callback when it ends the stream */
 	enum sync_fail end_why;
 	char end_msg[1024];

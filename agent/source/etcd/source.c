@@ -108,6 +108,9 @@ static void *run(void *arg)
 			failures = 0;
 			tries = 0;
 			tried = 0;
+			/* only a watch that ran earns another renewal: one refused right after its
+			 * creation with a fresh token would otherwise renew and retry for ever */
+			s->auth_retried = 0;
 		}
 		if (out == ETCD_COMPACTED) {
 			LOG_W(s->log, "etcd",
@@ -129,8 +132,14 @@ static void *run(void *arg)
 			out = ETCD_FAILED;
 		}
 		if (out == ETCD_ENDED && lived) {
-			LOG_W(s->log, "etcd", "%s [%s]; resuming the watch from revision %lld",
-			      err.msg, sync_fail_name(why), (long long)(s->rev + 1));
+			if (s->need_full != ETCD_NO_FULL_READ)
+				LOG_W(s->log, "etcd",
+				      "%s [%s]; reading everything again at a fresh revision",
+				      err.msg, sync_fail_name(why));
+			else
+				LOG_W(s->log, "etcd",
+				      "%s [%s]; resuming the watch from revision %lld", err.msg,
+				      sync_fail_name(why), (long long)(s->rev + 1));
 			continue;
 		}
 		/* ETCD_FAILED: the next endpoint, and after a whole round the schedule */

@@ -24,6 +24,7 @@ void etcd_stream_reset(struct etcd_stream *s)
 	s->depth = 0;
 	s->in_str = 0;
 	s->esc = 0;
+	s->too_large = 0;
 }
 
 static int is_space(char c)
@@ -115,9 +116,11 @@ int etcd_stream_feed(struct etcd_stream *s, const char *data, size_t n, etcd_str
 		}
 		if (start > 0)
 			consume(s, start);
-		if (s->buf.len > s->max)
+		if (s->buf.len > s->max) {
+			s->too_large = 1;
 			return gw_errf(err, "watch stream: an answer larger than %zu bytes",
 			               s->max);
+		}
 	}
 	return 0;
 }

@@ -22,6 +22,7 @@ struct etcd_stream {
 	int depth;         /* nesting of {} and [] at pos; 0: between objects */
 	int in_str;        /* inside a string at pos */
 	int esc;           /* after a backslash inside a string */
+	int too_large;     /* the feed failed on an object over max (not on bad framing) */
 };
 
 /* Called with each complete object (text[len] is '\0'); 0 to go on, anything else stops

@@ -8,7 +8,8 @@
  * what was read and is skipped (one revision may carry many events: a prefix delete). A
  * watch that ends is resumed from the last revision seen + 1 (nothing to read again);
  * only a start revision compacted away (the watch is cancelled with compact_revision)
- * needs a new full read. The anti-entropy resync reads the newest revision, after the
+ * needs a new full read (and so does an answer over the size cap: the same resume would
+ * bring it again). The anti-entropy resync reads the newest revision, after the
  * stream's buffered bytes were applied: a change the watch never reported is a
  * difference (a repair); one still on its way when the read was made shows as a repair
  * too (the window is the stream's latency) and is skipped when it arrives.
@@ -202,7 +203,6 @@ static int on_object(void *arg, const char *text, size_t len)
 		if (m.created && !s->established) {
 			s->established = 1;
 			s->established_ms = gw_mono_ms();
-			s->auth_retried = 0;
 			etcd_mark_success(s);
 			LOG_I(s->log, "etcd", "endpoint %s: watching %s from revision %lld", ep,
 			      s->prefix, (long long)(s->rev + 1));
@@ -228,10 +228,20 @@ static enum etcd_outcome stream_ended(struct source *s, int fn_rc, enum sync_fai
 			s->auth_retried = 1;
 			return ETCD_AUTH_RETRY;
 		}
+		/* refused again with the renewed token: a failed try on the retry schedule,
+		 * and that try starts with a new token (a token etcd forgot meanwhile, when it
+		 * restarted again, is not sent for ever) */
+		if (fn_rc == END_AUTH)
+			etcd_client_forget_token(s->client);
 		return s->established ? ETCD_ENDED : ETCD_FAILED;
 	}
 	*out_why = why;
 	gw_errf(err, "endpoint %s", werr->msg);
+	/* a watch resumed from an old revision gets up to 1000 revisions of events in one
+	 * answer; one over the cap would be sent again at every resume, so the next session
+	 * reads everything at a fresh revision and watches from there instead */
+	if (why == SYNC_FAIL_TOO_LARGE)
+		s->need_full = KV_FULL_RECOVER;
 	return s->established ? ETCD_ENDED : ETCD_FAILED;
 }
 
@@ -268,6 +278,11 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 		return ETCD_FAILED;
 	}
 	free(body);
+	/* a member that takes the request and never answers it (a frozen process: its kernel
+	 * still accepts and acknowledges, so neither the connect timeout nor TCP keepalive
+	 * notices) must not hold the agent: a watch not created in connect_timeout is a
+	 * failed try, and the next endpoint takes over */
+	int64_t create_by = gw_mono_ms() + s->cfg->connect_timeout_ms;
 
 	for (;;) {
 		if (atomic_load(&s->stop)) {
@@ -284,6 +299,14 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 		}
 		int64_t now = gw_mono_ms();
 		int64_t dl = etcd_flush_due(s, now);
+		if (!s->established && now >= create_by) {
+			etcd_watch_close(s->watch);
+			etcd_set_state(s, SOURCE_CONN_CONNECTING, 0);
+			*why = SYNC_FAIL_TIMEOUT;
+			gw_errf(err, "endpoint %s: watch of %s: not created within %lld ms", ep,
+			        s->prefix, (long long)s->cfg->connect_timeout_ms);
+			return ETCD_FAILED;
+		}
 		if (s->established && s->resync_at >= 0 && now >= s->resync_at) {
 			if (etcd_full_read(s, s->ep, KV_FULL_RESYNC, why, err) != 0) {
 				/* the endpoint in use cannot answer a read: its watch may be as
@@ -297,6 +320,8 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 		int64_t wake = dl;
 		if (s->established && s->resync_at >= 0 && (wake < 0 || s->resync_at < wake))
 			wake = s->resync_at;
+		if (!s->established && (wake < 0 || create_by < wake))
+			wake = create_by;
 		etcd_watch_wait(s->watch, wake < 0 ? -1 : (wake > now ? wake - now : 0));
 	}
 }

@@ -204,7 +204,7 @@ static void classify(struct etcd_watch *w, CURLcode rc, enum sync_fail *why, str
 {
 	const char *where = w->endpoint;
 	if (w->bad_stream) {
-		*why = SYNC_FAIL_PARSE;
+		*why = w->stream.too_large ? SYNC_FAIL_TOO_LARGE : SYNC_FAIL_PARSE;
 		gw_errf(err, "%s: %s: %s", where, w->label, w->stream_err.msg);
 	} else if (w->status && w->status != 200) {
 		struct etcd_error e;

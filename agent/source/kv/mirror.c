@@ -18,8 +18,9 @@
 #include "model/patch.h"
 
 /* a group's deadline never moves past first event + CEILING x settle, so a store written
- * without pause is still delivered */
-#define SETTLE_CEILING   10
+ * without pause is still delivered; high, because a large REFRESH (an admin writing
+ * thousands of nodes one by one) must not be delivered half done */
+#define SETTLE_CEILING   100
 #define REPAIR_PATHS_MAX 5
 
 struct node {
@@ -32,10 +33,24 @@ struct node {
 	size_t value_len;
 };
 
+/* How many nodes a table holds strictly below a path: what lets delete_tree of a leaf (the
+ * common case: ZooKeeper reports a deleted subtree node by node) cost that node, not a scan
+ * of the whole table. One entry per proper prefix ending before a '/' of a held path. */
+struct dir {
+	struct dir *next;
+	uint64_t hash;
+	size_t len;
+	size_t below;
+	char path[];
+};
+
 struct table {
 	struct node **slots;
 	size_t n_slots; /* a power of two */
 	size_t n;
+	struct dir **dslots;
+	size_t n_dslots; /* a power of two */
+	size_t n_dirs;
 };
 
 struct kv_mirror {
@@ -80,7 +95,96 @@ static void table_clear(struct table *t)
 		}
 	}
 	free(t->slots);
+	for (size_t i = 0; i < t->n_dslots; i++) {
+		struct dir *d = t->dslots[i];
+		while (d) {
+			struct dir *next = d->next;
+			free(d);
+			d = next;
+		}
+	}
+	free(t->dslots);
 	memset(t, 0, sizeof *t);
+}
+
+static struct dir **dir_find(struct table *t, const char *path, size_t len, uint64_t h)
+{
+	if (!t->n_dslots)
+		return NULL;
+	struct dir **at = &t->dslots[h & (t->n_dslots - 1)];
+	for (; *at; at = &(*at)->next)
+		if ((*at)->hash == h && (*at)->len == len && memcmp((*at)->path, path, len) == 0)
+			return at;
+	return at;
+}
+
+static int dir_grow(struct table *t)
+{
+	if (t->n_dslots && t->n_dirs < t->n_dslots)
+		return 0;
+	size_t n_slots = t->n_dslots ? t->n_dslots * 2 : 64;
+	struct dir **slots = calloc(n_slots, sizeof *slots);
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < t->n_dslots; i++) {
+		struct dir *d = t->dslots[i];
+		while (d) {
+			struct dir *next = d->next;
+			d->next = slots[d->hash & (n_slots - 1)];
+			slots[d->hash & (n_slots - 1)] = d;
+			d = next;
+		}
+	}
+	free(t->dslots);
+	t->dslots = slots;
+	t->n_dslots = n_slots;
+	return 0;
+}
+
+/* Count a node at path in (delta 1) or out (delta -1) of every directory above it. Counting
+ * in may fail for memory (-1); counting out never does (every entry exists). */
+static int dirs_count(struct table *t, const char *path, size_t len, int delta)
+{
+	for (size_t k = 1; k < len; k++) {
+		if (path[k] != '/')
+			continue;
+		uint64_t h = path_hash(path, k);
+		struct dir **at = dir_find(t, path, k, h);
+		if (at && *at) {
+			struct dir *d = *at;
+			if (delta > 0) {
+				d->below++;
+			} else if (--d->below == 0) {
+				*at = d->next;
+				free(d);
+				t->n_dirs--;
+			}
+			continue;
+		}
+		if (delta < 0)
+			continue;
+		struct dir *d;
+		if (dir_grow(t) < 0 || !(d = malloc(sizeof *d + k))) {
+			dirs_count(t, path, k, -1); /* undo the levels above */
+			return -1;
+		}
+		memcpy(d->path, path, k);
+		d->len = k;
+		d->hash = h;
+		d->below = 1;
+		at = dir_find(t, path, k, h);
+		d->next = *at;
+		*at = d;
+		t->n_dirs++;
+	}
+	return 0;
+}
+
+/* How many nodes t holds strictly below path. */
+static size_t dirs_below(struct table *t, const char *path, size_t len)
+{
+	struct dir **at = dir_find(t, path, len, path_hash(path, len));
+	return at && *at ? (*at)->below : 0;
 }
 
 static struct node **table_find(struct table *t, const char *path, size_t len, uint64_t h)
@@ -135,6 +239,7 @@ static int table_set(struct table *t, int group, const char *path, size_t len, c
 			return 0;
 		if (vlen == 0) {
 			*at = n->next;
+			dirs_count(t, n->path, n->path_len, -1);
 			node_free(n);
 			t->n--;
 			return 1;
@@ -153,7 +258,8 @@ static int table_set(struct table *t, int group, const char *path, size_t len, c
 	if (table_grow(t) < 0)
 		return -1;
 	struct node *n = calloc(1, sizeof *n);
-	if (!n || !(n->path = malloc(len + 1)) || !(n->value = malloc(vlen))) {
+	if (!n || !(n->path = malloc(len + 1)) || !(n->value = malloc(vlen)) ||
+	    dirs_count(t, path, len, 1) < 0) {
 		node_free(n);
 		return -1;
 	}
@@ -253,7 +359,19 @@ int kv_mirror_delete_tree(struct kv_mirror *m, const char *path, size_t path_len
 {
 	struct table *t = &m->cur;
 	int changed = 0;
-	for (size_t i = 0; i < t->n_slots; i++) {
+	/* the node itself by its hash; the table is scanned only when nodes lie below it */
+	struct node **self = table_find(t, path, path_len, path_hash(path, path_len));
+	if (self && *self) {
+		struct node *n = *self;
+		*self = n->next;
+		mark_dirty(m, n->group, now_ms);
+		dirs_count(t, n->path, n->path_len, -1);
+		node_free(n);
+		t->n--;
+		changed = 1;
+	}
+	size_t below = dirs_below(t, path, path_len);
+	for (size_t i = 0; below && i < t->n_slots; i++) {
 		struct node **at = &t->slots[i];
 		while (*at) {
 			struct node *n = *at;
@@ -266,8 +384,10 @@ int kv_mirror_delete_tree(struct kv_mirror *m, const char *path, size_t path_len
 			}
 			*at = n->next;
 			mark_dirty(m, n->group, now_ms);
+			dirs_count(t, n->path, n->path_len, -1);
 			node_free(n);
 			t->n--;
+			below--;
 			changed = 1;
 		}
 	}

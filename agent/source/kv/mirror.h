@@ -5,7 +5,7 @@
  * again" (PROTOCOL-PUSH.md 2.2): delivering each event would show subscribers an empty
  * group and then a full one. So events only change the mirror and mark their group dirty;
  * a group is built when its events have settled (no event for `settle`, and never later
- * than 10 x settle after the first), from every item node it holds, in path order, and
+ * than 100 x settle after the first), from every item node it holds, in path order, and
  * offered as one version with the true delta. The version is stamped like every event
  * source's (model/patch.h): md5 of the canonical item list, lastModifyTime strictly
  * increasing; a result equal to what is held offers nothing.

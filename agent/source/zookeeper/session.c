@@ -5,18 +5,51 @@
  * then marks the reply done on the event queue. The source thread waits for that or for
  * stop. After a stop no read is started again, so a reply still in flight can only be
  * completed by zookeeper_close(), before the session is freed.
+ *
+ * Thread names: zookeeper_init() starts the library's two threads (network I/O and
+ * completions) and the library offers no hook that runs on them at their start. Linux gives
+ * a new thread its creator's name, so the handle is made on a short-lived thread named
+ * "zk-client" and both library threads start with that name (and, through
+ * gw_thread_start(), with every asynchronous signal blocked). The completion thread then
+ * names itself "zk-events" in the first callback it runs. No callback of ours ever runs on
+ * the I/O thread: it only queues replies and events for the completion thread, and its one
+ * hook, the log callback, is never called with the library's log off (zk_quiet_library);
+ * so it keeps "zk-client".
  */
 #include "source/zookeeper/session.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/thread.h"
+
+#define CLIENT_THREAD "zk-client" /* the library's threads, as they start */
+#define EVENTS_THREAD "zk-events" /* the completion thread, once it ran a callback */
+
+/* The first callback on the completion thread names it. Only a thread still named as the
+ * library's threads start is renamed: a callback that zookeeper_close() completes on the
+ * closing thread (the source's, or main at exit) leaves that thread's name alone. */
+static void name_events_thread(struct zk_session *s)
+{
+	if (s->events_named)
+		return;
+	char name[16];
+	if (pthread_getname_np(pthread_self(), name, sizeof name) != 0 ||
+	    strcmp(name, CLIENT_THREAD) != 0)
+		return;
+	pthread_setname_np(pthread_self(), EVENTS_THREAD); /* a courtesy: ignore failure */
+	s->events_named = 1;
+}
 
 /* Runs on the library's completion thread: queue, wake, return. */
 static void on_watch(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
 	(void)zh;
-	zk_events_push(ctx, type, state, path);
+	struct zk_session *s = ctx;
+	name_events_thread(s);
+	zk_events_push(s->q, type, state, path);
 }
 
 void zk_quiet_library(void)
@@ -25,13 +58,39 @@ void zk_quiet_library(void)
 	zoo_set_debug_level((ZooLogLevel)0);
 }
 
+/* What the short-lived thread that makes the handle is given and hands back. */
+struct opener {
+	struct zk_session *s;
+	const char *hosts;
+	int timeout_ms;
+	zhandle_t *zh;
+	int err;
+};
+
+static void *open_handle(void *arg)
+{
+	struct opener *o = arg;
+	errno = 0;
+	o->zh = zookeeper_init(o->hosts, on_watch, o->timeout_ms, NULL, o->s, 0);
+	o->err = errno;
+	return NULL;
+}
+
 int zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms, struct zk_events *q)
 {
 	s->q = q;
-	errno = 0;
-	s->zh = zookeeper_init(hosts, on_watch, timeout_ms, NULL, q, 0);
-	if (!s->zh && errno == 0)
-		errno = EINVAL;
+	s->events_named = 0; /* a new completion thread; the old one was joined at close */
+	struct opener o = {s, hosts, timeout_ms, NULL, 0};
+	pthread_t t;
+	int rc = gw_thread_start(&t, CLIENT_THREAD, open_handle, &o);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	pthread_join(t, NULL);
+	s->zh = o.zh;
+	if (!s->zh)
+		errno = o.err ? o.err : EINVAL;
 	return s->zh ? 0 : -1;
 }
 
@@ -83,6 +142,7 @@ static void on_data(int rc, const char *value, int value_len, const struct Stat 
                     const void *data)
 {
 	struct zk_session *s = (struct zk_session *)data;
+	name_events_thread(s);
 	if (rc == ZOK && value && value_len > 0) {
 		s->reply.data = malloc((size_t)value_len);
 		if (s->reply.data) {
@@ -99,6 +159,7 @@ static void on_kids(int rc, const struct String_vector *kids, const struct Stat 
                     const void *data)
 {
 	struct zk_session *s = (struct zk_session *)data;
+	name_events_thread(s);
 	if (rc == ZOK && kids && kids->count > 0) {
 		struct String_vector *v = &s->reply.kids;
 		if (allocate_String_vector(v, kids->count) != 0 || !v->data) {
@@ -116,7 +177,9 @@ static void on_kids(int rc, const struct String_vector *kids, const struct Stat 
 
 static void on_stat(int rc, const struct Stat *st, const void *data)
 {
-	finish((struct zk_session *)data, rc, rc == ZOK ? st : NULL);
+	struct zk_session *s = (struct zk_session *)data;
+	name_events_thread(s);
+	finish(s, rc, rc == ZOK ? st : NULL);
 }
 
 /* ---------------------------------------------------------------- reads */
@@ -160,7 +223,7 @@ int zk_read_data(struct zk_session *s, const char *path, const char **val, size_
 {
 	int rc = begin(s);
 	if (rc == ZOK)
-		rc = await(s, zoo_awget(s->zh, path, on_watch, s->q, on_data, s));
+		rc = await(s, zoo_awget(s->zh, path, on_watch, s, on_data, s));
 	if (rc == ZOK) {
 		*val = s->reply.data ? s->reply.data : "";
 		*len = s->reply.len;
@@ -173,7 +236,7 @@ int zk_read_kids(struct zk_session *s, const char *path, struct String_vector *k
 	memset(kids, 0, sizeof *kids);
 	int rc = begin(s);
 	if (rc == ZOK)
-		rc = await(s, zoo_awget_children2(s->zh, path, on_watch, s->q, on_kids, s));
+		rc = await(s, zoo_awget_children2(s->zh, path, on_watch, s, on_kids, s));
 	if (rc == ZOK) {
 		*kids = s->reply.kids; /* handed over */
 		memset(&s->reply.kids, 0, sizeof s->reply.kids);
@@ -185,7 +248,7 @@ int zk_watch_exists(struct zk_session *s, const char *path)
 {
 	int rc = begin(s);
 	if (rc == ZOK)
-		rc = await(s, zoo_awexists(s->zh, path, on_watch, s->q, on_stat, s));
+		rc = await(s, zoo_awexists(s->zh, path, on_watch, s, on_stat, s));
 	return rc;
 }
 

@@ -46,6 +46,7 @@ struct zk_session {
 	struct zk_events *q;
 	struct zk_reply reply;
 	int64_t max_zxid; /* highest czxid/mzxid/pzxid read; kept across sessions */
+	int events_named; /* the completion thread named itself (set on it, see session.c) */
 };
 
 /* Make the library quiet: its own log goes to stderr by default and would bypass the
@@ -54,7 +55,9 @@ struct zk_session {
 void zk_quiet_library(void);
 
 /* Start a new session with hosts ("h1:2181,h2:2181") without waiting for it: the state
- * arrives as a session event. -1 with errno if no handle could be made. */
+ * arrives as a session event. The library's threads are named "zk-client" (I/O) and
+ * "zk-events" (completions; from its first callback). -1 with errno if no handle could be
+ * made. */
 int zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms, struct zk_events *q);
 /* Close the handle (the library's threads are joined and every pending reply completed:
  * no callback runs after this). */

@@ -1,7 +1,8 @@
 /*
  * The table of read and watched znodes (see tree.h): a chained hash table keyed by the
  * full path (FNV-1a), doubled when it fills, because a metaData directory can hold many
- * thousands of items and every event looks a node up.
+ * thousands of items and every event looks a node up. Removing a subtree goes by path
+ * prefix, not down the children lists, so it forgets exactly what the mirror forgets.
  */
 #include "source/zookeeper/tree.h"
 
@@ -93,38 +94,34 @@ struct zk_node *zk_tree_put(struct zk_tree *t, const char *path)
 	return n;
 }
 
-/* Unlink the node at path from its bucket (not freed); NULL if absent. */
-static struct zk_node *unlink_node(struct zk_tree *t, const char *path)
+/* Whether p is below path ("path/..."); every path is below the root "/". */
+static int below(const char *p, const char *path, size_t len)
 {
-	if (!t->n_buckets)
-		return NULL;
-	struct zk_node **pp = &t->buckets[hash(path) & (t->n_buckets - 1)];
-	for (; *pp; pp = &(*pp)->next) {
-		if (strcmp((*pp)->path, path) == 0) {
-			struct zk_node *n = *pp;
-			*pp = n->next;
-			t->count--;
-			return n;
-		}
-	}
-	return NULL;
+	if (len == 1 && path[0] == '/')
+		return p[0] == '/' && p[1] != '\0';
+	return strncmp(p, path, len) == 0 && p[len] == '/';
 }
 
 size_t zk_tree_remove(struct zk_tree *t, const char *path)
 {
-	struct zk_node *n = unlink_node(t, path);
-	if (!n)
-		return 0;
-	size_t removed = 1;
-	for (size_t i = 0; i < n->n_kids; i++) {
-		char *kid = zk_path_join(n->path, n->kids[i]);
-		/* out of memory: the kid stays in the table; a later read of it fails with
-		 * "no node" and removes it then */
-		if (kid)
-			removed += zk_tree_remove(t, kid);
-		free(kid);
+	/* One pass over every bucket rather than down the children lists: a node the lists do
+	 * not name (tree.h) is found too. The cost is the table's size, as the mirror's own
+	 * delete_tree already pays for every delete. */
+	size_t len = strlen(path), removed = 0;
+	for (size_t i = 0; i < t->n_buckets; i++) {
+		struct zk_node **pp = &t->buckets[i];
+		while (*pp) {
+			struct zk_node *n = *pp;
+			if (strcmp(n->path, path) != 0 && !below(n->path, path, len)) {
+				pp = &n->next;
+				continue;
+			}
+			*pp = n->next;
+			node_free(n);
+			t->count--;
+			removed++;
+		}
 	}
-	node_free(n);
 	return removed;
 }
 

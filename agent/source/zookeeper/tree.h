@@ -33,8 +33,13 @@ void zk_tree_free(struct zk_tree *t);
 struct zk_node *zk_tree_get(const struct zk_tree *t, const char *path);
 /* The node at path, added (without children) if it is not there. NULL on out of memory. */
 struct zk_node *zk_tree_put(struct zk_tree *t, const char *path);
-/* Remove the node at path and every descendant in the table (found through the children
- * lists). Returns how many nodes were removed. */
+/* Remove the node at path and every node in the table below it ("path/..."), whether or
+ * not a children list names it: a node can be read while its parent is not in the table
+ * (its delete event re-reads it after the parent was found gone) or before the parent's
+ * list names it, and the mirror forgets a subtree by path prefix too (kv_mirror_delete_tree),
+ * so the two must forget the same nodes. A node left in the table with its item gone from
+ * the mirror would never be read again: the next walk of its parent skips a known name.
+ * Returns how many nodes were removed. */
 size_t zk_tree_remove(struct zk_tree *t, const char *path);
 
 /* Replace n's children with a sorted copy of names[0..count). On success *old gets the
