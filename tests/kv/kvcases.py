@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kvagent  # noqa: E402  (puts tests/integration on the path)
 import harness  # noqa: E402
+import proxy  # noqa: E402
 import publisher  # noqa: E402
 
 WAIT = 30.0  # convergence limit: generous for a busy 2-core box and TSan builds
@@ -86,6 +87,55 @@ class Agent:
 
     def wait_status(self, predicate, message, timeout=WAIT):
         return self.ep.wait_status(predicate, timeout=timeout, message=message)
+
+
+class FaultCases:
+    """What the fault files share (test_zookeeper_faults.py, test_etcd_faults.py): a
+    cluster started once per file by the subclass, every member alive again before each
+    test, an agent converged on random data, new rules published, one proxy per member.
+    A subclass names its members' addresses and client ports and its agent settings."""
+    AGENT_SETTINGS = {}
+
+    def member_addresses(self):
+        raise NotImplementedError
+
+    def member_port(self, i):
+        raise NotImplementedError
+
+    def setUp(self):
+        # a test that stopped members leaves a whole cluster to the next one
+        for i in range(self.server.n):
+            if not self.server.alive(i):
+                self.server.start_member(i)
+
+    def new_publisher(self, layout="2.7", root=None):
+        return KvCases.new_publisher(self, layout, root)
+
+    def assert_added_once(self, a, group, keys, since=0):
+        return KvCases.assert_added_once(self, a, group, keys, since)
+
+    def start(self, seed, servers_=None, **kw):
+        ns, pub = self.new_publisher()
+        data = publisher.RandomData(seed=seed, namespace=ns)
+        pub.sync_all(data.items)
+        a = Agent(self, pub, servers_ or self.member_addresses(), namespace=ns,
+                  **dict(self.AGENT_SETTINGS, **kw))
+        a.wait_converged()
+        return data, pub, a
+
+    def publish_new_rules(self, data, pub, n):
+        rules = [data.new_rule() for _ in range(n)]
+        pub.write_many("RULE", rules)
+        data.items["RULE"].extend(rules)
+        return [r["id"] for r in rules]
+
+    def proxies(self):
+        out = []
+        for i in range(self.server.n):
+            px = proxy.Proxy(self.member_port(i))
+            self.addCleanup(px.close)
+            out.append(px)
+        return out
 
 
 class KvCases:

@@ -12,12 +12,11 @@ sys.path.insert(0, HERE)
 import kvagent  # noqa: E402
 import kvcases  # noqa: E402
 import harness  # noqa: E402
-import proxy  # noqa: E402
 import publisher  # noqa: E402
 import servers  # noqa: E402
 
 
-class EtcdFaults(harness.IntegrationTest):
+class EtcdFaults(kvcases.FaultCases, harness.IntegrationTest):
     KIND = "etcd"
 
     @classmethod
@@ -29,36 +28,11 @@ class EtcdFaults(harness.IntegrationTest):
     def tearDownClass(cls):
         cls.server.close()
 
-    def setUp(self):
-        for i in range(self.server.n):
-            if not self.server.alive(i):
-                self.server.start_member(i)
+    def member_addresses(self):
+        return self.server.endpoints
 
-    # -------------------------------------------------------------- helpers
-    new_publisher = kvcases.KvCases.new_publisher
-    assert_added_once = kvcases.KvCases.assert_added_once
-
-    def start(self, seed, servers_=None, **kw):
-        ns, pub = self.new_publisher()
-        data = publisher.RandomData(seed=seed, namespace=ns)
-        pub.sync_all(data.items)
-        a = kvcases.Agent(self, pub, servers_ or self.server.endpoints, namespace=ns, **kw)
-        a.wait_converged()
-        return data, pub, a
-
-    def publish_new_rules(self, data, pub, n):
-        rules = [data.new_rule() for _ in range(n)]
-        pub.write_many("RULE", rules)
-        data.items["RULE"].extend(rules)
-        return [r["id"] for r in rules]
-
-    def proxies(self):
-        out = []
-        for i in range(self.server.n):
-            px = proxy.Proxy(self.server.ports[i][0])
-            self.addCleanup(px.close)
-            out.append(px)
-        return out
+    def member_port(self, i):
+        return self.server.ports[i][0]
 
     # -------------------------------------------------------------- faults
     def test_compaction_while_away_rereads_from_a_fresh_revision(self):

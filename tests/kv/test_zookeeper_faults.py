@@ -11,14 +11,13 @@ sys.path.insert(0, HERE)
 import kvagent  # noqa: E402
 import kvcases  # noqa: E402
 import harness  # noqa: E402
-import proxy  # noqa: E402
 import publisher  # noqa: E402
 import servers  # noqa: E402
 
 SESSION = "2s"  # the agent's session timeout: expiry tests wait about this long
 
 
-class ZooKeeperFaults(harness.IntegrationTest):
+class ZooKeeperFaults(kvcases.FaultCases, harness.IntegrationTest):
     KIND = "zookeeper"
 
     @classmethod
@@ -31,38 +30,13 @@ class ZooKeeperFaults(harness.IntegrationTest):
     def tearDownClass(cls):
         cls.server.close()
 
-    def setUp(self):
-        # a test that stopped members leaves a whole ensemble to the next one
-        for i in range(self.server.n):
-            if not self.server.alive(i):
-                self.server.start_member(i)
+    AGENT_SETTINGS = {"session_timeout": SESSION}
 
-    # -------------------------------------------------------------- helpers
-    new_publisher = kvcases.KvCases.new_publisher
-    assert_added_once = kvcases.KvCases.assert_added_once
+    def member_addresses(self):
+        return self.server.servers
 
-    def start(self, seed, servers_=None, **kw):
-        ns, pub = self.new_publisher()
-        data = publisher.RandomData(seed=seed, namespace=ns)
-        pub.sync_all(data.items)
-        a = kvcases.Agent(self, pub, servers_ or self.server.servers, namespace=ns,
-                          session_timeout=SESSION, **kw)
-        a.wait_converged()
-        return data, pub, a
-
-    def publish_new_rules(self, data, pub, n):
-        rules = [data.new_rule() for _ in range(n)]
-        pub.write_many("RULE", rules)
-        data.items["RULE"].extend(rules)
-        return [r["id"] for r in rules]
-
-    def proxies(self):
-        out = []
-        for i in range(self.server.n):
-            px = proxy.Proxy(self.server.client_port(i))
-            self.addCleanup(px.close)
-            out.append(px)
-        return out
+    def member_port(self, i):
+        return self.server.client_port(i)
 
     # -------------------------------------------------------------- faults
     def test_session_expiry_rereads_everything_on_the_new_session(self):
