@@ -158,12 +158,74 @@ def four_letter(port, cmd, timeout=2.0):
         return ""
 
 
-class ZooKeeper:
+class _Members:
+    """What a ZooKeeper ensemble and an etcd cluster share: members as processes
+    (self.procs, self.n, self.tmp), started together and waited for, stopped, killed and
+    restarted one by one, closed with everything removed. A subclass gives KIND (for
+    messages), start_member(i), serving(i), describe(i) and leader()."""
+    KIND = "server"
+
+    def describe(self, i):
+        raise NotImplementedError
+
+    def wait_serving(self, i, timeout=60.0):
+        def ok():
+            if self.procs[i].poll() is not None:
+                raise AssertionError("%s member %d exited with %s\n%s"
+                                     % (self.KIND, i, self.procs[i].returncode,
+                                        _tail(self.log_path(i))))
+            return self.serving(i)
+        wait_until(ok, timeout, "%s member %d %s" % (self.KIND, i, self.describe(i)))
+
+    def _start_all(self, timeout):
+        _live.append(self)
+        for i in range(self.n):
+            self.start_member(i, wait=False)
+        for i in range(self.n):
+            self.wait_serving(i, timeout)
+
+    def alive(self, i):
+        return self.procs[i] is not None and self.procs[i].poll() is None
+
+    def stop_member(self, i, sig=signal.SIGTERM):
+        _kill(self.procs[i], sig)
+
+    def kill(self, i):
+        """SIGKILL member i: connections are reset, nothing is shut down cleanly."""
+        self.stop_member(i, signal.SIGKILL)
+
+    def restart(self, i=0, down_s=0.0):
+        """Stop member i, keep it down down_s seconds, start it again (same ports, data)."""
+        self.stop_member(i)
+        if down_s:
+            time.sleep(down_s)
+        self.start_member(i)
+
+    def close(self):
+        for i in range(self.n):
+            _kill(self.procs[i], signal.SIGKILL)
+        if self in _live:
+            _live.remove(self)
+        if not KEEP_TMP:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def kill_leader(self):
+        i = self.leader()
+        self.kill(i)
+        return i
+
+
+class ZooKeeper(_Members):
     """A ZooKeeper standalone server (members=1) or ensemble (members=3), Debian's jars.
 
     tick_ms bounds session timeouts to 2..20 ticks unless min/max_session_ms are given: the
     defaults (tick 200 ms, sessions 400 ms .. 10 s) keep expiry tests fast while an
     agent's default 30 s session is simply cut to 10 s by the server."""
+
+    KIND = "ZooKeeper"
+
+    def describe(self, i):
+        return "on port %d" % self.client_port(i)
 
     def __init__(self, members=1, tick_ms=200, min_session_ms=400, max_session_ms=10000):
         self.n = members
@@ -255,53 +317,19 @@ class ZooKeeper:
             return False
         return self.mode(i) in ("standalone", "leader", "follower")
 
-    def wait_serving(self, i, timeout=60.0):
-        def ok():
-            if self.procs[i].poll() is not None:
-                raise AssertionError("ZooKeeper member %d exited with %s\n%s"
-                                     % (i, self.procs[i].returncode, _tail(self.log_path(i))))
-            return self.serving(i)
-        wait_until(ok, timeout, "ZooKeeper member %d on port %d" % (i, self.client_port(i)))
-
     def start(self, timeout=90.0):
         require_zookeeper()
-        _live.append(self)
-        for i in range(self.n):
-            self.start_member(i, wait=False)
-        for i in range(self.n):
-            self.wait_serving(i, timeout)
+        self._start_all(timeout)
         # a client write proves the quorum works, not only that members answer srvr
         c = self.client()
         c.ensure_path("/gwsync-test-ready")
         self.close_client(c)
         return self
 
-    def stop_member(self, i, sig=signal.SIGTERM):
-        _kill(self.procs[i], sig)
-
-    def kill(self, i):
-        """SIGKILL member i: connections are reset, nothing is shut down cleanly."""
-        self.stop_member(i, signal.SIGKILL)
-
-    def restart(self, i=0, down_s=0.0):
-        """Stop member i, keep it down down_s seconds, start it again (same ports, data)."""
-        self.stop_member(i)
-        if down_s:
-            time.sleep(down_s)
-        self.start_member(i)
-
-    def alive(self, i):
-        return self.procs[i] is not None and self.procs[i].poll() is None
-
     def close(self):
         for c in list(self._clients):
             self.close_client(c)
-        for i in range(self.n):
-            _kill(self.procs[i], signal.SIGKILL)
-        if self in _live:
-            _live.remove(self)
-        if not KEEP_TMP:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        _Members.close(self)
 
     # -------------------------------------------------------------- inspection
     def srvr(self, i):
@@ -325,11 +353,6 @@ class ZooKeeper:
                     return (i,)
             return None
         return wait_until(find, timeout, "a ZooKeeper leader")[0]
-
-    def kill_leader(self):
-        i = self.leader()
-        self.kill(i)
-        return i
 
     def connections(self, i):
         """Client connections member i holds (from `cons`), e.g. to find the agent's one."""
@@ -484,8 +507,13 @@ def etcd_call(endpoint, path, body, timeout=10.0, token=None, tls=None):
                                                     e.read().decode("utf-8", "replace")))
 
 
-class Etcd:
+class Etcd(_Members):
     """etcd (Debian's etcd-server 3.4): one member or a cluster of `members`."""
+
+    KIND = "etcd"
+
+    def describe(self, i):
+        return "at %s" % self.endpoint(i)
 
     def __init__(self, members=1, heartbeat_ms=100, election_ms=1000, tls=None):
         """tls: {"ca", "cert", "key"} (harness.make_test_ca) serves the clients https;
@@ -558,48 +586,13 @@ class Etcd:
         st = self.status(i)
         return bool(st and st.get("leader") and st["leader"] != "0")
 
-    def wait_serving(self, i, timeout=60.0):
-        def ok():
-            if self.procs[i].poll() is not None:
-                raise AssertionError("etcd member %d exited with %s\n%s"
-                                     % (i, self.procs[i].returncode, _tail(self.log_path(i))))
-            return self.serving(i)
-        wait_until(ok, timeout, "etcd member %d at %s" % (i, self.endpoint(i)))
-
     def start(self, timeout=60.0):
         require_etcd()
-        _live.append(self)
-        for i in range(self.n):
-            self.start_member(i, wait=False)
-        for i in range(self.n):
-            self.wait_serving(i, timeout)
+        self._start_all(timeout)
         # a write through each member proves the quorum works
         for i in range(self.n):
             self.call("/v3/kv/put", {"key": b64("/gwsync-test-ready"), "value": b64(str(i))}, i)
         return self
-
-    def alive(self, i):
-        return self.procs[i] is not None and self.procs[i].poll() is None
-
-    def stop_member(self, i, sig=signal.SIGTERM):
-        _kill(self.procs[i], sig)
-
-    def kill(self, i):
-        self.stop_member(i, signal.SIGKILL)
-
-    def restart(self, i=0, down_s=0.0):
-        self.stop_member(i)
-        if down_s:
-            time.sleep(down_s)
-        self.start_member(i)
-
-    def close(self):
-        for i in range(self.n):
-            _kill(self.procs[i], signal.SIGKILL)
-        if self in _live:
-            _live.remove(self)
-        if not KEEP_TMP:
-            shutil.rmtree(self.tmp, ignore_errors=True)
 
     # -------------------------------------------------------------- calls
     def live_members(self):
@@ -672,8 +665,3 @@ class Etcd:
             return ids.get(leader_id) if leader_id in ids else None
         return wait_until(lambda: _boxed(find()), timeout,
                           "an etcd leader")[0]
-
-    def kill_leader(self):
-        i = self.leader()
-        self.kill(i)
-        return i
