@@ -9,9 +9,9 @@
 - Every metric name in the rules and in the dashboard's expressions is one gwsyncd exports,
   read from agent/ops/metrics.c and from a real /metrics scrape of a running gwsyncd (a
   histogram only through _bucket, _sum and _count); the two lists agree.
-- The rules on real scrapes: a running agent (long-polling, then WebSocket) is scraped in a
+- The rules on real scrapes: a running agent (long-polling, WebSocket, etcd) is scraped in a
   state (healthy, a subscriber refusing, paused, the admin down, a repair, a ShenYu 2.7
-  cluster's non-master admin); the scrapes become promtool series in which that state
+  cluster's non-master admin, etcd gone); the scrapes become promtool series in which that state
   persists, and exactly the alerts that state deserves fire, with the agent's real labels.
 - The dashboard: a Grafana dashboard with a data source and an instance variable, every
   query on ${datasource}, every expression valid PromQL (promtool parses it).
@@ -548,6 +548,35 @@ class Agent(harness.IntegrationTest):
         self.assertEqual(s.value("gwsync_source_connection_state", state="connected",
                                  connection="ws://127.0.0.1:%d/websocket" % master.port), 1)
         tests = [firing_test("2.7 cluster", scrape_series(*pair), {})]
+        run_rule_tests(self, tests, self.tmpdir())
+        self.assertTrue(d.alive())
+
+    def test_rules_on_real_scrapes_of_an_etcd_agent(self):
+        import test_etcd_source as ets   # its etcd member and ShenYu-shaped items
+        if not os.access(ets.ETCD, os.X_OK):
+            self.skipTest("etcd is not installed (apt install etcd-server)")
+        etcd = ets.Etcd(self.tmpdir()).start()
+        self.addCleanup(etcd.close)
+        etcd.put(ets.ROOT + "/plugin/divide", ets.plugin("divide", "5"))
+        etcd.put(ets.ROOT + "/selector/divide/100", ets.selector("100", "divide", "s1"))
+        etcd.put(ets.ROOT + "/rule/divide/100-200", ets.rule("200", "100", "divide"))
+        port = harness.free_port()
+        d = self.daemon(ets.etcd_config([etcd.public_url], self.tmpdir(), log_level="info",
+                                        status={"listen": "127.0.0.1:%d" % port}))
+        s = Scraper(port)
+        harness.wait_until(lambda: _try(lambda: s.value("gwsync_healthy") == 1), timeout=30,
+                           message="the agent healthy")
+        s.wait("gwsync_source_connection_state", lambda v: v == 1, "watching", type="etcd",
+               state="connected")
+        # connected and quiet: its last success (the watch's creation) stays where it was,
+        # and that is no alert
+        tests = [firing_test("etcd connected", scrape_series(*s.pair()), {})]
+        etcd.close()
+        s.wait("gwsync_source_consecutive_failures", lambda v: v >= 1, "a failed try",
+               type="etcd")
+        tests.append(firing_test("etcd gone", scrape_series(*s.pair(
+            "gwsync_source_consecutive_failures", type="etcd")),
+            {"GwsyncSourceDisconnected": 1, "GwsyncNotSyncing": 1}))
         run_rule_tests(self, tests, self.tmpdir())
         self.assertTrue(d.alive())
 
