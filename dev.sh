@@ -30,8 +30,11 @@ PACKAGE_TOOLS=(dpkg-dev debhelper fakeroot lintian)
 # standalone server and an ensemble; a Java runtime) and etcd (one member and a cluster),
 # and publish to them as ShenYu's admin writes (kazoo for ZooKeeper).
 KV_TEST_PACKAGES=(zookeeper default-jre-headless python3-kazoo etcd-server etcd-client)
+# promtool (Debian's prometheus package) checks and unit-tests contrib/prometheus's alerting
+# rules; the server it also brings is never started (policy-rc.d in deps()).
+MONITORING_TEST_PACKAGES=(prometheus)
 TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}"
-	"${KV_TEST_PACKAGES[@]}")
+	"${KV_TEST_PACKAGES[@]}" "${MONITORING_TEST_PACKAGES[@]}")
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 

@@ -120,6 +120,7 @@ class Package(unittest.TestCase):
             path = "/usr/share/man/man%s/%s.gz" % (sec, page)
             self.assertTrue(os.path.exists(path), path)
         self.assertTrue(os.path.exists("/usr/share/gwsync/nginx/lua/gwsync/router.lua"))
+        self.assertTrue(os.path.exists("/usr/share/gwsync/prometheus/gwsync.rules.yml"))
         self.assertTrue(os.path.exists("/etc/logrotate.d/gwsync"))
         # the user, by systemd-sysusers
         self.assertEqual(pwd.getpwnam("gwsync").pw_dir, STATE)
