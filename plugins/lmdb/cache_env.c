@@ -33,8 +33,8 @@
  * but never corrupt the environment, and gwsyncd rewrites every group after a restart. */
 #define WRITER_FLAGS MDB_NOMETASYNC
 
-/* The named databases the writer may open: the groups plus `meta`, with room to spare so a
- * newer agent's groups fit (GW_CACHE_MAX_DBS in cache.h says the same to readers). */
+/* The named databases the writer may open: the groups plus `meta` and `changes`, with room to
+ * spare so a newer agent's groups fit (GW_CACHE_MAX_DBS in cache.h says the same to readers). */
 #define MAX_DBS 32
 
 unsigned cache_env_lock_mode(unsigned mode)
