@@ -7,10 +7,10 @@
  * FFI, Python's lmdb), sets maxdbs to at least GW_CACHE_MAX_DBS, and then finds
  *
  *   database GW_CACHE_META_DB ("meta"):
- *     GW_CACHE_KEY_FORMAT      -> "1"           the layout's version (GW_CACHE_FORMAT)
- *     GW_CACHE_KEY_GENERATION  -> "1234"        decimal, +1 on every commit
- *     "<GROUP>"                -> {"md5":"..","lastModifyTime":N,"count":N,"stale":false}
- *     GW_CACHE_KEY_CHANGES_FROM -> "1001"      decimal, the oldest generation in the log
+ *     GW_CACHE_KEY_FORMAT       -> "1"     the layout's version (GW_CACHE_FORMAT)
+ *     GW_CACHE_KEY_GENERATION   -> "1234"  decimal, +1 on every commit
+ *     GW_CACHE_KEY_CHANGES_FROM -> "235"   decimal, the oldest generation in the log
+ *     "<GROUP>"                 -> {"md5":"..","lastModifyTime":N,"count":N,"stale":false}
  *   one database per group, named as the group ("PLUGIN", "SELECTOR", "RULE", ...; the
  *   names of gw_group_name() in subscriber.h):
  *     item key -> the item's raw JSON, byte for byte as the admin sent it
