@@ -8,6 +8,11 @@
  *    or 100,000 rules; apply() of the one-item delta. The lmdb plugin writes the delta (one
  *    put, the meta entry, the generation: one commit with one data sync); the file plugin
  *    rewrites and syncs the whole group file. Median and p99 of ROUNDS alternating rounds.
+ *  - the same one-item apply by a second `lmdb` instance with `change_log: 0`, so the cost of
+ *    the change log (one entry, one trimmed, changes_from) is the difference of two medians
+ *    measured in the same rounds. The first instance keeps a log of 100 generations, so
+ *    most rounds also trim one entry, as every commit of a long-running agent does (the
+ *    default window of 1000 is the same B-tree depth).
  *  - the first (whole-group) write of each, once.
  *  - the environment's size (data.mdb's allocated bytes) against the group's JSON bytes.
  *
@@ -109,13 +114,15 @@ int main(int argc, char **argv)
 	}
 
 	char yaml[4096];
-	snprintf(yaml, sizeof yaml,
-	         "admin:\n  servers: [\"http://127.0.0.1:9\"]\n  groups: [RULE]\n"
-	         "log:\n  level: warn\n"
-	         "subscribers:\n"
-	         "  - name: lmdb\n    library: %s\n    config: { path: %s/env }\n"
-	         "  - name: file\n    library: %s\n    config: { dir: %s/files, mode: \"0640\" }\n",
-	         argv[2], work, argv[3], work);
+	snprintf(
+	    yaml, sizeof yaml,
+	    "admin:\n  servers: [\"http://127.0.0.1:9\"]\n  groups: [RULE]\n"
+	    "log:\n  level: warn\n"
+	    "subscribers:\n"
+	    "  - name: lmdb\n    library: %s\n    config: { path: %s/env, change_log: 100 }\n"
+	    "  - name: file\n    library: %s\n    config: { dir: %s/files, mode: \"0640\" }\n"
+	    "  - name: nolog\n    library: %s\n    config: { path: %s/env-nolog, change_log: 0 }\n",
+	    argv[2], work, argv[3], work, argv[2], work);
 	struct cfg *cfg;
 	struct gw_log *log;
 	struct subscribers *subs;
@@ -132,17 +139,21 @@ int main(int argc, char **argv)
 	size_t json = held->json_bytes, n_items = held->n_items;
 	int64_t first_lmdb = timed_apply(subs, 0, NULL, held);
 	int64_t first_file = timed_apply(subs, 1, NULL, held);
+	timed_apply(subs, 2, NULL, held);
 
 	int64_t *tl = calloc((size_t)rounds, sizeof *tl), *tf = calloc((size_t)rounds, sizeof *tf);
+	int64_t *tn = calloc((size_t)rounds, sizeof *tn);
 	for (int k = 0; k < rounds; k++) {
 		bench_group_set_version(rule, digits, base, (unsigned long)k + 1);
 		struct group_data *next = parse_rule(&data, held);
 		/* alternate which goes first, so neither always finds a warm or a cold cache */
 		if (k % 2) {
 			tl[k] = timed_apply(subs, 0, held, next);
+			tn[k] = timed_apply(subs, 2, held, next);
 			tf[k] = timed_apply(subs, 1, held, next);
 		} else {
 			tf[k] = timed_apply(subs, 1, held, next);
+			tn[k] = timed_apply(subs, 2, held, next);
 			tl[k] = timed_apply(subs, 0, held, next);
 		}
 		group_data_unref(held);
@@ -150,6 +161,7 @@ int main(int argc, char **argv)
 	}
 	qsort(tl, (size_t)rounds, sizeof *tl, cmp_i64);
 	qsort(tf, (size_t)rounds, sizeof *tf, cmp_i64);
+	qsort(tn, (size_t)rounds, sizeof *tn, cmp_i64);
 
 	char path[4200];
 	snprintf(path, sizeof path, "%s/env/data.mdb", work);
@@ -171,6 +183,11 @@ int main(int argc, char **argv)
 	snprintf(v, sizeof v, "%.3f ms", l99);
 	snprintf(f, sizeof f, "file %.3f ms", f99);
 	row(fig, v, f, l99 / f99, "-", "-");
+	double n50 = (double)pct(tn, rounds, 50) / 1e6;
+	snprintf(fig, sizeof fig, "7. lmdb apply, 1 rule in %s, p50, change log on/off", label);
+	snprintf(v, sizeof v, "%.3f ms", l50);
+	snprintf(f, sizeof f, "off %.3f ms", n50);
+	row(fig, v, f, l50 / n50, "-", "-");
 	snprintf(fig, sizeof fig, "7. lmdb first write, %s rules", label);
 	snprintf(v, sizeof v, "%.1f ms", (double)first_lmdb / 1e6);
 	snprintf(f, sizeof f, "file %.1f ms", (double)first_file / 1e6);
@@ -187,6 +204,7 @@ int main(int argc, char **argv)
 
 	free(tl);
 	free(tf);
+	free(tn);
 	group_data_unref(held);
 	subscribers_free(subs);
 	gw_log_close(log);

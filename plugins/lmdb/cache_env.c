@@ -7,6 +7,11 @@
  * configured is exactly what the files get. The lock file is the one exception: LMDB
  * readers register in it, so whoever may read data.mdb must be able to write lock.mdb,
  * otherwise their mdb_env_open() fails with EACCES. It holds pids and transaction ids only.
+ *
+ * A full filesystem needs the filesystem's word too: LMDB writes a commit's pages with
+ * pwrite/writev and reports a write that stopped short (what a full disk does to a
+ * multi-page write) as EIO, "Input/output error", losing the ENOSPC the next write would
+ * have returned. cache_env_cause() gives it back when the filesystem has no room left.
  */
 #include "cache_env.h"
 
@@ -19,6 +24,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <gwsync/cache.h>
+
 #include "core/atomic_file.h"
 
 /* LMDB's own flags for the writer: see docs/lmdb-cache.md "Durability". MDB_NOMETASYNC
@@ -26,8 +33,8 @@
  * but never corrupt the environment, and gwsyncd rewrites every group after a restart. */
 #define WRITER_FLAGS MDB_NOMETASYNC
 
-/* The named databases the writer may open: the groups plus `meta`, with room to spare so a
- * newer agent's groups fit (GW_CACHE_MAX_DBS in cache.h says the same to readers). */
+/* The named databases the writer may open: the groups plus `meta` and `changes`, with room to
+ * spare so a newer agent's groups fit (GW_CACHE_MAX_DBS in cache.h says the same to readers). */
 #define MAX_DBS 32
 
 unsigned cache_env_lock_mode(unsigned mode)
@@ -84,6 +91,18 @@ int cache_env_open(struct cache_env *ce, char *why, size_t cap)
 	if (rc) {
 		cache_env_close(ce);
 		return lmdb_fail(why, cap, "cannot open the LMDB environment", ce->path, rc);
+	}
+	/* The layout stores keys up to GW_CACHE_MAX_KEY as they are (readers rely on it); a
+	 * liblmdb built with a smaller MDB_MAXKEYSIZE could not hold them. */
+	int maxkey = mdb_env_get_maxkeysize(ce->env);
+	if (maxkey < GW_CACHE_MAX_KEY) {
+		snprintf(
+		    why, cap,
+		    "cannot use the LMDB environment %s: this liblmdb holds keys of at most %d "
+		    "bytes, the cache's layout needs %d",
+		    ce->path, maxkey, GW_CACHE_MAX_KEY);
+		cache_env_close(ce);
+		return -1;
 	}
 	/* An environment left by an earlier run may have a bigger map: LMDB keeps that one. */
 	MDB_envinfo info;
@@ -142,6 +161,21 @@ int cache_env_grow(struct cache_env *ce, int64_t *old_size, int64_t *new_size, c
 	ce->map_size = want;
 	*new_size = want;
 	return 0;
+}
+
+int cache_env_cause(struct cache_env *ce, int rc)
+{
+	int fd;
+	struct statvfs vfs;
+	MDB_stat st;
+	if (rc != EIO || !ce->env || mdb_env_get_fd(ce->env, &fd) != 0 || fstatvfs(fd, &vfs) != 0 ||
+	    mdb_env_stat(ce->env, &st) != 0)
+		return rc;
+	/* f_bavail: what an unprivileged writer may still use. A short write leaves less than
+	 * one block behind; a page is what any commit writes at the least. */
+	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < st.ms_psize)
+		return ENOSPC;
+	return rc;
 }
 
 void cache_env_close(struct cache_env *ce)

@@ -19,7 +19,9 @@ struct cache_env {
 };
 
 /* Creates the directory if missing (mode plus search bits) and opens the environment for
- * writing with the configured modes. 0, or -1 with a reason naming the path in `why`. */
+ * writing with the configured modes; refuses a liblmdb whose keys cannot reach
+ * GW_CACHE_MAX_KEY, the longest key the layout stores as it is. 0, or -1 with a reason naming the
+ * path in `why`. */
 int cache_env_open(struct cache_env *ce, char *why, size_t cap);
 
 /* After MDB_MAP_FULL (no transaction open): doubles the map, bounded by the free space of
@@ -27,6 +29,11 @@ int cache_env_open(struct cache_env *ce, char *why, size_t cap);
  * no room left. */
 int cache_env_grow(struct cache_env *ce, int64_t *old_size, int64_t *new_size, char *why,
                    size_t cap);
+
+/* The cause behind an error LMDB returned: EIO is ENOSPC when the filesystem holding the
+ * environment has less than a page left (LMDB turns a write that stopped short, which is
+ * how a full filesystem shows, into EIO); anything else is returned as it is. */
+int cache_env_cause(struct cache_env *ce, int rc);
 
 void cache_env_close(struct cache_env *ce);
 

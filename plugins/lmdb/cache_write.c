@@ -14,66 +14,55 @@
  *    then compared with the version's item count; if they differ the database did not hold
  *    what we last committed (edited by hand, or restored from a copy), and the group is
  *    rewritten whole in the same transaction rather than left wrong.
+ *
+ * Items are stored under cache_key_stored()'s key (long keys derived, cache_key.c), and the
+ * commit's change-log entry (change_log.c) names those stored keys: what the delta put and
+ * deleted, or "replace" when the group was written whole.
  */
 #include "cache_write.h"
 
+#include <errno.h>
 #include <gwsync/cache.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Appends a JSON string literal of `s` (or null). The md5 tags gwsync accepts are
- * alphanumeric, but the meta entry must be valid JSON whatever a source puts there. */
-static int put_json_string(char *out, size_t cap, size_t *len, const char *s)
-{
-	if (!s) {
-		int n = snprintf(out + *len, cap - *len, "null");
-		if (n < 0 || (size_t)n >= cap - *len)
-			return -1;
-		*len += (size_t)n;
-		return 0;
-	}
-	if (*len + 1 >= cap)
-		return -1;
-	out[(*len)++] = '"';
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char esc[8];
-		size_t n = 0;
-		if (*p == '"' || *p == '\\') {
-			esc[n++] = '\\';
-			esc[n++] = (char)*p;
-		} else if (*p < 0x20) {
-			n = (size_t)snprintf(esc, sizeof esc, "\\u%04x", *p);
-		} else {
-			esc[n++] = (char)*p;
-		}
-		if (*len + n + 1 >= cap)
-			return -1;
-		memcpy(out + *len, esc, n);
-		*len += n;
-	}
-	out[(*len)++] = '"';
-	out[*len] = '\0';
-	return 0;
-}
+#include "cache_key.h"
+#include "change_log.h"
+#include "core/strbuf.h"
 
 int cache_meta_json(char *out, size_t cap, const struct gw_version *v, size_t count, int stale)
 {
-	size_t len = 0;
-	int n = snprintf(out, cap, "{\"md5\":");
-	if (n < 0 || (size_t)n >= cap)
-		return -1;
-	len = (size_t)n;
-	if (put_json_string(out, cap, &len, v->md5) < 0)
-		return -1;
-	n = snprintf(out + len, cap - len,
-	             ",\"lastModifyTime\":%" PRId64 ",\"count\":%zu,\"stale\":%s}",
-	             v->last_modify_time, count, stale ? "true" : "false");
-	if (n < 0 || (size_t)n >= cap - len)
-		return -1;
-	return (int)(len + (size_t)n);
+	/* The md5 tags gwsync accepts are alphanumeric, but the meta entry must be valid JSON
+	 * whatever a source puts there. */
+	struct strbuf b = {0};
+	strbuf_adds(&b, "{\"md5\":");
+	if (v->md5)
+		json_add_string(&b, v->md5, strlen(v->md5));
+	else
+		strbuf_adds(&b, "null");
+	strbuf_addf(&b, ",\"lastModifyTime\":%" PRId64 ",\"count\":%zu,\"stale\":%s}",
+	            v->last_modify_time, count, stale ? "true" : "false");
+	int n = -1;
+	if (!b.oom && b.len < cap) {
+		memcpy(out, b.p, b.len + 1);
+		n = (int)b.len;
+	}
+	strbuf_reset(&b);
+	return n;
 }
+
+/* One commit in the making. */
+struct wctx {
+	const struct cache_writer *w;
+	const struct gw_change *ch;
+	MDB_txn *txn;
+	MDB_dbi dbi, meta;
+	struct change_entry log;
+	char *why;
+	size_t cap;
+};
 
 static MDB_val text(const char *s)
 {
@@ -81,14 +70,13 @@ static MDB_val text(const char *s)
 	return v;
 }
 
-static MDB_val item_value(const struct gw_item *it)
+static int fail(struct wctx *x, int rc, const char *what, const char *key)
 {
-	MDB_val v = {it->json_len, (void *)it->json};
-	return v;
-}
-
-static int fail(int rc, char *why, size_t cap, const char *group, const char *what, const char *key)
-{
+	if (x->w->cause)
+		rc = x->w->cause(x->w->cause_arg, rc);
+	const char *group = x->ch->group_name;
+	char *why = x->why;
+	size_t cap = x->cap;
 	/* an AI proxy API key's own part (after "::") is a credential: its first 4 characters */
 	const char *sep = key && strcmp(group, "AI_PROXY_API_KEY") == 0 ? strstr(key, "::") : NULL;
 	if (sep)
@@ -102,52 +90,70 @@ static int fail(int rc, char *why, size_t cap, const char *group, const char *wh
 	return rc;
 }
 
-static int put_item(MDB_txn *txn, MDB_dbi dbi, const struct gw_item *it, const char *group,
-                    char *why, size_t cap)
+static int stored(struct wctx *x, const char *key, struct cache_key *k)
 {
-	MDB_val k = text(it->key), v = item_value(it);
-	int rc = mdb_put(txn, dbi, &k, &v, 0);
-	return rc ? fail(rc, why, cap, group, "cannot write", it->key) : 0;
+	return cache_key_stored(key, k) == 0 ? 0 : fail(x, ENOMEM, "cannot hash the long", key);
 }
 
-static int write_whole(MDB_txn *txn, MDB_dbi dbi, const struct gw_change *ch, char *why, size_t cap)
+static int put_item(struct wctx *x, const struct gw_item *it)
 {
-	int rc = mdb_drop(txn, dbi, 0);
+	struct cache_key k;
+	int rc = stored(x, it->key, &k);
 	if (rc)
-		return fail(rc, why, cap, ch->group_name, "cannot empty the database", NULL);
-	for (size_t i = 0; i < ch->n_items; i++)
-		if ((rc = put_item(txn, dbi, ch->items[i], ch->group_name, why, cap)))
+		return rc;
+	MDB_val v = {it->json_len, (void *)it->json};
+	if ((rc = mdb_put(x->txn, x->dbi, &k.val, &v, 0)))
+		return fail(x, rc, "cannot write", it->key);
+	if (change_entry_put(&x->log, &k.val))
+		return fail(x, ENOMEM, "cannot log", it->key);
+	return 0;
+}
+
+static int write_whole(struct wctx *x)
+{
+	change_entry_replace(&x->log);
+	int rc = mdb_drop(x->txn, x->dbi, 0);
+	if (rc)
+		return fail(x, rc, "cannot empty the database", NULL);
+	for (size_t i = 0; i < x->ch->n_items; i++)
+		if ((rc = put_item(x, x->ch->items[i])))
 			return rc;
 	return 0;
 }
 
-static int write_delta(MDB_txn *txn, MDB_dbi dbi, const struct gw_change *ch, char *why, size_t cap)
+static int write_delta(struct wctx *x)
 {
+	const struct gw_change *ch = x->ch;
 	int rc;
 	for (size_t i = 0; i < ch->n_removed; i++) {
-		MDB_val k = text(ch->removed[i]->key);
-		rc = mdb_del(txn, dbi, &k, NULL);
+		const char *key = ch->removed[i]->key;
+		struct cache_key k;
+		if ((rc = stored(x, key, &k)))
+			return rc;
+		rc = mdb_del(x->txn, x->dbi, &k.val, NULL);
 		/* absent already: the count check below notices if the database had drifted */
 		if (rc && rc != MDB_NOTFOUND)
-			return fail(rc, why, cap, ch->group_name, "cannot delete",
-			            ch->removed[i]->key);
+			return fail(x, rc, "cannot delete", key);
+		if (change_entry_del(&x->log, &k.val))
+			return fail(x, ENOMEM, "cannot log", key);
 	}
 	for (size_t i = 0; i < ch->n_added; i++)
-		if ((rc = put_item(txn, dbi, ch->added[i], ch->group_name, why, cap)))
+		if ((rc = put_item(x, ch->added[i])))
 			return rc;
 	for (size_t i = 0; i < ch->n_updated; i++)
-		if ((rc = put_item(txn, dbi, ch->updated[i].new_item, ch->group_name, why, cap)))
+		if ((rc = put_item(x, ch->updated[i].new_item)))
 			return rc;
 	return 0;
 }
 
-static int entries(MDB_txn *txn, MDB_dbi dbi, size_t *n)
+static int entries(struct wctx *x, size_t *n)
 {
 	MDB_stat st;
-	int rc = mdb_stat(txn, dbi, &st);
-	if (rc == 0)
-		*n = st.ms_entries;
-	return rc;
+	int rc = mdb_stat(x->txn, x->dbi, &st);
+	if (rc)
+		return fail(x, rc, "cannot count the items", NULL);
+	*n = st.ms_entries;
+	return 0;
 }
 
 /* generation + 1 (a missing or unreadable counter restarts at 1). */
@@ -171,72 +177,84 @@ static int bump_generation(MDB_txn *txn, MDB_dbi meta, unsigned long long *gen)
 	return rc;
 }
 
-static int write_meta(MDB_txn *txn, MDB_dbi meta, const struct gw_change *ch, size_t count,
-                      unsigned long long *gen, char *why, size_t cap)
+static int write_meta(struct wctx *x, size_t count, unsigned long long *gen)
 {
 	char json[512];
-	int n = cache_meta_json(json, sizeof json, &ch->version, count, ch->stale);
+	int n = cache_meta_json(json, sizeof json, &x->ch->version, count, x->ch->stale);
 	if (n < 0) {
-		snprintf(why, cap, "%s: version tag too long for the meta entry", ch->group_name);
+		snprintf(x->why, x->cap, "%s: version tag too long for the meta entry",
+		         x->ch->group_name);
 		return MDB_BAD_VALSIZE;
 	}
-	MDB_val k = text(ch->group_name), v = {(size_t)n, json};
-	int rc = mdb_put(txn, meta, &k, &v, 0);
+	MDB_val k = text(x->ch->group_name), v = {(size_t)n, json};
+	int rc = mdb_put(x->txn, x->meta, &k, &v, 0);
 	if (rc)
-		return fail(rc, why, cap, ch->group_name, "cannot write the meta entry", NULL);
+		return fail(x, rc, "cannot write the meta entry", NULL);
 	char fmt[8];
 	int fn = snprintf(fmt, sizeof fmt, "%d", GW_CACHE_FORMAT);
 	MDB_val fk = text(GW_CACHE_KEY_FORMAT), fv = {(size_t)fn, fmt};
-	if ((rc = mdb_put(txn, meta, &fk, &fv, 0)))
-		return fail(rc, why, cap, ch->group_name, "cannot write the format", NULL);
-	if ((rc = bump_generation(txn, meta, gen)))
-		return fail(rc, why, cap, ch->group_name, "cannot write the generation", NULL);
+	if ((rc = mdb_put(x->txn, x->meta, &fk, &fv, 0)))
+		return fail(x, rc, "cannot write the format", NULL);
+	if ((rc = bump_generation(x->txn, x->meta, gen)))
+		return fail(x, rc, "cannot write the generation", NULL);
 	return 0;
 }
 
-int cache_write_change(MDB_env *env, const struct gw_change *ch, struct cache_write_result *res,
-                       char *why, size_t cap)
+static int write_log(struct wctx *x, unsigned long long gen)
 {
-	memset(res, 0, sizeof *res);
-	MDB_txn *txn;
-	MDB_dbi dbi, meta;
-	int rc = mdb_txn_begin(env, NULL, 0, &txn);
-	if (rc)
-		return fail(rc, why, cap, ch->group_name, "cannot begin a write transaction", NULL);
-	if ((rc = mdb_dbi_open(txn, ch->group_name, MDB_CREATE, &dbi))) {
-		fail(rc, why, cap, ch->group_name, "cannot open the group's database", NULL);
-		goto abort;
+	const char *what = "cannot write the change log";
+	size_t len = 0;
+	char *entry = NULL;
+	if (x->w->change_log) {
+		entry = change_entry_json(&x->log, x->ch->group_name, &len);
+		if (!entry)
+			return fail(x, ENOMEM, what, NULL);
 	}
-	if ((rc = mdb_dbi_open(txn, GW_CACHE_META_DB, MDB_CREATE, &meta))) {
-		fail(rc, why, cap, ch->group_name, "cannot open the meta database", NULL);
-		goto abort;
-	}
+	int rc = change_log_commit(x->txn, x->meta, gen, x->w->change_log, entry, len, &what);
+	free(entry);
+	return rc ? fail(x, rc, what, NULL) : 0;
+}
+
+static int write_change(struct wctx *x, struct cache_write_result *res)
+{
+	const struct gw_change *ch = x->ch;
+	int rc;
+	if ((rc = mdb_dbi_open(x->txn, ch->group_name, MDB_CREATE, &x->dbi)))
+		return fail(x, rc, "cannot open the group's database", NULL);
+	if ((rc = mdb_dbi_open(x->txn, GW_CACHE_META_DB, MDB_CREATE, &x->meta)))
+		return fail(x, rc, "cannot open the meta database", NULL);
 
 	res->replaced = ch->previous.md5 == NULL;
-	rc = res->replaced ? write_whole(txn, dbi, ch, why, cap)
-	                   : write_delta(txn, dbi, ch, why, cap);
-	if (rc)
-		goto abort;
-	if ((rc = entries(txn, dbi, &res->count))) {
-		fail(rc, why, cap, ch->group_name, "cannot count the items", NULL);
-		goto abort;
-	}
+	if ((rc = res->replaced ? write_whole(x) : write_delta(x)) ||
+	    (rc = entries(x, &res->count)))
+		return rc;
 	if (res->count != ch->n_items) {
 		res->repaired = 1;
-		if ((rc = write_whole(txn, dbi, ch, why, cap)))
-			goto abort;
-		if ((rc = entries(txn, dbi, &res->count))) {
-			fail(rc, why, cap, ch->group_name, "cannot count the items", NULL);
-			goto abort;
-		}
+		if ((rc = write_whole(x)) || (rc = entries(x, &res->count)))
+			return rc;
 	}
-	if ((rc = write_meta(txn, meta, ch, res->count, &res->generation, why, cap)))
-		goto abort;
-	rc = mdb_txn_commit(txn); /* frees the transaction whatever it returns */
-	if (rc)
-		return fail(rc, why, cap, ch->group_name, "cannot commit", NULL);
-	return 0;
-abort:
-	mdb_txn_abort(txn);
-	return rc;
+	if ((rc = write_meta(x, res->count, &res->generation)))
+		return rc;
+	return write_log(x, res->generation);
+}
+
+int cache_write_change(const struct cache_writer *w, const struct gw_change *ch,
+                       struct cache_write_result *res, char *why, size_t cap)
+{
+	memset(res, 0, sizeof *res);
+	struct wctx x = {.w = w, .ch = ch, .why = why, .cap = cap};
+	change_entry_init(&x.log, w->change_log > 0);
+	int rc = mdb_txn_begin(w->env, NULL, 0, &x.txn);
+	if (rc) {
+		change_entry_free(&x.log);
+		return fail(&x, rc, "cannot begin a write transaction", NULL);
+	}
+	rc = write_change(&x, res);
+	change_entry_free(&x.log);
+	if (rc) {
+		mdb_txn_abort(x.txn);
+		return rc;
+	}
+	rc = mdb_txn_commit(x.txn); /* frees the transaction whatever it returns */
+	return rc ? fail(&x, rc, "cannot commit", NULL) : 0;
 }

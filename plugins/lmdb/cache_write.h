@@ -1,8 +1,8 @@
 /*
  * One change = one LMDB write transaction, in the layout of docs/lmdb-cache.md: the group's
  * items (the delta, or the whole group when nothing was delivered before), its `meta`
- * entry and the generation counter, committed together so a reader sees each group as one
- * admin version. Knows nothing of files or modes (cache_env.c does).
+ * entry, the generation counter and the change log's entry, committed together so a reader sees
+ * each group as one admin version. Knows nothing of files or modes (cache_env.c does).
  */
 #ifndef GW_LMDB_CACHE_WRITE_H
 #define GW_LMDB_CACHE_WRITE_H
@@ -19,12 +19,22 @@ struct cache_write_result {
 	unsigned long long generation; /* the generation committed */
 };
 
+/* Where and how to write. */
+struct cache_writer {
+	MDB_env *env;
+	unsigned long long change_log; /* generations the change log keeps; 0: no log */
+	/* The cause behind an error LMDB returned, or NULL: LMDB reports a write that stopped
+	 * short on a full filesystem as EIO, and only the filesystem side can tell. */
+	int (*cause)(void *arg, int rc);
+	void *cause_arg;
+};
+
 /* Writes `change` in one transaction and commits it. Returns 0, or an LMDB error code
  * (MDB_MAP_FULL: the caller grows the map and calls again; anything else is final for this
  * try) with a reason naming the group and, where one is concerned, the key in `why`.
  * Nothing is visible to readers unless it returns 0. */
-int cache_write_change(MDB_env *env, const struct gw_change *change, struct cache_write_result *res,
-                       char *why, size_t cap);
+int cache_write_change(const struct cache_writer *w, const struct gw_change *change,
+                       struct cache_write_result *res, char *why, size_t cap);
 
 /* The meta entry's JSON for a group version: {"md5","lastModifyTime","count","stale"}.
  * Returns the length written (< cap) or -1 if it does not fit. */

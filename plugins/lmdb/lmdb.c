@@ -10,7 +10,7 @@
  * path could be created and written.
  *
  * Options: path (required), map_size (1GiB), mode ("0640"), max_readers (126),
- * allow_world_readable (false). See README.md.
+ * allow_world_readable (false), change_log (1000). See README.md.
  */
 #include <gwsync/subscriber.h>
 #include <stdio.h>
@@ -25,6 +25,9 @@
 #define DEFAULT_MODE        0640
 #define DEFAULT_MAX_READERS 126
 #define MIN_MAP_SIZE        (64LL * 1024)
+#define DEFAULT_CHANGE_LOG  1000
+/* A bound that keeps generation arithmetic far from overflow; no reader needs more. */
+#define MAX_CHANGE_LOG 1000000000LL
 /* A commit that finds the map full grows it and runs again; each growth doubles it, so a
  * handful of rounds covers any change that fits on the disk at all. */
 #define MAX_GROW_ROUNDS 16
@@ -32,6 +35,7 @@
 struct lmdb_state {
 	const struct gw_host *host;
 	struct cache_env ce;
+	int64_t change_log; /* generations the change log keeps; 0: none */
 	int opened;
 };
 
@@ -47,6 +51,7 @@ static int lmdb_init(const struct gw_host *host, const struct gw_config *config,
 	st->host = host;
 	st->ce.map_size = DEFAULT_MAP_SIZE;
 	st->ce.mode = DEFAULT_MODE;
+	st->change_log = DEFAULT_CHANGE_LOG;
 	int64_t readers = DEFAULT_MAX_READERS;
 	int world = 0;
 	const char *path = NULL;
@@ -55,7 +60,8 @@ static int lmdb_init(const struct gw_host *host, const struct gw_config *config,
 	    host->config_size(host, config, "map_size", &st->ce.map_size) == GW_CONFIG_INVALID ||
 	    host->config_mode(host, config, "mode", &st->ce.mode) == GW_CONFIG_INVALID ||
 	    host->config_int(host, config, "max_readers", &readers) == GW_CONFIG_INVALID ||
-	    host->config_bool(host, config, "allow_world_readable", &world) == GW_CONFIG_INVALID)
+	    host->config_bool(host, config, "allow_world_readable", &world) == GW_CONFIG_INVALID ||
+	    host->config_int(host, config, "change_log", &st->change_log) == GW_CONFIG_INVALID)
 		goto fail;
 	if (!path || !*path) {
 		host->error(host, "path: required (the directory of the LMDB environment)");
@@ -64,6 +70,11 @@ static int lmdb_init(const struct gw_host *host, const struct gw_config *config,
 	if (st->ce.map_size < MIN_MAP_SIZE) {
 		host->error(host, "map_size: at least 64KiB, got %lld bytes",
 		            (long long)st->ce.map_size);
+		goto fail;
+	}
+	if (st->change_log < 0 || st->change_log > MAX_CHANGE_LOG) {
+		host->error(host, "change_log: between 0 (no log) and %lld generations, got %lld",
+		            MAX_CHANGE_LOG, (long long)st->change_log);
 		goto fail;
 	}
 	if (readers < 1 || readers > 65536) {
@@ -132,6 +143,11 @@ static int open_env(struct lmdb_state *st)
 	return 0;
 }
 
+static int cause(void *arg, int rc)
+{
+	return cache_env_cause(arg, rc);
+}
+
 static int lmdb_apply(void *state, const struct gw_host *h, const struct gw_change *ch)
 {
 	struct lmdb_state *st = state;
@@ -140,8 +156,9 @@ static int lmdb_apply(void *state, const struct gw_host *h, const struct gw_chan
 
 	char why[600] = "";
 	struct cache_write_result res;
+	struct cache_writer w = {st->ce.env, (unsigned long long)st->change_log, cause, &st->ce};
 	for (int round = 0;; round++) {
-		int rc = cache_write_change(st->ce.env, ch, &res, why, sizeof why);
+		int rc = cache_write_change(&w, ch, &res, why, sizeof why);
 		if (rc == 0)
 			break;
 		if (rc != MDB_MAP_FULL || round == MAX_GROW_ROUNDS) {
@@ -188,6 +205,8 @@ static const struct gw_option lmdb_options[] = {
      "LMDB's reader table, 1 to 65536; fixed when the environment is created"},
     {"allow_world_readable", GW_OPT_BOOL, "false", 0,
      "allow a mode readable by others (the cache holds secrets)"},
+    {"change_log", GW_OPT_INT, "1000", 0,
+     "generations the `changes` log keeps for gateway readers; 0: no log"},
     {NULL, 0, NULL, 0, NULL},
 };
 

@@ -4,16 +4,24 @@
  * (docs/lmdb-cache.md) with liblmdb opened read-only, as a gateway would: the layout byte
  * for byte, one generation per change, deltas, the whole-group replace of a first change,
  * the stale flag, modes, map growth under a reader that holds the old map, a failed
- * commit that leaves the environment untouched, and option errors.
+ * commit that leaves the environment untouched, a full disk named as such, and option
+ * errors. The change log (what each commit touched) is checked entry by entry, and
+ * through a reference incremental reader (cache_reader.c) driven by random changes and
+ * compared with a full read after every step. Long keys are stored under their derived
+ * key and flow like any other.
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gwsync/cache.h>
+#include <jansson.h>
 #include <lmdb.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,6 +29,7 @@
 #include "model/diff.h"
 #include "store/store.h"
 #include "deliver/subscribers.h"
+#include "cache_reader.h"
 #include "subtest.h"
 
 static char *dir;
@@ -477,20 +486,621 @@ START_TEST(a_failed_commit_leaves_the_environment_as_it_was)
 }
 END_TEST
 
-START_TEST(a_key_lmdb_cannot_hold_is_refused_naming_it)
+/* ------------------------------------------------------------ the change log */
+
+/* A hand edit of the environment (what an operator, a restore or an older writer might do
+ * behind the agent's back): db/key set to val, or deleted when val is NULL. */
+static void hand_edit(const char *db, const char *key, const char *val)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	ck_assert_int_eq(mdb_env_create(&env), 0);
+	ck_assert_int_eq(mdb_env_set_maxdbs(env, GW_CACHE_MAX_DBS), 0);
+	ck_assert_int_eq(mdb_env_open(env, envdir, 0, 0640), 0);
+	ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	ck_assert_int_eq(mdb_dbi_open(txn, db, 0, &dbi), 0);
+	MDB_val k = {strlen(key), (void *)key};
+	if (val) {
+		MDB_val v = {strlen(val), (void *)val};
+		ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
+	} else {
+		ck_assert_int_eq(mdb_del(txn, dbi, &k, NULL), 0);
+	}
+	ck_assert_int_eq(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+}
+
+static void gen_key(char out[24], long gen)
+{
+	snprintf(out, 24, "%020ld", gen);
+}
+
+static void assert_entry(long gen, const char *want)
+{
+	char key[24];
+	gen_key(key, gen);
+	char *got = read1(GW_CACHE_CHANGES_DB, key);
+	ck_assert_msg(got != NULL, "no change-log entry for generation %ld", gen);
+	ck_assert_str_eq(got, want);
+	free(got);
+}
+
+/* changes_from is `from` and the log holds exactly the generations first..last. */
+static void assert_log(long from, long first, long last)
+{
+	char *f = read1(GW_CACHE_META_DB, GW_CACHE_KEY_CHANGES_FROM);
+	ck_assert_msg(f != NULL, "no changes_from");
+	ck_assert_int_eq(strtol(f, NULL, 10), from);
+	free(f);
+	char want[8192] = "";
+	size_t len = 0;
+	for (long g = first; g <= last; g++)
+		len +=
+		    (size_t)snprintf(want + len, sizeof want - len, "%s%020ld", len ? "," : "", g);
+	assert_keys(GW_CACHE_CHANGES_DB, want);
+}
+
+static void assert_no_log(void)
+{
+	char *f = read1(GW_CACHE_META_DB, GW_CACHE_KEY_CHANGES_FROM);
+	ck_assert_msg(f == NULL, "changes_from is %s with the log off", f);
+}
+
+START_TEST(the_change_log_names_what_each_commit_put_and_deleted)
 {
 	load("");
-	char key[600];
-	memset(key, 'x', sizeof key - 1);
-	key[sizeof key - 1] = '\0';
-	char json[700];
-	snprintf(json, sizeof json, "{\"id\":\"%s\"}", key);
+	deliver_ok(gd_make(GW_GROUP_SELECTOR, "v1", 10,
+	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
+	                                    "{\"id\":\"c\"}", NULL}));
+	/* the first change after a start writes the group whole */
+	assert_entry(1, "{\"group\":\"SELECTOR\",\"replace\":true}");
+	assert_log(1, 1, 1);
+	/* b updated, c removed, d added */
+	deliver_ok(gd_make(GW_GROUP_SELECTOR, "v2", 11,
+	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}",
+	                                    "d", "{\"id\":\"d\"}", NULL}));
+	assert_entry(2, "{\"group\":\"SELECTOR\",\"put\":[\"d\",\"b\"],\"del\":[\"c\"]}");
+	/* a delete alone */
+	deliver_ok(
+	    gd_make(GW_GROUP_SELECTOR, "v3", 12,
+	            (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}", NULL}));
+	assert_entry(3, "{\"group\":\"SELECTOR\",\"put\":[],\"del\":[\"d\"]}");
+	/* a new version with the same items: only the meta entry changed */
+	deliver_ok(
+	    gd_make(GW_GROUP_SELECTOR, "v4", 13,
+	            (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}", NULL}));
+	assert_entry(4, "{\"group\":\"SELECTOR\",\"put\":[],\"del\":[]}");
+	/* snapshot data confirmed by an admin: stale turns false, nothing else */
+	struct group_data *gd =
+	    gd_make(GW_GROUP_PLUGIN, "m1", 7, (const char *[]){"1", "{\"id\":\"1\"}", NULL});
+	gd->provisional = 1;
+	deliver_ok(gd);
+	deliver_ok(
+	    gd_make(GW_GROUP_PLUGIN, "m1", 7, (const char *[]){"1", "{\"id\":\"1\"}", NULL}));
+	assert_entry(5, "{\"group\":\"PLUGIN\",\"replace\":true}");
+	assert_entry(6, "{\"group\":\"PLUGIN\",\"put\":[],\"del\":[]}");
+	assert_log(1, 1, 6);
+	ck_assert_int_eq(generation(), 6);
+}
+END_TEST
+
+START_TEST(a_restart_or_a_repair_logs_the_group_as_replaced)
+{
+	load("");
+	deliver_ok(gd_make(GW_GROUP_RULE, "v1", 1,
+	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", NULL}));
+	deliver_ok(gd_make(GW_GROUP_RULE, "v2", 2,
+	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
+	                                    "{\"id\":\"c\"}", NULL}));
+	assert_entry(2, "{\"group\":\"RULE\",\"put\":[\"c\"],\"del\":[]}");
+	/* a restart: the first change writes the group whole, and the log goes on */
+	reload_plugin("");
+	deliver_ok(gd_make(GW_GROUP_RULE, "v3", 3,
+	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
+	                                    "{\"id\":\"c\"}", "d", "{\"id\":\"d\"}", NULL}));
+	assert_entry(3, "{\"group\":\"RULE\",\"replace\":true}");
+	assert_log(1, 1, 3);
+	/* the database drifts behind the agent's back; the next delta finds the count wrong
+	 * and rewrites the group whole: the log must not claim a delta then */
+	hand_edit("RULE", "a", NULL);
+	deliver_ok(gd_make(GW_GROUP_RULE, "v4", 4,
+	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
+	                                    "{\"id\":\"c\"}", "d", "{\"id\":\"d\"}", "e",
+	                                    "{\"id\":\"e\"}", NULL}));
+	assert_keys("RULE", "a,b,c,d,e");
+	assert_entry(4, "{\"group\":\"RULE\",\"replace\":true}");
+	assert_log(1, 1, 4);
+}
+END_TEST
+
+static struct group_data *plugin_rev(int rev)
+{
+	char md5[16], json[64];
+	snprintf(md5, sizeof md5, "p%d", rev);
+	snprintf(json, sizeof json, "{\"name\":\"p\",\"rev\":%d}", rev);
+	return gd_make(GW_GROUP_PLUGIN, md5, rev, (const char *[]){"p", json, NULL});
+}
+
+START_TEST(the_log_keeps_exactly_the_last_change_log_generations)
+{
+	load("change_log: 3\n");
+	for (int v = 1; v <= 10; v++)
+		deliver_ok(plugin_rev(v));
+	assert_log(8, 8, 10);
+	assert_entry(10, "{\"group\":\"PLUGIN\",\"put\":[\"p\"],\"del\":[]}");
+	/* a longer window: the log grows back to it commit by commit, nothing is invented */
+	reload_plugin("change_log: 5\n");
+	deliver_ok(plugin_rev(11));
+	assert_log(8, 8, 11);
+	deliver_ok(plugin_rev(12));
+	assert_log(8, 8, 12);
+	deliver_ok(plugin_rev(13));
+	assert_log(9, 9, 13);
+	/* a shorter one: the next commit deletes what fell out */
+	reload_plugin("change_log: 1\n");
+	deliver_ok(plugin_rev(14));
+	assert_log(14, 14, 14);
+	deliver_ok(plugin_rev(15));
+	assert_log(15, 15, 15);
+	assert_entry(15, "{\"group\":\"PLUGIN\",\"put\":[\"p\"],\"del\":[]}");
+}
+END_TEST
+
+START_TEST(change_log_0_removes_the_log_and_an_upgrade_starts_it_at_the_current_commit)
+{
+	/* a writer without a log: no changes database, no changes_from */
+	load("change_log: 0\n");
+	deliver_ok(plugin_rev(1));
+	deliver_ok(plugin_rev(2));
+	ck_assert_ptr_null(keys1(GW_CACHE_CHANGES_DB));
+	assert_no_log();
+	/* the upgrade: the first entry is the current commit's */
+	reload_plugin("");
+	deliver_ok(plugin_rev(3));
+	assert_log(3, 3, 3);
+	assert_entry(3, "{\"group\":\"PLUGIN\",\"replace\":true}");
+	deliver_ok(plugin_rev(4));
+	assert_log(3, 3, 4);
+	/* turned off: emptied and changes_from deleted, so no reader trusts a log with holes */
+	reload_plugin("change_log: 0\n");
+	deliver_ok(plugin_rev(5));
+	assert_keys(GW_CACHE_CHANGES_DB, "");
+	assert_no_log();
+	deliver_ok(plugin_rev(6));
+	assert_no_log();
+	/* and on again: from the current commit, not from the old entries */
+	reload_plugin("");
+	deliver_ok(plugin_rev(7));
+	assert_log(7, 7, 7);
+}
+END_TEST
+
+START_TEST(a_log_that_does_not_reach_the_previous_commit_starts_again)
+{
+	load("");
+	for (int v = 1; v <= 3; v++)
+		deliver_ok(plugin_rev(v));
+	assert_log(1, 1, 3);
+	/* an older agent (no log) committed meanwhile: the generation moved, the log did not */
+	hand_edit(GW_CACHE_META_DB, GW_CACHE_KEY_GENERATION, "7");
+	deliver_ok(plugin_rev(4));
+	ck_assert_int_eq(generation(), 8);
+	assert_log(8, 8, 8);
+	deliver_ok(plugin_rev(5));
+	deliver_ok(plugin_rev(6));
+	assert_log(8, 8, 10);
+	/* a hole inside the window */
+	char key[24];
+	gen_key(key, 9);
+	hand_edit(GW_CACHE_CHANGES_DB, key, NULL);
+	deliver_ok(plugin_rev(7));
+	assert_log(11, 11, 11);
+	/* a generation counter that went back (a restored meta) */
+	hand_edit(GW_CACHE_META_DB, GW_CACHE_KEY_GENERATION, "2");
+	deliver_ok(plugin_rev(8));
+	assert_log(3, 3, 3);
+}
+END_TEST
+
+START_TEST(keys_in_the_log_are_json_strings)
+{
+	load("");
+	deliver_ok(gd_make(GW_GROUP_RULE, "v1", 1, (const char *[]){"a", "{\"id\":1}", NULL}));
+	const char *keys[] = {"back\\slash", "ctl\t\n\x01\x1f", "del\x7f", "q\"uote", "utf8 é☕😀"};
+	deliver_ok(gd_make(GW_GROUP_RULE, "v2", 2,
+	                   (const char *[]){"a", "{\"id\":1}", keys[0], "{\"id\":2}", keys[1],
+	                                    "{\"id\":3}", keys[2], "{\"id\":4}", keys[3],
+	                                    "{\"id\":5}", keys[4], "{\"id\":6}", NULL}));
+	assert_entry(2, "{\"group\":\"RULE\",\"put\":[\"back\\\\slash\","
+	                "\"ctl\\u0009\\u000a\\u0001\\u001f\",\"del\x7f\",\"q\\\"uote\","
+	                "\"utf8 é☕😀\"],\"del\":[]}");
+	/* a strict JSON parser reads back exactly the keys the group's database holds */
+	char gk[24];
+	gen_key(gk, 2);
+	char *entry = read1(GW_CACHE_CHANGES_DB, gk);
+	json_error_t jerr;
+	json_t *e = json_loads(entry, JSON_REJECT_DUPLICATES, &jerr);
+	ck_assert_msg(e != NULL, "entry is not JSON: %s", jerr.text);
+	json_t *put = json_object_get(e, "put");
+	ck_assert_int_eq(json_array_size(put), 5);
+	for (size_t i = 0; i < 5; i++) {
+		ck_assert_str_eq(json_string_value(json_array_get(put, i)), keys[i]);
+		char *v = read1("RULE", keys[i]);
+		ck_assert_ptr_nonnull(v);
+		free(v);
+	}
+	json_decref(e);
+	free(entry);
+	/* and deleted the same way */
+	deliver_ok(gd_make(GW_GROUP_RULE, "v3", 3,
+	                   (const char *[]){"a", "{\"id\":1}", keys[0], "{\"id\":2}", keys[1],
+	                                    "{\"id\":3}", keys[2], "{\"id\":4}", keys[4],
+	                                    "{\"id\":6}", NULL}));
+	assert_entry(3, "{\"group\":\"RULE\",\"put\":[],\"del\":[\"q\\\"uote\"]}");
+}
+END_TEST
+
+/* ------------------------------------------------------------ long keys */
+
+#define DIGEST_600_S "#sha256:1a30f3c9486b338d22941cb48c7804badf6d571cfed28924847953d903b7635d"
+#define DIGEST_AI    "#sha256:9cda2ed97fd169ab9197ca12a570bc2cfa681ed8326c4bbf6ee847d9a1dcd410"
+#define DIGEST_SHORT "#sha256:34ac20e2d4bb1d7dd8d9cd377e796d1f1620ebab6357a54182fe73cb0d2d96cf"
+#define DIGEST_512_X "#sha256:64164443bb63e338ef1cfdb12a57117cd1212270cc935a798f6e8a665cdf4659"
+
+/* Issue 20 item 5: a key over LMDB's 511 bytes failed every commit of its group with
+ * MDB_BAD_VALSIZE, for ever, and later changes of the group never reached the gateway. The
+ * digests are SHA-256 computed outside (Python's hashlib) over the keys' bytes. */
+START_TEST(a_key_longer_than_lmdb_holds_is_stored_under_its_digest_and_its_group_flows)
+{
+	load("");
+	char sel[601], j1[700], j2[700];
+	memset(sel, 's', 600);
+	sel[600] = '\0';
+	snprintf(j1, sizeof j1, "{\"id\":\"%s\",\"v\":1}", sel);
+	snprintf(j2, sizeof j2, "{\"id\":\"%s\",\"v\":2}", sel);
 	char why[600] = "";
-	ck_assert_int_ne(
-	    deliver(gd_make(GW_GROUP_META_DATA, "m", 1, (const char *[]){key, json, NULL}), why,
-	            sizeof why),
-	    0);
-	ck_assert_msg(strstr(why, "META_DATA") && strstr(why, "xxxxxxxx"), "%s", why);
+	int rc = deliver(gd_make(GW_GROUP_SELECTOR, "v1", 1,
+	                         (const char *[]){"a", "{\"id\":\"a\"}", sel, j1, NULL}),
+	                 why, sizeof why);
+	ck_assert_msg(rc == 0, "a 600-character selector id blocks its group: %s", why);
+	assert_keys("SELECTOR", DIGEST_600_S ",a");
+	assert_value("SELECTOR", DIGEST_600_S, j1);
+	/* later changes of the group flow: the long one updated, another added... */
+	deliver_ok(
+	    gd_make(GW_GROUP_SELECTOR, "v2", 2,
+	            (const char *[]){"a", "{\"id\":\"a\"}", sel, j2, "b", "{\"id\":\"b\"}", NULL}));
+	assert_value("SELECTOR", DIGEST_600_S, j2);
+	assert_entry(2, "{\"group\":\"SELECTOR\",\"put\":[\"b\",\"" DIGEST_600_S "\"],\"del\":[]}");
+	/* ...and deleted */
+	deliver_ok(gd_make(GW_GROUP_SELECTOR, "v3", 3,
+	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", NULL}));
+	assert_keys("SELECTOR", "a,b");
+	assert_entry(3, "{\"group\":\"SELECTOR\",\"put\":[],\"del\":[\"" DIGEST_600_S "\"]}");
+
+	/* AI_PROXY_API_KEY's key is selectorId::proxyApiKey: a long API key makes it long */
+	char ak[700], aj[800];
+	snprintf(ak, sizeof ak, "sel-1::%0600d", 0);
+	memset(ak + 7, 'k', 600);
+	snprintf(aj, sizeof aj, "{\"selectorId\":\"sel-1\",\"proxyApiKey\":\"%s\"}", ak + 7);
+	rc = deliver(gd_make(GW_GROUP_AI_PROXY_API_KEY, "k1", 1, (const char *[]){ak, aj, NULL}),
+	             why, sizeof why);
+	ck_assert_msg(rc == 0, "a long proxyApiKey blocks AI_PROXY_API_KEY: %s", why);
+	assert_keys("AI_PROXY_API_KEY", DIGEST_AI);
+	assert_value("AI_PROXY_API_KEY", DIGEST_AI, aj);
+	deliver_ok(
+	    gd_make(GW_GROUP_AI_PROXY_API_KEY, "k2", 2,
+	            (const char *[]){ak, aj, "sel-1::short", "{\"proxyApiKey\":\"short\"}", NULL}));
+	assert_keys("AI_PROXY_API_KEY", DIGEST_AI ",sel-1::short");
+
+	/* the boundary: 511 bytes stay as they are, 512 are derived, and so is a short key
+	 * that begins with the prefix (so a derived key never equals a real one) */
+	char k511[512], k512[513];
+	memset(k511, 'x', 511);
+	k511[511] = '\0';
+	memset(k512, 'x', 512);
+	k512[512] = '\0';
+	deliver_ok(gd_make(GW_GROUP_META_DATA, "m", 1,
+	                   (const char *[]){k511, "{\"id\":511}", k512, "{\"id\":512}",
+	                                    "#sha256:short", "{\"id\":\"p\"}", NULL}));
+	char want[1200];
+	snprintf(want, sizeof want, "%s,%s,%s", DIGEST_SHORT, DIGEST_512_X, k511);
+	assert_keys("META_DATA", want);
+	assert_value("META_DATA", k511, "{\"id\":511}");
+	assert_value("META_DATA", DIGEST_512_X, "{\"id\":512}");
+	assert_value("META_DATA", DIGEST_SHORT, "{\"id\":\"p\"}");
+}
+END_TEST
+
+/* ------------------------------------------------------------ the reference reader */
+
+#define RND_GROUPS 3
+#define RND_POOL   10
+#define RND_STEPS  400
+#define RND_LOG    8
+
+static const char *const rnd_names[RND_GROUPS] = {"SELECTOR", "RULE", "AI_PROXY_API_KEY"};
+static const enum gw_group rnd_ids[RND_GROUPS] = {GW_GROUP_SELECTOR, GW_GROUP_RULE,
+                                                  GW_GROUP_AI_PROXY_API_KEY};
+
+struct rnd {
+	uint64_t s;
+	char keys[RND_POOL][700];
+	int rev[RND_GROUPS][RND_POOL]; /* 0: absent */
+	int version;
+	int fresh[RND_GROUPS]; /* the next change of the group is its first since a start */
+};
+
+static unsigned rnd_next(struct rnd *r, unsigned n)
+{
+	r->s ^= r->s << 13;
+	r->s ^= r->s >> 7;
+	r->s ^= r->s << 17;
+	return (unsigned)(r->s % n);
+}
+
+static void rnd_init(struct rnd *r, uint64_t seed)
+{
+	memset(r, 0, sizeof *r);
+	r->s = seed;
+	const char *plain[] = {"k0", "k1", "k2", "k3", "k4", "q\"\\\n", "#sha256:x", "é☕"};
+	for (int i = 0; i < 8; i++)
+		snprintf(r->keys[i], sizeof r->keys[i], "%s", plain[i]);
+	memset(r->keys[8], 'L', 600);
+	snprintf(r->keys[9], sizeof r->keys[9], "sel::%0599d", 9);
+	for (int g = 0; g < RND_GROUPS; g++)
+		r->fresh[g] = 1;
+}
+
+static struct group_data *rnd_version(struct rnd *r, int g)
+{
+	const char *kv[2 * RND_POOL + 1];
+	char vals[RND_POOL][48], md5[32];
+	int n = 0;
+	for (int k = 0; k < RND_POOL; k++) {
+		if (!r->rev[g][k])
+			continue;
+		snprintf(vals[n], sizeof vals[n], "{\"k\":%d,\"rev\":%d}", k, r->rev[g][k]);
+		kv[2 * n] = r->keys[k];
+		kv[2 * n + 1] = vals[n];
+		n++;
+	}
+	kv[2 * n] = NULL;
+	snprintf(md5, sizeof md5, "v%d", ++r->version);
+	return gd_make(rnd_ids[g], md5, r->version, kv);
+}
+
+/* 1..3 keys of group g added, updated or removed; returns how many. */
+static int rnd_touch(struct rnd *r, int g)
+{
+	int n = 1 + (int)rnd_next(r, 3);
+	for (int i = 0; i < n; i++) {
+		int k = (int)rnd_next(r, RND_POOL);
+		r->rev[g][k] = r->rev[g][k] && rnd_next(r, 3) == 0 ? 0 : r->rev[g][k] + 1;
+	}
+	return n;
+}
+
+static void rnd_deliver(struct rnd *r, int g)
+{
+	deliver_ok(rnd_version(r, g));
+	r->fresh[g] = 0;
+}
+
+/* The reader after a poll holds what a full read of the same groups holds now. */
+static void assert_matches_full_read(MDB_env *env, struct cache_reader *rd, int step)
+{
+	const char *names[RND_GROUPS];
+	for (size_t i = 0; i < rd->n_groups; i++)
+		names[i] = rd->groups[i].name;
+	struct cache_reader full;
+	cache_reader_init(&full, env, names, rd->n_groups);
+	ck_assert_int_eq(cache_reader_poll(&full), 0);
+	ck_assert_int_eq(full.how, CR_FULL);
+	ck_assert_msg(full.gen == rd->gen, "step %d: full read at %llu, reader at %llu", step,
+	              full.gen, rd->gen);
+	char diff[400];
+	ck_assert_msg(cache_reader_same(rd, &full, diff, sizeof diff),
+	              "step %d: the incremental reader differs from a full read: %s", step, diff);
+	cache_reader_free(&full);
+}
+
+START_TEST(an_incremental_reader_always_holds_what_a_full_read_holds)
+{
+	load("change_log: 8\n");
+	struct rnd r;
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	rnd_init(&r, seed);
+	for (int g = 0; g < RND_GROUPS; g++) {
+		rnd_touch(&r, g);
+		rnd_deliver(&r, g);
+	}
+	MDB_env *env;
+	ck_assert_int_eq(mdb_env_create(&env), 0);
+	ck_assert_int_eq(mdb_env_set_maxdbs(env, GW_CACHE_MAX_DBS), 0);
+	/* MDB_NOTLS: the helpers here open and close other handles of the environment, and
+	 * closing one clears every reader slot of this process; without a slot held between
+	 * transactions, that cannot pull one from under these readers */
+	ck_assert_int_eq(mdb_env_open(env, envdir, MDB_RDONLY | MDB_NOTLS, 0), 0);
+	/* every: polls after every commit; rules: reads RULE only (entries of other groups
+	 * are not its business); lagging: polls now and then, often further behind than the
+	 * log reaches */
+	struct cache_reader every, rules, lagging;
+	cache_reader_init(&every, env, rnd_names, RND_GROUPS);
+	cache_reader_init(&rules, env, (const char *const[]){"RULE"}, 1);
+	cache_reader_init(&lagging, env, rnd_names, RND_GROUPS);
+	ck_assert_int_eq(cache_reader_poll(&every), 0);
+	ck_assert_int_eq(cache_reader_poll(&rules), 0);
+	ck_assert_int_eq(cache_reader_poll(&lagging), 0);
+	int lag_incremental = 0, lag_behind = 0, lag_gap = 0, replaced = 0;
+	for (int step = 0; step < RND_STEPS; step++) {
+		unsigned kind = rnd_next(&r, 100);
+		int g = (int)rnd_next(&r, RND_GROUPS), touched = 0, drift = 0;
+		if (kind < 4) {
+			reload_plugin("change_log: 8\n"); /* a restart */
+			for (int i = 0; i < RND_GROUPS; i++)
+				r.fresh[i] = 1;
+			continue;
+		}
+		if (kind < 8) {
+			/* a gap: an entry the lagging reader needs goes missing */
+			char *f = read1(GW_CACHE_META_DB, GW_CACHE_KEY_CHANGES_FROM);
+			unsigned long long from = strtoull(f, NULL, 10),
+			                   now = (unsigned long long)generation();
+			free(f);
+			if (lagging.gen + 1 < from || lagging.gen + 2 > now)
+				continue;
+			char key[24];
+			gen_key(key, (long)lagging.gen + 2);
+			hand_edit(GW_CACHE_CHANGES_DB, key, NULL);
+			ck_assert_int_eq(cache_reader_poll(&lagging), 0);
+			ck_assert_msg(lagging.how == CR_FULL &&
+			                  strncmp(lagging.why_full, "gap at", 6) == 0,
+			              "step %d: a gap not seen (%d, %s)", step, lagging.how,
+			              lagging.why_full);
+			assert_matches_full_read(env, &lagging, step);
+			lag_gap++;
+			continue;
+		}
+		if (kind < 14) {
+			/* drift: a key deleted behind the agent's back, then a change of the group
+			 */
+			int k = (int)rnd_next(&r, 5);
+			if (r.rev[g][k]) {
+				hand_edit(rnd_names[g], r.keys[k], NULL);
+				drift = 1;
+			}
+		}
+		if (kind >= 14 && kind < 22)
+			touched = 0; /* a new version with the same items: the meta entry only */
+		else
+			touched = rnd_touch(&r, g);
+		int whole = r.fresh[g] || drift;
+		rnd_deliver(&r, g);
+
+		ck_assert_int_eq(cache_reader_poll(&every), 0);
+		ck_assert_msg(every.how == CR_INCREMENTAL, "step %d: %d (%s)", step, every.how,
+		              every.why_full);
+		if (!whole) {
+			/* the cost of what changed: the touched keys, no group read whole */
+			ck_assert_int_eq(every.groups_reread, 0);
+			ck_assert_int_le(every.items_read, touched);
+		} else if (every.groups_reread) {
+			replaced++;
+		}
+		assert_matches_full_read(env, &every, step);
+		ck_assert_int_eq(cache_reader_poll(&rules), 0);
+		ck_assert_int_ne(rules.how, CR_FULL);
+		assert_matches_full_read(env, &rules, step);
+		if (rnd_next(&r, 12) == 0) {
+			ck_assert_int_eq(cache_reader_poll(&lagging), 0);
+			if (lagging.how == CR_INCREMENTAL)
+				lag_incremental++;
+			else if (strncmp(lagging.why_full, "behind the log", 14) == 0)
+				lag_behind++;
+			else
+				ck_abort_msg("step %d: lagging reader read whole: %s", step,
+				             lagging.why_full);
+			assert_matches_full_read(env, &lagging, step);
+		}
+	}
+	/* every path was taken, so the comparisons above proved something */
+	ck_assert_int_gt(lag_incremental, 0);
+	ck_assert_int_gt(lag_behind, 0);
+	ck_assert_int_gt(lag_gap, 0);
+	ck_assert_int_gt(replaced, 0);
+	cache_reader_free(&every);
+	cache_reader_free(&rules);
+	cache_reader_free(&lagging);
+	mdb_env_close(env);
+}
+END_TEST
+
+/* ------------------------------------------------------------ a full disk */
+
+/* A small tmpfs at `mnt`, seen by this test process only (a private mount namespace, so
+ * nothing outlives the test). NULL, or why it cannot be had here. */
+static const char *private_tmpfs(const char *mnt, const char *opts)
+{
+	const char *fork_mode = getenv("CK_FORK");
+	if (fork_mode && strcmp(fork_mode, "no") == 0)
+		return "CK_FORK=no: a mount namespace would outlive the test";
+	if (geteuid() == 0) {
+		if (unshare(CLONE_NEWNS) != 0)
+			return "unshare(CLONE_NEWNS) refused";
+	} else {
+		/* an unprivileged user namespace, where we may mount a tmpfs */
+		uid_t uid = geteuid();
+		gid_t gid = getegid();
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+			return "unprivileged user namespaces are not available";
+		char map[64];
+		FILE *f = fopen("/proc/self/setgroups", "w");
+		if (f) {
+			fputs("deny", f);
+			fclose(f);
+		}
+		snprintf(map, sizeof map, "%u %u 1", (unsigned)uid, (unsigned)uid);
+		if (!(f = fopen("/proc/self/uid_map", "w")) || fputs(map, f) < 0 || fclose(f))
+			return "cannot write uid_map";
+		snprintf(map, sizeof map, "%u %u 1", (unsigned)gid, (unsigned)gid);
+		if (!(f = fopen("/proc/self/gid_map", "w")) || fputs(map, f) < 0 || fclose(f))
+			return "cannot write gid_map";
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		return "cannot make the mounts private";
+	if (mount("tmpfs", mnt, "tmpfs", 0, opts) != 0)
+		return "cannot mount a tmpfs";
+	return NULL;
+}
+
+/* Fills the filesystem of `dir` but `leave` bytes; the file it used is `path`. */
+static void fill(const char *path, off_t leave)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	char block[4096];
+	memset(block, 'f', sizeof block);
+	off_t size = 0;
+	ssize_t n;
+	while ((n = write(fd, block, sizeof block)) > 0)
+		size += n;
+	ck_assert_int_eq(errno, ENOSPC);
+	ck_assert_int_eq(ftruncate(fd, size > leave ? size - leave : 0), 0);
+	close(fd);
+}
+
+/* Issue 20 item 7: LMDB turns the short write of a full disk into EIO, and the agent said
+ * "Input/output error". */
+START_TEST(a_full_disk_is_reported_as_no_space_left_and_the_retry_succeeds)
+{
+	char mnt[4300], filler[4400];
+	snprintf(mnt, sizeof mnt, "%s/small", dir);
+	snprintf(filler, sizeof filler, "%s/filler", mnt);
+	ck_assert_int_eq(mkdir(mnt, 0700), 0);
+	const char *skip = private_tmpfs(mnt, "size=2m");
+	if (skip) {
+		fprintf(stderr, "a_full_disk_is_reported_as_no_space_left: skipped: %s\n", skip);
+		return;
+	}
+	snprintf(envdir, sizeof envdir, "%s/env", mnt);
+	load("");
+	deliver_ok(big_version(1, 20));
+	long gen = generation();
+	/* room for a few pages: the commit's first writes fit, then one stops short */
+	fill(filler, 3 * 4096);
+	char why[600] = "";
+	ck_assert_int_ne(deliver(big_version(2, 200), why, sizeof why), 0);
+	ck_assert_msg(strstr(why, "RULE") && strstr(why, "No space left on device"),
+	              "the reason names the group and the full disk: %s", why);
+	ck_assert_int_eq(generation(), gen);
+	/* space again: the dispatcher's retry goes through */
+	ck_assert_int_eq(unlink(filler), 0);
+	deliver_ok(big_version(2, 200));
+	ck_assert_int_eq(generation(), gen + 1);
+	subscribers_free(subs);
+	subs = NULL;
+	ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
 }
 END_TEST
 
@@ -508,6 +1118,10 @@ START_TEST(bad_options_stop_start_up)
 	ck_assert(strstr(load_fails(yaml), "owner read and write"));
 	snprintf(yaml, sizeof yaml, "path: %s\nmax_readers: 0\n", envdir);
 	ck_assert(strstr(load_fails(yaml), "max_readers"));
+	snprintf(yaml, sizeof yaml, "path: %s\nchange_log: -1\n", envdir);
+	ck_assert(strstr(load_fails(yaml), "change_log: between 0"));
+	snprintf(yaml, sizeof yaml, "path: %s\nchange_log: many\n", envdir);
+	ck_assert(strstr(load_fails(yaml), "change_log"));
 	/* a file where the directory should be */
 	char file[4300];
 	snprintf(file, sizeof file, "%s/plain", dir);
@@ -536,7 +1150,17 @@ int main(void)
 	tcase_add_test(tc, init_creates_nothing_so_check_changes_nothing);
 	tcase_add_test(tc, a_full_map_grows_and_a_reader_of_the_old_map_follows);
 	tcase_add_test(tc, a_failed_commit_leaves_the_environment_as_it_was);
-	tcase_add_test(tc, a_key_lmdb_cannot_hold_is_refused_naming_it);
+	tcase_add_test(tc, the_change_log_names_what_each_commit_put_and_deleted);
+	tcase_add_test(tc, a_restart_or_a_repair_logs_the_group_as_replaced);
+	tcase_add_test(tc, the_log_keeps_exactly_the_last_change_log_generations);
+	tcase_add_test(tc,
+	               change_log_0_removes_the_log_and_an_upgrade_starts_it_at_the_current_commit);
+	tcase_add_test(tc, a_log_that_does_not_reach_the_previous_commit_starts_again);
+	tcase_add_test(tc, keys_in_the_log_are_json_strings);
+	tcase_add_test(tc,
+	               a_key_longer_than_lmdb_holds_is_stored_under_its_digest_and_its_group_flows);
+	tcase_add_test(tc, an_incremental_reader_always_holds_what_a_full_read_holds);
+	tcase_add_test(tc, a_full_disk_is_reported_as_no_space_left_and_the_retry_succeeds);
 	tcase_add_test(tc, bad_options_stop_start_up);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
