@@ -1,13 +1,20 @@
-"""A real nginx reads the gwsync LMDB cache through contrib/nginx (cache.lua, lmdb.lua).
+"""A real nginx reads the gwsync LMDB cache through contrib/nginx (cache.lua, lmdb.lua,
+updater.lua).
 
-The environment is written here with Python's `lmdb` in the layout docs/lmdb-cache.md
-documents (one database per group, `meta` with `format`, `generation` and per-group entries,
-one write transaction per change), so this test proves the reader against the contract, not
-against one writer. nginx runs from the example contrib/nginx/nginx.conf in a temporary prefix
-(only the listen address changes; contrib/nginx/lua copied in), as a normal process: `nginx -p DIR -c DIR/nginx.conf -g
-'daemon off;'`. Run as root, its workers run as `nobody:nogroup` and the cache directory is
-given to group `nogroup` with the documented modes (dir 0750 setgid, data 0640, lock 0660):
-the permission recipe contrib/nginx/README.md gives.
+The environment is written here with Python's `lmdb` (cachewriter.py) in the layout
+docs/lmdb-cache.md documents (one database per group, `meta` with `format`, `generation` and
+per-group entries, one write transaction per change, and, where a test asks for it, the change
+log), so this test proves the reader against the contract, not against one writer. nginx runs
+from the example contrib/nginx/nginx.conf in a temporary prefix (only the listen address
+changes, plus what a test adds; contrib/nginx/lua copied in), as a normal process:
+`nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'`. Run as root, its workers run as
+`nobody:nogroup` and the cache directory is given to group `nogroup` with the documented modes
+(dir 0750 setgid, data 0640, lock 0660): the permission recipe contrib/nginx/README.md gives.
+
+Each worker applies a change from a timer, off the request path: a request that notices a new
+generation is still served by the table it has. So a test waits until every answer reflects a
+change (`eventually`: several answers in a row from fresh connections, which land on either
+worker) instead of asserting the very next answer.
 
 Environment: GWSYNC_NGINX_LUA overrides the Lua directory (default contrib/nginx/lua).
 """
@@ -30,12 +37,11 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.environ.get("GWSYNC_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRCDIR, "tests", "integration"))
+sys.path.insert(0, HERE)
 import harness  # noqa: E402
 
-try:
-    import lmdb
-except ImportError:  # pragma: no cover - depends on the machine
-    lmdb = None
+from cachewriter import (CacheWriter, discover, divide_plugin, lmdb, rule, selector,  # noqa: E402
+                         stored_key, uri_cond)
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 LUA_MODULE = "/usr/share/nginx/modules/ngx_http_lua_module.so"
@@ -51,89 +57,6 @@ def require_nginx():
         raise unittest.SkipTest("python3 lmdb module not installed (python3-lmdb)")
     if not os.path.exists(NGINX) or not os.path.exists(LUA_MODULE):
         raise unittest.SkipTest("nginx with libnginx-mod-http-lua not installed")
-
-
-# ---------------------------------------------------------------------- the writer side
-class CacheWriter:
-    """Writes the documented layout: CacheWriter(path).commit("RULE", {key: item}, delete=[])
-    is one change = one write transaction (items, the group's meta entry, generation + 1)."""
-
-    def __init__(self, path, map_size=1 << 20, group=None, fmt=b"1"):
-        self.path = path
-        os.makedirs(path, exist_ok=True)
-        if group is not None:           # the README's recipe: a setgid directory of the group
-            os.chown(path, -1, group)
-            os.chmod(path, 0o2750)
-        self.env = lmdb.open(path, max_dbs=32, map_size=map_size, mode=0o640, subdir=True)
-        for name in ("data.mdb", "lock.mdb"):
-            if group is not None:
-                os.chown(os.path.join(path, name), -1, group)
-        os.chmod(os.path.join(path, "lock.mdb"), 0o660)   # readers register in the lock file
-        with self.env.begin(write=True) as txn:
-            meta = self.env.open_db(b"meta", txn=txn)
-            txn.put(b"format", fmt, db=meta)
-            txn.put(b"generation", b"0", db=meta)
-
-    def commit(self, group, items=None, delete=(), replace=False):
-        with self.env.begin(write=True) as txn:
-            meta = self.env.open_db(b"meta", txn=txn)
-            db = self.env.open_db(group.encode(), txn=txn)
-            if replace:
-                txn.drop(db, delete=False)
-            for key in delete:
-                txn.delete(key.encode(), db=db)
-            for key, item in (items or {}).items():
-                value = item if isinstance(item, bytes) else json.dumps(item).encode()
-                txn.put(key.encode(), value, db=db)
-            count = txn.stat(db)["entries"]
-            gen = int(txn.get(b"generation", db=meta)) + 1
-            txn.put(group.encode(), json.dumps({"md5": "%032x" % gen, "lastModifyTime": gen,
-                                                "count": count, "stale": False}).encode(), db=meta)
-            txn.put(b"generation", str(gen).encode(), db=meta)
-        return gen
-
-    def set_format(self, fmt):
-        with self.env.begin(write=True) as txn:
-            meta = self.env.open_db(b"meta", txn=txn)
-            gen = int(txn.get(b"generation", db=meta)) + 1
-            txn.put(b"format", fmt, db=meta)
-            txn.put(b"generation", str(gen).encode(), db=meta)
-
-    def grow(self, map_size):
-        self.env.set_mapsize(map_size)
-
-    def close(self):
-        self.env.close()
-
-
-# ---------------------------------------------------------------------- ShenYu items
-def divide_plugin(enabled=True):
-    return {"id": "5", "name": "divide", "enabled": enabled, "role": "Proxy", "sort": 200,
-            "config": None}
-
-
-def selector(sid, prefix, sort=1):
-    return {"id": sid, "pluginId": "5", "pluginName": "divide", "name": prefix, "matchMode": 0,
-            "type": 1, "sort": sort, "enabled": True, "logged": False, "continued": True,
-            "handle": "", "conditionList": [{"paramType": "uri", "operator": "match",
-                                              "paramName": "/", "paramValue": prefix + "/**"}]}
-
-
-def rule(rid, sid, prefix, sort=1, strategy="current", retry=0):
-    handle = {"loadBalance": "roundRobin", "retryStrategy": strategy, "retry": retry,
-              "timeout": 3000}
-    return {"id": rid, "selectorId": sid, "pluginName": "divide", "name": prefix, "matchMode": 0,
-            "sort": sort, "enabled": True, "loged": False, "handle": json.dumps(handle),
-            "conditionDataList": [{"paramType": "uri", "operator": "match", "paramName": "/",
-                                   "paramValue": prefix + "/**"}]}
-
-
-def discover(sid, urls):
-    return {"selectorId": sid, "pluginName": "divide", "upstreamDataList": [
-        {"url": url, "protocol": "http://", "status": 0, "weight": 50,
-         "props": json.dumps({"warmupTime": 0}),
-         # created long ago: no warm-up ramp, so round robin simply alternates
-         "dateCreated": "2024-05-28 10:00:00"} for url in urls]}
 
 
 def write_routes(writer, upstream_urls, groups=("PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM")):
@@ -189,18 +112,24 @@ class NamedUpstream:
 class NginxGateway:
     """nginx from the example configuration in a temporary prefix on a free port."""
 
-    def __init__(self, cache_path, errors="shenyu", debug_headers=True, lua_dir=LUA_DIR):
+    def __init__(self, cache_path, errors="shenyu", debug_headers=True, lua_dir=LUA_DIR,
+                 client_address=None, edit=None):
         self.prefix = tempfile.mkdtemp(prefix="gwsync-nginx-")
         self.port = harness.free_port()
         self.cache_path = cache_path
         self.env = dict(os.environ, GWSYNC_CACHE=cache_path, GWSYNC_ERRORS=errors,
                         GWSYNC_DEBUG_HEADERS="1" if debug_headers else "0")
+        self.env.pop("GWSYNC_CLIENT_ADDRESS", None)
+        if client_address:
+            self.env["GWSYNC_CLIENT_ADDRESS"] = client_address
         # a copy, not a symlink: workers running as nobody may not read the source tree
         shutil.copytree(lua_dir, os.path.join(self.prefix, "lua"))
         with open(EXAMPLE_CONF, encoding="utf-8") as f:
             conf = f.read()
         conf, n = re.subn(r"listen 127\.0\.0\.1:8080;", "listen 127.0.0.1:%d;" % self.port, conf)
         assert n == 1, "the example's listen line changed"
+        if edit is not None:
+            conf = edit(conf)
         if os.geteuid() == 0:
             # as root the workers drop to an unprivileged user that reads the cache through
             # its group; they must be able to enter the prefix (temp files) too
@@ -232,6 +161,21 @@ class NginxGateway:
     def get(self, path, headers=None):
         return harness.http_request("GET", "http://127.0.0.1:%d%s" % (self.port, path),
                                     headers=headers, timeout=10)
+
+    def eventually(self, path, want, headers=None, timeout=10, streak=8):
+        """Send requests (fresh connections: either worker) until `streak` answers in a row
+        satisfy want(status, headers, body); returns the last answer."""
+        state = {"run": 0, "last": None}
+
+        def good():
+            a = self.get(path, headers)
+            state["last"] = a
+            state["run"] = state["run"] + 1 if want(*a) else 0
+            return state["run"] >= streak
+        harness.wait_until(good, timeout=timeout, interval=0.005,
+                           message="%s to answer as wanted %d times in a row (last: %r)\n%s"
+                           % (path, streak, state["last"], self.log()))
+        return state["last"]
 
     def log(self):
         try:
@@ -290,30 +234,39 @@ class LmdbReaderTest(unittest.TestCase):
         self.assertEqual(headers.get("X-Gwsync-Upstream"), upstream.url)
         return headers
 
-    def test_generation_change_is_seen_by_the_next_request(self):
+    def routed_to(self, upstream, path):
+        return lambda status, headers, body: (status, body) == (
+            200, ("%s %s" % (upstream.name, path)).encode())
+
+    def eventually_routed(self, gw, path, upstream, **kw):
+        return gw.eventually(path, self.routed_to(upstream, path), **kw)
+
+    def test_generation_change_is_applied_by_every_worker(self):
         w = self.writer()
         write_routes(w, [self.a.url])
         gw = self.nginx()
-        headers = self.assert_routed(gw, "/a/x?q=1%202", self.a)
+        headers = self.eventually_routed(gw, "/a/x?q=1%202", self.a)[1]
         # ShenYu's HTTP client sends the upstream's host:port as Host
         self.assertEqual(headers.get("X-Host-Seen"), self.a.url)
         gen = w.commit("DISCOVER_UPSTREAM", {"s1": discover("s1", [self.b.url])})
-        for _ in range(6):      # every request, on either worker, sees the new generation
-            self.assert_routed(gw, "/a/y", self.b)
+        # every request, on either worker, soon sees the new generation (and says so)
+        headers = self.eventually_routed(gw, "/a/y", self.b, streak=12)[1]
+        self.assertEqual(headers.get("X-Gwsync-Generation"), str(gen))
         gw.wait_log(r"routes built from generation %d \(PLUGIN 1, SELECTOR 1, RULE 1, "
-                    r"DISCOVER_UPSTREAM 1\)" % gen)
+                    r"DISCOVER_UPSTREAM 1\); in place from no change log, changed "
+                    r"DISCOVER_UPSTREAM 1" % gen)
         status, _, body = gw.get("/elsewhere")
         self.assertEqual((status, body), (200, NO_SELECTOR))
 
     def on_both_workers(self, gw, pattern, path="/a/x", upstream=None):
-        """Send requests until `pattern` is logged twice (once by each of the 2 workers:
-        connections land on either one), each answered by `upstream` if given."""
+        """Send requests until `pattern` is logged twice (once by each of the 2 workers),
+        each answered by `upstream` once the pattern is logged at all."""
         def seen_twice():
-            if upstream:
-                self.assert_routed(gw, path, upstream)
-            else:
-                gw.get(path)
-            return len(re.findall(pattern, gw.log())) >= 2
+            a = gw.get(path)
+            n = len(re.findall(pattern, gw.log()))
+            if upstream and n >= 1 and not self.routed_to(upstream, path)(*a):
+                return False
+            return n >= 2
         harness.wait_until(seen_twice, timeout=10, message="/%s/ from both workers:\n%s"
                            % (pattern, gw.log()))
 
@@ -329,7 +282,8 @@ class LmdbReaderTest(unittest.TestCase):
         w.commit("APP_AUTH", filler)
         w.commit("DISCOVER_UPSTREAM", {"s1": discover("s1", [self.b.url])})
         self.on_both_workers(gw, r"the writer grew the map \(MDB_MAP_RESIZED\); adopted the new "
-                             r"size", upstream=self.b)
+                             r"size")
+        self.eventually_routed(gw, "/a/x", self.b)
         self.assertNotIn("read transaction failed", gw.log())
 
     def test_missing_group_database_is_an_empty_group(self):
@@ -340,7 +294,7 @@ class LmdbReaderTest(unittest.TestCase):
         self.assertEqual((status, body), (200, NO_RULE), gw.log())
         gw.wait_log(r"RULE 0")
         w.commit("RULE", {"r1": rule("r1", "s1", "/a")})
-        self.assert_routed(gw, "/a/x", self.a)
+        self.eventually_routed(gw, "/a/x", self.a)
 
     def test_wrong_format_is_refused_with_a_clear_log_line(self):
         w = self.writer(fmt=b"2")
@@ -352,7 +306,7 @@ class LmdbReaderTest(unittest.TestCase):
         gw.wait_log(r"\[error\].*refusing the environment: meta `format` is '2', this reader "
                     r"understands only 1")
         w.set_format(b"1")
-        self.assert_routed(gw, "/a/x", self.a)
+        self.eventually_routed(gw, "/a/x", self.a)
         self.on_both_workers(gw, r"routes built from generation", upstream=self.a)
         # a later wrong format keeps the last good routes
         w.set_format(b"3")
@@ -373,7 +327,7 @@ class LmdbReaderTest(unittest.TestCase):
         self.assertLessEqual(len(re.findall("cannot open the environment", gw.log())), 2)
         w = self.writer()
         write_routes(w, [self.a.url])
-        self.assert_routed(gw, "/a/x", self.a)
+        self.eventually_routed(gw, "/a/x", self.a)
 
     def test_plain_errors_mode_answers_plain_statuses(self):
         w = self.writer()
@@ -383,7 +337,7 @@ class LmdbReaderTest(unittest.TestCase):
         self.assertEqual(status, 404)
         self.assertEqual(headers.get("Content-Type"), "text/plain")
         w.commit("PLUGIN", {"5": divide_plugin(enabled=False)})
-        self.assertEqual(gw.get("/a/x")[0], 404)
+        gw.eventually("/a/x", lambda status, headers, body: status == 404)
 
     def test_disabled_divide_answers_shenyu_url_not_found(self):
         w = self.writer()

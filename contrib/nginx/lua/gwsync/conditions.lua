@@ -260,12 +260,38 @@ function M.match(mode, list, req)
     return true
 end
 
+-- Compiled conditions are shared by every item that has the same condition (paramType,
+-- operator, paramName, paramValue): a compiled condition is never modified once made, and
+-- real tables repeat conditions a lot (`req_method = GET`, a tenant header), so this saves
+-- most of the compiling and memory of a large table. Weak values: a condition no item uses
+-- any more goes with the next garbage collection.
+local shared = setmetatable({}, { __mode = "v" })
+
+local function field_key(v)
+    v = str_or_nil(v)
+    if v == nil then return "-" end
+    return #v .. ":" .. v
+end
+
+-- compile_shared(cond_table) -> compile(cond_table), the same object for equal conditions
+function M.compile_shared(cond)
+    if type(cond) ~= "table" then return M.compile(cond) end
+    local key = field_key(cond.paramType) .. "|" .. field_key(cond.operator) .. "|"
+        .. field_key(cond.paramName) .. "|" .. field_key(cond.paramValue)
+    local c = shared[key]
+    if not c then
+        c = M.compile(cond)
+        shared[key] = c
+    end
+    return c
+end
+
 -- compile_list(json_list) -> list of compiled conditions, list of compile errors (strings)
 function M.compile_list(list)
     local out, errs = {}, {}
     if type(list) ~= "table" then return out, errs end
     for i = 1, #list do
-        local c = M.compile(list[i])
+        local c = M.compile_shared(list[i])
         out[i] = c
         if c.compile_error then errs[#errs + 1] = c.compile_error end
     end
