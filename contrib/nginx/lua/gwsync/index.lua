@@ -41,10 +41,12 @@ local function node(parent, seg)
     return { parent = parent, seg = seg, kids = nil, here = nil, part = nil, plens = nil, n = 0 }
 end
 
-function M.new()
+-- new(flat): flat = true files every entry in `always` (an index that indexes nothing: the
+-- tests compare routing with and without the index)
+function M.new(flat)
     return setmetatable({ always = {}, exact = {}, raw = node(), ant = node(), pp = node(),
                           risky = 0, count = 0, nraw = 0, nant = 0, npp = 0, nexact = 0,
-                          stamp = 0 }, Index)
+                          stamp = 0, flat = flat or nil }, Index)
 end
 
 -- slots: a list of {list, owner_node, owner_key}: where the entry is, to find it again
@@ -121,9 +123,12 @@ function Index:add(ent)
     self.count = self.count + 1
     ent.ix_owner = self
     ent.ix_multi = ent.places ~= nil and #ent.places > 1 or nil
-    if ent.risky then self.risky = self.risky + 1 end
+    -- what remove() must undo, as it is now (the entry's own fields may change before)
+    ent.ix_risky = ent.risky and not self.flat or nil
+    if ent.ix_risky then self.risky = self.risky + 1 end
     local places = ent.places
-    if not places then
+    if not places or self.flat then
+        ent.ix_multi = nil
         put(ent, self.always, nil, nil)
         return
     end
@@ -151,7 +156,7 @@ function Index:remove(ent)
     local slots = ent.ix_slots
     if not slots or ent.ix_owner ~= self then return end
     self.count = self.count - 1
-    if ent.risky then self.risky = self.risky - 1 end
+    if ent.ix_risky then self.risky = self.risky - 1 end
     for i = 1, #slots do
         local slot = slots[i]
         local left = unput(slot, ent)
@@ -186,7 +191,7 @@ function Index:remove(ent)
             end
         end
     end
-    ent.ix_slots, ent.ix_owner, ent.ix_multi = nil, nil, nil
+    ent.ix_slots, ent.ix_owner, ent.ix_multi, ent.ix_risky = nil, nil, nil, nil
 end
 
 ---------------------------------------------------------------------------------------------

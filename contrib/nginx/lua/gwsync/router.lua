@@ -45,11 +45,12 @@ M.ENTITY_TOO_LARGE = { action = "error", code = 413, plain_status = 413, http_st
 -- build(groups, opts) -> tbl
 -- groups[NAME] is a list of raw item JSON texts in cache key order (their keys are made up:
 -- the position, zero-padded) or { keys = {...}, values = {...} } with the cache keys.
--- opts.now_ms: the clock for upstream timestamps (tests). tbl.warnings lists the warnings.
+-- opts.now_ms: the clock for upstream timestamps (tests); opts.flat: no index (tests).
+-- tbl.warnings lists the warnings.
 function M.build(groups, opts)
     groups = groups or {}
     local now_ms = (opts and opts.now_ms) or ((ngx and ngx.now) and ngx.now() * 1000 or os.time() * 1000)
-    local tbl = routes.new()
+    local tbl = routes.new(opts)
     for _, name in ipairs(routes.GROUPS) do
         local g = groups[name] or {}
         local keys, values = g.keys, g.values

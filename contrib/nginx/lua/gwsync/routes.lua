@@ -46,8 +46,11 @@ M.GROUPS = GROUPS
 local Routes = {}
 Routes.__index = Routes
 
-function M.new()
+-- new(opts): opts.flat = true: no index (every selector and rule evaluated; for tests)
+function M.new(opts)
+    local flat = opts and opts.flat or nil
     local t = setmetatable({
+        flat = flat,
         enabled = false,
         items = {}, counts = {},
         plugins = {},          -- key -> PLUGIN item named divide
@@ -58,7 +61,7 @@ function M.new()
         disc_claims = {},      -- selector id -> { key -> divide DISCOVER_UPSTREAM item }
         disc = {},             -- selector id -> the winning DISCOVER_UPSTREAM item
         selectors = {},        -- every S, sorted by (sort, key)
-        index = index.new(),   -- the S that can be candidates
+        index = index.new(flat), -- the S that can be candidates
         by_key = nil,          -- the index, when it files anything (a flag for tests)
         -- the batch being applied
         dirty_ids = {}, dirty_nodes = {}, touched = {}, ntouched = 0, plugin_dirty = true,
@@ -208,7 +211,7 @@ local function rebuild_rules(t, S)
     end
     S.rules, S.active_rules = list, active
     if na >= M.RULE_INDEX_MIN then
-        local ix = index.new()
+        local ix = index.new(t.flat)
         for i = 1, na do ix:add(active[i]) end
         S.rule_index = ix
     else
@@ -218,6 +221,7 @@ end
 
 -- refresh one selector node from its item and what it depends on
 local function refresh(t, S)
+    if S.indexed then t.index:remove(S) end   -- before its places change
     local it = S.item
     S.id, S.data, S.enabled, S.type, S.sort = it.id, it.data, it.enabled, it.type, it.sort
     S.match_mode, S.conditions, S.test = it.match_mode, it.conditions, it.test
@@ -228,7 +232,6 @@ local function refresh(t, S)
     S.default_result = proxy_result(S, { id = "default_rule", selectorId = S.id,
         pluginName = PLUGIN }, DEFAULT)
     rebuild_rules(t, S)
-    if S.indexed then t.index:remove(S) end
     if S.enabled and (S.type ~= 1 or S.has_conditions) then
         t.index:add(S)
         S.indexed = true
