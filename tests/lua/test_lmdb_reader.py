@@ -19,6 +19,7 @@ worker) instead of asserting the very next answer.
 Environment: GWSYNC_NGINX_LUA overrides the Lua directory (default contrib/nginx/lua).
 """
 import grp
+import http.client
 import http.server
 import json
 import os
@@ -385,6 +386,172 @@ class LmdbReaderTest(unittest.TestCase):
         self.assertEqual((status, body), (200, b'{"code":-119,"message":"Can not find healthy '
                                                b'upstream url, please check your configuration!"}'))
         gw.wait_log(r"upstream 'localhost:\d+' is not an IP literal")
+
+    # ------------------------------------------------------------------ the change log
+    def test_changes_are_read_from_the_change_log_and_long_keys_route(self):
+        w = self.writer(log=True)
+        write_routes(w, [self.a.url])
+        gw = self.nginx()
+        self.eventually_routed(gw, "/a/x", self.a)
+        sid = "s-" + "x" * 600                  # stored under "#sha256:..." (over 511 bytes)
+        rid = "r-" + "x" * 600
+        w.commit("DISCOVER_UPSTREAM", {sid: discover(sid, [self.b.url])})
+        w.commit("RULE", {rid: rule(rid, sid, "/long")})
+        gen = w.commit("SELECTOR", {sid: selector(sid, "/long")})
+        headers = self.eventually_routed(gw, "/long/x", self.b)[1]
+        self.assertEqual(headers.get("X-Gwsync-Selector"), sid)
+        self.assertEqual(headers.get("X-Gwsync-Rule"), rid)
+        gw.wait_log(r"routes built from generation %d .*in place from change log, changed" % gen)
+        self.assertTrue(stored_key(sid).startswith("#sha256:"))
+
+    # ------------------------------------------------------------------ no request waits
+    def test_no_request_waits_behind_a_large_change(self):
+        """A change of 22,000 items is applied in slices off the request path: requests meanwhile
+        are served by the previous table (none waits a second: a request that rebuilt the
+        table, as before, waited for all of it, seconds here), and nginx's clock stays fresh:
+        a rule with a 1 s upstream timeout never times out against an upstream that answers at
+        once (a change applied in one go left nginx's clock behind by the whole build). The
+        bounds are generous for a loaded machine; tests/e2e holds the issue's 250 ms."""
+        w = self.writer(map_size=256 << 20)
+        write_routes(w, [self.a.url])
+        w.commit("RULE", {"r1": rule("r1", "s1", "/a", timeout=1000)})
+        gw = self.nginx()
+        self.eventually_routed(gw, "/a/x", self.a)
+        stop = threading.Event()
+        lat, bad = [], []
+
+        def load():
+            while not stop.is_set():
+                t0 = time.monotonic()
+                status, _, body = gw.get("/a/x")
+                lat.append(time.monotonic() - t0)
+                if (status, body) != (200, b"A /a/x"):
+                    bad.append((status, body[:60], "after %.0f ms" % (lat[-1] * 1000)))
+        # encoded before the load starts: this process also runs the load and the upstream
+        sels = {"big%d" % i: json.dumps(selector("big%d" % i, "/big%d" % i)).encode()
+                for i in range(2000)}
+        rules = {"big%d-r%d" % (i, k): json.dumps(rule("big%d-r%d" % (i, k), "big%d" % i,
+                                                       "/big%d/v%d" % (i, k))).encode()
+                 for i in range(2000) for k in range(10)}
+        threads = [threading.Thread(target=load, daemon=True) for _ in range(2)]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        w.commit("RULE", rules)
+        w.commit("SELECTOR", sels)
+        w.commit("DISCOVER_UPSTREAM", {"big1999": discover("big1999", [self.b.url])})
+        try:
+            self.eventually_routed(gw, "/big1999/v9/x", self.b, timeout=60, streak=6)
+            time.sleep(0.3)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(10)
+        self.assertEqual(bad, [], "answers other than A during the change")
+        self.assertGreater(len(lat), 50)
+        self.assertLess(max(lat), 1.0, "a request waited %.0f ms (%d requests)" % (max(lat) * 1000, len(lat)))
+        gw.wait_log(r"routes built from generation \d+ \(PLUGIN 1, SELECTOR 2001, RULE 20001, "
+                    r"DISCOVER_UPSTREAM 2\); whole table")
+        self.assertNotIn("upstream timed out", gw.log())
+
+    # ------------------------------------------------------------------ client address
+    def ip_routes(self, w):
+        w.commit("PLUGIN", {"5": divide_plugin()})
+        w.commit("SELECTOR", {"s-ip": selector("s-ip", "/ip", conditions=[
+            uri_cond("match", "/ip/**"),
+            {"paramType": "ip", "operator": "=", "paramName": "/", "paramValue": "10.1.2.3"}])})
+        w.commit("RULE", {"r-ip": rule("r-ip", "s-ip", "/ip")})
+        w.commit("DISCOVER_UPSTREAM", {"s-ip": discover("s-ip", [self.a.url])})
+
+    def test_ip_conditions_ignore_x_forwarded_for_by_default(self):
+        w = self.writer()
+        self.ip_routes(w)
+        gw = self.nginx()
+        # ShenYu's resolver would take 10.1.2.3 from this header: any client could claim it
+        status, _, body = gw.get("/ip/x", {"X-Forwarded-For": "10.1.2.3, 127.0.0.1"})
+        self.assertEqual((status, body), (200, NO_SELECTOR), gw.log())
+
+    def test_client_address_shenyu_takes_the_left_most_forwarded_for_entry(self):
+        w = self.writer()
+        self.ip_routes(w)
+        gw = self.nginx(client_address="shenyu")
+        status, _, body = gw.get("/ip/x", {"X-Forwarded-For": "10.1.2.3, 127.0.0.1"})
+        self.assertEqual((status, body), (200, b"A /ip/x"), gw.log())
+        status, _, body = gw.get("/ip/x", {"X-Forwarded-For": "10.1.2.3"})   # one entry: the peer
+        self.assertEqual((status, body), (200, NO_SELECTOR))
+
+    def test_a_trusted_proxy_sets_the_client_address_through_realip(self):
+        w = self.writer()
+        self.ip_routes(w)
+
+        def trust(conf):
+            return conf.replace("    server {\n", "    server {\n        set_real_ip_from 127.0.0.1;\n"
+                                "        real_ip_header X-Forwarded-For;\n", 1)
+        gw = self.nginx(edit=trust)
+        status, _, body = gw.get("/ip/x", {"X-Forwarded-For": "10.1.2.3"})
+        self.assertEqual((status, body), (200, b"A /ip/x"), gw.log())
+        status, _, body = gw.get("/ip/x", {"X-Forwarded-For": "10.9.9.9"})
+        self.assertEqual((status, body), (200, NO_SELECTOR))
+
+    # ------------------------------------------------------------------ load balancers' state
+    def two_worker_connections(self, gw):
+        """Two keep-alive connections that land on different workers (reuseport spreads them),
+        told apart by the worker's pid the test configuration adds to every answer."""
+        conns = {}
+        for _ in range(200):
+            c = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=10)
+            c.request("GET", "/none")
+            r = c.getresponse()
+            r.read()
+            pid = r.getheader("X-Worker")
+            if pid not in conns:
+                conns[pid] = c
+            else:
+                c.close()
+            if len(conns) == 2:
+                return list(conns.values())
+        self.fail("no connection reached the second worker")
+
+    def round_robin_across_workers(self, edit):
+        w = self.writer()
+        write_routes(w, [self.a.url, self.b.url])
+        gw = self.nginx(edit=edit)
+        gw.eventually("/a/x", lambda status, h, body: status == 200)
+        c1, c2 = self.two_worker_connections(gw)
+        self.addCleanup(c1.close)
+        self.addCleanup(c2.close)
+        got = []
+        for i in range(8):
+            c = (c1, c2)[i % 2]
+            c.request("GET", "/a/x")
+            r = c.getresponse()
+            got.append(r.read().split(b" ")[0].decode())
+        return gw, got
+
+    @staticmethod
+    def two_workers_config(conf, shared=True):
+        conf = re.sub(r"listen 127\.0\.0\.1:(\d+);", r"listen 127.0.0.1:\1 reuseport;", conf)
+        conf = conf.replace("        location / {\n", "        add_header X-Worker $pid always;\n"
+                            "        location / {\n", 1)
+        if not shared:
+            conf = conf.replace("    lua_shared_dict gwsync_balance 1m;\n", "")
+        return conf
+
+    def test_round_robin_is_one_sequence_across_workers(self):
+        gw, got = self.round_robin_across_workers(self.two_workers_config)
+        # requests alternate between the two workers; the gateway's one sequence alternates
+        # between the two upstreams whichever worker serves (per worker: A A B B ...)
+        self.assertEqual(sorted(got), ["A"] * 4 + ["B"] * 4, got)
+        self.assertTrue(all(a != b for a, b in zip(got, got[1:])), got)
+
+    def test_without_the_shared_dict_round_robin_runs_per_worker(self):
+        gw, got = self.round_robin_across_workers(
+            lambda conf: self.two_workers_config(conf, shared=False))
+        gw.wait_log(r"no lua_shared_dict gwsync_balance \(nginx.conf\): round-robin and "
+                    r"least-active run per worker")
+        # each worker alternates on its own: A A B B ...
+        self.assertEqual(got[:4], [got[0], got[0], got[2], got[2]], got)
+        self.assertNotEqual(got[0], got[2])
 
 
 if __name__ == "__main__":

@@ -270,7 +270,7 @@ local function snapshot(t)
         for i, R in ipairs(S.rules) do
             out[S.id].R[i] = R
             out[S.id].items[i] = R.item
-            out[S.id].results[i] = R.result
+            out[S.id].results[i] = R   -- a rule node is its proxy result
         end
     end
     return out

@@ -165,7 +165,8 @@ T.case("entries added and removed in any order leave the index empty", function(
         local j = math.random(i)
         order[i], order[j] = order[j], order[i]
     end
-    for _, i in ipairs(order) do ix:add(ents[i]) end
+    for _, i in ipairs(order) do ix:add(ents[i], ents[i].places, ents[i].risky) end
+    T.truthy(ix.raw.kids and ix.ant.kids and ix.pp.kids and next(ix.exact), "every kind filed")
     local cands = {}
     local n = ix:match(request.new({ path = "/a" }), cands, 0)
     local seen = {}

@@ -169,7 +169,7 @@ local function walk(self, txn, dbi, pace)
     while k do
         out[k] = v
         n = n + 1
-        if n % 256 == 0 then pace() end
+        if n % 64 == 0 then pace() end
         k, v = cur:next()
     end
     cur:close()
@@ -185,7 +185,7 @@ local function diff(self, into, group, raw_by_key, pace)
         local it = have[key]
         if not it or it.raw ~= raw then into[#into + 1] = { group, key, raw } end
         n = n + 1
-        if n % 1024 == 0 then pace() end
+        if n % 256 == 0 then pace() end
     end
     for key in pairs(have) do
         if raw_by_key[key] == nil then into[#into + 1] = { group, key, false } end
@@ -262,7 +262,7 @@ local function compile_all(self, list, pace)
     for i = 1, #list do
         local c = list[i]
         if c[3] then c[3] = items.compile(c[1], c[2], c[3], now) else c[3] = nil end
-        if i % 64 == 0 then pace() end
+        if i % 16 == 0 then pace() end
     end
 end
 
@@ -287,19 +287,19 @@ local function build_aside(self, list, pace)
             for key, it in pairs(self.tbl.items[group]) do
                 if not changed[group .. "\0" .. key] then t:set(group, key, it) end
                 n = n + 1
-                if n % 256 == 0 then pace() end
+                if n % 128 == 0 then pace() end
             end
         end
     end
     for i = 1, #list do
         local c = list[i]
         if c[3] then t:set(c[1], c[2], c[3]) end
-        if i % 256 == 0 then pace() end
+        if i % 128 == 0 then pace() end
     end
     local k = 0
     t:finish(function()
         k = k + 1
-        if k % 32 == 0 then pace() end
+        if k % 8 == 0 then pace() end
     end)
     return t
 end

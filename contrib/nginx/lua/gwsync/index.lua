@@ -1,8 +1,8 @@
 -- gwsync.index: the router's index over `uri` conditions, so that a request evaluates the
 -- selectors (and the rules of a selector with many) that its path can match, not all of them.
 --
--- An entry (a selector or rule node with a `test` and `places`, see fastpath.list_test) is
--- filed under each of its places, or in the `always` list when it has none:
+-- An entry (a selector or rule node with a `test`) is filed under each of its places (see
+-- fastpath.list_test), or in the `always` list when it has none:
 --   exact   a hash of paths (uri `=`)
 --   raw     a trie by "/"-separated piece of the raw path, empty pieces counted (uri
 --           `startsWith`: the pieces of the prefix that end in "/", then a partial piece kept
@@ -118,15 +118,15 @@ local function file(self, ent, d)
     put(ent, list, n, false)
 end
 
--- add(ent): file ent under ent.places (nil: always evaluated)
-function Index:add(ent)
+-- add(ent, places, risky): file ent under places (nil: always evaluated); risky: ent's test
+-- raises for a path that does not parse (fastpath.list_test)
+function Index:add(ent, places, risky)
     self.count = self.count + 1
     ent.ix_owner = self
-    ent.ix_multi = ent.places ~= nil and #ent.places > 1 or nil
-    -- what remove() must undo, as it is now (the entry's own fields may change before)
-    ent.ix_risky = ent.risky and not self.flat or nil
+    ent.ix_multi = places ~= nil and #places > 1 or nil
+    -- what remove() must undo
+    ent.ix_risky = risky and not self.flat or nil
     if ent.ix_risky then self.risky = self.risky + 1 end
-    local places = ent.places
     if not places or self.flat then
         ent.ix_multi = nil
         put(ent, self.always, nil, nil)

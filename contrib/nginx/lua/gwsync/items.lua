@@ -7,8 +7,9 @@
 -- rule handle, upstream lists. What depends on several items (which selector a rule belongs
 -- to, a selector's upstreams from DISCOVER_UPSTREAM, ranking) is the table's job.
 --
--- A compiled item is never modified after compile(): a table being built off to the side
--- may share it with the live one (the raw JSON is kept in it to tell an unchanged item).
+-- A compiled item is never modified after compile() (but for a selector's handle upstream
+-- list, made on first need, always the same): a table being built off to the side may share it
+-- with the live one (the raw JSON is kept in it to tell an unchanged item).
 -- What it keeps of the decoded JSON is only what routing and the debug headers read (`data`:
 -- id, name, pluginName, selectorId), not the whole object: the decoded document is most of
 -- an item's memory and nothing needs it after compiling.
@@ -101,8 +102,22 @@ local function selector(it, obj, now_ms)
         it.score = type(obj.conditionList) == "table" and #obj.conditionList or nil
     end
     it.continued = obj.continued ~= false -- null counts as true
-    -- the upstreams of admins before 2.6 (used when no DISCOVER_UPSTREAM entry names it)
-    it.handle_list = upstreams.from_selector_handle(obj.handle, now_ms)
+    -- the upstreams of admins before 2.6, used only when no DISCOVER_UPSTREAM entry names the
+    -- selector: parsed on first need (M.handle_list), which 2.6+ admins' selectors never have
+    it.handle = type(obj.handle) == "string" and obj.handle or nil
+    it.handle_obj = type(obj.handle) == "table" and obj.handle or nil
+    it.now_ms = now_ms
+end
+
+-- handle_list(selector_item) -> the upstream list of the selector's own handle. Made once
+-- and kept on the item (the same list for the same item, whoever asks first).
+function M.handle_list(it)
+    local l = it.handle_list
+    if not l then
+        l = upstreams.from_selector_handle(it.handle or it.handle_obj, it.now_ms)
+        it.handle_list = l
+    end
+    return l
 end
 
 local function rule(it, obj)
@@ -144,7 +159,6 @@ local function rule(it, obj)
     it.warnings = warnings
     local test, _, places, risky = fastpath.list_test(mode, conds)
     it.valid = true
-    it.id = id
     it.data = { id = id, name = str(obj.name), selectorId = sid, pluginName = str(obj.pluginName) }
     it.enabled, it.sort, it.match_mode = obj.enabled, sort, mode
     it.conditions, it.test, it.places, it.risky = conds, test, places, risky or nil
@@ -157,10 +171,11 @@ M.GROUPS = { "PLUGIN", "DISCOVER_UPSTREAM", "SELECTOR", "RULE" }
 
 -- compile(group, key, raw, now_ms) -> item. Never raises on bad data: an item that is not a
 -- JSON object, or that belongs to another plugin, is compiled to an item the table ignores.
--- Fields: raw, key, group; divide (it is the divide plugin's); valid (a usable selector or
--- rule); warnings (list of strings or nil); and per group what gwsync.routes reads.
+-- Fields: raw, group; divide (it is the divide plugin's); valid (a usable selector or rule);
+-- warnings (list of strings or nil); and per group what gwsync.routes reads (few: a table of
+-- 100,000 rules holds 100,000 of these).
 function M.compile(group, key, raw, now_ms)
-    local it = { raw = raw, key = key, group = group }
+    local it = { raw = raw, group = group }
     local obj = cjson.decode(raw)
     if type(obj) ~= "table" then
         it.warnings = { group .. " item " .. key .. ": not a JSON object, skipped" }
@@ -171,7 +186,7 @@ function M.compile(group, key, raw, now_ms)
     if f then
         local ok, err = pcall(f, it, obj, now_ms)
         if not ok then -- a bug, or data nothing above foresaw: leave the item out, say so
-            it = { raw = raw, key = key, group = group, decode_error = true,
+            it = { raw = raw, group = group, decode_error = true,
                    warnings = { group .. " item " .. key .. ": cannot be compiled (" .. tostring(err)
                        .. "), skipped" } }
         end

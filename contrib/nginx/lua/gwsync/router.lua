@@ -137,14 +137,15 @@ local function route_plain(tbl, req, cands)
         n = 0
         for i = 1, #rules do
             local r = rules[i]
-            if r.enabled and conditions.match(r.match_mode, r.conditions, req) then
+            local it = r.item
+            if it.enabled and conditions.match(it.match_mode, it.conditions, req) then
                 n = n + 1; cands[n] = r
             end
         end
         if n == 0 then return M.NO_RULE end -- no backtracking to other selectors
         rule = pick(cands, n)
     end
-    return finish(rule.result, rule.handle, rule.lb_error, sel, req)
+    return finish(rule, rule.handle, rule.lb_error, sel, req)
 end
 
 -- pick, or nil where pick raises (a candidate's score is nil); candidates come in any
@@ -210,7 +211,7 @@ local function route_fast(tbl, req, cands)
     -- a load balancer that fails raises unless `specify-domain` names an upstream: leave
     -- that to route_plain (finish() without lb_error cannot raise)
     if rule.lb_error then return nil end
-    return finish(rule.result, rule.handle, nil, sel, req)
+    return finish(rule, rule.handle, nil, sel, req)
 end
 
 -- route(tbl, req) -> result: SKIP, an error (code, message, http_status, plain_status) or a

@@ -6,8 +6,8 @@
 --   * one node per usable divide selector (S), in `selectors` sorted by (sort, key): ShenYu's
 --     stable sort by `sort`, ties in cache key order, the only order the cache has;
 --   * per selector node: its upstream list (the DISCOVER_UPSTREAM entry naming its id, else
---     its own handle's), its rule nodes (R) sorted the same way, the enabled ones, each
---     rule's prepared result, and, for a selector with many rules, a rule index;
+--     its own handle's), its rule nodes (R: each the rule's prepared proxy result) sorted the
+--     same way, the enabled ones, and, for a selector with many rules, a rule index;
 --   * the selector index (gwsync.index) over the selectors that can be candidates.
 -- set(group, key, item) records one item's change and marks what depends on it; finish()
 -- then updates exactly that: a rule change re-sorts that rule's selector's rules and rebuilds
@@ -187,7 +187,17 @@ local function proxy_result(S, rule_data, h)
              upstreams = S.upstreams }
 end
 
--- S's rule nodes, sorted; the enabled ones; their results; the rule index when many
+-- A rule node is the rule's proxy result itself (what route() answers, never modified once
+-- made) with what ranking needs: a new one is made whenever the rule, its selector or the
+-- selector's upstreams change.
+local function rule_node(S, key, it)
+    return { action = "proxy", selector = S.data, rule = it.data, handle = it.handle,
+             upstreams = S.upstreams,
+             key = key, item = it, test = it.test, sort = it.sort, score = it.score,
+             lb_error = it.lb_error }
+end
+
+-- S's rule nodes, sorted; the enabled ones; the rule index when many
 local function rebuild_rules(t, S)
     local list, n = {}, 0
     if t.by_id[S.id] == S then
@@ -195,24 +205,22 @@ local function rebuild_rules(t, S)
         if rs then
             for key, it in pairs(rs) do
                 n = n + 1
-                local R = { key = key, item = it, id = it.id, enabled = it.enabled, sort = it.sort,
-                    score = it.score, test = it.test, places = it.places, risky = it.risky,
-                    match_mode = it.match_mode, conditions = it.conditions,
-                    handle = it.handle, lb_error = it.lb_error }
-                R.result = proxy_result(S, it.data, it.handle)
-                list[n] = R
+                list[n] = rule_node(S, key, it)
             end
         end
     end
     if n > 1 then table.sort(list, node_lt) end
     local active, na = {}, 0
     for i = 1, n do
-        if list[i].enabled then na = na + 1; active[na] = list[i] end
+        if list[i].item.enabled then na = na + 1; active[na] = list[i] end
     end
     S.rules, S.active_rules = list, active
     if na >= M.RULE_INDEX_MIN then
         local ix = index.new(t.flat)
-        for i = 1, na do ix:add(active[i]) end
+        for i = 1, na do
+            local it = active[i].item
+            ix:add(active[i], it.places, it.risky)
+        end
         S.rule_index = ix
     else
         S.rule_index = nil
@@ -221,19 +229,19 @@ end
 
 -- refresh one selector node from its item and what it depends on
 local function refresh(t, S)
-    if S.indexed then t.index:remove(S) end   -- before its places change
+    if S.indexed then t.index:remove(S) end
     local it = S.item
     S.id, S.data, S.enabled, S.type, S.sort = it.id, it.data, it.enabled, it.type, it.sort
     S.match_mode, S.conditions, S.test = it.match_mode, it.conditions, it.test
     S.places, S.risky, S.has_conditions = it.places, it.risky, it.has_conditions
     S.score, S.continued = it.score, it.continued
     local d = t.disc[S.id]
-    S.upstreams = d and d.list or it.handle_list
+    S.upstreams = d and d.list or items.handle_list(it)
     S.default_result = proxy_result(S, { id = "default_rule", selectorId = S.id,
         pluginName = PLUGIN }, DEFAULT)
     rebuild_rules(t, S)
     if S.enabled and (S.type ~= 1 or S.has_conditions) then
-        t.index:add(S)
+        t.index:add(S, S.places, S.risky)
         S.indexed = true
     else
         S.indexed = nil

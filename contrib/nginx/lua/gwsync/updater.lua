@@ -10,10 +10,13 @@
 -- table (wait_first()).
 --
 -- Long work (a first load of 100,000 items, a large batch) is done in slices: the cache calls
--- pace() between slices, which updates nginx's clock (ngx.update_time) and yields to the
--- event loop (ngx.sleep(0)) when the slice has lasted `slice` seconds. So no request waits
--- long behind it, and nginx's cached clock is never left stale for the upstream timers that
--- requests start meanwhile (a stale clock makes upstream timeouts fire early).
+-- pace() between slices, which updates nginx's clock (ngx.update_time) and, when the slice has
+-- lasted `slice` seconds, yields to the event loop for 1 ms (ngx.sleep(0.001)). So no request
+-- waits long behind it (a few ms at most), and nginx's cached clock is never left stale for
+-- the upstream timers that requests start meanwhile (a stale clock makes upstream timeouts fire
+-- early). Not ngx.sleep(0): without OpenResty's "delayed events" nginx patch (Debian's nginx
+-- has none) it is a 0 ms timer, which nginx's timer loop runs again at once, before looking
+-- at any connection, and it logs a warning on every call.
 --
 -- How fresh a worker's view is (contrib/nginx/README.md): a change committed to the cache is
 -- in a busy worker's table after its next request plus the time to apply it (the request
@@ -24,13 +27,13 @@ local M = {}
 local Updater = {}
 Updater.__index = Updater
 
--- new(cache, { interval = 0.1, slice = 0.002, log = fn(level, msg) })
+-- new(cache, { interval = 0.1, slice = 0.003, log = fn(level, msg) })
 function M.new(cache, opts)
     opts = opts or {}
     local u = setmetatable({
         cache = cache,
         interval = opts.interval or 0.1,
-        slice = opts.slice or 0.002,
+        slice = opts.slice or 0.003,
         log = opts.log or function() end,
         running = false, again = false, scheduled = false,
         started = 0, finished = 0,    -- runs started / completed
@@ -50,7 +53,7 @@ end
 function Updater:pace()
     ngx.update_time()
     if ngx.now() >= self.deadline then
-        ngx.sleep(0)
+        ngx.sleep(0.001)
         ngx.update_time()
         self.deadline = ngx.now() + self.slice
     end
