@@ -8,7 +8,7 @@ temporary directories removed even when a test fails.
     ups = stack.start_upstreams()                # names up-a, up-b, up-c
     stack.start_admin("shenyu", {"PLUGIN": [...], "SELECTOR": [...], ...})
     stack.start_daemon(); stack.wait_synced()
-    nginx = stack.start_nginx(errors="shenyu")   # debug headers on
+    nginx = stack.start_nginx(errors="shenyu")   # debug headers on (X-Gwsync-Generation...)
     v = stack.publish("replace", "SELECTOR", items=[...])   # then stack.wait_cache(v)
 
 The nginx configuration is the shipped example itself (contrib/nginx/nginx.conf), copied
@@ -24,6 +24,7 @@ GWSYNC_PLUGIN_PATH set); GWSYNC_PLUGIN_PATH gets build/plugins/lmdb/.libs append
 the build directory is known and it is missing.
 """
 import grp
+import json
 import os
 import pwd
 import re
@@ -118,12 +119,13 @@ class Nginx:
     example configuration and a copy of contrib/nginx/lua in PREFIX."""
 
     def __init__(self, prefix, cache_path, errors="shenyu", debug_headers=True, port=None,
-                 edit=None):
+                 edit=None, client_address=None):
         self.edit = edit          # text -> text: a benchmark's own additions to the example
         self.prefix = prefix
         self.cache_path = cache_path
         self.errors = errors
         self.debug_headers = debug_headers
+        self.client_address = client_address   # None: the example's default ("nginx")
         self.port = port or harness.free_port()
         self.proc = None
         self.conf = os.path.join(prefix, "nginx.conf")
@@ -154,8 +156,12 @@ class Nginx:
             os.chmod(self.prefix, 0o755)
 
     def env(self):
-        return dict(os.environ, GWSYNC_CACHE=self.cache_path, GWSYNC_ERRORS=self.errors,
-                    GWSYNC_DEBUG_HEADERS="1" if self.debug_headers else "0")
+        env = dict(os.environ, GWSYNC_CACHE=self.cache_path, GWSYNC_ERRORS=self.errors,
+                   GWSYNC_DEBUG_HEADERS="1" if self.debug_headers else "0")
+        env.pop("GWSYNC_CLIENT_ADDRESS", None)
+        if self.client_address:
+            env["GWSYNC_CLIENT_ADDRESS"] = self.client_address
+        return env
 
     def start(self, timeout=10.0):
         self.write_config()
@@ -270,9 +276,11 @@ class Stack:
         self._closers.append(self.daemon.close)
         return self.daemon.start()
 
-    def start_nginx(self, errors="shenyu", debug_headers=True, name=None, edit=None):
+    def start_nginx(self, errors="shenyu", debug_headers=True, name=None, edit=None,
+                    client_address=None):
         prefix = os.path.join(self.tmp, name or "nginx-%s" % errors)
-        n = Nginx(prefix, self.cache_path, errors=errors, debug_headers=debug_headers, edit=edit)
+        n = Nginx(prefix, self.cache_path, errors=errors, debug_headers=debug_headers, edit=edit,
+                  client_address=client_address)
         self._closers.append(n.stop)
         self.nginxes.append(n)
         return n.start()
@@ -307,6 +315,35 @@ class Stack:
         """Wait until the cache holds these published versions; the monotonic time seen."""
         return self.cache.wait_md5({v["group"]: v["md5"] for v in versions}, timeout=timeout,
                                    check=self._daemon_alive)
+
+    def cache_state(self, groups):
+        """({group: md5}, generation) of the cache, read in one transaction."""
+        def get(txn, dbs):
+            meta = dbs["meta"]
+            if meta is None:
+                return {g: None for g in groups}, None
+            md5s = {}
+            for g in groups:
+                raw = txn.get(g.encode(), db=meta)
+                md5s[g] = json.loads(raw).get("md5") if raw is not None else None
+            gen = txn.get(b"generation", db=meta)
+            return md5s, int(gen) if gen is not None else None
+        return self.cache.read(["meta"], get) or ({g: None for g in groups}, None)
+
+    def wait_generation(self, *versions, timeout=15.0, interval=0.002):
+        """Wait until the cache holds these published versions: (monotonic time seen, the
+        generation read in the same transaction as their md5s)."""
+        wanted = {v["group"]: v["md5"] for v in versions}
+        deadline = time.monotonic() + timeout
+        while True:
+            self._daemon_alive()
+            md5s, gen = self.cache_state(list(wanted))
+            if md5s == wanted:
+                return time.monotonic(), gen
+            if time.monotonic() >= deadline:
+                raise AssertionError("cache %s never reached %s (has %s)" % (self.cache_path,
+                                                                            wanted, md5s))
+            time.sleep(interval)
 
     def _daemon_alive(self):
         if self.daemon is not None and self.daemon.proc is not None and not self.daemon.alive():

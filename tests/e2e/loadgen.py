@@ -18,6 +18,7 @@ import time
 # Names of the gateway's debug headers (gateway.configure{debug_headers=true}).
 SELECTOR_HEADER = "X-Gwsync-Selector"
 RULE_HEADER = "X-Gwsync-Rule"
+GENERATION_HEADER = "X-Gwsync-Generation"   # the cache generation the route table reflects
 
 
 class Answer:
@@ -64,6 +65,12 @@ class Answer:
     @property
     def rule(self):
         return self.header(RULE_HEADER)
+
+    @property
+    def generation(self):
+        """The cache generation of the route table that answered, or None."""
+        g = self.header(GENERATION_HEADER)
+        return int(g) if g is not None and g.isdigit() else None
 
     @property
     def echo(self):

@@ -1,7 +1,7 @@
-"""A tiny divide oracle for the change test: what ShenYu's divide plugin answers for one
-request given one admin version, restricted to the conditions that test publishes
-(`uri match "/p/**"` or `"/**"`, `header =`), so the test can name the answers every
-version allows without trusting the router it is testing.
+"""A tiny divide oracle for the change tests: what ShenYu's divide plugin answers for one
+request given one admin version, restricted to the conditions those tests publish
+(`uri match "/p/**"` or `"/**"`, `uri startsWith`, `header =`), so the tests can name the
+answers every version allows without trusting the router they are testing.
 
 It follows ../shared/DIVIDE-SEMANTICS.md §4 (candidates, AND-count score, then sort, then
 list order; continued; rules of the chosen selector; no backtracking) and §6 (only
@@ -55,6 +55,8 @@ def _judge(c, request):
             base = pattern[:-3]
             return path == base or path.startswith(base + "/")
         return path == pattern
+    if c["paramType"] == "uri" and c["operator"] == "startsWith":
+        return request["path"].startswith(c["paramValue"].strip())
     if c["paramType"] == "header" and c["operator"] == "=":
         value = _header(request, c["paramName"])
         return value.strip() != "" and value == c["paramValue"].strip()

@@ -9,11 +9,22 @@ second nginx on the same cache answers errors as plain HTTP statuses.
 
 One stack per class (setUpClass); data phases are published through the emulator's control
 API and every test first puts the base dataset back if a previous test changed it.
+
+Each nginx worker applies a change from a timer, off the request path, so the answer to a
+request sent right after the cache changed may still come from the previous table. Every
+answer says which cache generation its table reflects (debug header X-Gwsync-Generation): a
+check repeats its request until the answer reflects at least the generation the cache had
+when the data phase was in place, then asserts on it.
+
+The table asserts ShenYu's own client-address rule (the left-most X-Forwarded-For entry of a
+single header line), so nginx runs with client_address = "shenyu"; the gateway's default
+(nginx's $remote_addr) is tested in tests/lua/test_lmdb_reader.py.
 """
 import hashlib
 import os
 import re
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -44,11 +55,12 @@ class RoutingFromDiscoverUpstream(unittest.TestCase):
         stack.start_admin(cls.MODE, cls.base)
         stack.start_daemon()
         stack.wait_synced(cls.GROUPS)
-        cls.nginx = stack.start_nginx("shenyu")
+        cls.min_gen = stack.cache_state(cls.GROUPS)[1]
+        cls.nginx = stack.start_nginx("shenyu", client_address="shenyu")
         cls.client = cls.nginx.client()
         cls.addClassCleanup(cls.client.close)
         if cls.WITH_PLAIN:
-            cls.plain = stack.start_nginx("plain")
+            cls.plain = stack.start_nginx("plain", client_address="shenyu")
             cls.plain_client = cls.plain.client()
             cls.addClassCleanup(cls.plain_client.close)
 
@@ -70,12 +82,24 @@ class RoutingFromDiscoverUpstream(unittest.TestCase):
             if current[group] != harness.md5_of(items):
                 versions.append(self.stack.publish("replace", group, items=items))
         if versions:
-            self.stack.wait_cache(*versions)
+            _, gen = self.stack.wait_generation(*versions)
+            type(self).min_gen = gen
+
+    def fresh(self, client, method, path, headers=(), body=None, timeout=10.0):
+        """client.request(...), repeated until the answering table reflects the data phase."""
+        deadline = time.monotonic() + timeout
+        while True:
+            a = client.request(method, path, headers, body=body)
+            if a.error or (a.generation or 0) >= self.min_gen or time.monotonic() > deadline:
+                return a
+            time.sleep(0.005)
 
     def check(self, client, case, plain=False):
         label, method, path, headers, expected = case
         body = b"hello" if method in ("POST", "PUT") else None
-        a = client.request(method, path, headers, body=body)
+        a = self.fresh(client, method, path, headers, body=body)
+        self.assertGreaterEqual(a.generation or 0, self.min_gen, "%s: answered by a table older "
+                                "than the data phase: %r" % (label, a))
         where = "%s: %s %s %s -> %r" % (label, method, path, headers, a)
         self.assertIsNone(a.error, where)
         if isinstance(expected, Up):
@@ -121,7 +145,7 @@ class RoutingFromDiscoverUpstream(unittest.TestCase):
     def answers(self, path, n, headers=()):
         out = []
         for _ in range(n):
-            a = self.client.get(path, headers)
+            a = self.fresh(self.client, "GET", path, headers)
             self.assertEqual(a.status, 200, repr(a))
             out.append(a.upstream)
         return out
@@ -151,7 +175,7 @@ class RoutingFromDiscoverUpstream(unittest.TestCase):
 
     # -------------------------------------------------------------- errors
     def test_unknown_operator_answers_400_only_where_evaluated(self):
-        a = self.client.get("/badop/x")
+        a = self.fresh(self.client, "GET", "/badop/x")
         self.assertEqual((a.status, a.doc), (400, {"code": 400, "message": "like name is error"}),
                          repr(a))
         self.check(self.client, routes.CASES[0])      # other selectors are unaffected

@@ -126,4 +126,67 @@ T.case("tried upstreams are left out (failover)", function()
     T.eq(balance.select(result("hash", THREE), r, {}, {
         ["127.0.0.1:8081"] = true, ["127.0.0.1:8082"] = true, ["127.0.0.1:8083"] = true }), nil)
 end)
+-- a lua_shared_dict as ngx.shared gives it: get / incr(key, 1, 0) -> new value
+local function fake_dict()
+    local d = { v = {} }
+    function d:get(k) return self.v[k] end
+    function d:incr(k, by, init) self.v[k] = (self.v[k] or init) + by; return self.v[k] end
+    return d
+end
+
+T.case("rr_sequence is the smooth weighted round robin from a zero state, period total/gcd", function()
+    local seq = balance.rr_sequence({ 5, 1, 1 }, 3)
+    T.eq(#seq, 7); T.eq(table.concat(seq), "1121311")          -- a a b a c a a
+    T.eq(#balance.rr_sequence({ 100, 50 }, 2), 3)
+    T.eq(table.concat(balance.rr_sequence({ 0, 0 }, 2)), "1")   -- all weights 0: the first
+    math.randomseed(3)
+    for _ = 1, 300 do
+        local m = math.random(1, 5)
+        local ups, ws = {}, {}
+        for i = 1, m do
+            ws[i] = math.random(0, 12) * ({ 1, 5, 10 })[math.random(3)]
+            ups[i] = up("u" .. i .. ":1", ws[i])
+        end
+        local seq = balance.rr_sequence(ws, m)
+        local state = {}
+        for k = 1, 2 * #seq do
+            T.eq(balance.select(result("roundRobin", ups), req(), state).url,
+                 ups[seq[(k - 1) % #seq + 1]].url, "pick " .. k)
+        end
+    end
+end)
+
+T.case("roundRobin with a shared dictionary: one sequence whichever worker picks", function()
+    local dict = fake_dict()
+    local w1, w2 = { shared = dict }, { shared = dict }   -- two workers' states, one dictionary
+    local ups = { up("a:1", 2), up("b:1", 1) }
+    local got = {}
+    for i = 1, 6 do
+        got[i] = balance.select(result("roundRobin", ups), req(), i % 2 == 1 and w1 or w2).url:sub(1, 1)
+    end
+    T.eq(table.concat(got), "abaaba")
+    -- without the dictionary each worker has its own sequence
+    local l1, l2 = {}, {}
+    for i = 1, 6 do
+        got[i] = balance.select(result("roundRobin", ups), req(), i % 2 == 1 and l1 or l2).url:sub(1, 1)
+    end
+    T.eq(table.concat(got), "aabbaa")
+end)
+
+T.case("roundRobin during an upstream's warm-up stays per worker (its weight moves)", function()
+    local dict = fake_dict()
+    local ups = { up("a:1", 100, { timestamp = 999000, warmup = 600000 }), up("b:1", 100) }
+    balance.select(result("roundRobin", ups), req { now_ms = 1000000 }, { shared = dict })
+    T.eq(next(dict.v), nil, "the shared counter is not used")
+end)
+
+T.case("leastActive with a shared dictionary counts every worker's picks", function()
+    local dict = fake_dict()
+    local ups = { up("a:1"), up("b:1"), up("c:1") }
+    local got = {}
+    for i = 1, 6 do got[i] = balance.select(result("leastActive", ups), req(), { shared = dict }).url:sub(1, 1) end
+    T.eq(table.concat(got), "abcabc")
+    T.eq(dict.v["la:http://a:1"], 2)
+end)
+
 T.done()

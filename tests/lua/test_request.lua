@@ -97,6 +97,16 @@ end)
 T.case("ip: single-value XFF is ignored", function()
     T.eq(rd(req { headers = { { "X-Forwarded-For", "1.2.3.4" } } }, "ip"), "10.0.0.9")
 end)
+T.case("ip/host with client_address = nginx: the peer address, X-Forwarded-For never read", function()
+    local r = req { client_address = "nginx", remote_addr = "10.0.0.9",
+                    headers = { { "X-Forwarded-For", "1.2.3.4, 5.6.7.8" } } }
+    T.eq(rd(r, "ip"), "10.0.0.9")
+    T.eq(rd(r, "host"), "10.0.0.9")
+    -- an entry ShenYu would fail on (not an address) cannot fail the request either
+    local bad = req { client_address = "nginx", headers = { { "X-Forwarded-For", "proxy.example, 1.2.3.4" } } }
+    T.eq(rd(bad, "ip"), "10.0.0.9")
+    T.eq(r:client_ip_or_false(), "10.0.0.9")
+end)
 T.case("ip: XFF 'a,b' without a space is ignored", function()
     T.eq(rd(req { headers = { { "X-Forwarded-For", "1.2.3.4,5.6.7.8" } } }, "ip"), "10.0.0.9")
 end)

@@ -205,6 +205,16 @@ T.case("unknown loadBalance -> 400, unless specify-domain names an upstream", fu
     T.eq(res.code, 400); T.eq(res.message, "weighted name is error")
     T.eq(who(route(tbl, "/a", { headers = { { "specify-domain", "127.0.0.1:8081" } } })), "s1/r1")
 end)
+-- A JSON null differs from an absent key (Gson as ShenYu's gateway reads it): null String
+-- fields are "", absent ones keep their defaults.
+T.case("loadBalance: null is \"\" (500), absent is random", function()
+    local tbl = build { SELECTOR = { sel("s1", 1, { URI("/**") }) },
+        RULE = { rule("r1", "s1", 1, { URI("/n/**") }, { handle = '{"loadBalance":null}' }),
+                 rule("r2", "s1", 1, { URI("/a/**") }, { handle = '{"timeout":100}' }) } }
+    T.eq(route(tbl, "/n/x").code, 500)
+    local res = route(tbl, "/a/x")
+    T.eq(who(res), "s1/r2"); T.eq(res.handle.load_balance, "random")
+end)
 T.case("empty loadBalance -> 500", function()
     local tbl = build { SELECTOR = { sel("s1", 1, { URI("/**") }) },
         RULE = { rule("r1", "s1", 1, {}, { handle = cjson.encode({ loadBalance = "" }) }) } }

@@ -39,6 +39,8 @@ M.tokenize = tokenize
 -- One pattern token -> string (exact), function (regex), DSTAR, or {err = message}.
 local function compile_token(tok)
     if tok == "**" then return DSTAR end
+    -- no "?", "*" or "{": glob.translate would find no glob in it, an exact token
+    if not find(tok, "[?*{]") then return tok end
     local rx = glob.translate(tok, "((?s).*)")
     if not rx then return tok end
     local fn, err = regex.compile(rx, { dotall = true })
@@ -72,6 +74,10 @@ end
 --            path that starts with it followed by "/" or its end matches, and a path without
 --            "//" (so that its tokens are exactly its "/"-separated parts) matches only so
 --   raises   some token is a bad regex: matching may raise HTTP 400
+--   lits     the pattern's leading literal tokens (before any wildcard, regex or "**"): a
+--            path matches only if its own first #lits tokens are these (the matcher compares
+--            them first, and a literal token never raises); the router's index files the
+--            pattern under them
 function M.compile(pattern)
     local raw = tokenize(pattern)
     local pt = {}
@@ -84,7 +90,12 @@ function M.compile(pattern)
     local pat_trail = byte(pattern, -1) == SLASH
     local np = #pt
     local lit1 = type(pt[1]) == "string" and pt[1] or nil
-    local info = { abs = pat_abs, lit1 = lit1, raises = raises,
+    local lits = {}
+    for i = 1, np do
+        if type(pt[i]) ~= "string" then break end
+        lits[i] = pt[i]
+    end
+    local info = { abs = pat_abs, lit1 = lit1, raises = raises, lits = lits,
                    prefix = pat_abs and lit1 ~= nil and np == 2 and pt[2] == DSTAR and not pat_trail }
     if pat_abs and np >= 3 and pt[np] == DSTAR and not pat_trail then
         local lits = {}

@@ -6,6 +6,9 @@
 --     (AbstractLoadBalancer), else roundRobin / random / hash / leastActive / p2c /
 --     shortestResponse.
 -- `state` is a table the caller keeps per worker (round-robin weights, least-active counts);
+-- state.shared, when set, is an nginx shared dictionary (lua_shared_dict) through which every
+-- worker takes the same round-robin sequence and the same least-active counts, as one ShenYu
+-- gateway has one of each (see roundRobin below for how);
 -- `tried` an optional set {url = true} of upstreams already tried by a failover retry, left out.
 -- Weights follow AbstractLoadBalancer.getWeight: status down -> 0, and within `warmup` ms of
 -- `timestamp` the weight ramps up linearly (at least 1).
@@ -136,7 +139,7 @@ end
 -- RoundRobinLoadBalancer: smooth weighted round robin; state keyed by the first upstream's
 -- url; a changed weight resets that upstream's current value; ties go to the earlier entry;
 -- entries not seen for 60 s are dropped when the list size differs from the map size.
-ALGOS.roundRobin = function(list, req, state)
+local function rr_local(list, req, state)
     local t = now_ms(state, req)
     local rr = state.rr
     if not rr then rr = {}; state.rr = rr end
@@ -170,6 +173,78 @@ ALGOS.roundRobin = function(list, req, state)
     end
     best_e.current = best_e.current - total
     return best
+end
+
+-- Shared across workers: from a zero state, smooth weighted round robin over fixed weights is
+-- periodic (period = total weight / their gcd: each upstream is chosen weight/gcd times and
+-- every current value is back to 0), so the n-th pick of the one sequence is seq[n mod
+-- period], with n from one atomic counter per key in the shared dictionary (incr). Every
+-- worker then takes its turn in one sequence, ShenYu's. Kept per worker instead: an
+-- upstream within its warm-up (its weight changes with time) and a period over RR_MAX_PERIOD.
+-- Unlike ShenYu's stateful map, a weight or list change does not keep the other upstreams'
+-- current values: the new sequence is entered at the counter's position.
+local RR_MAX_PERIOD = 4096
+
+local function gcd(a, b)
+    while b ~= 0 do a, b = b, a % b end
+    return a
+end
+
+-- the pick sequence for the list's weights (positions in list), or nil (too long)
+local function rr_sequence(ws, m)
+    local total, g = 0, 0
+    for i = 1, m do
+        total = total + ws[i]
+        g = gcd(g, ws[i])
+    end
+    if total == 0 then return { 1 } end
+    local period = total / g
+    if period > RR_MAX_PERIOD then return nil end
+    local cur, seq = {}, {}
+    for i = 1, m do cur[i] = 0 end
+    for k = 1, period do
+        local best
+        for i = 1, m do
+            local c = cur[i] + ws[i] / g
+            cur[i] = c
+            if best == nil or c > cur[best] then best = i end
+        end
+        cur[best] = cur[best] - period
+        seq[k] = best
+    end
+    return seq
+end
+M.rr_sequence = rr_sequence
+
+local function rr_shared(list, req, state, dict)
+    local t = now_ms(state, req)
+    local m = #list
+    for i = 1, m do
+        local u = list[i]
+        local w = M.weight(u, t)
+        -- warming up (the weight moves with time), or a negative weight: per worker
+        if w ~= (u.weight or 0) or w < 0 then return nil end
+    end
+    local seq = list._rrseq
+    if seq == nil then
+        local ws = {}
+        for i = 1, m do ws[i] = list[i].weight or 0 end
+        seq = rr_sequence(ws, m) or false
+        list._rrseq = seq -- lists are immutable per route table
+    end
+    if not seq then return nil end
+    local n = dict:incr("rr:" .. list[1].url, 1, 0)
+    if not n then return nil end
+    return list[seq[(n - 1) % #seq + 1]]
+end
+
+ALGOS.roundRobin = function(list, req, state)
+    local dict = state.shared
+    if dict then
+        local u = rr_shared(list, req, state, dict)
+        if u then return u end
+    end
+    return rr_local(list, req, state)
 end
 
 -- HashLoadBalancer: 5 virtual nodes per upstream at hash("SHENYU-"..url.."-HASH-"..i), the key
@@ -207,19 +282,25 @@ end
 
 -- LeastActiveLoadBalance: ShenYu counts picks per protocol+url and never decrements them, so
 -- it is "least picked so far"; ties go to the first in ConcurrentHashMap order in ShenYu (not
--- reproducible), to the first in list order here.
+-- reproducible), to the first in list order here. With a shared dictionary the counts are
+-- the gateway's (every worker's picks), read and incremented without a lock: two workers
+-- picking at the same moment may both take the same least-picked upstream, as two threads of
+-- ShenYu's may.
 ALGOS.leastActive = function(list, req, state)
+    local dict = state.shared
     local la = state.la
     if not la then la = {}; state.la = la end
     local best, best_n
     for i = 1, #list do
         local u = list[i]
         local k = u.protocol .. u.url
-        local n = la[k] or 0
+        local n
+        if dict then n = dict:get("la:" .. k) else n = la[k] end
+        n = n or 0
         if best_n == nil or n < best_n then best, best_n = u, n end
     end
     local k = best.protocol .. best.url
-    la[k] = (la[k] or 0) + 1
+    if not (dict and dict:incr("la:" .. k, 1, 0)) then la[k] = (la[k] or 0) + 1 end
     return best
 end
 

@@ -1,49 +1,80 @@
--- gwsync.cache: one nginx worker's view of the gwsync LMDB cache (docs/lmdb-cache.md).
+-- gwsync.cache: one nginx worker's view of the gwsync LMDB cache (docs/lmdb-cache.md) and the
+-- route table built from it.
 --
--- Per request the gateway asks cache:table(); that costs one renewed read transaction and
--- one mdb_get of meta/generation (with a key and value buffer made once: no cdata, no
--- system call, no lock per request). Only when the generation differs from the one the
--- worker last looked at are PLUGIN, SELECTOR, RULE and DISCOVER_UPSTREAM read, all in that
--- same transaction (one consistent state of every group), and handed to router.build; the
--- parsed table is then reused by every request until the next change, so no request
--- parses JSON.
+-- Two paths, two read transactions:
+-- * current(), per request: one renewed read transaction and one mdb_get of meta/generation
+--   (a key and value buffer made once: no cdata, no system call, no lock), then the live route
+--   table. It never reads or builds anything: it only says whether the cache holds a newer
+--   generation, so that the caller can wake the refresh (gwsync.updater).
+-- * refresh(), off the request path (a timer): reads what changed since the generation the
+--   table was built from and applies it. With the cache's change log (gwsync.changes) that is
+--   the changed keys only, looked up in the same read transaction as `generation`; a group
+--   rewritten whole (`replace`), a gap in the log, no log, or the first load read whole
+--   groups instead, and compare each value with the one the table holds: only items whose raw
+--   JSON differs are compiled again (gwsync.items). The changes are then applied to the live
+--   table in one step that does not yield (gwsync.routes: a request sees the table before or
+--   after them), or, when there are many (a first load, a large batch), to a new table built
+--   off to the side from the live table's compiled items and swapped in at the end.
+--   refresh() calls opts.pace() between slices of long work (reading a group, compiling,
+--   building): inside nginx pace() lets requests run and updates nginx's clock.
 --
 -- Why it is built this way:
--- * The environment is opened lazily, in the worker (an LMDB env must not cross fork(),
---   and init_by_lua runs in the master); if it is absent it is tried again on the next
---   request, so nginx may start before gwsyncd has written anything.
--- * A failed build, a refused `format` or a read error keeps the last good table: serving
+-- * The environment is opened lazily, in the worker (an LMDB env must not cross fork(), and
+--   init_by_lua runs in the master); if it is absent it is tried again on the next refresh,
+--   so nginx may start before gwsyncd has written anything.
+-- * A failed read, a refused `format` or a failed build keeps the last good table: serving
 --   the last configuration beats refusing traffic (the same rule gwsyncd follows).
 -- * Every condition is reported once when it starts (self.state), never per request.
--- * The router and the logger are passed in, so this file runs under plain luajit too.
+-- * The logger and the pace are passed in, so this file runs under plain luajit too (tests
+--   call refresh() and table() directly).
 local lmdb = require "gwsync.lmdb"
+local items = require "gwsync.items"
+local routes = require "gwsync.routes"
+local changes = require "gwsync.changes"
 
-local GROUPS = { "PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM" }
+local GROUPS = routes.GROUPS       -- PLUGIN, SELECTOR, RULE, DISCOVER_UPSTREAM
+local GROUPSET = {}
+for _, g in ipairs(GROUPS) do GROUPSET[g] = true end
 local FORMAT = "1"                 -- GW_CACHE_FORMAT
 local META = "meta"
+local CHANGES = "changes"
 local GENERATION = lmdb.key("generation")   -- asked on every request: one MDB_val, made once
 
 local M = {}
 local Cache = {}
 Cache.__index = Cache
 
+-- a batch of more changed items than this is applied to a new table built off to the side
+-- (in slices, the live table serving meanwhile), not to the live table in one step
+M.BIG = 2000
+
 local function default_log(level, msg)
     io.stderr:write("[", level, "] ", msg, "\n")
 end
 
--- new{ path = dir, router = router module (build), log = fn(level, msg) } -> cache
+local function now_ms()
+    if ngx and ngx.now then return ngx.now() * 1000 end
+    return os.time() * 1000
+end
+
+-- new{ path = dir, log = fn(level, msg), pace = fn() | nil, now_ms = fn() | nil } -> cache
 -- levels given to log: "notice", "warn", "error".
 function M.new(opts)
     assert(opts and opts.path, "cache.new needs a path")
     return setmetatable({
         path = opts.path,
-        router = opts.router or require "gwsync.router",
         log = opts.log or default_log,
-        env = nil, reader = nil, meta = nil,
-        tbl = nil,                 -- the last good route table
-        generation = nil,          -- the generation last looked at (built, refused or failed)
-        built_generation = nil,    -- the generation self.tbl was built from
+        pace = opts.pace,
+        now_ms = opts.now_ms or now_ms,
+        big = opts.big or M.BIG,
+        env = nil, reader = nil, treader = nil, meta = nil,
+        tbl = nil,                 -- the live route table (gwsync.routes)
+        generation = nil,          -- the generation last looked at (applied, refused or failed)
+        built_generation = nil,    -- the generation self.tbl reflects
+        need_full = false,         -- the next refresh reads everything (format came back...)
+        failed_generation = nil,   -- a full build failed at this generation: wait for another
         state = nil,               -- the condition last reported
+        stats = { full = 0, incremental = 0, items = 0 },
     }, Cache)
 end
 
@@ -57,8 +88,9 @@ end
 
 function Cache:close()
     if self.reader then self.reader:close() end
+    if self.treader then self.treader:close() end
     if self.env then self.env:close() end
-    self.env, self.reader, self.meta = nil, nil, nil
+    self.env, self.reader, self.treader, self.meta = nil, nil, nil, nil
 end
 
 -- Open the env and the meta database if not done yet. true | nil
@@ -67,11 +99,10 @@ function Cache:open()
         local env, err = lmdb.open(self.path)
         if not env then
             self:report("absent", "warn", "cannot open the environment (" .. err
-                .. "); will retry on each request"
-                .. (self.tbl and ", serving the last routes" or ""))
+                .. "); will retry" .. (self.tbl and ", serving the last routes" or ""))
             return nil
         end
-        self.env, self.reader = env, env:reader()
+        self.env, self.reader, self.treader = env, env:reader(), env:reader()
     end
     if not self.meta then
         local dbi, err, code = self.env:dbi(META)
@@ -88,9 +119,9 @@ function Cache:open()
     return true
 end
 
--- Open the group databases that exist (missing ones are empty groups).
-function Cache:open_groups()
-    local dbis = {}
+-- The group databases and the change log that exist (missing groups are empty groups).
+function Cache:open_dbis()
+    local dbis = { meta = self.meta }
     for _, name in ipairs(GROUPS) do
         local dbi, err, code = self.env:dbi(name)
         if dbi then
@@ -99,113 +130,315 @@ function Cache:open_groups()
             return nil, "cannot open `" .. name .. "`: " .. err
         end
     end
+    local dbi, err, code = self.env:dbi(CHANGES)
+    if dbi then
+        dbis.changes = dbi
+    elseif code ~= lmdb.NOTFOUND then
+        return nil, "cannot open `" .. CHANGES .. "`: " .. err
+    end
     return dbis
 end
 
--- Read every group in the reader's (begun) transaction. groups, counts | nil, err
-function Cache:read_groups(dbis)
-    local groups, counts = {}, {}
-    for _, name in ipairs(GROUPS) do
-        local values = {}
-        if dbis[name] then
-            local err
-            values, err = self.reader:walk(dbis[name])
-            if not values then
-                self.env:forget(name)
-                return nil, "reading `" .. name .. "`: " .. err
+-- current() -> live table | nil, newer (the cache holds a generation the table does not
+-- reflect yet). The per-request path: never reads more than `generation`.
+function Cache:current()
+    local env = self.env
+    if not env or not self.meta then return self.tbl, self.tbl == nil end
+    local r = self.reader
+    local ok = r:begin()
+    if not ok then return self.tbl, false end   -- the refresh reports read errors
+    local gen = r:get(self.meta, GENERATION)
+    r:reset()
+    return self.tbl, gen ~= self.generation
+end
+
+---------------------------------------------------------------------------------------------
+-- refresh
+---------------------------------------------------------------------------------------------
+
+local function pace_of(self)
+    return self.pace or function() end
+end
+
+-- walk a group whole: { key -> raw } (paced)
+local function walk(self, txn, dbi, pace)
+    local out, n = {}, 0
+    local cur, err = txn:cursor(dbi)
+    if not cur then return nil, err end
+    local k, v = cur:first()
+    while k do
+        out[k] = v
+        n = n + 1
+        if n % 64 == 0 then pace() end
+        k, v = cur:next()
+    end
+    cur:close()
+    if v then return nil, v end    -- cursor_get's error message (k nil, v err)
+    return out, n
+end
+
+-- diff(into, group, raw_by_key): the changes that make the table's group equal raw_by_key
+local function diff(self, into, group, raw_by_key, pace)
+    local have = self.tbl and self.tbl.items[group] or {}
+    local n = 0
+    for key, raw in pairs(raw_by_key) do
+        local it = have[key]
+        if not it or it.raw ~= raw then into[#into + 1] = { group, key, raw } end
+        n = n + 1
+        if n % 256 == 0 then pace() end
+    end
+    for key in pairs(have) do
+        if raw_by_key[key] == nil then into[#into + 1] = { group, key, false } end
+    end
+end
+
+-- read(txn, dbis, gen) -> list of {group, key, raw | false}, how | nil, err
+function Cache:read_changes(txn, dbis, gen, pace)
+    local out = {}
+    local plan, why
+    if self.tbl and not self.need_full and self.generation then
+        plan, why = changes.read(txn, dbis, tonumber(self.generation) or 0, gen, GROUPSET)
+    else
+        why = self.tbl and "full read" or "first load"
+    end
+    if plan then
+        local n = 0
+        for _, group in ipairs(GROUPS) do
+            local p = plan[group]
+            local dbi = dbis[group]
+            if p and p.replace then
+                local all = {}
+                if dbi then
+                    local err
+                    all, err = walk(self, txn, dbi, pace)
+                    if not all then return nil, "reading `" .. group .. "`: " .. tostring(err) end
+                end
+                diff(self, out, group, all, pace)
+            elseif p then
+                for key in pairs(p.keys) do
+                    local v, err
+                    if dbi then
+                        v, err = txn:get(dbi, key)
+                        if err then return nil, "reading `" .. group .. "`: " .. err end
+                    end
+                    local it = self.tbl.items[group][key]
+                    if v == nil then
+                        if it then out[#out + 1] = { group, key, false } end
+                    elseif not it or it.raw ~= v then
+                        out[#out + 1] = { group, key, v }
+                    end
+                    n = n + 1
+                    if n % 256 == 0 then pace() end
+                end
             end
         end
-        groups[name] = values
-        counts[#counts + 1] = name .. " " .. #values
+        return out, "change log"
     end
-    return groups, table.concat(counts, ", ")
+    for _, group in ipairs(GROUPS) do
+        local all = {}
+        if dbis[group] then
+            local err
+            all, err = walk(self, txn, dbis[group], pace)
+            if not all then return nil, "reading `" .. group .. "`: " .. tostring(err) end
+        end
+        diff(self, out, group, all, pace)
+    end
+    return out, why
 end
 
 -- The groups marked stale (snapshot data not yet confirmed by an admin), from meta.
-function Cache:stale_groups()
+local function stale_groups(txn, meta)
     local out = {}
     for _, name in ipairs(GROUPS) do
-        local v = self.reader:get(self.meta, name)
+        local v = txn:get(meta, name)
         if v and v:find('"stale"%s*:%s*true') then out[#out + 1] = name end
     end
     return out
 end
 
-function Cache:rebuild()
-    -- group handles first: a transaction begun before their commit could not use them
-    self.reader:reset()
-    local dbis, err = self:open_groups()
-    if not dbis then
-        self:report("groups:" .. err, "error", err .. "; serving the last routes")
-        return
-    end
-    local ok, berr = self.reader:begin()
-    if not ok then
-        self:report("txn:" .. berr, "error", "read transaction failed: " .. berr)
-        return
-    end
-    local gen = self.reader:get(self.meta, "generation")
-    local format = self.reader:get(self.meta, "format")
-    if format ~= FORMAT then
-        self.generation = gen
-        self:report("format:" .. tostring(format), "error",
-            "refusing the environment: meta `format` is " .. (format and ("'" .. format .. "'") or "missing")
-            .. ", this reader understands only " .. FORMAT
-            .. (self.tbl and "; serving the last routes" or "; no routes"))
-        return
-    end
-    local groups, counts = self:read_groups(dbis)
-    if not groups then
-        self:report("read:" .. counts, "error", counts .. "; serving the last routes")
-        return
-    end
-    local stale = self:stale_groups()
-    self.generation = gen
-    local pok, tbl, bad = pcall(self.router.build, groups)
-    if not pok or not tbl then
-        local why = pok and tostring(bad) or ("error: " .. tostring(tbl))
-        self:report("build:" .. tostring(gen), "error", "router.build failed for generation "
-            .. tostring(gen) .. " (" .. why .. "); "
-            .. (self.tbl and ("keeping generation " .. tostring(self.built_generation)) or "no routes"))
-        return
-    end
-    self.tbl, self.built_generation = tbl, gen
-    self:report("built:" .. tostring(gen), "notice", "routes built from generation " .. tostring(gen)
-        .. " (" .. counts .. ")" .. (#stale > 0 and ("; stale snapshot data in " .. table.concat(stale, ", ")) or ""))
-    local warnings = tbl.warnings or {}
-    for i = 1, math.min(#warnings, 20) do
-        self.log("warn", "gwsync route table generation " .. tostring(gen) .. ": " .. tostring(warnings[i]))
-    end
-    if #warnings > 20 then
-        self.log("warn", "gwsync route table generation " .. tostring(gen) .. ": "
-            .. (#warnings - 20) .. " more warnings")
+-- compile the changed values (paced): list of {group, key, item | nil}
+local function compile_all(self, list, pace)
+    local now = self.now_ms()
+    for i = 1, #list do
+        local c = list[i]
+        if c[3] then c[3] = items.compile(c[1], c[2], c[3], now) else c[3] = nil end
+        if i % 16 == 0 then pace() end
     end
 end
 
--- table() -> the current route table | nil (none yet). One read transaction per call.
-function Cache:table()
-    if not self:open() then return self.tbl end
-    local ok, err = self.reader:begin()
+-- apply in place: one step, no yield
+local function apply_live(tbl, list, gen)
+    for i = 1, #list do
+        local c = list[i]
+        tbl:set(c[1], c[2], c[3])
+    end
+    tbl:finish()
+    tbl.generation = gen
+end
+
+-- a new table: the live one's items (those not changed) plus the changes (paced)
+local function build_aside(self, list, pace)
+    local t = routes.new()
+    local changed = {}
+    for i = 1, #list do changed[list[i][1] .. "\0" .. list[i][2]] = true end
+    local n = 0
+    if self.tbl then
+        for _, group in ipairs(GROUPS) do
+            for key, it in pairs(self.tbl.items[group]) do
+                if not changed[group .. "\0" .. key] then t:set(group, key, it) end
+                n = n + 1
+                if n % 128 == 0 then pace() end
+            end
+        end
+    end
+    for i = 1, #list do
+        local c = list[i]
+        if c[3] then t:set(c[1], c[2], c[3]) end
+        if i % 128 == 0 then pace() end
+    end
+    local k = 0
+    t:finish(function()
+        k = k + 1
+        if k % 8 == 0 then pace() end
+    end)
+    return t
+end
+
+local function summary(list)
+    local per, order = {}, {}
+    for i = 1, #list do
+        local g = list[i][1]
+        if not per[g] then per[g] = 0; order[#order + 1] = g end
+        per[g] = per[g] + 1
+    end
+    local out = {}
+    for i, g in ipairs(order) do out[i] = g .. " " .. per[g] end
+    return #out > 0 and table.concat(out, ", ") or "none"
+end
+
+-- refresh() -> true when the table changed. Reads and applies what changed since the table's
+-- generation; keeps the last good table on any failure (logged once).
+function Cache:refresh()
+    if not self:open() then return false end
+    local pace = pace_of(self)
+    local txn = self.treader
+    local ok, berr = txn:begin()
     if not ok then
-        self:report("txn:" .. err, "error", "read transaction failed: " .. err
+        self:report("txn:" .. berr, "error", "read transaction failed: " .. berr
             .. (self.tbl and "; serving the last routes" or ""))
-        return self.tbl
+        return false
     end
     if (self.env.resized or 0) ~= (self.resized or 0) then
         self.resized = self.env.resized
         self.log("notice", "gwsync cache " .. self.path .. ": the writer grew the map (MDB_MAP_RESIZED);"
             .. " adopted the new size")
     end
-    local gen, gerr = self.reader:get(self.meta, GENERATION)
+    local gen, gerr = txn:get(self.meta, GENERATION)
     if gerr then
-        self.reader:reset()
+        txn:reset()
         self:report("gen:" .. gerr, "error", "reading `generation` failed: " .. gerr)
-        return self.tbl
+        return false
     end
-    if gen ~= self.generation then
-        self:rebuild()
+    if gen == self.generation and not (self.need_full and gen ~= self.failed_generation) then
+        txn:reset()
+        return false
     end
-    self.reader:reset()
+    -- group handles first: a transaction begun before their commit could not use them
+    txn:reset()
+    local dbis, derr = self:open_dbis()
+    if not dbis then
+        self:report("groups:" .. derr, "error", derr .. (self.tbl and "; serving the last routes" or ""))
+        return false
+    end
+    ok, berr = txn:begin()
+    if not ok then
+        self:report("txn:" .. berr, "error", "read transaction failed: " .. berr)
+        return false
+    end
+    gen = txn:get(self.meta, GENERATION)
+    local format = txn:get(self.meta, "format")
+    if format ~= FORMAT then
+        txn:reset()
+        self.generation = gen
+        self.need_full = true
+        self:report("format:" .. tostring(format), "error",
+            "refusing the environment: meta `format` is " .. (format and ("'" .. format .. "'") or "missing")
+            .. ", this reader understands only " .. FORMAT
+            .. (self.tbl and "; serving the last routes" or "; no routes"))
+        return false
+    end
+    local gnum = tonumber(gen)
+    if self.generation and gnum and tonumber(self.generation) and gnum < tonumber(self.generation) then
+        self.need_full = true  -- the cache went back (a new environment): read it whole
+    end
+    local t0 = self.now_ms()
+    local list, how = self:read_changes(txn, dbis, gnum or 0, pace)
+    local stale = list and stale_groups(txn, self.meta)
+    txn:reset()
+    if not list then
+        self:report("read:" .. tostring(how), "error", tostring(how) .. "; serving the last routes")
+        return false
+    end
+    compile_all(self, list, pace)
+    local live = self.tbl
+    local full = not live or self.need_full or #list > self.big
+    local tbl = live
+    if full then
+        local pok, t = pcall(build_aside, self, list, pace)
+        if not pok then
+            self.generation, self.failed_generation, self.need_full = gen, gen, true
+            self:report("build:" .. tostring(gen), "error", "building the route table failed for generation "
+                .. tostring(gen) .. " (" .. tostring(t) .. "); "
+                .. (live and ("keeping generation " .. tostring(self.built_generation)) or "no routes"))
+            return false
+        end
+        tbl = t
+        t.generation = gen
+        self.tbl = t
+        self.stats.full = self.stats.full + 1
+    else
+        local pok, err = pcall(apply_live, live, list, gen)
+        if not pok then
+            -- the live table may be half updated: the next refresh builds a new one
+            self.generation, self.need_full, self.failed_generation = nil, true, nil
+            self:report("apply:" .. tostring(gen), "error", "applying generation " .. tostring(gen)
+                .. " failed (" .. tostring(err) .. "); rebuilding the table")
+            return false
+        end
+        self.stats.incremental = self.stats.incremental + 1
+    end
+    self.stats.items = self.stats.items + #list
+    self.generation, self.built_generation = gen, gen
+    self.need_full, self.failed_generation = false, nil
+    local ms = self.now_ms() - t0
+    self:report("built:" .. tostring(gen), "notice", "routes built from generation " .. tostring(gen)
+        .. " (" .. tbl:counts_text() .. "); " .. (full and "whole table" or "in place")
+        .. " from " .. how .. ", changed " .. summary(list)
+        .. string.format(" in %.0f ms", ms)
+        .. (#stale > 0 and ("; stale snapshot data in " .. table.concat(stale, ", ")) or ""))
+    local nw = 0
+    for i = 1, #list do
+        local it = list[i][3]
+        local w = it and tbl:warnings_of(it)
+        if w then
+            for _, line in ipairs(w) do
+                nw = nw + 1
+                if nw <= 20 then
+                    self.log("warn", "gwsync route table generation " .. tostring(gen) .. ": " .. line)
+                end
+            end
+        end
+    end
+    if nw > 20 then
+        self.log("warn", "gwsync route table generation " .. tostring(gen) .. ": " .. (nw - 20) .. " more warnings")
+    end
+    return true
+end
+
+-- table() -> the current route table | nil: refresh() first when the cache changed (plain
+-- luajit, tests; nginx uses current() and refreshes from a timer)
+function Cache:table()
+    self:refresh()
     return self.tbl
 end
 

@@ -99,30 +99,35 @@ local function need_pv(c)
     if c.pv == nil then errors.raise_internal("paramValue is null") end -- pv.trim() -> NPE
 end
 
+-- A judge is made once per compiled condition (make(c)) and called as fn(rd, req, c): the
+-- functions below are shared by every condition of their kind (no closure per condition).
 local JUDGES = {}
 
-JUDGES["equals"] = function(c)
-    return function(rd) need_pv(c); return rd == c.pv end
-end
+local function j_equals(rd, _, c) need_pv(c); return rd == c.pv end
+local function j_contains(rd, _, c) need_pv(c); return contains(rd, c.pv) end
+local function j_not_contains(rd, _, c) need_pv(c); return not contains(rd, c.pv) end
+local function j_ant(rd, req, c) return c.ant(rd, rd == req.path and req:ant_tokens() or nil) end
+local function j_not_ant(rd, req, c) return not c.ant(rd, rd == req.path and req:ant_tokens() or nil) end
+local function j_pp(rd, req, c) return c.pp(rd, rd == req.path and req:path_container() or nil) end
+
+JUDGES["equals"] = function() return j_equals end
 
 -- The compiled path matchers and what they tell about their patterns are kept on the
 -- condition (c.ant / c.ant_info, c.pp / c.pp_info) for the router's fast path.
 JUDGES["match"] = function(c)
     if c.ptype == "uri" and c.pv then
-        local m, info = antpath.compile(c.pv)
-        c.ant, c.ant_info = m, info
-        return function(rd, req) return m(rd, rd == req.path and req:ant_tokens() or nil) end
+        c.ant, c.ant_info = antpath.compile(c.pv)
+        return j_ant
     end
-    return function(rd) need_pv(c); return contains(rd, c.pv) end
+    return j_contains
 end
 
 JUDGES["exclude"] = function(c)
     if c.ptype == "uri" and c.pv then
-        local m, info = antpath.compile(c.pv)
-        c.ant, c.ant_info = m, info
-        return function(rd, req) return not m(rd, rd == req.path and req:ant_tokens() or nil) end
+        c.ant, c.ant_info = antpath.compile(c.pv)
+        return j_not_ant
     end
-    return function(rd) need_pv(c); return not contains(rd, c.pv) end
+    return j_not_contains
 end
 
 JUDGES["pathPattern"] = function(c)
@@ -130,11 +135,9 @@ JUDGES["pathPattern"] = function(c)
         local m, err, info = pathpattern.compile(c.pv)
         c.compile_error = err
         c.pp, c.pp_info = m, info
-        return function(rd, req)
-            return m(rd, rd == req.path and req:path_container() or nil)
-        end
+        return j_pp
     end
-    return function(rd) need_pv(c); return contains(rd, c.pv) end
+    return j_contains
 end
 
 JUDGES["regex"] = function(c)
@@ -147,17 +150,13 @@ JUDGES["regex"] = function(c)
     return m
 end
 
-JUDGES["contains"] = function(c)
-    return function(rd) need_pv(c); return contains(rd, c.pv) end
-end
+JUDGES["contains"] = function() return j_contains end
 
-JUDGES["startsWith"] = function(c)
-    return function(rd) need_pv(c); return sub(rd, 1, #c.pv) == c.pv end
-end
+local function j_starts(rd, _, c) need_pv(c); return sub(rd, 1, #c.pv) == c.pv end
+JUDGES["startsWith"] = function() return j_starts end
 
-JUDGES["endsWith"] = function(c)
-    return function(rd) need_pv(c); return #c.pv == 0 or sub(rd, -#c.pv) == c.pv end
-end
+local function j_ends(rd, _, c) need_pv(c); return #c.pv == 0 or sub(rd, -#c.pv) == c.pv end
+JUDGES["endsWith"] = function() return j_ends end
 
 JUDGES["isBlank"] = function()
     return function(rd) return M.is_blank(rd) end
@@ -260,12 +259,40 @@ function M.match(mode, list, req)
     return true
 end
 
+-- Compiled conditions are shared by every item that has the same condition (paramType,
+-- operator, paramName, paramValue): a compiled condition is never modified once made, and
+-- real tables repeat conditions a lot (`req_method = GET`, a tenant header), so this saves
+-- most of the compiling and memory of a large table. Weak values: a condition no item uses
+-- any more goes with the next garbage collection.
+local shared = setmetatable({}, { __mode = "v" })
+
+-- compile_shared(cond_table) -> compile(cond_table), the same object for equal conditions.
+-- Keyed by the four fields as compile() reads them, each written as its text and "\0S", or
+-- "\0N" when absent: a field holding a NUL is not shared (the key would be ambiguous).
+function M.compile_shared(cond)
+    if type(cond) ~= "table" then return M.compile(cond) end
+    local pt, op = str_or_nil(cond.paramType), str_or_nil(cond.operator)
+    local pn, pv = str_or_nil(cond.paramName), str_or_nil(cond.paramValue)
+    if (pt and find(pt, "\0", 1, true)) or (op and find(op, "\0", 1, true))
+        or (pn and find(pn, "\0", 1, true)) or (pv and find(pv, "\0", 1, true)) then
+        return M.compile(cond)
+    end
+    local key = (pt or "") .. (pt and "\0S" or "\0N") .. (op or "") .. (op and "\0S" or "\0N")
+        .. (pn or "") .. (pn and "\0S" or "\0N") .. (pv or "") .. (pv and "\0S" or "\0N")
+    local c = shared[key]
+    if not c then
+        c = M.compile(cond)
+        shared[key] = c
+    end
+    return c
+end
+
 -- compile_list(json_list) -> list of compiled conditions, list of compile errors (strings)
 function M.compile_list(list)
     local out, errs = {}, {}
     if type(list) ~= "table" then return out, errs end
     for i = 1, #list do
-        local c = M.compile(list[i])
+        local c = M.compile_shared(list[i])
         out[i] = c
         if c.compile_error then errs[#errs + 1] = c.compile_error end
     end

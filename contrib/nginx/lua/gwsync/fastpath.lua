@@ -14,13 +14,9 @@
 -- than needed in rare cases (TimeBefore/TimeAfter, bad patterns, a null paramValue), which
 -- costs those requests a second evaluation, never a different answer.
 --
--- The index: a selector evaluated with AND (or OR with a single condition) whose conditions
--- up to a `uri match` with a literal first token cannot raise, cannot match a path whose
--- first Ant token differs from that literal, and cannot raise for it either (the Ant matcher
--- answers false before it uses any regex). Such a selector is filed under its token; a
--- request evaluates the selectors filed under its own first token plus every selector that is
--- not filed (in table order: ranking and the first error depend on it). ShenYu evaluates
--- every selector; the ones skipped here would have answered false without raising.
+-- The index (gwsync.index) needs to know, per selector or rule, which paths its test can
+-- answer other than false for: list_test() says where to file it (place()). ShenYu evaluates
+-- every selector; the ones the index skips would have answered false without raising.
 local conditions = require "gwsync.conditions"
 
 local M = {}
@@ -168,7 +164,19 @@ end
 
 -- test(c) -> test function, may_raise (the test can answer nil)
 -- c is a compiled condition of gwsync.conditions; the order of checks is conditions.judge's.
+-- Made once per compiled condition (which is shared by equal conditions, and never changes)
+-- and kept on it.
+local make_test
 function M.test(c)
+    local t = c._test
+    if t then return t, c._may_raise end
+    local may_raise
+    t, may_raise = make_test(c)
+    c._test, c._may_raise = t, may_raise
+    return t, may_raise
+end
+
+function make_test(c)
     if c.null then return ERR, true end
     local get = getter(c.ptype, c.pname)
     if not get then return ERR, true end
@@ -284,10 +292,72 @@ local function any(t)
     end
 end
 
--- list_test(match_mode, compiled_conditions) -> test(req) -> true | false | nil, index key
--- The key (see the header) is the literal first Ant token the list's match needs, or nil.
+-- Where a condition files its item in the router's index (gwsync.index): a description of
+-- the paths it can be true for, or nil when it says nothing about the path.
+--   { kind = "exact", value = pv }             uri `=`: the path is pv
+--   { kind = "prefix", segs = {..}, part = s }  uri `startsWith`: the path's first #segs
+--                                               "/"-separated pieces (empty ones counted)
+--                                               are segs, each followed by "/", and the next
+--                                               piece starts with part
+--   { kind = "ant", segs = {..} }               uri `match`: the path's first Ant tokens
+--   { kind = "pp", segs = {..} }                uri `pathPattern`: the path's first
+--                                               PathContainer segments
+-- The test answers false (without raising) for every path outside the description, except
+-- that a pathPattern test raises for a path that does not parse (pp_risky: the index gives
+-- such paths to the plain evaluation whenever it holds a pp_risky item).
+local function split_prefix(pv)
+    local segs, i = {}, 1
+    while true do
+        local j = find(pv, "/", i, true)
+        if not j then break end
+        segs[#segs + 1] = pv:sub(i, j - 1)
+        i = j + 1
+    end
+    return segs, pv:sub(i)
+end
+
+-- place(c) -> descriptor | nil, usable (the condition's test can be skipped for paths outside
+-- the descriptor), pp_risky
+local function place(c)
+    if c.ptype ~= "uri" or c.null or c.blank_op or c.bad_op or c.pv == nil then
+        return nil, false, false
+    end
+    local op = c.op
+    if op == "=" or op == "equals" then
+        return { kind = "exact", value = c.pv }, true, false
+    end
+    if op == "startsWith" then
+        local segs, part = split_prefix(c.pv)
+        if #segs == 0 and part == "" then return nil, true, false end
+        return { kind = "prefix", segs = segs, part = part }, true, false
+    end
+    if op == "match" and c.ant_info and not c.ant_info.raises then
+        local lits = c.ant_info.lits
+        if #lits == 0 then return nil, true, false end
+        return { kind = "ant", segs = lits }, true, false
+    end
+    if op == "pathPattern" and c.pp_info and not c.pp_info.raises and not c.compile_error then
+        local lits = c.pp_info.lits
+        if #lits == 0 then return nil, true, true end
+        return { kind = "pp", segs = lits }, true, true
+    end
+    return nil, false, false
+end
+M.place = place
+
+-- list_test(match_mode, compiled_conditions) -> test(req) -> true | false | nil, key, places,
+-- pp_risky
+-- key (kept for the tests of the first index): the literal first Ant token the list's match
+-- needs, or nil.
+-- places: where the router's index files the item (a list of descriptors), or nil (always
+-- evaluated). AND (or OR of one condition): the first condition with a descriptor among the
+-- leading conditions whose tests cannot raise (a condition that might raise ends the search:
+-- ShenYu would evaluate it for every path). OR of several: one descriptor per condition when
+-- every condition has one (the item is a candidate when any of them admits the path).
 function M.list_test(mode, conds)
     local tests, key, keyable = {}, nil, mode ~= 1 or #conds == 1
+    local places, risky = nil, false
+    local searching = keyable
     for i = 1, #conds do
         local c = conds[i]
         local t, may_raise = M.test(c)
@@ -300,40 +370,29 @@ function M.list_test(mode, conds)
                 keyable = false
             end
         end
+        if searching then
+            local d, usable, pp = place(c)
+            if pp then risky = true end
+            if d then
+                places = { d }
+                searching = false
+            elseif not usable and may_raise then
+                searching = false
+            end
+        end
     end
     if not keyable then key = nil end
-    return (mode == 1) and any(tests) or all(tests), key
-end
-
--- The index over the active selectors (in table order): key -> the selectors a request with
--- that first Ant token evaluates. Lists are built per key; when keys x unfiled selectors
--- would exceed LIMIT entries, no index is built and every selector is evaluated (their tests
--- still answer the non-matching token at once).
-local LIMIT = 200000
-
--- index(active) -> by_key | nil, rest (the list for a token no selector is filed under)
-function M.index(active)
-    local keys, nkeys, rest = {}, 0, {}
-    for i = 1, #active do
-        local k = active[i].key
-        if k == nil then
-            rest[#rest + 1] = active[i]
-        elseif not keys[k] then
-            keys[k] = true
-            nkeys = nkeys + 1
+    if mode == 1 and #conds > 1 then
+        places, risky = {}, false
+        for i = 1, #conds do
+            local d, _, pp = place(conds[i])
+            if not d then places = nil break end
+            places[i] = d
+            if pp then risky = true end
         end
     end
-    if nkeys == 0 or nkeys * (#rest + 1) > LIMIT then return nil, active end
-    local by_key = {}
-    for k in pairs(keys) do
-        local list = {}
-        for i = 1, #active do
-            local s = active[i]
-            if s.key == nil or s.key == k then list[#list + 1] = s end
-        end
-        by_key[k] = list
-    end
-    return by_key, rest
+    if not places then risky = false end
+    return (mode == 1) and any(tests) or all(tests), key, places, risky
 end
 
 return M

@@ -2,11 +2,16 @@
 -- from the route table gwsync.cache keeps in step with the LMDB cache.
 --
 --   init_by_lua_block      { require("gwsync.gateway").configure{ path = "/var/lib/gwsync/cache" } }
+--   init_worker_by_lua_block { require("gwsync.gateway").init_worker() }
 --   access_by_lua_block    { require("gwsync.gateway").access() }
 --   balancer_by_lua_block  { require("gwsync.gateway").balancer() }
 --   header_filter_by_lua_block { require("gwsync.gateway").header_filter() }   -- debug_headers
 --
 -- Why it is split this way:
+-- * The route table is kept up to date by a timer per worker (gwsync.updater), never by a
+--   request: access() asks the cache for the live table (one mdb_get of the generation) and,
+--   when the cache holds a newer generation, wakes the timer and routes with the table it has.
+--   Only a request that finds no table at all (the worker's first moments) waits for one.
 -- * access() does all the work that can answer the client: route, and pick the first
 --   upstream, so "no selector/rule/healthy upstream" get ShenYu's JSON bodies (the balancer
 --   phase cannot write a body). The result waits in ngx.ctx for the balancer.
@@ -16,7 +21,9 @@
 --   rule's load balancer (ShenYu's DefaultRetryStrategy.resend).
 -- * Upstream hosts must be IP literals (the balancer phase cannot resolve names) and the
 --   protocol http:// (proxy_pass names one scheme); others are unusable, logged once.
--- * All mutable state lives in one per-worker table (`worker`), made by configure().
+-- * All mutable state lives in one per-worker table (`worker`), made by configure(); the
+--   load balancers' state that must be the gateway's, not the worker's (round-robin's
+--   sequence, least-active counts), lives in a lua_shared_dict when one is declared.
 -- * Per request the work is kept to what routing needs (README, Performance notes): the raw
 --   request is a lazy table (headers, query, client address... are fetched from nginx only
 --   when the router first reads them), a usable peer is worked out once per upstream of a
@@ -25,6 +32,7 @@ local request = require "gwsync.request"
 local router = require "gwsync.router"
 local balance = require "gwsync.balance"
 local cachemod = require "gwsync.cache"
+local updatermod = require "gwsync.updater"
 local ngx_balancer = require "ngx.balancer"
 
 local M = {}
@@ -46,17 +54,30 @@ local function log(level, msg)
     ngx.log(LEVELS[level] or ngx.ERR, msg)
 end
 
--- configure{ path = dir, errors = "shenyu"|"plain", debug_headers = false }
+-- configure{ path = dir, errors = "shenyu"|"plain", debug_headers = false,
+--            client_address = "nginx"|"shenyu", balance_dict = "gwsync_balance",
+--            refresh_interval = 0.1 }
 function M.configure(opts)
     assert(type(opts) == "table" and type(opts.path) == "string" and opts.path ~= "",
         "gwsync.gateway.configure needs { path = <cache directory> }")
     local errors = opts.errors or "shenyu"
     assert(errors == "shenyu" or errors == "plain", "errors must be \"shenyu\" or \"plain\"")
+    local client = opts.client_address or "nginx"
+    assert(client == "nginx" or client == "shenyu", "client_address must be \"nginx\" or \"shenyu\"")
+    local interval = opts.refresh_interval or 0.1
+    assert(type(interval) == "number" and interval > 0, "refresh_interval must be a number of seconds > 0")
+    local dict = opts.balance_dict
+    if dict == nil then dict = "gwsync_balance" end
+    assert(dict == false or type(dict) == "string", "balance_dict must be a lua_shared_dict name or false")
     worker = {
         path = opts.path,
         errors = errors,
         debug_headers = opts.debug_headers == true,
+        client_address = client,
+        refresh_interval = interval,
+        balance_dict = dict,
         cache = nil,               -- made in the worker on first use (never in the master)
+        updater = nil,
         balance_state = {},
         logged = {},               -- one-off log lines already written (bad upstream hosts)
         -- upstream -> its peer (or false: unusable), worked out once: keyed by the route
@@ -70,9 +91,25 @@ local function state()
     local w = worker
     if not w then error("gwsync.gateway.configure() was not called (init_by_lua_block)") end
     if not w.cache then
-        w.cache = cachemod.new{ path = w.path, router = router, log = log }
+        w.cache = cachemod.new{ path = w.path, log = log }
+        w.updater = updatermod.new(w.cache, { interval = w.refresh_interval, log = log })
+        if w.balance_dict then
+            local d = ngx.shared and ngx.shared[w.balance_dict]
+            if d then
+                w.balance_state.shared = d
+            else
+                log("warn", "gwsync: no lua_shared_dict " .. w.balance_dict .. " (nginx.conf):"
+                    .. " round-robin and least-active run per worker")
+            end
+        end
+        w.updater:start()
     end
     return w
+end
+
+-- init_worker(): start the worker's refresh timer, which builds the first table at once
+function M.init_worker()
+    state()
 end
 
 -- A JSON string literal (lua-cjson would escape "/" as "\/", ShenYu's Jackson does not).
@@ -87,7 +124,8 @@ local function json_string(s)
 end
 
 -- Answer an error: ShenYu's body and HTTP status, or a plain status.
-local function answer(w, e)
+local function answer(w, e, tbl)
+    if w.debug_headers and tbl then ngx.header["X-Gwsync-Generation"] = tbl.generation end
     if w.errors == "plain" then
         ngx.status = e.plain_status or 500
         ngx.header["Content-Type"] = "text/plain"
@@ -172,13 +210,14 @@ local RAW_META = {
 }
 
 -- The request as the router reads it (gwsync.request): path and method now, the rest lazily.
-local function raw_request()
+local function raw_request(w)
     local uri = ngx.var.request_uri or "/"
     local q = find(uri, "?", 1, true)
     return setmetatable({
         path = q and sub(uri, 1, q - 1) or uri,
         method = ngx.req.get_method(),
         now_ms = false,            -- the balancer's clock: ngx.now() (a test may set it)
+        client_address = w.client_address,
     }, RAW_META)
 end
 
@@ -266,18 +305,23 @@ end
 
 function M.access()
     local w = state()
-    local tbl = w.cache:table()
-    if not tbl then return answer(w, NO_CACHE) end
-    local req = request.new(raw_request())
+    local tbl, newer = w.cache:current()
+    if newer then w.updater:wake() end       -- the timer applies it; this request goes on
+    if not tbl then
+        tbl = w.updater:wait_first(30)       -- the worker's first table is being built
+        if not tbl then return answer(w, NO_CACHE) end
+    end
+    local req = request.new(raw_request(w))
     -- No pcall here: a LuaJIT trace that returns through a pcall frame aborts, and the router
     -- is the hot path. route() answers ShenYu's errors itself; a Lua error from it (a bug)
     -- fails the access phase, which nginx logs and answers with its 500 page.
     local res = router.route(tbl, req)
-    if res.action == "skip" then return answer(w, SKIP) end
-    if res.action ~= "proxy" then return answer(w, res) end
+    if res.action == "skip" then return answer(w, SKIP, tbl) end
+    if res.action ~= "proxy" then return answer(w, res, tbl) end
     local p, tried = pick(w, res, req, nil)
-    if not p then return answer(w, NO_UPSTREAM) end
-    ngx.ctx.gwsync = { res = res, req = req, peer = p, tried = tried, tries = 0 }
+    if not p then return answer(w, NO_UPSTREAM, tbl) end
+    ngx.ctx.gwsync = { res = res, req = req, peer = p, tried = tried, tries = 0,
+                       gen = w.debug_headers and tbl.generation or nil }
     set_host_var(w, p.up.url)
 end
 
@@ -334,6 +378,7 @@ function M.header_filter()
         h["X-Gwsync-Upstream"] = g.peer.up.url
         h["X-Gwsync-Selector"] = g.res.selector and g.res.selector.id
         h["X-Gwsync-Rule"] = g.res.rule and g.res.rule.id
+        h["X-Gwsync-Generation"] = g.gen
     end
 end
 

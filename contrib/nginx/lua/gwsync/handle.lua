@@ -33,11 +33,8 @@ local function gson_string(v, default, key)
     error("handle field " .. key .. " is not a string", 0)
 end
 
--- parse(text) -> handle, lb_error | nil, err
-function M.parse(text)
-    if type(text) ~= "string" then return nil, "rule has no handle" end
-    local obj = cjson.decode(text)
-    if type(obj) ~= "table" then return nil, "rule handle is not a JSON object" end
+-- the DivideRuleHandle fields of a decoded handle object -> handle | nil, err
+local function pcall_fields(obj)
     local ok, h = pcall(function()
         local lb = gson_string(obj.loadBalance, "random", "loadBalance")
         local rs = gson_string(obj.retryStrategy, "current", "retryStrategy")
@@ -52,13 +49,40 @@ function M.parse(text)
         }
     end)
     if not ok then return nil, h end
-    local lb_error
+    return h
+end
+
+local function lb_error_of(h)
     if h.load_balance == nil or not h.load_balance:find("%S") then
-        lb_error = { status = 500, message = "get join name is null" }
+        return { status = 500, message = "get join name is null" }
     elseif not balance.is_known(h.load_balance) then
-        lb_error = { status = 400, message = h.load_balance .. " name is error" }
+        return { status = 400, message = h.load_balance .. " name is error" }
     end
-    return h, lb_error
+    return nil
+end
+
+-- Parsed handles by text: rules share their handle text a lot, a handle is read-only once
+-- parsed (weak values: a handle no rule uses goes with the next garbage collection).
+local parsed = setmetatable({}, { __mode = "v" })
+
+-- parse_new(text) -> handle | nil, err
+local function parse_new(text)
+    local obj = cjson.decode(text)
+    if type(obj) ~= "table" then return nil, "rule handle is not a JSON object" end
+    return pcall_fields(obj)
+end
+
+-- parse(text) -> handle, lb_error | nil, err   (the handle is shared: never modify it)
+function M.parse(text)
+    if type(text) ~= "string" then return nil, "rule has no handle" end
+    local h = parsed[text]
+    if not h then
+        local err
+        h, err = parse_new(text)
+        if not h then return nil, err end
+        parsed[text] = h
+    end
+    return h, lb_error_of(h)
 end
 
 return M

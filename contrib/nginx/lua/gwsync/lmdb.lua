@@ -15,6 +15,12 @@
 --   and one more try, as docs/lmdb-cache.md asks of readers.
 -- * Everything returned is a Lua string copy (ffi.string): nothing points into the map,
 --   so a remap after MDB_MAP_RESIZED never leaves a dangling pointer behind.
+-- * A worker holds two transaction objects: the per-request one (renewed and reset around
+--   each request) and the refresh timer's, which may stay open across ngx.sleep(0) while it
+--   reads a large group in slices. mdb_env_set_mapsize(env, 0) remaps the file, which would
+--   pull the pages from under an open transaction, so the MAP_RESIZED answer is given only
+--   when no other transaction of this env is active (env.active counts them); otherwise the
+--   begin fails with MAP_RESIZED and the caller tries again later.
 -- Errors are returned as nil, message, code (message from mdb_strerror).
 local ffi = require "ffi"
 
@@ -58,7 +64,7 @@ local M = {
     MAX_DBS = 32,             -- GW_CACHE_MAX_DBS in include/gwsync/cache.h
 }
 
-local MDB_FIRST, MDB_NEXT = 0, 8
+local MDB_FIRST, MDB_NEXT, MDB_SET_KEY, MDB_SET_RANGE = 0, 8, 16, 17
 
 local function fail(rc)
     return nil, ffi.string(lib.mdb_strerror(rc)), rc
@@ -84,7 +90,7 @@ function M.open(path, maxdbs)
         lib.mdb_env_close(handle)
         return fail(rc)
     end
-    return setmetatable({ handle = handle, path = path, dbis = {} }, Env)
+    return setmetatable({ handle = handle, path = path, dbis = {}, active = 0 }, Env)
 end
 
 function Env:close()
@@ -96,7 +102,10 @@ function Env:close()
 end
 
 -- The MDB_MAP_RESIZED answer: adopt the writer's new map size. 0 | rc
+-- Refused (rc stays MAP_RESIZED) while another transaction of this env is open: the remap
+-- would invalidate the pages it reads.
 local function adopt_size(env)
+    if env.active > 0 then return M.MAP_RESIZED end
     env.resized = (env.resized or 0) + 1
     return lib.mdb_env_set_mapsize(env.handle, 0)
 end
@@ -166,6 +175,7 @@ function Txn:begin()
         end
     end
     self.active = true
+    env.active = env.active + 1
     return true
 end
 
@@ -174,6 +184,7 @@ function Txn:reset()
     if self.active then
         lib.mdb_txn_reset(self.handle)
         self.active = false
+        self.env.active = self.env.active - 1
     end
 end
 
@@ -182,6 +193,7 @@ function Txn:close()
     if self.handle ~= nil then
         lib.mdb_txn_abort(self.handle)
         self.handle = nil
+        if self.active then self.env.active = self.env.active - 1 end
         self.active = false
     end
 end
@@ -211,6 +223,48 @@ function M.key(s)
     k[0].mv_data = buf
     key_bufs[k] = buf
     return k
+end
+
+-- A cursor over one database of a begun transaction, for reads done in slices:
+--   local cur = txn:cursor(dbi); local k, v = cur:first(); while k do ...; k, v = cur:next() end
+--   cur:close()   (before the transaction is reset)
+-- first()/next()/seek(key) -> key, value (strings) | nil (end) | nil, err, code.
+local Cursor = {}
+Cursor.__index = Cursor
+
+function Txn:cursor(dbi)
+    local pp = ffi.new("MDB_cursor *[1]")
+    local rc = lib.mdb_cursor_open(self.handle, dbi, pp)
+    if rc ~= 0 then return fail(rc) end
+    return setmetatable({ cur = pp[0], key = ffi.new("MDB_val[1]"), val = ffi.new("MDB_val[1]") },
+        Cursor)
+end
+
+local function cursor_get(self, op)
+    local k, v = self.key, self.val
+    local rc = lib.mdb_cursor_get(self.cur, k, v, op)
+    if rc == M.NOTFOUND then return nil end
+    if rc ~= 0 then return fail(rc) end
+    return ffi.string(k[0].mv_data, k[0].mv_size), ffi.string(v[0].mv_data, v[0].mv_size)
+end
+
+function Cursor:first() return cursor_get(self, MDB_FIRST) end
+function Cursor:next() return cursor_get(self, MDB_NEXT) end
+
+-- seek(key, exact) -> the entry at key (exact) or at the first key >= key
+function Cursor:seek(key, exact)
+    local k = self.key
+    k[0].mv_size = #key
+    k[0].mv_data = ffi.cast("void *", key)
+    self.pin = key   -- keep the key string alive while LMDB may read it
+    return cursor_get(self, exact and MDB_SET_KEY or MDB_SET_RANGE)
+end
+
+function Cursor:close()
+    if self.cur ~= nil then
+        lib.mdb_cursor_close(self.cur)
+        self.cur = nil
+    end
 end
 
 -- walk(dbi) -> values, keys (two lists in key order) | nil, err, code

@@ -326,6 +326,9 @@ end
 --   lit1    the pattern's elements start with a separator and a literal segment lit1: a
 --           path matches only if its first element is a separator and its second the
 --           segment lit1 (compared after %-decoding and dropping ";params")
+--   lits    the literal segments of the pattern's leading separator/literal pairs
+--           ("/a/b/{x}" -> a, b): a path matches only if its elements start with a
+--           separator, lits[1], a separator, lits[2], ... (the router's index)
 function M.compile(pattern)
     local ok, els = pcall(parse, pattern)
     if not ok then
@@ -339,6 +342,12 @@ function M.compile(pattern)
     if els[1] and els[1].kind == K_SEP and els[2] and els[2].kind == K_LIT then
         info.lit1 = els[2].text
     end
+    local lits, k = {}, 1
+    while els[k] and els[k].kind == K_SEP and els[k + 1] and els[k + 1].kind == K_LIT do
+        lits[#lits + 1] = els[k + 1].text
+        k = k + 2
+    end
+    info.lits = lits
     return function(path, parsed)
         if not parsed then
             local err

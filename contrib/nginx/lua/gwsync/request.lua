@@ -1,7 +1,7 @@
 -- gwsync.request: one HTTP request as ShenYu's conditions see it (DIVIDE-SEMANTICS §2).
 --
--- new(raw) wraps the neutral request description (see lua_api: path, method, headers as
--- ordered {name, value} lines, query, remote_addr, now) and answers real_data(paramType,
+-- new(raw) wraps the neutral request description (path, method, headers as ordered
+-- {name, value} lines, query, remote_addr, now, client_address) and answers real_data(paramType,
 -- paramName) with the value ShenYu's *ParameterData class would compute. Everything derived
 -- (header index, query parameters, cookies, client address, path tokens) is computed on first
 -- use and kept in the request object, so conditions that look at the same thing share work and
@@ -234,8 +234,15 @@ function Req:cookie(name)
 end
 
 ---------------------------------------------------------------------------------------------
--- client address: ForwardedRemoteAddressResolver(1), then getAddress().getHostAddress() (ip)
--- or getHostString() (host)
+-- client address for `ip` and `host` conditions. Two rules, chosen by raw.client_address:
+--  * "nginx": the peer address the gateway gives (nginx's $remote_addr, which the realip
+--    module rewrites only for the proxies an operator trusts with set_real_ip_from). The
+--    gateway's default: a client cannot choose it.
+--  * "shenyu" (or absent: this module models ShenYu): ShenYu's ForwardedRemoteAddressResolver(1)
+--    -- the left-most X-Forwarded-For entry when the request has exactly one such header
+--    line with two or more ", "-separated entries, else the peer -- then
+--    getAddress().getHostAddress() (ip) or getHostString() (host). Any client can send that
+--    header, so an `ip` rule is then no protection unless a proxy in front rewrites it.
 ---------------------------------------------------------------------------------------------
 
 -- Java's String.split(", "): leading empty piece kept, trailing empty pieces removed.
@@ -327,7 +334,7 @@ end
 -- The resolved client: (address_text_for_ip | false when unresolvable, host_string)
 function Req:_resolve_client()
     local entry
-    if self:header_count("x-forwarded-for") == 1 then
+    if self.raw.client_address ~= "nginx" and self:header_count("x-forwarded-for") == 1 then
         local values = split_comma_space(self:header("x-forwarded-for"))
         if #values >= 2 or (#values == 1 and values[1] == "") then entry = values[1] end
     end

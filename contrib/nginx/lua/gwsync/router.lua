@@ -1,35 +1,34 @@
--- gwsync.router: build a route table from the cache's groups, route one request with it.
+-- gwsync.router: route one request with a route table (gwsync.routes), as ShenYu's divide
+-- plugin does (DIVIDE-SEMANTICS §4, §5).
 --
--- build(groups) does all parsing once per cache generation: JSON decoding, condition
--- compilation (regex / AntPath / PathPattern), ShenYu's stable sort by `sort`, rule handles,
--- upstream lists, and the result table each rule answers with. route(tbl, req) then only
--- evaluates conditions (DIVIDE-SEMANTICS §4) and returns a prepared result (§5): no JSON
--- decoding and, for a proxied request, no allocation beyond the request's own caches.
+-- The table is built and kept up to date item by item by gwsync.routes (compiled items from
+-- gwsync.items); build(groups) here makes one from whole groups (tests, tools). route(tbl, req)
+-- only evaluates conditions and returns a prepared result: no JSON decoding and, for a
+-- proxied request, no allocation beyond the request's own caches.
 --
--- route() has two evaluations of the same semantics. The fast one (route_fast) uses the
--- non-raising condition tests and the selector index of gwsync.fastpath, runs without a
--- pcall and is what LuaJIT compiles; when a test says "ShenYu might throw here" (rare: an
--- invalid condition, a bad X-Forwarded-For entry, an undecodable path under pathPattern) it
--- gives up and the plain evaluation (route_plain: every selector, conditions.match, errors
--- raised as ShenYu throws them) answers the request under pcall.
+-- route() has two evaluations of the same semantics. The fast one (route_fast) asks the
+-- table's index (gwsync.index) for the selectors whose tests are true for the request (the
+-- index runs only the tests of selectors the path can match, and every selector it cannot
+-- file), runs without a pcall and is what LuaJIT compiles; when a test says "ShenYu might throw
+-- here" (rare: an invalid condition, a bad X-Forwarded-For entry, an undecodable path under
+-- pathPattern) it gives up and the plain evaluation (route_plain: every selector in order,
+-- conditions.match, errors raised as ShenYu throws them) answers the request under pcall.
 --
 -- Order: ShenYu sorts selectors (per plugin) and rules (per selector) stably by `sort`, ties
--- kept in arrival order (the admin's list order). The cache gives us items in LMDB key order
--- (by id), the only order available, so ties are broken by key order.
+-- kept in arrival order (the admin's list order). The cache gives items in LMDB key order (by
+-- id), the only order available, so ties are broken by key order: the list order is (sort,
+-- key), and the fast path, whose candidates come from the index in no order, ranks them by
+-- (score, sort, key), which picks the same winner as ShenYu's first-in-list.
 -- Items that ShenYu would accept but then fail on with a NullPointerException (HTTP 500) for
--- every request that reaches them (missing required fields, missing or unparseable rule
--- handle) are left out with a warning in tbl.warnings, as documented in the lua API.
-local cjson = require "cjson.safe"
+-- every request that reaches them are left out (gwsync.items), with a warning.
+local items = require "gwsync.items"
+local routes = require "gwsync.routes"
 local conditions = require "gwsync.conditions"
-local fastpath = require "gwsync.fastpath"
-local upstreams = require "gwsync.upstreams"
 local handle = require "gwsync.handle"
 local balance = require "gwsync.balance"
 local errors = require "gwsync.errors"
 
 local M = {}
-
-local PLUGIN = "divide"
 
 M.SKIP = { action = "skip" }
 M.NO_SELECTOR = { action = "error", code = -107, plain_status = 404, http_status = 200,
@@ -43,190 +42,26 @@ M.HEADER_TOO_LARGE = { action = "error", code = 431, plain_status = 431, http_st
 M.ENTITY_TOO_LARGE = { action = "error", code = 413, plain_status = 413, http_status = 200,
     message = "Request Entity Too Large" }
 
-local function is_bool(v) return type(v) == "boolean" end
-local function as_num(v)
-    if type(v) == "number" then return v end
-    if type(v) == "string" then return tonumber(v) end
-    return nil
-end
-local function nonempty_string(v) return type(v) == "string" and v ~= "" end
-
--- decode(list, group, warnings) -> list of {obj, idx}
-local function decode_all(list, group, warnings)
-    local out = {}
-    for i, text in ipairs(list or {}) do
-        local obj = cjson.decode(text)
-        if type(obj) == "table" then
-            out[#out + 1] = obj
-        else
-            warnings[#warnings + 1] = group .. " item " .. i .. ": not a JSON object, skipped"
-        end
-    end
-    return out
-end
-
--- ShenYu's stable sort by `sort` (ties keep the given order)
-local function stable_sort(list)
-    for i, x in ipairs(list) do x._pos = i end
-    table.sort(list, function(a, b)
-        if a.sort ~= b.sort then return a.sort < b.sort end
-        return a._pos < b._pos
-    end)
-end
-
-local function proxy_result(sel, rule_data, h)
-    return { action = "proxy", selector = sel.data, rule = rule_data, handle = h,
-             upstreams = sel.upstreams }
-end
-
-local function build_selector(obj, discovered, now_ms, warnings)
-    local id = obj.id
-    if not nonempty_string(id) then
-        warnings[#warnings + 1] = "SELECTOR without id skipped"
-        return nil
-    end
-    local typ, sort, mode = as_num(obj.type), as_num(obj.sort), as_num(obj.matchMode)
-    local missing
-    if not is_bool(obj.enabled) then missing = "enabled"
-    elseif not typ then missing = "type"
-    elseif not sort then missing = "sort"
-    elseif not is_bool(obj.logged) then missing = "logged"
-    elseif typ == 1 and not mode and type(obj.conditionList) == "table" and #obj.conditionList > 0 then
-        missing = "matchMode"
-    end
-    if missing then
-        warnings[#warnings + 1] = "SELECTOR " .. id .. ": no " .. missing .. " (ShenYu would fail with HTTP 500), skipped"
-        return nil
-    end
-    local conds, cerrs = conditions.compile_list(obj.conditionList)
-    for _, e in ipairs(cerrs) do
-        warnings[#warnings + 1] = "SELECTOR " .. id .. ": condition fails at request time: " .. e
-    end
-    local ups
-    if discovered[id] then
-        ups = upstreams.from_discovery(discovered[id], now_ms)
-    else
-        ups = upstreams.from_selector_handle(obj.handle, now_ms)
-    end
-    local test, key = fastpath.TRUE, nil -- full flow (and any type but 1): conditions ignored
-    if typ == 1 then test, key = fastpath.list_test(mode, conds) end
-    local sel = {
-        id = id, data = obj, enabled = obj.enabled, type = typ, sort = sort, match_mode = mode,
-        conditions = conds, test = test, key = key,
-        has_conditions = type(obj.conditionList) == "table" and #obj.conditionList > 0,
-        -- ranking score: conditionList.size() for AND (matchMode 0), 0 otherwise; a null
-        -- conditionList on an AND selector makes the ranking throw (NPE) -> flagged
-        score = 0,
-        continued = obj.continued ~= false, -- null counts as true
-        upstreams = ups,
-        rules = {},
-    }
-    if mode == 0 then
-        sel.score = type(obj.conditionList) == "table" and #obj.conditionList or nil
-    end
-    sel.default_result = proxy_result(sel, { id = "default_rule", selectorId = id,
-        pluginName = PLUGIN }, handle.DEFAULT)
-    return sel
-end
-
-local function build_rule(obj, sel, warnings)
-    local id = obj.id
-    if not nonempty_string(id) then
-        warnings[#warnings + 1] = "RULE without id skipped"
-        return nil
-    end
-    local sort, mode = as_num(obj.sort), as_num(obj.matchMode)
-    local missing
-    if not is_bool(obj.enabled) then missing = "enabled"
-    elseif not sort then missing = "sort"
-    elseif not is_bool(obj.loged) then missing = "loged"
-    elseif not mode then missing = "matchMode"
-    elseif type(obj.conditionDataList) ~= "table" then missing = "conditionDataList"
-    end
-    if missing then
-        warnings[#warnings + 1] = "RULE " .. id .. ": no " .. missing .. " (ShenYu would fail with HTTP 500), skipped"
-        return nil
-    end
-    local h, lb_error = handle.parse(obj.handle)
-    if not h then
-        warnings[#warnings + 1] = "RULE " .. id .. ": " .. lb_error .. " (ShenYu would fail with HTTP 500), skipped"
-        return nil
-    end
-    local conds, cerrs = conditions.compile_list(obj.conditionDataList)
-    for _, e in ipairs(cerrs) do
-        warnings[#warnings + 1] = "RULE " .. id .. ": condition fails at request time: " .. e
-    end
-    if lb_error then
-        warnings[#warnings + 1] = "RULE " .. id .. ": loadBalance fails at request time: " .. lb_error.message
-    end
-    return {
-        id = id, data = obj, enabled = obj.enabled, sort = sort, match_mode = mode,
-        conditions = conds, test = (fastpath.list_test(mode, conds)), score = (mode == 0) and #obj.conditionDataList or 0,
-        handle = h, lb_error = lb_error, result = proxy_result(sel, obj, h),
-    }
-end
-
--- build(groups, opts) -> tbl   (opts.now_ms: clock for upstream timestamps, for tests)
+-- build(groups, opts) -> tbl
+-- groups[NAME] is a list of raw item JSON texts in cache key order (their keys are made up:
+-- the position, zero-padded) or { keys = {...}, values = {...} } with the cache keys.
+-- opts.now_ms: the clock for upstream timestamps (tests); opts.flat: no index (tests).
+-- tbl.warnings lists the warnings.
 function M.build(groups, opts)
     groups = groups or {}
-    local warnings = {}
     local now_ms = (opts and opts.now_ms) or ((ngx and ngx.now) and ngx.now() * 1000 or os.time() * 1000)
-    local tbl = { warnings = warnings, enabled = false, selectors = {}, by_id = {} }
-
-    -- PLUGIN: ShenYu keeps one PluginData per name (the last one received wins)
-    for _, p in ipairs(decode_all(groups.PLUGIN, "PLUGIN", warnings)) do
-        if p.name == PLUGIN then
-            if is_bool(p.enabled) then
-                tbl.enabled = p.enabled
-            else
-                warnings[#warnings + 1] = "PLUGIN divide: no enabled (ShenYu would fail with HTTP 500), skipped"
-                tbl.enabled = false
-            end
+    local tbl = routes.new(opts)
+    for _, name in ipairs(routes.GROUPS) do
+        local g = groups[name] or {}
+        local keys, values = g.keys, g.values
+        if not values then values = g end
+        for i = 1, #values do
+            local key = keys and keys[i] or string.format("%09d", i)
+            tbl:set(name, key, items.compile(name, key, values[i], now_ms))
         end
     end
-
-    -- DISCOVER_UPSTREAM entries of the divide plugin, by selector id
-    local discovered = {}
-    for _, d in ipairs(decode_all(groups.DISCOVER_UPSTREAM, "DISCOVER_UPSTREAM", warnings)) do
-        if d.pluginName == PLUGIN and nonempty_string(d.selectorId) then
-            discovered[d.selectorId] = d
-        end
-    end
-
-    for _, obj in ipairs(decode_all(groups.SELECTOR, "SELECTOR", warnings)) do
-        if obj.pluginName == PLUGIN then
-            local sel = build_selector(obj, discovered, now_ms, warnings)
-            if sel then
-                local sels = tbl.selectors
-                sels[#sels + 1] = sel
-                tbl.by_id[sel.id] = sel
-            end
-        end
-    end
-    stable_sort(tbl.selectors)
-
-    -- RULE: ShenYu keys rules by selectorId only
-    for _, obj in ipairs(decode_all(groups.RULE, "RULE", warnings)) do
-        local sel = type(obj.selectorId) == "string" and tbl.by_id[obj.selectorId]
-        if sel then
-            local rule = build_rule(obj, sel, warnings)
-            if rule then sel.rules[#sel.rules + 1] = rule end
-        end
-    end
-    for _, sel in ipairs(tbl.selectors) do stable_sort(sel.rules) end
-
-    -- for route_fast: the selectors that can be candidates (enabled; type 1 only with
-    -- conditions), the enabled rules of each, and the selector index
-    local active = {}
-    for _, sel in ipairs(tbl.selectors) do
-        if sel.enabled and (sel.type ~= 1 or sel.has_conditions) then active[#active + 1] = sel end
-        local ar = {}
-        for _, r in ipairs(sel.rules) do
-            if r.enabled then ar[#ar + 1] = r end
-        end
-        sel.active_rules = ar
-    end
-    tbl.by_key, tbl.unfiled = fastpath.index(active)
+    tbl:finish()
+    tbl.warnings = tbl:all_warnings()
     return tbl
 end
 
@@ -302,24 +137,28 @@ local function route_plain(tbl, req, cands)
         n = 0
         for i = 1, #rules do
             local r = rules[i]
-            if r.enabled and conditions.match(r.match_mode, r.conditions, req) then
+            local it = r.item
+            if it.enabled and conditions.match(it.match_mode, it.conditions, req) then
                 n = n + 1; cands[n] = r
             end
         end
         if n == 0 then return M.NO_RULE end -- no backtracking to other selectors
         rule = pick(cands, n)
     end
-    return finish(rule.result, rule.handle, rule.lb_error, sel, req)
+    return finish(rule, rule.handle, rule.lb_error, sel, req)
 end
 
--- pick, or nil where pick raises (a candidate's score is nil)
+-- pick, or nil where pick raises (a candidate's score is nil); candidates come in any
+-- order: ties on score and sort go to the smaller key (the earlier in list order)
 local function pick_fast(cands, n)
     local best = cands[1]
     if best.score == nil then return nil end
     for i = 2, n do
         local c = cands[i]
-        if c.score == nil then return nil end
-        if c.score > best.score or (c.score == best.score and c.sort < best.sort) then
+        local cs = c.score
+        if cs == nil then return nil end
+        local bs = best.score
+        if cs > bs or (cs == bs and (c.sort < best.sort or (c.sort == best.sort and c.key < best.key))) then
             best = c
         end
     end
@@ -327,22 +166,11 @@ local function pick_fast(cands, n)
 end
 
 -- route_fast: route_plain's answer, or nil where route_plain might raise. Same steps, with
--- the selectors the index leaves for the request's first Ant token and each selector's and
--- rule's non-raising test (gwsync.fastpath).
+-- the candidates the index finds and each selector's and rule's non-raising test
+-- (gwsync.fastpath).
 local function route_fast(tbl, req, cands)
-    local list = tbl.unfiled
-    local by_key = tbl.by_key
-    if by_key then list = by_key[req:ant_key()] or list end
-    local n = 0
-    for i = 1, #list do
-        local s = list[i]
-        local hit = s.test(req)
-        if hit then
-            n = n + 1; cands[n] = s
-        elseif hit == nil then
-            return nil
-        end
-    end
+    local n = tbl.index:match(req, cands, 0)
+    if not n then return nil end
     if n == 0 then return M.NO_SELECTOR end
     local sel = cands[1]
     if n > 1 then
@@ -359,15 +187,21 @@ local function route_fast(tbl, req, cands)
     if sel.type == 0 then
         rule = rules[#rules] -- full flow: the last rule, its conditions and `enabled` unchecked
     else
-        local ar = sel.active_rules
-        n = 0
-        for i = 1, #ar do
-            local r = ar[i]
-            local hit = r.test(req)
-            if hit then
-                n = n + 1; cands[n] = r
-            elseif hit == nil then
-                return nil
+        local rix = sel.rule_index
+        if rix then
+            n = rix:match(req, cands, 0)
+            if not n then return nil end
+        else
+            local ar = sel.active_rules
+            n = 0
+            for i = 1, #ar do
+                local r = ar[i]
+                local hit = r.test(req)
+                if hit then
+                    n = n + 1; cands[n] = r
+                elseif hit == nil then
+                    return nil
+                end
             end
         end
         if n == 0 then return M.NO_RULE end -- no backtracking to other selectors
@@ -377,10 +211,11 @@ local function route_fast(tbl, req, cands)
     -- a load balancer that fails raises unless `specify-domain` names an upstream: leave
     -- that to route_plain (finish() without lb_error cannot raise)
     if rule.lb_error then return nil end
-    return finish(rule.result, rule.handle, nil, sel, req)
+    return finish(rule, rule.handle, nil, sel, req)
 end
 
--- route(tbl, req) -> result (see lua_api.md); req is a gwsync.request object
+-- route(tbl, req) -> result: SKIP, an error (code, message, http_status, plain_status) or a
+-- proxy result {action, selector, rule, handle, upstreams}; req is a gwsync.request object
 -- No pcall unless route_fast gives up: a trace that returns through a pcall frame aborts
 -- ("NYI: return to lower frame"), so the common request must not run inside one.
 function M.route(tbl, req)

@@ -1,0 +1,367 @@
+-- gwsync.routes: the route table as state that is changed item by item.
+--
+-- A table holds the compiled form of every item of PLUGIN, SELECTOR, RULE and
+-- DISCOVER_UPSTREAM by its cache key (gwsync.items), and what routing derives from them:
+--   * the divide plugin's `enabled` (the PLUGIN item named divide with the greatest key);
+--   * one node per usable divide selector (S), in `selectors` sorted by (sort, key): ShenYu's
+--     stable sort by `sort`, ties in cache key order, the only order the cache has;
+--   * per selector node: its upstream list (the DISCOVER_UPSTREAM entry naming its id, else
+--     its own handle's), its rule nodes (R: each the rule's prepared proxy result) sorted the
+--     same way, the enabled ones, and, for a selector with many rules, a rule index;
+--   * the selector index (gwsync.index) over the selectors that can be candidates.
+-- set(group, key, item) records one item's change and marks what depends on it; finish()
+-- then updates exactly that: a rule change re-sorts that rule's selector's rules and rebuilds
+-- their results; a DISCOVER_UPSTREAM change gives the selectors of that id a new upstream
+-- list and their rules new results (no rule item is touched); a selector change refreshes that
+-- node, its index entry and its place in `selectors`; a PLUGIN change recomputes `enabled`.
+-- Nothing is done per item of the whole table: a change costs what depends on it.
+--
+-- Consistency: the nginx worker calls set() and finish() for one batch of changes without
+-- yielding, so a request (which runs between yields) sees the table before or after the
+-- batch, never half of it. A large batch is applied to a new table built off to the side
+-- (gwsync.cache), sharing the compiled items (they are never modified), and swapped in.
+-- Results handed to a request are never modified either: a change makes new ones, and a
+-- request in flight keeps the one it was routed with (its balancer retries use it).
+--
+-- Where several items claim the same thing (two SELECTOR items with the same id, two
+-- DISCOVER_UPSTREAM items for one selector, two PLUGIN items named divide) the one with the
+-- greatest cache key wins: the last one in key order, as a table built from a walk of the
+-- cache in key order would keep.
+local items = require "gwsync.items"
+local index = require "gwsync.index"
+local handle = require "gwsync.handle"
+
+local M = {}
+
+-- a selector with at least this many enabled rules gets a rule index (below it, a scan of
+-- its sorted rules costs less than walking an index)
+M.RULE_INDEX_MIN = 16
+-- more selector moves than this in one batch: `selectors` is re-sorted whole
+local RESORT_MIN = 32
+
+local PLUGIN = items.PLUGIN
+local GROUPS = { "PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM" }
+M.GROUPS = GROUPS
+
+local Routes = {}
+Routes.__index = Routes
+
+-- new(opts): opts.flat = true: no index (every selector and rule evaluated; for tests)
+function M.new(opts)
+    local flat = opts and opts.flat or nil
+    local t = setmetatable({
+        flat = flat,
+        enabled = false,
+        items = {}, counts = {},
+        plugins = {},          -- key -> PLUGIN item named divide
+        nodes = {},            -- selector key -> S
+        sel_claims = {},       -- selector id -> { key -> S }
+        by_id = {},            -- selector id -> the S rules attach to (greatest key)
+        rules_of = {},         -- selector id -> { key -> usable RULE item }
+        disc_claims = {},      -- selector id -> { key -> divide DISCOVER_UPSTREAM item }
+        disc = {},             -- selector id -> the winning DISCOVER_UPSTREAM item
+        selectors = {},        -- every S, sorted by (sort, key)
+        index = index.new(flat), -- the S that can be candidates
+        by_key = nil,          -- the index, when it files anything (a flag for tests)
+        -- the batch being applied
+        dirty_ids = {}, dirty_nodes = {}, touched = {}, ntouched = 0, plugin_dirty = true,
+        _cands = nil,
+    }, Routes)
+    for _, g in ipairs(GROUPS) do
+        t.items[g] = {}
+        t.counts[g] = 0
+    end
+    return t
+end
+
+local function lt(sa, ka, sb, kb)
+    if sa ~= sb then return sa < sb end
+    return ka < kb
+end
+local function node_lt(a, b) return lt(a.sort, a.key, b.sort, b.key) end
+M.node_lt = node_lt
+
+-- the greatest key of a claims table { key -> x }
+local function winner(claims)
+    if not claims then return nil end
+    local bk, bv
+    for k, v in pairs(claims) do
+        if bk == nil or k > bk then bk, bv = k, v end
+    end
+    return bv
+end
+
+local function claim(map, id, key, v)
+    local c = map[id]
+    if not c then c = {}; map[id] = c end
+    c[key] = v
+end
+
+local function unclaim(map, id, key)
+    local c = map[id]
+    if not c then return end
+    c[key] = nil
+    if next(c) == nil then map[id] = nil end
+end
+
+-- S moves in `selectors`, or goes, or comes (fixed in finish())
+local function touch(t, S)
+    if not t.touched[S] then
+        t.touched[S] = true
+        t.ntouched = t.ntouched + 1
+    end
+end
+
+-- set(group, key, item | nil): record one item's new compiled form (nil: deleted)
+function Routes:set(group, key, it)
+    local store = self.items[group]
+    local old = store[key]
+    if old == it then return end
+    store[key] = it
+    if old == nil then self.counts[group] = self.counts[group] + 1 end
+    if it == nil then self.counts[group] = self.counts[group] - 1 end
+
+    if group == "PLUGIN" then
+        if old and old.divide then self.plugins[key] = nil end
+        if it and it.divide then self.plugins[key] = it end
+        self.plugin_dirty = true
+    elseif group == "DISCOVER_UPSTREAM" then
+        if old and old.divide then
+            unclaim(self.disc_claims, old.selector_id, key)
+            self.dirty_ids[old.selector_id] = true
+        end
+        if it and it.divide then
+            claim(self.disc_claims, it.selector_id, key, it)
+            self.dirty_ids[it.selector_id] = true
+        end
+    elseif group == "RULE" then
+        if old and old.valid then
+            local rs = self.rules_of[old.selector_id]
+            if rs then
+                rs[key] = nil
+                if next(rs) == nil then self.rules_of[old.selector_id] = nil end
+            end
+            self.dirty_ids[old.selector_id] = true
+        end
+        if it and it.valid then
+            local rs = self.rules_of[it.selector_id]
+            if not rs then rs = {}; self.rules_of[it.selector_id] = rs end
+            rs[key] = it
+            self.dirty_ids[it.selector_id] = true
+        end
+    elseif group == "SELECTOR" then
+        -- the node's fields (S.sort, S.id...) stay those of its last finish() until the next
+        -- one: finish() finds it in `selectors` by them
+        local S = self.nodes[key]
+        if S then
+            touch(self, S)
+            unclaim(self.sel_claims, old.id, key)
+            self.dirty_ids[old.id] = true
+            if it and it.valid then
+                S.item = it
+                claim(self.sel_claims, it.id, key, S)
+                self.dirty_ids[it.id] = true
+                self.dirty_nodes[S] = true
+            else
+                self.nodes[key] = nil
+                self.index:remove(S)
+                S.indexed = nil
+                S.dead = true
+                self.dirty_nodes[S] = nil
+            end
+        elseif it and it.valid then
+            S = { key = key, item = it, id = it.id, rules = {}, active_rules = {}, in_list = false }
+            self.nodes[key] = S
+            touch(self, S)
+            claim(self.sel_claims, it.id, key, S)
+            self.dirty_ids[it.id] = true
+            self.dirty_nodes[S] = true
+        end
+    end
+end
+
+local DEFAULT = handle.DEFAULT
+
+local function proxy_result(S, rule_data, h)
+    return { action = "proxy", selector = S.data, rule = rule_data, handle = h,
+             upstreams = S.upstreams }
+end
+
+-- A rule node is the rule's proxy result itself (what route() answers, never modified once
+-- made) with what ranking needs: a new one is made whenever the rule, its selector or the
+-- selector's upstreams change.
+local function rule_node(S, key, it)
+    return { action = "proxy", selector = S.data, rule = it.data, handle = it.handle,
+             upstreams = S.upstreams,
+             key = key, item = it, test = it.test, sort = it.sort, score = it.score,
+             lb_error = it.lb_error }
+end
+
+-- S's rule nodes, sorted; the enabled ones; the rule index when many
+local function rebuild_rules(t, S)
+    local list, n = {}, 0
+    if t.by_id[S.id] == S then
+        local rs = t.rules_of[S.id]
+        if rs then
+            for key, it in pairs(rs) do
+                n = n + 1
+                list[n] = rule_node(S, key, it)
+            end
+        end
+    end
+    if n > 1 then table.sort(list, node_lt) end
+    local active, na = {}, 0
+    for i = 1, n do
+        if list[i].item.enabled then na = na + 1; active[na] = list[i] end
+    end
+    S.rules, S.active_rules = list, active
+    if na >= M.RULE_INDEX_MIN then
+        local ix = index.new(t.flat)
+        for i = 1, na do
+            local it = active[i].item
+            ix:add(active[i], it.places, it.risky)
+        end
+        S.rule_index = ix
+    else
+        S.rule_index = nil
+    end
+end
+
+-- refresh one selector node from its item and what it depends on
+local function refresh(t, S)
+    if S.indexed then t.index:remove(S) end
+    local it = S.item
+    S.id, S.data, S.enabled, S.type, S.sort = it.id, it.data, it.enabled, it.type, it.sort
+    S.match_mode, S.conditions, S.test = it.match_mode, it.conditions, it.test
+    S.places, S.risky, S.has_conditions = it.places, it.risky, it.has_conditions
+    S.score, S.continued = it.score, it.continued
+    local d = t.disc[S.id]
+    S.upstreams = d and d.list or items.handle_list(it)
+    S.default_result = proxy_result(S, { id = "default_rule", selectorId = S.id,
+        pluginName = PLUGIN }, DEFAULT)
+    rebuild_rules(t, S)
+    if S.enabled and (S.type ~= 1 or S.has_conditions) then
+        t.index:add(S, S.places, S.risky)
+        S.indexed = true
+    else
+        S.indexed = nil
+    end
+end
+
+-- position of the first node not less than (sort, key) in `selectors`
+local function lower_bound(list, sort, key)
+    local lo, hi = 1, #list + 1
+    while lo < hi do
+        local mid = math.floor((lo + hi) / 2)
+        local x = list[mid]
+        if lt(x.sort, x.key, sort, key) then lo = mid + 1 else hi = mid end
+    end
+    return lo
+end
+
+-- finish(pace): update everything the set() calls since the last finish() marked. pace, when
+-- given, is called between selectors (a table not in use yet may yield there).
+function Routes:finish(pace)
+    if self.plugin_dirty then
+        local p = winner(self.plugins)
+        self.enabled = p and p.enabled or false
+        self.plugin_dirty = false
+    end
+    for id in pairs(self.dirty_ids) do
+        local claims = self.sel_claims[id]
+        local w = winner(claims)
+        local old = self.by_id[id]
+        if old ~= w then
+            self.by_id[id] = w
+            if old and not old.dead then self.dirty_nodes[old] = true end
+        end
+        self.disc[id] = winner(self.disc_claims[id])
+        -- every selector of this id: upstreams by id, rules to the winner
+        if claims then
+            for _, S in pairs(claims) do self.dirty_nodes[S] = true end
+        end
+    end
+    self.dirty_ids = {}
+    -- moved and removed nodes leave `selectors` first, found by their fields as they are
+    -- until refresh() (a few: binary search; many: the list is sorted anew below)
+    local sels = self.selectors
+    local few = self.ntouched <= RESORT_MIN
+    if few then
+        for S in pairs(self.touched) do
+            if S.in_list then
+                local i = lower_bound(sels, S.sort, S.key)
+                if sels[i] == S then table.remove(sels, i) end
+                S.in_list = false
+            end
+        end
+    end
+    for S in pairs(self.dirty_nodes) do
+        if not S.dead then
+            refresh(self, S)
+            if pace then pace() end
+        end
+    end
+    self.dirty_nodes = {}
+    if few then
+        for S in pairs(self.touched) do
+            if not S.dead then
+                table.insert(sels, lower_bound(sels, S.sort, S.key), S)
+                S.in_list = true
+            end
+        end
+    else
+        local out, n = {}, 0
+        for _, S in pairs(self.nodes) do
+            n = n + 1
+            out[n] = S
+            S.in_list = true
+        end
+        table.sort(out, node_lt)
+        self.selectors = out
+        for S in pairs(self.touched) do
+            if S.dead then S.in_list = false end
+        end
+    end
+    self.touched, self.ntouched = {}, 0
+    local ix = self.index
+    self.by_key = (ix.count > #ix.always) and ix or nil
+end
+
+-- warnings(item) -> the warnings an item gives in this table: a bad JSON text always; a
+-- divide plugin, selector or discovery entry's own; a rule's only when it belongs to a
+-- divide selector (as ShenYu reads a rule only through its selector)
+function Routes:warnings_of(it)
+    local w = it.warnings
+    if not w then return nil end
+    if it.group == "RULE" and not it.decode_error then
+        if not (it.selector_id and self.by_id[it.selector_id]) then return nil end
+    end
+    return w
+end
+
+-- all_warnings() -> every warning of the table, by group (PLUGIN, DISCOVER_UPSTREAM,
+-- SELECTOR, RULE) and key order
+function Routes:all_warnings()
+    local out = {}
+    for _, g in ipairs(items.GROUPS) do
+        local keys = {}
+        for k in pairs(self.items[g]) do keys[#keys + 1] = k end
+        table.sort(keys)
+        for _, k in ipairs(keys) do
+            local w = self:warnings_of(self.items[g][k])
+            if w then
+                for _, line in ipairs(w) do out[#out + 1] = line end
+            end
+        end
+    end
+    return out
+end
+
+-- counts_text() -> "PLUGIN 1, SELECTOR 12, RULE 40, DISCOVER_UPSTREAM 12"
+function Routes:counts_text()
+    local out = {}
+    for i, g in ipairs(GROUPS) do out[i] = g .. " " .. self.counts[g] end
+    return table.concat(out, ", ")
+end
+
+return M
