@@ -3,27 +3,32 @@
  * keep the liveness probe out (issue 20: 64 idle connections used to make /healthz
  * unreachable). The rules, all here:
  *
- *   - The endpoint never stops accepting. It holds at most `max` connections (1024, fewer
- *     when the open-files limit is low) and at most HTTP_MAX_PER_PEER from one address;
- *     a connection that would pass either bound makes room first: the least recently active
- *     connection of that address, or of all, is closed. A connection is active when it is
- *     accepted and each time it brings a request; one with bytes waiting in its socket (a
- *     request about to be read, a probe among them) goes only when no other can. A probe
- *     is the newest connection and answered within milliseconds, so a flood of idle
- *     connections (or of slow ones) only ever closes its own.
+ *   - The endpoint never stops accepting. It holds at most `max` connections (256, fewer
+ *     when the open-files limit is too low even after raising it) and at most
+ *     HTTP_MAX_PER_PEER (32) from one address; a connection that would pass either bound
+ *     makes room first: the least recently active connection of that address, or of all,
+ *     is closed. A connection is active when it is accepted and each time it brings a
+ *     request; one with bytes waiting in its socket (a request about to be read, a probe
+ *     among them) goes only when no other can. A probe is the newest connection and is
+ *     answered within milliseconds, so a flood of idle (or slow) connections only ever
+ *     closes its own. Why 256 and not thousands: a status endpoint has a handful of real
+ *     clients, and every connection held makes the next one dearer (lws keeps its timers
+ *     in one sorted list), so under a flood a small table answers faster.
  *   - A connection that sends nothing is closed after HTTP_HEADER_TIMEOUT_S, and one whose
  *     request head is not complete HTTP_HEADER_TIMEOUT_S after its first byte too
  *     (slowloris); an idle keep-alive connection after HTTP_KEEPALIVE_TIMEOUT_S.
  *   - A request head is at most HTTP_MAX_HEADER_BYTES, a body at most HTTP_MAX_BODY_BYTES
  *     (no route reads one; it is discarded).
  *   - Descriptors: the endpoint needs `max` plus a burst; HTTP_FD_RESERVE more are left for
- *     the rest of the agent (admin connections, plugins, snapshots). When the soft
- *     RLIMIT_NOFILE is lower than that, it is raised at start towards the hard limit, and
- *     when even the hard limit is lower, `max` shrinks to fit (http_fd_budget()).
+ *     the rest of the agent (admin connections, plugins, snapshots): 544 in all. When the
+ *     soft RLIMIT_NOFILE is lower, it is raised at start (within the hard limit, never
+ *     further than needed: a higher soft limit would let select()-based code in a plugin
+ *     meet descriptors above 1024); when even the hard limit is lower, `max` shrinks to
+ *     fit (http_fd_budget()). The usual default soft limit, 1024, needs no change.
  *
  * The connection table is plain bookkeeping, independent of the HTTP library: a list in
  * order of last activity (least recent first). Victims are found by walking it, which costs
- * microseconds for a thousand entries and happens only when a bound is reached.
+ * microseconds for a few hundred entries and happens only when a bound is reached.
  */
 #ifndef GW_HTTP_LIMITS_H
 #define GW_HTTP_LIMITS_H
@@ -32,10 +37,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define HTTP_MAX_CONNECTIONS     1024
+#define HTTP_MAX_CONNECTIONS     256
 #define HTTP_MIN_CONNECTIONS     16
-#define HTTP_MAX_PER_PEER        64
-#define HTTP_ACCEPT_BURST        16 /* accepted per wake-up: requests in between get read */
+#define HTTP_MAX_PER_PEER        32
+#define HTTP_ACCEPT_BURST        32 /* accepted per wake-up: requests in between get read */
 #define HTTP_FD_RESERVE          256
 #define HTTP_HEADER_TIMEOUT_S    5
 #define HTTP_KEEPALIVE_TIMEOUT_S 10

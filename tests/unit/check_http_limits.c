@@ -155,20 +155,24 @@ START_TEST(the_open_files_limit_is_raised_when_too_low)
 	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 2000)
 		return; /* cannot lower then raise it here */
-	char note[512];
+	char note[512], want[256];
+	const size_t need = HTTP_MAX_CONNECTIONS + HTTP_ACCEPT_BURST + HTTP_FD_RESERVE;
 	/* enough already: nothing changes */
-	rl.rlim_cur = 1800;
+	rl.rlim_cur = need;
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
-	ck_assert_uint_eq(http_fd_budget(1024, 256, note, sizeof note), 1024);
+	ck_assert_uint_eq(http_fd_budget(HTTP_MAX_CONNECTIONS, HTTP_FD_RESERVE, note, sizeof note),
+	                  HTTP_MAX_CONNECTIONS);
 	ck_assert_str_eq(note, "");
-	/* the common default (1024): raised to what is needed, not to the hard limit */
-	rl.rlim_cur = 1024;
+	/* too low: raised to what is needed, not to the hard limit */
+	rl.rlim_cur = need - 100;
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
-	ck_assert_uint_eq(http_fd_budget(1024, 256, note, sizeof note), 1024);
-	ck_assert_ptr_nonnull(strstr(note, "raised the open files limit (RLIMIT_NOFILE) from 1024 "
-	                                   "to 1296"));
+	ck_assert_uint_eq(http_fd_budget(HTTP_MAX_CONNECTIONS, HTTP_FD_RESERVE, note, sizeof note),
+	                  HTTP_MAX_CONNECTIONS);
+	snprintf(want, sizeof want, "raised the open files limit (RLIMIT_NOFILE) from %zu to %zu",
+	         need - 100, need);
+	ck_assert_str_eq(note, strcat(want, " for the status endpoint's connections"));
 	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	ck_assert_uint_eq(rl.rlim_cur, 1024 + HTTP_ACCEPT_BURST + 256);
+	ck_assert_uint_eq(rl.rlim_cur, need);
 }
 END_TEST
 
@@ -176,13 +180,14 @@ START_TEST(fewer_connections_when_the_hard_limit_is_too_low)
 {
 	struct rlimit rl = {600, 600};
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0); /* this test's process only */
-	char note[512];
-	ck_assert_uint_eq(http_fd_budget(1024, 256, note, sizeof note),
-	                  600 - 256 - HTTP_ACCEPT_BURST);
-	ck_assert_ptr_nonnull(strstr(note,
-	                             "the open files limit (RLIMIT_NOFILE) is 600 (hard 600): "
-	                             "the status endpoint holds at most 328 connections "
-	                             "instead of 1024"));
+	char note[512], want[256];
+	size_t fit = 600 - 256 - HTTP_ACCEPT_BURST;
+	ck_assert_uint_eq(http_fd_budget(1024, 256, note, sizeof note), fit);
+	snprintf(want, sizeof want,
+	         "the open files limit (RLIMIT_NOFILE) is 600 (hard 600): the status endpoint "
+	         "holds at most %zu connections instead of 1024",
+	         fit);
+	ck_assert_str_eq(note, want);
 	rl.rlim_cur = rl.rlim_max = 200;
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	ck_assert_uint_eq(http_fd_budget(1024, 256, note, sizeof note), HTTP_MIN_CONNECTIONS);
