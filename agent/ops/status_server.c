@@ -253,8 +253,8 @@ static int serve(struct status_server *srv, struct lws *wsi, struct conn *c, int
 		/* lws does not take chunked request bodies apart, and a request asking for
 		 * an upgrade is answered before lws has settled HTTP/1.1 on the connection:
 		 * after such an answer the connection is closed */
-		close_after = upgrade ||
-		              lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0;
+		close_after =
+		    upgrade || lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0;
 		status_route(srv->src, &req, &resp);
 	}
 	int rc = send_response(wsi, &resp, method == HTTP_HEAD, close_after);
