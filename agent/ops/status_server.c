@@ -16,10 +16,12 @@
  * descriptor, so its readiness wakes the same poll(). A connection's state is a `struct
  * conn`, the wsi's opaque user data, freed when lws destroys the wsi (LWS_CALLBACK_WSI_DESTROY).
  *
- * Threads: everything but start, stop and free runs on the service thread. Idle, the
- * thread sleeps in poll(); the only wake-up we cannot remove is lws's own housekeeping
- * timer (lws_sul_plat_unix, every 30 s in lws 4.1, no option turns it off): 2 wake-ups a
- * minute, measured.
+ * Threads: everything but start, stop and free runs on the service thread. Idle means
+ * asleep: lws's service loop wakes every 30 s for its own housekeeping (lws_sul_plat_unix in
+ * lws 4.1; no option turns it off, and nothing of ours needs it), so while no connection is
+ * held the thread does not enter it: it sleeps in its own poll() on the listening socket
+ * and a stop eventfd, and hands over to lws_service() when a client connects (lws then runs
+ * its overdue housekeeping once). Measured: no wake-up at all when idle.
  */
 #include "ops/status_server.h"
 
@@ -32,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -58,7 +62,8 @@ struct status_server {
 	struct status_sources *src;
 	struct gw_log *log;
 	char address[300];
-	int fd; /* the listening socket, until lws owns it */
+	int fd;      /* the listening socket (lws closes it with the context) */
+	int wake_fd; /* an eventfd: stop wakes the idle poll() */
 	size_t max;
 	struct lws_context *ctx;
 	struct lws_vhost *vh;
@@ -67,6 +72,7 @@ struct status_server {
 	struct http_conns conns;
 	lws_sorted_usec_list_t resume; /* accepting again after descriptors ran out */
 	int64_t warned_full_us, warned_accept_us;
+	int accept_paused;
 	pthread_t thread;
 	int started;
 	atomic_int stop;
@@ -344,6 +350,7 @@ static void admit(struct status_server *srv, int fd, const struct sockaddr_stora
 static void resume_accepting(lws_sorted_usec_list_t *sul)
 {
 	struct status_server *srv = lws_container_of(sul, struct status_server, resume);
+	srv->accept_paused = 0;
 	lws_rx_flow_control(srv->listener, 1);
 }
 
@@ -364,6 +371,7 @@ static void cannot_accept(struct status_server *srv, int e)
 		evict(srv, v);
 		return;
 	}
+	srv->accept_paused = 1;
 	lws_rx_flow_control(srv->listener, 0);
 	lws_sul_schedule(srv->ctx, 0, &srv->resume, resume_accepting,
 	                 (lws_usec_t)PAUSE_ACCEPT_MS * LWS_US_PER_MS);
@@ -432,17 +440,28 @@ static const struct lws_protocols protocols[] = {
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
+/* Nothing held and accepting: lws has nothing to do until a client connects. */
+static int nothing_held(const struct status_server *srv)
+{
+	return srv->conns.count == 0 && srv->conns.leaving == 0 && !srv->accept_paused;
+}
+
 static void *run(void *arg)
 {
 	struct status_server *srv = arg;
-	while (!atomic_load(&srv->stop))
+	while (!atomic_load(&srv->stop)) {
+		if (nothing_held(srv)) {
+			struct pollfd p[2] = {{srv->fd, POLLIN, 0}, {srv->wake_fd, POLLIN, 0}};
+			if (poll(p, 2, -1) <= 0 || !(p[0].revents & (POLLIN | POLLERR | POLLHUP)))
+				continue; /* stopped (or EINTR): the loop's test decides */
+		}
 		if (lws_service(srv->ctx, 0) < 0) {
 			LOG_E(srv->log, "status",
-			      "%s: the HTTP service stopped; /healthz no longer "
-			      "answers",
+			      "%s: the HTTP service stopped; /healthz no longer answers",
 			      srv->address);
 			break;
 		}
+	}
 	return NULL;
 }
 
@@ -546,6 +565,14 @@ int status_server_start(struct status_server **out, struct status_sources *src, 
 	srv->log = src->log;
 	srv->fd = -1;
 	atomic_init(&srv->stop, 0);
+	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (srv->wake_fd < 0) {
+		int e = errno;
+		freeaddrinfo(res);
+		free(srv);
+		return gw_errf(err, "status.listen %s: cannot create an eventfd: %s", listen,
+		               strerror(e));
+	}
 	char why[300] = "no IPv4 or IPv6 address";
 	for (const struct addrinfo *ai = res; ai && srv->fd < 0; ai = ai->ai_next) {
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
@@ -562,6 +589,7 @@ int status_server_start(struct status_server **out, struct status_sources *src, 
 	freeaddrinfo(res);
 	if (srv->fd < 0) {
 		gw_errf(err, "status.listen %s: %s", listen, why);
+		close(srv->wake_fd);
 		free(srv);
 		return -1;
 	}
@@ -571,12 +599,14 @@ int status_server_start(struct status_server **out, struct status_sources *src, 
 	http_conns_init(&srv->conns, srv->max, HTTP_MAX_PER_PEER);
 	if (serve_on(srv, err) != 0) {
 		close(srv->fd);
+		close(srv->wake_fd);
 		free(srv);
 		return -1;
 	}
 	int rc = gw_thread_start(&srv->thread, "status", run, srv);
 	if (rc != 0) {
 		lws_context_destroy(srv->ctx);
+		close(srv->wake_fd);
 		free(srv);
 		return gw_errf(err, "status.listen %s: cannot start the thread: %s", listen,
 		               strerror(rc));
@@ -597,7 +627,10 @@ void status_server_stop(struct status_server *srv)
 {
 	if (!srv || atomic_exchange(&srv->stop, 1))
 		return;
-	lws_cancel_service(srv->ctx);
+	uint64_t one = 1;
+	ssize_t n = write(srv->wake_fd, &one, sizeof one); /* wakes the idle poll() */
+	(void)n;                      /* an eventfd far below its maximum takes it */
+	lws_cancel_service(srv->ctx); /* wakes lws_service() */
 }
 
 void status_server_free(struct status_server *srv)
@@ -610,6 +643,7 @@ void status_server_free(struct status_server *srv)
 	lws_sul_cancel(&srv->resume);
 	/* closes the listener and every connection; each one's WSI_DESTROY frees its conn */
 	lws_context_destroy(srv->ctx);
+	close(srv->wake_fd);
 	free(srv);
 }
 
