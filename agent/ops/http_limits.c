@@ -33,10 +33,18 @@ void http_peer_text(const struct http_peer *p, char *buf, size_t cap)
 		snprintf(buf, cap, "?");
 }
 
+/* Called for every held connection when a bound is reached: kept to a few instructions. */
 static int same_peer(const struct http_peer *a, const struct http_peer *b)
 {
-	return a->family && a->family == b->family &&
-	       memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16) == 0;
+	if (!a->family || a->family != b->family)
+		return 0;
+	if (a->family == AF_INET) {
+		uint32_t x, y;
+		memcpy(&x, a->addr, 4);
+		memcpy(&y, b->addr, 4);
+		return x == y;
+	}
+	return memcmp(a->addr, b->addr, 16) == 0;
 }
 
 void http_conns_init(struct http_conns *t, size_t max, size_t max_per_peer)
