@@ -17,7 +17,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # What building and running needs, and what only the test suite adds.
 BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config python3 curl
-	libcurl4-openssl-dev libjansson-dev libyaml-dev check libmicrohttpd-dev liblmdb-dev
+	libcurl4-openssl-dev libjansson-dev libyaml-dev check liblmdb-dev
 	libwebsockets-dev libssl-dev libzookeeper-mt-dev)
 # The gateway tests run a real nginx with the Lua module (contrib/nginx) and read the LMDB
 # cache from Python; wrk drives the gateway benchmark.
