@@ -16,6 +16,7 @@
 #include "config/config_kv.h"
 #include "config/config_walk.h"
 #include "config/envexpand.h"
+#include "core/readfile.h"
 #include "core/units.h"
 #include "config/ytree.h"
 
@@ -490,16 +491,17 @@ int cfg_load_control(const char *path, struct cfg **out, struct gw_err *err)
 		state_dir = NULL;
 	}
 	if (token_file && !c->status_token) {
-		/* only for the HTTP fallback: a token this user cannot read is simply absent */
-		FILE *f = fopen(token_file, "r");
-		char buf[4096];
-		if (f && fgets(buf, sizeof buf, f)) {
+		/* only for the HTTP fallback: a token this user cannot read (or that is not a
+		 * regular file, which must not hang the client: core/readfile.h) is absent */
+		char *buf = NULL;
+		size_t len = 0;
+		struct gw_err ferr;
+		if (readfile(token_file, 4096, &buf, &len, &ferr) == 0) {
 			buf[strcspn(buf, "\n")] = '\0';
 			c->status_token = strdup(buf);
-			explicit_bzero(buf, sizeof buf);
+			explicit_bzero(buf, len);
+			free(buf);
 		}
-		if (f)
-			fclose(f);
 	}
 	free(token_file);
 	if (c->status_token && !*c->status_token) {
@@ -515,6 +517,22 @@ fail:
 	free(token_file);
 	cfg_free(c);
 	return -1;
+}
+
+int cfg_tls_check(const struct cfg *c, struct gw_err *err)
+{
+	const char *section = c->source == CFG_SOURCE_ETCD        ? "etcd"
+	                      : c->source == CFG_SOURCE_ZOOKEEPER ? "zookeeper"
+	                                                          : "admin";
+	const struct {
+		const char *key, *path;
+	} files[] = {{"ca_file", c->tls.ca_file},
+	             {"cert_file", c->tls.cert_file},
+	             {"key_file", c->tls.key_file}};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (files[i].path && readfile_check(files[i].path, err) < 0)
+			return gw_err_prefix(err, "%s.tls.%s", section, files[i].key);
+	return 0;
 }
 
 void cfg_free(struct cfg *c)

@@ -123,6 +123,13 @@ int cfg_load_control(const char *path, struct cfg **out, struct gw_err *err);
 int cfg_parse(const char *name, const char *text, size_t len, struct cfg **out, struct gw_err *err);
 void cfg_free(struct cfg *cfg);
 
+/* The TLS files of the source's tls: section are still regular files this process can
+ * open, checked without blocking (core/readfile.h) right before a library is handed their
+ * paths (libcurl opens them at each new connection, libwebsockets at its context's
+ * creation), so a file replaced by a FIFO fails one try instead of hanging a thread.
+ * -1 with err "SECTION.tls.KEY: PATH: not a regular file (a FIFO)" and the like. */
+int cfg_tls_check(const struct cfg *cfg, struct gw_err *err);
+
 /* Group name -> enum gw_group; -1 if unknown (exact, upper case, as the admin spells it).
  * The other way is gw_group_name() in <gwsync/subscriber.h>. */
 int cfg_group_parse(const char *name);

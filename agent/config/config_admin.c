@@ -6,16 +6,14 @@
  */
 #include "config/config_admin.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "config/config_kv.h"
 #include "config/suggest.h"
+#include "core/readfile.h"
 #include "model/groups.h"
 
 #define PASSWORD_FILE_MAX (64 * 1024)
@@ -186,45 +184,20 @@ int cfga_password(struct loader *ld, const struct key *k, const struct ynode *v,
 	return 0;
 }
 
-/* Read the whole file; one trailing "\n" is not part of the password. */
+/* Read the whole file (a regular file only: core/readfile.h); one trailing "\n" is not part
+ * of the password. */
 static int read_password_file(struct loader *ld, const struct ynode *at, const char *path,
                               const char *file, char **out)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cfgw_err(ld, at, path, "cannot read '%.300s': %s", file, strerror(errno));
-	char *buf = malloc(PASSWORD_FILE_MAX + 1);
-	size_t len = 0;
-	if (!buf) {
-		close(fd);
-		return cfgw_err(ld, at, path, "out of memory");
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + len, PASSWORD_FILE_MAX + 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			close(fd);
-			free(buf);
-			return cfgw_err(ld, at, path, "cannot read '%.300s': %s", file,
-			                strerror(e));
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > PASSWORD_FILE_MAX) {
-			close(fd);
-			free(buf);
-			return cfgw_err(ld, at, path, "'%.300s' is larger than %d KiB", file,
-			                PASSWORD_FILE_MAX / 1024);
-		}
-	}
-	close(fd);
+	char *buf;
+	size_t len;
+	struct gw_err ferr;
+	if (readfile(file, PASSWORD_FILE_MAX, &buf, &len, &ferr) < 0)
+		return cfgw_err(ld, at, path, "%s", ferr.msg);
 	if (len && buf[len - 1] == '\n')
-		len--;
-	buf[len] = '\0';
+		buf[--len] = '\0';
 	if (memchr(buf, '\0', len)) {
+		explicit_bzero(buf, len);
 		free(buf);
 		return cfgw_err(ld, at, path, "'%.300s' contains a NUL byte", file);
 	}
@@ -356,10 +329,9 @@ int cfga_readable_file(struct loader *ld, const struct key *k, const struct ynod
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	const char *file = *cfgw_field_str(base, k);
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cfgw_err(ld, v, path, "cannot read '%.300s': %s", file, strerror(errno));
-	close(fd);
+	struct gw_err ferr;
+	if (readfile_check(file, &ferr) < 0)
+		return cfgw_err(ld, v, path, "%s", ferr.msg);
 	if (strcmp(k->name, "cert_file") == 0)
 		ld->cert_file = v;
 	else if (strcmp(k->name, "key_file") == 0)

@@ -9,11 +9,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <yaml.h>
+
+#include "core/readfile.h"
 
 #define TAG_STR "tag:yaml.org,2002:str"
 #define TAG_MAP "tag:yaml.org,2002:map"
@@ -350,43 +350,16 @@ fail:
 
 int ytree_parse_file(const char *path, struct ynode **out, struct gw_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gw_errf(err, "%s: cannot open: %s", path, strerror(errno));
-	size_t cap = 8192, len = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (!buf) {
-			close(fd);
-			return gw_errf(err, "%s: out of memory", path);
-		}
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			return gw_errf(err, "%s: cannot read: %s", path, strerror(e));
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > YTREE_MAX_FILE) {
-			free(buf);
-			close(fd);
-			return gw_errf(err, "%s: larger than %d MiB; is this a configuration file?",
-			               path, YTREE_MAX_FILE / (1024 * 1024));
-		}
-		if (len == cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb)
-				free(buf);
-			buf = nb;
-			cap *= 2;
-		}
+	char *buf;
+	size_t len;
+	/* a regular file only: a FIFO or a device given as the configuration must not hang
+	 * start-up (core/readfile.h) */
+	if (readfile(path, YTREE_MAX_FILE, &buf, &len, err) < 0) {
+		if (errno == EFBIG)
+			gw_errf(err, "%s: larger than %d MiB; is this a configuration file?", path,
+			        YTREE_MAX_FILE / (1024 * 1024));
+		return -1;
 	}
-	close(fd);
 	int rc = ytree_parse(path, buf, len, out, err);
 	free(buf);
 	return rc;

@@ -47,11 +47,20 @@ int gw_log_level_parse(const char *s)
 	return -1;
 }
 
+/* Never blocking: a FIFO with no reader (which a plain open() would wait for, for ever,
+ * at start-up or on SIGHUP) is refused with ENXIO; the descriptor is made blocking again
+ * for the writes, so a slow reader slows logging down rather than losing lines. */
 static int open_file(const char *path, struct gw_err *err)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	int fd =
+	    open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0640);
 	if (fd < 0)
-		return gw_errf(err, "log file %s: %s", path, strerror(errno)), -1;
+		return gw_errf(err, "log file %s: %s%s", path, strerror(errno),
+		               errno == ENXIO ? " (a FIFO with no reader)" : ""),
+		       -1;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	return fd;
 }
 

@@ -352,9 +352,23 @@ START_TEST(password_file_refusals)
 	snprintf(want, sizeof want, "admin.password_file: cannot read '%s': No such file", missing);
 	load_err(yaml, 4, 18, want);
 
-	/* a directory is unreadable as a password */
+	/* a directory, a FIFO, a device: only a regular file is read (a FIFO opened for
+	 * reading would block start-up for ever, core/readfile.h) */
 	snprintf(yaml, sizeof yaml, MINIMAL "  username: admin\n  password_file: %s\n", tmpdir);
-	load_err(yaml, 4, 18, "admin.password_file: cannot read");
+	snprintf(want, sizeof want, "admin.password_file: %s: not a regular file (a directory)",
+	         tmpdir);
+	load_err(yaml, 4, 18, want);
+	char fifo[600];
+	snprintf(fifo, sizeof fifo, "%s/fifo", tmpdir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(yaml, sizeof yaml, MINIMAL "  username: admin\n  password_file: %s\n", fifo);
+	snprintf(want, sizeof want, "admin.password_file: %s: not a regular file (a FIFO)", fifo);
+	load_err(yaml, 4, 18, want);
+	snprintf(yaml, sizeof yaml, MINIMAL "  username: admin\n  password_file: /dev/zero\n");
+	load_err(yaml, 4, 18, "admin.password_file: /dev/zero: not a regular file");
+	snprintf(yaml, sizeof yaml, MINIMAL "  tls:\n    ca_file: %s\n", fifo);
+	snprintf(want, sizeof want, "admin.tls.ca_file: %s: not a regular file (a FIFO)", fifo);
+	load_err(yaml, 4, 14, want);
 
 	/* both given: refused at the second, naming the first's line */
 	const char *pw = write_file("pw", "x\n");

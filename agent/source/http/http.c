@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/strbuf.h"
 #include "source/curl_tls.h"
@@ -30,6 +31,8 @@
 struct http {
 	CURLM *multi;
 	CURL *easy;
+	const struct cfg *cfg;
+	int tls; /* https://: libcurl opens the TLS files at each new connection */
 	char *server;
 	size_t max_response;
 	int64_t timeout_ms;
@@ -86,6 +89,8 @@ int http_open(struct http **out, const struct cfg *cfg, const char *server, stru
 		return gw_errf(err, "server %s: out of memory", server);
 	atomic_init(&h->stop, 0);
 	h->server = strdup(server);
+	h->cfg = cfg;
+	h->tls = strncasecmp(server, "https://", 8) == 0;
 	h->max_response = cfg->max_response > 0 ? (size_t)cfg->max_response : SIZE_MAX;
 	h->timeout_ms = cfg->read_timeout_ms;
 	h->multi = curl_multi_init();
@@ -282,6 +287,11 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	if (atomic_load(&h->stop)) {
 		*why = SYNC_STOPPED;
 		return fail(h, rq, err, "stopped");
+	}
+	struct gw_err tls_err;
+	if (h->tls && cfg_tls_check(h->cfg, &tls_err) != 0) {
+		*why = SYNC_FAIL_CONNECT;
+		return fail(h, rq, err, "%s", tls_err.msg);
 	}
 
 	struct strbuf url = {0};
