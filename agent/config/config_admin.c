@@ -57,7 +57,7 @@ static int add_server(struct loader *ld, const struct ynode *at, const char *pat
 		                "all servers of one agent use one protocol family, http(s):// "
 		                "(long-polling) or ws(s):// (WebSocket)",
 		                (int)(len > 200 ? 200 : len), url, ws ? " WebSocket" : "n HTTP",
-		                ld->first_server->line, ws ? "n HTTP" : " WebSocket");
+		                ytree_line(ld->first_server), ws ? "n HTTP" : " WebSocket");
 	}
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)url[i];
@@ -177,7 +177,7 @@ int cfga_password(struct loader *ld, const struct key *k, const struct ynode *v,
 	if (ld->password_file)
 		return cfgw_err(ld, v, path, "cannot be used together with %s (line %d)",
 		                sibling(other, sizeof other, path, "password_file"),
-		                ld->password_file->line);
+		                ytree_line(ld->password_file));
 	ld->password = v;
 	if (!(ld->cfg->password = strdup(v->text)))
 		return cfgw_err(ld, v, path, "out of memory");
@@ -211,7 +211,8 @@ int cfga_password_file(struct loader *ld, const struct key *k, const struct ynod
 	char other[64];
 	if (ld->password)
 		return cfgw_err(ld, v, path, "cannot be used together with %s (line %d)",
-		                sibling(other, sizeof other, path, "password"), ld->password->line);
+		                sibling(other, sizeof other, path, "password"),
+		                ytree_line(ld->password));
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	ld->password_file = v;
@@ -237,7 +238,7 @@ int cfga_ws_token(struct loader *ld, const struct key *k, const struct ynode *v,
 	if (ld->ws_token_file)
 		return cfgw_err(ld, v, path,
 		                "cannot be used together with admin.websocket.token_file (line %d)",
-		                ld->ws_token_file->line);
+		                ytree_line(ld->ws_token_file));
 	ld->ws_token = v;
 	if (!*v->text)
 		return 0; /* empty: no token (an admin before the token) */
@@ -252,7 +253,7 @@ int cfga_ws_token_file(struct loader *ld, const struct key *k, const struct ynod
 	if (ld->ws_token)
 		return cfgw_err(ld, v, path,
 		                "cannot be used together with admin.websocket.token (line %d)",
-		                ld->ws_token->line);
+		                ytree_line(ld->ws_token));
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	ld->ws_token_file = v;
@@ -269,7 +270,7 @@ int cfga_status_token(struct loader *ld, const struct key *k, const struct ynode
 	if (ld->status_token_file)
 		return cfgw_err(ld, v, path,
 		                "cannot be used together with status.token_file (line %d)",
-		                ld->status_token_file->line);
+		                ytree_line(ld->status_token_file));
 	ld->status_token = v;
 	if (!*v->text)
 		return 0; /* empty: no token, the endpoint stays read-only */
@@ -285,7 +286,7 @@ int cfga_status_token_file(struct loader *ld, const struct key *k, const struct 
 {
 	if (ld->status_token)
 		return cfgw_err(ld, v, path, "cannot be used together with status.token (line %d)",
-		                ld->status_token->line);
+		                ytree_line(ld->status_token));
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	ld->status_token_file = v;

@@ -233,6 +233,7 @@ static int parse_map(struct yp *p, int line, int col, int depth, struct ynode *n
 			node_free(key);
 			return -1;
 		}
+		val->key = key;
 		n->keys[n->n] = key;
 		n->items[n->n++] = val;
 	}
@@ -363,6 +364,24 @@ int ytree_parse_file(const char *path, struct ynode **out, struct gw_err *err)
 	int rc = ytree_parse(path, buf, len, out, err);
 	free(buf);
 	return rc;
+}
+
+/* A block map or list starts at its first entry, on a line below its key: a message about
+ * it points at the key. One written in flow style on the key's line ("groups: []") points
+ * at itself, where the wrong thing is. */
+static const struct ynode *pointed(const struct ynode *n)
+{
+	return n->type != YNODE_SCALAR && n->key && n->line != n->key->line ? n->key : n;
+}
+
+int ytree_line(const struct ynode *n)
+{
+	return pointed(n)->line;
+}
+
+int ytree_col(const struct ynode *n)
+{
+	return pointed(n)->col;
 }
 
 const struct ynode *ytree_get(const struct ynode *map, const char *key)

@@ -549,13 +549,21 @@ END_TEST
 
 START_TEST(source_sections_refused)
 {
-	/* exactly one source section, the second one named with the first one's line */
-	load_err("admin:\n  servers: [ http://a ]\nzookeeper:\n  servers: [ \"z:1\" ]\n", 4, 3,
-	         "zookeeper: cannot be used together with admin: (line 2)");
-	load_err("etcd:\n  endpoints: [ \"http://e:1\" ]\nzookeeper:\n  servers: [ \"z:1\" ]\n", 4,
-	         3, "zookeeper: cannot be used together with etcd: (line 2)");
-	load_err("zookeeper:\n  groups: [ PLUGIN ]\n", 2, 3, "zookeeper.servers: required");
-	load_err("etcd:\n  groups: [ PLUGIN ]\n", 2, 3, "etcd.endpoints: required");
+	/* exactly one source section, the second one named at its key with the first one's
+	 * line (the key's, not its first child's) */
+	load_err("admin:\n  servers: [ http://a ]\nzookeeper:\n  servers: [ \"z:1\" ]\n", 3, 1,
+	         "zookeeper: cannot be used together with admin: (line 1)");
+	load_err("etcd:\n  endpoints: [ \"http://e:1\" ]\nzookeeper:\n  servers: [ \"z:1\" ]\n", 3,
+	         1, "zookeeper: cannot be used together with etcd: (line 1)");
+	/* issue 20's case: zookeeper: on line 2, etcd: on line 5, each a block map whose first
+	 * child is on the next line (it was reported at 6:3, naming line 3) */
+	load_err("# sources\nzookeeper:\n  servers: [ \"z:1\" ]\n\netcd:\n  endpoints: [ "
+	         "\"http://e:1\" ]\n",
+	         5, 1, "etcd: cannot be used together with zookeeper: (line 2)");
+	load_err("zookeeper: { servers: [ \"z:1\" ] }\netcd:\n\n  endpoints: [ \"http://e:1\" ]\n",
+	         2, 1, "etcd: cannot be used together with zookeeper: (line 1)");
+	load_err("zookeeper:\n  groups: [ PLUGIN ]\n", 1, 1, "zookeeper.servers: required");
+	load_err("etcd:\n  groups: [ PLUGIN ]\n", 1, 1, "etcd.endpoints: required");
 	load_err("zookeeper:\n  servers: [ \"z\" ]\n", 2, 14, "'z' is not host:port");
 	load_err("zookeeper:\n  servers: [ \"z:1/chroot\" ]\n", 2, 14, "a chroot goes into");
 	load_err("zookeeper:\n  servers: [ \"z:99999\" ]\n", 2, 14, "is not host:port");
@@ -587,7 +595,9 @@ END_TEST
 START_TEST(servers_refused)
 {
 	load_err("admin:\n  servers: []\n", 2, 12, "admin.servers: the list is empty");
-	load_err("admin:\n  username: \"\"\n", 2, 3, "admin.servers: required");
+	/* a message that names a section points at its key, not at its first child */
+	load_err("admin:\n  username: \"\"\n", 1, 1, "admin.servers: required");
+	load_err("# the agent\n\nadmin:\n  connect_timeout: 2s\n", 3, 1, "admin.servers: required");
 	load_err("admin:\n", 1, 1, "a source section is required");
 	load_err("log: { level: info }\n", 1, 1, "a source section is required");
 	load_err("", 1, 1, "a source section is required");
