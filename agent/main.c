@@ -272,11 +272,13 @@ static int run_daemon(struct agent *a)
 		return EXIT_RUNTIME;
 	}
 	pause_attach(a->pause, a->dispatcher);
-	/* Control without exposure: pause/resume on a Unix socket, not on the network. Not
+	/* Control without exposure: pause/resume on a Unix socket, not on the network. Never
 	 * fatal: syncing is the agent's job, and without the socket nothing can be changed. */
 	if (a->cfg->control_socket &&
 	    control_start(&a->control, a->cfg->control_socket, a->pause, a->log, &err) != 0)
-		LOG_E(a->log, "main", "%s; --pause and --resume will not reach this agent",
+		LOG_W(a->log, "main",
+		      "%s; running without the control socket: --pause and --resume will not "
+		      "reach this agent",
 		      err.msg);
 	if (snapshot_writer_start(&a->snapshots, a->cfg->state_dir, a->store, a->log, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);

@@ -360,33 +360,19 @@ static struct cfg *cfg_new(void)
 	return c;
 }
 
-/* control_socket: STATE_DIR/control.sock unless set; "" turns it off. */
-/* A Unix socket's path holds at most 107 bytes, and the socket is bound under a
- * temporary name (PATH.PID) first: leave room for that. */
-#define CONTROL_SOCKET_MAX 96
-
+/* control_socket: STATE_DIR/control.sock unless set; "" turns it off. Its length does not
+ * matter: the socket is reached through its directory when its path does not fit a Unix
+ * socket's address (ops/unix_addr.h), so a deep state_dir never stops the agent. */
 static int default_control_socket(struct cfg *c, struct gw_err *err)
 {
 	if (c->control_socket) {
 		if (!*c->control_socket) {
 			free(c->control_socket);
 			c->control_socket = NULL;
-		} else if (strlen(c->control_socket) > CONTROL_SOCKET_MAX) {
-			return gw_errf(err,
-			               "%s: control_socket: %s is longer than a Unix socket allows "
-			               "(%d bytes at most)",
-			               c->path, c->control_socket, CONTROL_SOCKET_MAX);
 		}
 		return 0;
 	}
 	size_t n = strlen(c->state_dir) + sizeof "/control.sock";
-	if (n - 1 > CONTROL_SOCKET_MAX)
-		return gw_errf(
-		    err,
-		    "%s: state_dir %s is too long for the default control socket "
-		    "(STATE_DIR/control.sock, %d bytes at most): set control_socket to a "
-		    "shorter path, or \"\" for none",
-		    c->path, c->state_dir, CONTROL_SOCKET_MAX);
 	if (!(c->control_socket = malloc(n)))
 		return gw_errf(err, "out of memory");
 	snprintf(c->control_socket, n, "%s/control.sock", c->state_dir);
