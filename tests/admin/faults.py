@@ -62,7 +62,7 @@ WS_ON = {
     "stall": (("message", "push", "now"), "message"),
 }
 GARBAGE_WHAT = ("text", "frame", "utf8", "binary")
-BAD_FRAMES = ("rsv", "opcode", "masked", "continuation", "control")
+BAD_FRAMES = ("rsv", "opcode", "masked", "continuation", "control", "big_control")
 
 MALFORMED_BODY = '{"code":200,"message":"success","data":{"PLUGIN":{"md5":"0",,"data":[}'
 WRONG_TYPE_TARGETS = ("data", "code", "group", "items", "md5", "lastModifyTime")

@@ -103,6 +103,8 @@ def garbage_frames(params):
         return ws.frame(ws.OP_TEXT, b"{}", mask=b"\x01\x02\x03\x04")
     if bad == "continuation":  # no message was started
         return ws.frame(ws.OP_CONT, b"{}")
+    if bad == "big_control":   # a control frame over 125 bytes (an extended length)
+        return ws.frame(ws.OP_PING, b"x" * 200)
     return ws.frame(ws.OP_PING, b"x", fin=False)  # "control": a fragmented control frame
 
 

@@ -283,6 +283,30 @@ class BadInput(harness.IntegrationTest):
         wait_converged(files, emu, ["RULE"])
         self.assertTrue(d.alive())
 
+    def test_a_protocol_error_is_named_not_blamed_on_the_admin_closing(self):
+        # issue 20, item 7: frames RFC 6455 forbids used to be logged as "connection closed
+        # by the admin (without a close frame)"; the admin had closed nothing.
+        emu = self.emulator(mode="shenyu")
+        files = self.tmpdir()
+        d = self.daemon(ws_config([emu], files, retry=FAST_RETRY))
+        wait_converged(files, emu)
+        for frame in ("opcode", "big_control", "control", "rsv"):
+            mark = d.mark()
+            harness.wait_until(lambda: emu.state()["websocket"]["clients"], message="a session")
+            emu.fault("garbage", endpoint="websocket", on="now", what="frame", frame=frame)
+            d.wait_log(r"warn  websocket: server ws://\S+: WebSocket protocol error: the admin "
+                       r"sent a frame that RFC 6455 forbids .*\[parse\]; reconnecting",
+                       since=mark)
+            d.wait_log(r"websocket: server ws://\S+: connected", since=mark)
+            d.assert_no_log(r"closed by the admin", since=mark)
+        # an admin that really closes (FIN, no close frame) is still said to have closed
+        mark = d.mark()
+        emu.fault("drop", endpoint="websocket", on="now", how="close")
+        d.wait_log(r"connection closed by the admin \(without a close frame\) \[connect\]",
+                   since=mark)
+        d.assert_no_log(r"protocol error", since=mark)
+        wait_converged(files, emu)
+
     def test_a_message_over_max_response_is_refused(self):
         emu = self.emulator(mode="shenyu")
         d = self.daemon(ws_config([emu], None, retry=FAST_RETRY, max_response=4096))

@@ -9,10 +9,12 @@
  */
 #include "source/websocket/session.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "core/clock.h"
 
@@ -293,6 +295,25 @@ static int on_receive(struct ws_conn *c, struct lws *wsi, const char *in, size_t
 	return 0;
 }
 
+/*
+ * Why libwebsockets closed a connection the admin did not close. libwebsockets (4.1) ends a
+ * connection whose frames break RFC 6455 (a reserved opcode, RSV bits, a fragmented or
+ * oversized control frame) without telling why: the close looks like the admin's own. They
+ * differ in one thing still visible when CLIENT_CLOSED arrives, before libwebsockets closes
+ * the descriptor: an admin that closed the connection has sent its FIN (a read would see
+ * the end, 0) or reset it; one whose frame was refused is still there (nothing to read, or
+ * more bytes). A peek (MSG_PEEK | MSG_DONTWAIT) reads nothing away.
+ */
+static int peer_still_there(struct lws *wsi)
+{
+	lws_sockfd_type fd = lws_get_socket_fd(wsi);
+	if (fd < 0)
+		return 0;
+	char b;
+	ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                     size_t len)
 {
@@ -374,7 +395,16 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		break;
 	}
 	case LWS_CALLBACK_CLIENT_CLOSED:
-		if (c->why == SYNC_OK) {
+		if (c->why == SYNC_OK && !c->peer_close_code && c->established &&
+		    peer_still_there(wsi)) {
+			fail(
+			    c, SYNC_FAIL_PARSE, LWS_CLOSE_STATUS_PROTOCOL_ERR,
+			    "server %s: WebSocket protocol error: the admin sent a frame that "
+			    "RFC 6455 forbids (a reserved opcode, RSV bits without an extension, a "
+			    "fragmented or oversized control frame, a continuation with no "
+			    "message...); closed the connection",
+			    c->url);
+		} else if (c->why == SYNC_OK) {
 			char how[200] = "without a close frame";
 			if (c->peer_close_code)
 				snprintf(how, sizeof how, "with close code %d%s%s",
