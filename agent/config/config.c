@@ -225,6 +225,8 @@ static const struct key admin_keys[] = {
     {"groups", cfga_groups, 0, NOSUB},
     {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL},
     {"read_timeout", cfga_read_timeout, CFG(read_timeout_ms), 1, INT64_MAX, NULL},
+    /* a trickled reply must not hold a poller for days: at least 1s, at most a day */
+    {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL},
     {"hold", cfga_hold, CFG(hold_ms), 1, INT64_MAX, NULL},
     {"retry", cfgw_submap, 0, 0, 0, retry_keys},
     {"max_response", cfgw_size, CFG(max_response), 1, INT64_MAX, NULL},
@@ -262,6 +264,7 @@ static const struct key etcd_keys[] = {
     {"settle", cfgw_duration, CFG(kv_settle_ms), 1, 1000, NULL},
     {"resync_interval", cfgk_resync_interval, CFG(kv_resync_interval_ms), 0, INT64_MAX, NULL},
     {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL},
+    {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL},
     {NULL, NULL, 0, NOSUB},
 };
 
@@ -338,6 +341,7 @@ static struct cfg *cfg_new(void)
 		return NULL;
 	c->connect_timeout_ms = 10 * 1000;
 	c->read_timeout_ms = 90 * 1000;
+	c->transfer_timeout_ms = 5 * 60 * 1000;
 	c->hold_ms = 60 * 1000;
 	c->retry_attempts = 3;
 	c->retry_interval_ms = 5 * 1000;

@@ -59,6 +59,8 @@ struct cfg {
 	size_t n_groups;
 	int64_t connect_timeout_ms;       /* default 10 s */
 	int64_t read_timeout_ms;          /* default 90 s; must be > hold_ms */
+	int64_t transfer_timeout_ms;      /* default 5 min: the longest a fetch, a login (an etcd
+	                                   * call) may take whole; the listener: read_timeout */
 	int64_t hold_ms;                  /* admin.hold: how long the admin holds a poll (60 s) */
 	int retry_attempts;               /* default 3 */
 	int64_t retry_interval_ms;        /* default 5 s */
