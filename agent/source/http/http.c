@@ -241,7 +241,9 @@ static int classify(struct http *h, const struct http_request *rq, CURLcode rc,
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
 		*why = SYNC_FAIL_TIMEOUT;
-		if (!rq->held && took_ms >= h->transfer_timeout_ms)
+		/* which bound it was: the whole transfer's (its timer and ours differ by a few
+		 * ms), or read_timeout's silence (curl: "Operation too slow") */
+		if (!rq->held && took_ms + 100 >= h->transfer_timeout_ms)
 			return fail(h, rq, err,
 			            "not complete after %lld ms, the whole transfer's limit "
 			            "(transfer_timeout): %zu bytes had arrived (a reply trickled "
