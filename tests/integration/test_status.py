@@ -341,6 +341,15 @@ class Status(harness.IntegrationTest):
         self.assertGreaterEqual(m.value("gwsync_subscriber_apply_failures_total", subscriber="rec"), 1)
         self.assertEqual(m.value("gwsync_subscriber_groups_behind", subscriber="rec"), 1)
         self.assertGreaterEqual(m.value("gwsync_subscriber_consecutive_failures", subscriber="rec"), 1)
+        # which group it refuses, without debug logs (issue 20, item 5)
+        self.assertGreaterEqual(m.value("gwsync_subscriber_group_apply_failures_total",
+                                        subscriber="rec", group="RULE"), 1)
+        self.assertEqual(m.value("gwsync_subscriber_group_apply_failures_total",
+                                 subscriber="rec", group="PLUGIN"), 0)
+        self.assertGreaterEqual(m.value("gwsync_subscriber_group_consecutive_failures",
+                                        subscriber="rec", group="RULE"), 1)
+        d.wait_log(r"warn  dispatch: subscriber 'rec' rejected RULE version %s .*told to fail"
+                   % v["md5"])
 
         os.unlink(flag)  # the plugin recovers: the dispatcher's retry brings it in step
         doc = ep.wait_status(lambda s: sub(s)["inStep"], timeout=15, message="back in step")
