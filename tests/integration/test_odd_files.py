@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Odd files (issue 20, item 1): a FIFO, a directory or a device where the agent expects a
 file it reads (the configuration, password_file, the token files, the TLS files, a snapshot,
-the log file) is refused with "FILE: not a regular file" (exit 2 for the configuration's
+a subscriber's library, the log file) is refused with "FILE: not a regular file" (exit 2 for the configuration's
 files) and never hangs the agent; SIGTERM is obeyed at every moment of start-up.
 
 Every run has a deadline: before the fix, opening a FIFO blocked for ever with SIGTERM
@@ -104,6 +104,14 @@ class OddFiles(harness.IntegrationTest):
                 r = self.check_refused(cfg, fifo)
                 self.assertIn("admin.tls.%s: %s: not a regular file (a FIFO)" % (key, fifo),
                               r.stderr)
+
+    def test_a_fifo_as_a_subscriber_library_is_refused(self):
+        # the loader opens a plugin by path, blocking: a FIFO there hung dlopen()
+        fifo = self.fifo("plugin.so")
+        cfg = harness.make_config(["http://127.0.0.1:1"],
+                                  subscribers=[{"name": "odd", "library": fifo}])
+        r = self.check_refused(cfg, fifo)
+        self.assertIn("%s: not a regular file (a FIFO)" % fifo, r.stderr)
 
     def test_a_fifo_log_file_without_a_reader_is_refused(self):
         fifo = self.fifo("gwsync.log")
