@@ -56,9 +56,12 @@ int snapshot_read(const char *dir, enum gw_group group, struct group_data **out,
 	/* a regular file only (core/readfile.h): a FIFO planted in state_dir must not hang
 	 * start-up */
 	if (readfile(path, SNAPSHOT_MAX, &buf, &len, &ferr) < 0) {
-		if (errno == ENOENT)
+		int e = errno;
+		if (e == ENOENT)
 			return 1;
-		return gw_errf(err, "snapshot: %s", ferr.msg);
+		if (e == EINVAL) /* "PATH: not a regular file (a FIFO)" */
+			return gw_errf(err, "snapshot %s", ferr.msg);
+		return gw_errf(err, "snapshot %s: %s", path, strerror(e));
 	}
 	int rc = -1;
 	if (model_parse_group(group, buf, len, "snapshot", out, err) != 0)

@@ -133,7 +133,8 @@ class OddFiles(harness.IntegrationTest):
         os.makedirs(d.state_dir)
         os.mkfifo(os.path.join(d.state_dir, "RULE.json"), 0o600)
         d.start()
-        d.wait_log(r"warn .*snapshot: .*RULE\.json: not a regular file \(a FIFO\)",
+        d.wait_log(r"warn  snapshot: ignoring snapshot \S+/RULE\.json: not a regular file "
+                   r"\(a FIFO\)",
                    timeout=DEADLINE)
         rc, seconds = d.stop(signal.SIGTERM, timeout=10)
         self.assertEqual(rc, 0, d.tail())
