@@ -294,9 +294,9 @@ class BadInput(harness.IntegrationTest):
             mark = d.mark()
             harness.wait_until(lambda: emu.state()["websocket"]["clients"], message="a session")
             emu.fault("garbage", endpoint="websocket", on="now", what="frame", frame=frame)
-            d.wait_log(r"warn  websocket: server ws://\S+: WebSocket protocol error: the admin "
-                       r"sent a frame that RFC 6455 forbids .*\[parse\]; reconnecting",
-                       since=mark)
+            d.wait_log(r"warn  websocket: server ws://\S+: WebSocket protocol error: "
+                       r"libwebsockets refused what the admin sent \(a frame RFC 6455 forbids"
+                       r".*\) and closed the connection \[parse\]; reconnecting", since=mark)
             d.wait_log(r"websocket: server ws://\S+: connected", since=mark)
             d.assert_no_log(r"closed by the admin", since=mark)
         # an admin that really closes (FIN, no close frame) is still said to have closed

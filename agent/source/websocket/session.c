@@ -397,13 +397,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_CLIENT_CLOSED:
 		if (c->why == SYNC_OK && !c->peer_close_code && c->established &&
 		    peer_still_there(wsi)) {
-			fail(
-			    c, SYNC_FAIL_PARSE, LWS_CLOSE_STATUS_PROTOCOL_ERR,
-			    "server %s: WebSocket protocol error: the admin sent a frame that "
-			    "RFC 6455 forbids (a reserved opcode, RSV bits without an extension, a "
-			    "fragmented or oversized control frame, a continuation with no "
-			    "message...); closed the connection",
-			    c->url);
+			fail(c, SYNC_FAIL_PARSE, LWS_CLOSE_STATUS_PROTOCOL_ERR,
+			     "server %s: WebSocket protocol error: libwebsockets refused what the "
+			     "admin sent (a frame RFC 6455 forbids: a reserved opcode, RSV bits "
+			     "without an extension, a fragmented or oversized control frame, a "
+			     "continuation with no message...%s) and closed the connection",
+			     c->url, c->tls ? "; or a TLS record it could not read" : "");
 		} else if (c->why == SYNC_OK) {
 			char how[200] = "without a close frame";
 			if (c->peer_close_code)
