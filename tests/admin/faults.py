@@ -49,7 +49,7 @@ KINDS = {
     "wrong_type": (ALL, "after"),
     "invalid_utf8": (ALL, "after"),
     "oversize": (ALL, "after"),
-    "trickle": (ALL, "after"),
+    "trickle": (WITH_WS, "after"),
     "missing_group": (FETCH, "after"),
     "bad_item": (FETCH, "after"),
     "duplicate_key": (FETCH, "after"),
@@ -64,6 +64,7 @@ WS_ON = {
     "drop": (("handshake", "message", "push", "now"), "message"),
     "garbage": (("message", "push", "now"), "push"),
     "stall": (("message", "push", "now"), "message"),
+    "trickle": (("handshake",), "handshake"),
 }
 GARBAGE_WHAT = ("text", "frame", "utf8", "binary")
 BAD_FRAMES = ("rsv", "opcode", "masked", "continuation", "control", "big_control")

@@ -323,6 +323,14 @@ class WsHub:
             r = replies.Reply()
             r.drop = "reset" if fault.params.get("how") == "reset" else "close"
             return refuse(r, "fault drop")
+        if fault is not None and fault.kind == "trickle":
+            # a 101 whose headers never end: `rate` bytes a second, then padding
+            r = replies.Reply(status=101, body=b"")
+            r.headers = [("Upgrade", "websocket"), ("Connection", "upgrade"),
+                         ("X-Padding", "x" * 100000)]
+            r.trickle = float(fault.params.get("rate", 4))
+            r.trickle_head = True
+            return refuse(r, "fault trickle")
         key = hdr("Sec-WebSocket-Key")
         if not key or not ws.valid_key(key):
             return refuse(_error_page(400, req.path), "bad Sec-WebSocket-Key")
