@@ -272,11 +272,13 @@ static int run_daemon(struct agent *a)
 		return EXIT_RUNTIME;
 	}
 	pause_attach(a->pause, a->dispatcher);
-	/* Control without exposure: pause/resume on a Unix socket, not on the network. Not
+	/* Control without exposure: pause/resume on a Unix socket, not on the network. Never
 	 * fatal: syncing is the agent's job, and without the socket nothing can be changed. */
 	if (a->cfg->control_socket &&
 	    control_start(&a->control, a->cfg->control_socket, a->pause, a->log, &err) != 0)
-		LOG_E(a->log, "main", "%s; --pause and --resume will not reach this agent",
+		LOG_W(a->log, "main",
+		      "%s; running without the control socket: --pause and --resume will not "
+		      "reach this agent",
 		      err.msg);
 	if (snapshot_writer_start(&a->snapshots, a->cfg->state_dir, a->store, a->log, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
@@ -370,26 +372,35 @@ int main(int argc, char **argv)
 	}
 
 	/* before any thread exists, so every thread inherits the mask and libcurl's global
-	 * state is set up once, single-threaded */
+	 * state is set up once, single-threaded; then at once the thread that takes the
+	 * signals, so SIGTERM is obeyed at every moment of start-up, reading the configuration
+	 * included (and nothing read there can block: core/readfile.h) */
 	signals_block();
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		fprintf(stderr, "gwsyncd: libcurl initialisation failed\n");
 		return EXIT_RUNTIME;
 	}
+	struct gw_err serr = {{0}};
+	if (signals_start(&a.signals, NULL, &serr) != 0) {
+		fprintf(stderr, "gwsyncd: cannot start: %s\n", serr.msg);
+		curl_global_cleanup();
+		return EXIT_RUNTIME;
+	}
 
 	int rc = agent_configure(&a);
-	if (rc == EXIT_OK && a.opt.mode == MODE_CHECK) {
+	signals_set_log(a.signals, a.log);
+	if (rc == EXIT_OK && signals_stopping(a.signals)) {
+		LOG_I(a.log, "main", "stopped during start-up");
+	} else if (rc == EXIT_OK && a.opt.mode == MODE_CHECK) {
 		char summary[512];
 		printf("configuration OK: %s (%s, %zu group(s), %zu subscriber(s) loaded)\n",
 		       a.opt.config_path, source_summary(a.cfg, summary, sizeof summary),
 		       a.cfg->n_groups, a.cfg->n_subscribers);
 	} else if (rc == EXIT_OK) {
-		struct gw_err err = {{0}};
 		a.store = store_new();
 		a.ingest = a.store ? ingest_new(a.store, a.log) : NULL;
-		if (!a.ingest || signals_start(&a.signals, a.log, &err) != 0) {
-			fprintf(stderr, "gwsyncd: cannot start: %s\n",
-			        a.ingest ? err.msg : "out of memory");
+		if (!a.ingest) {
+			fprintf(stderr, "gwsyncd: cannot start: out of memory\n");
 			rc = EXIT_RUNTIME;
 		} else if (a.opt.mode == MODE_ONCE)
 			rc = run_once(&a);

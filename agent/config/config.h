@@ -59,6 +59,8 @@ struct cfg {
 	size_t n_groups;
 	int64_t connect_timeout_ms;       /* default 10 s */
 	int64_t read_timeout_ms;          /* default 90 s; must be > hold_ms */
+	int64_t transfer_timeout_ms;      /* default 5 min: the longest a fetch, a login (an etcd
+	                                   * call) may take whole; the listener: read_timeout */
 	int64_t hold_ms;                  /* admin.hold: how long the admin holds a poll (60 s) */
 	int retry_attempts;               /* default 3 */
 	int64_t retry_interval_ms;        /* default 5 s */
@@ -122,6 +124,13 @@ int cfg_load_control(const char *path, struct cfg **out, struct gw_err *err);
  * fuzzing). A password_file is still read from disk. */
 int cfg_parse(const char *name, const char *text, size_t len, struct cfg **out, struct gw_err *err);
 void cfg_free(struct cfg *cfg);
+
+/* The TLS files of the source's tls: section are still regular files this process can
+ * open, checked without blocking (core/readfile.h) right before a library is handed their
+ * paths (libcurl opens them at each new connection, libwebsockets at its context's
+ * creation), so a file replaced by a FIFO fails one try instead of hanging a thread.
+ * -1 with err "SECTION.tls.KEY: PATH: not a regular file (a FIFO)" and the like. */
+int cfg_tls_check(const struct cfg *cfg, struct gw_err *err);
 
 /* Group name -> enum gw_group; -1 if unknown (exact, upper case, as the admin spells it).
  * The other way is gw_group_name() in <gwsync/subscriber.h>. */

@@ -22,8 +22,8 @@ int cfgw_err(struct loader *ld, const struct ynode *at, const char *path, const 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	return gw_errf(ld->err, "%s:%d:%d: %s%s%s", at->file, at->line, at->col, path ? path : "",
-	               path && *path ? ": " : "", what);
+	return gw_errf(ld->err, "%s:%d:%d: %s%s%s", at->file, ytree_line(at), ytree_col(at),
+	               path ? path : "", path && *path ? ": " : "", what);
 }
 
 /* A duration for a message, in the largest unit that states it exactly, preferring

@@ -47,11 +47,20 @@ int gw_log_level_parse(const char *s)
 	return -1;
 }
 
+/* Never blocking: a FIFO with no reader (which a plain open() would wait for, for ever,
+ * at start-up or on SIGHUP) is refused with ENXIO; the descriptor is made blocking again
+ * for the writes, so a slow reader slows logging down rather than losing lines. */
 static int open_file(const char *path, struct gw_err *err)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	int fd =
+	    open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0640);
 	if (fd < 0)
-		return gw_errf(err, "log file %s: %s", path, strerror(errno)), -1;
+		return gw_errf(err, "log file %s: %s%s", path, strerror(errno),
+		               errno == ENXIO ? " (a FIFO with no reader)" : ""),
+		       -1;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	return fd;
 }
 
@@ -185,6 +194,48 @@ static void json_escape(char *buf, size_t cap, size_t *pos, const char *s)
 	}
 }
 
+/* Appends `s` to buf at *pos for the text format, stopping before `cap`: one line, always.
+ * Text from outside (an admin's error message, item keys and names, paths, server names)
+ * must not be able to start a line of its own, forge one ("...\n... info store: accepted
+ * ..."), rewrite the terminal or split a line for a reader, so:
+ *   \n \r \t                  stay visible as those two characters;
+ *   other C0 controls, DEL     \xHH (ESC is \x1b);
+ *   C1 controls, U+2028/2029   \u0085, \u2028 (some terminals and viewers act on them);
+ *   a byte that is not UTF-8   \xHH (the line stays valid UTF-8, the byte stays known).
+ * A backslash itself is kept: escaping it would double every backslash of ordinary text,
+ * and a line stays one line either way. An escape is never cut in half at the end. */
+static void text_escape(char *buf, size_t cap, size_t *pos, const char *s)
+{
+	while (*s) {
+		unsigned cp;
+		size_t n = utf8_char(s, &cp);
+		char esc[8];
+		const char *out = s;
+		size_t len = n;
+		if (n == 0 || cp < 0x20 || cp == 0x7f) {
+			unsigned char c = (unsigned char)*s;
+			if (c == '\n')
+				memcpy(esc, "\\n", 3), len = 2;
+			else if (c == '\r')
+				memcpy(esc, "\\r", 3), len = 2;
+			else if (c == '\t')
+				memcpy(esc, "\\t", 3), len = 2;
+			else
+				len = (size_t)snprintf(esc, sizeof esc, "\\x%02x", c);
+			out = esc;
+			n = 1;
+		} else if ((cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029) {
+			len = (size_t)snprintf(esc, sizeof esc, "\\u%04x", cp);
+			out = esc;
+		}
+		if (*pos + len >= cap)
+			return;
+		memcpy(buf + *pos, out, len);
+		*pos += len;
+		s += n;
+	}
+}
+
 void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,
               va_list ap)
 {
@@ -213,8 +264,14 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 		json_escape(line, sizeof line, &pos, msg);
 		pos += (size_t)snprintf(line + pos, sizeof line - pos, "\"}\n");
 	} else {
-		pos = (size_t)snprintf(line, sizeof line, "%s %-5s %s: %s\n", ts,
-		                       gw_log_level_name(level), component ? component : "-", msg);
+		pos = (size_t)snprintf(line, sizeof line, "%s %-5s ", ts, gw_log_level_name(level));
+		text_escape(line, sizeof line - 1, &pos, component ? component : "-");
+		if (pos + 2 < sizeof line - 1) {
+			memcpy(line + pos, ": ", 2);
+			pos += 2;
+		}
+		text_escape(line, sizeof line - 1, &pos, msg);
+		line[pos++] = '\n';
 	}
 	if (pos >= sizeof line) {
 		pos = sizeof line - 1;

@@ -22,13 +22,13 @@ static void report(const struct gw_host *host, const struct ynode *v, const char
 		host->log(host, GW_LOG_ERROR,
 		          "%s:%d:%d: subscriber '%s' config.%s: expected %s, "
 		          "got '%.100s'",
-		          v->file, v->line, v->col, host->instance ? host->instance : "?", key,
-		          expected, v->text);
+		          v->file, ytree_line(v), ytree_col(v),
+		          host->instance ? host->instance : "?", key, expected, v->text);
 	else
 		host->log(host, GW_LOG_ERROR,
 		          "%s:%d:%d: subscriber '%s' config.%s: expected %s, got %s", v->file,
-		          v->line, v->col, host->instance ? host->instance : "?", key, expected,
-		          ytree_type_name(v));
+		          ytree_line(v), ytree_col(v), host->instance ? host->instance : "?", key,
+		          expected, ytree_type_name(v));
 }
 
 const struct gw_option *plugin_option_find(const struct gw_option *declared, const char *key)

@@ -20,6 +20,7 @@
 #include "deliver/plugin_config.h"
 #include "deliver/plugin_options.h"
 #include "config/ytree.h"
+#include "core/readfile.h"
 
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* the build's PACKAGE_VERSION (angle brackets: not agent/config.h) */
@@ -105,6 +106,10 @@ int subscribers_resolve(const char *library, char *path, size_t cap, struct gw_e
 /* dlopen, entry point, ABI, apply(): everything that needs no instance. */
 static int open_file(const char *path, void **dl, int *abi, const void **raw, struct gw_err *err)
 {
+	/* the loader opens it by path, blocking: a FIFO there would hang start-up for ever,
+	 * so only a regular file is handed over (core/readfile.h) */
+	if (readfile_check(path, err) < 0)
+		return -1;
 	dlerror();
 	*dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!*dl) {

@@ -20,6 +20,7 @@
 
 #include "ops/listen_addr.h"
 #include "ops/pause.h"
+#include "ops/unix_addr.h"
 
 #define REPLY_MAX 65536
 
@@ -85,24 +86,34 @@ static int report(const char *url, long status, struct reply *r, int pause, stru
  * socket file, or a stale one), so the caller may try HTTP; -1 with err otherwise. */
 static int ask_socket(const char *path, int pause, struct reply *r, struct gw_err *err)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof sa.sun_path)
-		return gw_errf(err, "control_socket: %s is too long for a Unix socket", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* by the agent's own rule (ops/unix_addr.h), so a path of any length is reached */
+	const char *name;
+	struct unix_addr ua;
+	int dirfd = unix_dir_open(path, &name, err);
+	if (dirfd < 0)
+		return errno == ENOENT ? 1 : -1; /* no directory: no agent made a socket there */
+	if (unix_addr_at(&ua, path, dirfd, name, err) != 0) {
+		close(dirfd);
+		return -1;
+	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		close(dirfd);
 		return gw_errf(err, "cannot create a socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int e = errno;
+	}
+	int rc = connect(fd, (struct sockaddr *)&ua.sa, ua.len);
+	int ce = errno;
+	close(dirfd);
+	if (rc != 0) {
 		close(fd);
-		if (e == ENOENT || e == ECONNREFUSED)
+		if (ce == ENOENT || ce == ECONNREFUSED)
 			return 1;
-		if (e == EACCES || e == EPERM)
+		if (ce == EACCES || ce == EPERM)
 			return gw_errf(err,
 			               "not allowed to use the control socket %s (%s): run as the "
 			               "agent's user or a member of its group",
-			               path, strerror(e));
-		return gw_errf(err, "cannot reach the agent at %s: %s", path, strerror(e));
+			               path, strerror(ce));
+		return gw_errf(err, "cannot reach the agent at %s: %s", path, strerror(ce));
 	}
 	struct timeval tv = {15, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -131,7 +142,7 @@ int status_client_send(const struct cfg *cfg, int pause, struct gw_err *err)
 			return gw_errf(err, "out of memory");
 		int rc = ask_socket(cfg->control_socket, pause, r, err);
 		if (rc == 0) {
-			char where[300];
+			char where[4200]; /* a control socket path may be long (ops/unix_addr.h) */
 			snprintf(where, sizeof where, "unix:%s", cfg->control_socket);
 			rc = report(where, 200, r, pause, err);
 		}

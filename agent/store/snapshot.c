@@ -12,14 +12,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/readfile.h"
 #include "core/thread.h"
 #include "store/groupdoc.h"
 #include "model/model.h"
 #include "model/groups.h"
+
+/* A snapshot is as large as the group it holds: no cap of its own (the admin's replies
+ * are capped by admin.max_response before a version exists to be written). */
+#define SNAPSHOT_MAX (SIZE_MAX / 2)
 
 int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
 {
@@ -46,33 +50,27 @@ int snapshot_read(const char *dir, enum gw_group group, struct group_data **out,
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s.json", dir, gw_group_name(group));
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		if (errno == ENOENT)
+	char *buf;
+	size_t len;
+	struct gw_err ferr;
+	/* a regular file only (core/readfile.h): a FIFO planted in state_dir must not hang
+	 * start-up */
+	if (readfile(path, SNAPSHOT_MAX, &buf, &len, &ferr) < 0) {
+		int e = errno;
+		if (e == ENOENT)
 			return 1;
-		return gw_errf(err, "snapshot %s: %s", path, strerror(errno));
+		if (e == EINVAL) /* "PATH: not a regular file (a FIFO)" */
+			return gw_errf(err, "snapshot %s", ferr.msg);
+		return gw_errf(err, "snapshot %s: %s", path, strerror(e));
 	}
-	struct stat st;
-	char *buf = NULL;
 	int rc = -1;
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		gw_errf(err, "snapshot %s: not a regular file", path);
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf || fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-		gw_errf(err, "snapshot %s: cannot read", path);
-		goto out;
-	}
-	if (model_parse_group(group, buf, (size_t)st.st_size, "snapshot", out, err) != 0) {
+	if (model_parse_group(group, buf, len, "snapshot", out, err) != 0)
 		gw_err_prefix(err, "snapshot %s", path);
-		goto out;
+	else {
+		(*out)->provisional = 1;
+		rc = 0;
 	}
-	(*out)->provisional = 1;
-	rc = 0;
-out:
 	free(buf);
-	fclose(f);
 	return rc;
 }
 

@@ -341,6 +341,15 @@ class Status(harness.IntegrationTest):
         self.assertGreaterEqual(m.value("gwsync_subscriber_apply_failures_total", subscriber="rec"), 1)
         self.assertEqual(m.value("gwsync_subscriber_groups_behind", subscriber="rec"), 1)
         self.assertGreaterEqual(m.value("gwsync_subscriber_consecutive_failures", subscriber="rec"), 1)
+        # which group it refuses, without debug logs (issue 20, item 5)
+        self.assertGreaterEqual(m.value("gwsync_subscriber_group_apply_failures_total",
+                                        subscriber="rec", group="RULE"), 1)
+        self.assertEqual(m.value("gwsync_subscriber_group_apply_failures_total",
+                                 subscriber="rec", group="PLUGIN"), 0)
+        self.assertGreaterEqual(m.value("gwsync_subscriber_group_consecutive_failures",
+                                        subscriber="rec", group="RULE"), 1)
+        d.wait_log(r"warn  dispatch: subscriber 'rec' rejected RULE version %s .*told to fail"
+                   % v["md5"])
 
         os.unlink(flag)  # the plugin recovers: the dispatcher's retry brings it in step
         doc = ep.wait_status(lambda s: sub(s)["inStep"], timeout=15, message="back in step")
@@ -556,6 +565,26 @@ class Status(harness.IntegrationTest):
             r = d.run(flag, timeout=20)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("sync " + word, r.stdout)
+
+    def test_a_deep_state_dir_starts_and_the_cli_finds_its_control_socket(self):
+        # issue 20, item 8: STATE_DIR/control.sock longer than a Unix socket's address (a
+        # deep container volume) used to stop the agent at start (exit 2). The socket is
+        # reached through its directory; the CLI finds it by the same rule.
+        emu = self.emulator(mode="shenyu", hold=30)
+        deep = os.path.join(self.tmpdir(), *("kubelet-pods-fedcba9876543210-volume-%d" % i
+                                             for i in range(6)), "state")
+        self.assertGreater(len(os.path.join(deep, "control.sock")), 200)
+        d = self.daemon(emu.config(state_dir=deep))
+        d.wait_log(r"control: pause/resume on %s \(mode 0660\)"
+                   % re.escape(os.path.join(deep, "control.sock")), timeout=20)
+        d.wait_log(r"store: accepted RULE", timeout=20)
+        self.assertTrue(d.alive())
+        for flag, word in (("--pause", "paused"), ("--resume", "resumed")):
+            r = d.run(flag, timeout=20)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("sync %s (agent at unix:%s" % (word, os.path.join(deep, "control.sock")),
+                          r.stdout)
+        d.wait_log(r"pause: sync paused by the control socket")
 
     def test_pause_cli_fails_without_an_agent_or_endpoint(self):
         emu = self.emulator(mode="shenyu", hold=2)
