@@ -81,12 +81,13 @@ static const char *held(struct fix *f, enum gw_group g)
 
 static void put(struct fix *f, const char *path, const char *value, int64_t now)
 {
-	ck_assert_int_ge(kv_mirror_put(f->m, path, strlen(path), value, strlen(value), now), 0);
+	ck_assert_int_ge(kv_mirror_put(f->m, path, strlen(path), value, strlen(value), now, now),
+	                 0);
 }
 
 static void full_put(struct fix *f, const char *path, const char *value)
 {
-	ck_assert_int_eq(kv_mirror_full_put(f->m, path, strlen(path), value, strlen(value)), 0);
+	ck_assert_int_eq(kv_mirror_full_put(f->m, path, strlen(path), value, strlen(value), 1), 0);
 }
 
 static const char *plugin(const char *name)
@@ -261,7 +262,7 @@ START_TEST(an_unchanged_result_delivers_nothing)
 	uint64_t gen = store_generation(f.st);
 	/* identical bytes: not even dirty */
 	ck_assert_int_eq(kv_mirror_put(f.m, ROOT "/plugin/divide", strlen(ROOT "/plugin/divide"),
-	                               plugin("divide"), strlen(plugin("divide")), 1000),
+	                               plugin("divide"), strlen(plugin("divide")), 1, 1000),
 	                 0);
 	ck_assert_int_eq(kv_mirror_deadline(f.m), -1);
 	/* a refresh that puts everything back as it was: dirty, but no version */
@@ -426,10 +427,10 @@ START_TEST(paths_outside_the_configured_groups_are_ignored)
 	struct fix f;
 	fix_init(&f, 100);
 	start(&f);
-	ck_assert_int_eq(kv_mirror_put(f.m, ROOT "/auth/app", strlen(ROOT "/auth/app"), "x", 1, 0),
-	                 0);
 	ck_assert_int_eq(
-	    kv_mirror_put(f.m, ROOT "/plugins/a", strlen(ROOT "/plugins/a"), "x", 1, 0), 0);
+	    kv_mirror_put(f.m, ROOT "/auth/app", strlen(ROOT "/auth/app"), "x", 1, 0, 0), 0);
+	ck_assert_int_eq(
+	    kv_mirror_put(f.m, ROOT "/plugins/a", strlen(ROOT "/plugins/a"), "x", 1, 0, 0), 0);
 	ck_assert_int_eq(kv_mirror_deadline(f.m), -1);
 	fix_free(&f);
 }

@@ -66,7 +66,8 @@ static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at
 			at = r.revision; /* the other groups at the same revision */
 		for (size_t k = 0; k < r.n; k++) {
 			if (kv_mirror_full_put(s->mirror, r.kvs[k].key, r.kvs[k].key_len,
-			                       r.kvs[k].value, r.kvs[k].value_len) != 0) {
+			                       r.kvs[k].value, r.kvs[k].value_len,
+			                       r.kvs[k].mod_revision) != 0) {
 				etcd_range_free(&r);
 				*why = SYNC_FAIL_PARSE;
 				return gw_errf(err, "etcd: out of memory");
@@ -153,7 +154,7 @@ static void apply_events(struct source *s, const struct etcd_watch_msg *m)
 			kv_mirror_delete(s->mirror, e->kv.key, e->kv.key_len, now);
 		else
 			kv_mirror_put(s->mirror, e->kv.key, e->kv.key_len, e->kv.value,
-			              e->kv.value_len, now);
+			              e->kv.value_len, e->kv.mod_revision, now);
 		if (e->kv.mod_revision > s->rev)
 			s->rev = e->kv.mod_revision;
 	}
