@@ -118,6 +118,20 @@ static int settle_stores(struct group_data *gd, const struct vstores *v, const u
 	return 0;
 }
 
+/* gd->item_ptrs for items that carry their size already (every version's do: they were
+ * linked when made; an edited item is given its own), so the held items are not touched
+ * again, only pointed at. 0 or -1. */
+static int point_at_items(struct group_data *gd)
+{
+	size_t n = gd->n_items;
+	gd->item_ptrs = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->item_ptrs);
+	if (!gd->item_ptrs)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		gd->item_ptrs[i] = &gd->items[i];
+	return 0;
+}
+
 /* A key that enters the index: an inserted item, or a replaced one whose key changed. */
 struct added {
 	const char *key;
@@ -330,6 +344,7 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 			continue;
 		const struct gw_item *it = ed->item;
 		gd->items[k] = *it;
+		gd->items[k].size = sizeof gd->items[k];
 		sidx[k] = from_store(vs, from, (size_t)(it - from->items));
 		if (digest_item(dg, it->json, it->json_len, &gd->digests[k]) != 0)
 			goto fail;
@@ -343,7 +358,7 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 	}
 	gd->json_bytes = json;
 	gd->digest_sum = sum;
-	if (settle_stores(gd, vs, sidx) != 0 || group_data_link(gd) != 0)
+	if (settle_stores(gd, vs, sidx) != 0 || point_at_items(gd) != 0)
 		goto fail;
 	if (index_merge(gd, prev, remap, gone, added, na, err) != 0)
 		goto out;

@@ -561,6 +561,9 @@ static int build_whole(struct kv_mirror *m, enum gw_group g, struct group_data *
 	char *text = nodes ? values_text(nodes, n, &len) : NULL;
 	if (!text)
 		goto out;
+	pthread_mutex_lock(&m->stats_mu);
+	m->stats.whole_reads++;
+	pthread_mutex_unlock(&m->stats_mu);
 	if (model_parse_items(g, text, len, m->server, held, &all, &err) != 0) {
 		log_refused(m, g, nodes, n, &err);
 		rc = 0;

@@ -67,6 +67,8 @@ struct kv_mirror_stats {
 	uint64_t versions;       /* group versions accepted by the ingest */
 	uint64_t refused;        /* group versions refused for a malformed value */
 	uint64_t repairs;        /* group versions a resync corrected */
+	uint64_t whole_reads;    /* builds that read a whole group instead of patching it
+	                          * (start-up, a snapshot version held, PLUGIN) */
 	int64_t last_event_ms;   /* wall clock of the last node event; 0: never */
 	int64_t last_version_ms; /* wall clock of the last accepted version; 0: never */
 };

@@ -227,8 +227,15 @@ int ws_apply_message(struct ws_apply *a, const struct ws_msg *m, struct gw_err *
 		/* the shadow: the same message applied to what this full sync has shown */
 		struct group_data *next = NULL;
 		a->seen |= 1u << g;
-		if (build(g, m->event, a->shadow[g], batch, a->server, 0, &next, err) == 0 &&
-		    next) {
+		int whole =
+		    m->event == WS_EV_MYSELF || (m->event == WS_EV_REFRESH && refresh_replaces(g));
+		if (whole) {
+			/* the list itself: the shadow is only asked which keys came, so it needs
+			 * no version of its own (no identity to compute for 100,000 items) */
+			group_data_unref(a->shadow[g]);
+			a->shadow[g] = group_data_ref(batch);
+		} else if (build(g, m->event, a->shadow[g], batch, a->server, 0, &next, err) == 0 &&
+		           next) {
 			group_data_unref(a->shadow[g]);
 			a->shadow[g] = next;
 		} else if (!a->shadow[g] && m->event != WS_EV_DELETE) {
