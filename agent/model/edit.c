@@ -213,30 +213,35 @@ static int index_merge(struct group_data *gd, const struct group_data *prev, con
 	return 0;
 }
 
-/* prev's digests (computed into *tmp when prev has none: a version from the snapshot) and
- * their sum. 0 or -1. */
-static int held_digests(const struct group_data *prev, struct digester *dg,
-                        const struct item_digest **pd, struct item_digest **tmp,
-                        struct item_digest *sum)
+/* The sum of prev's item digests: kept with it, or computed once (a version from the
+ * snapshot). 0 or -1. */
+static int held_sum(const struct group_data *prev, struct digester *dg, struct item_digest *sum)
 {
-	*pd = NULL;
-	*tmp = NULL;
 	memset(sum, 0, sizeof *sum);
-	if (!prev || !prev->n_items)
-		return 0;
-	if (prev->digests) {
-		*pd = prev->digests;
-		*sum = prev->digest_sum;
+	if (!prev || prev->has_digest_sum) {
+		if (prev)
+			*sum = prev->digest_sum;
 		return 0;
 	}
-	if (!(*tmp = malloc(prev->n_items * sizeof **tmp)))
-		return -1;
+	struct item_digest d;
 	for (size_t i = 0; i < prev->n_items; i++) {
-		if (digest_item(dg, prev->items[i].json, prev->items[i].json_len, &(*tmp)[i]) != 0)
+		if (digest_item(dg, prev->items[i].json, prev->items[i].json_len, &d) != 0)
 			return -1;
-		digest_add(sum, &(*tmp)[i]);
+		digest_add(sum, &d);
 	}
-	*pd = *tmp;
+	return 0;
+}
+
+/* sum += sign * the digest of item it. 0 or -1. */
+static int account(struct digester *dg, struct item_digest *sum, const struct gw_item *it, int sign)
+{
+	struct item_digest d;
+	if (digest_item(dg, it->json, it->json_len, &d) != 0)
+		return -1;
+	if (sign > 0)
+		digest_add(sum, &d);
+	else
+		digest_sub(sum, &d);
 	return 0;
 }
 
@@ -292,20 +297,17 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 	int32_t *remap = shift ? malloc((n_prev ? n_prev : 1) * sizeof *remap) : NULL;
 	uint8_t *gone = NULL;
 	struct added *added = malloc((n_edits ? n_edits : 1) * sizeof *added);
-	struct item_digest *tmp = NULL;
-	const struct item_digest *pd = NULL;
 	struct vstores *vs = malloc(sizeof *vs);
 	size_t na = 0;
 	if (!gd || !dg || !sidx || (shift && !remap) || !added || !vs)
 		goto fail;
 	gd->items = gd->heap_items = malloc((n_new ? n_new : 1) * sizeof *gd->items);
-	gd->digests = arena_alloc(&gd->arena, (n_new ? n_new : 1) * sizeof *gd->digests);
-	if (!gd->items || !gd->digests)
+	if (!gd->items)
 		goto fail;
 	gd->n_items = n_new;
 	vstores_init(vs, prev, from);
 	struct item_digest sum;
-	if (held_digests(prev, dg, &pd, &tmp, &sum) != 0)
+	if (held_sum(prev, dg, &sum) != 0)
 		goto fail;
 	size_t json = prev ? prev->json_bytes : 0, pos = 0, k = 0;
 	if (prev && prev->n_items && !json) /* a version made by hand (tests) */
@@ -316,7 +318,6 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 		if (upto > pos) { /* the held items up to the next edit, as they are */
 			size_t run = upto - pos;
 			memcpy(&gd->items[k], &prev->items[pos], run * sizeof *gd->items);
-			memcpy(&gd->digests[k], &pd[pos], run * sizeof *gd->digests);
 			for (size_t i = 0; i < run; i++)
 				sidx[k + i] = prev->n_stores ? prev->item_store[pos + i] : COPY;
 			for (size_t i = 0; remap && i < run; i++)
@@ -332,7 +333,8 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 		if (leaves && !gone && !(gone = calloc(n_prev, 1)))
 			goto fail;
 		if (ed->op != EDIT_INSERT) { /* the held item at pos leaves or is replaced */
-			digest_sub(&sum, &pd[pos]);
+			if (account(dg, &sum, &prev->items[pos], -1) != 0)
+				goto fail;
 			json -= prev->items[pos].json_len;
 			if (remap)
 				remap[pos] = ed->op == EDIT_REMOVE ? -1 : (int32_t)k;
@@ -346,9 +348,8 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 		gd->items[k] = *it;
 		gd->items[k].size = sizeof gd->items[k];
 		sidx[k] = from_store(vs, from, (size_t)(it - from->items));
-		if (digest_item(dg, it->json, it->json_len, &gd->digests[k]) != 0)
+		if (account(dg, &sum, it, 1) != 0)
 			goto fail;
-		digest_add(&sum, &gd->digests[k]);
 		json += it->json_len;
 		if (ed->op == EDIT_INSERT || leaves) {
 			added[na] = (struct added){it->key, (uint32_t)k, 0, na};
@@ -358,6 +359,7 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 	}
 	gd->json_bytes = json;
 	gd->digest_sum = sum;
+	gd->has_digest_sum = 1;
 	if (settle_stores(gd, vs, sidx) != 0 || point_at_items(gd) != 0)
 		goto fail;
 	if (index_merge(gd, prev, remap, gone, added, na, err) != 0)
@@ -377,7 +379,6 @@ out:
 	free(remap);
 	free(gone);
 	free(added);
-	free(tmp);
 	free(vs);
 	return rc;
 }
@@ -402,8 +403,7 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 	if (!gd || !dg || !sidx || !vs)
 		goto fail;
 	gd->items = gd->heap_items = malloc((n ? n : 1) * sizeof *gd->items);
-	gd->digests = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->digests);
-	if (!gd->items || !gd->digests)
+	if (!gd->items)
 		goto fail;
 	gd->n_items = n;
 	vstores_init(vs, NULL, from);
@@ -412,37 +412,40 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 		sidx[i] = from_store(vs, from, i);
 	}
 	gd->json_bytes = from ? from->json_bytes : 0;
-	/* digests: the held one's for an item it shares, found by walking both key orders */
-	uint8_t *have = calloc(n ? n : 1, 1);
-	if (!have)
-		goto fail;
-	if (prev && prev->digests && n && from->by_key) {
-		size_t i = 0, j = 0;
-		while (i < n && j < prev->n_items) {
-			const struct gw_item *a = &from->items[from->by_key[i]];
-			const struct gw_item *b = &prev->items[prev->by_key[j]];
-			int c = a->key == b->key ? 0 : strcmp(a->key, b->key);
+	/* the identity: the held one's, less what left and plus what came, found by walking
+	 * both key orders (an item shared with the held version is one pointer: no hashing);
+	 * from scratch when the held version has none */
+	struct item_digest sum = {0, 0};
+	if (prev && prev->has_digest_sum && (!n || from->by_key)) {
+		sum = prev->digest_sum;
+		size_t i = 0, j = 0, np = prev->n_items;
+		while (i < n || j < np) {
+			const struct gw_item *a = i < n ? &from->items[from->by_key[i]] : NULL;
+			const struct gw_item *b = j < np ? &prev->items[prev->by_key[j]] : NULL;
+			int c = !a ? 1 : !b ? -1 : a->key == b->key ? 0 : strcmp(a->key, b->key);
 			if (c == 0 && same_json(a, b)) {
-				gd->digests[from->by_key[i]] = prev->digests[prev->by_key[j]];
-				have[from->by_key[i]] = 1;
+				i++;
+				j++;
+				continue;
 			}
+			if (c <= 0 && account(dg, &sum, a, 1) != 0)
+				goto fail;
+			if (c >= 0 && account(dg, &sum, b, -1) != 0)
+				goto fail;
 			i += c <= 0;
 			j += c >= 0;
 		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (account(dg, &sum, &gd->items[i], 1) != 0)
+				goto fail;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (!have[i] && digest_item(dg, gd->items[i].json, gd->items[i].json_len,
-		                            &gd->digests[i]) != 0) {
-			free(have);
-			goto fail;
-		}
-		digest_add(&gd->digest_sum, &gd->digests[i]);
-	}
-	free(have);
+	gd->digest_sum = sum;
+	gd->has_digest_sum = 1;
 	if (settle_stores(gd, vs, sidx) != 0)
 		goto fail;
 	if (from && from->by_key) {
-		if (group_data_link(gd) != 0 ||
+		if (point_at_items(gd) != 0 ||
 		    !(gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key)))
 			goto fail;
 		memcpy(gd->by_key, from->by_key, n * sizeof *gd->by_key);
@@ -455,7 +458,7 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 			goto out;
 		}
 	}
-	if (digest_identity(dg, &gd->digest_sum, n, gd->md5) != 0)
+	if (digest_identity(dg, &sum, n, gd->md5) != 0)
 		goto fail;
 	*out = gd;
 	gd = NULL;

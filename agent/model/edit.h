@@ -9,10 +9,11 @@
  * keeps with the held version (a copy of its gw_item, pointing into the same refcounted
  * stores, groupdata.h) and takes the new items from `from`, the parsed items of the event,
  * whose stores it shares too. What is linear in the group is plain copying of arrays (the
- * gw_item structs, their store indices and digests, the key index), never parsing,
- * hashing or comparing keys: the key index is the held one with the few changed keys
- * merged in at the ranks a binary search finds, and the identity (digest.h) is the held
- * one minus the digests of the items that left plus those of the items that came.
+ * gw_item structs, their store indices, the key index), never parsing, hashing or
+ * comparing keys: the key index is the held one with the few changed keys merged in at
+ * the ranks a binary search finds, and the identity (digest.h) is the held one's sum
+ * minus the digests of the items that left plus those of the items that came, each
+ * computed from its JSON then (an item keeps no digest: nothing is added per item).
  *
  * Stores: a version may reference at most GD_MAX_STORES, and a store keeps the memory of
  * items that later versions replaced. So when the result would need more stores, every
@@ -55,8 +56,10 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
                struct gw_err *err);
 
 /* A full list: exactly from's items in from's order (from NULL: none) as a new unstamped
- * version of `group`, sharing from's stores; digests of items shared with prev (the held
- * version, may be NULL) are taken from it instead of computed. 0 or -1 (out of memory). */
+ * version of `group`, sharing from's stores; its identity is prev's (the held version, may
+ * be NULL) adjusted by the items that differ, found by walking both key orders (an item
+ * shared with prev is one pointer: no hashing), or computed from every item without one. 0 or -1
+ * (out of memory). */
 int model_whole(enum gw_group group, const struct group_data *prev, const struct group_data *from,
                 struct group_data **out, struct gw_err *err);
 

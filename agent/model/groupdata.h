@@ -47,10 +47,12 @@ struct group_data {
 	size_t n_stores;
 	struct gw_item *heap_items; /* `items` when malloc'd (the model's), freed with it */
 
-	/* Versions of event sources (model/edit.h): each item's digest, parallel to items, in
-	 * `arena`, and their sum, the version's identity (model/digest.h). NULL in versions
-	 * made otherwise (fetched, loaded from the snapshot): only event sources need them. */
-	struct item_digest *digests;
+	/* Versions of event sources (model/edit.h): the sum of their items' digests, their
+	 * identity (model/digest.h), kept so the next version adds and subtracts only the
+	 * digests of the items that came and went. Items keep no digest of their own (one is
+	 * computed from an item's JSON when it leaves): nothing per item. 0 in versions made
+	 * otherwise (fetched, loaded from the snapshot): only event sources need it. */
+	int has_digest_sum;
 	struct item_digest digest_sum;
 };
 
