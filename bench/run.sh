@@ -10,13 +10,14 @@
 # BENCH_CACHE_ROUNDS (figure 7 repetitions, 200),
 # BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 10's 1k
 # rules, 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation
-# propagation100k propagation1k memory idle shutdown cache gateway fanout), GWSYNC_FANOUT
-# (figure 9's number of agents, 100).
+# propagation100k propagation1k memory idle shutdown cache gateway fanout events),
+# GWSYNC_FANOUT (figure 9's number of agents, 100), BENCH_EVENT_CHANGES (figure 11's
+# changes per source and size, 30).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout events}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -115,6 +116,13 @@ if wants fanout; then
 	say "figure 9: fan-out, ${GWSYNC_FANOUT:-100} agents on one admin emulator, one etcd, one ZooKeeper"
 	"$py" "$src/bench/fanout.py" "$build" --agents "${GWSYNC_FANOUT:-100}" |
 		tee -a "$results" || rc=1
+fi
+
+if wants events; then
+	py=python3
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	say "figure 11: a one-item change among 1k, 10k and 100k rules over WebSocket, ZooKeeper and etcd"
+	"$py" "$src/bench/events.py" "$build" | tee -a "$results" || rc=1
 fi
 
 say "results"

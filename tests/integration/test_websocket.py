@@ -422,6 +422,42 @@ class Convergence(harness.IntegrationTest):
         self.assertIn(b"gwsync_repairs_total{server=\"" + ws_url(emu).encode() + b"\"} 1", body)
 
 
+class Plugins(harness.IntegrationTest):
+    """Issue 20 items 10 and 11: a plugin's identity over WebSocket."""
+
+    def test_a_renamed_plugin_leaves_no_ghost(self):
+        # The admin renames a plugin: the same id under a new name, pushed as PLUGIN/UPDATE
+        # of the new item only. Plugins are keyed by name, so the old name must go with it.
+        emu = self.emulator(mode="shenyu")
+        files = self.tmpdir()
+        self.daemon(ws_config([emu], files))
+        wait_converged(files, emu)
+        plugins = emu.data("PLUGIN")["data"]
+        old = plugins[0]
+        renamed = dict(old, name=old["name"] + "-renamed")
+        emu.control("replace", {"group": "PLUGIN", "items": [renamed] + plugins[1:],
+                                "push": False})
+        emu.control("ws-send", {"message": {"groupType": "PLUGIN", "eventType": "UPDATE",
+                                            "data": [renamed]}})
+        wait_converged(files, emu, ["PLUGIN"])
+        names = [p["name"] for p in groupfiles.read(files, "PLUGIN")["data"]]
+        self.assertNotIn(old["name"], names)
+
+    def test_plugin_refresh_replaces_the_plugin_list(self):
+        # "Sync all" in the admin sends PLUGIN/REFRESH with the namespace's whole plugin
+        # list: a plugin missing from it is gone (SELECTOR and RULE REFRESH stay per plugin)
+        emu = self.emulator(mode="shenyu")
+        files = self.tmpdir()
+        self.daemon(ws_config([emu], files))
+        wait_converged(files, emu)
+        plugins = emu.data("PLUGIN")["data"]
+        emu.control("replace", {"group": "PLUGIN", "items": plugins[1:], "push": False})
+        emu.control("refresh", {"all": True})
+        wait_converged(files, emu, ["PLUGIN"])
+        names = [p["name"] for p in groupfiles.read(files, "PLUGIN")["data"]]
+        self.assertNotIn(plugins[0]["name"], names)
+
+
 class Tls(harness.IntegrationTest):
 
     def test_wss_with_the_admins_ca_and_with_a_wrong_one(self):
