@@ -11,7 +11,7 @@
 # BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 10's 1k
 # rules, 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation
 # propagation100k propagation1k memory idle shutdown cache gateway fanout events),
-# GWSYNC_FANOUT (figure 9's number of agents, 100), BENCH_EVENT_CHANGES (figure 11's
+# GWSYNC_FANOUT (figure 9's number of agents, 100), BENCH_EVENT_CHANGES (figure 12's
 # changes per source and size, 30).
 set -uo pipefail
 
@@ -121,7 +121,7 @@ fi
 if wants events; then
 	py=python3
 	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
-	say "figure 11: a one-item change among 1k, 10k and 100k rules over WebSocket, ZooKeeper and etcd"
+	say "figure 12: a one-item change among 1k, 10k and 100k rules over WebSocket, ZooKeeper and etcd"
 	"$py" "$src/bench/events.py" "$build" | tee -a "$results" || rc=1
 fi
 
