@@ -121,8 +121,9 @@ struct gwt_version;
 
 /**
  * A version of `group` whose items are `items_json`, a JSON array of items exactly as the
- * admin sends a group's "data" (NULL: "[]"), tagged `md5` (NULL: a digest of the items'
- * text, the same for the same text, so distinct item lists get distinct md5s) and
+ * admin sends a group's "data" (NULL: "[]"), tagged `md5` (1 to 64 letters and digits, as
+ * the agent requires; NULL: a digest of the items' text, the same for the same text, so
+ * distinct item lists get distinct md5s) and
  * `last_modify_time`. NULL on error with the reason in err (the agent's message for a
  * malformed item or a missing key field).
  */
