@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/jspan.h"
 #include "model/groups.h"
 #include "model/model.h"
 
@@ -50,20 +51,26 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* The group of a document: its "group" member, else its file's name (RULE.json). */
+/* The group of a document: its "group" member, else its file's name (RULE.json). The
+ * member is found by a walk of the top-level object (core/jspan.h), not by a parse of the
+ * whole document: a snapshot may be tens of megabytes, and the model parses it anyway.
+ * A document that is not JSON is the model's to refuse, with its reason. */
 static int doc_group(const char *path, const char *text, size_t len, struct gw_err *err)
 {
-	int g = -1;
-	json_t *doc = json_loadb(text, len, 0, NULL);
-	const char *name = doc ? json_string_value(json_object_get(doc, "group")) : NULL;
+	const char *end = text + len, *p = jspan_ws(text, end);
+	const char *v = p < end && *p == '{' ? jspan_member(p, end, "group") : NULL;
+	const char *vend = v ? jspan_skip(v, end) : NULL;
+	json_t *member = vend ? json_loadb(v, (size_t)(vend - v), JSON_DECODE_ANY, NULL) : NULL;
+	const char *name = json_string_value(member);
+	int g;
 	if (name) {
 		g = group_of(name, strlen(name));
 		if (g < 0)
 			gw_errf(err, "%s: unknown group \"%s\"", path, name);
-		json_decref(doc);
+		json_decref(member);
 		return g;
 	}
-	json_decref(doc);
+	json_decref(member);
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	const char *dot = strchr(base, '.');
