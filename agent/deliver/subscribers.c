@@ -221,8 +221,8 @@ static int check_options(struct subscriber *s, const struct cfg_subscriber *cs, 
 	return plugin_options_check(s->ctx.options, cs->config, cs->config, path, err);
 }
 
-static int load_one(struct subscriber *s, const struct cfg_subscriber *cs, size_t index,
-                    struct gw_log *log, struct gw_err *err)
+static int load_one(struct subscriber *s, const struct cfg *cfg, const struct cfg_subscriber *cs,
+                    size_t index, struct gw_log *log, struct gw_err *err)
 {
 	s->log = log;
 	s->name = strdup(cs->name ? cs->name : "");
@@ -231,6 +231,7 @@ static int load_one(struct subscriber *s, const struct cfg_subscriber *cs, size_
 	s->ctx.instance = s->name;
 	s->ctx.log = log;
 	host_table_init(&s->host, &s->ctx);
+	host_set_groups(&s->ctx, cfg->groups, cfg->n_groups);
 	if (open_plugin(s, cs->library, err) < 0)
 		return -1;
 	if (check_options(s, cs, index, err) < 0)
@@ -271,7 +272,7 @@ int subscribers_load(const struct cfg *cfg, struct gw_log *log, struct subscribe
 	for (size_t i = 0; i < cfg->n_subscribers; i++) {
 		const struct cfg_subscriber *cs = &cfg->subscribers[i];
 		subs->n = i + 1; /* so subscribers_free() also cleans up a half-loaded one */
-		if (load_one(&subs->v[i], cs, i, log, err) < 0) {
+		if (load_one(&subs->v[i], cfg, cs, i, log, err) < 0) {
 			gw_err_prefix(err, "subscriber '%s' (%s line %d)",
 			              cs->name ? cs->name : "?",
 			              cfg->path ? cfg->path : "configuration", cs->line);

@@ -131,5 +131,100 @@ class ManPages(unittest.TestCase):
             self.assertEqual(r.stderr.strip(), "", "%s: %s" % (page, r.stderr))
 
 
+# ---------------------------------------------------------------- the SDK's pages (issue 21)
+
+def sdk_public_names():
+    """Every public name a plugin (or its test) uses, from <gwsync/subscriber.h> and
+    <gwsync/testing.h>: functions, macros, enum constants, struct names and the members of
+    the structs a plugin reads or fills (the typed item views are docs/items.md's, checked
+    by tests/docs/test_items.py)."""
+    names = set()
+    growable = ("gw_subscriber", "gw_host", "gw_change", "gw_item", "gw_version", "gw_update",
+                "gw_option")
+    for header in ("subscriber.h", "testing.h"):
+        text = read("include", "gwsync", header)
+        code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+        names |= {m for m in re.findall(r"#define (\w+)", code) if not m.endswith("_H")}
+        names |= {m for m in re.findall(r"GWSYNC_EXPORT [^;(]*?\b(\w+)\(", code)
+                  if not m.startswith("__")}
+        for body in re.findall(r"enum \w+ \{(.*?)\}", code, re.S):
+            names |= set(re.findall(r"\b(GW_[A-Z0-9_]+)\b", body))
+        names |= set(re.findall(r"struct (\w+) \{", code))
+        names |= set(re.findall(r"^struct (\w+);", code, re.M))
+        for struct in growable:
+            m = re.search(r"struct %s \{(.*?)\n\};" % struct, code, re.S)
+            if not m:
+                continue
+            for line in m.group(1).split(";"):
+                fn = re.search(r"\(\*(\w+)\)", line)
+                var = re.search(r"(\w+)\s*(\[[^]]*\])?\s*$", line.strip())
+                if fn:
+                    names.add(fn.group(1))
+                elif var:
+                    names.add(var.group(1))
+    return names
+
+
+def page_words(page):
+    text = read("man", page).replace("\\-", "-").replace("\\&", "")
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)), text
+
+
+def replay_code_options():
+    """{long name: short letter or None} of gwsync-replay's getopt table."""
+    text = read("sdk", "replay", "main.c")
+    table = re.search(r"struct option longopts\[\] = \{(.*?)\n\s*\};", text, re.S).group(1)
+    shorts = set(re.search(r'getopt_long\([^"]*"([^"]*)"', text).group(1).replace(":", ""))
+    return {name: (val if val in shorts else None)
+            for name, val in re.findall(r'\{"([a-z][a-z-]*)",\s*\w+,\s*NULL,\s*\'(.)\'\}', table)}
+
+
+class SdkPages(unittest.TestCase):
+
+    def test_gwsync_subscriber_3_names_every_public_name_of_the_sdk(self):
+        names = sdk_public_names()
+        for want in ("gwsync_subscriber", "gw_host", "group_configured", "configured_groups",
+                     "confirmed_only", "config_size", "config_list_item", "GW_HAS",
+                     "gwt_version_new", "gwt_tick_until", "GW_GROUP_DISCOVER_UPSTREAM"):
+            self.assertIn(want, names, "the header scan lost %s" % want)
+        words, text = page_words("gwsync-subscriber.3.in")
+        self.assertEqual(sorted(names - words), [],
+                         "public names of <gwsync/subscriber.h> and <gwsync/testing.h> that "
+                         "man/gwsync-subscriber.3.in does not name")
+        self.assertIn("gwsync/testing.h", text)
+        self.assertIn("gwsync-testing.pc", text)
+        self.assertIn(".Xr gwsync-replay 1", text)
+
+    def test_gwsync_replay_1_describes_every_option_of_the_code(self):
+        code = replay_code_options()
+        self.assertIn("groups", code)
+        text = read("man", "gwsync-replay.1.in")
+        section = text.split("\n.Sh DESCRIPTION\n", 1)[1].split("\n.Sh ", 1)[0]
+        man = {}
+        for line in section.splitlines():
+            if line.startswith(".It Fl"):
+                short = re.match(r"\.It Fl ([A-Za-z])\b", line)
+                for name in re.findall(r"Fl \\-([a-z][a-z-]*)", line):
+                    man[name] = short.group(1) if short else None
+        self.assertEqual(man, code, "man/gwsync-replay.1.in against sdk/replay/main.c")
+        usage = read("sdk", "replay", "main.c").split("usage[] =", 1)[1].split('";\n', 1)[0]
+        for name in code:
+            self.assertIn("--" + name, usage)
+
+    def test_the_sdk_pages_render_without_warnings(self):
+        if not shutil.which("man") or not shutil.which("groff"):
+            self.skipTest("needs man and groff")
+        build = os.environ.get("GWSYNC_BUILDDIR")
+        for page in ("gwsync-subscriber.3", "gwsync-replay.1"):
+            path = os.path.join(build, "man", page) if build else None
+            if not path or not os.path.exists(path):
+                path = os.path.join(SRC, "man", page + ".in")
+            r = subprocess.run(["man", "--warnings", "-E", "UTF-8", "-l", "-Tutf8", "-Z", path],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, LC_ALL="C.UTF-8", MANWIDTH="80"))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stderr.strip(), "", "%s: %s" % (page, r.stderr))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
