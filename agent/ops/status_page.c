@@ -19,11 +19,11 @@
 
 /* ---------------------------------------------------------------- the policy */
 
-/* The text between <TAG> and </TAG> in the template. */
+/* The text between <TAG> (at the start of a line) and </TAG> in the template. */
 static int inline_block(const char *tag, const char **start, size_t *len)
 {
 	char open[16], close[16];
-	snprintf(open, sizeof open, "<%s>", tag);
+	snprintf(open, sizeof open, "\n<%s>", tag);
 	snprintf(close, sizeof close, "</%s>", tag);
 	const char *a = strstr(status_page_html, open);
 	const char *b = a ? strstr(a, close) : NULL;

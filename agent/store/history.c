@@ -35,8 +35,17 @@ struct ring {
 	size_t pending;     /* entries not counted yet */
 };
 
+/* An outcome for a version not recorded yet: the dispatcher may deliver a version in the
+ * moment between the store taking it and ingest recording it. Kept per group and subscriber
+ * until that version's entry arrives. */
+struct early {
+	char md5[65];
+	struct history_outcome o;
+};
+
 struct history {
 	pthread_mutex_t mu;
+	struct early *early; /* [group * n_subs + sub] */
 	size_t size;
 	size_t n_subs;
 	char (*subs)[SUB_NAME_MAX];
@@ -83,7 +92,10 @@ struct history *history_new(size_t size, const char *const *subscribers, size_t 
 	if (!h)
 		return NULL;
 	h->subs = calloc(n_subscribers ? n_subscribers : 1, sizeof *h->subs);
-	if (!h->subs) {
+	h->early = calloc(GW_GROUP_COUNT * (n_subscribers ? n_subscribers : 1), sizeof *h->early);
+	if (!h->subs || !h->early) {
+		free(h->subs);
+		free(h->early);
 		free(h);
 		return NULL;
 	}
@@ -110,6 +122,7 @@ void history_free(struct history *h)
 		free(r->slots);
 	}
 	pthread_mutex_destroy(&h->mu);
+	free(h->early);
 	free(h->subs);
 	free(h);
 }
@@ -153,6 +166,34 @@ static struct slot *push(struct history *h, enum gw_group g, struct group_data *
 
 static void count_oldest(struct history *h, enum gw_group g);
 
+/* Fold one apply()'s result into what a subscriber did with a version. */
+static void fold(struct history_outcome *o, int applied, const char *why, int64_t wall_ms)
+{
+	if (applied) {
+		if (o->state != HISTORY_APPLIED) {
+			o->state = HISTORY_APPLIED;
+			o->at_ms = wall_ms;
+		}
+		return;
+	}
+	o->refusals++;
+	o->at_ms = wall_ms;
+	copy_text(o->reason, sizeof o->reason, why ? why : "");
+	if (o->state != HISTORY_APPLIED)
+		o->state = HISTORY_REFUSED;
+}
+
+/* The versions older than the i-th newest that subscriber `sub` never received: a newer one
+ * replaced them before delivery. */
+static void supersede_older(struct history *h, const struct ring *r, size_t i, size_t sub)
+{
+	for (size_t k = i + 1; k < r->n; k++) {
+		struct history_outcome *old = &nth(h, r, k)->e->subs[sub];
+		if (old->state == HISTORY_WAITING)
+			old->state = HISTORY_SUPERSEDED;
+	}
+}
+
 void history_accepted(struct history *h, const struct group_data *from, const struct group_data *to,
                       const char *source)
 {
@@ -177,6 +218,15 @@ void history_accepted(struct history *h, const struct group_data *from, const st
 		copy_text(e->source, sizeof e->source, source ? source : to->source);
 		s->from = group_data_ref((struct group_data *)from);
 		s->to = group_data_ref((struct group_data *)to);
+		for (size_t i = 0; i < h->n_subs; i++) {
+			struct early *early = &h->early[g * h->n_subs + i];
+			if (early->md5[0] && strcmp(early->md5, e->md5) == 0) {
+				e->subs[i] = early->o;
+				if (e->subs[i].state == HISTORY_APPLIED)
+					supersede_older(h, r, 0, i);
+			}
+			early->md5[0] = '\0';
+		}
 		r->pending++;
 		burst = r->pending > HISTORY_PENDING;
 		h->dirty = 1;
@@ -209,26 +259,17 @@ void history_outcome(struct history *h, size_t sub, enum gw_group group, const c
 	while (i < r->n && strcmp(nth(h, r, i)->e->md5, md5) != 0)
 		i++;
 	if (i < r->n) {
-		struct history_outcome *o = &nth(h, r, i)->e->subs[sub];
-		if (applied) {
-			if (o->state != HISTORY_APPLIED) {
-				o->state = HISTORY_APPLIED;
-				o->at_ms = wall_ms;
-			}
-			/* what it skipped to get here: replaced before it was delivered */
-			for (size_t k = i + 1; k < r->n; k++) {
-				struct history_outcome *old = &nth(h, r, k)->e->subs[sub];
-				if (old->state == HISTORY_WAITING)
-					old->state = HISTORY_SUPERSEDED;
-			}
-		} else {
-			o->refusals++;
-			o->at_ms = wall_ms;
-			copy_text(o->reason, sizeof o->reason, why ? why : "");
-			if (o->state != HISTORY_APPLIED)
-				o->state = HISTORY_REFUSED;
-		}
+		fold(&nth(h, r, i)->e->subs[sub], applied, why, wall_ms);
+		if (applied)
+			supersede_older(h, r, i, sub);
 		h->dirty = 1;
+	} else { /* ingest is about to record it */
+		struct early *early = &h->early[group * h->n_subs + sub];
+		if (strcmp(early->md5, md5) != 0) {
+			memset(early, 0, sizeof *early);
+			snprintf(early->md5, sizeof early->md5, "%s", md5);
+		}
+		fold(&early->o, applied, why, wall_ms);
 	}
 	pthread_mutex_unlock(&h->mu);
 }

@@ -72,6 +72,11 @@ class History(harness.IntegrationTest):
         self.assertEqual(doc["size"], 50)
         self.assertEqual(doc["subscribers"], ["rec", "bad"])
         self.assertEqual(list(doc["groups"]), emu.groups)  # configured order
+        # the start-up versions were applied by rec, even those the dispatcher delivered in
+        # the moment before ingest recorded them (an outcome that came first is kept)
+        doc = self.wait_history(ep, lambda h: all(
+            newest(h, g)["subscribers"]["rec"]["state"] == "applied" for g in emu.groups),
+            message="every start-up version applied by rec")
         first = newest(doc, "RULE")
         self.assertEqual(first["md5"], emu.group("RULE")["md5"])
         self.assertEqual(first["source"], emu.url)
