@@ -26,6 +26,7 @@ struct slot {
 	struct history_entry *e;      /* allocated once, reused when the ring wraps */
 	struct group_data *from, *to; /* held until counted (NULL once taken to count) */
 	uint64_t seq;                 /* to find the entry again after counting */
+	int waiting;                  /* accepted here and not counted yet (in ring.pending) */
 };
 
 struct ring {
@@ -149,8 +150,9 @@ static struct slot *push(struct history *h, enum gw_group g, struct group_data *
 	if (!s->e && !(s->e = malloc(history_entry_bytes(h))))
 		return NULL;
 	if (r->n == h->size) { /* the oldest goes */
-		if (!s->e->counted && r->pending)
+		if (s->waiting && r->pending)
 			r->pending--;
+		s->waiting = 0;
 		drop[0] = s->from;
 		drop[1] = s->to;
 		s->from = s->to = NULL;
@@ -227,6 +229,7 @@ void history_accepted(struct history *h, const struct group_data *from, const st
 			}
 			early->md5[0] = '\0';
 		}
+		s->waiting = 1;
 		r->pending++;
 		burst = r->pending > HISTORY_PENDING;
 		h->dirty = 1;
@@ -347,8 +350,9 @@ static int count_one(struct history *h, int only)
 			s->e->removed = ch[2];
 			s->e->counted = 1;
 		}
-		if (r->pending)
+		if (s->waiting && r->pending)
 			r->pending--;
+		s->waiting = 0;
 		h->dirty = 1;
 		break;
 	}

@@ -20,7 +20,7 @@
  * Memory: an entry is HISTORY_ENTRY_BYTES plus HISTORY_OUTCOME_BYTES per subscriber, at
  * most N (status.history) per configured group, allocated as versions arrive.
  *
- * Persistence: history_save() writes STATE_DIR/history.json (the /history document,
+ * Persistence: history_save() writes STATE_DIR/history (the /history document,
  * replaced atomically, mode 0600) after each pass of the snapshot writer and at stop;
  * history_load() reads it back at start. A file that is not what history_save() writes is
  * refused whole, with a log line, and the history starts empty: never a reason to stop.
@@ -48,7 +48,7 @@
 #define HISTORY_REASON_MAX     256
 #define HISTORY_SUBSCRIBERS    64 /* subscribers followed (more are not recorded) */
 #define HISTORY_PENDING        4
-#define HISTORY_FILE           "history.json"
+#define HISTORY_FILE           "history"
 #define HISTORY_FILE_MAX       (64 * 1024 * 1024)
 #define HISTORY_FORMAT         "gwsync-history"
 #define HISTORY_FORMAT_VERSION 1
@@ -137,10 +137,10 @@ json_t *history_entry_json(const struct history *h, const struct history_entry *
 /* Whether anything changed since the last history_save(). */
 int history_dirty(struct history *h);
 
-/* Write dir/history.json now (settling first). 0, or -1 with err. */
+/* Write dir/history now (settling first). 0, or -1 with err. */
 int history_save(struct history *h, const char *dir, struct gw_err *err);
 
-/* Read dir/history.json into an empty history: 0 loaded (or no file: 1), -1 refused with
+/* Read dir/history into an empty history: 0 loaded (or no file: 1), -1 refused with
  * err saying why (the history stays empty). Entries of groups not in `groups` (n of them) and
  * outcomes of subscribers not configured now are dropped. */
 int history_load(struct history *h, const char *dir, const enum gw_group *groups, size_t n,

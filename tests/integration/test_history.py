@@ -171,7 +171,7 @@ class History(harness.IntegrationTest):
         cli = d.run("--status").stdout
         self.assertIn("+sel-9::sk-t...", cli)
         d.stop()  # the file is written at stop too
-        with open(os.path.join(d.state_dir, "history.json"), encoding="utf-8") as f:
+        with open(os.path.join(d.state_dir, "history"), encoding="utf-8") as f:
             saved = f.read()
         for text in (served, cli, saved, d.text()):
             self.assertNotIn(secret, text)
@@ -187,7 +187,7 @@ class History(harness.IntegrationTest):
             ep, lambda h: newest(h, "RULE")["md5"] == v["md5"] and
             newest(h, "RULE")["subscribers"]["rec"]["state"] == "applied", message="applied")
         d.stop()
-        path = os.path.join(d.state_dir, "history.json")
+        path = os.path.join(d.state_dir, "history")
         self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
 
         d.start()
