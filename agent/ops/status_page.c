@@ -389,7 +389,7 @@ static void change_item(struct strbuf *b, const struct change *c)
 		            (long long)integer(json_object_get(e, "updated"), "count"),
 		            (long long)integer(json_object_get(e, "removed"), "count"));
 	else
-		strbuf_adds(b, "counting");
+		strbuf_adds(b, "not counted");
 	strbuf_adds(b, "</span> <span class=\"keys\">");
 	if (json_is_object(json_object_get(e, "added")))
 		keys(b, e);

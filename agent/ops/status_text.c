@@ -217,7 +217,7 @@ static int changes(FILE *out, const json_t *hist, int64_t now_ms)
 			        integer(json_object_get(e, "updated"), "count"),
 			        integer(json_object_get(e, "removed"), "count"));
 		else
-			fprintf(out, "(counting)");
+			fprintf(out, "(not counted)");
 		keys(out, e);
 		fprintf(out, "  from ");
 		put(out, str(e, "source"));

@@ -166,7 +166,23 @@ static struct slot *push(struct history *h, enum gw_group g, struct group_data *
 	return s;
 }
 
-static void count_oldest(struct history *h, enum gw_group g);
+/* A burst outran the counting: the oldest version of the group still waiting gives up its
+ * two versions (into drop[], released outside the lock) and stays uncounted. Counting it
+ * here instead would delay the accepting thread, and so the next version, by a merge. */
+static void give_up_oldest(struct history *h, struct ring *r, struct group_data *drop[2])
+{
+	for (size_t i = r->n; i-- > 0;) {
+		struct slot *s = nth(h, r, i);
+		if (s->waiting && s->to) {
+			drop[0] = s->from;
+			drop[1] = s->to;
+			s->from = s->to = NULL;
+			s->waiting = 0;
+			r->pending--;
+			return;
+		}
+	}
+}
 
 /* Fold one apply()'s result into what a subscriber did with a version. */
 static void fold(struct history_outcome *o, int applied, const char *why, int64_t wall_ms)
@@ -202,7 +218,7 @@ void history_accepted(struct history *h, const struct group_data *from, const st
 	if (!h || !to || (unsigned)to->group >= GW_GROUP_COUNT)
 		return;
 	enum gw_group g = to->group;
-	struct group_data *drop[2] = {NULL, NULL};
+	struct group_data *drop[4] = {NULL, NULL, NULL, NULL};
 	int64_t now = gw_wall_ms();
 	pthread_mutex_lock(&h->mu);
 	struct ring *r = &h->rings[g];
@@ -211,7 +227,6 @@ void history_accepted(struct history *h, const struct group_data *from, const st
 		return;
 	}
 	struct slot *s = push(h, g, drop);
-	int burst = 0;
 	if (s) {
 		struct history_entry *e = s->e;
 		snprintf(e->md5, sizeof e->md5, "%s", to->md5);
@@ -231,14 +246,13 @@ void history_accepted(struct history *h, const struct group_data *from, const st
 		}
 		s->waiting = 1;
 		r->pending++;
-		burst = r->pending > HISTORY_PENDING;
+		if (r->pending > HISTORY_PENDING)
+			give_up_oldest(h, r, drop + 2);
 		h->dirty = 1;
 	}
 	pthread_mutex_unlock(&h->mu);
-	group_data_unref(drop[0]);
-	group_data_unref(drop[1]);
-	if (burst)
-		count_oldest(h, g);
+	for (size_t i = 0; i < 4; i++)
+		group_data_unref(drop[i]);
 }
 
 void history_held(struct history *h, struct store *st, const enum gw_group *groups, size_t n)
@@ -291,15 +305,15 @@ static void first_keys(struct history_change *c, enum gw_group g,
 	}
 }
 
-/* Take the oldest uncounted entry of group g (g < 0: of any group), count it outside the
- * lock, put the counts in. 1 if one was counted, 0 if none waited. */
-static int count_one(struct history *h, int only)
+/* Take the oldest entry of a group still waiting to be counted, count it outside the lock,
+ * put the counts in. 1 if one was counted, 0 if none waited. */
+static int count_one(struct history *h)
 {
 	struct group_data *from = NULL, *to = NULL;
 	uint64_t seq = 0;
 	int g = -1;
 	pthread_mutex_lock(&h->mu);
-	for (int k = only < 0 ? 0 : only; k < GW_GROUP_COUNT && !to; k++) {
+	for (int k = 0; k < GW_GROUP_COUNT && !to; k++) {
 		struct ring *r = &h->rings[k];
 		for (size_t i = r->n; i-- > 0;) { /* oldest first */
 			struct slot *s = nth(h, r, i);
@@ -312,8 +326,6 @@ static int count_one(struct history *h, int only)
 				break;
 			}
 		}
-		if (only >= 0)
-			break;
 	}
 	pthread_mutex_unlock(&h->mu);
 	if (!to)
@@ -362,15 +374,10 @@ static int count_one(struct history *h, int only)
 	return 1;
 }
 
-static void count_oldest(struct history *h, enum gw_group g)
-{
-	count_one(h, (int)g);
-}
-
 size_t history_settle(struct history *h)
 {
 	size_t n = 0;
-	while (h && count_one(h, -1))
+	while (h && count_one(h))
 		n++;
 	return n;
 }

@@ -12,10 +12,12 @@
  * history's own mutex, which is never held across anything else (no disk, no plugin, no
  * other lock), so recording never delays delivery. What changed is counted later and off
  * those threads: history_settle() merges the two versions (model/diff.h, the merge the
- * dispatcher makes) on the snapshot writer's low-priority thread, or in a reader first if
- * one asks sooner; until then the entry holds references on both versions. At most
- * HISTORY_PENDING entries of a group wait to be counted: a burst that outruns the writer
- * counts the oldest at once, in the accepting thread, so the versions kept stay bounded.
+ * dispatcher makes) on the snapshot writer's low-priority thread as soon as it wakes, or
+ * in a reader first if one asks sooner; until then the entry holds references on both
+ * versions. At most HISTORY_PENDING entries of a group wait to be counted: when a burst
+ * outruns the writer, the oldest waiting one gives its versions up and stays uncounted
+ * (counts null), so the versions kept stay bounded and no thread that takes versions ever
+ * waits for a merge.
  *
  * Memory: an entry is HISTORY_ENTRY_BYTES plus HISTORY_OUTCOME_BYTES per subscriber, at
  * most N (status.history) per configured group, allocated as versions arrive.
@@ -47,7 +49,7 @@
 #define HISTORY_SOURCE_MAX     256
 #define HISTORY_REASON_MAX     256
 #define HISTORY_SUBSCRIBERS    64 /* subscribers followed (more are not recorded) */
-#define HISTORY_PENDING        4
+#define HISTORY_PENDING        8
 #define HISTORY_FILE           "history"
 #define HISTORY_FILE_MAX       (64 * 1024 * 1024)
 #define HISTORY_FORMAT         "gwsync-history"

@@ -183,6 +183,9 @@ static void write_pending(struct snapshot_writer *w)
 static uint64_t wait_quiet(struct snapshot_writer *w, uint64_t seen, int64_t since)
 {
 	while (!atomic_load(&w->stopping) && gw_mono_ms() - since < SNAPSHOT_MAX_DELAY_MS) {
+		/* what each version changed is counted as it comes, not after the burst: the
+		 * history holds a version's predecessor only until then */
+		history_settle(atomic_load(&w->history));
 		uint64_t now = store_wait(w->st, seen, SNAPSHOT_QUIET_MS);
 		if (now == seen)
 			break;
