@@ -33,8 +33,11 @@ KV_TEST_PACKAGES=(zookeeper default-jre-headless python3-kazoo etcd-server etcd-
 # promtool (Debian's prometheus package) checks and unit-tests contrib/prometheus's alerting
 # rules; the server it also brings is never started (policy-rc.d in deps()).
 MONITORING_TEST_PACKAGES=(prometheus)
+# The status page is tested in a real browser: headless Chromium driven through chromedriver
+# (tests/integration/test_status_page.py).
+BROWSER_TEST_PACKAGES=(chromium chromium-driver)
 TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}"
-	"${KV_TEST_PACKAGES[@]}" "${MONITORING_TEST_PACKAGES[@]}")
+	"${KV_TEST_PACKAGES[@]}" "${MONITORING_TEST_PACKAGES[@]}" "${BROWSER_TEST_PACKAGES[@]}")
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 

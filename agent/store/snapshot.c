@@ -18,6 +18,7 @@
 #include "core/readfile.h"
 #include "core/thread.h"
 #include "store/groupdoc.h"
+#include "store/history.h"
 #include "model/model.h"
 #include "model/groups.h"
 
@@ -110,7 +111,36 @@ struct snapshot_writer {
 	atomic_int stopping;
 	char written[GW_GROUP_COUNT][65]; /* md5 last written per group */
 	int failing[GW_GROUP_COUNT];      /* a failure was logged; log recovery once */
+	_Atomic(struct history *) history;
+	int history_failing;
 };
+
+/* The history beside the snapshots, in the same pass: counted here, off the delivery path,
+ * and written when something changed. Failures are logged as the snapshots' are. */
+static void write_history(struct snapshot_writer *w)
+{
+	struct history *h = atomic_load(&w->history);
+	if (!h)
+		return;
+	history_settle(h);
+	if (!history_dirty(h))
+		return;
+	struct gw_err err = {{0}};
+	if (history_save(h, w->dir, &err) == 0) {
+		if (w->history_failing)
+			LOG_I(w->log, "snapshot", "writing the history to %s again", w->dir);
+		w->history_failing = 0;
+	} else if (!w->history_failing) {
+		LOG_E(w->log, "snapshot", "%s; the agent keeps serving subscribers", err.msg);
+		w->history_failing = 1;
+	}
+}
+
+void snapshot_writer_set_history(struct snapshot_writer *w, struct history *h)
+{
+	atomic_store(&w->history, h);
+	store_kick(w->st); /* a first pass with it */
+}
 
 static int any_failing(const struct snapshot_writer *w)
 {
@@ -153,6 +183,9 @@ static void write_pending(struct snapshot_writer *w)
 static uint64_t wait_quiet(struct snapshot_writer *w, uint64_t seen, int64_t since)
 {
 	while (!atomic_load(&w->stopping) && gw_mono_ms() - since < SNAPSHOT_MAX_DELAY_MS) {
+		/* what each version changed is counted as it comes, not after the burst: the
+		 * history holds a version's predecessor only until then */
+		history_settle(atomic_load(&w->history));
 		uint64_t now = store_wait(w->st, seen, SNAPSHOT_QUIET_MS);
 		if (now == seen)
 			break;
@@ -168,13 +201,16 @@ static void *writer_main(void *arg)
 	gw_thread_background();
 	while (!atomic_load(&w->stopping)) {
 		write_pending(w);
+		write_history(w);
 		/* after a failure, retry every 5 s even without news */
-		uint64_t now = store_wait(w->st, seen, any_failing(w) ? 5000 : -1);
+		uint64_t now =
+		    store_wait(w->st, seen, any_failing(w) || w->history_failing ? 5000 : -1);
 		if (now != seen)
 			now = wait_quiet(w, now, gw_mono_ms());
 		seen = now;
 	}
 	write_pending(w);
+	write_history(w);
 	return NULL;
 }
 
@@ -188,6 +224,8 @@ int snapshot_writer_start(struct snapshot_writer **out, const char *dir, struct 
 	}
 	w->st = st;
 	w->log = log;
+	atomic_init(&w->history, NULL);
+	atomic_file_sweep(dir, HISTORY_FILE);
 	/* temporary files of a writer killed mid-write: whole files are never at risk */
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		char name[64];

@@ -631,7 +631,7 @@ class Status(harness.IntegrationTest):
         other = Endpoint(ep.port, host="127.0.0.2")
         self.assertIsNone(other.try_get("/healthz"))
 
-        for method, path, want in (("GET", "/", 404), ("GET", "/nope", 404),
+        for method, path, want in (("GET", "/index.html", 404), ("GET", "/nope", 404),
                                    ("GET", "/status/x", 404), ("GET", "/healthz/", 404),
                                    ("POST", "/sync", 404), ("DELETE", "/nope", 404),
                                    ("POST", "/status", 405), ("PUT", "/healthz", 405),
