@@ -540,6 +540,12 @@ class Status(harness.IntegrationTest):
         ep.wait_status(lambda s: in_step(s) and sub(s)["groups"]["RULE"]["md5"] == v["md5"],
                        message="delivered after --resume")
         self.assertFalse(os.path.exists(os.path.join(d.state_dir, "paused")))
+        # resuming an agent that is not paused removes nothing and says so (issue 21: it
+        # claimed a state file was removed)
+        r = d.run("--resume", timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"^sync was not paused: nothing to resume \(agent at unix:")
+        self.assertNotIn("removed", r.stdout)
         # one change per group, each from nothing (a fresh process) to the newest
         fresh = applies(out)[n_before:]
         self.assertEqual(len(fresh), len(emu.groups), fresh)
