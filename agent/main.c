@@ -132,7 +132,8 @@ static int agent_configure(struct agent *a)
 	if (a->opt.dry_run)
 		return EXIT_OK; /* a dry run loads no plugin: an init() might touch the system */
 	if (subscribers_load(a->cfg, a->log, &a->subs, &err) != 0) {
-		LOG_E(a->log, "main", "%s", err.msg);
+		/* a configuration error like any other: FILE:LINE:COL: key: why, untimestamped */
+		fprintf(stderr, "gwsyncd: %s\n", err.msg);
 		return EXIT_CONFIG;
 	}
 	return EXIT_OK;
