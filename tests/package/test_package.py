@@ -29,6 +29,8 @@ import urllib.request
 SRC = os.environ.get("GWSYNC_SRCDIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
 import harness  # noqa: E402  (the admin emulator and free_port)
+sys.path.insert(0, os.path.join(SRC, "tests", "package"))
+import named_paths  # noqa: E402  (the paths the documents name)
 
 DEB_DIR = os.environ.get("GWSYNC_DEB_DIR", os.path.join(SRC, "dist"))
 UNIT = "/lib/systemd/system/gwsync.service"
@@ -136,6 +138,24 @@ class Package(unittest.TestCase):
         self.assertNotIn("123456", text)  # no demo password
         self.assertIn("state_dir: /var/lib/gwsync", text)
         self.assertIn('listen: "127.0.0.1:', text)
+
+    def test_b2_every_path_the_unit_man_pages_and_readme_name_exists(self):
+        # issue 21: the unit's Documentation=, gwsyncd(8) and gwsync.yaml(5) named
+        # operations.md while dh_compress had installed operations.md.gz
+        files = run("dpkg-query", "-L", "gwsync", "gwsync-dev").stdout.split("\n")
+        pages = sorted(f for f in files if f.startswith("/usr/share/man/man") and
+                       os.path.isfile(f))
+        self.assertTrue(pages, "no man pages installed")
+        texts = {os.path.basename(p): named_paths.read_text(p) for p in pages}
+        readme = [p for p in ("/usr/share/doc/gwsync/README.md", "/usr/share/doc/gwsync/README.md.gz")
+                  if os.path.exists(p)]
+        self.assertTrue(readme, "no README in /usr/share/doc/gwsync")
+        texts["README"] = named_paths.read_text(readme[0])
+        bad = named_paths.missing("/", texts, units={UNIT: named_paths.read_text(UNIT)},
+                                  config_file=CONF)
+        self.assertEqual(bad, [], "named, but not on the machine after the install")
+        doc, _ = named_paths.unit_documentation(named_paths.read_text(UNIT))
+        self.assertIn("/usr/share/doc/gwsync/operations.md", doc)
 
     # ------------------------------------------------------------------ as the unit runs it
     def test_c_the_unit_runs_the_installed_daemon(self):
