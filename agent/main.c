@@ -27,6 +27,7 @@
 #include "ops/control.h"
 #include "ops/dryrun.h"
 #include "ops/pause.h"
+#include "ops/state_dir.h"
 #include "source/source.h"
 #include "signals.h"
 #include "store/snapshot.h"
@@ -131,6 +132,15 @@ static int agent_configure(struct agent *a)
 	scrub_secret_env(a->cfg->status_token);
 	if (a->opt.dry_run)
 		return EXIT_OK; /* a dry run loads no plugin: an init() might touch the system */
+	/* before the plugins, which may keep their data inside it (the sample's lmdb cache);
+	 * --check only asks whether it could be made */
+	int sd = state_dir_prepare(a->cfg->state_dir, a->opt.mode != MODE_CHECK, &err);
+	if (sd < 0) {
+		fprintf(stderr, "gwsyncd: %s\n", err.msg);
+		return EXIT_CONFIG;
+	}
+	if (sd > 0)
+		LOG_W(a->log, "main", "%s", err.msg);
 	if (subscribers_load(a->cfg, a->log, &a->subs, &err) != 0) {
 		/* a configuration error like any other: FILE:LINE:COL: key: why, untimestamped */
 		fprintf(stderr, "gwsyncd: %s\n", err.msg);
