@@ -211,8 +211,24 @@ static int run_once(struct agent *a)
 			LOG_E(a->log, "main", "--dry-run: no admin server answered: %s", err.msg);
 			return EXIT_RUNTIME;
 		}
+		/* what a running agent asks next (long-polling: the listener call), answered at
+		 * once, so an admin that would refuse every poll fails the dry run, not the
+		 * daemon after its start */
+		struct gw_err perr = {{0}};
+		int probe = 0;
+		if (a->source_ops->probe) {
+			signals_on_stop(a->signals, stop_source, a); /* SIGTERM ends the call */
+			probe = a->source_ops->probe(a->source, stdout, &perr);
+			signals_on_stop(a->signals, NULL, NULL);
+		}
+		if (probe != 0 && signals_stopping(a->signals))
+			return EXIT_OK;
 		if (dryrun_report(a->cfg, a->store, stdout, &err) < 0) {
 			LOG_E(a->log, "main", "--dry-run: %s", err.msg);
+			return EXIT_RUNTIME;
+		}
+		if (probe != 0) {
+			LOG_E(a->log, "main", "--dry-run: %s", perr.msg);
 			return EXIT_RUNTIME;
 		}
 		return EXIT_OK;
