@@ -179,7 +179,7 @@ class Package(unittest.TestCase):
         self.assertEqual(argv[:3], ["/usr/sbin/gwsyncd", "-c", CONF])
 
         emu = harness.Emulator(hold=1).start()
-        self.addCleanup(emu.stop)
+        self.addCleanup(emu.close)  # stops it and removes its temporary directory
         status_port = harness.free_port()
         with open(CONF, encoding="utf-8") as f:
             text = f.read()
