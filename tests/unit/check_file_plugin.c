@@ -509,7 +509,7 @@ END_TEST
 START_TEST(bad_options_stop_start_up)
 {
 	const char *msg = load_fails("mode: \"0644\"\n");
-	ck_assert_msg(strstr(msg, "subscriber 'files'") &&
+	ck_assert_msg(strstr(msg, "subscribers[0].config") &&
 	                  strstr(msg, "missing required key 'dir'"),
 	              "%s", msg);
 	tcfg_free(&t);
