@@ -2,7 +2,10 @@
 # dev.sh: the two-command quick start and the developer loop.
 #   ./dev.sh demo    build, start the admin emulator and gwsyncd (Ctrl-C stops both)
 #   ./dev.sh check   build, then every test: unit + integration, an ASan+UBSan pass,
-#                    the integration tests under TSan, and a bounded libFuzzer run
+#                    the integration tests under TSan, the Debian packages (built, then
+#                    installed, run and purged on THIS machine, as root) and a bounded
+#                    libFuzzer run: ~20-25 minutes on 2 cores. It installs missing build and
+#                    test packages (kept), and otherwise leaves the machine as it found it
 #   ./dev.sh build   just (re)build into ./build
 #   ./dev.sh bench   optimised build, then the benchmarks (bench/README.md)
 #   ./dev.sh package build the Debian packages gwsync and gwsync-dev into dist/ (lintian-checked)
@@ -236,8 +239,11 @@ check() {
 		run_checks build-tsan TESTS="\$(INTEGRATION_TESTS)" || rc=1
 	record_suite tsan build-tsan "$t"
 
-	# The packages: built once (dist/), then installed, run and removed on this machine by
-	# tests/package/test_package.py (root only; it skips, saying why, otherwise).
+	# The packages: built once (dist/), then installed, run and purged on this machine by
+	# tests/package/test_package.py (root only; it skips, saying why, where a gwsync is
+	# installed already). It puts the machine back as it found it, the system user gwsync
+	# and its lock file included, and fails naming anything it could not
+	# (tests/package/machine.py says why on the machine itself and not in a throwaway root).
 	t=$(date +%s)
 	if have_package_tools; then
 		log "Debian packages: build, lintian, install, run, remove"
@@ -319,7 +325,7 @@ check) check ;;
 demo) demo ;;
 bench) bench ;;
 *)
-	sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

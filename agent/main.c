@@ -27,6 +27,7 @@
 #include "ops/control.h"
 #include "ops/dryrun.h"
 #include "ops/pause.h"
+#include "ops/state_dir.h"
 #include "source/source.h"
 #include "signals.h"
 #include "store/history.h"
@@ -165,8 +166,18 @@ static int agent_configure(struct agent *a)
 	scrub_secret_env(a->cfg->status_token);
 	if (a->opt.dry_run)
 		return EXIT_OK; /* a dry run loads no plugin: an init() might touch the system */
+	/* before the plugins, which may keep their data inside it (the sample's lmdb cache);
+	 * --check only asks whether it could be made */
+	int sd = state_dir_prepare(a->cfg->state_dir, a->opt.mode != MODE_CHECK, &err);
+	if (sd < 0) {
+		fprintf(stderr, "gwsyncd: %s\n", err.msg);
+		return EXIT_CONFIG;
+	}
+	if (sd > 0)
+		LOG_W(a->log, "main", "%s", err.msg);
 	if (subscribers_load(a->cfg, a->log, &a->subs, &err) != 0) {
-		LOG_E(a->log, "main", "%s", err.msg);
+		/* a configuration error like any other: FILE:LINE:COL: key: why, untimestamped */
+		fprintf(stderr, "gwsyncd: %s\n", err.msg);
 		return EXIT_CONFIG;
 	}
 	return EXIT_OK;
@@ -235,8 +246,24 @@ static int run_once(struct agent *a)
 			LOG_E(a->log, "main", "--dry-run: no admin server answered: %s", err.msg);
 			return EXIT_RUNTIME;
 		}
+		/* what a running agent asks next (long-polling: the listener call), answered at
+		 * once, so an admin that would refuse every poll fails the dry run, not the
+		 * daemon after its start */
+		struct gw_err perr = {{0}};
+		int probe = 0;
+		if (a->source_ops->probe) {
+			signals_on_stop(a->signals, stop_source, a); /* SIGTERM ends the call */
+			probe = a->source_ops->probe(a->source, stdout, &perr);
+			signals_on_stop(a->signals, NULL, NULL);
+		}
+		if (probe != 0 && signals_stopping(a->signals))
+			return EXIT_OK;
 		if (dryrun_report(a->cfg, a->store, stdout, &err) < 0) {
 			LOG_E(a->log, "main", "--dry-run: %s", err.msg);
+			return EXIT_RUNTIME;
+		}
+		if (probe != 0) {
+			LOG_E(a->log, "main", "--dry-run: %s", perr.msg);
 			return EXIT_RUNTIME;
 		}
 		return EXIT_OK;

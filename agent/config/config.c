@@ -157,6 +157,11 @@ static int load_subscribers(struct loader *ld, const struct key *k, const struct
 			    ld, e, ipath,
 			    "'library' is required (a plugin name such as file, or a path "
 			    "to a .so)");
+		const struct ynode *lib = ytree_get(e, "library");
+		if (lib) {
+			s->library_line = ytree_line(lib);
+			s->library_col = ytree_col(lib);
+		}
 		if (!s->config) {
 			if (!(s->own_config = ytree_new_map(e->file, e->line, e->col)))
 				return cfgw_err(ld, e, ipath, "out of memory");

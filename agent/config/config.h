@@ -25,7 +25,8 @@ struct cfg_subscriber {
 	const struct ynode *config; /* the `config:` map (an empty map if absent); owned by cfg */
 	int line;                   /* where the entry starts in the file, for messages */
 	int col;
-	struct ynode *own_config; /* private: the empty map made when `config:` is absent */
+	int library_line, library_col; /* where `library:`'s value is (0: unknown) */
+	struct ynode *own_config;      /* private: the empty map made when `config:` is absent */
 };
 
 struct cfg_tls {

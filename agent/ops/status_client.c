@@ -78,9 +78,17 @@ static int report(const char *url, long status, struct reply *r, int pause, stru
 		             "restart would %s",
 		             url, what, state_file, error ? error : "unknown error",
 		             pause ? "resume delivery" : "start paused");
+	} else if (pause) {
+		printf("sync %s%s (agent at %s; state kept in %s)\n", changed ? "" : "was already ",
+		       what, url, state_file);
+		rc = 0;
+	} else if (changed) {
+		printf("sync resumed (agent at %s; state file removed: %s)\n", url, state_file);
+		rc = 0;
 	} else {
-		printf("sync %s%s (agent at %s; state %s %s)\n", changed ? "" : "was already ",
-		       what, url, pause ? "kept in" : "file removed:", state_file);
+		/* nothing was removed: there was no state file to remove */
+		printf("sync was not paused: nothing to resume (agent at %s; no state file %s)\n",
+		       url, state_file);
 		rc = 0;
 	}
 	json_decref(doc);

@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""The man pages cannot drift from the code (issue 15): gwsyncd(8) describes exactly the
-options of agent/options.c's getopt table, and gwsync.yaml(5), docs/configuration.md and the
-key tables of agent/config/*.c name exactly the same configuration keys. The pages also
-render without a warning from man (groff)."""
+"""The man pages cannot drift from the code (issues 15 and 21): gwsyncd(8) describes exactly the
+options of agent/options.c's getopt table and of `gwsyncd --help`, and its synopsis shows
+every one; gwsync.yaml(5), docs/configuration.md and the key tables of agent/config/*.c name
+exactly the same configuration keys, each under its own section's heading; every source
+the agent has (agent/source/*/source.c) is named by gwsyncd(8) and by the package's
+description, and every server URL scheme the configuration accepts by admin.servers. The
+pages also render without a warning from man (groff).
+
+The SDK's half (gwsync-subscriber(3) against include/gwsync/*.h) is the plugin SDK's work:
+it goes in a class of its own at the end of this file."""
 import glob
 import os
 import re
@@ -77,6 +83,70 @@ def code_keys():
     return keys
 
 
+def help_options():
+    """{long name: short letter or None} from the running binary's `gwsyncd --help`."""
+    binary = os.environ.get("GWSYNCD")
+    if not binary or not os.access(binary, os.X_OK):
+        raise unittest.SkipTest("needs the built gwsyncd (GWSYNCD)")
+    r = subprocess.run([binary, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    out = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"^\s+(?:-([A-Za-z]), )?--([a-z][a-z-]*)\b", line)
+        if m:
+            out[m.group(2)] = m.group(1)
+    return out
+
+
+def man_section(page, name):
+    text = read("man", page)
+    return text.split("\n.Sh %s\n" % name, 1)[1].split("\n.Sh ", 1)[0]
+
+
+def synopsis_options():
+    """(long names, short letters) shown in gwsyncd(8)'s SYNOPSIS."""
+    text = man_section("gwsyncd.8.in", "SYNOPSIS")
+    longs = set(re.findall(r"\\-([a-z][a-z-]*)", text))
+    shorts = set(re.findall(r"(?:\bFl|\|) ([A-Za-z])(?=\s|$)", text))
+    return longs, shorts
+
+
+# How the documents name each source of agent/source/*/source.c (its `.type`).
+SOURCE_WORDS = {"http": "long-polling", "websocket": "WebSocket", "zookeeper": "ZooKeeper",
+                "etcd": "etcd"}
+
+
+def code_sources():
+    types = set()
+    for path in glob.glob(os.path.join(SRC, "agent", "source", "*", "source.c")):
+        with open(path, encoding="utf-8") as f:
+            types |= set(re.findall(r'^\s*\.type = "([a-z]+)",', f.read(), re.M))
+    return types
+
+
+def code_schemes():
+    """The URL schemes agent/config/config_admin.c accepts for admin.servers."""
+    text = read("agent", "config", "config_admin.c")
+    return set(re.findall(r'strncasecmp\(url, "([a-z]+)://"', text))
+
+
+def man_key_sections():
+    """{key: the .Ss heading it is listed under} in gwsync.yaml(5)'s KEYS."""
+    section, out = None, {}
+    for line in man_section("gwsync.yaml.5.in", "KEYS").splitlines():
+        if line.startswith(".Ss "):
+            section = line[4:].strip()
+        m = re.match(r"^\.It Cm (\S+)", line)
+        if m:
+            out[m.group(1)] = section
+    return out
+
+
+# Keys listed under another key's heading, and why: the control socket lives in state_dir.
+KEY_SECTION_EXCEPTIONS = {"control_socket": "state_dir"}
+
+
 def doc_keys():
     """The keys of the tables under "## Every key" in docs/configuration.md."""
     text = read("docs", "configuration.md")
@@ -115,6 +185,52 @@ class ManPages(unittest.TestCase):
         for name, other in (("docs/configuration.md", doc), ("man/gwsync.yaml.5.in", man)):
             self.assertEqual(sorted(code - other), [], "keys of the code missing from " + name)
             self.assertEqual(sorted(other - code), [], "keys in %s the code does not accept" % name)
+
+    def test_gwsyncd_8_describes_every_option_of_gwsyncd_help(self):
+        helped, man = help_options(), man_options()
+        self.assertIn("dry-run", helped)
+        self.assertEqual(sorted(set(helped) - set(man)), [],
+                         "options of `gwsyncd --help` missing from gwsyncd(8)'s OPTIONS")
+        self.assertEqual(sorted(set(man) - set(helped)), [],
+                         "options in gwsyncd(8) that `gwsyncd --help` does not show")
+        for name, short in helped.items():
+            self.assertEqual(man[name], short, "--%s: short option differs" % name)
+
+    def test_gwsyncd_8_synopsis_shows_every_option(self):
+        longs, shorts = synopsis_options()
+        missing = sorted(n for n, short in help_options().items()
+                         if n not in longs and (short is None or short not in shorts))
+        self.assertEqual(missing, [], "options missing from gwsyncd(8)'s SYNOPSIS")
+
+    def test_every_source_is_named_by_gwsyncd_8_and_the_package(self):
+        sources = code_sources()
+        self.assertTrue({"http", "websocket"} <= sources, sources)
+        unknown = sorted(sources - set(SOURCE_WORDS))
+        self.assertEqual(unknown, [], "a new source: say in SOURCE_WORDS how the documents "
+                                      "name it, and describe it in gwsyncd(8)")
+        description = man_section("gwsyncd.8.in", "DESCRIPTION")
+        control = read("debian", "control")
+        package = control.split("\nPackage: gwsync\n", 1)[1].split("\nPackage:", 1)[0]
+        for t in sorted(sources):
+            self.assertIn(SOURCE_WORDS[t], description, "gwsyncd(8) DESCRIPTION: %s" % t)
+            self.assertIn(SOURCE_WORDS[t], package, "debian/control's gwsync: %s" % t)
+
+    def test_admin_servers_names_every_url_scheme(self):
+        schemes = code_schemes()
+        self.assertEqual(schemes, {"http", "https", "ws", "wss"})
+        keys = read("man", "gwsync.yaml.5.in").split("\n.It Cm admin.servers ", 1)[1]
+        item = keys.split("\n.It ", 1)[0]
+        for scheme in sorted(schemes):
+            self.assertIn("%s://" % scheme, item, "gwsync.yaml(5) admin.servers")
+
+    def test_each_key_is_under_its_own_section(self):
+        wrong = []
+        for key, section in sorted(man_key_sections().items()):
+            top = key.split(".", 1)[0].replace("[]", "")
+            want = KEY_SECTION_EXCEPTIONS.get(key, top)
+            if section != want:
+                wrong.append("%s is under '%s', not '%s'" % (key, section, want))
+        self.assertEqual(wrong, [], "gwsync.yaml(5) KEYS")
 
     def test_the_pages_render_without_warnings(self):
         if not shutil.which("man") or not shutil.which("groff"):

@@ -60,16 +60,18 @@ class PluginSdk(harness.IntegrationTest):
              "config": {"dir": self.tmpdir(), "debounse": "1s"}}]), start=False)
         r = d.run_check()
         self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertRegex(r.stderr, r"subscriber 'files' \(.*line \d+\): .*gwsync\.yaml:\d+:\d+: "
+        # exactly the format of the agent's own keys: "gwsyncd: FILE:LINE:COL: ...", with no
+        # log timestamp or instance prefix before it (issue 21)
+        self.assertRegex(r.stderr, r"(?m)^gwsyncd: \S*gwsync\.yaml:\d+:\d+: "
                                    r"unknown key 'debounse' in subscribers\[0\]\.config "
-                                   r"\(did you mean 'debounce'\?\)")
+                                   r"\(did you mean 'debounce'\?\)$")
         d.write_config(harness.make_config(["http://127.0.0.1:9"], subscribers=[
             {"name": "files", "library": "file",
              "config": {"dir": self.tmpdir(), "debounce": "soon"}}]))
         r = d.run_check()
         self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertRegex(r.stderr, r"gwsync\.yaml:\d+:\d+: subscribers\[0\]\.config\.debounce: "
-                                   r"expected a duration")
+        self.assertRegex(r.stderr, r"(?m)^gwsyncd: \S*gwsync\.yaml:\d+:\d+: "
+                                   r"subscribers\[0\]\.config\.debounce: expected a duration")
 
     def test_replay_abi2_example_with_an_injected_failure(self):
         counter = os.path.join(BUILD, "docs", "example", ".libs", "counter.so")

@@ -601,7 +601,7 @@ START_TEST(bad_options_stop_start_up)
 	struct gw_err e;
 	ck_assert_int_eq(subscribers_load(&t.cfg, lg, &subs, &e), -1);
 	const char *msg = e.msg;
-	ck_assert_msg(strstr(msg, "subscriber 'files'") &&
+	ck_assert_msg(strstr(msg, "subscribers[0].config") &&
 	                  strstr(msg, "missing required key 'dir'"),
 	              "%s", msg);
 	tcfg_free(&t);

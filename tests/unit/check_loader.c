@@ -122,11 +122,14 @@ START_TEST(missing_file_refused)
 	tcfg_init(&t);
 	tcfg_add(&t, "ghost", "no-such-plugin", "");
 	const char *msg = refused(&t);
-	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'ghost'"));
-	ck_assert_ptr_nonnull(strstr(msg, "test.yaml line 10"));
+	/* positioned like every configuration error: FILE:LINE:COL: key: why (issue 21) */
+	ck_assert_msg(
+	    strncmp(msg, "test.yaml:10:0: subscribers[0].library: subscriber 'ghost': ", 60) == 0,
+	    "%s", msg);
 	ck_assert_ptr_nonnull(strstr(msg, "no-such-plugin.so"));
 	ck_assert_ptr_nonnull(strstr(msg, "not found"));
-	ck_assert_ptr_nonnull(strstr(msg, PKGLIBDIR)); /* says where it looked */
+	ck_assert_ptr_nonnull(strstr(msg, PKGLIBDIR));   /* says where it looked */
+	ck_assert_ptr_null(strstr(msg, "did you mean")); /* nothing is close */
 	tcfg_free(&t);
 
 	tcfg_init(&t);
@@ -209,9 +212,33 @@ START_TEST(bad_option_refused_with_position)
 	snprintf(yaml, sizeof yaml, "out: %s\ndelay: soon\n", out);
 	tcfg_add(&t, "typo", "recorder", yaml);
 	const char *msg = refused(&t);
-	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'typo'"));
-	ck_assert_msg(strstr(msg, "test.yaml:2:") && strstr(msg, "config.delay"),
+	ck_assert_msg(strncmp(msg, "test.yaml:2:", 12) == 0 &&
+	                  strstr(msg, ": subscribers[0].config.delay: "),
 	              "the reason names the key and its position: %s", msg);
+	tcfg_free(&t);
+}
+END_TEST
+
+/* A misspelt bare name: every directory searched is named, in order, and the closest
+ * plugin found in them is suggested (issue 21: `library: fille` said neither). */
+START_TEST(misspelt_library_names_every_directory_and_the_closest_plugin)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	tcfg_add(&t, "typo", "recordr", "");
+	const char *msg = refused(&t);
+	ck_assert_msg(strstr(msg, "(did you mean 'recorder'?)"), "%s", msg);
+	const char *env = getenv(GW_PLUGIN_PATH_ENV);
+	ck_assert_ptr_nonnull(env);
+	char *dirs = strdup(env), *save = NULL;
+	const char *last = msg;
+	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		const char *at = strstr(last, d);
+		ck_assert_msg(at != NULL, "%s not named (in order) in: %s", d, msg);
+		last = at;
+	}
+	free(dirs);
+	ck_assert_msg(strstr(last, PKGLIBDIR), "PKGLIBDIR after GWSYNC_PLUGIN_PATH: %s", msg);
 	tcfg_free(&t);
 }
 END_TEST
@@ -565,6 +592,7 @@ int main(void)
 	tcase_add_test(tc, loads_a_path);
 	tcase_add_test(tc, no_subscribers_is_fine);
 	tcase_add_test(tc, missing_file_refused);
+	tcase_add_test(tc, misspelt_library_names_every_directory_and_the_closest_plugin);
 	tcase_add_test(tc, missing_symbol_refused);
 	tcase_add_test(tc, abi_mismatch_refused);
 	tcase_add_test(tc, missing_apply_refused);
