@@ -152,13 +152,19 @@ def worker_memory(pid):
 # ---------------------------------------------------------------------- clients
 class Pinned:
     """A keep-alive HTTP/1.1 connection served by worker `pid` (raw socket: the figures
-    time single requests, and http.client adds its own milliseconds under load)."""
+    time single requests, and http.client adds its own milliseconds under load).
+
+    A request that times out leaves its answer owed, not the connection broken: the next
+    get() reads (and drops) owed answers first, so a worker that was busy for longer than
+    a wait stays reachable on the same connection (a new connection may never reach a
+    worker that is busy: nginx hands it to whichever worker accepts first)."""
 
     def __init__(self, port):
         self.port = port
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
+        self.owed = 0
         self.pid = None
 
     def close(self):
@@ -167,55 +173,64 @@ class Pinned:
         except OSError:
             pass
 
-    def _need(self, n_or_marker, deadline):
+    def _fill(self, deadline):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("no answer")
+        self.sock.settimeout(left)
+        data = self.sock.recv(65536)
+        if not data:
+            raise ConnectionError("closed by nginx")
+        self.buf += data
+
+    def _answer(self, deadline):
+        """Read one whole answer: (status, body). Nothing is consumed until it is whole."""
         while True:
-            if isinstance(n_or_marker, int):
-                if len(self.buf) >= n_or_marker:
-                    return n_or_marker
-            else:
-                at = self.buf.find(n_or_marker)
-                if at >= 0:
-                    return at
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise socket.timeout("no answer")
-            self.sock.settimeout(left)
-            data = self.sock.recv(65536)
-            if not data:
-                raise ConnectionError("closed by nginx")
-            self.buf += data
+            b = self.buf
+            end = b.find(b"\r\n\r\n")
+            if end >= 0:
+                head = b[:end].decode("latin-1").split("\r\n")
+                status = int(head[0].split()[1])
+                headers = {}
+                for line in head[1:]:
+                    name, _, value = line.partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                at = end + 4
+                if "content-length" in headers:
+                    n = int(headers["content-length"])
+                    if len(b) >= at + n:
+                        self.buf = b[at + n:]
+                        return status, b[at:at + n]
+                elif "chunked" in headers.get("transfer-encoding", ""):
+                    body = []
+                    while True:
+                        nl = b.find(b"\r\n", at)
+                        if nl < 0:
+                            break
+                        size = int(b[at:nl].split(b";")[0], 16)
+                        if len(b) < nl + 2 + size + 2:
+                            break
+                        body.append(b[nl + 2:nl + 2 + size])
+                        at = nl + 2 + size + 2
+                        if size == 0:
+                            self.buf = b[at:]
+                            return status, b"".join(body)
+                else:
+                    raise ConnectionError("an answer with no length")
+            self._fill(deadline)
 
     def get(self, path, timeout=30.0):
         """(status, body, t0_ns, t1_ns), monotonic nanoseconds around the request."""
         deadline = time.monotonic() + timeout
+        while self.owed:
+            self._answer(deadline)
+            self.owed -= 1
         t0 = time.monotonic_ns()
         self.sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n"
                            % (path, self.port)).encode())
-        end = self._need(b"\r\n\r\n", deadline)
-        head = self.buf[:end].decode("latin-1").split("\r\n")
-        self.buf = self.buf[end + 4:]
-        status = int(head[0].split()[1])
-        headers = {}
-        for line in head[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        if "content-length" in headers:
-            n = int(headers["content-length"])
-            self._need(n, deadline)
-            body, self.buf = self.buf[:n], self.buf[n:]
-        elif "chunked" in headers.get("transfer-encoding", ""):
-            body = b""
-            while True:
-                at = self._need(b"\r\n", deadline)
-                size = int(self.buf[:at].split(b";")[0], 16)
-                self.buf = self.buf[at + 2:]
-                self._need(size + 2, deadline)
-                body += self.buf[:size]
-                self.buf = self.buf[size + 2:]
-                if size == 0:
-                    break
-        else:
-            raise ConnectionError("an answer with no length")
+        self.owed = 1
+        status, body = self._answer(deadline)
+        self.owed = 0
         return status, body, t0, time.monotonic_ns()
 
 
@@ -228,7 +243,7 @@ def pin(port, pids, per_worker=1, tries=200):
         if all(len(v) >= per_worker for v in out.values()):
             break
         c = Pinned(port)
-        status, body, _, _ = c.get("/_bench/pid", timeout=10)
+        status, body, _, _ = c.get("/_bench/pid", timeout=60)
         c.pid = int(body.strip()) if status == 200 else None
         if c.pid in out and len(out[c.pid]) < per_worker:
             out[c.pid].append(c)
