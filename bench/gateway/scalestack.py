@@ -348,6 +348,45 @@ class Writer:
         self.log.close()
 
 
+class LpAdmin:
+    """bench/gateway/lpadmin.py: the long-polling admin of the end-to-end rows."""
+
+    def __init__(self, script, dataset_dir, log_path):
+        self.log = open(log_path, "ab")
+        self.proc = subprocess.Popen([sys.executable, script, dataset_dir], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log)
+        line = self.proc.stdout.readline().decode().split()
+        if not line or line[0] != "LISTENING":
+            self.close()
+            raise RuntimeError("lpadmin did not start; see %s" % log_path)
+        self.port = int(line[1])
+        self.lock = threading.Lock()
+
+    def put(self, change):
+        """Make the change; when the agent's held listener was answered (monotonic ns), or
+        -1 if it was not within 30 s."""
+        data = change.text.encode("utf-8")
+        with self.lock:
+            self.proc.stdin.write(b"put %s %d %d\n" % (change.group.encode(), change.offset,
+                                                        len(data)) + data + b"\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline().decode().split()
+        if not line or line[0] != "ok":
+            raise RuntimeError("lpadmin: %s" % (" ".join(line) or "died"))
+        return int(line[1])
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(b"quit\n")
+                self.proc.stdin.close()
+                self.proc.wait(10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
 # ---------------------------------------------------------------------- the load
 def parse_load(out):
     line = [l for l in out.splitlines() if l.startswith("sent=")]
@@ -412,5 +451,5 @@ def free_ports(n):
     return sorted(out)
 
 
-__all__ = ["ScaleNginx", "Pinned", "pin", "lua_heap_kib", "concurrently", "Writer", "Load",
+__all__ = ["ScaleNginx", "Pinned", "pin", "lua_heap_kib", "concurrently", "Writer", "LpAdmin", "Load",
            "load", "free_ports", "worker_memory", "BUILT", "BUILT_MS", "PAIRS"]
