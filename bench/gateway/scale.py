@@ -267,7 +267,7 @@ class Config:
                     b = st.BUILT_MS.search(line)
                     seen[int(m.group(1))] = (now, float(b.group(1)) if b else None)
             for pid in self.pids:
-                cpu = st.procfs.cpu_seconds(pid)
+                cpu = st.cpu_seconds(pid)
                 if cpu != cpu_last.get(pid):
                     cpu_last[pid], last_up[pid] = cpu, now
             waiting = [p for p in self.pids if p not in seen]
@@ -294,7 +294,7 @@ class Config:
         if bad:
             self.say("first build: " + "; ".join(bad))
             self.check_conns(res)
-        cpu = {p: st.procfs.cpu_seconds(p) for p in self.pids}
+        cpu = {p: st.cpu_seconds(p) for p in self.pids}
         self.mem0 = {p: st.worker_memory(p) for p in self.pids}
         heap = st.lua_heap_kib(self.conns)
         mdb = os.stat(os.path.join(self.cache, "data.mdb"))
@@ -357,7 +357,7 @@ class Config:
                 if time.monotonic() > budget:
                     short += 1
                     continue
-                cpu0 = {p: st.procfs.cpu_seconds(p) for p in self.pids}
+                cpu0 = {p: st.cpu_seconds(p) for p in self.pids}
                 ch, t = self.commit(kind)
                 path = self.table.steady_path(ch.selector)
                 res = st.concurrently([lambda c=self.conns[p]: c.get(path, timeout=self.args.reflect_timeout)
@@ -367,7 +367,7 @@ class Config:
                     self.check_conns(res)
                     continue
                 per = [ms(r[3] - r[2]) - steady[p] for p, r in zip(self.pids, res)]
-                cpu.append(max(st.procfs.cpu_seconds(p) - cpu0[p] for p in self.pids) * 1000)
+                cpu.append(max(st.cpu_seconds(p) - cpu0[p] for p in self.pids) * 1000)
                 added.append(max(per))
                 worst.append(max(ms(r[3] - r[2]) for r in res))
                 got = self.wait_reflected(ch, t, self.args.reflect_timeout)
@@ -406,7 +406,7 @@ class Config:
         direct, routed, dcpu, rcpu = [], [], [], []
 
         def cpu():
-            return sum(st.procfs.cpu_seconds(p) for p in self.pids)
+            return sum(st.cpu_seconds(p) for p in self.pids)
         for r in range(self.args.rounds):
             c0 = cpu()
             d = st.load(load, direct_port, 0, secs, self.paths)
