@@ -30,9 +30,11 @@ Per size and worker count, one nginx (scalestack.py) and one cache, in this orde
     Value: the median over changes of the slowest worker's first request minus its steady
     time (max shown); target +1 ms.
  4. maximum: pacedload as fast as nginx answers (32 keep-alive connections, 64 paths over
-    the table), direct then routed, --rounds times --max-seconds each; medians.
-    Target: routed >= 0.8x direct.
- 5. paced load at 70% of the routed maximum for --seconds: without changes (the floor),
+    the table), direct then routed, --rounds times --max-seconds each; medians, and the
+    workers' CPU per request (steadier on a shared machine). Target: routed >= 0.8x
+    direct.
+ 5. paced load at 70% of the routed maximum (of the direct one if lower: a routed round
+    faster than direct caught the machine busy) for --seconds: without changes (the floor),
     with one change per second, with ten per second (alternately a rule and an upstream
     of a random selector). Latencies run from when each request was due (open loop), so a
     stall counts for every request queued behind it. Targets: requests/s >= 0.95x the
@@ -421,7 +423,7 @@ class Config:
                      "%d non-2xx, %d errors" % (r + 1, d["rate"], t["rate"], t["rate"] / d["rate"],
                                                 t["p99"], t["non2xx"], t["errors"] + t["timeouts"]))
         d, t = statistics.median(direct), statistics.median(routed)
-        self.rate70 = 0.7 * t
+        self.rate70 = 0.7 * min(t, d)
         self.ctx.record("maximum", config=self.name, direct=direct, routed=routed,
                         direct_cpu_us=dcpu, routed_cpu_us=rcpu)
         row(self.fig("routed requests/s"), "%.0f/s (nginx CPU %.0f us/request)" % (
@@ -771,7 +773,7 @@ def main():
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--seconds", type=float, default=30, help="each paced run")
     ap.add_argument("--max-seconds", type=float, default=5)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--first-changes", type=int, default=5, help="per kind")
     ap.add_argument("--first-budget", type=float, default=60)
     ap.add_argument("--reflect-changes", type=int, default=60)
