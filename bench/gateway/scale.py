@@ -362,8 +362,9 @@ class Config:
                 cpu0 = {p: st.cpu_seconds(p) for p in self.pids}
                 ch, t = self.commit(kind)
                 path = self.table.steady_path(ch.selector)
-                res = st.concurrently([lambda c=self.conns[p]: c.get(path, timeout=self.args.reflect_timeout)
-                                       for p in self.pids], self.args.reflect_timeout + 5)
+                # as long as a first build may take: main rebuilds inside this request
+                res = st.concurrently([lambda c=self.conns[p]: c.get(path, timeout=self.args.build_timeout)
+                                       for p in self.pids], self.args.build_timeout + 5)
                 if not all(isinstance(r, tuple) for r in res):
                     self.say("first request after a %s change: %s" % (kind, res))
                     self.check_conns(res)
