@@ -33,8 +33,9 @@ Per size and worker count, one nginx (scalestack.py) and one cache, in this orde
     the table), direct then routed, --rounds times --max-seconds each; medians, and the
     workers' CPU per request (steadier on a shared machine). Target: routed >= 0.8x
     direct.
- 5. paced load at 70% of the routed maximum (of the direct one if lower: a routed round
-    faster than direct caught the machine busy) for --seconds: without changes (the floor),
+ 5. paced load at 70% of the routed maximum (its lowest round, or the direct median if
+    lower: on a shared machine a round can catch the others idle, and 70% of that would
+    overload the router) for --seconds: without changes (the floor),
     with one change per second, with ten per second (alternately a rule and an upstream
     of a random selector). Latencies run from when each request was due (open loop), so a
     stall counts for every request queued behind it. Targets: requests/s >= 0.95x the
@@ -171,6 +172,8 @@ class Config:
     # ------------------------------------------------------------------ set-up
     def start(self):
         t = time.monotonic()
+        self.say("load average at the start: %.1f %.1f %.1f" % os.getloadavg())
+        self.ctx.record("start", config=self.name, loadavg=os.getloadavg())
         self.table = Table(self.S, self.R, self.ctx.ports["upstreams"])
         data = os.path.join(self.dir, "data")
         self.table.write(data)
@@ -424,7 +427,7 @@ class Config:
                      "%d non-2xx, %d errors" % (r + 1, d["rate"], t["rate"], t["rate"] / d["rate"],
                                                 t["p99"], t["non2xx"], t["errors"] + t["timeouts"]))
         d, t = statistics.median(direct), statistics.median(routed)
-        self.rate70 = 0.7 * min(t, d)
+        self.rate70 = 0.7 * min(min(routed), d)
         self.ctx.record("maximum", config=self.name, direct=direct, routed=routed,
                         direct_cpu_us=dcpu, routed_cpu_us=rcpu)
         row(self.fig("routed requests/s"), "%.0f/s (nginx CPU %.0f us/request)" % (
