@@ -711,8 +711,8 @@ class Config:
         target = "<= 50 ms" if proto == "WebSocket" else "<= floor + 20 ms"
         what = self.fig("admin change -> routed by every worker, %s, p99 (70%% load)" % proto)
         if not prop:
-            row(what, "not reached: no change reached the cache in %g s" % budget, "-", None,
-                target, "NOT met")
+            row(what, "not reached: none of %d changes reached the cache within %g s" % (
+                tried, self.args.reflect_timeout + 10), "-", None, target, "NOT met")
             return
         floor = pct(prop, 99)
         floor_text = "propagation, admin -> cache commit, p99 %.1f ms (p50 %.1f)" % (
