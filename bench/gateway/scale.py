@@ -16,15 +16,17 @@ the tools (bench/build.sh: cachewriter, pacedload, bench_sub.so).
 Per size and worker count, one nginx (scalestack.py) and one cache, in this order:
  1. fill: bench/cachewriter fills the cache through the real lmdb plugin (every group in
     one commit each), before nginx starts.
- 2. first build: nginx starts; no routed request is sent while each worker's error.log
-    says "routes built" or its CPU time stops growing (1 s flat). Then one routed request
-    per worker, at once. A worker whose log line came first built its table off the
-    request path (value: spawn -> log line, as seen by polling the log every 10 ms; the
-    line's own "in N ms" is shown when the router writes one); otherwise the value is the
-    time its first request took. Then each worker's RSS and Lua heap (/_bench/lua: a full
+ 2. first build: nginx starts; no routed request is sent until each worker's error.log
+    says "routes built" or the worker is idle (under 5% of a core for 1 s), at most
+    --build-timeout. Then one routed request per worker, at once. A worker whose log line
+    came first built its table off the request path (value: spawn -> log line, as seen by
+    polling the log every 10 ms; the line's own "in N ms" is shown when the router writes
+    one); one still busy at the timeout is "not built in N s"; otherwise the value is the
+    time its first request took (the build was inside it). Then each worker's RSS and Lua heap (/_bench/lua: a full
     collection, then collectgarbage("count")) against data.mdb's size.
- 3. first request after a change, no load: the steady state is the median of 200
-    sequential requests per worker on a pinned keep-alive connection; then --first-changes
+ 3. first request after a change, no load: the steady state is the median of 50
+    requests per worker on a pinned keep-alive connection, each after a 20-60 ms pause
+    (the first request after a commit also comes after a pause); then --first-changes
     rule changes, then as many upstream changes, each committed by cachewriter, and
     right after the commit one request per worker at once (to the changed selector).
     Value: the median over changes of the slowest worker's first request minus its steady
@@ -62,7 +64,9 @@ Per size and worker count, one nginx (scalestack.py) and one cache, in this orde
     change -> the cache committed (bench_sub's apply() returned), p99. Targets: WebSocket
     <= 50 ms; long-polling <= its floor + 20 ms.
 
-Every wait has a timeout and every phase a time budget (main's router livelocks at
+Every phase but the first starts once the workers are idle (at most 60 s: main's router
+may still be rebuilding for the phase before). Every wait has a timeout and every phase a
+time budget (main's router livelocks at
 10,000 x 10 under changes); what was not reached says so. Output: "ROW|..." lines for
 bench/table.py, progress on stderr, raw figures as JSON lines in
 BUILD_DIR/bench-run/gatewayscale/.
@@ -198,6 +202,15 @@ class Config:
             c.close()
         if self.nginx:
             self.nginx.stop()
+            try:                    # the last MiB of error.log stays with the raw figures
+                with open(self.nginx.error_log, "rb") as f:
+                    f.seek(max(0, os.path.getsize(self.nginx.error_log) - (1 << 20)))
+                    tail = f.read()
+                name = self.name.replace(", ", "-").replace(" ", "_").replace("[", "").replace("]", "")
+                with open(os.path.join(self.ctx.out, "error-%s.log" % name), "wb") as f:
+                    f.write(tail)
+            except OSError:
+                pass
         if self.writer:
             self.writer.close()
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -216,6 +229,14 @@ class Config:
                 if time.monotonic() > deadline:
                     raise RuntimeError("cannot reach every worker again: %s" % e)
                 time.sleep(1)
+
+    def wait_idle(self, what, timeout=60.0):
+        """Until no worker is busy (a rebuild or a backlog from the phase before)."""
+        t = time.monotonic()
+        if not st.CpuWatch(self.pids).wait_idle(timeout):
+            self.say("%s: the workers were still busy after %g s; going on" % (what, timeout))
+        elif time.monotonic() - t > 2:
+            self.say("%s: waited %.1f s for the workers to be idle" % (what, time.monotonic() - t))
 
     def commit(self, kind, i=None):
         ch = self.table.change(kind, i)
@@ -259,28 +280,30 @@ class Config:
     # ------------------------------------------------------------------ 2. first build
     def first_build(self):
         n = self.nginx
-        seen, cpu_last, last_up = {}, {}, {}
+        seen = {}
         offset = 0
+        watch = st.CpuWatch(self.pids)
         t_end = n.spawned + self.args.build_timeout
+        timed_out = False
         while True:
             text = n.log_since(offset)
             offset += len(text.encode("utf-8", "replace"))
-            now = time.monotonic()
+            now = watch.sample()
             for line in text.splitlines():
                 m = st.BUILT.search(line)
                 if m and int(m.group(1)) not in seen:
                     b = st.BUILT_MS.search(line)
                     seen[int(m.group(1))] = (now, float(b.group(1)) if b else None)
-            for pid in self.pids:
-                cpu = st.cpu_seconds(pid)
-                if cpu != cpu_last.get(pid):
-                    cpu_last[pid], last_up[pid] = cpu, now
             waiting = [p for p in self.pids if p not in seen]
-            if not waiting or now > t_end:
+            if not waiting:
                 break
-            if now - n.spawned > 1.5 and all(now - last_up[p] > 1.0 for p in waiting):
+            if now > t_end:
+                timed_out = True
+                break
+            if now - n.spawned > 1.5 and not any(watch.busy(p) for p in waiting):
                 break
             time.sleep(0.01)
+        still = [p for p in self.pids if p not in seen and watch.busy(p)] if timed_out else []
         mid = self.S // 2
         res = st.concurrently([lambda c=self.conns[p]: c.get(self.table.steady_path(mid),
                                                              timeout=self.args.build_timeout)
@@ -294,6 +317,8 @@ class Config:
             req_ms = ms(r[3] - r[2])
             if pid in seen:
                 builds[pid] = ("off", (seen[pid][0] - n.spawned) * 1000, seen[pid][1], req_ms)
+            elif pid in still:      # still building on its own when the wait ended
+                builds[pid] = ("late", self.args.build_timeout * 1000, None, req_ms)
             else:
                 builds[pid] = ("on", req_ms, None, req_ms)
         if bad:
@@ -310,14 +335,17 @@ class Config:
         for pid, b in sorted(builds.items()):
             self.say("worker %d: first build %s the request path: %.0f ms%s (worker CPU %.2f s; "
                      "first request %.1f ms); RSS %.0f MiB (anon %.0f), Lua heap %.0f MiB" % (
-                         pid, "off" if b[0] == "off" else "ON", b[1],
+                         pid, {"off": "off", "on": "ON", "late": "NOT DONE, off"}[b[0]], b[1],
                          " (its log: %.0f ms)" % b[2] if b[2] is not None else "",
                          cpu[pid], b[3], self.mem0[pid]["rss"] / 1024,
                          self.mem0[pid]["anon"] / 1024, heap.get(pid, 0) / 1024))
         if builds:
             worst = max(builds.values(), key=lambda b: b[1])
             on = [b for b in builds.values() if b[0] == "on"]
-            value = "%.0f ms, %s the request path" % (worst[1], "ON" if on else "off")
+            if worst[0] == "late":
+                value = "not built in %g s (building off the request path)" % self.args.build_timeout
+            else:
+                value = "%.0f ms, %s the request path" % (worst[1], "ON" if on else "off")
             if worst[2] is not None:
                 value += " (its log: %.0f ms)" % worst[2]
             met = worst[1] <= 1000 and not on and not bad
@@ -338,11 +366,16 @@ class Config:
 
     # ------------------------------------------------------------------ 3. first request
     def steady(self):
+        """Each worker's time for one request after a pause and no change (the median of
+        50): what the first request after a commit is compared with, since it too comes
+        after a pause (the commit's) to a worker that was idle, and waking one up costs
+        time of its own on a busy machine."""
         path = self.table.steady_path(self.S // 3)
 
         def run(c):
             lat = []
-            for _ in range(200):
+            for k in range(50):
+                time.sleep(0.02 + 0.04 * ((k * 7919) % 10) / 10)
                 status, _, t0, t1 = c.get(path, timeout=60)
                 lat.append(ms(t1 - t0))
             return statistics.median(lat)
@@ -646,9 +679,11 @@ class Config:
                 except socket.timeout:
                     pass
             self.say("%s: gwsyncd delivered the table in %.1f s" % (proto, time.monotonic() - t))
-            # every worker takes the rewritten groups in before the load starts
+            # every worker takes the rewritten groups in (gwsyncd's first commit of each
+            # group after its start rewrites it whole) before the load starts
             st.concurrently([lambda c=self.conns[p]: c.get(self.table.steady_path(1), timeout=300)
                              for p in self.pids], 305)
+            self.wait_idle("%s: after gwsyncd's first delivery" % proto, 300)
             self.e2e_rounds(proto, tell, sock)
         finally:
             daemon.close()
@@ -750,6 +785,8 @@ def run_config(ctx, size, workers):
                 continue
             t1 = time.monotonic()
             try:
+                if name != "first build":
+                    c.wait_idle(name)
                 fn()
             except Exception as e:  # one phase failing leaves the others their figures
                 c.say("%s failed: %s: %s\n%s" % (name, type(e).__name__, e, traceback.format_exc()))
@@ -792,7 +829,7 @@ def main():
     ap.add_argument("--e2e-budget", type=float, default=90)
     ap.add_argument("--phases", default="build,first,max,paced,reflect,memory,e2e",
                     help="which phases (build always runs; paced, reflect and e2e need max)")
-    ap.add_argument("--build-timeout", type=float, default=60)
+    ap.add_argument("--build-timeout", type=float, default=120)
     ap.add_argument("--load-timeout", type=float, default=10)
     args = ap.parse_args()
     missing = [t for t in ("cachewriter", "pacedload", "bench_sub.so")

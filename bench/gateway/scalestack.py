@@ -150,6 +150,45 @@ def cpu_seconds(pid):
         return int(f.read().split()[0]) / 1e9
 
 
+class CpuWatch:
+    """Which workers are busy: each worker's share of a core over the last second, from
+    samples taken by sample() (a timer of the router's own is not "busy": under 5%)."""
+
+    def __init__(self, pids, window=1.0):
+        self.pids, self.window = list(pids), window
+        self.samples = {p: [] for p in self.pids}
+
+    def sample(self):
+        now = time.monotonic()
+        for p in self.pids:
+            try:
+                cpu = cpu_seconds(p)
+            except OSError:
+                continue
+            v = self.samples[p]
+            v.append((now, cpu))
+            while len(v) > 2 and now - v[1][0] >= self.window:
+                v.pop(0)
+        return now
+
+    def busy(self, pid):
+        v = self.samples[pid]
+        if len(v) < 2 or v[-1][0] - v[0][0] < self.window * 0.9:
+            return True          # not watched long enough to say
+        return (v[-1][1] - v[0][1]) / (v[-1][0] - v[0][0]) >= 0.05
+
+    def wait_idle(self, timeout, interval=0.05):
+        """True when every worker was idle for a whole window, False at the timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            now = self.sample()
+            if not any(self.busy(p) for p in self.pids):
+                return True
+            if now > deadline:
+                return False
+            time.sleep(interval)
+
+
 def worker_memory(pid):
     """{"rss", "anon"} KiB of a worker (VmRSS, RssAnon: the data.mdb pages it reads are
     file pages, in VmRSS only)."""
@@ -458,5 +497,5 @@ def free_ports(n):
     return sorted(out)
 
 
-__all__ = ["cpu_seconds", "ScaleNginx", "Pinned", "pin", "lua_heap_kib", "concurrently", "Writer", "LpAdmin", "Load",
+__all__ = ["cpu_seconds", "CpuWatch", "ScaleNginx", "Pinned", "pin", "lua_heap_kib", "concurrently", "Writer", "LpAdmin", "Load",
            "load", "free_ports", "worker_memory", "BUILT", "BUILT_MS", "PAIRS"]
