@@ -387,9 +387,9 @@ class Config:
 
     def first_requests(self):
         steady = self.steady()
-        budget = time.monotonic() + self.args.first_budget
         rows = {}
         for kind in ("rule", "upstream"):
+            budget = time.monotonic() + self.args.first_budget
             added, worst, reflect, cpu, short = [], [], [], [], 0
             for _ in range(self.args.first_changes):
                 if time.monotonic() > budget:
@@ -500,6 +500,8 @@ class Config:
         secs = self.args.seconds
         runs = {}
         for per_second in (0, 1, 10):
+            if per_second:
+                self.wait_idle("paced, %d changes/s" % per_second)
             off = self.nginx.log_size()
             ld = st.Load(load, self.nginx.port, self.rate70, secs, self.paths,
                          timeout=self.args.load_timeout).start()
@@ -824,7 +826,7 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--first-changes", type=int, default=5, help="per kind")
-    ap.add_argument("--first-budget", type=float, default=60)
+    ap.add_argument("--first-budget", type=float, default=60, help="per kind of change")
     ap.add_argument("--reflect-changes", type=int, default=60)
     ap.add_argument("--reflect-budget", type=float, default=60)
     ap.add_argument("--reflect-timeout", type=float, default=10)
