@@ -306,11 +306,11 @@ def pin(port, pids, per_worker=1, tries=200):
     return out
 
 
-def lua_heap_kib(conns):
+def lua_heap_kib(conns, timeout=120):
     """{pid: KiB} of each worker's Lua heap after a full collection."""
     out = {}
     for pid, c in conns.items():
-        status, body, _, _ = c.get("/_bench/lua", timeout=120)
+        status, body, _, _ = c.get("/_bench/lua", timeout=timeout)
         if status != 200:
             raise RuntimeError("/_bench/lua: HTTP %d %r" % (status, body[:200]))
         wpid, kib = body.split()
