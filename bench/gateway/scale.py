@@ -13,63 +13,46 @@ from this tree's contrib/nginx), --writer the build directory whose lmdb plugin 
 gwsyncd, for the end-to-end rows) writes the cache (default: BUILD_DIR). BUILD_DIR gives
 the tools (bench/build.sh: cachewriter, pacedload, bench_sub.so).
 
-Per size and worker count, one nginx (scalestack.py) and one cache, in this order:
- 1. fill: bench/cachewriter fills the cache through the real lmdb plugin (every group in
-    one commit each), before nginx starts.
- 2. first build: nginx starts; no routed request is sent until each worker's error.log
-    says "routes built" or the worker is idle (under 5% of a core for 1 s), at most
-    --build-timeout. Then one routed request per worker, at once. A worker whose log line
-    came first built its table off the request path (value: spawn -> log line, as seen by
-    polling the log every 10 ms; the line's own "in N ms" is shown when the router writes
-    one); one still busy at the timeout is "not built in N s"; otherwise the value is the
-    time its first request took (the build was inside it). Then each worker's RSS and Lua heap (/_bench/lua: a full
-    collection, then collectgarbage("count")) against data.mdb's size.
- 3. first request after a change, no load: the steady state is the median of 50
-    requests per worker on a pinned keep-alive connection, each after a 20-60 ms pause
-    (the first request after a commit also comes after a pause); then --first-changes
-    rule changes, then as many upstream changes, each committed by cachewriter, and
-    right after the commit one request per worker at once (to the changed selector).
-    Value: the median over changes of the slowest worker's first request minus its steady
-    time (max shown); target +1 ms.
- 4. maximum: pacedload as fast as nginx answers (32 keep-alive connections, 64 paths over
-    the table), direct then routed, --rounds times --max-seconds each; medians, and the
-    workers' CPU per request (steadier on a shared machine). Target: routed >= 0.8x
-    direct.
+Per size and worker count, one nginx (scalestack.py) and one cache, in this order (the
+rows, their floors and targets are described in bench/README.md, "The gateway at scale"):
+ 1. fill: bench/cachewriter fills the cache through the real lmdb plugin (one commit per
+    group), before nginx starts.
+ 2. first build: no routed request is sent until each worker's error.log says "routes
+    built" or the worker is idle (under 5% of a core for 1 s), at most --build-timeout;
+    then one routed request per worker. A worker whose line came first built off the
+    request path (value: nginx's start -> the line, the log polled every 10 ms; the line's
+    own "in N ms" shown too); one still busy at the timeout is "not built in N s";
+    otherwise the value is its first request's time. Then each worker's RSS and Lua heap
+    (/_bench/lua: a full collection, then collectgarbage("count")) against data.mdb.
+ 3. first request after a change, no load: each worker's steady time is the median of 50
+    requests each after a 20-60 ms pause (the first request after a commit comes after a
+    pause too); then --first-changes rule changes and as many upstream changes, each
+    followed at once by one request per worker to the changed selector. Value: median over
+    changes of the slowest worker's first request minus its steady time.
+ 4. maximum: pacedload as fast as nginx answers, direct then routed, --rounds times
+    --max-seconds; medians, and the workers' CPU per request.
  5. paced load at 70% of the routed maximum (its lowest round, or the direct median if
-    lower: on a shared machine a round can catch the others idle, and 70% of that would
-    overload the router) for --seconds: without changes (the floor),
-    with one change per second, with ten per second (alternately a rule and an upstream
-    of a random selector). Latencies run from when each request was due (open loop), so a
-    stall counts for every request queued behind it. Targets: requests/s >= 0.95x the
-    unchanged run, p99 <= 1.25x, max <= +10 ms, and no [error]/[crit]/[alert]/[emerg]
-    line in error.log and no non-2xx answer (timeouts and refused connections counted
-    too).
- 6. commit -> reflected, under the same paced load: --reflect-changes changes one at a
-    time; after each commit every worker is polled every 5 ms on the moved path (the
-    mover rule's new path, or the moved selector's path answering the new upstream pair)
-    until it reflects the change. Value: p99 over changes of the slowest worker (nearest
-    rank); floor: an instant reflection as this client sees it (half the poll interval
-    plus the steady request time). Target 20 ms. A change not reflected within
-    --reflect-timeout counts as not reached.
- 7. memory (sizes in --rss-sizes): --rss-changes more changes, each until reflected,
-    then each worker's RSS against its RSS after the first build (target 1.1x).
- 8. end to end (the size --e2e-size): cachewriter stops; gwsyncd (the --writer build's)
-    with the lmdb plugin and bench_sub.so (which reports when its apply() returns, after
-    the lmdb plugin's) follows the admin emulator holding the same table, first by
-    long-polling, then by WebSocket; under the same paced load, --e2e-changes rule changes,
-    one at a time, each made at the admin (long-polling: the emulator's upsert; WebSocket:
-    the UPDATE event pushed as the admin pushes it, the emulator's own re-encoding of its
-    100,000-rule group left out) and polled for on every worker. Value: admin change ->
-    every worker routes by it (p99). Floor: the propagation of the same changes, admin
-    change -> the cache committed (bench_sub's apply() returned), p99. Targets: WebSocket
-    <= 50 ms; long-polling <= its floor + 20 ms.
+    lower: a round can catch a shared machine idle, and 70% of that overloads the router),
+    --seconds each: no changes (the floor), 1 change/s, 10 changes/s (a rule and an
+    upstream of random selectors in turn). Latency runs from when each request was due.
+ 6. commit -> reflected under that load: --reflect-changes changes one at a time, every
+    worker polled every 5 ms on the moved path until it answers as the change says.
+ 7. memory (--rss-sizes): --rss-changes more changes, each until reflected; RSS against
+    the first build's.
+ 8. end to end (--e2e-size, --e2e-workers): cachewriter stops; gwsyncd (the --writer
+    build's) with the lmdb plugin then bench_sub.so (which reports when its apply()
+    returns) follows lpadmin.py by long-polling, then the admin emulator (tests/admin) by
+    WebSocket, each holding the table as it stands; under the paced load, --e2e-changes
+    rule changes one at a time, timed from when the admin told the agent (the listener's
+    answer written; the UPDATE event pushed) to every worker routing by it, beside the same
+    changes' propagation to the cache commit.
 
 Every phase but the first starts once the workers are idle (at most 60 s: main's router
-may still be rebuilding for the phase before). Every wait has a timeout and every phase a
-time budget (main's router livelocks at
-10,000 x 10 under changes); what was not reached says so. Output: "ROW|..." lines for
-bench/table.py, progress on stderr, raw figures as JSON lines in
-BUILD_DIR/bench-run/gatewayscale/.
+may still be rebuilding for the phase before); every wait has a timeout and every phase a
+budget (main's router livelocks at 10,000 x 10 under changes), and what was not reached
+says so. Output: "ROW|..." lines for bench/table.py, progress on stderr, raw figures as
+JSON lines in BUILD_DIR/bench-run/gatewayscale/raw.jsonl, the last MiB of each
+configuration's error.log beside them.
 """
 import argparse
 import json
