@@ -23,7 +23,7 @@
 #include "source/http/admin.h"
 #include "core/clock.h"
 #include "config/config.h"
-#include "source/http/http.h"
+#include "source/curl_http.h"
 #include "core/log.h"
 #include "source/source.h"
 #include "store/ingest.h"

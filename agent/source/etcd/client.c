@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "source/etcd/wire.h"
-#include "source/http/http.h"
+#include "source/curl_http.h"
 
 #define GRPC_OUT_OF_RANGE    11
 #define GRPC_UNAUTHENTICATED 16
