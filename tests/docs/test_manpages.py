@@ -257,7 +257,7 @@ def sdk_public_names():
     names = set()
     growable = ("gw_subscriber", "gw_host", "gw_change", "gw_item", "gw_version", "gw_update",
                 "gw_option")
-    for header in ("subscriber.h", "testing.h"):
+    for header in ("subscriber.h", "log_level.h", "testing.h"):
         text = read("include", "gwsync", header)
         code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
         names |= {m for m in re.findall(r"#define (\w+)", code) if not m.endswith("_H")}
