@@ -18,6 +18,10 @@
 #include "deliver/plugin_config.h"
 #include "config/ytree.h"
 #include "model/groups.h"
+#include "source/etcd/config.h"
+#include "source/source.h"
+#include "source/websocket/config.h"
+#include "source/zookeeper/config.h"
 
 static char tmpdir[256];
 static char cfg_path[512];
@@ -505,33 +509,36 @@ END_TEST
 START_TEST(zookeeper_section_loads_with_defaults)
 {
 	struct cfg *c = load_ok("zookeeper:\n  servers: \"z1:2181, z2:2182\"\n");
-	ck_assert_int_eq(c->source, CFG_SOURCE_ZOOKEEPER);
-	ck_assert_uint_eq(c->n_kv_servers, 2);
-	ck_assert_str_eq(c->kv_servers[1], "z2:2182");
-	ck_assert_str_eq(c->kv_root, "/" GW_DEFAULT_NAMESPACE "/shenyu");
-	ck_assert_int_eq(c->kv_settle_ms, 100);
-	ck_assert_int_eq(c->kv_resync_interval_ms, 10 * 60 * 1000);
-	ck_assert_int_eq(c->zk_session_timeout_ms, 30 * 1000);
+	const struct zk_config *zc = zk_config(c);
+	ck_assert_str_eq(c->section, "zookeeper");
+	ck_assert_uint_eq(zc->kv.n_servers, 2);
+	ck_assert_str_eq(zc->kv.servers[1], "z2:2182");
+	ck_assert_str_eq(zc->kv.root, "/" GW_DEFAULT_NAMESPACE "/shenyu");
+	ck_assert_int_eq(zc->kv.settle_ms, 100);
+	ck_assert_int_eq(zc->kv.resync_interval_ms, 10 * 60 * 1000);
+	ck_assert_int_eq(zc->session_timeout_ms, 30 * 1000);
 	ck_assert_int_eq(c->retry_attempts, 3);
 	ck_assert_int_eq(c->retry_backoff_ms, 5 * 60 * 1000);
 	ck_assert_uint_eq(c->n_groups, 5);
-	/* one connection row, named by the servers and the root */
-	ck_assert_uint_eq(c->n_servers, 1);
-	ck_assert_str_eq(c->servers[0],
+	/* one connection row, named by the servers and the root; admin.servers stays empty */
+	ck_assert_uint_eq(c->n_servers, 0);
+	ck_assert_uint_eq(source_find("zookeeper")->conns(c), 1);
+	ck_assert_str_eq(source_find("zookeeper")->conn_name(c, 0),
 	                 "zookeeper://z1:2181,z2:2182/" GW_DEFAULT_NAMESPACE "/shenyu");
 	cfg_free(c);
 	c = load_ok("zookeeper:\n  servers: [ \"z:1\" ]\n  namespace: ns2\n  settle: 1s\n"
 	            "  session_timeout: 5s\n  resync_interval: 0\n"
 	            "  groups: [ PLUGIN, DISCOVER_UPSTREAM ]\n  retry: { attempts: 2 }\n");
-	ck_assert_str_eq(c->kv_root, "/ns2/shenyu");
-	ck_assert_int_eq(c->kv_settle_ms, 1000);
-	ck_assert_int_eq(c->zk_session_timeout_ms, 5000);
-	ck_assert_int_eq(c->kv_resync_interval_ms, 0);
+	zc = zk_config(c);
+	ck_assert_str_eq(zc->kv.root, "/ns2/shenyu");
+	ck_assert_int_eq(zc->kv.settle_ms, 1000);
+	ck_assert_int_eq(zc->session_timeout_ms, 5000);
+	ck_assert_int_eq(zc->kv.resync_interval_ms, 0);
 	ck_assert_uint_eq(c->n_groups, 2);
 	ck_assert_int_eq(c->retry_attempts, 2);
 	cfg_free(c);
 	c = load_ok("zookeeper:\n  servers: [ \"z:1\" ]\n  root: /shenyu/\n");
-	ck_assert_str_eq(c->kv_root, "/shenyu");
+	ck_assert_str_eq(zk_config(c)->kv.root, "/shenyu");
 	cfg_free(c);
 }
 END_TEST
@@ -541,12 +548,17 @@ START_TEST(etcd_section_loads)
 	struct cfg *c = load_ok("etcd:\n  endpoints: [ \"http://e1:2379/\", \"https://e2:2379\" ]\n"
 	                        "  username: root\n  password: s3cret\n  connect_timeout: 2s\n"
 	                        "  root: /shenyu\n");
-	ck_assert_int_eq(c->source, CFG_SOURCE_ETCD);
-	ck_assert_uint_eq(c->n_kv_servers, 2);
-	ck_assert_str_eq(c->kv_servers[0], "http://e1:2379");
+	const struct kv_config *kv = etcd_config(c);
+	ck_assert_str_eq(c->section, "etcd");
+	ck_assert_uint_eq(kv->n_servers, 2);
+	ck_assert_str_eq(kv->servers[0], "http://e1:2379");
 	ck_assert_str_eq(c->password, "s3cret");
 	ck_assert_int_eq(c->connect_timeout_ms, 2000);
-	ck_assert_str_eq(c->servers[0], "etcd://e1:2379,e2:2379/shenyu");
+	ck_assert_str_eq(source_find("etcd")->conn_name(c, 0), "etcd://e1:2379,e2:2379/shenyu");
+	char summary[256];
+	source_find("etcd")->summary(c, summary, sizeof summary);
+	ck_assert_str_eq(summary, "etcd source etcd://e1:2379,e2:2379/shenyu");
+	ck_assert_ptr_eq(source_select(c), source_find("etcd"));
 	cfg_free(c);
 }
 END_TEST
@@ -965,13 +977,15 @@ START_TEST(websocket_keys)
 	/* defaults: an http agent is not a WebSocket one; a ws agent has the defaults */
 	struct cfg *c = load_ok(MINIMAL);
 	ck_assert_int_eq(c->websocket, 0);
-	ck_assert_int_eq(c->ws_ping_interval_ms, 10000);
-	ck_assert_int_eq(c->ws_resync_interval_ms, 600000);
-	ck_assert_ptr_null(c->ws_token);
-	ck_assert_ptr_null(c->ws_origin);
+	ck_assert_ptr_eq(source_select(c), source_find("http"));
+	ck_assert_int_eq(ws_config(c)->ping_interval_ms, 10000);
+	ck_assert_int_eq(ws_config(c)->resync_interval_ms, 600000);
+	ck_assert_ptr_null(ws_config(c)->token);
+	ck_assert_ptr_null(ws_config(c)->origin);
 	cfg_free(c);
 	c = load_ok(WS_MINIMAL);
 	ck_assert_int_eq(c->websocket, 1);
+	ck_assert_ptr_eq(source_select(c), source_find("websocket"));
 	ck_assert_str_eq(c->servers[0], "ws://127.0.0.1:9095/websocket");
 	cfg_free(c);
 	/* every key */
@@ -988,10 +1002,10 @@ START_TEST(websocket_keys)
 	ck_assert_int_eq(c->websocket, 1);
 	ck_assert_uint_eq(c->n_servers, 2);
 	ck_assert_str_eq(c->servers[1], "WSS://b:9095/websocket");
-	ck_assert_str_eq(c->ws_origin, "ws://gw:9195");
-	ck_assert_str_eq(c->ws_token, "tok-from-env");
-	ck_assert_int_eq(c->ws_ping_interval_ms, 250);
-	ck_assert_int_eq(c->ws_resync_interval_ms, 0);
+	ck_assert_str_eq(ws_config(c)->origin, "ws://gw:9195");
+	ck_assert_str_eq(ws_config(c)->token, "tok-from-env");
+	ck_assert_int_eq(ws_config(c)->ping_interval_ms, 250);
+	ck_assert_int_eq(ws_config(c)->resync_interval_ms, 0);
 	ck_assert_str_eq(c->namespace_id, "ns-1");
 	ck_assert_int_eq(c->gateway_port, 9195);
 	cfg_free(c);
@@ -1001,12 +1015,12 @@ START_TEST(websocket_keys)
 	char yaml[1024];
 	snprintf(yaml, sizeof yaml, WS_MINIMAL "  websocket: { token_file: %s }\n", tf);
 	c = load_ok(yaml);
-	ck_assert_str_eq(c->ws_token, "s3cret-token");
-	ck_assert_str_eq(c->ws_token_file, tf);
+	ck_assert_str_eq(ws_config(c)->token, "s3cret-token");
+	ck_assert_str_eq(ws_config(c)->token_file, tf);
 	cfg_free(c);
 	/* an empty token is no token */
 	c = load_ok(WS_MINIMAL "  websocket: { token: \"\" }\n");
-	ck_assert_ptr_null(c->ws_token);
+	ck_assert_ptr_null(ws_config(c)->token);
 	cfg_free(c);
 }
 END_TEST
