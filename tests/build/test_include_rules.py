@@ -12,7 +12,10 @@ includes only the rooms the picture lets it see:
             shared parts beside source.h, its own folder, and kv/ (the path stores' part),
             never another source's folder
   deliver/  core/, model/, config/, store/, deliver/: never source/
-  ops/, main.c (and the process shell beside it: options, signals): every room
+  ops/, main.c (and the process shell beside it: options, signals): every room, but of
+            source/ only the seam (source.h and the shared parts beside it): no file
+            outside source/ includes a source's folder, so a new source is its folder and
+            its line in the registry (source/registry.c)
 
 A rule the code does not keep yet goes in ALLOWED with the reason and who removes it, so the
 exception is one named line, not a silent hole. The checker is run on a small tree of
@@ -102,6 +105,11 @@ def check(agent, allowed=frozenset(ALLOWED)):
             if seen is not None and target not in seen:
                 errors.append("%s: %s/ includes %s: %s/ sees only %s" % (
                     where, room, name, room, ", ".join(r + "/" for r in sorted(seen))))
+            elif room != "source" and source_folder(name):
+                errors.append("%s: %s includes %s: outside source/ only the seam is seen "
+                              "(source.h and the parts beside it), never a source's folder: "
+                              "a source is its folder and its line in the registry" % (
+                                  where, rel, name))
             elif room == "source" and target == "store" and name not in SOURCE_STORE:
                 errors.append("%s: a source includes %s: of the store it sees only %s" % (
                     where, name, ", ".join(sorted(SOURCE_STORE))))
@@ -168,7 +176,8 @@ class IncludeRules(unittest.TestCase):
             "source/kv/k.h": "\n",
             "source/shared.h": '#include "source/y/b.h"\n',
             "deliver/d.c": '#include "source/shared.h"\n#include "nowhere.h"\n',
-            "ops/o.c": '#include "source/x/a.c"\n#include "deliver/d.c"\n',
+            "ops/o.c": '#include "source/shared.h"\n#include "deliver/d.c"\n'
+                       '#include "source/x/a.c"\n',
             "main.c": '#include "ops/o.c"\n',
         }
         with tempfile.TemporaryDirectory() as d:
@@ -185,10 +194,12 @@ class IncludeRules(unittest.TestCase):
                          "agent/source/shared.h:1: the shared part source/shared.h",
                          "agent/deliver/d.c:1: deliver/ includes source/shared.h",
                          'agent/deliver/d.c:2: "nowhere.h" is not a path under agent/',
+                         "agent/ops/o.c:3: ops/o.c includes source/x/a.c: outside source/",
                          "agent/source/x/a.c: a source reaches store/store.h "
                          "(store/store.h <- store/ingest.h <- source/x/a.c)"):
                 self.assertIn(want, errors)
-            for clean in ("agent/core/ok.h", "agent/ops/", "agent/main.c", "source/kv/k.h:"):
+            for clean in ("agent/core/ok.h", "agent/ops/o.c:1", "agent/ops/o.c:2",
+                          "agent/main.c", "source/kv/k.h:"):
                 self.assertNotIn(clean, errors)
             # the same edge, allowed by name, is no longer reported
             allowed = check(d, allowed=frozenset({("store/ingest.h", "store/store.h")}))
