@@ -348,7 +348,8 @@ static int default_control_socket(struct cfg *c, struct gw_err *err)
 
 /* ---------------------------------------------------------------- the sources' sections */
 
-/* admin: (or a source's own section): where the keys of that section go. */
+/* A source's section (zookeeper:, admin.websocket): its map kept for the checks, its keys
+ * walked into its own settings. */
 static int load_section(struct loader *ld, const struct key *k, const struct ynode *v,
                         const char *path, void *base)
 {

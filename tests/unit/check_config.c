@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/config_walk.h"
 #include "deliver/plugin_config.h"
 #include "config/ytree.h"
 #include "model/groups.h"
@@ -972,6 +973,49 @@ END_TEST
 
 #define WS_MINIMAL "admin:\n  servers: [ \"ws://127.0.0.1:9095/websocket\" ]\n"
 
+/* The registry is the one list of sources: every type answers what main and /status ask of
+ * it, and every key a source declares in its folder says what it is for, so --check's
+ * messages and the man page test have a documented key to name. */
+START_TEST(every_source_type_answers_main_and_documents_its_keys)
+{
+	size_t n = 0, sections = 0;
+	for (size_t i = 0; source_types[i]; i++, n++) {
+		const struct source_ops *t = source_types[i];
+		ck_assert_ptr_nonnull(t->type);
+		ck_assert_ptr_nonnull(t->selects);
+		ck_assert_ptr_nonnull(t->summary);
+		ck_assert_ptr_nonnull(t->running);
+		ck_assert_ptr_nonnull(t->conns);
+		ck_assert_ptr_nonnull(t->conn_name);
+		ck_assert_ptr_eq(source_find(t->type), t);
+		if (!t->config)
+			continue;
+		ck_assert_ptr_eq(cfg_source_section(sections++), t->config);
+		for (const struct key *k = t->config->keys; k->name; k++) {
+			ck_assert_msg(k->help && *k->help, "%s.%s: no documentation",
+			              t->config->name, k->name);
+			ck_assert_ptr_nonnull(k->load);
+		}
+	}
+	ck_assert_uint_eq(n, 4);
+	ck_assert_ptr_null(cfg_source_section(sections));
+	/* exactly one type takes each source section */
+	const char *yaml[] = {MINIMAL, "admin:\n  servers: [ \"ws://a:9095/websocket\" ]\n",
+	                      "zookeeper:\n  servers: [ \"z:2181\" ]\n",
+	                      "etcd:\n  endpoints: [ \"http://e:2379\" ]\n"};
+	const char *want[] = {"http", "websocket", "zookeeper", "etcd"};
+	for (size_t y = 0; y < 4; y++) {
+		struct cfg *c = load_ok(yaml[y]);
+		size_t taken = 0;
+		for (size_t i = 0; source_types[i]; i++)
+			taken += source_types[i]->selects(c) ? 1 : 0;
+		ck_assert_uint_eq(taken, 1);
+		ck_assert_str_eq(source_select(c)->type, want[y]);
+		cfg_free(c);
+	}
+}
+END_TEST
+
 START_TEST(websocket_keys)
 {
 	/* defaults: an http agent is not a WebSocket one; a ws agent has the defaults */
@@ -1098,6 +1142,7 @@ int main(void)
 	tcase_add_test(bad, listen_and_tls_refused);
 	tcase_add_test(bad, yaml_refusals);
 	tcase_add_test(good, websocket_keys);
+	tcase_add_test(good, every_source_type_answers_main_and_documents_its_keys);
 	tcase_add_test(bad, websocket_refusals);
 	tcase_add_test(bad, unreadable_config);
 	tcase_add_test(parts, parse_from_memory);
