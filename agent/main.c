@@ -1,9 +1,14 @@
 /*
  * gwsyncd: the daemon's lifecycle, and the only place that exits.
  *
- *   configuration -> log -> subscribers (dlopen, init) -> store and its ingest
- *   -> dispatcher thread -> the source (source/source.h: HTTP long-polling or WebSocket,
- *      by the servers' URLs): open, start-up full sync, start (one thread per server)
+ *   command line -> client modes (--pause, --resume, --status: the configuration only)
+ *   -> signal mask, libcurl, the signal thread (a stop is taken from here on)
+ *   -> configuration, log, state_dir, subscribers (dlopen, init) -> store and its ingest
+ *   -> --once (one fetch, then deliver) or the daemon: dispatcher thread, pause switch,
+ *      control socket, snapshot writer, history, the source (source/source.h: chosen by
+ *      the configuration: long-polling, WebSocket, ZooKeeper or etcd) opened, the status
+ *      endpoint and systemd notifier, the source's start-up sync (else the snapshot),
+ *      then its start
  *   -> wait for a signal -> stop the source, then the dispatcher, then free everything.
  *
  * Signals are blocked in every thread and taken by one signal thread (signals.h), so no

@@ -180,7 +180,7 @@ static long load_into(struct store *st, char **body, size_t len, const enum gw_g
 	for (size_t i = 0; i < n_want; i++) {
 		struct group_data *gd = out[want[i]];
 		items += (long)gd->n_items;
-		store_offer(st, gd);
+		store_offer(st, gd, ingest_accept_polled, NULL);
 		group_data_unref(gd);
 	}
 	return items;
@@ -359,7 +359,7 @@ static int one_change(struct ctx *c, int changes)
 		struct group_data *gd = out[GW_GROUP_RULE];
 		rule_items = gd->n_items;
 		int64_t ts = bench_now_ns();
-		store_offer(st, gd);
+		store_offer(st, gd, ingest_accept_polled, NULL);
 		struct report rep;
 		if (wait_report(c, "RULE", rule->lmt, &rep) < 0)
 			return -1;

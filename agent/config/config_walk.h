@@ -8,7 +8,8 @@
  *
  * Conventions: every loader returns 0, or -1 with ld->err filled; `path` is the dotted key
  * path for messages ("admin.retry.interval", "subscribers[1].name"); `base` is the struct
- * that key->off is an offset into (struct cfg, or one struct cfg_subscriber).
+ * that key->off is an offset into (struct cfg, or one struct cfg_subscriber), or NULL to
+ * check a value without keeping it (a plugin's declared options, plugin_options.c).
  */
 #ifndef GW_CONFIG_WALK_H
 #define GW_CONFIG_WALK_H

@@ -12,6 +12,7 @@
 #define GW_MODEL_FIELDS_H
 
 #include <gwsync/subscriber.h>
+#include <jansson.h>
 #include <stddef.h>
 
 #include "core/arena.h"
@@ -74,5 +75,12 @@ int item_err_oom(struct item_ctx *c);
 /* Text that is not JSON: where and why, as jansson says (`raw` is parsed again, on this
  * error path only), or that it holds a NUL byte. Sets *c->syntax. */
 int item_err_not_json(struct item_ctx *c, const char *raw, size_t len);
+
+/* The JSON type name (as above) of the value whose text begins at v (valid JSON), and of a
+ * jansson value: the one wording of every "want X, got Y" message. */
+const char *item_text_type(const char *v);
+const char *item_json_type(const json_t *v);
+/* A number at v is an integer to jansson: no fraction and no exponent. */
+int item_text_is_int(const char *v);
 
 #endif

@@ -99,14 +99,6 @@ void gd_store_unref(struct gd_store *s)
 	free(s);
 }
 
-size_t group_data_bytes(const struct group_data *gd)
-{
-	size_t n = gd->arena.total + gd->n_items * sizeof *gd->items * (gd->heap_items != NULL);
-	for (size_t i = 0; i < gd->n_stores; i++)
-		n += gd_store_bytes(gd->stores[i]);
-	return n;
-}
-
 /* qsort has no context argument in C11; sort (key pointer, index) pairs instead. */
 struct keyed {
 	const char *key;

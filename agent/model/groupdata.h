@@ -82,9 +82,6 @@ void gd_store_unref(struct gd_store *s);
 /* Bytes the store keeps alive: its arena, its text and the text it depends on. */
 size_t gd_store_bytes(const struct gd_store *s);
 
-/* Bytes reserved by the version: its arena and its stores (shared ones counted whole). */
-size_t group_data_bytes(const struct group_data *gd);
-
 /* Make the items whose raw JSON lies in `text` NUL-terminated, as the ABI promises, by
  * writing a NUL on the byte after each (the ',' or ']' the parser has read already). The
  * last step of a parse that pointed items into the text instead of copying them. */

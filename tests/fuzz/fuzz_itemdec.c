@@ -15,7 +15,7 @@
 
 #include "model/fields.h"
 #include "model/itemdec.h"
-#include "model/itemref.h"
+#include "../unit/itemref.h"
 #include "model/groups.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

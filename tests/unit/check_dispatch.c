@@ -65,7 +65,7 @@ static void start(void)
 
 static void offer(struct group_data *gd)
 {
-	ck_assert_int_eq(store_offer(st, gd), STORE_ACCEPTED);
+	ck_assert_int_eq(store_offer(st, gd, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	group_data_unref(gd);
 }
 

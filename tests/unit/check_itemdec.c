@@ -15,7 +15,7 @@
 #include "model/fields.h"
 #include "model/groups.h"
 #include "model/itemdec.h"
-#include "model/itemref.h"
+#include "itemref.h"
 
 struct run {
 	struct group_data *gd;

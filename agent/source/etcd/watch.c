@@ -76,11 +76,6 @@ void etcd_watch_wakeup(struct etcd_watch *w)
 	curl_multi_wakeup(w->multi);
 }
 
-int etcd_watch_is_open(const struct etcd_watch *w)
-{
-	return w->easy != NULL;
-}
-
 void etcd_watch_close(struct etcd_watch *w)
 {
 	if (w->easy) {

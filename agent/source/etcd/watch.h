@@ -33,7 +33,6 @@ void etcd_watch_wakeup(struct etcd_watch *w);
 int etcd_watch_open(struct etcd_watch *w, const char *endpoint, const char *auth_header,
                     const char *body, const char *label, etcd_stream_fn fn, void *arg,
                     struct gw_err *err);
-int etcd_watch_is_open(const struct etcd_watch *w);
 /* End the stream (if open). */
 void etcd_watch_close(struct etcd_watch *w);
 
