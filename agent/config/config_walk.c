@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "config/suggest.h"
-#include "core/units.h"
+#include "shared/units.h"
 
 /* ---------------------------------------------------------------- messages */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "config/config_walk.h"
-#include "core/units.h"
+#include "shared/units.h"
 
 const char *plugin_option_type_name(enum gw_option_type t)
 {

@@ -24,7 +24,7 @@
 #include "config/suggest.h"
 #include "config/ytree.h"
 #include "core/readfile.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* the build's PACKAGE_VERSION (angle brackets: not agent/config.h) */

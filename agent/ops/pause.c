@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 #include "deliver/dispatch.h"
 
 struct pause_switch {

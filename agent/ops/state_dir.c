@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 
 /* "install -d -m 0750 -o USER -g GROUP PATH", run as root. */
 static void how_to_make(char *buf, size_t cap, const char *path)

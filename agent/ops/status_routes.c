@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "core/clock.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "model/groups.h"
 #include "ops/metrics.h"
 #include "ops/redact.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 #include "core/clock.h"
 #include "core/readfile.h"
 #include "core/utf8.h"

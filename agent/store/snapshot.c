@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 #include "core/clock.h"
 #include "core/readfile.h"
 #include "core/thread.h"
-#include "store/groupdoc.h"
+#include "shared/groupdoc.h"
 #include "store/history.h"
 #include "model/model.h"
 #include "model/groups.h"

@@ -6,7 +6,7 @@
  *
  * Each ITEM is the item's raw JSON exactly as the admin sent it, in the admin's order, so
  * nothing the admin sends is lost or reformatted. Files are replaced atomically
- * (agent/core/atomic_file.c); an optional check_command vets the new file before it replaces the
+ * (agent/shared/atomic_file.c); an optional check_command vets the new file before it replaces the
  * old one (a rejection keeps the old file and rejects the change, so the agent retries
  * it later), and an optional reload_command runs after changes, debounced (debounce.c),
  * through tick(). See README.md for the options.
@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/atomic_file.h"
-#include "store/groupdoc.h"
+#include "shared/atomic_file.h"
+#include "shared/groupdoc.h"
 #include "command.h"
 #include "debounce.h"
 

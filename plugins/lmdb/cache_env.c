@@ -26,7 +26,7 @@
 
 #include <gwsync/cache.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 
 /* LMDB's own flags for the writer: see docs/lmdb-cache.md "Durability". MDB_NOMETASYNC
  * keeps one fdatasync per commit instead of two; a power failure can lose the last commit

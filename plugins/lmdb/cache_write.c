@@ -30,7 +30,7 @@
 
 #include "cache_key.h"
 #include "change_log.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 int cache_meta_json(char *out, size_t cap, const struct gw_version *v, size_t count, int stale)
 {

@@ -19,7 +19,7 @@
 
 #include "cache_env.h"
 #include "cache_write.h"
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 
 #define DEFAULT_MAP_SIZE    (1LL << 30)
 #define DEFAULT_MODE        0640

@@ -19,7 +19,7 @@
 #include "config/ytree.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "deliver/host.h"
 #include "deliver/plugin_config.h"
 #include "deliver/plugin_options.h"

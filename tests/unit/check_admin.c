@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "source/http/admin.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "source/http/http.h"
 #include "source/http/login.h"
 #include "source/http/reply.h"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "model/edit.h"
 #include "model/fields.h"
 #include "model/patch.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "source/curl_tls.h"
 #include "source/etcd/reply.h"
 

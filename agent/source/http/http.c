@@ -19,7 +19,7 @@
 #include <strings.h>
 
 #include "core/clock.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "source/curl_tls.h"
 
 /* The longest curl_multi_poll() sleeps when curl has no timer due sooner: a day. */

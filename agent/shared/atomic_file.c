@@ -7,7 +7,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* mkostemp */
 #endif
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 
 #include <dirent.h>
 #include <limits.h>
