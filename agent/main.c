@@ -403,9 +403,9 @@ int main(int argc, char **argv)
 {
 	struct agent a;
 	memset(&a, 0, sizeof a);
-	char msg[256];
-	if (options_parse(argc, argv, &a.opt, msg, sizeof msg) != 0) {
-		fprintf(stderr, "gwsyncd: %s\n%s", msg, options_usage());
+	struct gw_err oerr;
+	if (options_parse(argc, argv, &a.opt, &oerr) != 0) {
+		fprintf(stderr, "gwsyncd: %s\n%s", oerr.msg, options_usage());
 		return EXIT_CONFIG;
 	}
 	if (a.opt.mode == MODE_HELP) {

@@ -82,13 +82,13 @@ static int64_t timed_apply(struct subscribers *subs, size_t i, const struct grou
 	struct diff df;
 	if (diff_build(&df, GW_GROUP_RULE, from, to, NULL) < 0)
 		exit(1);
-	char why[600] = "";
+	struct gw_err why = {{0}};
 	int64_t t0 = bench_now_ns();
-	int rc = subscriber_apply(&subs->v[i], &df.change, why, sizeof why);
+	int rc = subscriber_apply(&subs->v[i], &df.change, &why);
 	int64_t t1 = bench_now_ns();
 	diff_free(&df);
 	if (rc != 0) {
-		fprintf(stderr, "bench_cache: %s apply failed: %s\n", subs->v[i].name, why);
+		fprintf(stderr, "bench_cache: %s apply failed: %s\n", subs->v[i].name, why.msg);
 		exit(1);
 	}
 	return t1 - t0;

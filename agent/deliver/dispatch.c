@@ -61,7 +61,7 @@ struct dispatcher {
 struct outcome {
 	size_t na, nu, nr;
 	int64_t ms;
-	char why[512];
+	struct gw_err why; /* on rejection: the plugin's reason, or the delta's failure */
 };
 
 /* strncpy that always terminates (and that -Wformat-truncation does not second-guess). */
@@ -78,17 +78,14 @@ static int deliver(struct subscriber *s, enum gw_group g, const struct group_dat
                    int64_t *tick_at)
 {
 	struct diff df;
-	struct gw_err err;
 	memset(o, 0, sizeof *o);
-	if (diff_build(&df, g, from, to, &err) < 0) {
-		copy(o->why, sizeof o->why, err.msg);
+	if (diff_build(&df, g, from, to, &o->why) < 0)
 		return -1;
-	}
 	o->na = df.change.n_added;
 	o->nu = df.change.n_updated;
 	o->nr = df.change.n_removed;
 	int64_t t0 = gw_mono_ms();
-	int rc = subscriber_apply(s, &df.change, o->why, sizeof o->why);
+	int rc = subscriber_apply(s, &df.change, &o->why);
 	o->ms = gw_mono_ms() - t0;
 	diff_free(&df);
 	int64_t next = subscriber_tick(s, gw_mono_ms());
@@ -132,7 +129,7 @@ int dispatch_once(struct subscribers *subs, struct store *st, const struct cfg *
 			if (deliver(s, g, NULL, cur, log, &o, NULL) < 0) {
 				failed++;
 				LOG_E(log, "dispatch", "subscriber '%s' rejected %s version %s: %s",
-				      s->name, gw_group_name(g), cur->md5, o.why);
+				      s->name, gw_group_name(g), cur->md5, o.why.msg);
 			}
 		}
 		group_data_unref(cur);
@@ -208,7 +205,7 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 			LOG_W(d->log, "dispatch",
 			      "subscriber '%s' rejected %s version %s (+%zu ~%zu -%zu): %s; "
 			      "failure %u in a row%s, retrying in %lld s",
-			      ss->s->name, gw_group_name(g), cur->md5, o.na, o.nu, o.nr, o.why,
+			      ss->s->name, gw_group_name(g), cur->md5, o.na, o.nu, o.nr, o.why.msg,
 			      sg->consecutive, more, (long long)(wait / 1000));
 			sg->warned_ms = now;
 			sg->unwarned = 0;
@@ -218,7 +215,7 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 			sg->unwarned++;
 			LOG_D(d->log, "dispatch",
 			      "subscriber '%s' rejected %s version %s: %s; failure %u in a row",
-			      ss->s->name, gw_group_name(g), cur->md5, o.why, sg->consecutive);
+			      ss->s->name, gw_group_name(g), cur->md5, o.why.msg, sg->consecutive);
 		}
 	}
 
@@ -238,16 +235,16 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 	} else {
 		pg->failures++;
 		pg->consecutive_failures = sg->consecutive;
-		copy(pg->last_error, sizeof pg->last_error, o.why);
+		copy(pg->last_error, sizeof pg->last_error, o.why.msg);
 		pg->last_error_wall_ms = wall;
 		ps->failures++;
 		snprintf(ps->last_error, sizeof ps->last_error, "%s: %.500s", gw_group_name(g),
-		         o.why);
+		         o.why.msg);
 		ps->last_error_wall_ms = wall;
 		d->status.failures++;
 	}
 	pthread_mutex_unlock(&d->mu);
-	history_outcome(atomic_load(&d->history), i, g, cur->md5, rc == 0, o.why, wall);
+	history_outcome(atomic_load(&d->history), i, g, cur->md5, rc == 0, o.why.msg, wall);
 }
 
 /* Once every subscriber holds `cur`, record how long it took since the admin answered. */

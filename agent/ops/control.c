@@ -237,16 +237,15 @@ int control_start(struct control **out, const char *path, struct pause_switch *p
                   struct gw_log *log, struct gw_err *err)
 {
 	/* its directory (state_dir by default) may not exist yet on a first start */
-	char why[300];
 	char *dir = strdup(path);
 	if (!dir)
 		return gw_errf(err, "control: out of memory");
 	char *slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = '\0';
-		if (make_dirs(dir, 0750, why, sizeof why) != 0) {
+		if (make_dirs(dir, 0750, err) != 0) {
 			free(dir);
-			return gw_errf(err, "control_socket: %s", why);
+			return gw_err_prefix(err, "control_socket");
 		}
 	}
 	free(dir);

@@ -132,7 +132,8 @@ static void *run(void *arg)
 	struct notifier *n = arg;
 	int64_t next_ping = gw_mono_ms();
 	int64_t last_wait_log = gw_mono_ms();
-	char msg[400], summary[256], why[256];
+	char msg[400], summary[256];
+	struct gw_err why;
 	do {
 		struct status_view v;
 		struct gw_err err = {{0}};
@@ -142,14 +143,14 @@ static void *run(void *arg)
 			continue;
 		}
 		status_summary(&v, summary, sizeof summary);
-		if (!atomic_load(&n->ready) && status_ready(&v, why, sizeof why)) {
+		if (!atomic_load(&n->ready) && status_ready(&v, &why)) {
 			atomic_store(&n->ready, 1);
 			LOG_I(n->log, "notify", "ready: %s", summary);
 			snprintf(msg, sizeof msg, "READY=1\nSTATUS=%s", summary);
 			tell(n, msg);
 			snprintf(n->status, sizeof n->status, "%s", summary);
 		} else if (!atomic_load(&n->ready) && now - last_wait_log >= 30000) {
-			LOG_I(n->log, "notify", "not ready yet: %s", why);
+			LOG_I(n->log, "notify", "not ready yet: %s", why.msg);
 			last_wait_log = now;
 		}
 		if (strcmp(summary, n->status) != 0) {

@@ -42,7 +42,7 @@ static int refuse(struct gw_err *err, const char *path, const char *why)
 
 int state_dir_prepare(const char *path, int create, struct gw_err *err)
 {
-	char why[700];
+	struct gw_err why;
 	struct stat sb;
 	if (stat(path, &sb) == 0) {
 		if (!S_ISDIR(sb.st_mode))
@@ -62,12 +62,12 @@ int state_dir_prepare(const char *path, int create, struct gw_err *err)
 	}
 	if (errno != ENOENT)
 		return gw_errf(err, "state_dir %s: %s", path, strerror(errno));
-	if (dir_creatable(path, why, sizeof why) != 0)
-		return refuse(err, path, why);
+	if (dir_creatable(path, &why) != 0)
+		return refuse(err, path, why.msg);
 	if (!create)
 		return 0;
-	if (make_dirs(path, STATE_DIR_MODE, why, sizeof why) != 0)
-		return refuse(err, path, why);
+	if (make_dirs(path, STATE_DIR_MODE, &why) != 0)
+		return refuse(err, path, why.msg);
 	/* make_dirs is subject to the umask; the directory itself gets the exact mode */
 	if (chmod(path, STATE_DIR_MODE) != 0)
 		return gw_errf(err, "state_dir %s: cannot set its mode: %s", path, strerror(errno));

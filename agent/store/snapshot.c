@@ -28,21 +28,20 @@
 
 int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
 {
-	char ebuf[512], name[64];
+	char name[64];
 	const char *gname = gw_group_name(gd->group);
 	snprintf(name, sizeof name, "%s.json", gname);
-	if (make_dirs(dir, 0750, ebuf, sizeof ebuf) != 0)
-		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	if (make_dirs(dir, 0750, err) != 0)
+		return gw_err_prefix(err, "snapshot of %s", gname);
 	struct atomic_file af;
 	/* owner-only: APP_AUTH's snapshot holds appSecrets, AI_PROXY_API_KEY's the real keys.
 	 * The directory stays 0750 so a gateway group can reach a cache kept inside it. */
-	if (atomic_file_open(&af, dir, name, 0600, ebuf, sizeof ebuf) != 0)
-		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	if (atomic_file_open(&af, dir, name, 0600, err) != 0)
+		return gw_err_prefix(err, "snapshot of %s", gname);
 	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time, gd->item_ptrs, gd->n_items);
-	if (atomic_file_finish(&af, ebuf, sizeof ebuf) != 0 ||
-	    atomic_file_commit(&af, ebuf, sizeof ebuf) != 0) {
+	if (atomic_file_finish(&af, err) != 0 || atomic_file_commit(&af, err) != 0) {
 		atomic_file_abort(&af);
-		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+		return gw_err_prefix(err, "snapshot of %s", gname);
 	}
 	return 0;
 }
