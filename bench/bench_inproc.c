@@ -154,7 +154,7 @@ static int setup(struct ctx *c, const char *dir, const char *plugin)
 	         "    config:\n"
 	         "      report: %s\n",
 	         groups, plugin, c->sock);
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (cfg_parse("bench_inproc.yaml", yaml, strlen(yaml), &c->cfg, &err) < 0 ||
 	    gw_log_open(&c->log, GW_LOG_WARN, GW_LOG_TEXT, NULL, &err) < 0 ||
 	    subscribers_load(c->cfg, c->log, &c->subs, &err) < 0) {
@@ -170,7 +170,7 @@ static long load_into(struct store *st, char **body, size_t len, const enum gw_g
                       size_t n_want)
 {
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	enum sync_fail why;
 	if (reply_parse_fetch_adopt(body, len, want, n_want, "bench", NULL, out, &why, &err) < 0) {
 		fprintf(stderr, "bench_inproc: parse: %s\n", err.msg);
@@ -315,7 +315,7 @@ static int one_change(struct ctx *c, int changes)
 	long items = load_into(st, &body, len, c->want, c->n_want);
 	free(body);
 	struct dispatcher *d = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	enum sync_fail why;
 	if (items < 0 || dispatcher_start(&d, c->subs, st, c->cfg, c->log, &err) < 0) {
 		fprintf(stderr, "bench_inproc: %s\n", err.msg);

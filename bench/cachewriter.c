@@ -100,7 +100,7 @@ static struct group_data *parse(struct wgroup *g, struct gw_err *why)
 {
 	struct group_data *held[GW_GROUP_COUNT] = {0}, *out[GW_GROUP_COUNT] = {0};
 	held[g->id] = g->held;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	enum sync_fail fail;
 	if (reply_parse_fetch(g->reply, g->len, &g->id, 1, "cachewriter", held, out, &fail, &err) <
 	    0) {
@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 	struct cfg *cfg;
 	struct gw_log *log;
 	struct subscribers *subs;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (cfg_parse("cachewriter.yaml", yaml, strlen(yaml), &cfg, &err) < 0 ||
 	    gw_log_open(&log, GW_LOG_WARN, GW_LOG_TEXT, NULL, &err) < 0 ||
 	    subscribers_load(cfg, log, &subs, &err) < 0) {

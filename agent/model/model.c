@@ -316,13 +316,14 @@ static int build_finish(struct build *b)
 		memcpy(gd->by_key, prev->by_key, n * sizeof *gd->by_key);
 		return 0;
 	}
-	long dup = group_data_index(gd);
-	if (dup == -2)
+	size_t dup;
+	enum gd_index ix = group_data_index(gd, &dup);
+	if (ix == GD_INDEX_NO_MEMORY)
 		return gw_errf(b->c.err, "group %s: out of memory", gname);
-	if (dup >= 0) {
+	if (ix == GD_INDEX_DUPLICATE) {
 		char shown[300];
 		return gw_errf(
-		    b->c.err, "group %s: duplicate key '%s' (item %ld repeats an earlier item)",
+		    b->c.err, "group %s: duplicate key '%s' (item %zu repeats an earlier item)",
 		    gname, key_display(gd->group, gd->items[dup].key, shown, sizeof shown), dup);
 	}
 	return 0;

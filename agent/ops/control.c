@@ -56,7 +56,7 @@ static json_t *status_answer(struct control *c)
 	if (!src)
 		return json_pack("{s:s}", "error", "the agent is starting: no status yet");
 	struct status_view v;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (status_view_take(src, &v, &err) != 0)
 		return json_pack("{s:s}", "error", err.msg);
 	json_t *st = status_json(&v);
@@ -76,7 +76,7 @@ static json_t *status_answer(struct control *c)
 static char *answer(struct control *c, const char *line, const char *who)
 {
 	int paused = pause_get(c->ps), changed = 0, persisted = 1, rc = 0;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (strcmp(line, "status") == 0) {
 		json_t *doc = status_answer(c);
 		char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;

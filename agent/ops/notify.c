@@ -91,7 +91,7 @@ static void tell(struct notifier *n, const char *msg)
 {
 	if (!n->socket_name)
 		return;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (notify_send(n->socket_name, msg, &err) != 0)
 		LOG_D(n->log, "notify", "%s", err.msg);
 }
@@ -136,7 +136,7 @@ static void *run(void *arg)
 	struct gw_err why;
 	do {
 		struct status_view v;
-		struct gw_err err = {{0}};
+		struct gw_err err = {0};
 		int64_t now = gw_mono_ms();
 		if (status_view_take(n->src, &v, &err) != 0) {
 			LOG_W(n->log, "notify", "%s", err.msg);

@@ -108,7 +108,7 @@ void http_response_free(struct http_response *resp)
 /* Take a view or answer 500. */
 static int take_view(struct status_sources *src, struct status_view *v, struct http_response *r)
 {
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (status_view_take(src, v, &err) == 0)
 		return 0;
 	set_text(r, 500, "%s\n", err.msg);
@@ -151,7 +151,7 @@ static void get_metrics(struct status_sources *src, const struct http_request *r
 		return;
 	char *text = NULL;
 	size_t len = 0;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	int bad = metrics_render(&v, &text, &len, &err);
 	status_view_free(&v);
 	if (bad)
@@ -448,7 +448,7 @@ static void post_pause(struct status_sources *src, const struct http_request *re
 	char who[128];
 	snprintf(who, sizeof who, "POST %.32s from %.64s", req->path, req->peer);
 	int changed = 0, persisted = 0;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	int rc = pause_set(src->pause, paused, who, &changed, &persisted, &err);
 	json_t *doc = json_pack("{s:b, s:b, s:b, s:s, s:s?}", "paused", paused, "changed", changed,
 	                        "persisted", persisted, "stateFile", pause_path(src->pause),

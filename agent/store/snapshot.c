@@ -80,7 +80,7 @@ size_t snapshot_load(const char *dir, const enum gw_group *groups, size_t n_grou
 	size_t loaded = 0;
 	for (size_t i = 0; i < n_groups; i++) {
 		struct group_data *gd = NULL;
-		struct gw_err err = {{0}};
+		struct gw_err err = {0};
 		int rc = snapshot_read(dir, groups[i], &gd, &err);
 		if (rc < 0) {
 			LOG_W(log, "snapshot", "ignoring %s (corrupt or unreadable)", err.msg);
@@ -124,7 +124,7 @@ static void write_history(struct snapshot_writer *w)
 	history_settle(h);
 	if (!history_dirty(h))
 		return;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (history_save(h, w->dir, &err) == 0) {
 		if (w->history_failing)
 			LOG_I(w->log, "snapshot", "writing the history to %s again", w->dir);
@@ -158,7 +158,7 @@ static void write_pending(struct snapshot_writer *w)
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		struct group_data *gd = store_get(w->st, (enum gw_group)g);
 		if (gd && !gd->provisional && strcmp(gd->md5, w->written[g]) != 0) {
-			struct gw_err err = {{0}};
+			struct gw_err err = {0};
 			if (snapshot_write(w->dir, gd, &err) == 0) {
 				memcpy(w->written[g], gd->md5, sizeof gd->md5);
 				w->failing[g] = 0;

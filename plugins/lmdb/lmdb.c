@@ -154,7 +154,7 @@ static int lmdb_apply(void *state, const struct gw_host *h, const struct gw_chan
 	if (!st->opened && open_env(st) != 0)
 		return -1;
 
-	struct gw_err why = {{0}};
+	struct gw_err why = {0};
 	struct cache_write_result res;
 	struct cache_writer w = {st->ce.env, (unsigned long long)st->change_log, cause, &st->ce};
 	for (int round = 0;; round++) {

@@ -113,7 +113,7 @@ static int deliver(struct replay *r, struct group_data *to, const char *label, c
 	}
 	const struct gw_change *c = &d.change;
 	long n = ++r->count;
-	struct gw_err why = {{0}};
+	struct gw_err why = {0};
 	run_due_tick(r);
 	int rc = subscriber_apply(r->s, c, &why);
 	int injected = n == r->fail_at;
@@ -323,7 +323,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	int rc = 2;
 	struct gw_log *log = NULL;
 	struct subscribers *subs = NULL;

@@ -625,7 +625,7 @@ START_TEST(listen_sends_store_stamps_and_headers)
 	struct group_data *gd = group_data_new(GW_GROUP_RULE);
 	strcpy(gd->md5, "abc");
 	gd->last_modify_time = 42;
-	group_data_index(gd);
+	group_data_index(gd, NULL);
 	store_offer(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ingest_stamps(in, held);

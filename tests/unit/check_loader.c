@@ -72,7 +72,7 @@ START_TEST(loads_bare_name_from_plugin_path)
 	    gd_make(GW_GROUP_PLUGIN, "m1", 7, (const char *[]){"p1", "{\"id\":\"p1\"}", NULL});
 	struct diff d;
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_PLUGIN, NULL, gd, NULL), 0);
-	struct gw_err why = {{0}};
+	struct gw_err why = {0};
 	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
 	diff_free(&d);
 	group_data_unref(gd);
@@ -476,7 +476,7 @@ START_TEST(abi1_plugin_loads_and_applies)
 	struct group_data *b =
 	    gd_make(GW_GROUP_RULE, "m2", 8, (const char *[]){"p2", "{\"x\":1}", "p3", "{}", NULL});
 	struct diff d;
-	struct gw_err why = {{0}};
+	struct gw_err why = {0};
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, a, NULL), 0);
 	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
 	diff_free(&d);

@@ -15,7 +15,7 @@ static struct group_data *version(enum gw_group g, const char *md5, int64_t lmt)
 	struct group_data *gd = group_data_new(g);
 	strcpy(gd->md5, md5);
 	gd->last_modify_time = lmt;
-	group_data_index(gd);
+	group_data_index(gd, NULL);
 	return gd;
 }
 

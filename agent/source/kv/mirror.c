@@ -262,7 +262,7 @@ static void log_refused(struct kv_mirror *m, enum gw_group g, struct kv_node *co
 		if (!text)
 			break;
 		struct group_data *one = NULL;
-		struct gw_err err = {{0}};
+		struct gw_err err = {0};
 		int rc = model_parse_items(g, text, len, m->server, NULL, &one, &err);
 		free(text);
 		group_data_unref(one);
@@ -371,7 +371,7 @@ static int build_patch(struct kv_mirror *m, enum gw_group g, struct group_data *
 	struct change *ch = malloc((nd ? nd : 1) * sizeof *ch);
 	struct edit *e = malloc((nd ? nd : 1) * sizeof *e);
 	struct group_data *ups = NULL, *gd = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	char *text = NULL;
 	int rc = -1;
 	if (!d || !live || !ch || !e)
@@ -556,7 +556,7 @@ static int build_whole(struct kv_mirror *m, enum gw_group g, struct group_data *
 	size_t n = 0, len = 0, nw, ng;
 	struct kv_node **nodes = group_nodes(m, (int)g, known, &n), **win = NULL, **ghosts = NULL;
 	struct group_data *all = NULL, *list = NULL, *gd = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	char *text = nodes ? values_text(nodes, n, &len) : NULL;
 	if (!text)
 		goto out;
