@@ -2,9 +2,9 @@
  * What each group's items look like to the plugin ABI: one table per typed struct of
  * <gwsync/subscriber.h> (JSON name, kind, offset), and the context and messages of
  * filling one item. Shared by the two fillers of an item, the direct decoder the agent
- * runs (itemdec.h) and the jansson one it is checked against (itemref.h), and by the
- * model's copying of unchanged items, so a field the admin grows later is one table row
- * and the two fillers can never disagree on what the fields are or how errors read.
+ * runs (itemdec.h) and the jansson one it is checked against (tests/unit/itemref.h), and
+ * by the model's copying of unchanged items, so a field the admin grows later is one table
+ * row and the two fillers can never disagree on what the fields are or how errors read.
  * Strictness: a field that is null or missing takes its "unset" value; a field of the
  * wrong type refuses the whole group version, naming group, item and field.
  */

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the direct item decoder (model/itemdec.c) against the reference filler
- * it replaced (model/itemref.c: jansson's tree, then the tables). The first input byte picks
+ * it replaced (tests/unit/itemref.c: jansson's tree, then the tables). The first input byte picks
  * the group, the rest is the item's text. Both must give the same verdict, the same
  * message (so the same error class: not JSON, wrong shape, missing key) and, when they
  * accept, the same item: key, name, raw JSON and every typed field down to the nested
