@@ -48,6 +48,7 @@ int state_dir_prepare(const char *path, int create, struct gw_err *err)
 		if (!S_ISDIR(sb.st_mode))
 			return gw_errf(err, "state_dir %s: not a directory", path);
 		if (access(path, W_OK | X_OK) != 0) {
+			int e = errno; /* how_to_make() looks up users and groups, which sets errno */
 			char how[1200];
 			how_to_make(how, sizeof how, path);
 			gw_errf(
@@ -55,7 +56,7 @@ int state_dir_prepare(const char *path, int create, struct gw_err *err)
 			    "state_dir %s: this user cannot write in it (%s): no snapshot or "
 			    "pause switch can be kept, only read. If it should be this agent's, "
 			    "as root: %s",
-			    path, strerror(errno), how);
+			    path, strerror(e), how);
 			return 1;
 		}
 		return 0;

@@ -114,8 +114,18 @@ struct snapshot_writer {
 	int history_failing;
 };
 
+/* Whether anything in state_dir failed to be written on the last try. */
+static int any_failing(const struct snapshot_writer *w)
+{
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		if (w->failing[g])
+			return 1;
+	return w->history_failing;
+}
+
 /* The history beside the snapshots, in the same pass: counted here, off the delivery path,
- * and written when something changed. Failures are logged as the snapshots' are. */
+ * and written when something changed. It is part of the same outage as the snapshots: one
+ * line when state_dir stops taking writes, one when everything in it writes again. */
 static void write_history(struct snapshot_writer *w)
 {
 	struct history *h = atomic_load(&w->history);
@@ -126,11 +136,11 @@ static void write_history(struct snapshot_writer *w)
 		return;
 	struct gw_err err = {0};
 	if (history_save(h, w->dir, &err) == 0) {
-		if (w->history_failing)
-			LOG_I(w->log, "snapshot", "writing the history to %s again", w->dir);
 		w->history_failing = 0;
-	} else if (!w->history_failing) {
-		LOG_E(w->log, "snapshot", "%s; the agent keeps serving subscribers", err.msg);
+	} else {
+		if (!any_failing(w))
+			LOG_E(w->log, "snapshot", "%s; the agent keeps serving subscribers",
+			      err.msg);
 		w->history_failing = 1;
 	}
 }
@@ -141,20 +151,11 @@ void snapshot_writer_set_history(struct snapshot_writer *w, struct history *h)
 	store_kick(w->st); /* a first pass with it */
 }
 
-static int any_failing(const struct snapshot_writer *w)
-{
-	for (int g = 0; g < GW_GROUP_COUNT; g++)
-		if (w->failing[g])
-			return 1;
-	return 0;
-}
-
 /* One pass: write every group whose newest non-provisional version is not on disk yet.
- * An outage (a full or read-only disk) is logged once when it starts and once when every
- * group writes again, not once per group or per change. */
+ * An outage (a full or read-only disk) is logged once when it starts, not once per group
+ * or per change; write_pass() logs its end. */
 static void write_pending(struct snapshot_writer *w)
 {
-	int was_failing = any_failing(w);
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		struct group_data *gd = store_get(w->st, (enum gw_group)g);
 		if (gd && !gd->provisional && strcmp(gd->md5, w->written[g]) != 0) {
@@ -171,6 +172,15 @@ static void write_pending(struct snapshot_writer *w)
 		}
 		group_data_unref(gd);
 	}
+}
+
+/* The snapshots, then the history; the end of an outage is logged once everything in
+ * state_dir writes again. */
+static void write_pass(struct snapshot_writer *w)
+{
+	int was_failing = any_failing(w);
+	write_pending(w);
+	write_history(w);
 	if (was_failing && !any_failing(w))
 		LOG_I(w->log, "snapshot", "writing snapshots to %s again", w->dir);
 }
@@ -199,17 +209,14 @@ static void *writer_main(void *arg)
 	uint64_t seen = 0;
 	gw_thread_background();
 	while (!atomic_load(&w->stopping)) {
-		write_pending(w);
-		write_history(w);
+		write_pass(w);
 		/* after a failure, retry every 5 s even without news */
-		uint64_t now =
-		    store_wait(w->st, seen, any_failing(w) || w->history_failing ? 5000 : -1);
+		uint64_t now = store_wait(w->st, seen, any_failing(w) ? 5000 : -1);
 		if (now != seen)
 			now = wait_quiet(w, now, gw_mono_ms());
 		seen = now;
 	}
-	write_pending(w);
-	write_history(w);
+	write_pass(w);
 	return NULL;
 }
 
