@@ -6,10 +6,10 @@
  * its caches, allocator and frequency, so the ratio holds on a noisy machine.
  *
  * 2. Full sync: a fetch reply with every group of the dataset -> reply_parse_fetch ->
- *    store_offer -> dispatch_once to the no-op bench subscriber (loaded with dlopen like
+ *    store_swap -> dispatch_once to the no-op bench subscriber (loaded with dlopen like
  *    in the daemon). Floor: jansson json_loads() of the same bytes.
  * 5. One change: the store holds the dataset, the dispatcher thread runs; one rule's name
- *    changes; the RULE reply is parsed, then timed from store_offer() to the subscriber's
+ *    changes; the RULE reply is parsed, then timed from store_swap() to the subscriber's
  *    apply() having returned (its report's timestamp): the dispatch time. The subscriber
  *    must see exactly one update and nothing else. Floor: comparing every item's raw JSON
  *    of the two versions with memcmp (what any change detection must at least read).
@@ -180,7 +180,7 @@ static long load_into(struct store *st, char **body, size_t len, const enum gw_g
 	for (size_t i = 0; i < n_want; i++) {
 		struct group_data *gd = out[want[i]];
 		items += (long)gd->n_items;
-		store_offer(st, gd, ingest_accept_polled, NULL);
+		store_swap(st, gd, ingest_accept_polled, NULL);
 		group_data_unref(gd);
 	}
 	return items;
@@ -359,7 +359,7 @@ static int one_change(struct ctx *c, int changes)
 		struct group_data *gd = out[GW_GROUP_RULE];
 		rule_items = gd->n_items;
 		int64_t ts = bench_now_ns();
-		store_offer(st, gd, ingest_accept_polled, NULL);
+		store_swap(st, gd, ingest_accept_polled, NULL);
 		struct report rep;
 		if (wait_report(c, "RULE", rule->lmt, &rep) < 0)
 			return -1;

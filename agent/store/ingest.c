@@ -69,7 +69,7 @@ size_t ingest_offer(struct ingest *in, const char *server, ingest_accept_fn acce
 		versions[groups[i]] = NULL;
 		const char *name = gw_group_name(gd->group);
 		struct group_data *replaced = NULL;
-		switch (store_offer(in->st, gd, accept, &replaced)) {
+		switch (store_swap(in->st, gd, accept, &replaced)) {
 		case INGEST_ACCEPTED:
 			accepted++;
 			LOG_I(in->log, "store",

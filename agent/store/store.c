@@ -56,8 +56,8 @@ static void install_locked(struct store *st, struct group_data *gd, struct group
 		group_data_unref(prev);
 }
 
-enum ingest_verdict store_offer(struct store *st, struct group_data *gd, ingest_accept_fn accept,
-                                struct group_data **replaced)
+enum ingest_verdict store_swap(struct store *st, struct group_data *gd, ingest_accept_fn accept,
+                               struct group_data **replaced)
 {
 	pthread_mutex_lock(&st->mu);
 	enum ingest_verdict v = accept(st->cur[gd->group], gd);

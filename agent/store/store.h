@@ -19,12 +19,12 @@ struct store;
 struct store *store_new(void);
 void store_free(struct store *st);
 
-/* Offer a version under a source's accept policy (store/ingest.h), applied under the
+/* Swap in a version if a source's accept policy (store/ingest.h) takes it, applied under the
  * store's lock; on INGEST_ACCEPTED the store takes its own reference and *replaced (when
  * not NULL) is the version it replaced (a reference the caller drops, NULL if nothing was
  * held), so what changed can be told without a race. */
-enum ingest_verdict store_offer(struct store *st, struct group_data *gd, ingest_accept_fn accept,
-                                struct group_data **replaced);
+enum ingest_verdict store_swap(struct store *st, struct group_data *gd, ingest_accept_fn accept,
+                               struct group_data **replaced);
 
 /* Install a version whatever the rule says (snapshot load at start). Takes a reference. */
 void store_put(struct store *st, struct group_data *gd);

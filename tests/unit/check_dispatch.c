@@ -112,7 +112,7 @@ static void wait_consecutive(size_t i, enum gw_group g, unsigned n)
 
 static void offer(struct group_data *gd)
 {
-	ck_assert_int_eq(store_offer(st, gd, ingest_accept_polled, NULL), INGEST_ACCEPTED);
+	ck_assert_int_eq(store_swap(st, gd, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	group_data_unref(gd);
 }
 

@@ -565,7 +565,7 @@ START_TEST(reload_through_the_dispatcher)
 	ck_assert_msg(dispatcher_start(&d, subs, st, &t.cfg, lg, &e) == 0, "%s", e.msg);
 	struct group_data *gd =
 	    gd_make(GW_GROUP_APP_AUTH, "a1", 1, (const char *[]){"k", "{}", NULL});
-	store_offer(st, gd, ingest_accept_polled, NULL);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ck_assert_int_eq(wait_lines(reloads, "APP_AUTH", 1, 5000), 1);
 	char *text = group_file("APP_AUTH");

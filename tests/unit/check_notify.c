@@ -149,7 +149,7 @@ static void hold_all(struct store *st, const struct cfg *cfg)
 	const char *kv[] = {"k1", "{\"id\":\"k1\"}", NULL};
 	for (size_t k = 0; k < cfg->n_groups; k++) {
 		struct group_data *gd = gd_make(cfg->groups[k], "m", 1, kv);
-		store_offer(st, gd, ingest_accept_polled, NULL);
+		store_swap(st, gd, ingest_accept_polled, NULL);
 		group_data_unref(gd);
 	}
 }

@@ -183,11 +183,11 @@ START_TEST(attached_dispatcher_follows_the_switch)
 
 	const char *kv[] = {"r1", "{\"id\":\"r1\"}", NULL};
 	struct group_data *gd = gd_make(GW_GROUP_RULE, "v1", 1, kv);
-	store_offer(st, gd, ingest_accept_polled, NULL);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ck_assert_int_eq(delivered(d, "v1", 300), 0); /* paused from the start */
 	gd = gd_make(GW_GROUP_RULE, "v2", 2, kv);
-	store_offer(st, gd, ingest_accept_polled, NULL);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 
 	int changed, persisted;
@@ -199,7 +199,7 @@ START_TEST(attached_dispatcher_follows_the_switch)
 
 	ck_assert_int_eq(pause_set(ps, 1, "a test", &changed, &persisted, &err), 0);
 	gd = gd_make(GW_GROUP_RULE, "v3", 3, kv);
-	store_offer(st, gd, ingest_accept_polled, NULL);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ck_assert_int_eq(delivered(d, "v3", 300), 0);
 	struct dispatch_status ds;

@@ -127,7 +127,7 @@ START_TEST(writer_follows_the_store_and_skips_provisional)
 	p->provisional = 1;
 	store_put(st, p);
 	struct group_data *v = rules("v2", 2, "{\"id\":\"new\"}");
-	ck_assert_int_eq(store_offer(st, v, ingest_accept_polled, NULL), INGEST_ACCEPTED);
+	ck_assert_int_eq(store_swap(st, v, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	char path[512];
 	snprintf(path, sizeof path, "%s/RULE.json", dir);
 	ck_assert(wait_file(path, "\"md5\": \"v2\""));

@@ -225,7 +225,7 @@ static void hold_all(const char *md5_prefix, int64_t lmt)
 		char md5[64];
 		snprintf(md5, sizeof md5, "%s-%s", md5_prefix, gw_group_name(t.cfg.groups[k]));
 		struct group_data *gd = gd_make(t.cfg.groups[k], md5, lmt, kv);
-		ck_assert_int_eq(store_offer(st, gd, ingest_accept_polled, NULL), INGEST_ACCEPTED);
+		ck_assert_int_eq(store_swap(st, gd, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 		group_data_unref(gd);
 	}
 }
@@ -442,7 +442,7 @@ START_TEST(status_and_metrics_follow_a_failing_subscriber)
 	fclose(f);
 	const char *kv[] = {"k2", "{\"id\":\"k2\"}", NULL};
 	struct group_data *gd = gd_make(GW_GROUP_RULE, "b-RULE", 20, kv);
-	store_offer(st, gd, ingest_accept_polled, NULL);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ck_assert(wait_status("failures", "1", 5000));
 	doc = get_json("/status");
@@ -523,7 +523,7 @@ START_TEST(pause_and_resume_over_http)
 		char md5[32];
 		snprintf(md5, sizeof md5, "v%d-RULE", i);
 		struct group_data *gd = gd_make(GW_GROUP_RULE, md5, 10 + i, kv);
-		store_offer(st, gd, ingest_accept_polled, NULL);
+		store_swap(st, gd, ingest_accept_polled, NULL);
 		group_data_unref(gd);
 	}
 	ck_assert(!wait_status("md5", "v3-RULE", 300));

@@ -49,11 +49,11 @@ START_TEST(offer_keeps_newest_and_bumps_generation)
 	struct group_data *v1 = version(GW_GROUP_PLUGIN, "m1", 10);
 	struct group_data *v0 = version(GW_GROUP_PLUGIN, "m0", 5);
 	uint64_t g0 = store_generation(st);
-	ck_assert_int_eq(store_offer(st, v1, ingest_accept_polled, NULL), INGEST_ACCEPTED);
+	ck_assert_int_eq(store_swap(st, v1, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	ck_assert_uint_gt(store_generation(st), g0);
 	uint64_t g1 = store_generation(st);
-	ck_assert_int_eq(store_offer(st, v0, ingest_accept_polled, NULL), INGEST_OLDER);
-	ck_assert_int_eq(store_offer(st, v1, ingest_accept_polled, NULL), INGEST_SAME);
+	ck_assert_int_eq(store_swap(st, v0, ingest_accept_polled, NULL), INGEST_OLDER);
+	ck_assert_int_eq(store_swap(st, v1, ingest_accept_polled, NULL), INGEST_SAME);
 	ck_assert_uint_eq(store_generation(st), g1);
 	struct group_data *got = store_get(st, GW_GROUP_PLUGIN);
 	ck_assert_ptr_eq(got, v1);
@@ -144,7 +144,7 @@ START_TEST(wait_wakes_on_accept)
 	pthread_t t;
 	pthread_create(&t, NULL, wait_thread, &w);
 	struct group_data *v = version(GW_GROUP_RULE, "x", 1);
-	ck_assert_int_eq(store_offer(st, v, ingest_accept_polled, NULL), INGEST_ACCEPTED);
+	ck_assert_int_eq(store_swap(st, v, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	pthread_join(t, NULL);
 	ck_assert_uint_ne(w.got, w.seen);
 	ck_assert_uint_eq(store_wait(st, w.got, 10), w.got); /* timeout returns unchanged */
