@@ -151,6 +151,22 @@ int cfgw_size(struct loader *ld, const struct key *k, const struct ynode *v, con
 	return 0;
 }
 
+int cfgw_mode(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+              void *base)
+{
+	const char *s = cfgw_scalar(ld, v, path, "an octal file mode like \"0640\"");
+	unsigned m;
+	if (!s)
+		return -1;
+	if (units_mode(s, &m) < 0)
+		return cfgw_err(
+		    ld, v, path,
+		    "expected an octal file mode like \"0640\" (quote it), got '%.100s'", s);
+	if (base)
+		*(unsigned *)((char *)base + k->off) = m;
+	return 0;
+}
+
 int cfgw_int(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
              void *base)
 {

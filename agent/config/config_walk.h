@@ -76,6 +76,8 @@ int cfgw_size(struct loader *ld, const struct key *k, const struct ynode *v, con
               void *base); /* int64_t bytes, >= k->min */
 int cfgw_int(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
              void *base); /* int, k->min..k->max */
+int cfgw_mode(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+              void *base); /* unsigned, an octal file mode ("0640") */
 int cfgw_bool(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
               void *base); /* int 0/1 */
 int cfgw_submap(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,

@@ -3,7 +3,7 @@
  * cfgw_map(), whose own loaders run check-only (no base to store into): the values are
  * read later by the plugin through the host's getters, with the same parsers (units.c), so
  * what passes here converts there. Only what the agent's keys have no loader for (a
- * string that may be empty, a path, a file mode, a list) is checked here.
+ * string that may be empty, a path, a list) is checked here.
  */
 #include "deliver/plugin_options.h"
 
@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "config/config_walk.h"
-#include "shared/units.h"
 
 const char *plugin_option_type_name(enum gw_option_type t)
 {
@@ -74,20 +73,6 @@ static int v_path_optional(struct loader *ld, const struct key *k, const struct 
 	return path_check(ld, v, path, "name a path, or leave the key out to go without");
 }
 
-static int v_mode(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
-                  void *base)
-{
-	const char *s = cfgw_scalar(ld, v, path, "an octal file mode like \"0640\"");
-	unsigned m;
-	if (!s)
-		return -1;
-	if (units_mode(s, &m) < 0)
-		return cfgw_err(
-		    ld, v, path,
-		    "expected an octal file mode like \"0640\" (quote it), got '%.100s'", s);
-	return 0;
-}
-
 static int v_list(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
                   void *base)
 {
@@ -115,7 +100,7 @@ static load_fn loader_of(enum gw_option_type t)
 	case GW_OPT_SIZE:
 		return cfgw_size;
 	case GW_OPT_MODE:
-		return v_mode;
+		return cfgw_mode;
 	case GW_OPT_PATH:
 		return v_path;
 	case GW_OPT_LIST:
