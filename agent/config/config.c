@@ -18,7 +18,7 @@
 #include "config/config_walk.h"
 #include "config/envexpand.h"
 #include "core/readfile.h"
-#include "core/units.h"
+#include "shared/units.h"
 #include "config/ytree.h"
 
 #define SUBSCRIBER_NAME_MAX 64

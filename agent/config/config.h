@@ -1,8 +1,9 @@
 /*
  * The agent's configuration: the YAML file (etc/gwsync.yaml) turned into one plain,
  * validated struct. Everything the agent needs is resolved here once ("${VAR}" expanded,
- * password_file read, durations in ms, defaults filled), so no other file parses YAML,
- * except a subscriber's own `config:` map, which is kept as a YAML tree (ytree.h) and read
+ * secret files read, durations in ms, defaults filled), so no other file parses YAML. A
+ * subscriber's own `config:` map is the exception: it is kept as a YAML tree (ytree.h),
+ * checked against the plugin's declared options (deliver/plugin_options.h) and read
  * through the host table of the plugin ABI.
  */
 #ifndef GW_CONFIG_H

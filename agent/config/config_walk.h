@@ -10,7 +10,8 @@
  * Conventions: every loader returns 0, or -1 with ld->err filled; `path` is the dotted key
  * path for messages ("admin.retry.interval", "subscribers[1].name"); `base` is the struct
  * that key->off is an offset into (struct cfg, one struct cfg_subscriber, or a source
- * section's settings).
+ * section's settings), or NULL to check a value without keeping it (a plugin's declared
+ * options, plugin_options.c).
  */
 #ifndef GW_CONFIG_WALK_H
 #define GW_CONFIG_WALK_H
@@ -119,6 +120,8 @@ int cfgw_size(struct loader *ld, const struct key *k, const struct ynode *v, con
               void *base); /* int64_t bytes, >= k->min */
 int cfgw_int(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
              void *base); /* int, k->min..k->max */
+int cfgw_mode(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+              void *base); /* unsigned, an octal file mode ("0640") */
 int cfgw_bool(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
               void *base); /* int 0/1 */
 int cfgw_submap(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,

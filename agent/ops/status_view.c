@@ -113,46 +113,45 @@ int status_subscriber_in_step(const struct status_view *v, size_t i, enum gw_gro
 	return pg->delivered && strcmp(pg->md5, v->data[g]->md5) == 0;
 }
 
-int status_healthy(const struct status_view *v, char *why, size_t cap)
+int status_healthy(const struct status_view *v, struct gw_err *why)
 {
 	char list[256];
 	if (list_groups(v, group_missing, NULL, list, sizeof list) > 0) {
-		snprintf(why, cap,
-		         "no data yet for %s: no admin has answered and no snapshot "
-		         "held it",
-		         list);
+		gw_errf(why,
+		        "no data yet for %s: no admin has answered and no snapshot "
+		        "held it",
+		        list);
 		return 0;
 	}
 	if (!v->have_dispatch || !v->dispatch.alive) {
-		snprintf(why, cap, "the dispatcher is not running");
+		gw_errf(why, "the dispatcher is not running");
 		return 0;
 	}
-	snprintf(why, cap, "ok");
+	gw_errf(why, "ok");
 	return 1;
 }
 
-int status_ready(const struct status_view *v, char *why, size_t cap)
+int status_ready(const struct status_view *v, struct gw_err *why)
 {
 	char list[256];
 	if (list_groups(v, group_missing, NULL, list, sizeof list) > 0) {
-		snprintf(why, cap, "waiting for data: %s", list);
+		gw_errf(why, "waiting for data: %s", list);
 		return 0;
 	}
 	if (!v->have_dispatch || !v->dispatch.alive) {
-		snprintf(why, cap, "the dispatcher is not running");
+		gw_errf(why, "the dispatcher is not running");
 		return 0;
 	}
 	if (!v->paused) {
 		for (size_t i = 0; i < v->dispatch.n_subscribers; i++) {
 			struct dispatch_subscriber_status *s = &v->dispatch.subscribers[i];
 			if (list_groups(v, group_undelivered, s, list, sizeof list) > 0) {
-				snprintf(why, cap, "delivering %s to subscriber '%s'", list,
-				         s->name);
+				gw_errf(why, "delivering %s to subscriber '%s'", list, s->name);
 				return 0;
 			}
 		}
 	}
-	snprintf(why, cap, "ready");
+	gw_errf(why, "ready");
 	return 1;
 }
 

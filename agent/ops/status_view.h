@@ -77,7 +77,7 @@ void status_view_free(struct status_view *v);
  * /healthz: 1 if every configured group holds data (from an admin or from the snapshot) and
  * the dispatcher is alive; else 0 with a one-line reason in `why` ("ok" when healthy).
  */
-int status_healthy(const struct status_view *v, char *why, size_t cap);
+int status_healthy(const struct status_view *v, struct gw_err *why);
 
 /*
  * systemd READY=1: every configured group holds data and, unless sync is paused or there
@@ -85,7 +85,7 @@ int status_healthy(const struct status_view *v, char *why, size_t cap);
  * rejected: a failing plugin shows in /status, it must not keep the service "activating").
  * Else 0 and `why` says what is missing.
  */
-int status_ready(const struct status_view *v, char *why, size_t cap);
+int status_ready(const struct status_view *v, struct gw_err *why);
 
 /*
  * One short line for systemd's STATUS= and the log: "syncing 5 groups from 1 of 1 admin

@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 #include "core/clock.h"
 #include "core/readfile.h"
 #include "core/thread.h"
-#include "store/groupdoc.h"
+#include "shared/groupdoc.h"
 #include "store/history.h"
 #include "model/model.h"
 #include "model/groups.h"
@@ -28,21 +28,20 @@
 
 int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
 {
-	char ebuf[512], name[64];
+	char name[64];
 	const char *gname = gw_group_name(gd->group);
 	snprintf(name, sizeof name, "%s.json", gname);
-	if (make_dirs(dir, 0750, ebuf, sizeof ebuf) != 0)
-		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	if (make_dirs(dir, 0750, err) != 0)
+		return gw_err_prefix(err, "snapshot of %s", gname);
 	struct atomic_file af;
 	/* owner-only: APP_AUTH's snapshot holds appSecrets, AI_PROXY_API_KEY's the real keys.
 	 * The directory stays 0750 so a gateway group can reach a cache kept inside it. */
-	if (atomic_file_open(&af, dir, name, 0600, ebuf, sizeof ebuf) != 0)
-		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	if (atomic_file_open(&af, dir, name, 0600, err) != 0)
+		return gw_err_prefix(err, "snapshot of %s", gname);
 	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time, gd->item_ptrs, gd->n_items);
-	if (atomic_file_finish(&af, ebuf, sizeof ebuf) != 0 ||
-	    atomic_file_commit(&af, ebuf, sizeof ebuf) != 0) {
+	if (atomic_file_finish(&af, err) != 0 || atomic_file_commit(&af, err) != 0) {
 		atomic_file_abort(&af);
-		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+		return gw_err_prefix(err, "snapshot of %s", gname);
 	}
 	return 0;
 }
@@ -81,7 +80,7 @@ size_t snapshot_load(const char *dir, const enum gw_group *groups, size_t n_grou
 	size_t loaded = 0;
 	for (size_t i = 0; i < n_groups; i++) {
 		struct group_data *gd = NULL;
-		struct gw_err err = {{0}};
+		struct gw_err err = {0};
 		int rc = snapshot_read(dir, groups[i], &gd, &err);
 		if (rc < 0) {
 			LOG_W(log, "snapshot", "ignoring %s (corrupt or unreadable)", err.msg);
@@ -135,7 +134,7 @@ static void write_history(struct snapshot_writer *w)
 	history_settle(h);
 	if (!history_dirty(h))
 		return;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (history_save(h, w->dir, &err) == 0) {
 		w->history_failing = 0;
 	} else {
@@ -160,7 +159,7 @@ static void write_pending(struct snapshot_writer *w)
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		struct group_data *gd = store_get(w->st, (enum gw_group)g);
 		if (gd && !gd->provisional && strcmp(gd->md5, w->written[g]) != 0) {
-			struct gw_err err = {{0}};
+			struct gw_err err = {0};
 			if (snapshot_write(w->dir, gd, &err) == 0) {
 				memcpy(w->written[g], gd->md5, sizeof gd->md5);
 				w->failing[g] = 0;

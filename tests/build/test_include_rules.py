@@ -30,11 +30,12 @@ SRC = os.environ.get("GWSYNC_SRCDIR", os.path.join(os.path.dirname(__file__), ".
 
 ROOMS = {
     "core": {"core"},
-    "model": {"core", "model"},
-    "store": {"core", "model", "store"},
-    "config": {"core", "model", "config"},
-    "source": {"core", "model", "config", "source", "store"},
-    "deliver": {"core", "model", "config", "store", "deliver"},
+    "shared": {"core", "shared"},  # built into libgwshared for the agent and the plugins
+    "model": {"core", "shared", "model"},
+    "store": {"core", "shared", "model", "store"},
+    "config": {"core", "shared", "model", "config"},
+    "source": {"core", "shared", "model", "config", "source", "store"},
+    "deliver": {"core", "shared", "model", "config", "store", "deliver"},
     "ops": None,   # every room
     "main": None,  # agent/main.c, options, signals
 }
@@ -47,9 +48,7 @@ SOURCE_NEVER = {"store/store.h"}
 
 # (includer, included): a rule the code does not keep yet, each with its reason.
 ALLOWED = {
-    # ingest.h still takes enum store_verdict and store_accept_fn from store.h; they move
-    # into the ingest with issue 23 item 4 (branch seams-core), which deletes this line.
-    ("store/ingest.h", "store/store.h"),
+    # none today: every rule of docs/architecture.md is kept
 }
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+([<"])([^>"]+)[>"]', re.M)

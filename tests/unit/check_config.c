@@ -69,7 +69,7 @@ static const char *write_file(const char *name, const char *text)
 
 static struct cfg *load_ok(const char *yaml)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	write_file("gwsync.yaml", yaml);
 	ck_assert_msg(cfg_load(cfg_path, &c, &err) == 0, "refused: %s\n--- yaml:\n%s", err.msg,
@@ -81,7 +81,7 @@ static struct cfg *load_ok(const char *yaml)
 /* The load must fail with "CFG_PATH:LINE:COL: ...PART..." */
 static void load_err(const char *yaml, int line, int col, const char *part)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	char prefix[600];
 	write_file("gwsync.yaml", yaml);
@@ -255,7 +255,7 @@ END_TEST
 /* etc/gwsync.yaml must load on a fresh machine, where GWSYNC_ADMIN_PASSWORD is unset. */
 START_TEST(sample_file)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	ck_assert_msg(cfg_load(SRCDIR "/etc/gwsync.yaml", &c, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(c->servers[0], "http://127.0.0.1:9095");
@@ -633,7 +633,7 @@ START_TEST(servers_refused)
 	load_err("admin:\n  servers: [ http://a:1, \"http://A:1/\" ]\n", 2, 26,
 	         "admin.servers[1]: duplicate server 'http://a:1'");
 	/* credentials in a URL are refused without being echoed */
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	write_file("gwsync.yaml", "admin:\n  servers: [ \"http://u:hunter2@a:1\" ]\n");
 	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
@@ -769,7 +769,7 @@ END_TEST
 
 START_TEST(unreadable_config)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	char path[600];
 	snprintf(path, sizeof path, "%s/absent.yaml", tmpdir);
@@ -781,7 +781,7 @@ END_TEST
 
 START_TEST(parse_from_memory)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	const char *text = MINIMAL "log: { level: warn }\n";
 	ck_assert_int_eq(cfg_parse("inline.yaml", text, strlen(text), &c, &err), 0);
@@ -809,7 +809,7 @@ END_TEST
 
 START_TEST(ytree_nodes)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct ynode *t;
 	const char *text = "a: null\n"
 	                   "b: \"null\"\n"
@@ -1096,7 +1096,7 @@ START_TEST(websocket_refusals)
 	load_err(yaml, 5, 17,
 	         "admin.websocket.token_file: cannot be used together with "
 	         "admin.websocket.token (line 4)");
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	write_file("gwsync.yaml", yaml);
 	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);

@@ -625,8 +625,8 @@ START_TEST(listen_sends_store_stamps_and_headers)
 	struct group_data *gd = group_data_new(GW_GROUP_RULE);
 	strcpy(gd->md5, "abc");
 	gd->last_modify_time = 42;
-	group_data_index(gd);
-	store_offer(st, gd);
+	group_data_index(gd, NULL);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ingest_stamps(in, held);
 	ck_assert_int_eq(admin_listen(a, held, &mask, &why, &err), 0);

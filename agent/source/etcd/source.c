@@ -93,9 +93,9 @@ static void *run(void *arg)
 	size_t tried = 0; /* endpoints failed in this round */
 	LOG_I(s->log, "etcd", "%s: etcd sync started", s->kv->label);
 	while (!atomic_load(&s->stop)) {
-		enum sync_fail why = SYNC_OK;
-		struct gw_err err = {{0}};
-		enum etcd_outcome out = etcd_session(s, &why, &err);
+		struct gw_err err = {0};
+		enum etcd_outcome out = etcd_session(s, &err);
+		enum sync_fail why = (enum sync_fail)err.kind;
 		if (out == ETCD_STOPPED || atomic_load(&s->stop))
 			break;
 		etcd_count_failure(s, why, err.msg);
@@ -122,11 +122,10 @@ static void *run(void *arg)
 		if (out == ETCD_AUTH_RETRY) {
 			LOG_W(s->log, "etcd", "%s [%s]; authenticating again", err.msg,
 			      sync_fail_name(why));
-			enum sync_fail awhy;
-			struct gw_err aerr = {{0}};
-			if (etcd_client_authenticate(s->client, s->ep, &awhy, &aerr) == 0)
+			struct gw_err aerr = {0};
+			if (etcd_client_authenticate(s->client, s->ep, &aerr) == 0)
 				continue;
-			why = awhy;
+			why = (enum sync_fail)aerr.kind;
 			snprintf(err.msg, sizeof err.msg, "%s", aerr.msg);
 			etcd_count_failure(s, why, err.msg);
 			out = ETCD_FAILED;
@@ -243,9 +242,8 @@ static int etcd_initial_sync(struct source *s, struct gw_err *err)
 	for (size_t i = 0; i < n; i++) {
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		enum sync_fail why;
-		struct gw_err e = {{0}};
-		if (etcd_full_read(s, i, KV_FULL_START, &why, &e) == 0) {
+		struct gw_err e = {0};
+		if (etcd_full_read(s, i, KV_FULL_START, &e) == 0) {
 			s->ep = i;
 			s->need_full = ETCD_NO_FULL_READ;
 			pthread_mutex_lock(&s->mu);
@@ -256,8 +254,8 @@ static int etcd_initial_sync(struct source *s, struct gw_err *err)
 		}
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		etcd_count_failure(s, why, e.msg);
-		LOG_W(s->log, "etcd", "%s [%s]", e.msg, sync_fail_name(why));
+		etcd_count_failure(s, (enum sync_fail)e.kind, e.msg);
+		LOG_W(s->log, "etcd", "%s [%s]", e.msg, sync_fail_name((enum sync_fail)e.kind));
 		gw_errf(err, "%s", e.msg);
 	}
 	return gw_errf(err, "no etcd endpoint answered (%zu tried); the last: %.900s", n,

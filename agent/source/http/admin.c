@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "source/curl_http.h"
 #include "source/http/login.h"
 #include "model/model.h"

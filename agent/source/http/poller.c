@@ -218,7 +218,7 @@ static void *run(void *arg)
 	int lag_streak = 0;
 	LOG_I(p->log, "poller", "server %s: long polling started", server);
 	while (!stopping(p)) {
-		struct gw_err err = {""};
+		struct gw_err err = {0};
 		enum sync_fail why = SYNC_OK;
 		struct outcome o;
 		memset(&o, 0, sizeof o);

@@ -89,7 +89,7 @@ static int longpoll_probe(struct source *s, FILE *out, struct gw_err *err)
 {
 	const struct cfg *cfg = s->args.cfg;
 	size_t answered = 0, refused = 0;
-	struct gw_err first = {""}, e;
+	struct gw_err first = {0}, e;
 	for (size_t i = 0; i < cfg->n_servers; i++) {
 		unsigned named = 0;
 		enum sync_fail why;

@@ -172,7 +172,7 @@ static void handshake_timer(lws_sorted_usec_list_t *sul)
 static void on_message(struct ws_conn *c, const char *text, size_t len)
 {
 	struct ws_msg m;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	c->messages++;
 	if (ws_msg_parse(text, len, &m, &err) != 0) {
 		LOG_E(c->sh->log, "websocket",

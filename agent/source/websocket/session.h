@@ -11,7 +11,7 @@
 #include <libwebsockets.h>
 #include <pthread.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "source/retry.h"
 #include "source/websocket/conn.h"
 
