@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct group_data *group_data_new(enum gw_group group)
 {
@@ -16,6 +17,9 @@ struct group_data *group_data_new(enum gw_group group)
 	atomic_init(&gd->refs, 1);
 	gd->group = group;
 	arena_init(&gd->arena);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	gd->born = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	return gd;
 }
 
@@ -77,9 +81,9 @@ void group_data_seal(struct group_data *gd, const struct gd_store *text)
 		return;
 	const char *lo = text->text, *hi = text->text + text->text_len;
 	for (size_t i = 0; i < gd->n_items; i++) {
-		const char *j = gd->items[i].json;
+		const char *j = gd->items[i]->json;
 		if (j >= lo && j < hi)
-			((char *)j)[gd->items[i].json_len] = '\0'; /* the text is ours: see .h */
+			((char *)j)[gd->items[i]->json_len] = '\0'; /* the text is ours: see .h */
 	}
 }
 
@@ -120,23 +124,10 @@ static int cmp_keyed(const void *a, const void *b)
 	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-int group_data_link(struct group_data *gd)
-{
-	gd->item_ptrs =
-	    arena_alloc(&gd->arena, (gd->n_items ? gd->n_items : 1) * sizeof *gd->item_ptrs);
-	if (!gd->item_ptrs)
-		return -1;
-	for (size_t i = 0; i < gd->n_items; i++) {
-		gd->items[i].size = sizeof gd->items[i];
-		gd->item_ptrs[i] = &gd->items[i];
-	}
-	return 0;
-}
-
 long group_data_index(struct group_data *gd)
 {
 	gd->by_key = arena_alloc(&gd->arena, (gd->n_items ? gd->n_items : 1) * sizeof *gd->by_key);
-	if (!gd->by_key || group_data_link(gd) < 0)
+	if (!gd->by_key)
 		return -2;
 	if (gd->n_items == 0)
 		return -1;
@@ -145,7 +136,7 @@ long group_data_index(struct group_data *gd)
 		return -2;
 	int sorted = 1;
 	for (size_t i = 0; i < gd->n_items; i++) {
-		tmp[i].key = gd->items[i].key;
+		tmp[i].key = gd->items[i]->key;
 		tmp[i].idx = (uint32_t)i;
 		if (i && sorted && strcmp(tmp[i - 1].key, tmp[i].key) >= 0)
 			sorted = 0;
@@ -168,7 +159,7 @@ size_t group_data_rank(const struct group_data *gd, const char *key, int *found)
 	*found = 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(gd->items[gd->by_key[mid]].key, key);
+		int c = strcmp(gd->items[gd->by_key[mid]]->key, key);
 		if (c == 0) {
 			*found = 1;
 			return mid;
@@ -185,5 +176,12 @@ const struct gw_item *group_data_find(const struct group_data *gd, const char *k
 {
 	int found;
 	size_t r = group_data_rank(gd, key, &found);
-	return found ? &gd->items[gd->by_key[r]] : NULL;
+	return found ? gd->items[gd->by_key[r]] : NULL;
+}
+
+const struct gd_delta *group_data_delta(const struct group_data *to, const struct group_data *from)
+{
+	if (!to || !from || to->delta.pred != from || to->delta.pred_born != from->born)
+		return NULL;
+	return &to->delta;
 }

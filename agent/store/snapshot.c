@@ -37,7 +37,8 @@ int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *
 	 * The directory stays 0750 so a gateway group can reach a cache kept inside it. */
 	if (atomic_file_open(&af, dir, name, 0600, ebuf, sizeof ebuf) != 0)
 		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
-	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time, gd->item_ptrs, gd->n_items);
+	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time,
+	               (const struct gw_item *const *)gd->items, gd->n_items);
 	if (atomic_file_finish(&af, ebuf, sizeof ebuf) != 0 ||
 	    atomic_file_commit(&af, ebuf, sizeof ebuf) != 0) {
 		atomic_file_abort(&af);

@@ -66,13 +66,13 @@ static int plugin_items(const struct group_data *prev, const struct group_data *
 	if (!plugins)
 		return -1;
 	for (size_t i = 0; i < batch->n_items; i++) {
-		const char *name = plugin_of(&batch->items[i]);
+		const char *name = plugin_of(batch->items[i]);
 		if (name && !in_list(name, plugins, np))
 			plugins[np++] = name;
 	}
 	for (size_t i = 0; i < prev->n_items; i++)
-		if (in_list(plugin_of(&prev->items[i]), plugins, np))
-			dels[(*n)++] = prev->items[i].key;
+		if (in_list(plugin_of(prev->items[i]), plugins, np))
+			dels[(*n)++] = prev->items[i]->key;
 	free(plugins);
 	return 0;
 }
@@ -111,7 +111,7 @@ static int build(enum gw_group g, enum ws_event event, const struct group_data *
 		if (!dels)
 			return gw_errf(err, "group %s: out of memory", gw_group_name(g));
 		for (size_t i = 0; i < batch->n_items; i++)
-			dels[p.n_deletes++] = batch->items[i].key;
+			dels[p.n_deletes++] = batch->items[i]->key;
 		p.upserts = NULL;
 		break;
 	}
@@ -308,8 +308,8 @@ size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 			const char **dels = calloc(held->n_items + 1, sizeof *dels);
 			size_t n = 0;
 			for (size_t k = 0; dels && k < held->n_items; k++)
-				if (!sh || !group_data_find(sh, held->items[k].key))
-					dels[n++] = held->items[k].key;
+				if (!sh || !group_data_find(sh, held->items[k]->key))
+					dels[n++] = held->items[k]->key;
 			struct patch p = {
 			    g,         held,        NULL, dels, n, 0, held->provisional && !sh,
 			    a->server, gw_wall_ms()};
