@@ -19,6 +19,7 @@
 #include "core/thread.h"
 #include "model/diff.h"
 #include "model/groups.h"
+#include "model/typed.h"
 
 /* One subscriber's view of one group. */
 struct sub_group {
@@ -78,7 +79,11 @@ static int deliver(struct subscriber *s, enum gw_group g, const struct group_dat
 	struct diff df;
 	struct gw_err err;
 	memset(o, 0, sizeof *o);
-	if (diff_build(&df, g, from, to, &err) < 0) {
+	/* the typed views, for a subscriber that reads them: made on this thread, the one
+	 * thing delivery adds to a version (model/typed.h) */
+	if ((s->typed &&
+	     model_typed_fill((struct group_data *)to, (struct group_data *)from, &err) != 0) ||
+	    diff_build(&df, g, from, to, &err) < 0) {
 		copy(o->why, sizeof o->why, err.msg);
 		return -1;
 	}

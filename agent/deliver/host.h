@@ -9,6 +9,7 @@
 
 #include <gwsync/subscriber.h>
 
+#include "core/arena.h"
 #include "core/log.h"
 
 struct host_ctx {
@@ -17,10 +18,15 @@ struct host_ctx {
 	const struct gw_option *options; /* declared options or NULL */
 	char error[512];                 /* the last host->error() message of the current call */
 	int in_init;                     /* inside init(): an ERROR log line also sets `error` */
+	struct arena
+	    scratch; /* item_typed()'s copies: freed when the call returns (host_call_done) */
 };
 
 /* Fill `h` (every ABI-2 member) for `ctx`, which must outlive it. */
 void host_table_init(struct gw_host *h, struct host_ctx *ctx);
+
+/* After a callback returns: free what the host made for it (item_typed()'s copies). */
+void host_call_done(struct host_ctx *ctx);
 
 /* The context behind a host table filled by host_table_init(). */
 static inline struct host_ctx *host_ctx_of(const struct gw_host *h)

@@ -82,7 +82,8 @@ static int too_much(size_t held, size_t json)
  * store the items whose store is not kept (see edit.h). Looks at every item. 0 or -1 (out
  * of memory).
  */
-static int settle_general(struct group_data *gd, const struct vstores *v, const uint16_t *sidx)
+static int settle_general(struct group_data *gd, const struct vstores *v, const uint16_t *sidx,
+                          int *copied)
 {
 	size_t n = gd->n_items, ncopy = 0, used = 0, top = MAX_VIRTUAL;
 	uint32_t count[MAX_VIRTUAL] = {0};
@@ -124,6 +125,7 @@ static int settle_general(struct group_data *gd, const struct vstores *v, const 
 	}
 	struct gd_store *fresh = NULL;
 	uint8_t fresh_idx = 0;
+	*copied = copying;
 	if (copying) {
 		if (!(fresh = gd_store_new()))
 			return -1;
@@ -510,9 +512,12 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 			sidx[i] = prev_stores ? gd->item_store[i] : COPY;
 		for (size_t i = 0; i < nn; i++)
 			sidx[new_at[i]] = new_sidx[i];
-		if (settle_general(gd, vs, sidx) != 0)
+		int copied;
+		if (settle_general(gd, vs, sidx, &copied) != 0)
 			goto fail;
+		cheap = !copied;
 	}
+	gd->delta_shares = cheap; /* nothing copied: every item kept is prev's own */
 	if (index_merge(gd, prev, remap, gone, added, na, err) != 0)
 		goto out;
 	if (prev && carry_delta(gd, prev, leaving, nl, entering, nn) != 0)
@@ -641,7 +646,8 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 	for (size_t i = 0; i < n; i++)
 		sidx[i] = from_store(vs, from, i);
 	gd->json_bytes = from ? from->json_bytes : 0;
-	if (settle_general(gd, vs, sidx) != 0)
+	int copied;
+	if (settle_general(gd, vs, sidx, &copied) != 0)
 		goto fail;
 	if (from && from->by_key) {
 		if (!(gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key)))

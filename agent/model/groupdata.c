@@ -17,6 +17,7 @@ struct group_data *group_data_new(enum gw_group group)
 	atomic_init(&gd->refs, 1);
 	gd->group = group;
 	arena_init(&gd->arena);
+	arena_init(&gd->lazy);
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	gd->born = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -38,6 +39,7 @@ void group_data_unref(struct group_data *gd)
 		gd_store_unref(gd->stores[i]);
 	free(gd->heap_items);
 	arena_free(&gd->arena);
+	arena_free(&gd->lazy);
 	free(gd);
 }
 
@@ -48,6 +50,7 @@ struct gd_store *gd_store_new(void)
 		return NULL;
 	atomic_init(&s->refs, 1);
 	arena_init(&s->arena);
+	arena_init(&s->lazy);
 	return s;
 }
 
@@ -98,6 +101,7 @@ void gd_store_unref(struct gd_store *s)
 	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	arena_free(&s->arena);
+	arena_free(&s->lazy);
 	free(s->text);
 	gd_store_unref(s->text_of);
 	free(s);

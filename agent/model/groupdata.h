@@ -77,6 +77,13 @@ struct group_data {
 	struct item_digest digest_sum;
 
 	struct gd_delta delta; /* from the version it was made from; its arrays in `arena` */
+	int delta_shares;      /* every item not in `delta` is the predecessor's own */
+
+	/* Typed views made on delivery (model/typed.h), touched only by the delivering
+	 * thread: every item has its view; and where the views of a version without stores
+	 * go. */
+	int typed_all;
+	struct arena lazy;
 };
 
 /* At most this many stores per version: beyond, the model copies every item into one new
@@ -89,7 +96,8 @@ struct group_data {
 struct gd_store {
 	atomic_int refs;
 	struct arena arena;
-	char *text; /* malloc'd, freed with the store; NULL: none */
+	struct arena lazy; /* typed views made on delivery (model/typed.h): that thread's */
+	char *text;        /* malloc'd, freed with the store; NULL: none */
 	size_t text_len;
 	struct gd_store *text_of;
 };
@@ -102,7 +110,8 @@ struct gd_store *gd_store_wrap(char *text, size_t len);
 char *gd_store_unwrap(struct gd_store *s);
 struct gd_store *gd_store_ref(struct gd_store *s);
 void gd_store_unref(struct gd_store *s);
-/* Bytes the store keeps alive: its arena, its text and the text it depends on. */
+/* Bytes the store keeps alive: its arena, its text and the text it depends on (not the
+ * typed views made on delivery: those are the delivering thread's to count, lazy.total). */
 size_t gd_store_bytes(const struct gd_store *s);
 
 /* Bytes reserved by the version: its arena and its stores (shared ones counted whole). */

@@ -79,15 +79,26 @@ static int copy_fields(struct arena *a, const struct field *fields, size_t n, vo
 	return 0;
 }
 
-/* The contents of `old` (key, name, typed fields) deep-copied into arena a; it->json is
- * left to the caller. 0 or -1 (out of memory). */
+/* Whether a group's items are parsed with their typed views (model/typed.h): PLUGIN's,
+ * whose ids the model reads itself (keys.h key_alias). The others' are made on delivery. */
+static int typed_at_parse(enum gw_group g)
+{
+	return g == GW_GROUP_PLUGIN;
+}
+
+/* The contents of `old` (key, name, and for PLUGIN its typed fields) deep-copied into
+ * arena a; it->json is left to the caller. Another group's typed view is never read here
+ * (the delivering thread may be making it: model/typed.h): the copy gets its own when it
+ * is delivered. 0 or -1 (out of memory). */
 static int copy_contents(struct arena *a, const struct gw_item *old, struct gw_item *it)
 {
 	const struct group_shape *sh = fields_group(old->group);
 	if (!(it->key = arena_strdup(a, old->key)))
 		return -1;
-	if (!sh->fields) {
-		it->name = old->name ? arena_strdup(a, old->name) : NULL;
+	if (!sh->fields || !typed_at_parse(old->group)) {
+		it->name = old->name
+		               ? (old->name == old->key ? it->key : arena_strdup(a, old->name))
+		               : NULL;
 		return old->name && !it->name ? -1 : 0;
 	}
 	void *typed = arena_alloc(a, sh->size);
@@ -451,7 +462,8 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		return gw_errf(err, "group %s: expected an object, got %s", gname,
 		               jspan_ws(text, end) < end ? span_type(jspan_ws(text, end))
 		                                         : "nothing");
-	b.c = (struct item_ctx){NULL, NULL, 0, err, gname, 0, NULL, syntax};
+	b.c = (struct item_ctx){.err = err, .group = gname, .syntax = syntax};
+	b.c.untyped = !typed_at_parse(g);
 	b.prev = prev;
 	b.share = shareable(prev);
 	/* a group parsed whole (nothing held to share) points into the reply's text instead
@@ -690,7 +702,8 @@ int model_parse_array(enum gw_group g, const char *text, size_t len, const char 
 	if (p == end || *p != '[')
 		return gw_errf(err, "group %s: 'data' must be an array", gname);
 	struct build b = {0};
-	b.c = (struct item_ctx){NULL, NULL, 0, err, gname, 0, NULL, &syntax};
+	b.c = (struct item_ctx){.err = err, .group = gname, .syntax = &syntax};
+	b.c.untyped = !typed_at_parse(g);
 	b.prev = prev;
 	b.share = shareable(prev);
 	b.same_keys = prev != NULL;

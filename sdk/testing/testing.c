@@ -16,6 +16,7 @@
 #include "deliver/plugin_config.h"
 #include "deliver/plugin_options.h"
 #include "model/diff.h"
+#include "model/typed.h"
 #include "model/model.h"
 
 static void say(char *err, size_t cap, const char *msg)
@@ -152,6 +153,7 @@ void gwt_host_free(struct gwt_host *h)
 {
 	if (!h)
 		return;
+	host_call_done(&h->ctx);
 	strbuf_reset(&h->log);
 	free(h->instance);
 	free(h);
@@ -195,7 +197,9 @@ struct gwt_change *gwt_change_new(enum gw_group group, const char *from_json, co
 	if (!c->to)
 		goto fail;
 	struct gw_err e = {{0}};
-	if (diff_build(&c->diff, group, c->from, c->to, &e) < 0) {
+	/* every item with its typed view: the plugin under test may read them all */
+	if (model_typed_fill(c->to, c->from, &e) != 0 ||
+	    diff_build(&c->diff, group, c->from, c->to, &e) < 0) {
 		say(err, cap, e.msg);
 		goto fail;
 	}

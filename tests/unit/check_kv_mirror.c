@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "model/edit.h"
+#include "model/typed.h"
 #include "source/kv/mirror.h"
 #include "store/store.h"
 
@@ -541,6 +542,9 @@ static const char *truth_path(int i)
 static void two_versions_equal(const struct group_data *a, const struct group_data *b)
 {
 	ck_assert_uint_eq(a->n_items, b->n_items);
+	struct gw_err terr = {{0}}; /* the typed views, as a subscriber reading them has them */
+	ck_assert_int_eq(model_typed_fill((struct group_data *)a, NULL, &terr), 0);
+	ck_assert_int_eq(model_typed_fill((struct group_data *)b, NULL, &terr), 0);
 	for (size_t i = 0; i < a->n_items; i++) {
 		ck_assert_str_eq(a->items[i]->key, b->items[i]->key);
 		ck_assert_str_eq(a->items[i]->json, b->items[i]->json);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "model/typed.h"
 #include "source/http/reply.h"
 #include "model/groups.h"
 
@@ -47,6 +48,14 @@ static void unref_all(struct group_data *out[GW_GROUP_COUNT])
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		group_data_unref(out[g]);
+}
+
+/* The typed views, as a subscriber that reads them gets them (model/typed.h). */
+static struct group_data *typed(const struct group_data *gd)
+{
+	struct gw_err terr = {{0}};
+	ck_assert_msg(model_typed_fill((struct group_data *)gd, NULL, &terr) == 0, "%s", terr.msg);
+	return (struct group_data *)gd;
 }
 
 START_TEST(fixture_parses)
@@ -110,7 +119,9 @@ START_TEST(typed_rule_with_conditions_and_unicode)
 	    "\","
 	    "\"paramValue\":\"/http/\\u00e9t\\u00e9/**\"}],\"unknownField\":{\"kept\":[1,2]}}";
 	ck_assert_msg(parse_rules(item, out, &err) == 0, "%s", err.msg);
-	const struct gw_item *it = out[GW_GROUP_RULE]->items[0];
+	/* checked, but its typed view is made only for a subscriber that reads it */
+	ck_assert_ptr_null(out[GW_GROUP_RULE]->items[0]->rule);
+	const struct gw_item *it = typed(out[GW_GROUP_RULE])->items[0];
 	ck_assert_str_eq(it->key, "r1");
 	ck_assert_str_eq(it->name, "限流-規則 café");
 	ck_assert_str_eq(it->rule->selector_id, "s1");
@@ -326,6 +337,7 @@ START_TEST(group_document_roundtrip)
 	ck_assert_msg(
 	    model_parse_group(GW_GROUP_APP_AUTH, doc, strlen(doc), "snapshot", &gd, &err) == 0,
 	    "%s", err.msg);
+	typed(gd);
 	ck_assert_str_eq(gd->items[0]->app_auth->app_key, "k1");
 	ck_assert_str_eq(gd->items[0]->app_auth->paths[0].path, "/x");
 	ck_assert_int_eq(gd->items[0]->app_auth->paths[0].enabled, GW_TRUE);
@@ -353,8 +365,9 @@ START_TEST(unchanged_items_are_shared_changed_ones_parsed)
 	struct group_data *a[GW_GROUP_COUNT], *b[GW_GROUP_COUNT];
 	struct gw_err err = {{0}};
 	ck_assert_int_eq(fetch(v1, strlen(v1), rule, 1, "s", NULL, a, &err), 0);
+	typed(a[GW_GROUP_RULE]);
 	ck_assert_msg(fetch(v2, strlen(v2), rule, 1, "s", a, b, &err) == 0, "%s", err.msg);
-	struct group_data *old = a[GW_GROUP_RULE], *new = b[GW_GROUP_RULE];
+	struct group_data *old = a[GW_GROUP_RULE], *new = typed(b[GW_GROUP_RULE]);
 	ck_assert_uint_eq(new->n_items, 3);
 	ck_assert_str_eq(new->items[1]->rule->name, "TWO"); /* changed: parsed */
 	ck_assert_int_eq(new->items[1]->rule->sort, 3);
@@ -452,6 +465,8 @@ static void assert_same_items(const struct group_data *a, const struct group_dat
 		ck_assert_str_eq(x->key, y->key);
 		ck_assert_str_eq(x->json, y->json);
 		ck_assert_uint_eq(x->json_len, y->json_len);
+		typed(a);
+		typed(b);
 		ck_assert_str_eq(x->rule->name, y->rule->name);
 		ck_assert_ptr_eq(x->name, x->rule->name);
 		ck_assert_ptr_eq(group_data_find(a, x->key), x);
@@ -524,7 +539,7 @@ START_TEST(a_long_run_of_changes_keeps_the_stores_bounded)
 		snprintf(k, sizeof k, "r%d", 1000 + round);
 		snprintf(name, sizeof name, "n%d", 1000 + round);
 		ck_assert_ptr_eq(group_data_find(gd, k), gd->items[round % N]);
-		ck_assert_str_eq(gd->items[round % N]->rule->name, name);
+		ck_assert_str_eq(typed(gd)->items[round % N]->rule->name, name);
 		memcpy(held, next, sizeof held);
 	}
 	ck_assert_uint_gt(most, 2); /* it did share, over many stores */
@@ -562,7 +577,7 @@ START_TEST(a_full_parse_keeps_the_reply_a_change_gives_it_back)
 	ck_assert_ptr_eq(body, mine); /* shared, not kept: still the caller's */
 	free(body);
 	unref_all(v1); /* the first body now lives on in v2's shared items only */
-	gd = v2[GW_GROUP_RULE];
+	gd = typed(v2[GW_GROUP_RULE]);
 	ck_assert_str_eq(gd->items[0]->json, "{\"id\":\"r1\",\"name\":\"n1\"}");
 	ck_assert_str_eq(gd->items[1]->rule->name, "n9");
 	ck_assert_str_eq(gd->items[2]->json, "{\"id\":\"r3\",\"name\":\"n3\"}");

@@ -19,6 +19,7 @@
 #include "model/edit.h"
 #include "model/fields.h"
 #include "model/patch.h"
+#include "model/typed.h"
 
 static struct group_data *items(enum gw_group g, const char *json)
 {
@@ -70,6 +71,14 @@ static struct group_data *patch(const struct group_data *prev, const struct grou
 	return patch_g(GW_GROUP_RULE, prev, up, dels, n_dels, replace, now);
 }
 
+/* The typed views, as a subscriber that reads them gets them (model/typed.h). */
+static struct group_data *typed(const struct group_data *gd)
+{
+	struct gw_err terr = {{0}};
+	ck_assert_msg(model_typed_fill((struct group_data *)gd, NULL, &terr) == 0, "%s", terr.msg);
+	return (struct group_data *)gd;
+}
+
 START_TEST(upsert_delete_replace)
 {
 	struct group_data *first = items(GW_GROUP_RULE, "[" R("b", "1") "," R("a", "1") "]");
@@ -79,7 +88,7 @@ START_TEST(upsert_delete_replace)
 	ck_assert_int_eq(v1->last_modify_time, 1000);
 	ck_assert_str_eq(v1->source, "ws://a");
 	ck_assert_uint_eq(strlen(v1->md5), 32);
-	ck_assert_ptr_nonnull(v1->items[0]->rule); /* typed like a fetched item */
+	ck_assert_ptr_nonnull(typed(v1)->items[0]->rule); /* typed like a fetched item */
 	ck_assert_str_eq(v1->items[0]->rule->plugin_name, "divide");
 
 	/* upsert: b replaced in place, c appended; the clock went back: stamp still grows */
@@ -203,7 +212,7 @@ START_TEST(per_plugin_refresh)
 	const char *dels[] = {"d1", "d2"};
 	struct group_data *v2 = patch(v1, up, dels, 2, 0, 2);
 	ck_assert_str_eq(order(v2), "w1,d2");
-	ck_assert_int_eq(v2->items[1]->rule->sort, 2);
+	ck_assert_int_eq(typed(v2)->items[1]->rule->sort, 2);
 	group_data_unref(first);
 	group_data_unref(v1);
 	group_data_unref(up);
@@ -275,6 +284,8 @@ static void same_fields(const struct field *fields, size_t n, const void *x, con
 static void assert_same_version(const struct group_data *a, const struct group_data *b)
 {
 	ck_assert_uint_eq(a->n_items, b->n_items);
+	typed(a);
+	typed(b);
 	const struct group_shape *sh = fields_group(a->group);
 	for (size_t i = 0; i < a->n_items; i++) {
 		const struct gw_item *x = a->items[i], *y = b->items[i];
