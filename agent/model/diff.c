@@ -41,8 +41,8 @@ static int merge(struct diff *d, const struct group_data *from, const struct gro
 
 	size_t i = 0, j = 0, na = 0, nu = 0, nr = 0;
 	while (i < nf || j < nt) {
-		const struct gw_item *a = i < nf ? from->items[from->by_key[i]] : NULL;
-		const struct gw_item *b = j < nt ? to->items[to->by_key[j]] : NULL;
+		const struct gw_item *a = i < nf ? from->items[group_data_at(from, i)] : NULL;
+		const struct gw_item *b = j < nt ? to->items[group_data_at(to, j)] : NULL;
 		int c = !a ? 1 : !b ? -1 : a->key == b->key ? 0 : strcmp(a->key, b->key);
 		if (c < 0) {
 			d->removed[nr++] = a;

@@ -168,23 +168,32 @@ static int dup_key(struct gw_err *err, enum gw_group g, const char *key)
 	               gw_group_name(g), key_display(g, key, shown, sizeof shown));
 }
 
+/* Runs of prev's index (its identity when prev is in key order) into bk. */
+static void copy_ranks(uint32_t *bk, const struct group_data *prev, size_t from, size_t n)
+{
+	if (prev->by_key)
+		memcpy(bk, &prev->by_key[from], n * sizeof *bk);
+	else
+		for (size_t i = 0; i < n; i++)
+			bk[i] = (uint32_t)(from + i);
+}
+
 /*
  * gd->by_key from prev's: prev's entries in their order (without those in `gone`, at
  * their new positions `remap`; both NULL: unchanged) with the added keys merged in at the
- * ranks a binary search in prev finds. 0, or -1 (err: out of memory or a duplicate key).
+ * ranks a binary search in prev finds. When the result is in key order as prev was (the
+ * keys replaced in place, or new ones appended that sort after every held key) it needs
+ * none: by_key stays NULL and nothing is copied. 0, or -1 (err: out of memory or a
+ * duplicate key).
  */
 static int index_merge(struct group_data *gd, const struct group_data *prev, const int32_t *remap,
                        const uint8_t *gone, struct added *added, size_t na, struct gw_err *err)
 {
 	size_t n = gd->n_items, n_prev = prev ? prev->n_items : 0;
-	uint32_t *bk = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *bk);
-	if (!bk)
-		return oom(err, gd->group);
-	gd->by_key = bk;
 	for (size_t j = 0; j < na; j++) {
 		int found;
 		added[j].rank = group_data_rank(prev, added[j].key, &found);
-		if (found && !(gone && gone[prev->by_key[added[j].rank]]))
+		if (found && !(gone && gone[group_data_at(prev, added[j].rank)]))
 			return dup_key(err, gd->group, added[j].key);
 	}
 	if (na > 1)
@@ -193,25 +202,35 @@ static int index_merge(struct group_data *gd, const struct group_data *prev, con
 		if (added[j].rank == added[j - 1].rank &&
 		    strcmp(added[j].key, added[j - 1].key) == 0)
 			return dup_key(err, gd->group, added[j].key);
+	int in_order = (!prev || !prev->by_key) && !remap && !gone;
+	for (size_t j = 0; in_order && j < na; j++) /* appended at the end, in key order */
+		in_order = added[j].rank == n_prev && added[j].idx == n_prev + j;
+	gd->by_key = NULL;
+	if (in_order)
+		return 0;
+	uint32_t *bk = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *bk);
+	if (!bk)
+		return oom(err, gd->group);
+	gd->by_key = bk;
 	size_t j = 0, k = 0;
 	if (!remap && !gone) { /* positions unchanged: copy runs between the insertions */
 		size_t m = 0;
 		for (; j < na; j++) {
 			size_t r = added[j].rank;
 			if (r > m)
-				memcpy(&bk[k], &prev->by_key[m], (r - m) * sizeof *bk);
+				copy_ranks(&bk[k], prev, m, r - m);
 			k += r - m;
 			m = r;
 			bk[k++] = added[j].idx;
 		}
 		if (n_prev > m)
-			memcpy(&bk[k], &prev->by_key[m], (n_prev - m) * sizeof *bk);
+			copy_ranks(&bk[k], prev, m, n_prev - m);
 		k += n_prev - m;
 	} else {
 		for (size_t m = 0; m < n_prev; m++) {
 			while (j < na && added[j].rank == m)
 				bk[k++] = added[j++].idx;
-			uint32_t p = prev->by_key[m];
+			uint32_t p = (uint32_t)group_data_at(prev, m);
 			if (gone && gone[p])
 				continue;
 			bk[k++] = remap ? (uint32_t)remap[p] : p;
@@ -341,11 +360,11 @@ static int edits_valid(const struct group_data *prev, const struct group_data *f
 			taken = 1;
 		if (ed->op != EDIT_REMOVE) {
 			/* an item of from: found by its key (from's index), not by a scan */
-			if (!from || !ed->item || !ed->item->key || !from->by_key)
+			if (!from || !ed->item || !ed->item->key)
 				return 0;
 			int found;
 			size_t i = group_data_rank(from, ed->item->key, &found);
-			if (!found || from->items[from->by_key[i]] != ed->item)
+			if (!found || from->items[group_data_at(from, i)] != ed->item)
 				return 0;
 		}
 	}
@@ -356,7 +375,7 @@ static int edits_valid(const struct group_data *prev, const struct group_data *f
 static size_t from_index(const struct group_data *from, const struct gw_item *it)
 {
 	int found;
-	return from->by_key[group_data_rank(from, it->key, &found)];
+	return group_data_at(from, group_data_rank(from, it->key, &found));
 }
 
 /*
@@ -579,8 +598,9 @@ static int whole_delta(struct group_data *gd, const struct group_data *prev, str
 	for (int pass = 0; pass < 2; pass++) {
 		size_t i = 0, j = 0, na = 0, nu = 0, nr = 0;
 		while (i < n || j < np) {
-			const struct gw_item *a = i < n ? gd->items[gd->by_key[i]] : NULL;
-			const struct gw_item *b = j < np ? prev->items[prev->by_key[j]] : NULL;
+			const struct gw_item *a = i < n ? gd->items[group_data_at(gd, i)] : NULL;
+			const struct gw_item *b =
+			    j < np ? prev->items[group_data_at(prev, j)] : NULL;
 			int c = !a ? 1 : !b ? -1 : a->key == b->key ? 0 : strcmp(a->key, b->key);
 			if (c == 0 && same_json(a, b)) {
 				i++;
@@ -649,10 +669,13 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 	int copied;
 	if (settle_general(gd, vs, sidx, &copied) != 0)
 		goto fail;
-	if (from && from->by_key) {
-		if (!(gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key)))
-			goto fail;
-		memcpy(gd->by_key, from->by_key, n * sizeof *gd->by_key);
+	if (from) { /* the same order as from: its index, or none when it needs none */
+		if (from->by_key) {
+			gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key);
+			if (!gd->by_key)
+				goto fail;
+			memcpy(gd->by_key, from->by_key, n * sizeof *gd->by_key);
+		}
 	} else {
 		long dup = group_data_index(gd);
 		if (dup == -2)
@@ -699,7 +722,8 @@ int model_same_items(const struct group_data *a, const struct group_data *b)
 	if (na != nb)
 		return 0;
 	for (size_t i = 0; i < na; i++) {
-		const struct gw_item *x = a->items[a->by_key[i]], *y = b->items[b->by_key[i]];
+		const struct gw_item *x = a->items[group_data_at(a, i)];
+		const struct gw_item *y = b->items[group_data_at(b, i)];
 		if ((x->key != y->key && strcmp(x->key, y->key) != 0) || !same_json(x, y))
 			return 0;
 	}

@@ -56,7 +56,9 @@ struct group_data {
 
 	struct gw_item **items; /* n_items pointers, in the admin's order: gw_change.items */
 	size_t n_items;
-	uint32_t *by_key;  /* indices of items sorted by key (strcmp), for diff/lookup */
+	uint32_t *by_key;  /* positions of items sorted by key (strcmp), for diff/lookup; NULL
+	                    * when the items are in key order already (an admin's group
+	                    * usually is): rank r is then position r (group_data_at) */
 	size_t json_bytes; /* sum of the items' raw JSON lengths */
 
 	struct arena arena;
@@ -128,13 +130,20 @@ struct group_data *group_data_new(enum gw_group group);
 struct group_data *group_data_ref(struct group_data *gd);
 void group_data_unref(struct group_data *gd);
 
-/* Sort by_key after items are filled. Returns the index of the first duplicate key found
- * (>= 0) or -1 if all keys are distinct; -2 on out of memory. */
+/* Sort by_key after items are filled (none made when they are in key order). Returns the
+ * index of the first duplicate key found (>= 0) or -1 if all keys are distinct; -2 on out
+ * of memory. */
 long group_data_index(struct group_data *gd);
 
 /* The delta `to` carries from `from` (both non-NULL), or NULL when to was not made from
  * from (or carries none): the caller then merges the key indexes. */
 const struct gd_delta *group_data_delta(const struct group_data *to, const struct group_data *from);
+
+/* The position of the item of rank r (0 .. n_items - 1) in key order. */
+static inline size_t group_data_at(const struct group_data *gd, size_t r)
+{
+	return gd->by_key ? gd->by_key[r] : r;
+}
 
 /* Binary search by key; NULL if absent. */
 const struct gw_item *group_data_find(const struct group_data *gd, const char *key);

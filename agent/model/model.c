@@ -173,7 +173,7 @@ static long same_key_pos(const struct group_data *prev, enum gw_group g, const c
 	key[klen] = '\0';
 	int found;
 	size_t r = group_data_rank(prev, key, &found);
-	return found ? (long)prev->by_key[r] : -1;
+	return found ? (long)group_data_at(prev, r) : -1;
 }
 
 static const char *span_type(const char *v)
@@ -384,10 +384,12 @@ static int build_finish(struct build *b)
 		memcpy(gd->item_store, b->vst, n);
 	const struct group_data *prev = b->prev;
 	if (b->same_keys && prev && n == prev->n_items) {
-		gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key);
-		if (!gd->by_key)
-			return gw_errf(b->c.err, "group %s: out of memory", gname);
-		memcpy(gd->by_key, prev->by_key, n * sizeof *gd->by_key);
+		if (prev->by_key) { /* none when prev is in key order: nor is this one */
+			gd->by_key = arena_alloc(&gd->arena, n * sizeof *gd->by_key);
+			if (!gd->by_key)
+				return gw_errf(b->c.err, "group %s: out of memory", gname);
+			memcpy(gd->by_key, prev->by_key, n * sizeof *gd->by_key);
+		}
 		return 0;
 	}
 	long dup = group_data_index(gd);

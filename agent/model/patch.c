@@ -61,7 +61,7 @@ static long position(const struct group_data *gd, const char *key)
 {
 	int found;
 	size_t r = group_data_rank(gd, key, &found);
-	return found ? (long)gd->by_key[r] : -1;
+	return found ? (long)group_data_at(gd, r) : -1;
 }
 
 /* The held plugins an upsert renames: another key, the same id, and not upserted itself.

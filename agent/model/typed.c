@@ -64,7 +64,7 @@ static int fill_all(struct batch *b, struct group_data *gd)
 static size_t where(const struct group_data *gd, const struct gw_item *it)
 {
 	int found;
-	return gd->by_key[group_data_rank(gd, it->key, &found)];
+	return group_data_at(gd, group_data_rank(gd, it->key, &found));
 }
 
 static int fill_new(struct batch *b, struct group_data *to, const struct gd_delta *d)

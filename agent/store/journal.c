@@ -88,7 +88,7 @@ static char *payload(const struct group_data *from, const struct group_data *to,
 		    i < c->n_added ? c->added[i] : c->updated[i - c->n_added].new_item;
 		int found;
 		size_t r = group_data_rank(to, it->key, &found);
-		v[i] = (struct put){to->by_key[r], it};
+		v[i] = (struct put){group_data_at(to, r), it};
 		bytes += it->json_len + 24;
 	}
 	qsort(v, np, sizeof *v, cmp_put);
@@ -125,7 +125,7 @@ static long position(const struct group_data *gd, const char *key)
 {
 	int found;
 	size_t r = group_data_rank(gd, key, &found);
-	return found ? (long)gd->by_key[r] : -1;
+	return found ? (long)group_data_at(gd, r) : -1;
 }
 
 /* The items both versions hold unchanged keep their relative order. Always so for a

@@ -75,7 +75,7 @@ static const char *held(struct fix *f, enum gw_group g)
 	buf[0] = '\0';
 	for (size_t i = 0; i < gd->n_items; i++) {
 		strcat(buf, i ? "," : "");
-		strcat(buf, gd->items[gd->by_key[i]]->key);
+		strcat(buf, gd->items[group_data_at(gd, i)]->key);
 	}
 	group_data_unref(gd);
 	return buf;
@@ -549,7 +549,7 @@ static void two_versions_equal(const struct group_data *a, const struct group_da
 		ck_assert_str_eq(a->items[i]->key, b->items[i]->key);
 		ck_assert_str_eq(a->items[i]->json, b->items[i]->json);
 		ck_assert_str_eq(a->items[i]->selector->name, b->items[i]->selector->name);
-		ck_assert_uint_eq(a->by_key[i], b->by_key[i]);
+		ck_assert_uint_eq(group_data_at(a, i), group_data_at(b, i));
 	}
 	ck_assert_str_eq(a->md5, b->md5);
 }

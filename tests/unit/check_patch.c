@@ -141,6 +141,38 @@ START_TEST(upsert_delete_replace)
 }
 END_TEST
 
+/* A group held in key order (how an admin usually sends one) carries no key index: rank r
+ * is position r. Replacing in place or appending after the last key keeps it so (nothing
+ * copied per change); an insertion elsewhere makes one, and lookups stay right. */
+START_TEST(a_version_in_key_order_keeps_no_key_index)
+{
+	struct group_data *first = items(GW_GROUP_RULE, "[" R("a", "1") "," R("c", "1") "]");
+	struct group_data *v1 = patch(NULL, first, NULL, 0, 1, 1000);
+	ck_assert_ptr_null(v1->by_key);
+	struct group_data *up = items(GW_GROUP_RULE, "[" R("c", "2") "," R("d", "1") "]");
+	struct group_data *v2 = patch(v1, up, NULL, 0, 0, 2000);
+	ck_assert_str_eq(order(v2), "a,c,d");
+	ck_assert_ptr_null(v2->by_key);
+	struct group_data *mid = items(GW_GROUP_RULE, "[" R("b", "1") "]");
+	struct group_data *v3 = patch(v2, mid, NULL, 0, 0, 3000);
+	ck_assert_str_eq(order(v3), "a,c,d,b");
+	ck_assert_ptr_nonnull(v3->by_key);
+	const char *keys[] = {"a", "b", "c", "d"};
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_str_eq(v3->items[group_data_at(v3, i)]->key, keys[i]);
+		ck_assert_ptr_eq(group_data_find(v3, keys[i]), v3->items[group_data_at(v3, i)]);
+	}
+	ck_assert_ptr_null(group_data_find(v3, "bb"));
+	const char *dels[] = {"b"};
+	struct group_data *v4 = patch(v3, NULL, dels, 1, 0, 4000);
+	ck_assert_str_eq(order(v4), "a,c,d");
+	ck_assert_ptr_eq(group_data_find(v4, "d"), v4->items[2]);
+	struct group_data *all[] = {first, v1, up, v2, mid, v3, v4};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		group_data_unref(all[i]);
+}
+END_TEST
+
 START_TEST(identity_is_the_item_sets_whatever_the_path)
 {
 	struct group_data *a = items(GW_GROUP_RULE, "[" R("x", "1") "," R("y", "1") "]");
@@ -301,7 +333,7 @@ static void assert_same_version(const struct group_data *a, const struct group_d
 			same_fields(sh->fields, sh->n_fields,
 			            *(void *const *)((const char *)x + sh->item_ptr_off),
 			            *(void *const *)((const char *)y + sh->item_ptr_off));
-		ck_assert_uint_eq(a->by_key[i], b->by_key[i]);
+		ck_assert_uint_eq(group_data_at(a, i), group_data_at(b, i));
 		ck_assert_uint_lt(a->item_store[i], a->n_stores);
 	}
 	ck_assert_uint_le(a->n_stores, GD_MAX_STORES);
@@ -669,6 +701,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, upsert_delete_replace);
 	tcase_add_test(tc, identity_is_the_item_sets_whatever_the_path);
+	tcase_add_test(tc, a_version_in_key_order_keeps_no_key_index);
 	tcase_add_test(tc, items_refused);
 	tcase_add_test(tc, per_plugin_refresh);
 	tcase_add_test(tc, a_renamed_plugin_replaces_the_held_one_with_its_id);

@@ -581,7 +581,7 @@ static int build_whole(struct kv_mirror *m, enum gw_group g, struct group_data *
 		for (size_t i = 0; i < held->n_items; i++) {
 			int found;
 			size_t r = group_data_rank(list, held->items[i]->key, &found);
-			order[i] = win[list->by_key[r]];
+			order[i] = win[group_data_at(list, r)];
 		}
 		group_data_unref(s->base);
 		s->base = group_data_ref(held);
