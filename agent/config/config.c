@@ -157,6 +157,11 @@ static int load_subscribers(struct loader *ld, const struct key *k, const struct
 			    ld, e, ipath,
 			    "'library' is required (a plugin name such as file, or a path "
 			    "to a .so)");
+		const struct ynode *lib = ytree_get(e, "library");
+		if (lib) {
+			s->library_line = ytree_line(lib);
+			s->library_col = ytree_col(lib);
+		}
 		if (!s->config) {
 			if (!(s->own_config = ytree_new_map(e->file, e->line, e->col)))
 				return cfgw_err(ld, e, ipath, "out of memory");
@@ -285,6 +290,10 @@ static const struct key status_keys[] = {
     /* POST (pause, resume) over HTTP only with this bearer token; else read-only */
     {"token", cfga_status_token, 0, NOSUB},
     {"token_file", cfga_status_token_file, CFG(status_token_file), NOSUB},
+    /* accepted versions kept per group for /history, the page and --status (store/history.h) */
+    {"history", cfgw_int, CFG(status_history), 1, 1000, NULL},
+    /* GET /config/<GROUP>: the held version, secrets redacted (ops/redact.h); off by default */
+    {"expose_config", cfgw_bool, CFG(status_expose_config), NOSUB},
     {NULL, NULL, 0, NOSUB},
 };
 
@@ -354,6 +363,7 @@ static struct cfg *cfg_new(void)
 	c->kv_resync_interval_ms = 10 * 60 * 1000;
 	c->zk_session_timeout_ms = 30 * 1000;
 	c->log_level = GW_LOG_INFO;
+	c->status_history = 50;
 	c->log_format = GW_LOG_TEXT;
 	c->namespace_id = strdup(GW_DEFAULT_NAMESPACE);
 	c->state_dir = strdup("/var/lib/gwsync");

@@ -25,7 +25,8 @@ struct cfg_subscriber {
 	const struct ynode *config; /* the `config:` map (an empty map if absent); owned by cfg */
 	int line;                   /* where the entry starts in the file, for messages */
 	int col;
-	struct ynode *own_config; /* private: the empty map made when `config:` is absent */
+	int library_line, library_col; /* where `library:`'s value is (0: unknown) */
+	struct ynode *own_config;      /* private: the empty map made when `config:` is absent */
 };
 
 struct cfg_tls {
@@ -98,8 +99,10 @@ struct cfg {
 	/* status: */
 	char *status_listen; /* "HOST:PORT"; NULL: off */
 	char *status_token;  /* secret: never log; allows POST on the endpoint; NULL: read-only */
-	char *status_token_file; /* as written, or NULL; the token was read from it */
-	char *control_socket;    /* the --pause/--resume socket; NULL: none */
+	char *status_token_file;  /* as written, or NULL; the token was read from it */
+	int status_history;       /* versions kept per group for /history (default 50) */
+	int status_expose_config; /* GET /config/<GROUP> answers (default 0: 404) */
+	char *control_socket;     /* the --pause/--resume socket; NULL: none */
 
 	struct cfg_subscriber *subscribers;
 	size_t n_subscribers;

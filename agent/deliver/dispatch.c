@@ -20,6 +20,7 @@
 #include "model/diff.h"
 #include "model/groups.h"
 #include "model/typed.h"
+#include "store/history.h"
 
 /* One subscriber's view of one group. */
 struct sub_group {
@@ -50,6 +51,7 @@ struct dispatcher {
 	pthread_t thread;
 	atomic_int stop;
 	atomic_int paused;
+	_Atomic(struct history *) history; /* NULL: none kept */
 
 	pthread_mutex_t mu; /* guards status */
 	struct dispatch_status status;
@@ -250,6 +252,7 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 		d->status.failures++;
 	}
 	pthread_mutex_unlock(&d->mu);
+	history_outcome(atomic_load(&d->history), i, g, cur->md5, rc == 0, o.why, wall);
 }
 
 /* Once every subscriber holds `cur`, record how long it took since the admin answered. */
@@ -372,6 +375,7 @@ int dispatcher_start(struct dispatcher **out, struct subscribers *subs, struct s
 	d->n_order = dispatch_order(cfg, d->order);
 	atomic_init(&d->stop, 0);
 	atomic_init(&d->paused, 0);
+	atomic_init(&d->history, NULL);
 	pthread_mutex_init(&d->mu, NULL);
 	size_t n = subs->n ? subs->n : 1;
 	d->ss = calloc(n, sizeof *d->ss);
@@ -430,6 +434,11 @@ void dispatcher_free(struct dispatcher *d)
 			      busy[0] ? busy : "?");
 	}
 	free_state(d);
+}
+
+void dispatcher_set_history(struct dispatcher *d, struct history *h)
+{
+	atomic_store(&d->history, h);
 }
 
 void dispatcher_set_paused(struct dispatcher *d, int paused)

@@ -58,6 +58,11 @@ void dispatcher_free(struct dispatcher *d);
 /* Pause (1) or resume (0) delivery; resuming wakes the thread at once. */
 void dispatcher_set_paused(struct dispatcher *d, int paused);
 
+struct history;
+/* Record each apply()'s outcome in `h` (store/history.h: subscribers by their index here),
+ * which must outlive the dispatcher. */
+void dispatcher_set_history(struct dispatcher *d, struct history *h);
+
 /*
  * --once: in the calling thread, deliver every configured group present in the store to
  * every subscriber, each as a change from nothing. Returns the number of failed applies

@@ -1,6 +1,7 @@
 /*
  * The host table (see host.h): logging tagged with the instance name, error capture, the
- * config getters with the plugin's declared defaults, the clock and the group names.
+ * config getters with the plugin's declared defaults, the clock, the group names and the
+ * groups the agent syncs.
  */
 #include "deliver/host.h"
 
@@ -136,6 +137,37 @@ void host_call_done(struct host_ctx *ctx)
 	arena_free(&ctx->scratch);
 }
 
+static int host_group_configured(const struct gw_host *host, enum gw_group g)
+{
+	const struct host_ctx *c = host_ctx_of(host);
+	for (size_t i = 0; i < c->n_groups; i++)
+		if (c->groups[i] == g)
+			return 1;
+	return 0;
+}
+
+static size_t host_configured_groups(const struct gw_host *host, enum gw_group *out, size_t cap)
+{
+	const struct host_ctx *c = host_ctx_of(host);
+	for (size_t i = 0; out && i < c->n_groups && i < cap; i++)
+		out[i] = c->groups[i];
+	return c->n_groups;
+}
+
+void host_set_groups(struct host_ctx *ctx, const enum gw_group *groups, size_t n)
+{
+	ctx->n_groups = 0;
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned)groups[i] >= GW_GROUP_COUNT)
+			continue;
+		size_t j = 0;
+		while (j < ctx->n_groups && ctx->groups[j] != groups[i])
+			j++;
+		if (j == ctx->n_groups)
+			ctx->groups[ctx->n_groups++] = groups[i];
+	}
+}
+
 void host_table_init(struct gw_host *h, struct host_ctx *ctx)
 {
 	h->size = sizeof *h;
@@ -159,4 +191,6 @@ void host_table_init(struct gw_host *h, struct host_ctx *ctx)
 	h->group_count = host_group_count;
 	h->item_typed = host_item_typed;
 	arena_init(&ctx->scratch);
+	h->group_configured = host_group_configured;
+	h->configured_groups = host_configured_groups;
 }

@@ -21,7 +21,10 @@
 #include <unistd.h>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/thread.h"
+#include "ops/status_json.h"
+#include "ops/status_text.h"
 #include "ops/unix_addr.h"
 
 /* The socket's mode: the agent's user and group may control it, nobody else. */
@@ -37,19 +40,55 @@ struct control {
 	pthread_t thread;
 	int started;
 	atomic_int stop;
+	_Atomic(struct status_sources *) status; /* for "status"; NULL: not yet */
 };
+
+void control_set_status(struct control *c, struct status_sources *src)
+{
+	if (c)
+		atomic_store(&c->status, src);
+}
+
+/* {"status": /status, "history": the last changes}, or {"error"}. */
+static json_t *status_answer(struct control *c)
+{
+	struct status_sources *src = atomic_load(&c->status);
+	if (!src)
+		return json_pack("{s:s}", "error", "the agent is starting: no status yet");
+	struct status_view v;
+	struct gw_err err = {{0}};
+	if (status_view_take(src, &v, &err) != 0)
+		return json_pack("{s:s}", "error", err.msg);
+	json_t *st = status_json(&v);
+	status_view_free(&v);
+	json_t *hist = NULL;
+	if (src->history) {
+		history_settle(src->history);
+		hist = history_json(src->history, src->cfg->groups, src->cfg->n_groups, ~0u, 0,
+		                    STATUS_TEXT_CHANGES);
+	}
+	if (!st)
+		return NULL;
+	return json_pack("{s:o, s:o}", "status", st, "history", hist ? hist : json_null());
+}
 
 /* One request line ("pause", "resume", "state") into its answer. */
 static char *answer(struct control *c, const char *line, const char *who)
 {
 	int paused = pause_get(c->ps), changed = 0, persisted = 1, rc = 0;
 	struct gw_err err = {{0}};
+	if (strcmp(line, "status") == 0) {
+		json_t *doc = status_answer(c);
+		char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+		json_decref(doc);
+		return text;
+	}
 	if (strcmp(line, "pause") == 0 || strcmp(line, "resume") == 0) {
 		paused = strcmp(line, "pause") == 0;
 		rc = pause_set(c->ps, paused, who, &changed, &persisted, &err);
 	} else if (strcmp(line, "state") != 0) {
-		json_t *doc =
-		    json_pack("{s:s}", "error", "unknown request: send pause, resume or state");
+		json_t *doc = json_pack("{s:s}", "error",
+		                        "unknown request: send pause, resume, state or status");
 		char *text = json_dumps(doc, JSON_COMPACT);
 		json_decref(doc);
 		return text;
@@ -62,10 +101,26 @@ static char *answer(struct control *c, const char *line, const char *who)
 	return text;
 }
 
+/* All of it, or -1 (a client that stops reading is given up after the send timeout). */
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 static void serve(struct control *c, int fd)
 {
 	struct timeval tv = {5, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	char line[64];
 	size_t n = 0;
 	while (n < sizeof line - 1) {
@@ -87,7 +142,7 @@ static void serve(struct control *c, int fd)
 	char *text = answer(c, line, who);
 	if (text) {
 		size_t tl = strlen(text);
-		if (write(fd, text, tl) != (ssize_t)tl || write(fd, "\n", 1) != 1)
+		if (write_all(fd, text, tl) != 0 || write_all(fd, "\n", 1) != 0)
 			LOG_W(c->log, "control", "%s: the answer could not be sent", who);
 		free(text);
 	}
@@ -205,6 +260,7 @@ int control_start(struct control **out, const char *path, struct pause_switch *p
 	c->ps = ps;
 	c->log = log;
 	atomic_init(&c->stop, 0);
+	atomic_init(&c->status, NULL);
 	char tmp[96], tmp_path[4200];
 	struct unix_addr ua, tua;
 	int mode = -1, bound = 0;

@@ -4,8 +4,12 @@
  * from a request. Handlers never see the HTTP library, so a route is added by writing one
  * function and one table line, and tested without a socket.
  *
+ *   GET  /              the status page (status_page.h), with a Content-Security-Policy
  *   GET  /healthz       200 "ok" | 503 and a one-line reason (status_view.h)
  *   GET  /status        the JSON document of status_json.h
+ *   GET  /history       the change history (store/history.h); ?group=, ?since=, ?limit=
+ *   GET  /config/GROUP  the held version, secrets redacted (redact.h); 404 unless
+ *                       status.expose_config is on
  *   GET  /metrics       Prometheus text (metrics.h)
  *   POST /sync/pause    stop delivering to subscribers (pause.h); JSON reply
  *   POST /sync/resume   deliver again
@@ -56,7 +60,8 @@ struct http_response {
 	const char *content_type;
 	const char *body; /* NULL or len bytes */
 	size_t len;
-	char *owned; /* what to free once sent (usually body), or NULL for a static body */
+	char *owned;        /* what to free once sent (usually body), or NULL for a static body */
+	char *owned_header; /* a header value to free with the response (a computed policy) */
 	/* further headers, e.g. {"Allow", "GET, HEAD"}; unused slots have a NULL name */
 	const char *headers[HTTP_EXTRA_HEADERS][2];
 };

@@ -19,6 +19,7 @@
 #include "core/readfile.h"
 #include "core/thread.h"
 #include "store/groupdoc.h"
+#include "store/history.h"
 #include "store/journal.h"
 #include "model/model.h"
 #include "model/groups.h"
@@ -160,14 +161,45 @@ struct snapshot_writer {
 	struct group_data *written[GW_GROUP_COUNT]; /* the version last written per group */
 	struct journal journal[GW_GROUP_COUNT];     /* what follows the group file */
 	int failing[GW_GROUP_COUNT];                /* a failure was logged; log recovery once */
+	_Atomic(struct history *) history;
+	int history_failing;
 };
 
+/* Whether anything in state_dir failed to be written on the last try. */
 static int any_failing(const struct snapshot_writer *w)
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		if (w->failing[g])
 			return 1;
-	return 0;
+	return w->history_failing;
+}
+
+/* The history beside the snapshots, in the same pass: counted here, off the delivery path,
+ * and written when something changed. It is part of the same outage as the snapshots: one
+ * line when state_dir stops taking writes, one when everything in it writes again. */
+static void write_history(struct snapshot_writer *w)
+{
+	struct history *h = atomic_load(&w->history);
+	if (!h)
+		return;
+	history_settle(h);
+	if (!history_dirty(h))
+		return;
+	struct gw_err err = {{0}};
+	if (history_save(h, w->dir, &err) == 0) {
+		w->history_failing = 0;
+	} else {
+		if (!any_failing(w))
+			LOG_E(w->log, "snapshot", "%s; the agent keeps serving subscribers",
+			      err.msg);
+		w->history_failing = 1;
+	}
+}
+
+void snapshot_writer_set_history(struct snapshot_writer *w, struct history *h)
+{
+	atomic_store(&w->history, h);
+	store_kick(w->st); /* a first pass with it */
 }
 
 /* Write gd: appended to the journal as what changed since the version last written, or the
@@ -192,11 +224,10 @@ static int save(struct snapshot_writer *w, int g, struct group_data *gd, struct 
 }
 
 /* One pass: write every group whose newest non-provisional version is not on disk yet.
- * An outage (a full or read-only disk) is logged once when it starts and once when every
- * group writes again, not once per group or per change. */
+ * An outage (a full or read-only disk) is logged once when it starts, not once per group
+ * or per change; write_pass() logs its end. */
 static void write_pending(struct snapshot_writer *w)
 {
-	int was_failing = any_failing(w);
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		struct group_data *gd = store_get(w->st, (enum gw_group)g);
 		if (gd && !gd->provisional &&
@@ -213,6 +244,15 @@ static void write_pending(struct snapshot_writer *w)
 		}
 		group_data_unref(gd);
 	}
+}
+
+/* The snapshots, then the history; the end of an outage is logged once everything in
+ * state_dir writes again. */
+static void write_pass(struct snapshot_writer *w)
+{
+	int was_failing = any_failing(w);
+	write_pending(w);
+	write_history(w);
 	if (was_failing && !any_failing(w))
 		LOG_I(w->log, "snapshot", "writing snapshots to %s again", w->dir);
 }
@@ -224,6 +264,9 @@ static void write_pending(struct snapshot_writer *w)
 static uint64_t wait_quiet(struct snapshot_writer *w, uint64_t seen, int64_t since)
 {
 	while (!atomic_load(&w->stopping) && gw_mono_ms() - since < SNAPSHOT_MAX_DELAY_MS) {
+		/* what each version changed is counted as it comes, not after the burst: the
+		 * history holds a version's predecessor only until then */
+		history_settle(atomic_load(&w->history));
 		uint64_t now = store_wait(w->st, seen, SNAPSHOT_QUIET_MS);
 		if (now == seen)
 			break;
@@ -238,14 +281,14 @@ static void *writer_main(void *arg)
 	uint64_t seen = 0;
 	gw_thread_background();
 	while (!atomic_load(&w->stopping)) {
-		write_pending(w);
+		write_pass(w);
 		/* after a failure, retry every 5 s even without news */
 		uint64_t now = store_wait(w->st, seen, any_failing(w) ? 5000 : -1);
 		if (now != seen)
 			now = wait_quiet(w, now, gw_mono_ms());
 		seen = now;
 	}
-	write_pending(w);
+	write_pass(w);
 	return NULL;
 }
 
@@ -259,6 +302,8 @@ int snapshot_writer_start(struct snapshot_writer **out, const char *dir, struct 
 	}
 	w->st = st;
 	w->log = log;
+	atomic_init(&w->history, NULL);
+	atomic_file_sweep(dir, HISTORY_FILE);
 	/* temporary files of a writer killed mid-write: whole files are never at risk */
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		char name[64];

@@ -7,6 +7,7 @@ without delivering, survives a restart, and resumes with one change to the newes
 `--once` while paused delivers nothing; the endpoint binds only where configured and
 refuses anything but its routes; systemd notification (READY=1, WATCHDOG=1, STOPPING=1);
 JSON logs and SIGHUP reopening the log file; the systemd unit is valid."""
+import glob
 import json
 import math
 import os
@@ -540,6 +541,12 @@ class Status(harness.IntegrationTest):
         ep.wait_status(lambda s: in_step(s) and sub(s)["groups"]["RULE"]["md5"] == v["md5"],
                        message="delivered after --resume")
         self.assertFalse(os.path.exists(os.path.join(d.state_dir, "paused")))
+        # resuming an agent that is not paused removes nothing and says so (issue 21: it
+        # claimed a state file was removed)
+        r = d.run("--resume", timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"^sync was not paused: nothing to resume \(agent at unix:")
+        self.assertNotIn("removed", r.stdout)
         # one change per group, each from nothing (a fresh process) to the newest
         fresh = applies(out)[n_before:]
         self.assertEqual(len(fresh), len(emu.groups), fresh)
@@ -631,7 +638,7 @@ class Status(harness.IntegrationTest):
         other = Endpoint(ep.port, host="127.0.0.2")
         self.assertIsNone(other.try_get("/healthz"))
 
-        for method, path, want in (("GET", "/", 404), ("GET", "/nope", 404),
+        for method, path, want in (("GET", "/index.html", 404), ("GET", "/nope", 404),
                                    ("GET", "/status/x", 404), ("GET", "/healthz/", 404),
                                    ("POST", "/sync", 404), ("DELETE", "/nope", 404),
                                    ("POST", "/status", 405), ("PUT", "/healthz", 405),
@@ -760,8 +767,16 @@ class Status(harness.IntegrationTest):
         check = os.path.join(tmp, "gwsync.service")
         with open(check, "w") as f:  # verify against the built binary, not the install path
             f.write(text.replace(m.group(1), harness.GWSYNCD or "/bin/true"))
+        # Documentation=man:... is checked with man(1): the pages of this build, laid out
+        # as they install
+        mandir = os.path.join(tmp, "man")
+        for page in glob.glob(os.path.join(harness.BUILDDIR, "man", "*.[1-8]")):
+            section = os.path.join(mandir, "man" + page.rsplit(".", 1)[1])
+            os.makedirs(section, exist_ok=True)
+            shutil.copy(page, section)
         r = subprocess.run(["systemd-analyze", "verify", check], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=60)
+                           stderr=subprocess.STDOUT, text=True, timeout=60,
+                           env=dict(os.environ, MANPATH=mandir))
         problems = [l for l in r.stdout.splitlines() if "gwsync.service" in l]
         self.assertEqual(problems, [], r.stdout)
 

@@ -471,7 +471,11 @@ START_TEST(bad_durations)
 	         "required), got '10'");
 	load_err(MINIMAL "  retry: { interval: 5sec }\n", 3, 22,
 	         "admin.retry.interval: expected a duration like 200ms");
-	load_err(MINIMAL "  retry: { backoff: 1.5m }\n", 3, 21, "got '1.5m'");
+	/* a fraction is not a missing unit: the message names the whole form (issue 21) */
+	load_err(MINIMAL "  retry: { backoff: 1.5m }\n", 3, 21,
+	         "admin.retry.backoff: fractions are not accepted: write 90s for '1.5m'");
+	load_err(MINIMAL "  connect_timeout: 0.5s\n", 3, 20,
+	         "admin.connect_timeout: fractions are not accepted: write 500ms for '0.5s'");
 	load_err(MINIMAL "  connect_timeout: 0\n", 3, 20,
 	         "admin.connect_timeout: must be at least 1ms");
 	load_err(MINIMAL "  read_timeout: [ 90s ]\n", 3, 17, "expected a duration");

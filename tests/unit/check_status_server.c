@@ -379,8 +379,10 @@ START_TEST(routes_and_methods)
 	struct resp r;
 	http("GET", "/nope", &r);
 	ck_assert_int_eq(r.status, 404);
-	http("GET", "/", &r);
+	http("GET", "/index.html", &r); /* the status page is at / only (issue 24) */
 	ck_assert_int_eq(r.status, 404);
+	http("POST", "/", &r);
+	ck_assert_int_eq(r.status, 405);
 	http("GET", "/status/", &r);
 	ck_assert_int_eq(r.status, 404);
 	http("DELETE", "/nope", &r);
