@@ -38,8 +38,8 @@
  *     GW_HAS(host, member) (functions of this header's own version are always there).
  *  3. Arrays of growable structs are arrays of pointers (gw_change.items, added, removed),
  *     so a bigger gw_item never changes the stride a compiled plugin walks.
- *     Members appended so far: gw_subscriber.flags (GW_SUB_TYPED_ON_DEMAND) and
- *     gw_host.item_typed.
+ *     Members appended so far: gw_host.group_configured and configured_groups,
+ *     gw_subscriber.flags (GW_SUB_TYPED_ON_DEMAND) and gw_host.item_typed.
  *  4. The other structs are frozen as they are: gw_version, gw_update, gw_option,
  *     gw_condition, gw_auth_param, gw_auth_path and the typed item views. A new need
  *     becomes a new struct reached through a new member appended to a growable one.
