@@ -113,48 +113,38 @@ void http_conns_remove(struct http_conns *t, struct http_conn *c)
 	unlink_conn(t, c);
 }
 
-/* The connection of `peer` (of all when peer is NULL) to close: the least recently active
- * idle one that has had HTTP_NEW_GRACE_MS to send its request; when every idle one is newer
- * than that (a burst of connections), the newest of them, so a burst closes its own members
- * and not the connection accepted just before it, whose request may still be on its way;
- * the least recently active busy one when all are busy. The list is in order of activity,
- * so the last young one seen is the newest. */
+/* The least recently active connection (of `peer`, or of all when peer is NULL) that is not
+ * busy; the least recently active busy one when all are. */
 static struct http_conn *oldest(const struct http_conns *t, const struct http_peer *peer,
-                                int (*busy)(struct http_conn *c, void *arg), void *arg,
-                                int64_t now_us)
+                                int (*busy)(struct http_conn *c, void *arg), void *arg)
 {
-	struct http_conn *young = NULL, *fallback = NULL;
+	struct http_conn *fallback = NULL;
 	for (struct http_conn *c = t->head; c; c = c->next) {
 		if (c->leaving || (peer && !same_peer(&c->peer, peer)))
 			continue;
-		if (busy && busy(c, arg)) {
-			if (!fallback)
-				fallback = c;
-			continue;
-		}
-		if (now_us - c->active_us >= (int64_t)HTTP_NEW_GRACE_MS * 1000)
+		if (!busy || !busy(c, arg))
 			return c;
-		young = c;
+		if (!fallback)
+			fallback = c;
 	}
-	return young ? young : fallback;
+	return fallback;
 }
 
 struct http_conn *http_conns_victim(const struct http_conns *t, const struct http_peer *peer,
-                                    int (*busy)(struct http_conn *c, void *arg), void *arg,
-                                    int64_t now_us)
+                                    int (*busy)(struct http_conn *c, void *arg), void *arg)
 {
 	if (!peer)
-		return oldest(t, NULL, busy, arg, now_us);
+		return oldest(t, NULL, busy, arg);
 	if (t->max_per_peer && peer->family) {
 		size_t n = 0;
 		for (const struct http_conn *c = t->head; c; c = c->next)
 			if (!c->leaving && same_peer(&c->peer, peer))
 				n++;
 		if (n >= t->max_per_peer)
-			return oldest(t, peer, busy, arg, now_us);
+			return oldest(t, peer, busy, arg);
 	}
 	if (t->count >= t->max)
-		return oldest(t, NULL, busy, arg, now_us);
+		return oldest(t, NULL, busy, arg);
 	return NULL;
 }
 

@@ -9,13 +9,11 @@
  *     makes room first: the least recently active connection of that address, or of all,
  *     is closed. A connection is active when it is accepted and each time it brings a
  *     request; one with bytes waiting in its socket (a request about to be read, a probe
- *     among them) goes only when no other can. A connection younger than
- *     HTTP_NEW_GRACE_MS goes only when every idle one is that young, and then the newest
- *     goes first: a burst of new connections closes its own members, not a probe accepted
- *     just before the burst whose request is still on its way. So a flood of idle (or slow)
- *     connections only ever closes its own. Why 256 and not thousands: a status endpoint has a
- * handful of real clients, and every connection held makes the next one dearer (lws keeps its
- * timers in one sorted list), so under a flood a small table answers faster.
+ *     among them) goes only when no other can. A probe is the newest connection and is
+ *     answered within milliseconds, so a flood of idle (or slow) connections only ever
+ *     closes its own. Why 256 and not thousands: a status endpoint has a handful of real
+ *     clients, and every connection held makes the next one dearer (lws keeps its timers
+ *     in one sorted list), so under a flood a small table answers faster.
  *   - A connection that sends nothing is closed after HTTP_HEADER_TIMEOUT_S, and one whose
  *     request head is not complete HTTP_HEADER_TIMEOUT_S after its first byte too
  *     (slowloris); an idle keep-alive connection after HTTP_KEEPALIVE_TIMEOUT_S.
@@ -42,8 +40,7 @@
 #define HTTP_MAX_CONNECTIONS     256
 #define HTTP_MIN_CONNECTIONS     16
 #define HTTP_MAX_PER_PEER        32
-#define HTTP_NEW_GRACE_MS        250 /* for a new connection to send its request */
-#define HTTP_ACCEPT_BURST        32  /* accepted per wake-up: requests in between get read */
+#define HTTP_ACCEPT_BURST        32 /* accepted per wake-up: requests in between get read */
 #define HTTP_FD_RESERVE          256
 #define HTTP_HEADER_TIMEOUT_S    5
 #define HTTP_KEEPALIVE_TIMEOUT_S 10
@@ -94,12 +91,10 @@ void http_conns_remove(struct http_conns *t, struct http_conn *c);
  * Before one more connection from `peer` is held: the connection that must make room for
  * it, or NULL when there is room. busy(c, arg) says c has a request waiting (it goes last);
  * busy may be NULL. peer NULL asks for the least recently active of all (descriptors ran
- * out). now_us is the clock of http_conns_add() and _touch() (the grace of new connections).
- * The caller closes it and calls http_conns_leave().
+ * out). The caller closes it and calls http_conns_leave().
  */
 struct http_conn *http_conns_victim(const struct http_conns *t, const struct http_peer *peer,
-                                    int (*busy)(struct http_conn *c, void *arg), void *arg,
-                                    int64_t now_us);
+                                    int (*busy)(struct http_conn *c, void *arg), void *arg);
 
 /*
  * How many connections the endpoint may hold: `want` (HTTP_MAX_CONNECTIONS), plus the

@@ -308,7 +308,7 @@ static void admit(struct status_server *srv, int fd, const struct sockaddr_stora
 {
 	struct http_peer peer;
 	http_peer_from(&peer, (const struct sockaddr *)ss, sl);
-	struct http_conn *v = http_conns_victim(&srv->conns, &peer, has_input, srv, gw_mono_us());
+	struct http_conn *v = http_conns_victim(&srv->conns, &peer, has_input, srv);
 	if (v) {
 		if (warn_due(&srv->warned_full_us)) {
 			char from[64], old[64];
@@ -360,8 +360,7 @@ static void resume_accepting(lws_sorted_usec_list_t *sul)
 static void cannot_accept(struct status_server *srv, int e)
 {
 	int no_fds = e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
-	struct http_conn *v =
-	    no_fds ? http_conns_victim(&srv->conns, NULL, has_input, srv, gw_mono_us()) : NULL;
+	struct http_conn *v = no_fds ? http_conns_victim(&srv->conns, NULL, has_input, srv) : NULL;
 	if (warn_due(&srv->warned_accept_us))
 		LOG_W(srv->log, "status",
 		      "%s: cannot accept a connection: %s; %s (not logged again for a minute)",

@@ -28,8 +28,6 @@ static struct http_peer peer4(const char *ip)
 
 /* a fixed pool of connections; busy marks "a request is waiting in its socket" */
 #define POOL 32
-/* a clock reading long after every connection of the tests below: none is new */
-#define LATER ((int64_t)3600 * 1000000)
 static struct http_conn pool[POOL];
 static int busy_flag[POOL];
 
@@ -53,29 +51,28 @@ START_TEST(room_is_made_by_the_least_recently_active_of_the_same_address)
 	struct http_conns t;
 	http_conns_init(&t, 10, 3);
 	struct http_peer a = peer4("10.0.0.1"), b = peer4("10.0.0.2");
-	ck_assert_ptr_null(http_conns_victim(&t, &a, busy, NULL, LATER));
+	ck_assert_ptr_null(http_conns_victim(&t, &a, busy, NULL));
 	add(&t, 0, "10.0.0.1", 1);
 	add(&t, 1, "10.0.0.2", 2);
 	add(&t, 2, "10.0.0.1", 3);
 	add(&t, 3, "10.0.0.1", 4);
 	/* a holds 3: its oldest goes for a fourth, b still has room */
-	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL, LATER), &pool[0]);
-	ck_assert_ptr_null(http_conns_victim(&t, &b, busy, NULL, LATER));
+	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL), &pool[0]);
+	ck_assert_ptr_null(http_conns_victim(&t, &b, busy, NULL));
 	/* a request on the oldest makes it the most recent */
 	http_conns_touch(&t, &pool[0], 5);
-	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL, LATER), &pool[2]);
+	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL), &pool[2]);
 	/* one with a request waiting goes last */
 	busy_flag[2] = 1;
-	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL, LATER), &pool[3]);
+	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL), &pool[3]);
 	busy_flag[3] = busy_flag[0] = 1;
-	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL, LATER),
-	                 &pool[2]); /* all busy: oldest */
+	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL), &pool[2]); /* all busy: oldest */
 	/* a leaving one no longer counts */
 	busy_flag[0] = busy_flag[2] = busy_flag[3] = 0;
 	http_conns_leave(&t, &pool[2]);
 	ck_assert_uint_eq(t.count, 3);
 	ck_assert_uint_eq(t.leaving, 1);
-	ck_assert_ptr_null(http_conns_victim(&t, &a, busy, NULL, LATER));
+	ck_assert_ptr_null(http_conns_victim(&t, &a, busy, NULL));
 	http_conns_remove(&t, &pool[2]);
 	ck_assert_uint_eq(t.leaving, 0);
 	ck_assert_uint_eq(t.count, 3);
@@ -97,55 +94,24 @@ START_TEST(room_is_made_by_the_least_recently_active_of_all_at_the_bound)
 		add(&t, i, ip, i + 1);
 	}
 	struct http_peer newcomer = peer4("10.0.2.1");
-	ck_assert_ptr_eq(http_conns_victim(&t, &newcomer, busy, NULL, LATER), &pool[0]);
+	ck_assert_ptr_eq(http_conns_victim(&t, &newcomer, busy, NULL), &pool[0]);
 	http_conns_touch(&t, &pool[0], 10);
 	http_conns_touch(&t, &pool[1], 11);
-	ck_assert_ptr_eq(http_conns_victim(&t, &newcomer, busy, NULL, LATER), &pool[2]);
+	ck_assert_ptr_eq(http_conns_victim(&t, &newcomer, busy, NULL), &pool[2]);
 	busy_flag[2] = 1;
-	ck_assert_ptr_eq(http_conns_victim(&t, &newcomer, busy, NULL, LATER), &pool[3]);
+	ck_assert_ptr_eq(http_conns_victim(&t, &newcomer, busy, NULL), &pool[3]);
 	/* out of descriptors: the least recently active of all, whatever the bound */
 	http_conns_remove(&t, &pool[3]);
-	ck_assert_ptr_null(http_conns_victim(&t, &newcomer, busy, NULL, LATER));
-	ck_assert_ptr_eq(http_conns_victim(&t, NULL, busy, NULL, LATER), &pool[0]);
-	ck_assert_ptr_eq(http_conns_victim(&t, NULL, NULL, NULL, LATER), &pool[2]);
+	ck_assert_ptr_null(http_conns_victim(&t, &newcomer, busy, NULL));
+	ck_assert_ptr_eq(http_conns_victim(&t, NULL, busy, NULL), &pool[0]);
+	ck_assert_ptr_eq(http_conns_victim(&t, NULL, NULL, NULL), &pool[2]);
 	/* nothing held: nothing to close */
 	http_conns_remove(&t, &pool[0]);
 	http_conns_remove(&t, &pool[1]);
 	http_conns_remove(&t, &pool[2]);
-	ck_assert_ptr_null(http_conns_victim(&t, NULL, busy, NULL, LATER));
+	ck_assert_ptr_null(http_conns_victim(&t, NULL, busy, NULL));
 	ck_assert_ptr_null(t.head);
 	ck_assert_ptr_null(t.tail);
-}
-END_TEST
-
-/* A burst of connections from one address: the connection accepted just before it (a probe
- * whose request is on its way) outlives the burst's own members; once older than the grace,
- * it goes first again if it stays idle. */
-START_TEST(a_burst_of_new_connections_closes_its_own_members_not_the_one_before_it)
-{
-	memset(busy_flag, 0, sizeof busy_flag);
-	struct http_conns t;
-	http_conns_init(&t, 100, 3);
-	struct http_peer a = peer4("10.0.0.1");
-	int64_t t0 = LATER, ms = 1000;
-	add(&t, 0, "10.0.0.1", t0);                 /* an old idle flood connection */
-	add(&t, 1, "10.0.0.1", t0 + 1000 * ms);     /* the probe */
-	add(&t, 2, "10.0.0.1", t0 + 1000 * ms + 1); /* the burst's first */
-	int64_t now = t0 + 1000 * ms + 2;
-	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL, now), &pool[0]); /* old goes first */
-	http_conns_remove(&t, &pool[0]);
-	add(&t, 3, "10.0.0.1", now);
-	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL, now + 1), &pool[3]); /* the newest */
-	http_conns_remove(&t, &pool[3]);
-	add(&t, 4, "10.0.0.1", now + 1);
-	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL, now + 2), &pool[4]);
-	/* every idle one young and the newest busy: the newest idle one, still not the probe */
-	busy_flag[4] = 1;
-	ck_assert_ptr_eq(http_conns_victim(&t, &a, busy, NULL, now + 2), &pool[2]);
-	busy_flag[4] = 0;
-	/* past the grace, the probe that never sent a byte is the least recently active idle */
-	ck_assert_ptr_eq(
-	    http_conns_victim(&t, &a, busy, NULL, now + (int64_t)HTTP_NEW_GRACE_MS * ms), &pool[1]);
 }
 END_TEST
 
@@ -179,7 +145,7 @@ START_TEST(addresses)
 	http_conns_init(&t, 10, 1);
 	pool[0].peer = u;
 	http_conns_add(&t, &pool[0], 1);
-	ck_assert_ptr_null(http_conns_victim(&t, &u, NULL, NULL, LATER));
+	ck_assert_ptr_null(http_conns_victim(&t, &u, NULL, NULL));
 }
 END_TEST
 
@@ -234,7 +200,6 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, room_is_made_by_the_least_recently_active_of_the_same_address);
 	tcase_add_test(tc, room_is_made_by_the_least_recently_active_of_all_at_the_bound);
-	tcase_add_test(tc, a_burst_of_new_connections_closes_its_own_members_not_the_one_before_it);
 	tcase_add_test(tc, addresses);
 	tcase_add_test(tc, the_open_files_limit_is_raised_when_too_low);
 	tcase_add_test(tc, fewer_connections_when_the_hard_limit_is_too_low);
