@@ -2,8 +2,8 @@
  * gwsyncd: the daemon's lifecycle, and the only place that exits.
  *
  *   configuration -> log -> subscribers (dlopen, init) -> store and its ingest
- *   -> dispatcher thread -> the source (source/source.h: HTTP long-polling or WebSocket,
- *      by the servers' URLs): open, start-up full sync, start (one thread per server)
+ *   -> dispatcher thread -> the source the configuration selects (source/source.h, one
+ *      registry of source types): open, start-up full sync, start (its own threads)
  *   -> wait for a signal -> stop the source, then the dispatcher, then free everything.
  *
  * Signals are blocked in every thread and taken by one signal thread (signals.h), so no
@@ -158,12 +158,11 @@ static int agent_configure(struct agent *a)
 		fprintf(stderr, "gwsyncd: %s\n", err.msg);
 		return EXIT_CONFIG;
 	}
-	gw_log_secret_pin(a->log, a->cfg->password);
-	scrub_secret_env(a->cfg->password);
-	gw_log_secret_pin(a->log, a->cfg->ws_token);
-	scrub_secret_env(a->cfg->ws_token);
-	gw_log_secret_pin(a->log, a->cfg->status_token);
-	scrub_secret_env(a->cfg->status_token);
+	const char *secrets[4];
+	for (size_t i = 0, n = cfg_secrets(a->cfg, secrets, 4); i < n; i++) {
+		gw_log_secret_pin(a->log, secrets[i]);
+		scrub_secret_env(secrets[i]);
+	}
 	if (a->opt.dry_run)
 		return EXIT_OK; /* a dry run loads no plugin: an init() might touch the system */
 	/* before the plugins, which may keep their data inside it (the sample's lmdb cache);
@@ -189,16 +188,12 @@ static void stop_source(void *arg)
 	a->source_ops->stop(a->source);
 }
 
-/* The source the configuration names: zookeeper:, etcd:, or under admin: the servers'
- * protocol family (http(s):// long-polling or ws(s):// WebSocket); opened, not started. */
+/* The source the configuration selects (source/registry.c); opened, not started. */
 static int open_source(struct agent *a, struct gw_err *err)
 {
-	if (a->cfg->source == CFG_SOURCE_ZOOKEEPER)
-		a->source_ops = &zookeeper_source_ops;
-	else if (a->cfg->source == CFG_SOURCE_ETCD)
-		a->source_ops = &etcd_source_ops;
-	else
-		a->source_ops = a->cfg->websocket ? &websocket_source_ops : &http_source_ops;
+	if (!(a->source_ops = source_select(a->cfg)))
+		return gw_errf(err, "no source type takes the %s: section",
+		               a->cfg->section ? a->cfg->section : "source");
 	const struct source_args args = {a->cfg, a->ingest, a->log};
 	if (a->source_ops->open(&a->source, &args, err) != 0) {
 		a->source_ops = NULL;
@@ -306,14 +301,14 @@ static int run_once(struct agent *a)
 }
 
 /* "2 admin server(s)" or "zookeeper source zookeeper://h:2181/ns/shenyu", for the first
- * lines an operator reads. */
+ * lines an operator reads: the selected source's own words. */
 static const char *source_summary(const struct cfg *cfg, char *buf, size_t cap)
 {
-	if (cfg->source == CFG_SOURCE_ADMIN)
-		snprintf(buf, cap, "%zu admin server(s)", cfg->n_servers);
+	const struct source_ops *t = source_select(cfg);
+	if (t)
+		t->summary(cfg, buf, cap);
 	else
-		snprintf(buf, cap, "%s source %s",
-		         cfg->source == CFG_SOURCE_ETCD ? "etcd" : "zookeeper", cfg->servers[0]);
+		snprintf(buf, cap, "no source");
 	return buf;
 }
 
@@ -386,10 +381,8 @@ static int run_daemon(struct agent *a)
 		return EXIT_RUNTIME;
 	}
 
-	LOG_I(a->log, "main", "running: %zu %s, dispatcher, snapshot writer", a->cfg->n_servers,
-	      a->cfg->source != CFG_SOURCE_ADMIN ? "path store session(s)"
-	      : a->cfg->websocket                ? "WebSocket connection(s)"
-	                                         : "poller(s)");
+	LOG_I(a->log, "main", "running: %zu %s, dispatcher, snapshot writer",
+	      a->source_ops->conns(a->cfg), a->source_ops->running);
 	signals_wait(a->signals);
 	return EXIT_OK;
 }

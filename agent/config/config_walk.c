@@ -182,6 +182,17 @@ int cfgw_submap(struct loader *ld, const struct key *k, const struct ynode *v, c
 	return cfgw_map(ld, v, k->sub, path, base);
 }
 
+int cfgw_resync_interval(struct loader *ld, const struct key *k, const struct ynode *v,
+                         const char *path, void *base)
+{
+	if (cfgw_duration(ld, k, v, path, base) < 0)
+		return -1;
+	int64_t ms = *(int64_t *)((char *)base + k->off);
+	if (ms > 0 && ms < 1000)
+		return cfgw_err(ld, v, path, "must be 0 (off) or at least 1s");
+	return 0;
+}
+
 /* ---------------------------------------------------------------- the walk */
 
 static const struct key *find_key(const struct key *keys, const char *name)
@@ -232,15 +243,14 @@ int cfgw_map(struct loader *ld, const struct ynode *map, const struct key *keys,
 			continue;
 		char child[256];
 		cfgw_path_join(child, sizeof child, path, k->name);
-		if (k->load(ld, k, v, child, base) < 0)
+		if (k->load(ld, k, v, child, k->in_cfg ? (void *)ld->cfg : base) < 0)
 			return -1;
 	}
 	return 0;
 }
 
 int cfgw_each_word(struct loader *ld, const struct ynode *v, const char *path, const char *what,
-                   int (*each)(struct loader *, const struct ynode *, const char *, const char *,
-                               size_t))
+                   word_fn each, void *base)
 {
 	if (v->type == YNODE_MAP)
 		return cfgw_err(ld, v, path, "expected a list of %s, got a map", what);
@@ -256,7 +266,7 @@ int cfgw_each_word(struct loader *ld, const struct ynode *v, const char *path, c
 				                it->type == YNODE_SCALAR && !it->null
 				                    ? "an empty string"
 				                    : ytree_type_name(it));
-			if (each(ld, it, ipath, it->text, it->len) < 0)
+			if (each(ld, it, ipath, it->text, it->len, base) < 0)
 				return -1;
 		}
 		return 0;
@@ -273,7 +283,7 @@ int cfgw_each_word(struct loader *ld, const struct ynode *v, const char *path, c
 		if (!len)
 			return cfgw_err(ld, v, path,
 			                "empty entry in the comma-separated list of %s", what);
-		if (each(ld, v, path, w, len) < 0)
+		if (each(ld, v, path, w, len, base) < 0)
 			return -1;
 		if (!end)
 			return 0;

@@ -8,7 +8,7 @@
 #ifndef GW_LOG_H
 #define GW_LOG_H
 
-#include <gwsync/subscriber.h> /* enum gw_log_level */
+#include <gwsync/log_level.h> /* the plugin ABI's levels, not the whole ABI */
 #include <stdarg.h>
 
 #include "core/error.h"

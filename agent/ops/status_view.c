@@ -29,16 +29,20 @@ int status_view_take(struct status_sources *src, struct status_view *v, struct g
 	for (size_t k = 0; k < cfg->n_groups; k++)
 		v->data[cfg->groups[k]] = store_get(src->store, cfg->groups[k]);
 
-	v->servers = calloc(cfg->n_servers ? cfg->n_servers : 1, sizeof *v->servers);
+	/* the source's connections as it names them (a path store: one, its label); without a
+	 * source, admin.servers */
+	const struct source_ops *ops = src->source_ops;
+	size_t n = ops ? ops->conns(cfg) : cfg->n_servers;
+	v->servers = calloc(n ? n : 1, sizeof *v->servers);
 	if (!v->servers) {
 		status_view_free(v);
 		return gw_errf(err, "status: out of memory");
 	}
-	v->n_servers = cfg->n_servers;
-	v->source_type = src->source_ops ? src->source_ops->type : "none";
-	v->source_section = src->source_ops ? src->source_ops->section : "none";
-	for (size_t i = 0; i < cfg->n_servers; i++) {
-		v->servers[i].url = cfg->servers[i];
+	v->n_servers = n;
+	v->source_type = ops ? ops->type : "none";
+	v->source_section = ops ? ops->section : "none";
+	for (size_t i = 0; i < n; i++) {
+		v->servers[i].url = ops ? ops->conn_name(cfg, i) : cfg->servers[i];
 		if (src->source_ops && src->source)
 			v->servers[i].running =
 			    src->source_ops->status(src->source, i, &v->servers[i].st);

@@ -43,7 +43,7 @@ struct status_sources {
 
 /* A server in a view: its connection's state, or "starting" before the source runs it. */
 struct status_server_view {
-	const char *url;              /* cfg->servers[i] */
+	const char *url;              /* source_ops.conn_name(cfg, i) */
 	int running;                  /* the connection runs; else only url is meaningful */
 	struct source_conn_status st; /* zeroed if !running */
 };

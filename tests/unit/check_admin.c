@@ -12,7 +12,7 @@
 
 #include "source/http/admin.h"
 #include "core/strbuf.h"
-#include "source/http/http.h"
+#include "source/curl_http.h"
 #include "source/http/login.h"
 #include "source/http/reply.h"
 

@@ -23,7 +23,7 @@
 #include "source/http/admin.h"
 #include "core/clock.h"
 #include "config/config.h"
-#include "source/http/http.h"
+#include "source/curl_http.h"
 #include "core/log.h"
 #include "source/source.h"
 #include "store/ingest.h"
@@ -658,7 +658,7 @@ START_TEST(http_source_lifecycle)
 	struct gw_log *log = quiet_log();
 	struct store *st = store_new();
 	struct ingest *in = ingest_new(st, log);
-	const struct source_ops *ops = &http_source_ops;
+	const struct source_ops *ops = source_find("http");
 	ck_assert_str_eq(ops->type, "http");
 	struct source *src;
 	struct gw_err err;

@@ -11,13 +11,15 @@
 #include <string.h>
 
 #include "source/etcd/wire.h"
-#include "source/http/http.h"
+#include "source/curl_http.h"
+#include "source/etcd/config.h"
 
 #define GRPC_OUT_OF_RANGE    11
 #define GRPC_UNAUTHENTICATED 16
 
 struct etcd_client {
 	const struct cfg *cfg;
+	const struct kv_config *kv; /* etcd: (config.h) */
 	struct gw_log *log;
 	struct http **eps; /* one per endpoint */
 	size_t n;
@@ -28,17 +30,21 @@ int etcd_client_open(struct etcd_client **out, const struct cfg *cfg, struct gw_
                      struct gw_err *err)
 {
 	*out = NULL;
+	const struct kv_config *kv = etcd_config(cfg);
+	if (!kv)
+		return gw_errf(err, "etcd: no etcd: settings in the configuration");
 	struct etcd_client *c = calloc(1, sizeof *c);
 	if (c)
-		c->eps = calloc(cfg->n_kv_servers ? cfg->n_kv_servers : 1, sizeof *c->eps);
+		c->eps = calloc(kv->n_servers ? kv->n_servers : 1, sizeof *c->eps);
 	if (!c || !c->eps) {
 		free(c);
 		return gw_errf(err, "etcd: out of memory");
 	}
 	c->cfg = cfg;
+	c->kv = kv;
 	c->log = log;
-	for (size_t i = 0; i < cfg->n_kv_servers; i++) {
-		if (http_open(&c->eps[i], cfg, cfg->kv_servers[i], err) != 0) {
+	for (size_t i = 0; i < kv->n_servers; i++) {
+		if (http_open(&c->eps[i], cfg, kv->servers[i], err) != 0) {
 			etcd_client_close(c);
 			return -1;
 		}
@@ -105,7 +111,7 @@ void etcd_client_forget_token(struct etcd_client *c)
 int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *why,
                              struct gw_err *err)
 {
-	const char *server = c->cfg->kv_servers[ep];
+	const char *server = c->kv->servers[ep];
 	free(c->auth_header);
 	c->auth_header = NULL;
 	char *body = etcd_body_auth(c->cfg->username, c->cfg->password);
@@ -158,7 +164,7 @@ static int range_once(struct etcd_client *c, size_t ep, const char *prefix, cons
                       size_t from_len, int64_t revision, int64_t limit, struct etcd_range *out,
                       enum sync_fail *why, struct gw_err *err)
 {
-	const char *server = c->cfg->kv_servers[ep];
+	const char *server = c->kv->servers[ep];
 	char *body = etcd_body_range_page(prefix, strlen(prefix), from, from_len, revision, limit);
 	if (!body) {
 		*why = SYNC_FAIL_CONNECT;

@@ -23,7 +23,7 @@
 
 struct etcd_client;
 
-/* One transport per cfg->kv_servers entry; nothing is sent yet. log: where a renewed
+/* One transport per etcd.endpoints entry; nothing is sent yet. log: where a renewed
  * token is reported. */
 int etcd_client_open(struct etcd_client **out, const struct cfg *cfg, struct gw_log *log,
                      struct gw_err *err);

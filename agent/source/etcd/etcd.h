@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "source/etcd/client.h"
+#include "source/etcd/config.h"
 #include "source/etcd/watch.h"
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
@@ -35,6 +36,7 @@ enum etcd_outcome {
 struct source {
 	struct source_args args;
 	const struct cfg *cfg;
+	const struct kv_config *kv; /* etcd: (config.h) */
 	struct gw_log *log;
 	struct kv_layout layout;
 	struct kv_mirror *mirror;

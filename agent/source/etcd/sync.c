@@ -145,14 +145,13 @@ int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, enum syn
 	LOG_I(s->log, "etcd",
 	      "endpoint %s: %s read of %s: %zu key(s) at revision %lld, %d new "
 	      "version(s)",
-	      s->cfg->kv_servers[ep], kind_name(kind), s->prefix, keys, (long long)s->rev,
-	      versions);
+	      s->kv->servers[ep], kind_name(kind), s->prefix, keys, (long long)s->rev, versions);
 	pthread_mutex_lock(&s->mu);
 	s->st.fetches++;
 	s->st.revision = s->rev;
 	pthread_mutex_unlock(&s->mu);
-	if (s->cfg->kv_resync_interval_ms > 0)
-		s->resync_at = now + s->cfg->kv_resync_interval_ms;
+	if (s->kv->resync_interval_ms > 0)
+		s->resync_at = now + s->kv->resync_interval_ms;
 	return 0;
 }
 
@@ -207,7 +206,7 @@ static void apply_events(struct source *s, const struct etcd_watch_msg *m)
 static int on_object(void *arg, const char *text, size_t len)
 {
 	struct source *s = arg;
-	const char *ep = s->cfg->kv_servers[s->ep];
+	const char *ep = s->kv->servers[s->ep];
 	struct etcd_watch_msg m;
 	struct gw_err err = {{0}};
 	if (etcd_parse_watch(text, len, &m, &err) != 0)
@@ -287,7 +286,7 @@ static enum etcd_outcome stream_ended(struct source *s, int fn_rc, enum sync_fai
 
 enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_err *err)
 {
-	const char *ep = s->cfg->kv_servers[s->ep];
+	const char *ep = s->kv->servers[s->ep];
 	pthread_mutex_lock(&s->mu);
 	snprintf(s->st.session, sizeof s->st.session, "%s", ep);
 	s->st.state = SOURCE_CONN_CONNECTING;

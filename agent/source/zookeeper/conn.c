@@ -72,7 +72,7 @@ int zk_conn_full_read(struct zk_conn *c, enum kv_full_kind kind)
 	c->filled = 1;
 	c->need_full = 0;
 	c->next_resync_ms =
-	    c->cfg->kv_resync_interval_ms > 0 ? gw_mono_ms() + c->cfg->kv_resync_interval_ms : -1;
+	    c->zc->kv.resync_interval_ms > 0 ? gw_mono_ms() + c->zc->kv.resync_interval_ms : -1;
 	zk_conn_publish(c);
 	return n;
 }
@@ -89,8 +89,7 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 	c->lost_since_ms = -1;
 	zk_conn_set_state(c, SOURCE_CONN_CONNECTING);
 	zk_conn_publish(c);
-	int64_t timeout =
-	    c->cfg->zk_session_timeout_ms < INT_MAX ? c->cfg->zk_session_timeout_ms : INT_MAX;
+	int64_t timeout = c->zc->session_timeout_ms < INT_MAX ? c->zc->session_timeout_ms : INT_MAX;
 	if (zk_session_open(&c->zs, c->hosts, (int)timeout, &c->q) != 0) {
 		*why = SYNC_FAIL_CONNECT;
 		/* the library resolves every host here and says ENOENT (or EINVAL) when a
@@ -227,17 +226,17 @@ out:
 
 /* ---------------------------------------------------------------- life cycle */
 
-static char *join_hosts(const struct cfg *cfg)
+static char *join_hosts(const struct kv_config *kv)
 {
 	size_t n = 1;
-	for (size_t i = 0; i < cfg->n_kv_servers; i++)
-		n += strlen(cfg->kv_servers[i]) + 1;
+	for (size_t i = 0; i < kv->n_servers; i++)
+		n += strlen(kv->servers[i]) + 1;
 	char *h = malloc(n), *p = h;
 	if (!h)
 		return NULL;
 	*p = '\0';
-	for (size_t i = 0; i < cfg->n_kv_servers; i++)
-		p += sprintf(p, "%s%s", i ? "," : "", cfg->kv_servers[i]);
+	for (size_t i = 0; i < kv->n_servers; i++)
+		p += sprintf(p, "%s%s", i ? "," : "", kv->servers[i]);
 	return h;
 }
 
@@ -249,27 +248,28 @@ int zk_conn_new(struct zk_conn **out, const struct source_args *args, struct gw_
 	if (!c)
 		return gw_errf(err, "zookeeper source: out of memory");
 	c->cfg = cfg;
+	c->zc = zk_config(cfg);
+	if (!c->zc || !c->zc->kv.n_servers || !c->zc->kv.label) {
+		free(c);
+		return gw_errf(err, "zookeeper source: no servers configured");
+	}
 	c->ingest = args->ingest;
 	c->log = args->log;
-	c->server = cfg->servers[0]; /* the config always sets one label (config_kv.c) */
+	c->server = c->zc->kv.label;
 	c->next_resync_ms = -1;
 	c->lost_since_ms = -1;
 	c->policy.attempts = cfg->retry_attempts;
 	c->policy.interval_ms = cfg->retry_interval_ms;
 	c->policy.backoff_ms = cfg->retry_backoff_ms;
 	c->policy.startup_backoff_ms = cfg->retry_startup_backoff_ms;
-	if (!cfg->n_kv_servers) {
-		free(c);
-		return gw_errf(err, "zookeeper source: no servers configured");
-	}
-	if (!(c->hosts = join_hosts(cfg))) {
+	if (!(c->hosts = join_hosts(&c->zc->kv))) {
 		free(c);
 		return gw_errf(err, "zookeeper source: out of memory");
 	}
-	if (kv_layout_init(&c->layout, cfg->kv_root, cfg->groups, cfg->n_groups, err) != 0) {
+	if (kv_layout_init(&c->layout, c->zc->kv.root, cfg->groups, cfg->n_groups, err) != 0) {
 		free(c->hosts);
 		free(c);
-		return gw_err_prefix(err, "%s", cfg->servers[0]);
+		return gw_err_prefix(err, "%s", zk_config(cfg)->kv.label);
 	}
 	const struct kv_mirror_args ma = {
 	    .layout = &c->layout,
@@ -277,7 +277,7 @@ int zk_conn_new(struct zk_conn **out, const struct source_args *args, struct gw_
 	    .log = args->log,
 	    .type = "zookeeper",
 	    .server = c->server,
-	    .settle_ms = cfg->kv_settle_ms > 0 ? cfg->kv_settle_ms : 100,
+	    .settle_ms = c->zc->kv.settle_ms > 0 ? c->zc->kv.settle_ms : 100,
 	};
 	if (!(c->mirror = kv_mirror_new(&ma, err))) {
 		kv_layout_free(&c->layout);

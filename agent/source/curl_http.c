@@ -1,5 +1,5 @@
 /*
- * HTTP transport to one admin server (see http.h).
+ * HTTP transport to one admin server (see curl_http.h).
  *
  * Why the multi interface for one transfer at a time: curl_easy_perform() cannot be woken
  * from another thread, and a listener request is held by the admin for up to 60 s. Driving
@@ -8,7 +8,7 @@
  * milliseconds. The multi handle also owns the connection cache, so keeping it for the
  * life of the poller keeps the TCP (and TLS) connection alive between requests.
  */
-#include "source/http/http.h"
+#include "source/curl_http.h"
 
 #include <curl/curl.h>
 #include <stdarg.h>
