@@ -83,8 +83,8 @@ static int deliver(struct subscriber *s, enum gw_group g, const struct group_dat
 	memset(o, 0, sizeof *o);
 	/* the typed views, for a subscriber that reads them: made on this thread, the one
 	 * thing delivery adds to a version (model/typed.h) */
-	if ((s->typed && model_typed_fill((struct group_data *)to, (struct group_data *)from,
-	                                  &o->why) != 0) ||
+	if ((s->typed &&
+	     model_typed_fill((struct group_data *)to, (struct group_data *)from, &o->why) != 0) ||
 	    diff_build(&df, g, from, to, &o->why) < 0)
 		return -1;
 	o->na = df.change.n_added;

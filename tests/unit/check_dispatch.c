@@ -633,8 +633,7 @@ START_TEST(typed_views_reach_who_reads_them)
 	    "{\"id\":\"r1\",\"selectorId\":\"s1\"},{\"id\":\"r2\",\"selectorId\":\"s2\"}";
 	struct group_data *v1 = parsed_rules("m1", 1, r1, NULL);
 	ck_assert_ptr_null(v1->items[0]->rule);
-	ck_assert_int_eq(store_offer(st, v1), STORE_ACCEPTED);
-	group_data_unref(v1);
+	offer(v1);
 	ck_assert_int_eq(wait_lines(out_c, "apply", 1, 5000), 1);
 	expect_line(out_a, "apply", 0, "apply RULE added=2 typed=0 asked=2 first=s1");
 	expect_line(out_b, "apply", 0, "apply RULE added=2 typed=2 asked=0 first=s1");
@@ -653,7 +652,7 @@ START_TEST(typed_views_reach_who_reads_them)
 	st = store_new();
 	start();
 	struct group_data *v2 = parsed_rules("m2", 2, r1, NULL);
-	ck_assert_int_eq(store_offer(st, v2), STORE_ACCEPTED);
+	ck_assert_int_eq(store_swap(st, v2, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
 	expect_line(out_a, "apply", 1, "apply RULE added=2 typed=0 asked=2 first=s1");
 	ck_assert_ptr_null(v2->items[0]->rule);

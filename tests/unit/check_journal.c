@@ -17,6 +17,7 @@
 #include "model/edit.h"
 #include "model/model.h"
 #include "model/patch.h"
+#include "store/ingest.h"
 #include "store/journal.h"
 #include "store/snapshot.h"
 
@@ -65,7 +66,7 @@ static struct group_data *polled(const unsigned *ids, const unsigned *vers, size
 	char *doc = malloc(strlen(text) + 16);
 	sprintf(doc, "{\"RULE\":%s}", text);
 	int syntax;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(model_parse_groups(doc, strlen(doc), &want, 1, "http://a", prevs, out,
 	                                 &syntax, &err) == 0,
 	              "%s", err.msg);
@@ -90,7 +91,7 @@ static void assert_same(const struct group_data *a, const struct group_data *b)
 static void assert_cold_start_is(const struct group_data *want)
 {
 	struct group_data *back = NULL;
-	struct gw_err err = {{0}}, tail = {{0}};
+	struct gw_err err = {0}, tail = {0};
 	size_t replayed;
 	ck_assert_msg(snapshot_read_journal(dir, GW_GROUP_RULE, &back, &replayed, &tail, &err) == 0,
 	              "%s", err.msg);
@@ -103,7 +104,7 @@ static void assert_cold_start_is(const struct group_data *want)
 /* What the snapshot writer does with a version: append it, or write the file whole. */
 static int save(struct journal *js, struct group_data **written, struct group_data *gd)
 {
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	int rc = *written ? journal_append(dir, js, *written, gd, &err) : 1;
 	ck_assert_msg(rc >= 0, "%s", err.msg);
 	if (rc == 1) {
@@ -169,7 +170,7 @@ START_TEST(cold_start_is_the_last_version_written)
 			strbuf_add(&b, "]", 1);
 			char *text = strbuf_finish(&b);
 			struct group_data *up = NULL;
-			struct gw_err err = {{0}};
+			struct gw_err err = {0};
 			ck_assert_int_eq(model_parse_items(GW_GROUP_RULE, text, strlen(text), "kv",
 			                                   cur, &up, &err),
 			                 0);
@@ -250,7 +251,7 @@ static size_t file_size(const char *path)
 static void read_expect(const struct group_data *want, size_t n_replayed, const char *why)
 {
 	struct group_data *back = NULL;
-	struct gw_err err = {{0}}, tail = {{0}};
+	struct gw_err err = {0}, tail = {0};
 	size_t replayed;
 	ck_assert_int_eq(snapshot_read_journal(dir, GW_GROUP_RULE, &back, &replayed, &tail, &err),
 	                 0);
@@ -317,7 +318,7 @@ START_TEST(a_journal_of_another_group_file_is_ignored)
 	journal_path(path, sizeof path, dir, GW_GROUP_RULE);
 	snprintf(keep, sizeof keep, "%s.keep", path);
 	ck_assert_int_eq(link(path, keep), 0);
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(snapshot_write(dir, v[1], &err), 0); /* an older version, whole */
 	ck_assert_int_ne(access(path, F_OK), 0);              /* the journal went with it */
 	ck_assert_int_eq(rename(keep, path), 0);              /* ... as if the crash kept it */
@@ -334,7 +335,7 @@ START_TEST(the_writer_appends_and_compacts)
 {
 	struct store *st = store_new();
 	struct gw_log *log;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	gw_log_open(&log, GW_LOG_ERROR, GW_LOG_TEXT, "/dev/null", &err);
 	struct snapshot_writer *w;
 	ck_assert_int_eq(snapshot_writer_start(&w, dir, st, log, &err), 0);
@@ -344,7 +345,7 @@ START_TEST(the_writer_appends_and_compacts)
 		vers[i] = 0;
 	}
 	struct group_data *cur = polled(ids, vers, 40, NULL, 1);
-	ck_assert_int_eq(store_offer(st, cur), STORE_ACCEPTED);
+	ck_assert_int_eq(store_swap(st, cur, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	char jpath[512], bpath[512];
 	journal_path(jpath, sizeof jpath, dir, GW_GROUP_RULE);
 	snprintf(bpath, sizeof bpath, "%s/RULE.json", dir);
@@ -353,7 +354,7 @@ START_TEST(the_writer_appends_and_compacts)
 	for (long k = 2; k < 60; k++) {
 		vers[k % 40] = (unsigned)k;
 		struct group_data *next = polled(ids, vers, 40, cur, k);
-		ck_assert_int_eq(store_offer(st, next), STORE_ACCEPTED);
+		ck_assert_int_eq(store_swap(st, next, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 		group_data_unref(cur);
 		cur = next;
 		/* written: the cold start gives it */
