@@ -12,7 +12,8 @@ local request = require "gwsync.request"
 local router = require "gwsync.router"
 local index = require "gwsync.index"
 
-local function fp(res)
+local function fp(res, sel)
+    res = router.result(res, sel)
     if res.action == "proxy" then return "proxy " .. res.selector.id .. " " .. res.rule.id end
     return string.format("%s %s %s", res.action, tostring(res.code), tostring(res.message))
 end
@@ -191,6 +192,27 @@ T.case("entries added and removed in any order leave the index empty", function(
     T.eq(ix.raw.kids, nil, "raw trie empty"); T.eq(ix.ant.kids, nil, "ant trie empty")
     T.eq(ix.pp.kids, nil, "pp trie empty")
     T.eq(ix.nraw + ix.nant + ix.npp + ix.nexact, 0)
+    T.eq(next(ix.slots), nil, "no entry remembered")
+end)
+
+T.case("an entry in two indexes (a rule shared by two tables) is found and removed in each", function()
+    local a, b = index.new(), index.new()
+    local e = { test = function() return true end }
+    local d = { { kind = "ant", segs = { "a" } }, { kind = "exact", value = "/a/b" } }
+    a:add(e, d); b:add(e, d)
+    local function found(ix, path)
+        local cands = {}
+        local n = ix:match(request.new({ path = path }), cands, 0)
+        return n == 1 and cands[1] == e
+    end
+    -- filed twice in each: found once per match, in both (one stamp counter for every index)
+    for _ = 1, 3 do
+        T.truthy(found(a, "/a/b"), "a finds it once"); T.truthy(found(b, "/a/b"), "b finds it once")
+    end
+    a:remove(e)
+    T.truthy(not found(a, "/a/b"), "gone from a"); T.truthy(found(b, "/a/b"), "still in b")
+    b:remove(e)
+    T.eq(a.ant.kids, nil); T.eq(b.ant.kids, nil); T.eq(next(b.exact), nil)
 end)
 
 T.done()
