@@ -2,7 +2,10 @@
 # dev.sh: the two-command quick start and the developer loop.
 #   ./dev.sh demo    build, start the admin emulator and gwsyncd (Ctrl-C stops both)
 #   ./dev.sh check   build, then every test: unit + integration, an ASan+UBSan pass,
-#                    the integration tests under TSan, and a bounded libFuzzer run
+#                    the integration tests under TSan, the Debian packages (built, then
+#                    installed, run and purged on THIS machine, as root) and a bounded
+#                    libFuzzer run: ~20-25 minutes on 2 cores. It installs missing build and
+#                    test packages (kept), and otherwise leaves the machine as it found it
 #   ./dev.sh build   just (re)build into ./build
 #   ./dev.sh bench   optimised build, then the benchmarks (bench/README.md)
 #   ./dev.sh package build the Debian packages gwsync and gwsync-dev into dist/ (lintian-checked)
@@ -17,7 +20,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # What building and running needs, and what only the test suite adds.
 BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config python3 curl
-	libcurl4-openssl-dev libjansson-dev libyaml-dev check libmicrohttpd-dev liblmdb-dev
+	libcurl4-openssl-dev libjansson-dev libyaml-dev check liblmdb-dev
 	libwebsockets-dev libssl-dev libzookeeper-mt-dev)
 # The gateway tests run a real nginx with the Lua module (contrib/nginx) and read the LMDB
 # cache from Python; wrk drives the gateway benchmark.
@@ -33,8 +36,11 @@ KV_TEST_PACKAGES=(zookeeper default-jre-headless python3-kazoo etcd-server etcd-
 # promtool (Debian's prometheus package) checks and unit-tests contrib/prometheus's alerting
 # rules; the server it also brings is never started (policy-rc.d in deps()).
 MONITORING_TEST_PACKAGES=(prometheus)
+# The status page is tested in a real browser: headless Chromium driven through chromedriver
+# (tests/integration/test_status_page.py).
+BROWSER_TEST_PACKAGES=(chromium chromium-driver)
 TEST_PACKAGES=(openssl clang clang-format valgrind "${GATEWAY_PACKAGES[@]}" "${PACKAGE_TOOLS[@]}"
-	"${KV_TEST_PACKAGES[@]}" "${MONITORING_TEST_PACKAGES[@]}")
+	"${KV_TEST_PACKAGES[@]}" "${MONITORING_TEST_PACKAGES[@]}" "${BROWSER_TEST_PACKAGES[@]}")
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
@@ -233,8 +239,11 @@ check() {
 		run_checks build-tsan TESTS="\$(INTEGRATION_TESTS)" || rc=1
 	record_suite tsan build-tsan "$t"
 
-	# The packages: built once (dist/), then installed, run and removed on this machine by
-	# tests/package/test_package.py (root only; it skips, saying why, otherwise).
+	# The packages: built once (dist/), then installed, run and purged on this machine by
+	# tests/package/test_package.py (root only; it skips, saying why, where a gwsync is
+	# installed already). It puts the machine back as it found it, the system user gwsync
+	# and its lock file included, and fails naming anything it could not
+	# (tests/package/machine.py says why on the machine itself and not in a throwaway root).
 	t=$(date +%s)
 	if have_package_tools; then
 		log "Debian packages: build, lintian, install, run, remove"
@@ -316,7 +325,7 @@ check) check ;;
 demo) demo ;;
 bench) bench ;;
 *)
-	sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

@@ -27,8 +27,10 @@
 #include "ops/control.h"
 #include "ops/dryrun.h"
 #include "ops/pause.h"
+#include "ops/state_dir.h"
 #include "source/source.h"
 #include "signals.h"
+#include "store/history.h"
 #include "store/snapshot.h"
 #include "ops/status_client.h"
 #include "ops/status_server.h"
@@ -61,7 +63,39 @@ struct agent {
 	struct status_server *status;
 	struct notifier *notifier;
 	struct control *control;
+	struct history *history; /* what changed, for /history, the page and --status */
 };
+
+/* The change history: kept from its file in state_dir, fed by the ingest and the dispatcher,
+ * written by the snapshot writer (store/history.h). */
+static int start_history(struct agent *a, struct gw_err *err)
+{
+	const char **names = calloc(a->subs->n ? a->subs->n : 1, sizeof *names);
+	for (size_t i = 0; names && i < a->subs->n; i++)
+		names[i] = a->subs->v[i].name;
+	a->history =
+	    names ? history_new((size_t)a->cfg->status_history, names, a->subs->n, a->log) : NULL;
+	free(names);
+	if (!a->history)
+		return gw_errf(err, "history: out of memory");
+	struct gw_err lerr = {{0}};
+	history_load(a->history, a->cfg->state_dir, a->cfg->groups, a->cfg->n_groups, &lerr);
+	ingest_set_history(a->ingest, a->history);
+	dispatcher_set_history(a->dispatcher, a->history);
+	snapshot_writer_set_history(a->snapshots, a->history);
+	return 0;
+}
+
+/* After the dispatcher: its last outcomes are written too. */
+static void stop_history(struct agent *a)
+{
+	struct gw_err err = {{0}};
+	if (a->history && history_dirty(a->history) &&
+	    history_save(a->history, a->cfg->state_dir, &err) != 0)
+		LOG_E(a->log, "main", "%s", err.msg);
+	history_free(a->history);
+	a->history = NULL;
+}
 
 static void agent_free(struct agent *a)
 {
@@ -74,6 +108,7 @@ static void agent_free(struct agent *a)
 	snapshot_writer_free(a->snapshots);
 	if (a->dispatcher)
 		dispatcher_free(a->dispatcher);
+	stop_history(a);
 	pause_close(a->pause);
 	subscribers_free(a->subs);
 	signals_free(a->signals);
@@ -131,8 +166,18 @@ static int agent_configure(struct agent *a)
 	scrub_secret_env(a->cfg->status_token);
 	if (a->opt.dry_run)
 		return EXIT_OK; /* a dry run loads no plugin: an init() might touch the system */
+	/* before the plugins, which may keep their data inside it (the sample's lmdb cache);
+	 * --check only asks whether it could be made */
+	int sd = state_dir_prepare(a->cfg->state_dir, a->opt.mode != MODE_CHECK, &err);
+	if (sd < 0) {
+		fprintf(stderr, "gwsyncd: %s\n", err.msg);
+		return EXIT_CONFIG;
+	}
+	if (sd > 0)
+		LOG_W(a->log, "main", "%s", err.msg);
 	if (subscribers_load(a->cfg, a->log, &a->subs, &err) != 0) {
-		LOG_E(a->log, "main", "%s", err.msg);
+		/* a configuration error like any other: FILE:LINE:COL: key: why, untimestamped */
+		fprintf(stderr, "gwsyncd: %s\n", err.msg);
 		return EXIT_CONFIG;
 	}
 	return EXIT_OK;
@@ -178,6 +223,7 @@ static size_t load_snapshot(struct agent *a, const char *why)
 {
 	size_t n =
 	    snapshot_load(a->cfg->state_dir, a->cfg->groups, a->cfg->n_groups, a->store, a->log);
+	history_held(a->history, a->store, a->cfg->groups, a->cfg->n_groups);
 	if (n)
 		LOG_W(a->log, "main",
 		      "%s; serving %zu of %zu group(s) from the snapshot in %s (STALE until an "
@@ -200,8 +246,24 @@ static int run_once(struct agent *a)
 			LOG_E(a->log, "main", "--dry-run: no admin server answered: %s", err.msg);
 			return EXIT_RUNTIME;
 		}
+		/* what a running agent asks next (long-polling: the listener call), answered at
+		 * once, so an admin that would refuse every poll fails the dry run, not the
+		 * daemon after its start */
+		struct gw_err perr = {{0}};
+		int probe = 0;
+		if (a->source_ops->probe) {
+			signals_on_stop(a->signals, stop_source, a); /* SIGTERM ends the call */
+			probe = a->source_ops->probe(a->source, stdout, &perr);
+			signals_on_stop(a->signals, NULL, NULL);
+		}
+		if (probe != 0 && signals_stopping(a->signals))
+			return EXIT_OK;
 		if (dryrun_report(a->cfg, a->store, stdout, &err) < 0) {
 			LOG_E(a->log, "main", "--dry-run: %s", err.msg);
+			return EXIT_RUNTIME;
+		}
+		if (probe != 0) {
+			LOG_E(a->log, "main", "--dry-run: %s", perr.msg);
 			return EXIT_RUNTIME;
 		}
 		return EXIT_OK;
@@ -272,13 +334,16 @@ static int run_daemon(struct agent *a)
 		return EXIT_RUNTIME;
 	}
 	pause_attach(a->pause, a->dispatcher);
-	/* Control without exposure: pause/resume on a Unix socket, not on the network. Not
+	/* Control without exposure: pause/resume on a Unix socket, not on the network. Never
 	 * fatal: syncing is the agent's job, and without the socket nothing can be changed. */
 	if (a->cfg->control_socket &&
 	    control_start(&a->control, a->cfg->control_socket, a->pause, a->log, &err) != 0)
-		LOG_E(a->log, "main", "%s; --pause and --resume will not reach this agent",
+		LOG_W(a->log, "main",
+		      "%s; running without the control socket: --pause and --resume will not "
+		      "reach this agent",
 		      err.msg);
-	if (snapshot_writer_start(&a->snapshots, a->cfg->state_dir, a->store, a->log, &err) != 0) {
+	if (snapshot_writer_start(&a->snapshots, a->cfg->state_dir, a->store, a->log, &err) != 0 ||
+	    start_history(a, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;
 	}
@@ -297,6 +362,8 @@ static int run_daemon(struct agent *a)
 	src->started_wall_ms = gw_wall_ms();
 	src->source_ops = a->source_ops;
 	src->source = a->source;
+	src->history = a->history;
+	control_set_status(a->control, src);
 	if (status_server_start(&a->status, src, &err) != 0 ||
 	    notify_start(&a->notifier, src, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
@@ -353,7 +420,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 
-	if (a.opt.mode == MODE_PAUSE || a.opt.mode == MODE_RESUME) {
+	if (a.opt.mode == MODE_PAUSE || a.opt.mode == MODE_RESUME || a.opt.mode == MODE_STATUS) {
 		/* only the configuration: the running agent owns everything else. Before the
 		 * signal mask, so Ctrl-C still ends a client waiting on an agent. */
 		struct gw_err err = {{0}};
@@ -361,7 +428,9 @@ int main(int argc, char **argv)
 		if (cfg_load_control(a.opt.config_path, &a.cfg, &err) != 0) {
 			fprintf(stderr, "gwsyncd: %s\n", err.msg);
 			rc = EXIT_CONFIG;
-		} else if (status_client_send(a.cfg, a.opt.mode == MODE_PAUSE, &err) != 0) {
+		} else if ((a.opt.mode == MODE_STATUS
+		                ? status_client_show(a.cfg, stdout, &err)
+		                : status_client_send(a.cfg, a.opt.mode == MODE_PAUSE, &err)) != 0) {
 			fprintf(stderr, "gwsyncd: %s\n", err.msg);
 			rc = EXIT_RUNTIME;
 		}
@@ -370,26 +439,35 @@ int main(int argc, char **argv)
 	}
 
 	/* before any thread exists, so every thread inherits the mask and libcurl's global
-	 * state is set up once, single-threaded */
+	 * state is set up once, single-threaded; then at once the thread that takes the
+	 * signals, so SIGTERM is obeyed at every moment of start-up, reading the configuration
+	 * included (and nothing read there can block: core/readfile.h) */
 	signals_block();
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		fprintf(stderr, "gwsyncd: libcurl initialisation failed\n");
 		return EXIT_RUNTIME;
 	}
+	struct gw_err serr = {{0}};
+	if (signals_start(&a.signals, NULL, &serr) != 0) {
+		fprintf(stderr, "gwsyncd: cannot start: %s\n", serr.msg);
+		curl_global_cleanup();
+		return EXIT_RUNTIME;
+	}
 
 	int rc = agent_configure(&a);
-	if (rc == EXIT_OK && a.opt.mode == MODE_CHECK) {
+	signals_set_log(a.signals, a.log);
+	if (rc == EXIT_OK && signals_stopping(a.signals)) {
+		LOG_I(a.log, "main", "stopped during start-up");
+	} else if (rc == EXIT_OK && a.opt.mode == MODE_CHECK) {
 		char summary[512];
 		printf("configuration OK: %s (%s, %zu group(s), %zu subscriber(s) loaded)\n",
 		       a.opt.config_path, source_summary(a.cfg, summary, sizeof summary),
 		       a.cfg->n_groups, a.cfg->n_subscribers);
 	} else if (rc == EXIT_OK) {
-		struct gw_err err = {{0}};
 		a.store = store_new();
 		a.ingest = a.store ? ingest_new(a.store, a.log) : NULL;
-		if (!a.ingest || signals_start(&a.signals, a.log, &err) != 0) {
-			fprintf(stderr, "gwsyncd: cannot start: %s\n",
-			        a.ingest ? err.msg : "out of memory");
+		if (!a.ingest) {
+			fprintf(stderr, "gwsyncd: cannot start: out of memory\n");
 			rc = EXIT_RUNTIME;
 		} else if (a.opt.mode == MODE_ONCE)
 			rc = run_once(&a);

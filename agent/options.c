@@ -17,8 +17,8 @@
 
 const char *options_usage(void)
 {
-	return "Usage: gwsyncd [-c FILE] [--check | --once [--dry-run] | --pause | --resume] "
-	       "[--log-level LEVEL]\n"
+	return "Usage: gwsyncd [-c FILE] [--check | --once [--dry-run] | --pause | --resume | "
+	       "--status] [--log-level LEVEL]\n"
 	       "       gwsyncd --plugin-help NAME\n"
 	       "\n"
 	       "Keeps an API gateway's configuration in step with a Soul / Apache ShenYu admin.\n"
@@ -33,12 +33,17 @@ const char *options_usage(void)
 	       "                         deliver and write nothing\n"
 	       "      --pause            ask the running agent to stop delivering changes\n"
 	       "      --resume           ask the running agent to deliver again\n"
+	       "      --status           print the running agent's groups, subscribers and last "
+	       "changes\n"
 	       "  -l, --log-level LEVEL  error | warn | info | debug (overrides log.level)\n"
 	       "      --plugin-help NAME print the options a subscriber plugin declares\n"
 	       "  -V, --version          print the version and exit\n"
 	       "  -h, --help             print this help and exit\n"
 	       "\n"
-	       "Exit codes: 0 success or clean stop; 1 runtime failure; 2 configuration error.\n";
+	       "Exit codes: 0 success or clean stop; 1 runtime failure (--pause, --resume, "
+	       "--status: "
+	       "no agent\n"
+	       "answered); 2 configuration error.\n";
 }
 
 int options_parse(int argc, char **argv, struct options *out, char *msg, unsigned msg_len)
@@ -49,6 +54,7 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 	    {"once", no_argument, NULL, 'o'},
 	    {"pause", no_argument, NULL, 'p'},
 	    {"resume", no_argument, NULL, 'r'},
+	    {"status", no_argument, NULL, 's'},
 	    {"log-level", required_argument, NULL, 'l'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -92,6 +98,9 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 			break;
 		case 'r':
 			m = MODE_RESUME;
+			break;
+		case 's':
+			m = MODE_STATUS;
 			break;
 		case 'V':
 			m = MODE_VERSION;

@@ -11,6 +11,7 @@ enum gw_mode {
 	MODE_ONCE,    /* one full fetch and delivery, exit */
 	MODE_PAUSE,   /* ask the running agent to pause delivery */
 	MODE_RESUME,  /* ... and to resume */
+	MODE_STATUS,  /* print the running agent's state (the control socket) */
 	MODE_VERSION,
 	MODE_HELP,
 	MODE_PLUGIN_HELP, /* print a plugin's declared options */

@@ -1,12 +1,15 @@
 /*
  * The signal thread (see signals.h). It owns no agent state: it flips a flag, calls the
- * one hook main registered, and wakes main. Shutdown sends the thread a blocked signal of
+ * one hook main registered, and wakes main. It runs before the configuration is read (the
+ * log comes later, signals_set_log()), so a stop during start-up is taken at once and
+ * acted on by main at its next step. Shutdown sends the thread a blocked signal of
  * one of the handled signals with pthread_kill() so its sigwait() returns.
  */
 #include "signals.h"
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,19 +54,25 @@ static void *signal_main(void *arg)
 			continue;
 		pthread_mutex_lock(&s->mu);
 		int quit = s->quit;
+		struct gw_log *log = s->log;
 		pthread_mutex_unlock(&s->mu);
 		if (quit)
 			return NULL;
 		if (sig == SIGHUP) {
 			struct gw_err err = {{0}};
-			if (gw_log_reopen(s->log, &err) != 0)
-				LOG_E(s->log, "main", "SIGHUP: %s", err.msg);
+			if (!log)
+				continue; /* start-up: no log file is open yet */
+			if (gw_log_reopen(log, &err) != 0)
+				LOG_E(log, "main", "SIGHUP: %s", err.msg);
 			else
-				LOG_I(s->log, "main", "SIGHUP: log reopened");
+				LOG_I(log, "main", "SIGHUP: log reopened");
 			continue;
 		}
-		LOG_I(s->log, "main", "%s received, stopping",
-		      sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		const char *name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+		if (log)
+			LOG_I(log, "main", "%s received, stopping", name);
+		else
+			fprintf(stderr, "gwsyncd: %s received during start-up, stopping\n", name);
 		pthread_mutex_lock(&s->mu);
 		s->stopping = 1;
 		s->stop_sig = sig;
@@ -92,6 +101,13 @@ int signals_start(struct signals **out, struct gw_log *log, struct gw_err *err)
 	}
 	*out = s;
 	return 0;
+}
+
+void signals_set_log(struct signals *s, struct gw_log *log)
+{
+	pthread_mutex_lock(&s->mu);
+	s->log = log;
+	pthread_mutex_unlock(&s->mu);
 }
 
 void signals_on_stop(struct signals *s, void (*fn)(void *arg), void *arg)

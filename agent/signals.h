@@ -16,7 +16,11 @@ struct signals;
 /* Blocks the signals in the calling thread (do it before any other thread exists). */
 void signals_block(void);
 
+/* Start the thread. `log` may be NULL: main starts it before the configuration is read, so
+ * SIGTERM/SIGINT are taken at every moment of start-up (without a log, a stop is said on
+ * stderr and SIGHUP is ignored), and hands the log over once it is open. */
 int signals_start(struct signals **out, struct gw_log *log, struct gw_err *err);
+void signals_set_log(struct signals *s, struct gw_log *log);
 
 /* Call fn(arg) on stop (at once if already stopping). fn NULL clears. Thread-safe. */
 void signals_on_stop(struct signals *s, void (*fn)(void *arg), void *arg);

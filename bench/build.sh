@@ -35,3 +35,10 @@ deps=$(. "$build/libgwagent.la" && echo "$dependency_libs")
 "$cc" "${cflags[@]}" -I"$src/agent" -I"$src/include" -o "$out/bench_cache" \
 	"$src/bench/bench_cache.c" "$src/bench/benchdata.c" "$build/.libs/libgwagent.a" \
 	$deps -ldl -lm
+# figure 11 (bench/gateway/): the cache writer drives the lmdb plugin as the dispatcher does;
+# the paced keep-alive load generator
+# shellcheck disable=SC2086
+"$cc" "${cflags[@]}" -I"$src/agent" -I"$src/include" -o "$out/cachewriter" \
+	"$src/bench/cachewriter.c" "$src/bench/benchdata.c" "$build/.libs/libgwagent.a" \
+	$deps -ldl -lm
+"$cc" "${cflags[@]}" -o "$out/pacedload" "$src/bench/pacedload.c"

@@ -9,7 +9,8 @@ the same run on the same admin:
                   floor: floorclient (libcurl) fetching the same group after the same answer
   memory       3. peak RSS (VmHWM) with the 100k-item dataset, against the JSON bytes;
                   start-up to all delivered, against curl fetching the same bytes;
-                  idle RSS (VmRSS) with the demo dataset, against curl holding one poll
+                  idle RSS (VmRSS) and private memory with the demo dataset, against curl
+                  holding one poll (`idlemem` runs only these)
   idle         4. CPU seconds (utime+stime) over a window of held polls on 3 admins with no
                   change, against 3 curl processes holding the same polls
   shutdown     6. SIGTERM to exit while polls are held, against curl holding a poll
@@ -369,30 +370,55 @@ class Bench:
         row("2. daemon start-up to all delivered, %s" % items, "%.0f ms" % startup_ms,
             "curl fetch %.0f ms" % curl_ms, startup_ms / curl_ms, "<= 1500 ms",
             met(startup_ms <= 1500))
+        self.idle_memory()
 
-        # idle RSS with the demo dataset and the demo's subscribers (log, file, status)
-        demo = self.admin("demo", "fastadmin-demo")
-        files = os.path.join(self.work, "demo-files")
+    def idle_agent(self, name, status):
+        """An idle agent with the demo configuration (log and file subscribers, the status
+        endpoint if `status`) holding one poll, 3 s after start-up: its process."""
+        demo = self.admin("demo", "fastadmin-" + name)
+        files = os.path.join(self.work, name + "-files")
         subs = [("log", "log", {}), ("gateway-files", "file", {"dir": files})]
-        cfg = self.config("idle-rss", [demo.url], CLASSIC, subs, self.free_port())
-        gw = self.daemon(cfg, "gwsyncd-idle-rss")
+        cfg = self.config(name, [demo.url], CLASSIC, subs,
+                          self.free_port() if status else None)
+        gw = self.daemon(cfg, "gwsyncd-" + name)
         self.wait_held([demo])
         time.sleep(3.0)
+        return demo, gw
+
+    def idle_memory(self):
+        """Figure 3's idle rows: RSS, private memory (dirty: what this process alone costs;
+        clean: pages of files, mostly libraries, that no other process maps right now) and
+        PSS, beside a curl holding the same poll; and the same agent without the status
+        endpoint, so the endpoint's own cost shows."""
+        demo, gw = self.idle_agent("idle-rss", True)
         curl = self.floor_listener(demo, manifest(os.path.join(self.data, "demo")))
         self.wait_held([demo], "held_floor")
         time.sleep(0.5)
         idle, curl_rss = status_kib(gw.pid, "VmRSS"), status_kib(curl.pid, "VmRSS")
         anon, filed = status_kib(gw.pid, "RssAnon"), status_kib(gw.pid, "RssFile")
         threads = status_kib(gw.pid, "Threads")
-        # the memory that is ours (issue 13): private pages, and the proportional share
-        # of the shared libraries every libcurl process maps anyway
+        # the memory that is ours (issues 13 and 22): private pages, and the proportional
+        # share of the shared libraries every libcurl process maps anyway
         gs, cs = smaps_kib(gw.pid), smaps_kib(curl.pid)
         priv = gs.get("Private_Clean", 0) + gs.get("Private_Dirty", 0)
         cpriv = cs.get("Private_Clean", 0) + cs.get("Private_Dirty", 0)
+        dirty, cdirty = gs.get("Private_Dirty", 0), cs.get("Private_Dirty", 0)
+        self.stop_all()
+        _, bare = self.idle_agent("idle-nostatus", False)
+        bare_dirty = smaps_kib(bare.pid).get("Private_Dirty", 0)
         self.stop_all()
         row("3. idle RSS (VmRSS), demo dataset", "%s (anon %s, files %s)" % (
             mib(idle), mib(anon), mib(filed)), "curl poll %s" % mib(curl_rss),
             idle / curl_rss, "-", "-")
+        clean, cclean = gs.get("Private_Clean", 0), cs.get("Private_Clean", 0)
+        row("3. idle private dirty memory (smaps_rollup Private_Dirty), demo config",
+            "%d KiB (%.2f MiB)" % (dirty, dirty / 1024.0), "curl poll %d KiB" % cdirty,
+            dirty / cdirty if cdirty else None, "<= 1.5 MiB", met(dirty <= 1.5 * 1024))
+        row("3. idle private clean memory (pages no other process maps), demo config",
+            "%d KiB" % clean, "curl poll %d KiB" % cclean, None, "-", "-")
+        row("3. idle Private_Dirty without status.listen (the endpoint costs the difference)",
+            "%d KiB (%+d KiB with it)" % (bare_dirty, dirty - bare_dirty), "-", None, "-",
+            "-")
         row("3. idle private memory (smaps_rollup), demo config", mib(priv),
             "curl poll %s" % mib(cpriv), priv / cpriv if cpriv else None, "<= 2 MiB",
             met(priv <= 2 * 1024))
@@ -496,8 +522,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build", help="the build directory (gwsyncd, bench/, bench-data/)")
     ap.add_argument("what", nargs="+", choices=["propagation", "propagation100k",
-                                                "propagation1k", "memory", "idle",
-                                                "shutdown"])
+                                                "propagation1k", "memory", "idlemem",
+                                                "idle", "shutdown"])
     ap.add_argument("--changes", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--budget", type=int, default=330,
@@ -518,6 +544,8 @@ def main():
                 b.propagation(args.changes, args.warmup, args.budget, dataset="small")
             elif what == "memory":
                 b.memory()
+            elif what == "idlemem":
+                b.idle_memory()
             elif what == "idle":
                 b.idle(args.window)
             else:

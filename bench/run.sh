@@ -10,13 +10,18 @@
 # BENCH_CACHE_ROUNDS (figure 7 repetitions, 200),
 # BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 10's 1k
 # rules, 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation
-# propagation100k propagation1k memory idle shutdown cache gateway fanout), GWSYNC_FANOUT
-# (figure 9's number of agents, 100).
+# propagation100k propagation1k memory idle shutdown cache gateway fanout gatewayscale events),
+# GWSYNC_FANOUT (figure 9's number of agents, 100), BENCH_EVENT_CHANGES (figure 12's
+# changes per source and size, 30); figure 11 (gatewayscale):
+# BENCH_SCALE_SIZES (50x4,1000x10,10000x10), BENCH_SCALE_WORKERS (1,2), BENCH_SCALE_SECONDS
+# (each paced run, 30), BENCH_SCALE_LUA (the router's Lua directory), BENCH_SCALE_WRITER
+# (the build whose lmdb plugin and gwsyncd write the cache), BENCH_SCALE_ARGS (more
+# options of bench/gateway/scale.py).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale events}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -27,9 +32,9 @@ say "building the benchmark tools"
 
 wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# Datasets are regenerated only when their generator changed (figures 8 and 9 use none).
+# Datasets are regenerated only when their generator changed (figures 8, 9 and 11 use none).
 data=$build/bench-data
-if [ -n "$(echo " $only " | sed 's/ gateway / /g; s/ fanout / /g; s/ //g')" ] && {
+if [ -n "$(echo " $only " | sed 's/ gateway / /g; s/ fanout / /g; s/ gatewayscale / /g; s/ //g')" ] && {
 	[ ! -f "$data/big/manifest" ] || [ "$src/bench/gendata.py" -nt "$data/big/manifest" ] ||
 		[ "$src/tests/admin/dataset.py" -nt "$data/big/manifest" ]
 }; then
@@ -115,6 +120,23 @@ if wants fanout; then
 	say "figure 9: fan-out, ${GWSYNC_FANOUT:-100} agents on one admin emulator, one etcd, one ZooKeeper"
 	"$py" "$src/bench/fanout.py" "$build" --agents "${GWSYNC_FANOUT:-100}" |
 		tee -a "$results" || rc=1
+fi
+
+if wants gatewayscale; then
+	say "figure 11: the gateway at scale (${BENCH_SCALE_SIZES:-50x4,1000x10,10000x10}, workers ${BENCH_SCALE_WORKERS:-1,2})"
+	# shellcheck disable=SC2086
+	"$src/bench/gateway/run.sh" "$build" --sizes "${BENCH_SCALE_SIZES:-50x4,1000x10,10000x10}" \
+		--workers "${BENCH_SCALE_WORKERS:-1,2}" --seconds "${BENCH_SCALE_SECONDS:-30}" \
+		${BENCH_SCALE_LUA:+--lua "$BENCH_SCALE_LUA"} \
+		${BENCH_SCALE_WRITER:+--writer "$BENCH_SCALE_WRITER"} ${BENCH_SCALE_ARGS:-} |
+		tee -a "$results" || rc=1
+fi
+
+if wants events; then
+	py=python3
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	say "figure 12: a one-item change among 1k, 10k and 100k rules over WebSocket, ZooKeeper and etcd"
+	"$py" "$src/bench/events.py" "$build" | tee -a "$results" || rc=1
 fi
 
 say "results"

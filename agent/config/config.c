@@ -16,6 +16,7 @@
 #include "config/config_kv.h"
 #include "config/config_walk.h"
 #include "config/envexpand.h"
+#include "core/readfile.h"
 #include "core/units.h"
 #include "config/ytree.h"
 
@@ -156,6 +157,11 @@ static int load_subscribers(struct loader *ld, const struct key *k, const struct
 			    ld, e, ipath,
 			    "'library' is required (a plugin name such as file, or a path "
 			    "to a .so)");
+		const struct ynode *lib = ytree_get(e, "library");
+		if (lib) {
+			s->library_line = ytree_line(lib);
+			s->library_col = ytree_col(lib);
+		}
 		if (!s->config) {
 			if (!(s->own_config = ytree_new_map(e->file, e->line, e->col)))
 				return cfgw_err(ld, e, ipath, "out of memory");
@@ -224,6 +230,8 @@ static const struct key admin_keys[] = {
     {"groups", cfga_groups, 0, NOSUB},
     {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL},
     {"read_timeout", cfga_read_timeout, CFG(read_timeout_ms), 1, INT64_MAX, NULL},
+    /* a trickled reply must not hold a poller for days: at least 1s, at most a day */
+    {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL},
     {"hold", cfga_hold, CFG(hold_ms), 1, INT64_MAX, NULL},
     {"retry", cfgw_submap, 0, 0, 0, retry_keys},
     {"max_response", cfgw_size, CFG(max_response), 1, INT64_MAX, NULL},
@@ -261,6 +269,7 @@ static const struct key etcd_keys[] = {
     {"settle", cfgw_duration, CFG(kv_settle_ms), 1, 1000, NULL},
     {"resync_interval", cfgk_resync_interval, CFG(kv_resync_interval_ms), 0, INT64_MAX, NULL},
     {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL},
+    {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL},
     {NULL, NULL, 0, NOSUB},
 };
 
@@ -281,6 +290,10 @@ static const struct key status_keys[] = {
     /* POST (pause, resume) over HTTP only with this bearer token; else read-only */
     {"token", cfga_status_token, 0, NOSUB},
     {"token_file", cfga_status_token_file, CFG(status_token_file), NOSUB},
+    /* accepted versions kept per group for /history, the page and --status (store/history.h) */
+    {"history", cfgw_int, CFG(status_history), 1, 1000, NULL},
+    /* GET /config/<GROUP>: the held version, secrets redacted (ops/redact.h); off by default */
+    {"expose_config", cfgw_bool, CFG(status_expose_config), NOSUB},
     {NULL, NULL, 0, NOSUB},
 };
 
@@ -337,6 +350,7 @@ static struct cfg *cfg_new(void)
 		return NULL;
 	c->connect_timeout_ms = 10 * 1000;
 	c->read_timeout_ms = 90 * 1000;
+	c->transfer_timeout_ms = 5 * 60 * 1000;
 	c->hold_ms = 60 * 1000;
 	c->retry_attempts = 3;
 	c->retry_interval_ms = 5 * 1000;
@@ -349,6 +363,7 @@ static struct cfg *cfg_new(void)
 	c->kv_resync_interval_ms = 10 * 60 * 1000;
 	c->zk_session_timeout_ms = 30 * 1000;
 	c->log_level = GW_LOG_INFO;
+	c->status_history = 50;
 	c->log_format = GW_LOG_TEXT;
 	c->namespace_id = strdup(GW_DEFAULT_NAMESPACE);
 	c->state_dir = strdup("/var/lib/gwsync");
@@ -359,33 +374,19 @@ static struct cfg *cfg_new(void)
 	return c;
 }
 
-/* control_socket: STATE_DIR/control.sock unless set; "" turns it off. */
-/* A Unix socket's path holds at most 107 bytes, and the socket is bound under a
- * temporary name (PATH.PID) first: leave room for that. */
-#define CONTROL_SOCKET_MAX 96
-
+/* control_socket: STATE_DIR/control.sock unless set; "" turns it off. Its length does not
+ * matter: the socket is reached through its directory when its path does not fit a Unix
+ * socket's address (ops/unix_addr.h), so a deep state_dir never stops the agent. */
 static int default_control_socket(struct cfg *c, struct gw_err *err)
 {
 	if (c->control_socket) {
 		if (!*c->control_socket) {
 			free(c->control_socket);
 			c->control_socket = NULL;
-		} else if (strlen(c->control_socket) > CONTROL_SOCKET_MAX) {
-			return gw_errf(err,
-			               "%s: control_socket: %s is longer than a Unix socket allows "
-			               "(%d bytes at most)",
-			               c->path, c->control_socket, CONTROL_SOCKET_MAX);
 		}
 		return 0;
 	}
 	size_t n = strlen(c->state_dir) + sizeof "/control.sock";
-	if (n - 1 > CONTROL_SOCKET_MAX)
-		return gw_errf(
-		    err,
-		    "%s: state_dir %s is too long for the default control socket "
-		    "(STATE_DIR/control.sock, %d bytes at most): set control_socket to a "
-		    "shorter path, or \"\" for none",
-		    c->path, c->state_dir, CONTROL_SOCKET_MAX);
 	if (!(c->control_socket = malloc(n)))
 		return gw_errf(err, "out of memory");
 	snprintf(c->control_socket, n, "%s/control.sock", c->state_dir);
@@ -490,16 +491,17 @@ int cfg_load_control(const char *path, struct cfg **out, struct gw_err *err)
 		state_dir = NULL;
 	}
 	if (token_file && !c->status_token) {
-		/* only for the HTTP fallback: a token this user cannot read is simply absent */
-		FILE *f = fopen(token_file, "r");
-		char buf[4096];
-		if (f && fgets(buf, sizeof buf, f)) {
+		/* only for the HTTP fallback: a token this user cannot read (or that is not a
+		 * regular file, which must not hang the client: core/readfile.h) is absent */
+		char *buf = NULL;
+		size_t len = 0;
+		struct gw_err ferr;
+		if (readfile(token_file, 4096, &buf, &len, &ferr) == 0) {
 			buf[strcspn(buf, "\n")] = '\0';
 			c->status_token = strdup(buf);
-			explicit_bzero(buf, sizeof buf);
+			explicit_bzero(buf, len);
+			free(buf);
 		}
-		if (f)
-			fclose(f);
 	}
 	free(token_file);
 	if (c->status_token && !*c->status_token) {
@@ -515,6 +517,22 @@ fail:
 	free(token_file);
 	cfg_free(c);
 	return -1;
+}
+
+int cfg_tls_check(const struct cfg *c, struct gw_err *err)
+{
+	const char *section = c->source == CFG_SOURCE_ETCD        ? "etcd"
+	                      : c->source == CFG_SOURCE_ZOOKEEPER ? "zookeeper"
+	                                                          : "admin";
+	const struct {
+		const char *key, *path;
+	} files[] = {{"ca_file", c->tls.ca_file},
+	             {"cert_file", c->tls.cert_file},
+	             {"key_file", c->tls.key_file}};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (files[i].path && readfile_check(files[i].path, err) < 0)
+			return gw_err_prefix(err, "%s.tls.%s", section, files[i].key);
+	return 0;
 }
 
 void cfg_free(struct cfg *c)

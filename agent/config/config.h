@@ -25,7 +25,8 @@ struct cfg_subscriber {
 	const struct ynode *config; /* the `config:` map (an empty map if absent); owned by cfg */
 	int line;                   /* where the entry starts in the file, for messages */
 	int col;
-	struct ynode *own_config; /* private: the empty map made when `config:` is absent */
+	int library_line, library_col; /* where `library:`'s value is (0: unknown) */
+	struct ynode *own_config;      /* private: the empty map made when `config:` is absent */
 };
 
 struct cfg_tls {
@@ -59,6 +60,8 @@ struct cfg {
 	size_t n_groups;
 	int64_t connect_timeout_ms;       /* default 10 s */
 	int64_t read_timeout_ms;          /* default 90 s; must be > hold_ms */
+	int64_t transfer_timeout_ms;      /* default 5 min: the longest a fetch, a login (an etcd
+	                                   * call) may take whole; the listener: read_timeout */
 	int64_t hold_ms;                  /* admin.hold: how long the admin holds a poll (60 s) */
 	int retry_attempts;               /* default 3 */
 	int64_t retry_interval_ms;        /* default 5 s */
@@ -96,8 +99,10 @@ struct cfg {
 	/* status: */
 	char *status_listen; /* "HOST:PORT"; NULL: off */
 	char *status_token;  /* secret: never log; allows POST on the endpoint; NULL: read-only */
-	char *status_token_file; /* as written, or NULL; the token was read from it */
-	char *control_socket;    /* the --pause/--resume socket; NULL: none */
+	char *status_token_file;  /* as written, or NULL; the token was read from it */
+	int status_history;       /* versions kept per group for /history (default 50) */
+	int status_expose_config; /* GET /config/<GROUP> answers (default 0: 404) */
+	char *control_socket;     /* the --pause/--resume socket; NULL: none */
 
 	struct cfg_subscriber *subscribers;
 	size_t n_subscribers;
@@ -122,6 +127,13 @@ int cfg_load_control(const char *path, struct cfg **out, struct gw_err *err);
  * fuzzing). A password_file is still read from disk. */
 int cfg_parse(const char *name, const char *text, size_t len, struct cfg **out, struct gw_err *err);
 void cfg_free(struct cfg *cfg);
+
+/* The TLS files of the source's tls: section are still regular files this process can
+ * open, checked without blocking (core/readfile.h) right before a library is handed their
+ * paths (libcurl opens them at each new connection, libwebsockets at its context's
+ * creation), so a file replaced by a FIFO fails one try instead of hanging a thread.
+ * -1 with err "SECTION.tls.KEY: PATH: not a regular file (a FIFO)" and the like. */
+int cfg_tls_check(const struct cfg *cfg, struct gw_err *err);
 
 /* Group name -> enum gw_group; -1 if unknown (exact, upper case, as the admin spells it).
  * The other way is gw_group_name() in <gwsync/subscriber.h>. */

@@ -6,16 +6,14 @@
  */
 #include "config/config_admin.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "config/config_kv.h"
 #include "config/suggest.h"
+#include "core/readfile.h"
 #include "model/groups.h"
 
 #define PASSWORD_FILE_MAX (64 * 1024)
@@ -59,7 +57,7 @@ static int add_server(struct loader *ld, const struct ynode *at, const char *pat
 		                "all servers of one agent use one protocol family, http(s):// "
 		                "(long-polling) or ws(s):// (WebSocket)",
 		                (int)(len > 200 ? 200 : len), url, ws ? " WebSocket" : "n HTTP",
-		                ld->first_server->line, ws ? "n HTTP" : " WebSocket");
+		                ytree_line(ld->first_server), ws ? "n HTTP" : " WebSocket");
 	}
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)url[i];
@@ -179,52 +177,27 @@ int cfga_password(struct loader *ld, const struct key *k, const struct ynode *v,
 	if (ld->password_file)
 		return cfgw_err(ld, v, path, "cannot be used together with %s (line %d)",
 		                sibling(other, sizeof other, path, "password_file"),
-		                ld->password_file->line);
+		                ytree_line(ld->password_file));
 	ld->password = v;
 	if (!(ld->cfg->password = strdup(v->text)))
 		return cfgw_err(ld, v, path, "out of memory");
 	return 0;
 }
 
-/* Read the whole file; one trailing "\n" is not part of the password. */
+/* Read the whole file (a regular file only: core/readfile.h); one trailing "\n" is not part
+ * of the password. */
 static int read_password_file(struct loader *ld, const struct ynode *at, const char *path,
                               const char *file, char **out)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cfgw_err(ld, at, path, "cannot read '%.300s': %s", file, strerror(errno));
-	char *buf = malloc(PASSWORD_FILE_MAX + 1);
-	size_t len = 0;
-	if (!buf) {
-		close(fd);
-		return cfgw_err(ld, at, path, "out of memory");
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + len, PASSWORD_FILE_MAX + 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			close(fd);
-			free(buf);
-			return cfgw_err(ld, at, path, "cannot read '%.300s': %s", file,
-			                strerror(e));
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > PASSWORD_FILE_MAX) {
-			close(fd);
-			free(buf);
-			return cfgw_err(ld, at, path, "'%.300s' is larger than %d KiB", file,
-			                PASSWORD_FILE_MAX / 1024);
-		}
-	}
-	close(fd);
+	char *buf;
+	size_t len;
+	struct gw_err ferr;
+	if (readfile(file, PASSWORD_FILE_MAX, &buf, &len, &ferr) < 0)
+		return cfgw_err(ld, at, path, "%s", ferr.msg);
 	if (len && buf[len - 1] == '\n')
-		len--;
-	buf[len] = '\0';
+		buf[--len] = '\0';
 	if (memchr(buf, '\0', len)) {
+		explicit_bzero(buf, len);
 		free(buf);
 		return cfgw_err(ld, at, path, "'%.300s' contains a NUL byte", file);
 	}
@@ -238,7 +211,8 @@ int cfga_password_file(struct loader *ld, const struct key *k, const struct ynod
 	char other[64];
 	if (ld->password)
 		return cfgw_err(ld, v, path, "cannot be used together with %s (line %d)",
-		                sibling(other, sizeof other, path, "password"), ld->password->line);
+		                sibling(other, sizeof other, path, "password"),
+		                ytree_line(ld->password));
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	ld->password_file = v;
@@ -264,7 +238,7 @@ int cfga_ws_token(struct loader *ld, const struct key *k, const struct ynode *v,
 	if (ld->ws_token_file)
 		return cfgw_err(ld, v, path,
 		                "cannot be used together with admin.websocket.token_file (line %d)",
-		                ld->ws_token_file->line);
+		                ytree_line(ld->ws_token_file));
 	ld->ws_token = v;
 	if (!*v->text)
 		return 0; /* empty: no token (an admin before the token) */
@@ -279,7 +253,7 @@ int cfga_ws_token_file(struct loader *ld, const struct key *k, const struct ynod
 	if (ld->ws_token)
 		return cfgw_err(ld, v, path,
 		                "cannot be used together with admin.websocket.token (line %d)",
-		                ld->ws_token->line);
+		                ytree_line(ld->ws_token));
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	ld->ws_token_file = v;
@@ -296,7 +270,7 @@ int cfga_status_token(struct loader *ld, const struct key *k, const struct ynode
 	if (ld->status_token_file)
 		return cfgw_err(ld, v, path,
 		                "cannot be used together with status.token_file (line %d)",
-		                ld->status_token_file->line);
+		                ytree_line(ld->status_token_file));
 	ld->status_token = v;
 	if (!*v->text)
 		return 0; /* empty: no token, the endpoint stays read-only */
@@ -312,7 +286,7 @@ int cfga_status_token_file(struct loader *ld, const struct key *k, const struct 
 {
 	if (ld->status_token)
 		return cfgw_err(ld, v, path, "cannot be used together with status.token (line %d)",
-		                ld->status_token->line);
+		                ytree_line(ld->status_token));
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	ld->status_token_file = v;
@@ -356,10 +330,9 @@ int cfga_readable_file(struct loader *ld, const struct key *k, const struct ynod
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	const char *file = *cfgw_field_str(base, k);
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cfgw_err(ld, v, path, "cannot read '%.300s': %s", file, strerror(errno));
-	close(fd);
+	struct gw_err ferr;
+	if (readfile_check(file, &ferr) < 0)
+		return cfgw_err(ld, v, path, "%s", ferr.msg);
 	if (strcmp(k->name, "cert_file") == 0)
 		ld->cert_file = v;
 	else if (strcmp(k->name, "key_file") == 0)

@@ -278,10 +278,10 @@ int cfgk_check(struct loader *ld, const struct ynode *root)
 	for (int i = 0; i < 3; i++) {
 		if (!secs[i])
 			continue;
-		if (!first || secs[i]->line < first->line) {
+		if (!first || ytree_line(secs[i]) < ytree_line(first)) {
 			second = first, si = fi;
 			first = secs[i], fi = i;
-		} else if (!second || secs[i]->line < second->line) {
+		} else if (!second || ytree_line(secs[i]) < ytree_line(second)) {
 			second = secs[i], si = i;
 		}
 	}
@@ -295,7 +295,7 @@ int cfgk_check(struct loader *ld, const struct ynode *root)
 		return cfgw_err(ld, second, path,
 		                "cannot be used together with %s: (line %d): an agent has "
 		                "exactly one source section (admin:, zookeeper: or etcd:)",
-		                names[fi], first->line);
+		                names[fi], ytree_line(first));
 	}
 	if (fi == 0)
 		return 1;

@@ -22,8 +22,8 @@ int cfgw_err(struct loader *ld, const struct ynode *at, const char *path, const 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	return gw_errf(ld->err, "%s:%d:%d: %s%s%s", at->file, at->line, at->col, path ? path : "",
-	               path && *path ? ": " : "", what);
+	return gw_errf(ld->err, "%s:%d:%d: %s%s%s", at->file, ytree_line(at), ytree_col(at),
+	               path ? path : "", path && *path ? ": " : "", what);
 }
 
 /* A duration for a message, in the largest unit that states it exactly, preferring
@@ -102,12 +102,20 @@ int cfgw_duration(struct loader *ld, const struct key *k, const struct ynode *v,
 	int64_t ms;
 	if (!s)
 		return -1;
-	if (units_duration_ms(s, &ms) < 0)
+	if (units_duration_ms(s, &ms) < 0) {
+		if (units_duration_fraction_ms(s, &ms) == 0) {
+			char whole[32];
+			cfgw_fmt_duration(whole, sizeof whole, ms);
+			return cfgw_err(ld, v, path,
+			                "fractions are not accepted: write %s for '%.100s'", whole,
+			                s);
+		}
 		return cfgw_err(
 		    ld, v, path,
 		    "expected a duration like 200ms, 5s, 2m or 1h (a unit is required), "
 		    "got '%.100s'",
 		    s);
+	}
 	if (ms < k->min) {
 		char min[32];
 		cfgw_fmt_duration(min, sizeof min, k->min);

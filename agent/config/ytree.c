@@ -9,11 +9,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <yaml.h>
+
+#include "core/readfile.h"
 
 #define TAG_STR "tag:yaml.org,2002:str"
 #define TAG_MAP "tag:yaml.org,2002:map"
@@ -233,6 +233,7 @@ static int parse_map(struct yp *p, int line, int col, int depth, struct ynode *n
 			node_free(key);
 			return -1;
 		}
+		val->key = key;
 		n->keys[n->n] = key;
 		n->items[n->n++] = val;
 	}
@@ -350,46 +351,37 @@ fail:
 
 int ytree_parse_file(const char *path, struct ynode **out, struct gw_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gw_errf(err, "%s: cannot open: %s", path, strerror(errno));
-	size_t cap = 8192, len = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (!buf) {
-			close(fd);
-			return gw_errf(err, "%s: out of memory", path);
-		}
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			return gw_errf(err, "%s: cannot read: %s", path, strerror(e));
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > YTREE_MAX_FILE) {
-			free(buf);
-			close(fd);
-			return gw_errf(err, "%s: larger than %d MiB; is this a configuration file?",
-			               path, YTREE_MAX_FILE / (1024 * 1024));
-		}
-		if (len == cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb)
-				free(buf);
-			buf = nb;
-			cap *= 2;
-		}
+	char *buf;
+	size_t len;
+	/* a regular file only: a FIFO or a device given as the configuration must not hang
+	 * start-up (core/readfile.h) */
+	if (readfile(path, YTREE_MAX_FILE, &buf, &len, err) < 0) {
+		if (errno == EFBIG)
+			gw_errf(err, "%s: larger than %d MiB; is this a configuration file?", path,
+			        YTREE_MAX_FILE / (1024 * 1024));
+		return -1;
 	}
-	close(fd);
 	int rc = ytree_parse(path, buf, len, out, err);
 	free(buf);
 	return rc;
+}
+
+/* A block map or list starts at its first entry, on a line below its key: a message about
+ * it points at the key. One written in flow style on the key's line ("groups: []") points
+ * at itself, where the wrong thing is. */
+static const struct ynode *pointed(const struct ynode *n)
+{
+	return n->type != YNODE_SCALAR && n->key && n->line != n->key->line ? n->key : n;
+}
+
+int ytree_line(const struct ynode *n)
+{
+	return pointed(n)->line;
+}
+
+int ytree_col(const struct ynode *n)
+{
+	return pointed(n)->col;
 }
 
 const struct ynode *ytree_get(const struct ynode *map, const char *key)

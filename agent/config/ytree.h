@@ -25,8 +25,10 @@ enum ynode_type { YNODE_SCALAR = 1, YNODE_MAP, YNODE_SEQ };
 
 struct ynode {
 	enum ynode_type type;
-	const char *file; /* the document's name, for messages; owned by the root */
-	int line, col;    /* 1-based; where the node starts */
+	const char *file;        /* the document's name, for messages; owned by the root */
+	int line, col;           /* 1-based; where the node starts (a block map or list starts at
+	                          * its first entry: ytree_line() says where a message points) */
+	const struct ynode *key; /* in a map: the key this node is the value of; else NULL */
 
 	/* YNODE_SCALAR */
 	char *text; /* NUL-terminated, never NULL */
@@ -60,6 +62,12 @@ struct ynode *ytree_new_map(const char *file, int line, int col);
 
 /* The value of `key` in a map, or NULL if absent (or `map` is not a map). */
 const struct ynode *ytree_get(const struct ynode *map, const char *key);
+
+/* Where a message about `n` points: a block map or list that is the value of a key at that
+ * key (the section `zookeeper:` is named by its key's line, not by its first child's);
+ * anything else at the node itself (a scalar, or a flow "[...]" on its key's line). */
+int ytree_line(const struct ynode *n);
+int ytree_col(const struct ynode *n);
 
 /* "a string", "a map", "a list" or "null": for "expected X, got Y" messages. */
 const char *ytree_type_name(const struct ynode *n);

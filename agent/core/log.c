@@ -47,11 +47,20 @@ int gw_log_level_parse(const char *s)
 	return -1;
 }
 
+/* Never blocking: a FIFO with no reader (which a plain open() would wait for, for ever,
+ * at start-up or on SIGHUP) is refused with ENXIO; the descriptor is made blocking again
+ * for the writes, so a slow reader slows logging down rather than losing lines. */
 static int open_file(const char *path, struct gw_err *err)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	int fd =
+	    open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0640);
 	if (fd < 0)
-		return gw_errf(err, "log file %s: %s", path, strerror(errno)), -1;
+		return gw_errf(err, "log file %s: %s%s", path, strerror(errno),
+		               errno == ENXIO ? " (a FIFO with no reader)" : ""),
+		       -1;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	return fd;
 }
 
@@ -169,8 +178,31 @@ static void mask_secrets(struct gw_log *log, char *msg)
 		mask_one(msg, log->secrets[i]);
 }
 
-/* Appends `s` as JSON string content (without quotes) to buf at *pos. */
-static void json_escape(char *buf, size_t cap, size_t *pos, const char *s)
+/* End buf (cap bytes, holding at least cap - 1 bytes of a longer text) with the mark of a
+ * cut, never through a character. Returns the length. */
+static size_t mark_cut(char *buf, size_t cap)
+{
+	size_t keep = cap - sizeof GW_LOG_CUT; /* room for the mark and the NUL */
+	while (keep > 0 && ((unsigned char)buf[keep] & 0xC0) == 0x80)
+		keep--; /* buf[keep] continues a character: cut before it starts */
+	memcpy(buf + keep, GW_LOG_CUT, sizeof GW_LOG_CUT);
+	return keep + sizeof GW_LOG_CUT - 1;
+}
+
+size_t gw_log_fit(char *buf, size_t cap, const char *text)
+{
+	size_t n = strlen(text);
+	if (n < cap) {
+		memmove(buf, text, n + 1);
+		return n;
+	}
+	memmove(buf, text, cap - 1);
+	return mark_cut(buf, cap);
+}
+
+/* Appends `s` as JSON string content (without quotes) to buf at *pos. 0, or -1 when it
+ * stopped before the end of `s` for want of room. */
+static int json_escape(char *buf, size_t cap, size_t *pos, const char *s)
 {
 	for (; *s && *pos + 7 < cap; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -183,6 +215,51 @@ static void json_escape(char *buf, size_t cap, size_t *pos, const char *s)
 			buf[(*pos)++] = (char)c;
 		}
 	}
+	return *s ? -1 : 0;
+}
+
+/* Appends `s` to buf at *pos for the text format, stopping before `cap`: one line, always.
+ * Text from outside (an admin's error message, item keys and names, paths, server names)
+ * must not be able to start a line of its own, forge one ("...\n... info store: accepted
+ * ..."), rewrite the terminal or split a line for a reader, so:
+ *   \n \r \t                  stay visible as those two characters;
+ *   other C0 controls, DEL     \xHH (ESC is \x1b);
+ *   C1 controls, U+2028/2029   \u0085, \u2028 (some terminals and viewers act on them);
+ *   a byte that is not UTF-8   \xHH (the line stays valid UTF-8, the byte stays known).
+ * A backslash itself is kept: escaping it would double every backslash of ordinary text,
+ * and a line stays one line either way. An escape is never cut in half at the end.
+ * 0, or -1 when it stopped before the end of `s` for want of room. */
+static int text_escape(char *buf, size_t cap, size_t *pos, const char *s)
+{
+	while (*s) {
+		unsigned cp;
+		size_t n = utf8_char(s, &cp);
+		char esc[8];
+		const char *out = s;
+		size_t len = n;
+		if (n == 0 || cp < 0x20 || cp == 0x7f) {
+			unsigned char c = (unsigned char)*s;
+			if (c == '\n')
+				memcpy(esc, "\\n", 3), len = 2;
+			else if (c == '\r')
+				memcpy(esc, "\\r", 3), len = 2;
+			else if (c == '\t')
+				memcpy(esc, "\\t", 3), len = 2;
+			else
+				len = (size_t)snprintf(esc, sizeof esc, "\\x%02x", c);
+			out = esc;
+			n = 1;
+		} else if ((cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029) {
+			len = (size_t)snprintf(esc, sizeof esc, "\\u%04x", cp);
+			out = esc;
+		}
+		if (*pos + len >= cap)
+			return -1;
+		memcpy(buf + *pos, out, len);
+		*pos += len;
+		s += n;
+	}
+	return 0;
 }
 
 void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,
@@ -190,8 +267,18 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 {
 	if (!gw_log_enabled(log, level))
 		return;
-	char msg[4096], line[8192], ts[64];
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	char msg[GW_LOG_MSG_MAX + 1], line[8192], ts[64];
+	/* A longer message is formatted whole first, so its secrets are masked before it is
+	 * cut (a cut through a secret would leave its first half in the line). */
+	va_list whole;
+	va_copy(whole, ap);
+	int len = vsnprintf(msg, sizeof msg, fmt, ap);
+	char *full = len >= (int)sizeof msg ? malloc((size_t)len + 1) : NULL;
+	if (full)
+		vsnprintf(full, (size_t)len + 1, fmt, whole);
+	va_end(whole);
+	if (len >= (int)sizeof msg && !full)
+		mark_cut(msg, sizeof msg); /* out of memory: cut what we have */
 
 	struct timeval tv;
 	struct tm tm;
@@ -201,8 +288,15 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 	snprintf(ts + n, sizeof ts - n, ".%03dZ", (int)(tv.tv_usec / 1000));
 
 	pthread_mutex_lock(&log->mu);
-	mask_secrets(log, msg);
+	if (full) {
+		mask_secrets(log, full);
+		gw_log_fit(msg, sizeof msg, full);
+		free(full);
+	} else {
+		mask_secrets(log, msg);
+	}
 	size_t pos = 0;
+	const size_t cut = sizeof GW_LOG_CUT - 1;
 	if (log->format == GW_LOG_JSON) {
 		utf8_scrub(msg); /* one line must stay one valid JSON document */
 		pos = (size_t)snprintf(line, sizeof line,
@@ -210,11 +304,23 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 		                       gw_log_level_name(level));
 		json_escape(line, sizeof line, &pos, component ? component : "");
 		pos += (size_t)snprintf(line + pos, sizeof line - pos, "\",\"msg\":\"");
-		json_escape(line, sizeof line, &pos, msg);
+		if (json_escape(line, sizeof line - cut - 4, &pos, msg) < 0) {
+			memcpy(line + pos, GW_LOG_CUT, cut);
+			pos += cut;
+		}
 		pos += (size_t)snprintf(line + pos, sizeof line - pos, "\"}\n");
 	} else {
-		pos = (size_t)snprintf(line, sizeof line, "%s %-5s %s: %s\n", ts,
-		                       gw_log_level_name(level), component ? component : "-", msg);
+		pos = (size_t)snprintf(line, sizeof line, "%s %-5s ", ts, gw_log_level_name(level));
+		text_escape(line, sizeof line - 1, &pos, component ? component : "-");
+		if (pos + 2 < sizeof line - 1) {
+			memcpy(line + pos, ": ", 2);
+			pos += 2;
+		}
+		if (text_escape(line, sizeof line - 1 - cut, &pos, msg) < 0) {
+			memcpy(line + pos, GW_LOG_CUT, cut);
+			pos += cut;
+		}
+		line[pos++] = '\n';
 	}
 	if (pos >= sizeof line) {
 		pos = sizeof line - 1;

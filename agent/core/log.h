@@ -36,6 +36,16 @@ void gw_log_secret(struct gw_log *log, const char *secret);
  * sync token, the status token). */
 void gw_log_secret_pin(struct gw_log *log, const char *secret);
 
+/* A message longer than GW_LOG_MSG_MAX bytes (after formatting) is cut at a character
+ * boundary and ends with GW_LOG_CUT, and so is a line whose escaped form outgrows the line
+ * buffer (8 KiB): a cut is never silent. Plugins' host->log() lines are cut the same way. */
+#define GW_LOG_MSG_MAX 4095
+#define GW_LOG_CUT     " ... [truncated]"
+
+/* Copy `text` into buf (cap bytes, cap > sizeof GW_LOG_CUT), cut as above if it does not
+ * fit. Returns the length written. */
+size_t gw_log_fit(char *buf, size_t cap, const char *text);
+
 void gw_logf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,
              ...) __attribute__((format(printf, 4, 5)));
 void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component, const char *fmt,

@@ -83,6 +83,61 @@ int units_duration_ms(const char *s, int64_t *out)
 	return 0;
 }
 
+int units_duration_fraction_ms(const char *s, int64_t *out)
+{
+	if (!s || !*s)
+		return -1;
+	int64_t total = 0;
+	size_t next_unit = 0;
+	int fractions = 0;
+	while (*s) {
+		int64_t whole, frac = 0, scale = 1;
+		int nd = read_digits(s, &whole);
+		if (nd <= 0)
+			return -1;
+		s += nd;
+		if (*s == '.') {
+			s++;
+			int nf = 0;
+			/* at most 9 fraction digits: anything finer than a nanosecond of an hour
+			 * cannot come out as whole milliseconds anyway */
+			for (; *s >= '0' && *s <= '9'; s++, nf++) {
+				if (nf == 9)
+					return -1;
+				frac = frac * 10 + (*s - '0');
+				scale *= 10;
+			}
+			if (nf == 0)
+				return -1;
+			fractions = 1;
+		}
+		size_t len = 0;
+		while (s[len] >= 'a' && s[len] <= 'z')
+			len++;
+		size_t u;
+		for (u = next_unit; u < sizeof duration_units / sizeof duration_units[0]; u++)
+			if (len && strlen(duration_units[u].name) == len &&
+			    memcmp(duration_units[u].name, s, len) == 0)
+				break;
+		if (u == sizeof duration_units / sizeof duration_units[0])
+			return -1;
+		int64_t unit = duration_units[u].ms, part;
+		/* frac < scale <= 1e9 and unit <= 3.6e6: the product fits in int64 */
+		if (frac * unit % scale != 0)
+			return -1; /* not a whole number of milliseconds */
+		if (mul_add(whole, unit, frac * unit / scale, &part) < 0 ||
+		    part > INT64_MAX - total)
+			return -1;
+		total += part;
+		next_unit = u + 1;
+		s += len;
+	}
+	if (!fractions)
+		return -1;
+	*out = total;
+	return 0;
+}
+
 int units_size(const char *s, int64_t *out)
 {
 	static const struct {

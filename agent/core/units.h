@@ -18,6 +18,16 @@
  */
 int units_duration_ms(const char *s, int64_t *out);
 
+/*
+ * For the message only: a duration written with a fraction ("1.5m", "0.5s", "1m2.5s"),
+ * which units_duration_ms() refuses, as the whole milliseconds it means, so the refusal
+ * can name the form to write instead ("90s"). 0 and *out; -1 if `s` has no fraction, is
+ * not whole milliseconds ("1.0005s") or is not a duration at all. Fractions stay refused:
+ * one spelling per value keeps every consumer of the file (plugins' getters included)
+ * reading it alike.
+ */
+int units_duration_fraction_ms(const char *s, int64_t *out);
+
 /* Size in bytes: a plain byte count, or a number followed by KiB, MiB or GiB (powers of
  * 1024). "KB"/"MB" are refused: they are ambiguous between 1000 and 1024. */
 int units_size(const char *s, int64_t *out);

@@ -4,10 +4,11 @@
  */
 #include "core/utf8.h"
 
-/* Length of the valid sequence at s, or 0. */
-static size_t valid_at(const unsigned char *s)
+/* Length of the valid sequence at s, or 0; its code point in *out. */
+static size_t valid_at(const unsigned char *s, unsigned *out)
 {
 	unsigned char c = s[0];
+	*out = c;
 	if (c < 0x80)
 		return 1;
 	size_t n;
@@ -29,7 +30,13 @@ static size_t valid_at(const unsigned char *s)
 	}
 	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
+	*out = cp;
 	return n;
+}
+
+size_t utf8_char(const char *s, unsigned *cp)
+{
+	return valid_at((const unsigned char *)s, cp);
 }
 
 size_t utf8_scrub(char *s)
@@ -37,7 +44,8 @@ size_t utf8_scrub(char *s)
 	size_t replaced = 0;
 	unsigned char *p = (unsigned char *)s;
 	while (*p) {
-		size_t n = valid_at(p);
+		unsigned cp;
+		size_t n = valid_at(p, &cp);
 		if (n) {
 			p += n;
 		} else {

@@ -12,4 +12,9 @@
  * Returns the number of bytes replaced. */
 size_t utf8_scrub(char *s);
 
+/* The length of the valid UTF-8 sequence at s (1 to 4; 1 for ASCII, NUL included), with its
+ * code point in *cp; 0 if the byte at s does not start a valid sequence (*cp is then that
+ * byte). Never reads past a NUL. */
+size_t utf8_char(const char *s, unsigned *cp);
+
 #endif

@@ -19,6 +19,7 @@
 #include "core/thread.h"
 #include "model/diff.h"
 #include "model/groups.h"
+#include "store/history.h"
 
 /* One subscriber's view of one group. */
 struct sub_group {
@@ -26,6 +27,8 @@ struct sub_group {
 	struct group_data *failed;   /* the version it last rejected (a reference) or NULL */
 	int64_t retry_at_ms;         /* when `failed` may be tried again */
 	unsigned consecutive;
+	int64_t warned_ms; /* when a rejection of this group was last logged as a warning */
+	unsigned unwarned; /* rejections since then logged at debug only */
 };
 
 struct sub_state {
@@ -47,6 +50,7 @@ struct dispatcher {
 	pthread_t thread;
 	atomic_int stop;
 	atomic_int paused;
+	_Atomic(struct history *) history; /* NULL: none kept */
 
 	pthread_mutex_t mu; /* guards status */
 	struct dispatch_status status;
@@ -138,6 +142,13 @@ int dispatch_once(struct subscribers *subs, struct store *st, const struct cfg *
 
 /* ---------------------------------------------------------------- the thread */
 
+int dispatch_warn_due(unsigned consecutive, int64_t since_warned_ms)
+{
+	/* the first rejection, and then once per round: a round lasts the backoff the
+	 * previous rejection set (1 s, 2 s, ... 60 s) */
+	return consecutive <= 1 || since_warned_ms >= dispatch_backoff_ms(consecutive - 1);
+}
+
 int64_t dispatch_backoff_ms(unsigned consecutive)
 {
 	int64_t ms = DISPATCH_BACKOFF_MIN_MS;
@@ -173,19 +184,42 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 
 	int64_t wall = gw_wall_ms();
 	if (rc == 0) {
+		if (sg->consecutive > 0)
+			LOG_I(
+			    d->log, "dispatch",
+			    "subscriber '%s' accepted %s again (version %s), after %u rejection(s) "
+			    "in a row",
+			    ss->s->name, gw_group_name(g), cur->md5, sg->consecutive);
 		replace(&sg->accepted, cur);
 		replace(&sg->failed, NULL);
 		sg->consecutive = 0;
+		sg->unwarned = 0;
 	} else {
 		sg->consecutive++;
 		int64_t wait = dispatch_backoff_ms(sg->consecutive);
 		replace(&sg->failed, cur);
-		sg->retry_at_ms = gw_mono_ms() + wait;
-		LOG_W(d->log, "dispatch",
-		      "subscriber '%s' rejected %s version %s (+%zu ~%zu -%zu): %s; "
-		      "failure %u in a row, retrying in %lld s",
-		      ss->s->name, gw_group_name(g), cur->md5, o.na, o.nu, o.nr, o.why,
-		      sg->consecutive, (long long)(wait / 1000));
+		int64_t now = gw_mono_ms();
+		sg->retry_at_ms = now + wait;
+		if (dispatch_warn_due(sg->consecutive, now - sg->warned_ms)) {
+			char more[96] = "";
+			if (sg->unwarned)
+				snprintf(more, sizeof more, " (%u more since the last warning)",
+				         sg->unwarned);
+			LOG_W(d->log, "dispatch",
+			      "subscriber '%s' rejected %s version %s (+%zu ~%zu -%zu): %s; "
+			      "failure %u in a row%s, retrying in %lld s",
+			      ss->s->name, gw_group_name(g), cur->md5, o.na, o.nu, o.nr, o.why,
+			      sg->consecutive, more, (long long)(wait / 1000));
+			sg->warned_ms = now;
+			sg->unwarned = 0;
+		} else {
+			/* a newer version tried at once and refused again, within the same round:
+			 * counted, and told in the next round's warning */
+			sg->unwarned++;
+			LOG_D(d->log, "dispatch",
+			      "subscriber '%s' rejected %s version %s: %s; failure %u in a row",
+			      ss->s->name, gw_group_name(g), cur->md5, o.why, sg->consecutive);
+		}
 	}
 
 	pthread_mutex_lock(&d->mu);
@@ -213,6 +247,7 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 		d->status.failures++;
 	}
 	pthread_mutex_unlock(&d->mu);
+	history_outcome(atomic_load(&d->history), i, g, cur->md5, rc == 0, o.why, wall);
 }
 
 /* Once every subscriber holds `cur`, record how long it took since the admin answered. */
@@ -335,6 +370,7 @@ int dispatcher_start(struct dispatcher **out, struct subscribers *subs, struct s
 	d->n_order = dispatch_order(cfg, d->order);
 	atomic_init(&d->stop, 0);
 	atomic_init(&d->paused, 0);
+	atomic_init(&d->history, NULL);
 	pthread_mutex_init(&d->mu, NULL);
 	size_t n = subs->n ? subs->n : 1;
 	d->ss = calloc(n, sizeof *d->ss);
@@ -393,6 +429,11 @@ void dispatcher_free(struct dispatcher *d)
 			      busy[0] ? busy : "?");
 	}
 	free_state(d);
+}
+
+void dispatcher_set_history(struct dispatcher *d, struct history *h)
+{
+	atomic_store(&d->history, h);
 }
 
 void dispatcher_set_paused(struct dispatcher *d, int paused)

@@ -14,7 +14,9 @@
  *    backoff (1 s doubling to 60 s) with the full delta from what it last accepted, or at
  *    once when a newer version arrives; the others keep receiving meanwhile. The doubling
  *    counts that subscriber's consecutive rejections of that group and resets when it
- *    accepts a change of the group (a newer version does not reset it);
+ *    accepts a change of the group (a newer version does not reset it). Each rejection is
+ *    counted per subscriber and group; it is a warning once per retry round
+ *    (dispatch_warn_due), so a refusing subscriber is seen without debug logs;
  *  - each round walks the groups in dependency order (dispatch_order): PLUGIN, SELECTOR,
  *    RULE, then the others as configured, so at start-up and whenever several groups are
  *    pending at once (a resync) a rule never arrives before its selector. Afterwards each
@@ -56,6 +58,11 @@ void dispatcher_free(struct dispatcher *d);
 /* Pause (1) or resume (0) delivery; resuming wakes the thread at once. */
 void dispatcher_set_paused(struct dispatcher *d, int paused);
 
+struct history;
+/* Record each apply()'s outcome in `h` (store/history.h: subscribers by their index here),
+ * which must outlive the dispatcher. */
+void dispatcher_set_history(struct dispatcher *d, struct history *h);
+
 /*
  * --once: in the calling thread, deliver every configured group present in the store to
  * every subscriber, each as a change from nothing. Returns the number of failed applies
@@ -71,6 +78,14 @@ size_t dispatch_order(const struct cfg *cfg, enum gw_group out[GW_GROUP_COUNT]);
 /* The wait before retrying after `consecutive` (>= 1) rejections in a row: 1 s, 2 s, 4 s...
  * up to 60 s. */
 int64_t dispatch_backoff_ms(unsigned consecutive);
+
+/* Whether the `consecutive`-th rejection in a row of one group by one subscriber is logged as
+ * a warning, `since_warned_ms` after the last such warning: the first one, then once per
+ * retry round (the backoff the previous rejection set). A subscriber that keeps refusing is
+ * visible without debug logs, but a burst of newer versions, each tried at once and refused
+ * at once, is one warning per round, not one per try (the others are at debug, counted in
+ * the next warning and in gwsync_subscriber_group_apply_failures_total). */
+int dispatch_warn_due(unsigned consecutive, int64_t since_warned_ms);
 
 /* ---------------------------------------------------------------- status (for /status) */
 

@@ -1,6 +1,7 @@
 /*
  * The host table (see host.h): logging tagged with the instance name, error capture, the
- * config getters with the plugin's declared defaults, the clock and the group names.
+ * config getters with the plugin's declared defaults, the clock, the group names and the
+ * groups the agent syncs.
  */
 #include "deliver/host.h"
 
@@ -125,6 +126,37 @@ static int host_group_count(const struct gw_host *host)
 	return GW_GROUP_COUNT;
 }
 
+static int host_group_configured(const struct gw_host *host, enum gw_group g)
+{
+	const struct host_ctx *c = host_ctx_of(host);
+	for (size_t i = 0; i < c->n_groups; i++)
+		if (c->groups[i] == g)
+			return 1;
+	return 0;
+}
+
+static size_t host_configured_groups(const struct gw_host *host, enum gw_group *out, size_t cap)
+{
+	const struct host_ctx *c = host_ctx_of(host);
+	for (size_t i = 0; out && i < c->n_groups && i < cap; i++)
+		out[i] = c->groups[i];
+	return c->n_groups;
+}
+
+void host_set_groups(struct host_ctx *ctx, const enum gw_group *groups, size_t n)
+{
+	ctx->n_groups = 0;
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned)groups[i] >= GW_GROUP_COUNT)
+			continue;
+		size_t j = 0;
+		while (j < ctx->n_groups && ctx->groups[j] != groups[i])
+			j++;
+		if (j == ctx->n_groups)
+			ctx->groups[ctx->n_groups++] = groups[i];
+	}
+}
+
 void host_table_init(struct gw_host *h, struct host_ctx *ctx)
 {
 	h->size = sizeof *h;
@@ -146,4 +178,6 @@ void host_table_init(struct gw_host *h, struct host_ctx *ctx)
 	h->now_ms = host_now_ms;
 	h->group_name = host_group_name;
 	h->group_count = host_group_count;
+	h->group_configured = host_group_configured;
+	h->configured_groups = host_configured_groups;
 }

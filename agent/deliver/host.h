@@ -2,7 +2,8 @@
  * The host table a plugin is given (struct gw_host of the ABI), in one place so the agent's
  * loader, gwsync-replay and the testing library hand plugins the very same functions.
  * host->priv points to a struct host_ctx: the instance's log, its declared options (for
- * the getters' defaults) and the message of the last host->error() call.
+ * the getters' defaults), the groups the agent syncs and the message of the last
+ * host->error() call.
  */
 #ifndef GW_HOST_H
 #define GW_HOST_H
@@ -13,14 +14,24 @@
 
 struct host_ctx {
 	const char *instance;
+	char config_key[48]; /* "subscribers[0].config": the getters' messages name keys as
+	                      * the configuration's own do; "" outside the agent */
 	struct gw_log *log;
 	const struct gw_option *options; /* declared options or NULL */
 	char error[512];                 /* the last host->error() message of the current call */
 	int in_init;                     /* inside init(): an ERROR log line also sets `error` */
+	/* The groups the agent syncs, in the configured order (host->group_configured and
+	 * host->configured_groups): a copy, so the table never points into a configuration
+	 * that might be freed before it. */
+	enum gw_group groups[GW_GROUP_COUNT];
+	size_t n_groups;
 };
 
 /* Fill `h` (every ABI-2 member) for `ctx`, which must outlive it. */
 void host_table_init(struct gw_host *h, struct host_ctx *ctx);
+
+/* Set the groups the agent syncs (duplicates and unknown groups are dropped). */
+void host_set_groups(struct host_ctx *ctx, const enum gw_group *groups, size_t n);
 
 /* The context behind a host table filled by host_table_init(). */
 static inline struct host_ctx *host_ctx_of(const struct gw_host *h)

@@ -12,23 +12,29 @@
 
 #include "core/units.h"
 #include "config/ytree.h"
+#include "deliver/host.h"
 
+/* "FILE:LINE:COL: subscribers[0].config.KEY: expected ..., got ...", as the agent's own
+ * keys are reported (config/config_walk.c); outside the agent, whose host knows no entry,
+ * the key is named by the instance instead ("subscriber 'NAME' config.KEY"). */
 static void report(const struct gw_host *host, const struct ynode *v, const char *key,
                    const char *expected)
 {
 	if (!host || !host->log)
 		return;
-	if (v->type == YNODE_SCALAR)
-		host->log(host, GW_LOG_ERROR,
-		          "%s:%d:%d: subscriber '%s' config.%s: expected %s, "
-		          "got '%.100s'",
-		          v->file, v->line, v->col, host->instance ? host->instance : "?", key,
-		          expected, v->text);
+	const struct host_ctx *c = host->priv; /* a host_table_init() host, or NULL */
+	char where[160];
+	if (c && c->config_key[0])
+		snprintf(where, sizeof where, "%s.%s", c->config_key, key);
 	else
-		host->log(host, GW_LOG_ERROR,
-		          "%s:%d:%d: subscriber '%s' config.%s: expected %s, got %s", v->file,
-		          v->line, v->col, host->instance ? host->instance : "?", key, expected,
-		          ytree_type_name(v));
+		snprintf(where, sizeof where, "subscriber '%s' config.%s",
+		         host->instance ? host->instance : "?", key);
+	if (v->type == YNODE_SCALAR)
+		host->log(host, GW_LOG_ERROR, "%s:%d:%d: %s: expected %s, got '%.100s'", v->file,
+		          ytree_line(v), ytree_col(v), where, expected, v->text);
+	else
+		host->log(host, GW_LOG_ERROR, "%s:%d:%d: %s: expected %s, got %s", v->file,
+		          ytree_line(v), ytree_col(v), where, expected, ytree_type_name(v));
 }
 
 const struct gw_option *plugin_option_find(const struct gw_option *declared, const char *key)

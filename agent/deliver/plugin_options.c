@@ -41,16 +41,35 @@ static int v_string(struct loader *ld, const struct key *k, const struct ynode *
 	return cfgw_scalar(ld, v, path, "a string") ? 0 : -1;
 }
 
-static int v_path(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
-                  void *base)
+/* A path must not be empty; what to do instead depends on the declaration, so there is one
+ * loader per case: leave the key out for its declared default, name a path when the key
+ * is required (it has no default), or leave it out to go without. */
+static int path_check(struct loader *ld, const struct ynode *v, const char *path, const char *fix)
 {
 	const char *s = cfgw_scalar(ld, v, path, "a path");
 	if (!s)
 		return -1;
 	if (!*s)
-		return cfgw_err(ld, v, path,
-		                "must not be empty (leave the key out for the default)");
+		return cfgw_err(ld, v, path, "must not be empty (%s)", fix);
 	return 0;
+}
+
+static int v_path(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                  void *base)
+{
+	return path_check(ld, v, path, "leave the key out for the default");
+}
+
+static int v_path_required(struct loader *ld, const struct key *k, const struct ynode *v,
+                           const char *path, void *base)
+{
+	return path_check(ld, v, path, "the key is required and has no default: name a path");
+}
+
+static int v_path_optional(struct loader *ld, const struct key *k, const struct ynode *v,
+                           const char *path, void *base)
+{
+	return path_check(ld, v, path, "name a path, or leave the key out to go without");
 }
 
 static int v_int(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
@@ -147,6 +166,8 @@ int plugin_options_check(const struct gw_option *declared, const struct ynode *c
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		keys[i].name = declared[i].name;
 		keys[i].load = loader_of(declared[i].type);
+		if (declared[i].type == GW_OPT_PATH && !declared[i].def)
+			keys[i].load = declared[i].required ? v_path_required : v_path_optional;
 		keys[i].min = 0;
 		keys[i].max = INT64_MAX;
 		if (!keys[i].load)

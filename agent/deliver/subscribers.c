@@ -7,6 +7,7 @@
  */
 #include "deliver/subscribers.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -14,12 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "deliver/abi1.h"
 #include "deliver/plugin_config.h"
 #include "deliver/plugin_options.h"
+#include "config/suggest.h"
 #include "config/ytree.h"
+#include "core/readfile.h"
+#include "core/strbuf.h"
 
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* the build's PACKAGE_VERSION (angle brackets: not agent/config.h) */
@@ -38,12 +43,58 @@ static int is_file(const char *path)
 	return access(path, F_OK) == 0;
 }
 
-/* Appends "DIR/NAME.so" candidates' directory to the searched list for the message. */
-static void note_dir(char *searched, size_t cap, const char *dir, size_t dlen)
+/* Where a bare name was looked for, and the plugin names found there (for "did you mean"),
+ * so a miss lists every directory searched, in order, and the closest name. */
+struct search {
+	struct strbuf dirs;
+	char *names[128];
+	size_t n_names;
+};
+
+/* Note directory dir[0..dlen) as searched (shown as `shown`, or as itself) and collect
+ * the plugin names in it: NAME.so, or with `suffix` NAME/SUFFIX/NAME.so (a build tree). */
+static void search_note(struct search *se, const char *shown, const char *dir, size_t dlen,
+                        const char *suffix)
 {
-	size_t used = strlen(searched);
-	if (used + dlen + 3 < cap)
-		snprintf(searched + used, cap - used, "%s%.*s", used ? ", " : "", (int)dlen, dir);
+	if (shown)
+		strbuf_addf(&se->dirs, "%s%s", se->dirs.len ? ", " : "", shown);
+	else
+		strbuf_addf(&se->dirs, "%s%.*s", se->dirs.len ? ", " : "", (int)dlen, dir);
+	char d[PATH_MAX];
+	if (dlen >= sizeof d)
+		return;
+	memcpy(d, dir, dlen);
+	d[dlen] = '\0';
+	DIR *dh = opendir(d);
+	if (!dh)
+		return;
+	for (struct dirent *e; (e = readdir(dh)) && se->n_names < 128;) {
+		size_t l = strlen(e->d_name);
+		if (e->d_name[0] == '.')
+			continue;
+		if (suffix) { /* the build tree: plugins/NAME/.libs/NAME.so */
+			char so[PATH_MAX];
+			if (snprintf(so, sizeof so, "%s/%s/%s/%s.so", d, e->d_name, suffix,
+			             e->d_name) >= (int)sizeof so ||
+			    !is_file(so))
+				continue;
+		} else if (l <= 3 || strcmp(e->d_name + l - 3, ".so") != 0) {
+			continue;
+		} else {
+			l -= 3;
+		}
+		se->names[se->n_names] = strndup(e->d_name, l);
+		if (se->names[se->n_names])
+			se->n_names++;
+	}
+	closedir(dh);
+}
+
+static void search_free(struct search *se)
+{
+	strbuf_reset(&se->dirs);
+	for (size_t i = 0; i < se->n_names; i++)
+		free(se->names[i]);
 }
 
 int subscribers_resolve(const char *library, char *path, size_t cap, struct gw_err *err)
@@ -60,7 +111,9 @@ int subscribers_resolve(const char *library, char *path, size_t cap, struct gw_e
 
 	size_t ln = strlen(library);
 	const char *ext = ln > 3 && strcmp(library + ln - 3, ".so") == 0 ? "" : ".so";
-	char searched[1024] = "";
+	int base = (int)(ln - (ext[0] ? 0 : 3));
+	struct search se;
+	memset(&se, 0, sizeof se);
 	const char *env = getenv(GW_PLUGIN_PATH_ENV);
 	const char *p = env ? env : "";
 	while (*p) {
@@ -69,34 +122,52 @@ int subscribers_resolve(const char *library, char *path, size_t cap, struct gw_e
 		if (dlen > 0) {
 			int n = snprintf(path, cap, "%.*s/%s%s", (int)dlen, p, library, ext);
 			if (n > 0 && (size_t)n < cap && is_file(path))
-				return 0;
-			note_dir(searched, sizeof searched, p, dlen);
+				goto found;
+			search_note(&se, NULL, p, dlen, NULL);
 		}
 		p += dlen + (colon ? 1 : 0);
 	}
 	int n = snprintf(path, cap, "%s/%s%s", PKGLIBDIR, library, ext);
 	if (n > 0 && (size_t)n < cap && is_file(path))
-		return 0;
-	note_dir(searched, sizeof searched, PKGLIBDIR, strlen(PKGLIBDIR));
+		goto found;
+	search_note(&se, NULL, PKGLIBDIR, strlen(PKGLIBDIR), NULL);
 	/* An uninstalled gwsyncd in its build tree finds the bundled plugins beside it
 	 * (BUILD/plugins/NAME/.libs/NAME.so), so `build/gwsyncd --check -c etc/gwsync.yaml`
-	 * works before `make install`. */
+	 * works before `make install`. Named in a miss only where that tree exists. */
 	char exe[4096];
+	int in_build_tree = 0;
 	ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (el > 0) {
-		exe[el] = '\0';
-		char *slash = strrchr(exe, '/');
-		int base = (int)(ln - (ext[0] ? 0 : 3));
-		if (slash) {
-			*slash = '\0';
-			n = snprintf(path, cap, "%s/plugins/%.*s/.libs/%.*s.so", exe, base, library,
-			             base, library);
-			if (n > 0 && (size_t)n < cap && is_file(path))
-				return 0;
+	char *slash = el > 0 ? (exe[el] = '\0', strrchr(exe, '/')) : NULL;
+	if (slash) {
+		*slash = '\0';
+		n = snprintf(path, cap, "%s/plugins/%.*s/.libs/%.*s.so", exe, base, library, base,
+		             library);
+		if (n > 0 && (size_t)n < cap && is_file(path))
+			goto found;
+		char tree[4200], shown[4300];
+		struct stat sb;
+		snprintf(tree, sizeof tree, "%s/plugins", exe);
+		if (stat(tree, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			in_build_tree = 1;
+			snprintf(shown, sizeof shown, "%s/*/.libs", tree);
+			search_note(&se, shown, tree, strlen(tree), ".libs");
 		}
 	}
-	return gw_errf(err, "library '%s' not found: no %s%s in %s (directories from %s, then %s)",
-	               library, library, ext, searched, GW_PLUGIN_PATH_ENV, PKGLIBDIR);
+	char want[256];
+	snprintf(want, sizeof want, "%.*s", base, library);
+	const char *best = suggest_closest(want, (const char *const *)se.names, se.n_names);
+	gw_errf(err,
+	        "library '%s' not found: no %s%s in %s (searched in this order: the directories "
+	        "of %s%s, then %s%s)%s%s%s",
+	        library, library, ext, se.dirs.p ? se.dirs.p : "(out of memory)",
+	        GW_PLUGIN_PATH_ENV, env && *env ? "" : " (unset)", PKGLIBDIR,
+	        in_build_tree ? ", then the build tree beside this gwsyncd" : "",
+	        best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
+	search_free(&se);
+	return -1;
+found:
+	search_free(&se);
+	return 0;
 }
 
 /* The smallest ABI-2 description the agent can use: abi, size, name, the four callbacks. */
@@ -105,6 +176,10 @@ int subscribers_resolve(const char *library, char *path, size_t cap, struct gw_e
 /* dlopen, entry point, ABI, apply(): everything that needs no instance. */
 static int open_file(const char *path, void **dl, int *abi, const void **raw, struct gw_err *err)
 {
+	/* the loader opens it by path, blocking: a FIFO there would hang start-up for ever,
+	 * so only a regular file is handed over (core/readfile.h) */
+	if (readfile_check(path, err) < 0)
+		return -1;
 	dlerror();
 	*dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!*dl) {
@@ -216,19 +291,45 @@ static int check_options(struct subscriber *s, const struct cfg_subscriber *cs, 
 	return plugin_options_check(s->ctx.options, cs->config, cs->config, path, err);
 }
 
-static int load_one(struct subscriber *s, const struct cfg_subscriber *cs, size_t index,
-                    struct gw_log *log, struct gw_err *err)
+/* A refusal with no position of its own gets the one of the entry it is about,
+ * "FILE:LINE:COL: subscribers[I].KEY: subscriber 'NAME': why", so it reads like every
+ * other configuration error (config/config_walk.c). */
+static int at_entry(struct gw_err *err, const struct cfg *cfg, const struct cfg_subscriber *cs,
+                    size_t i, const char *key)
+{
+	int line = cs->line, col = cs->col;
+	if (strcmp(key, "library") == 0 && cs->library_line)
+		line = cs->library_line, col = cs->library_col;
+	else if (strcmp(key, "config") == 0 && cs->config && cs->config != cs->own_config)
+		line = ytree_line(cs->config), col = ytree_col(cs->config);
+	return gw_err_prefix(err, "%s:%d:%d: subscribers[%zu].%s: subscriber '%s'",
+	                     cfg->path ? cfg->path : "(configuration)", line, col, i, key,
+	                     cs->name ? cs->name : "?");
+}
+
+/* Whether a message already starts with a position in `file` ("FILE:LINE:COL: "). */
+static int positioned(const char *msg, const char *file)
+{
+	size_t n = file ? strlen(file) : 0;
+	return n && strncmp(msg, file, n) == 0 && msg[n] == ':' && msg[n + 1] >= '0' &&
+	       msg[n + 1] <= '9';
+}
+
+static int load_one(struct subscriber *s, const struct cfg *cfg, const struct cfg_subscriber *cs,
+                    size_t index, struct gw_log *log, struct gw_err *err)
 {
 	s->log = log;
 	s->name = strdup(cs->name ? cs->name : "");
 	if (!s->name)
 		return gw_errf(err, "out of memory");
 	s->ctx.instance = s->name;
+	snprintf(s->ctx.config_key, sizeof s->ctx.config_key, "subscribers[%zu].config", index);
 	s->ctx.log = log;
 	host_table_init(&s->host, &s->ctx);
+	host_set_groups(&s->ctx, cfg->groups, cfg->n_groups);
 	if (open_plugin(s, cs->library, err) < 0)
-		return -1;
-	if (check_options(s, cs, index, err) < 0)
+		return at_entry(err, cfg, cs, index, "library");
+	if (check_options(s, cs, index, err) < 0) /* positioned by the check itself */
 		return -1;
 
 	s->state = s->v1; /* the ABI-1 face keeps its adapter as the state; else NULL */
@@ -238,10 +339,15 @@ static int load_one(struct subscriber *s, const struct cfg_subscriber *cs, size_
 		int rc = s->desc->init(&s->host, plugin_config_of(cs->config), &s->state);
 		s->ctx.in_init = 0;
 		if (rc != 0) {
+			/* a config getter's refusal already names its file, position and key */
+			if (positioned(s->ctx.error, cs->config ? cs->config->file : NULL))
+				return gw_errf(err, "%s", s->ctx.error);
 			if (s->ctx.error[0])
-				return gw_errf(err, "%s: init() failed: %s", s->path, s->ctx.error);
-			return gw_errf(err, "%s: init() failed (returned %d; see the log above)",
-			               s->path, rc);
+				gw_errf(err, "%s: init() failed: %s", s->path, s->ctx.error);
+			else
+				gw_errf(err, "%s: init() failed (returned %d; see the log above)",
+				        s->path, rc);
+			return at_entry(err, cfg, cs, index, "config");
 		}
 	}
 	s->inited = 1;
@@ -266,10 +372,7 @@ int subscribers_load(const struct cfg *cfg, struct gw_log *log, struct subscribe
 	for (size_t i = 0; i < cfg->n_subscribers; i++) {
 		const struct cfg_subscriber *cs = &cfg->subscribers[i];
 		subs->n = i + 1; /* so subscribers_free() also cleans up a half-loaded one */
-		if (load_one(&subs->v[i], cs, i, log, err) < 0) {
-			gw_err_prefix(err, "subscriber '%s' (%s line %d)",
-			              cs->name ? cs->name : "?",
-			              cfg->path ? cfg->path : "configuration", cs->line);
+		if (load_one(&subs->v[i], cfg, cs, i, log, err) < 0) {
 			subscribers_free(subs);
 			return -1;
 		}

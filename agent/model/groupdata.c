@@ -162,19 +162,28 @@ long group_data_index(struct group_data *gd)
 	return dup;
 }
 
-const struct gw_item *group_data_find(const struct group_data *gd, const char *key)
+size_t group_data_rank(const struct group_data *gd, const char *key, int *found)
 {
-	size_t lo = 0, hi = gd->n_items;
+	size_t lo = 0, hi = gd ? gd->n_items : 0;
+	*found = 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct gw_item *it = &gd->items[gd->by_key[mid]];
-		int c = strcmp(it->key, key);
-		if (c == 0)
-			return it;
+		int c = strcmp(gd->items[gd->by_key[mid]].key, key);
+		if (c == 0) {
+			*found = 1;
+			return mid;
+		}
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return NULL;
+	return lo;
+}
+
+const struct gw_item *group_data_find(const struct group_data *gd, const char *key)
+{
+	int found;
+	size_t r = group_data_rank(gd, key, &found);
+	return found ? &gd->items[gd->by_key[r]] : NULL;
 }

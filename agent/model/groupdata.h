@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "core/arena.h"
+#include "model/digest.h"
 
 struct group_data {
 	atomic_int refs;
@@ -45,6 +46,14 @@ struct group_data {
 	uint8_t *item_store;
 	size_t n_stores;
 	struct gw_item *heap_items; /* `items` when malloc'd (the model's), freed with it */
+
+	/* Versions of event sources (model/edit.h): the sum of their items' digests, their
+	 * identity (model/digest.h), kept so the next version adds and subtracts only the
+	 * digests of the items that came and went. Items keep no digest of their own (one is
+	 * computed from an item's JSON when it leaves): nothing per item. 0 in versions made
+	 * otherwise (fetched, loaded from the snapshot): only event sources need it. */
+	int has_digest_sum;
+	struct item_digest digest_sum;
 };
 
 /* At most this many stores per version: beyond, the model copies every item into one new
@@ -97,5 +106,9 @@ long group_data_index(struct group_data *gd);
 
 /* Binary search by key; NULL if absent. */
 const struct gw_item *group_data_find(const struct group_data *gd, const char *key);
+
+/* Where key is or would go in by_key: the first rank whose key is not below it (0 to
+ * n_items); *found set when the item at that rank has the key. */
+size_t group_data_rank(const struct group_data *gd, const char *key, int *found);
 
 #endif

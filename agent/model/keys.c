@@ -10,6 +10,8 @@
  *    selector;
  *  - AI_PROXY_API_KEY by `selectorId::proxyApiKey` (AiProxyApiKeyCache): one selector
  *    holds several API keys, and one proxy key may serve several selectors.
+ * A plugin also has an alias, its `id` (key_alias): the event sources let an item with a
+ * held plugin's id under another name replace it, so a rename leaves no ghost.
  * A missing key field refuses the item (and so the version): an item without its
  * identity cannot be updated or deleted later.
  */
@@ -56,6 +58,13 @@ const char *key_single_field(enum gw_group g)
 const char *key_field(enum gw_group g, size_t i)
 {
 	return (unsigned)g < GW_GROUP_COUNT && i < 2 ? rows[g].fields[i] : NULL;
+}
+
+const char *key_alias(const struct gw_item *it)
+{
+	if (it->group != GW_GROUP_PLUGIN || !it->plugin || !it->plugin->id || !*it->plugin->id)
+		return NULL;
+	return it->plugin->id;
 }
 
 static const char *field(const json_t *obj, const char *name)

@@ -30,6 +30,12 @@ const char *key_single_field(enum gw_group g);
 /* The i-th field (0 or 1) of g's key, or NULL when the key has fewer. */
 const char *key_field(enum gw_group g, size_t i);
 
+/* An item's second identity, for the one group whose key is not its id: a plugin is keyed
+ * by name, but a plugin renamed in the admin keeps its id (it arrives as an update of that
+ * id under the new name), so the id says which held plugin a new name replaces. PLUGIN's
+ * `id`; NULL for every other group and for a plugin without one. */
+const char *key_alias(const struct gw_item *it);
+
 /* The key of item `obj` of group `g`: every key field must be a non-empty string.
  * A single field's key points into `obj` (valid while obj lives); a composite key is
  * built in `a`. NULL when a field is missing or empty (*missing names it) or on out of

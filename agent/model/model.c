@@ -79,32 +79,45 @@ static int copy_fields(struct arena *a, const struct field *fields, size_t n, vo
 	return 0;
 }
 
-static int copy_item(struct item_ctx *c, const struct gw_item *old, const char *raw,
-                     struct gw_item *it)
+/* The contents of `old` (key, name, typed fields) deep-copied into arena a; it->json is
+ * left to the caller. 0 or -1 (out of memory). */
+static int copy_contents(struct arena *a, const struct gw_item *old, struct gw_item *it)
 {
 	const struct group_shape *sh = fields_group(old->group);
-	struct arena *a = c->mem;
-	*it = *old;
-	it->json = c->adopt ? raw : arena_strndup(a, old->json, old->json_len);
-	if (!it->json)
-		return gw_errf(c->err, "group %s: out of memory", c->group);
-	c->gd->json_bytes += old->json_len;
-	it->key = arena_strdup(a, old->key);
-	if (!it->key)
-		return gw_errf(c->err, "group %s: out of memory", c->group);
+	if (!(it->key = arena_strdup(a, old->key)))
+		return -1;
 	if (!sh->fields) {
 		it->name = old->name ? arena_strdup(a, old->name) : NULL;
-		return 0;
+		return old->name && !it->name ? -1 : 0;
 	}
 	void *typed = arena_alloc(a, sh->size);
 	if (!typed)
-		return gw_errf(c->err, "group %s: out of memory", c->group);
+		return -1;
 	memcpy(typed, *(void *const *)((const char *)old + sh->item_ptr_off), sh->size);
 	if (copy_fields(a, sh->fields, sh->n_fields, typed) != 0)
-		return gw_errf(c->err, "group %s: out of memory", c->group);
+		return -1;
 	*(void **)((char *)it + sh->item_ptr_off) = typed;
 	int ni = fields_name_index(old->group);
 	it->name = ni >= 0 ? *(const char **)((char *)typed + sh->fields[ni].off) : NULL;
+	return 0;
+}
+
+int model_copy_item(struct arena *a, const struct gw_item *old, struct gw_item *it)
+{
+	*it = *old;
+	if (!(it->json = arena_strndup(a, old->json, old->json_len)))
+		return -1;
+	return copy_contents(a, old, it);
+}
+
+static int copy_item(struct item_ctx *c, const struct gw_item *old, const char *raw,
+                     struct gw_item *it)
+{
+	*it = *old;
+	it->json = c->adopt ? raw : arena_strndup(c->mem, old->json, old->json_len);
+	if (!it->json || copy_contents(c->mem, old, it) != 0)
+		return gw_errf(c->err, "group %s: out of memory", c->group);
+	c->gd->json_bytes += old->json_len;
 	return 0;
 }
 
@@ -192,6 +205,7 @@ struct build {
 	uint8_t *vst;               /* their stores */
 	size_t cap, j;              /* j: the cursor in prev */
 	int same_keys;              /* every item has the key prev has at its position */
+	int presize;                /* a whole group: room for prev's count at once */
 	struct itemdec *dec;        /* the decoder's scratch, made at the first item decoded */
 };
 
@@ -260,7 +274,8 @@ static const char *build_items(struct build *b, const char *v, const char *end)
 	size_t n_prev = prev ? prev->n_items : 0;
 	struct jspan_iter it;
 	jspan_array_begin(&it, v, end);
-	if (n_prev) { /* room for the held count and a few more: a change rarely adds many */
+	if (n_prev && b->presize) { /* room for the held count and a few more: a change
+		                     * rarely adds many */
 		b->cap = n_prev + 16;
 		b->vec = malloc(b->cap * sizeof *b->vec);
 		b->vst = malloc(b->cap);
@@ -421,6 +436,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	b.c.adopt = owner && owner->text && !b.share && text >= owner->text &&
 	            end <= owner->text + owner->text_len;
 	b.same_keys = prev != NULL;
+	b.presize = 1;
 	for (size_t i = 0; i < GD_MAX_STORES; i++)
 		b.map[i] = -1;
 	while ((r = jspan_object_key(&it, &m)) == 1) {
@@ -639,4 +655,53 @@ int model_parse_group(enum gw_group group, const char *text, size_t len, const c
 		model_syntax_error(text, len, prefix, err);
 	}
 	return -1;
+}
+
+int model_parse_array(enum gw_group g, const char *text, size_t len, const char *source,
+                      const struct group_data *prev, struct group_data **out, struct gw_err *err)
+{
+	*out = NULL;
+	const char *gname = gw_group_name(g), *end = text + len;
+	const char *p = jspan_ws(text, end);
+	int syntax = 0, rc = -1;
+	if (p == end || *p != '[')
+		return gw_errf(err, "group %s: 'data' must be an array", gname);
+	struct build b = {0};
+	b.c = (struct item_ctx){NULL, NULL, 0, err, gname, 0, NULL, &syntax};
+	b.prev = prev;
+	b.share = shareable(prev);
+	b.same_keys = prev != NULL;
+	for (size_t i = 0; i < GD_MAX_STORES; i++)
+		b.map[i] = -1;
+	if (!(b.c.gd = version_new(g))) {
+		gw_errf(err, "group %s: out of memory", gname);
+		goto out;
+	}
+	b.c.mem = &b.c.gd->stores[0]->arena;
+	b.c.gd->received_us = gw_mono_us();
+	const char *vend = build_items(&b, p, end);
+	if (!vend)
+		goto out;
+	if (jspan_ws(vend, end) != end) {
+		syntax = 1;
+		gw_errf(err, "group %s: invalid JSON: text after the 'data' array", gname);
+		goto out;
+	}
+	snprintf(b.c.gd->source, sizeof b.c.gd->source, "%s", source ? source : "");
+	if (build_finish(&b) != 0)
+		goto out;
+	*out = b.c.gd;
+	b.c.gd = NULL;
+	rc = 0;
+out:
+	free(b.vec);
+	free(b.vst);
+	itemdec_free(b.dec);
+	group_data_unref(b.c.gd);
+	if (rc != 0 && syntax) {
+		char prefix[64];
+		snprintf(prefix, sizeof prefix, "group %s: ", gname);
+		model_syntax_error(text, len, prefix, err);
+	}
+	return rc;
 }

@@ -51,6 +51,20 @@ int model_parse_group(enum gw_group group, const char *text, size_t len, const c
                       struct group_data **out, struct gw_err *err);
 
 /*
+ * A bare JSON array of `group` items at [text, text + len) (whitespace around it is fine)
+ * as an unstamped version (md5 "", lastModifyTime 0): the items of one event. Items
+ * byte-identical to the item with the same key in prev (may be NULL) are shared with it,
+ * not parsed. A malformed item, text that is not one array, or two items with one key
+ * refuse the whole array, err naming the group, the item and why.
+ */
+int model_parse_array(enum gw_group group, const char *text, size_t len, const char *source,
+                      const struct group_data *prev, struct group_data **out, struct gw_err *err);
+
+/* A deep copy of item `src` (raw JSON, key, typed fields) into arena a, for a version that
+ * must not depend on the store src lives in. 0, or -1 on out of memory. */
+int model_copy_item(struct arena *a, const struct gw_item *src, struct gw_item *dst);
+
+/*
  * Where the syntax error in `text` is: "PREFIXinvalid JSON at line L column C: what", from
  * jansson. Returns -1; leaves err as it was if jansson finds no error.
  */

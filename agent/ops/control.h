@@ -7,7 +7,9 @@
  *
  * Protocol: the client sends one line, "pause", "resume" or "state"; the agent answers one
  * line of JSON, {"paused","changed","persisted","stateFile","error"?} (as POST /sync/pause
- * does), and closes. The requester is named in the log by its uid (SO_PEERCRED).
+ * does), and closes. "status" (`gwsyncd --status`) is answered with one line of JSON too:
+ * {"status": the /status document, "history": the last changes as /history has them}.
+ * The requester is named in the log by its uid (SO_PEERCRED).
  */
 #ifndef GW_CONTROL_H
 #define GW_CONTROL_H
@@ -15,6 +17,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "ops/pause.h"
+#include "ops/status_view.h"
 
 struct control;
 
@@ -22,6 +25,10 @@ struct control;
  * answers on the path; removes a stale socket file left by a crash. 0, or -1 with err. */
 int control_start(struct control **out, const char *path, struct pause_switch *ps,
                   struct gw_log *log, struct gw_err *err);
+
+/* Answer "status" from `src` (which must outlive the control socket); until then "status" is
+ * refused. NULL c is fine. */
+void control_set_status(struct control *c, struct status_sources *src);
 
 /* Ask the thread to stop (returns at once; NULL-safe). */
 void control_stop(struct control *c);

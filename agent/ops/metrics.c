@@ -49,6 +49,16 @@ static const char *series1(char *buf, size_t cap, const char *name, const char *
 	return buf;
 }
 
+/* `name{subscriber="...",group="..."}` prefix with the subscriber's name escaped. */
+static const char *series2(char *buf, size_t cap, const char *name, const char *subscriber,
+                           const char *group)
+{
+	char esc[1024];
+	snprintf(buf, cap, "%s{subscriber=\"%s\",group=\"%s\"}", name,
+	         metrics_escape_label(subscriber, esc, sizeof esc), group);
+	return buf;
+}
+
 /* Milliseconds as seconds with three decimals ("1714567890.123"). */
 static void ms_value(FILE *f, const char *series, int64_t ms)
 {
@@ -319,6 +329,26 @@ static void subscriber_metrics(FILE *f, const struct status_view *v)
 		          series1(s, sizeof s, "gwsync_subscriber_apply_failures_total",
 		                  "subscriber", subs[i].name),
 		          subs[i].failures);
+
+	/* per group too: a subscriber that keeps refusing one group (while it takes the others)
+	 * is seen at once, and which group it is */
+	family(f, "gwsync_subscriber_group_apply_failures_total", "counter",
+	       "Changes of one group a subscriber rejected (each is retried later).");
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < v->n_groups; k++)
+			u64_value(f,
+			          series2(s, sizeof s,
+			                  "gwsync_subscriber_group_apply_failures_total",
+			                  subs[i].name, gw_group_name(v->groups[k])),
+			          subs[i].groups[v->groups[k]].failures);
+	family(f, "gwsync_subscriber_group_consecutive_failures", "gauge",
+	       "Rejected deliveries of one group in a row, now (0: it accepted the last one).");
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < v->n_groups; k++)
+			fprintf(f, "%s %u\n",
+			        series2(s, sizeof s, "gwsync_subscriber_group_consecutive_failures",
+			                subs[i].name, gw_group_name(v->groups[k])),
+			        subs[i].groups[v->groups[k]].consecutive_failures);
 
 	family(f, "gwsync_subscriber_groups_behind", "gauge",
 	       "Groups for which the subscriber does not hold the agent's newest version.");

@@ -1,5 +1,5 @@
 /*
- * The --pause / --resume client (see status_client.h): the control socket first
+ * The --pause / --resume / --status client (see status_client.h): the control socket first
  * (ops/control.h: one line out, one JSON line back); over HTTP only for an agent without
  * one and with status.token set. The HTTP request is one libcurl POST with short
  * timeouts, proxies ignored (an http_proxy in the environment must not route a request for
@@ -18,14 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "ops/listen_addr.h"
 #include "ops/pause.h"
+#include "ops/status_text.h"
+#include "ops/unix_addr.h"
 
-#define REPLY_MAX 65536
+#define REPLY_MAX  65536
+#define STATUS_MAX (16 * 1024 * 1024) /* --status: /status of many subscribers and history */
 
 struct reply {
 	char buf[REPLY_MAX + 1];
 	size_t len;
+	char *big; /* --status: a reply of up to STATUS_MAX, malloc'd as it grows */
+	size_t big_len, big_cap;
 };
 
 static size_t collect(char *data, size_t size, size_t n, void *arg)
@@ -72,55 +78,136 @@ static int report(const char *url, long status, struct reply *r, int pause, stru
 		             "restart would %s",
 		             url, what, state_file, error ? error : "unknown error",
 		             pause ? "resume delivery" : "start paused");
+	} else if (pause) {
+		printf("sync %s%s (agent at %s; state kept in %s)\n", changed ? "" : "was already ",
+		       what, url, state_file);
+		rc = 0;
+	} else if (changed) {
+		printf("sync resumed (agent at %s; state file removed: %s)\n", url, state_file);
+		rc = 0;
 	} else {
-		printf("sync %s%s (agent at %s; state %s %s)\n", changed ? "" : "was already ",
-		       what, url, pause ? "kept in" : "file removed:", state_file);
+		/* nothing was removed: there was no state file to remove */
+		printf("sync was not paused: nothing to resume (agent at %s; no state file %s)\n",
+		       url, state_file);
 		rc = 0;
 	}
 	json_decref(doc);
 	return rc;
 }
 
+/* Keep what the agent sends: into r->buf, or for --status (r->big set) growing to STATUS_MAX. */
+static int take(int fd, struct reply *r)
+{
+	for (;;) {
+		if (r->big) {
+			if (r->big_cap - r->big_len < 4096) {
+				if (r->big_cap >= STATUS_MAX)
+					return -1;
+				char *more = realloc(r->big, r->big_cap * 2 + 1);
+				if (!more)
+					return -1;
+				r->big = more;
+				r->big_cap *= 2;
+			}
+			ssize_t got = read(fd, r->big + r->big_len, r->big_cap - r->big_len);
+			if (got <= 0)
+				return 0;
+			r->big_len += (size_t)got;
+			r->big[r->big_len] = '\0';
+			continue;
+		}
+		ssize_t got = read(fd, r->buf + r->len, REPLY_MAX - r->len);
+		if (got <= 0)
+			return 0;
+		r->len += (size_t)got;
+		r->buf[r->len] = '\0';
+	}
+}
+
 /* Ask over the control socket. 0 with the answer in r; 1 when no agent listens there (no
  * socket file, or a stale one), so the caller may try HTTP; -1 with err otherwise. */
-static int ask_socket(const char *path, int pause, struct reply *r, struct gw_err *err)
+static int ask_socket(const char *path, const char *line, struct reply *r, struct gw_err *err)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof sa.sun_path)
-		return gw_errf(err, "control_socket: %s is too long for a Unix socket", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* by the agent's own rule (ops/unix_addr.h), so a path of any length is reached */
+	const char *name;
+	struct unix_addr ua;
+	int dirfd = unix_dir_open(path, &name, err);
+	if (dirfd < 0)
+		return errno == ENOENT ? 1 : -1; /* no directory: no agent made a socket there */
+	if (unix_addr_at(&ua, path, dirfd, name, err) != 0) {
+		close(dirfd);
+		return -1;
+	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		close(dirfd);
 		return gw_errf(err, "cannot create a socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int e = errno;
+	}
+	int rc = connect(fd, (struct sockaddr *)&ua.sa, ua.len);
+	int ce = errno;
+	close(dirfd);
+	if (rc != 0) {
 		close(fd);
-		if (e == ENOENT || e == ECONNREFUSED)
+		if (ce == ENOENT || ce == ECONNREFUSED)
 			return 1;
-		if (e == EACCES || e == EPERM)
+		if (ce == EACCES || ce == EPERM)
 			return gw_errf(err,
 			               "not allowed to use the control socket %s (%s): run as the "
 			               "agent's user or a member of its group",
-			               path, strerror(e));
-		return gw_errf(err, "cannot reach the agent at %s: %s", path, strerror(e));
+			               path, strerror(ce));
+		return gw_errf(err, "cannot reach the agent at %s: %s", path, strerror(ce));
 	}
 	struct timeval tv = {15, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	const char *line = pause ? "pause\n" : "resume\n";
 	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
 		int e = errno;
 		close(fd);
 		return gw_errf(err, "cannot ask the agent at %s: %s", path, strerror(e));
 	}
-	for (;;) {
-		ssize_t got = read(fd, r->buf + r->len, REPLY_MAX - r->len);
-		if (got <= 0)
-			break;
-		r->len += (size_t)got;
-		r->buf[r->len] = '\0';
-	}
+	int taken = take(fd, r);
 	close(fd);
-	return 0;
+	return taken == 0
+	           ? 0
+	           : gw_errf(err, "the agent at %s sent more than %d MiB", path, STATUS_MAX >> 20);
+}
+
+int status_client_show(const struct cfg *cfg, FILE *out, struct gw_err *err)
+{
+	if (!cfg->control_socket)
+		return gw_errf(
+		    err,
+		    "%s: control_socket is off, so there is no agent to ask; --status talks "
+		    "to the running agent through it",
+		    cfg->path ? cfg->path : "configuration");
+	struct reply *r = calloc(1, sizeof *r);
+	if (!r || !(r->big = malloc(65536 + 1))) {
+		free(r);
+		return gw_errf(err, "out of memory");
+	}
+	r->big_cap = 65536;
+	r->big[0] = '\0';
+	int rc = ask_socket(cfg->control_socket, "status\n", r, err);
+	if (rc == 1)
+		rc = gw_errf(
+		    err, "no agent answered at %s (is gwsyncd running with this configuration?)",
+		    cfg->control_socket);
+	json_t *doc = rc == 0 ? json_loads(r->big, 0, NULL) : NULL;
+	if (rc == 0) {
+		const char *error = json_string_value(json_object_get(doc, "error"));
+		if (!doc)
+			rc = gw_errf(err, "the agent at %s did not answer with a status%s",
+			             cfg->control_socket,
+			             r->big_len ? "" : " (an agent older than --status?)");
+		else if (error)
+			rc = gw_errf(err, "the agent at %s: %s", cfg->control_socket, error);
+		else if (status_text_render(doc, gw_wall_ms(), out) != 0)
+			rc = gw_errf(err, "the agent at %s answered something else than a status",
+			             cfg->control_socket);
+	}
+	json_decref(doc);
+	free(r->big);
+	free(r);
+	return rc;
 }
 
 int status_client_send(const struct cfg *cfg, int pause, struct gw_err *err)
@@ -129,9 +216,9 @@ int status_client_send(const struct cfg *cfg, int pause, struct gw_err *err)
 		struct reply *r = calloc(1, sizeof *r);
 		if (!r)
 			return gw_errf(err, "out of memory");
-		int rc = ask_socket(cfg->control_socket, pause, r, err);
+		int rc = ask_socket(cfg->control_socket, pause ? "pause\n" : "resume\n", r, err);
 		if (rc == 0) {
-			char where[300];
+			char where[4200]; /* a control socket path may be long (ops/unix_addr.h) */
 			snprintf(where, sizeof where, "unix:%s", cfg->control_socket);
 			rc = report(where, 200, r, pause, err);
 		}

@@ -7,6 +7,8 @@
 #ifndef GW_STATUS_CLIENT_H
 #define GW_STATUS_CLIENT_H
 
+#include <stdio.h>
+
 #include "config/config.h"
 #include "core/error.h"
 
@@ -17,5 +19,13 @@
  * record it in state_dir (main exits 1).
  */
 int status_client_send(const struct cfg *cfg, int pause, struct gw_err *err);
+
+/*
+ * `gwsyncd --status`: ask the agent on the control socket for its state and print it on
+ * `out` (ops/status_text.h). -1 with err set when no agent answers there (no control socket
+ * configured, no socket file, nobody listening, not allowed) or its answer is not a status
+ * (main exits 1). Never over HTTP: a terminal on the host uses the host's socket.
+ */
+int status_client_show(const struct cfg *cfg, FILE *out, struct gw_err *err);
 
 #endif

@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "ops/pause.h"
 #include "source/source.h"
+#include "store/history.h"
 #include "store/store.h"
 
 /*
@@ -37,6 +38,7 @@ struct status_sources {
 	int64_t started_wall_ms;             /* gw_wall_ms() at start */
 	const struct source_ops *source_ops; /* NULL: no source (then every server "starting") */
 	struct source *source;
+	struct history *history; /* the change history (store/history.h); NULL: none kept */
 };
 
 /* A server in a view: its connection's state, or "starting" before the source runs it. */

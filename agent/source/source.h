@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config/config.h"
 #include "core/error.h"
@@ -78,6 +79,13 @@ struct source_ops {
 	 * offered to the ingest before start(). -1 (err says why) when no server answered or
 	 * stop() was called; the caller then serves the snapshot. */
 	int (*initial_sync)(struct source *s, struct gw_err *err);
+	/* Optional (NULL if the initial sync already asks everything a run will): for
+	 * `--once --dry-run`, after initial_sync, ask every server what start() will ask of it
+	 * without waiting (long-polling: a listener call that is answered at once), writing one
+	 * line per server to `out`, so a request the admin refuses stops a deployment before
+	 * the daemon starts. 0 when every server that answered accepted it; -1 (err names the
+	 * server and the refusal) when one refused, or none answered. Changes nothing. */
+	int (*probe)(struct source *s, FILE *out, struct gw_err *err);
 	/* Start keeping the groups in step (threads of the source's own). */
 	int (*start)(struct source *s, struct gw_err *err);
 	/* Ask everything to stop; returns at once. Thread-safe, idempotent. */

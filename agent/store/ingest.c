@@ -4,6 +4,7 @@
  */
 #include "store/ingest.h"
 #include "model/groups.h"
+#include "store/history.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 struct ingest {
 	struct store *st;
 	struct gw_log *log;
+	struct history *history; /* NULL: none kept */
 };
 
 enum store_verdict ingest_accept_polled(const struct group_data *held,
@@ -42,6 +44,11 @@ void ingest_free(struct ingest *in)
 	free(in);
 }
 
+void ingest_set_history(struct ingest *in, struct history *h)
+{
+	in->history = h;
+}
+
 size_t ingest_offer(struct ingest *in, const char *server, store_accept_fn accept,
                     const enum gw_group *groups, size_t n,
                     struct group_data *versions[GW_GROUP_COUNT], int *older)
@@ -53,12 +60,15 @@ size_t ingest_offer(struct ingest *in, const char *server, store_accept_fn accep
 			continue;
 		versions[groups[i]] = NULL;
 		const char *name = gw_group_name(gd->group);
-		switch (store_offer_if(in->st, gd, accept)) {
+		struct group_data *replaced = NULL;
+		switch (store_offer_swap(in->st, gd, accept, &replaced)) {
 		case STORE_ACCEPTED:
 			accepted++;
 			LOG_I(in->log, "store",
 			      "accepted %s version %s (lastModifyTime %lld, %zu items) from %s",
 			      name, gd->md5, (long long)gd->last_modify_time, gd->n_items, server);
+			history_accepted(in->history, replaced, gd, server);
+			group_data_unref(replaced);
 			break;
 		case STORE_OLDER: {
 			*older = 1;

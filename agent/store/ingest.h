@@ -42,6 +42,11 @@ enum store_verdict ingest_accept_patched(const struct group_data *held,
 struct ingest *ingest_new(struct store *st, struct gw_log *log);
 void ingest_free(struct ingest *in);
 
+struct history;
+/* Record every accepted version in `h` (store/history.h), which must outlive the ingest. Set
+ * before the source starts offering. */
+void ingest_set_history(struct ingest *in, struct history *h);
+
 /*
  * Offer versions[groups[i]] (NULL slots skipped; each reference is consumed) in the order
  * of groups[], under `accept`, logging each verdict with the shapes the tests and

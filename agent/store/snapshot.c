@@ -12,14 +12,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/atomic_file.h"
 #include "core/clock.h"
+#include "core/readfile.h"
 #include "core/thread.h"
 #include "store/groupdoc.h"
+#include "store/history.h"
 #include "model/model.h"
 #include "model/groups.h"
+
+/* A snapshot is as large as the group it holds: no cap of its own (the admin's replies
+ * are capped by admin.max_response before a version exists to be written). */
+#define SNAPSHOT_MAX (SIZE_MAX / 2)
 
 int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
 {
@@ -46,33 +51,27 @@ int snapshot_read(const char *dir, enum gw_group group, struct group_data **out,
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s.json", dir, gw_group_name(group));
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		if (errno == ENOENT)
+	char *buf;
+	size_t len;
+	struct gw_err ferr;
+	/* a regular file only (core/readfile.h): a FIFO planted in state_dir must not hang
+	 * start-up */
+	if (readfile(path, SNAPSHOT_MAX, &buf, &len, &ferr) < 0) {
+		int e = errno;
+		if (e == ENOENT)
 			return 1;
-		return gw_errf(err, "snapshot %s: %s", path, strerror(errno));
+		if (e == EINVAL) /* "PATH: not a regular file (a FIFO)" */
+			return gw_errf(err, "snapshot %s", ferr.msg);
+		return gw_errf(err, "snapshot %s: %s", path, strerror(e));
 	}
-	struct stat st;
-	char *buf = NULL;
 	int rc = -1;
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		gw_errf(err, "snapshot %s: not a regular file", path);
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf || fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-		gw_errf(err, "snapshot %s: cannot read", path);
-		goto out;
-	}
-	if (model_parse_group(group, buf, (size_t)st.st_size, "snapshot", out, err) != 0) {
+	if (model_parse_group(group, buf, len, "snapshot", out, err) != 0)
 		gw_err_prefix(err, "snapshot %s", path);
-		goto out;
+	else {
+		(*out)->provisional = 1;
+		rc = 0;
 	}
-	(*out)->provisional = 1;
-	rc = 0;
-out:
 	free(buf);
-	fclose(f);
 	return rc;
 }
 
@@ -112,7 +111,36 @@ struct snapshot_writer {
 	atomic_int stopping;
 	char written[GW_GROUP_COUNT][65]; /* md5 last written per group */
 	int failing[GW_GROUP_COUNT];      /* a failure was logged; log recovery once */
+	_Atomic(struct history *) history;
+	int history_failing;
 };
+
+/* The history beside the snapshots, in the same pass: counted here, off the delivery path,
+ * and written when something changed. Failures are logged as the snapshots' are. */
+static void write_history(struct snapshot_writer *w)
+{
+	struct history *h = atomic_load(&w->history);
+	if (!h)
+		return;
+	history_settle(h);
+	if (!history_dirty(h))
+		return;
+	struct gw_err err = {{0}};
+	if (history_save(h, w->dir, &err) == 0) {
+		if (w->history_failing)
+			LOG_I(w->log, "snapshot", "writing the history to %s again", w->dir);
+		w->history_failing = 0;
+	} else if (!w->history_failing) {
+		LOG_E(w->log, "snapshot", "%s; the agent keeps serving subscribers", err.msg);
+		w->history_failing = 1;
+	}
+}
+
+void snapshot_writer_set_history(struct snapshot_writer *w, struct history *h)
+{
+	atomic_store(&w->history, h);
+	store_kick(w->st); /* a first pass with it */
+}
 
 static int any_failing(const struct snapshot_writer *w)
 {
@@ -155,6 +183,9 @@ static void write_pending(struct snapshot_writer *w)
 static uint64_t wait_quiet(struct snapshot_writer *w, uint64_t seen, int64_t since)
 {
 	while (!atomic_load(&w->stopping) && gw_mono_ms() - since < SNAPSHOT_MAX_DELAY_MS) {
+		/* what each version changed is counted as it comes, not after the burst: the
+		 * history holds a version's predecessor only until then */
+		history_settle(atomic_load(&w->history));
 		uint64_t now = store_wait(w->st, seen, SNAPSHOT_QUIET_MS);
 		if (now == seen)
 			break;
@@ -170,13 +201,16 @@ static void *writer_main(void *arg)
 	gw_thread_background();
 	while (!atomic_load(&w->stopping)) {
 		write_pending(w);
+		write_history(w);
 		/* after a failure, retry every 5 s even without news */
-		uint64_t now = store_wait(w->st, seen, any_failing(w) ? 5000 : -1);
+		uint64_t now =
+		    store_wait(w->st, seen, any_failing(w) || w->history_failing ? 5000 : -1);
 		if (now != seen)
 			now = wait_quiet(w, now, gw_mono_ms());
 		seen = now;
 	}
 	write_pending(w);
+	write_history(w);
 	return NULL;
 }
 
@@ -190,6 +224,8 @@ int snapshot_writer_start(struct snapshot_writer **out, const char *dir, struct 
 	}
 	w->st = st;
 	w->log = log;
+	atomic_init(&w->history, NULL);
+	atomic_file_sweep(dir, HISTORY_FILE);
 	/* temporary files of a writer killed mid-write: whole files are never at risk */
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		char name[64];

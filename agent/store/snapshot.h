@@ -43,6 +43,10 @@ struct snapshot_writer;
 
 int snapshot_writer_start(struct snapshot_writer **out, const char *dir, struct store *st,
                           struct gw_log *log, struct gw_err *err);
+struct history;
+/* Also keep dir/history (store/history.h) up to date, after each pass and at stop. h must
+ * outlive the writer. */
+void snapshot_writer_set_history(struct snapshot_writer *w, struct history *h);
 /* Ask the thread to stop once it has written what is pending; returns at once. */
 void snapshot_writer_stop(struct snapshot_writer *w);
 /* Stop, wait for the pending writes and the thread, free. NULL is fine. */

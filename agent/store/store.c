@@ -53,25 +53,36 @@ void store_free(struct store *st)
 	free(st);
 }
 
-static void install_locked(struct store *st, struct group_data *gd)
+/* Install gd; the version it replaces is returned (its reference), or dropped if `old` is
+ * NULL. */
+static void install_locked(struct store *st, struct group_data *gd, struct group_data **old)
 {
-	struct group_data *old = st->cur[gd->group];
+	struct group_data *prev = st->cur[gd->group];
 	st->cur[gd->group] = group_data_ref(gd);
 	st->gen++;
 	pthread_cond_broadcast(&st->cv);
 	/* Dropping the old reference under the lock is cheap: if it is the last one the
 	 * dispatcher already moved on, and freeing an arena is a few free() calls. */
-	group_data_unref(old);
+	if (old)
+		*old = prev;
+	else
+		group_data_unref(prev);
 }
 
-enum store_verdict store_offer_if(struct store *st, struct group_data *gd, store_accept_fn accept)
+enum store_verdict store_offer_swap(struct store *st, struct group_data *gd, store_accept_fn accept,
+                                    struct group_data **replaced)
 {
 	pthread_mutex_lock(&st->mu);
 	enum store_verdict v = accept(st->cur[gd->group], gd);
 	if (v == STORE_ACCEPTED)
-		install_locked(st, gd);
+		install_locked(st, gd, replaced);
 	pthread_mutex_unlock(&st->mu);
 	return v;
+}
+
+enum store_verdict store_offer_if(struct store *st, struct group_data *gd, store_accept_fn accept)
+{
+	return store_offer_swap(st, gd, accept, NULL);
 }
 
 static enum store_verdict judge(const struct group_data *held, const struct group_data *offered)
@@ -87,7 +98,7 @@ enum store_verdict store_offer(struct store *st, struct group_data *gd)
 void store_put(struct store *st, struct group_data *gd)
 {
 	pthread_mutex_lock(&st->mu);
-	install_locked(st, gd);
+	install_locked(st, gd, NULL);
 	pthread_mutex_unlock(&st->mu);
 }
 

@@ -40,6 +40,11 @@ enum store_verdict store_offer(struct store *st, struct group_data *gd);
 /* Offer a version under the source's own accept policy (store/ingest.h hands it on). */
 enum store_verdict store_offer_if(struct store *st, struct group_data *gd, store_accept_fn accept);
 
+/* The same; on STORE_ACCEPTED *replaced is the version it replaced (a reference the caller
+ * drops, NULL if nothing was held), so what changed can be told without a race. */
+enum store_verdict store_offer_swap(struct store *st, struct group_data *gd, store_accept_fn accept,
+                                    struct group_data **replaced);
+
 /* Install a version whatever the rule says (snapshot load at start). Takes a reference. */
 void store_put(struct store *st, struct group_data *gd);
 

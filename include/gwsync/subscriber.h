@@ -318,7 +318,8 @@ struct gw_host {
 	const char *instance;      /* the subscriber's `name:` from the YAML */
 	void *priv;                /* the agent's; do not touch */
 
-	/** Log one line, tagged with the instance name. Never log secrets. */
+	/** Log one line, tagged with the instance name. Never log secrets. A message longer
+	 *  than 4095 bytes (after formatting) is cut and ends with " ... [truncated]". */
 	void (*log)(const struct gw_host *host, enum gw_log_level level, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 	/** The same with a va_list (for a plugin's own logging wrapper). */
@@ -378,6 +379,22 @@ struct gw_host {
 	const char *(*group_name)(const struct gw_host *host, enum gw_group group);
 	/** How many groups the agent knows (its GW_GROUP_COUNT; may exceed yours). */
 	int (*group_count)(const struct gw_host *host);
+
+	/* ---- appended after ABI 2's first release: test with GW_HAS(host, member) ---- */
+
+	/**
+	 * The groups this agent syncs (its source section's `groups:`, or the default five),
+	 * so a plugin can tell a group that will come from one that never will: e.g. take a
+	 * selector's upstreams from DISCOVER_UPSTREAM when it is synced and from the selector's
+	 * `handle` otherwise, and write its output once at start instead of twice. Fixed from
+	 * init() until fini(). An older agent lacks them: GW_HAS(host, group_configured) is 0.
+	 */
+	/** 1 if the agent syncs `group`, 0 if not (also for a group it does not know). */
+	int (*group_configured)(const struct gw_host *host, enum gw_group group);
+	/** The synced groups in the configured order: their number, and the first `cap` of
+	 *  them in out[] (out may be NULL when cap is 0). host->group_count() entries always
+	 *  suffice. Groups newer than your header are >= your GW_GROUP_COUNT. */
+	size_t (*configured_groups)(const struct gw_host *host, enum gw_group *out, size_t cap);
 };
 
 /** 1 if the host table has `member` (a function appended after your header's version). */

@@ -60,31 +60,61 @@ static const char *shown_key(const struct gw_item *it, char *buf, size_t cap)
 	return buf;
 }
 
+/* Keys and names are the admin's text: a control character in one (a "\n" followed by a
+ * forged "... info store: accepted ...") must not start a line of its own in whatever log
+ * the host writes. The agent's log escapes every line again; a plugin cannot know its host
+ * does, so it escapes its own fields: \n \r \t, and \xHH for the other C0 controls and
+ * DEL. Text without them is used as it is (no copy). */
+static const char *one_line(const char *s, char *buf, size_t cap)
+{
+	const char *p = s;
+	while (*p && (unsigned char)*p >= 0x20 && *p != 0x7f)
+		p++;
+	if (!*p)
+		return s;
+	size_t n = 0;
+	for (p = s; *p && n + 5 < cap; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c >= 0x20 && c != 0x7f)
+			buf[n++] = (char)c;
+		else if (c == '\n' || c == '\r' || c == '\t')
+			buf[n++] = '\\', buf[n++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+		else
+			n += (size_t)snprintf(buf + n, cap - n, "\\x%02x", c);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static void log_item(const struct log_state *st, const struct gw_host *h, const char *group,
+                     const char *what, const struct gw_item *it)
+{
+	char shown[300], key[600], name[600];
+	h->log(h, st->level, "%s %s key=%s name=%s", group, what,
+	       one_line(shown_key(it, shown, sizeof shown), key, sizeof key),
+	       one_line(or_dash(it->name), name, sizeof name));
+}
+
 static int log_apply(void *state, const struct gw_host *h, const struct gw_change *ch)
 {
 	struct log_state *st = state;
 	const char *g = ch->group_name;
-	char buf[300];
 
 	if (st->items) {
 		for (size_t i = 0; i < ch->n_added; i++)
-			h->log(h, st->level, "%s added key=%s name=%s", g,
-			       shown_key(ch->added[i], buf, sizeof buf),
-			       or_dash(ch->added[i]->name));
+			log_item(st, h, g, "added", ch->added[i]);
 		for (size_t i = 0; i < ch->n_updated; i++)
-			h->log(h, st->level, "%s updated key=%s name=%s", g,
-			       shown_key(ch->updated[i].new_item, buf, sizeof buf),
-			       or_dash(ch->updated[i].new_item->name));
+			log_item(st, h, g, "updated", ch->updated[i].new_item);
 		for (size_t i = 0; i < ch->n_removed; i++)
-			h->log(h, st->level, "%s removed key=%s name=%s", g,
-			       shown_key(ch->removed[i], buf, sizeof buf),
-			       or_dash(ch->removed[i]->name));
+			log_item(st, h, g, "removed", ch->removed[i]);
 	}
+	char md5[200], prev[200];
 	h->log(h, st->level,
 	       "%s version %s lastModifyTime %lld (was %s): %zu items, +%zu ~%zu -%zu%s", g,
-	       or_dash(ch->version.md5), (long long)ch->version.last_modify_time,
-	       ch->previous.md5 ? ch->previous.md5 : "nothing", ch->n_items, ch->n_added,
-	       ch->n_updated, ch->n_removed,
+	       one_line(or_dash(ch->version.md5), md5, sizeof md5),
+	       (long long)ch->version.last_modify_time,
+	       ch->previous.md5 ? one_line(ch->previous.md5, prev, sizeof prev) : "nothing",
+	       ch->n_items, ch->n_added, ch->n_updated, ch->n_removed,
 	       ch->confirmed_only ? " (the snapshot's data, now confirmed by an admin)"
 	       : ch->stale        ? " (from the local snapshot)"
 	                          : "");

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/jspan.h"
 #include "model/groups.h"
 #include "model/model.h"
 
@@ -50,34 +51,56 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* The group of a document: its "group" member, else its file's name (RULE.json). The
+ * member is found by a walk of the top-level object (core/jspan.h), not by a parse of the
+ * whole document: a snapshot may be tens of megabytes, and the model parses it anyway.
+ * A document that is not JSON is the model's to refuse, with its reason. */
+static int doc_group(const char *path, const char *text, size_t len, struct gw_err *err)
+{
+	const char *end = text + len, *p = jspan_ws(text, end);
+	const char *v = p < end && *p == '{' ? jspan_member(p, end, "group") : NULL;
+	const char *vend = v ? jspan_skip(v, end) : NULL;
+	json_t *member = vend ? json_loadb(v, (size_t)(vend - v), JSON_DECODE_ANY, NULL) : NULL;
+	const char *name = json_string_value(member);
+	int g;
+	if (name) {
+		g = group_of(name, strlen(name));
+		if (g < 0)
+			gw_errf(err, "%s: unknown group \"%s\"", path, name);
+		json_decref(member);
+		return g;
+	}
+	json_decref(member);
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *dot = strchr(base, '.');
+	g = group_of(base, dot ? (size_t)(dot - base) : strlen(base));
+	if (g < 0)
+		gw_errf(err, "%s: no \"group\" member and the file is not named GROUP.json", path);
+	return g;
+}
+
+int replay_doc_group(const char *path, struct gw_err *err)
+{
+	size_t len = 0;
+	char *text = slurp(path, &len);
+	if (!text)
+		return gw_errf(err, "%s: cannot read", path);
+	int g = doc_group(path, text, len, err);
+	free(text);
+	return g;
+}
+
 int replay_read_doc(const char *path, struct group_data **out, struct gw_err *err)
 {
 	size_t len = 0;
 	char *text = slurp(path, &len);
 	if (!text)
 		return gw_errf(err, "%s: cannot read", path);
-	int g = -1;
-	json_t *doc = json_loadb(text, len, 0, NULL);
-	const char *name = doc ? json_string_value(json_object_get(doc, "group")) : NULL;
-	if (name) {
-		g = group_of(name, strlen(name));
-		if (g < 0) {
-			gw_errf(err, "%s: unknown group \"%s\"", path, name);
-			json_decref(doc);
-			free(text);
-			return -1;
-		}
-	} else {
-		const char *base = strrchr(path, '/');
-		base = base ? base + 1 : path;
-		const char *dot = strchr(base, '.');
-		g = group_of(base, dot ? (size_t)(dot - base) : strlen(base));
-	}
-	json_decref(doc);
+	int g = doc_group(path, text, len, err);
 	if (g < 0) {
 		free(text);
-		return gw_errf(err, "%s: no \"group\" member and the file is not named GROUP.json",
-		               path);
+		return -1;
 	}
 	int rc = model_parse_group((enum gw_group)g, text, len, path, out, err);
 	free(text);

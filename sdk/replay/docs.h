@@ -15,6 +15,10 @@
  * (RULE.json). 0 and *out (one reference), or -1 with err naming the file. */
 int replay_read_doc(const char *path, struct group_data **out, struct gw_err *err);
 
+/* The group of one document file, read the same way, without parsing its items (for the
+ * groups the replay reports as synced). The group, or -1 with err naming the file. */
+int replay_doc_group(const char *path, struct gw_err *err);
+
 /*
  * The paths to play for one command-line argument: the file itself, or for a directory
  * (a snapshot's state_dir or a `file` plugin's dir) every GROUP.json in it, in delivery

@@ -5,7 +5,15 @@
  * delta from what the plugin last accepted, exactly as the dispatcher builds it, printing
  * each change and the plugin's verdict.
  *
- *   gwsync-replay [-c CONFIG.yaml] [--fail N] [--repeat N] [--threaded] PLUGIN DOC|DIR...
+ *   gwsync-replay [-c CONFIG.yaml] [--groups LIST] [--fail N] [--repeat N] [--threaded]
+ *                 PLUGIN DOC|DIR...
+ *
+ * Only sequences the agent could deliver are played: the agent never hands a plugin the
+ * version it was handed before (same md5) again, and never a version older than the last
+ * (the store keeps the newest). So a document whose md5 is the one played before it in its
+ * group is skipped, and one whose lastModifyTime is not newer (documents out of order, or
+ * --repeat starting over) is delivered with the time raised past the last, as the admin
+ * would stamp the same data served again; both are said on stdout.
  *
  * Exit status: 0 every change was accepted (at the latest on its retry), 1 some change
  * stayed rejected, 2 a usage, configuration or loading error.
@@ -38,6 +46,11 @@ struct replay {
 	int rejected; /* a change stayed rejected */
 	int error;    /* a document could not be read */
 	struct group_data *accepted[GW_GROUP_COUNT];
+	/* the last version played per group: what the agent's store would hold */
+	int played[GW_GROUP_COUNT];
+	char played_md5[GW_GROUP_COUNT][65];
+	int64_t played_lmt[GW_GROUP_COUNT];
+	int synced[GW_GROUP_COUNT]; /* the groups the plugin is told the agent syncs */
 };
 
 static const char usage[] =
@@ -53,6 +66,9 @@ static const char usage[] =
     "  -c, --config FILE   the plugin's config: map, in YAML (checked against its declared\n"
     "                      options like gwsyncd --check does); default: empty\n"
     "  -n, --name NAME     the instance name (default: replay)\n"
+    "  -g, --groups LIST   the groups the agent syncs, as in admin.groups (comma-separated):\n"
+    "                      what host->group_configured() answers; default: the groups of the\n"
+    "                      documents given. A document of another group is an error.\n"
     "      --fail N        inject a failure: the N-th apply() counts as rejected whatever it\n"
     "                      returns (as if it failed half-way); it is retried like the agent\n"
     "                      retries, from the version last accepted\n"
@@ -62,6 +78,11 @@ static const char usage[] =
     "  -q, --quiet         one line per change, no item lines\n"
     "  -v, --verbose       the plugin's debug lines too\n"
     "  -h, --help          this help\n"
+    "\n"
+    "Only what the agent could deliver is played: a document with the md5 of the one played\n"
+    "before it in its group is skipped (the agent never delivers a version twice), and one\n"
+    "whose lastModifyTime is not newer than that one's (out of order, or --repeat starting\n"
+    "over) is delivered with the time raised past it (the agent never goes back in time).\n"
     "\n"
     "Exit status: 0 every change accepted (at the latest on its retry), 1 a change stayed\n"
     "rejected, 2 a usage, configuration or loading error.\n";
@@ -79,8 +100,8 @@ static void run_due_tick(struct replay *r)
 		r->tick_at = subscriber_tick(r->s, gw_mono_ms());
 }
 
-/* One delivery of `to`; 0 accepted (and recorded), -1 rejected. */
-static int deliver(struct replay *r, struct group_data *to, const char *label)
+/* One delivery of `to`; 0 accepted (and recorded), -1 rejected. `note` ends the summary. */
+static int deliver(struct replay *r, struct group_data *to, const char *label, const char *note)
 {
 	enum gw_group g = to->group;
 	struct diff d;
@@ -96,10 +117,10 @@ static int deliver(struct replay *r, struct group_data *to, const char *label)
 	run_due_tick(r);
 	int rc = subscriber_apply(r->s, c, why, sizeof why);
 	int injected = n == r->fail_at;
-	printf("#%ld %s%s %s <- %s: %zu items, +%zu ~%zu -%zu%s%s: ", n, label, c->group_name,
+	printf("#%ld %s%s %s <- %s: %zu items, +%zu ~%zu -%zu%s%s%s: ", n, label, c->group_name,
 	       c->version.md5, c->previous.md5 ? c->previous.md5 : "nothing", c->n_items,
 	       c->n_added, c->n_updated, c->n_removed, c->stale ? ", stale" : "",
-	       c->confirmed_only ? ", confirmed only" : "");
+	       c->confirmed_only ? ", confirmed only" : "", note);
 	if (rc != 0)
 		printf("rejected: %s\n", why);
 	else if (injected)
@@ -133,9 +154,39 @@ static void play(struct replay *r)
 				r->error = 1;
 				break;
 			}
+			enum gw_group g = gd->group;
+			if (!r->synced[g]) {
+				fprintf(stderr,
+				        "gwsync-replay: %s: group %s is not in --groups: the agent "
+				        "would never deliver it\n",
+				        r->docs[i], gw_group_name(g));
+				r->error = 1;
+				group_data_unref(gd);
+				break;
+			}
+			if (r->played[g] && strcmp(r->played_md5[g], gd->md5) == 0) {
+				printf("-- %s %s: skipped: the md5 of the version played before it "
+				       "(the "
+				       "agent never delivers a version twice)\n",
+				       gw_group_name(g), gd->md5);
+				group_data_unref(gd);
+				continue;
+			}
+			char note[160] = "";
+			if (r->played[g] && gd->last_modify_time <= r->played_lmt[g]) {
+				snprintf(note, sizeof note,
+				         ", lastModifyTime raised from %lld to %lld",
+				         (long long)gd->last_modify_time,
+				         (long long)r->played_lmt[g] + 1);
+				gd->last_modify_time = r->played_lmt[g] + 1;
+			}
+			r->played[g] = 1;
+			snprintf(r->played_md5[g], sizeof r->played_md5[g], "%s", gd->md5);
+			r->played_lmt[g] = gd->last_modify_time;
 			/* A rejected change is retried once, as the agent does after its backoff:
 			 * again from the version last accepted. */
-			if (deliver(r, gd, "") < 0 && !r->error && deliver(r, gd, "retry ") < 0)
+			if (deliver(r, gd, "", note) < 0 && !r->error &&
+			    deliver(r, gd, "retry ", note) < 0)
 				r->rejected = 1;
 			group_data_unref(gd);
 		}
@@ -173,6 +224,41 @@ static struct ynode *load_config(const char *path, struct gw_err *err)
 	return root;
 }
 
+/* The groups the plugin is told the agent syncs: --groups, or those of the documents. */
+static int synced_groups(struct cfg *cfg, const char *list, struct replay *r, struct gw_err *err)
+{
+	cfg->n_groups = 0;
+	if (list) {
+		char *copy = strdup(list), *save = NULL;
+		if (!copy)
+			return gw_errf(err, "out of memory");
+		for (char *w = strtok_r(copy, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
+			int g = cfg_group_parse(w);
+			if (g < 0) {
+				gw_errf(err, "--groups: unknown group '%s'", w);
+				free(copy);
+				return -1;
+			}
+			if (!r->synced[g])
+				cfg->groups[cfg->n_groups++] = (enum gw_group)g;
+			r->synced[g] = 1;
+		}
+		free(copy);
+		if (cfg->n_groups == 0)
+			return gw_errf(err, "--groups: no group named");
+		return 0;
+	}
+	for (size_t i = 0; i < r->n_docs; i++) {
+		int g = replay_doc_group(r->docs[i], err);
+		if (g < 0)
+			return -1;
+		if (!r->synced[g])
+			cfg->groups[cfg->n_groups++] = (enum gw_group)g;
+		r->synced[g] = 1;
+	}
+	return 0;
+}
+
 static int parse_count(const char *s, long *out)
 {
 	char *end;
@@ -186,26 +272,25 @@ static int parse_count(const char *s, long *out)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"config", required_argument, NULL, 'c'},
-	    {"name", required_argument, NULL, 'n'},
-	    {"fail", required_argument, NULL, 'F'},
-	    {"repeat", required_argument, NULL, 'R'},
-	    {"threaded", no_argument, NULL, 'T'},
-	    {"quiet", no_argument, NULL, 'q'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'}, {"name", required_argument, NULL, 'n'},
+	    {"groups", required_argument, NULL, 'g'}, {"fail", required_argument, NULL, 'F'},
+	    {"repeat", required_argument, NULL, 'R'}, {"threaded", no_argument, NULL, 'T'},
+	    {"quiet", no_argument, NULL, 'q'},        {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct replay r = {.repeat = 1, .tick_at = -1};
-	const char *config_path = NULL, *name = "replay";
+	const char *config_path = NULL, *name = "replay", *groups = NULL;
 	int threaded = 0, verbose = 0, c;
-	while ((c = getopt_long(argc, argv, "c:n:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:n:g:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config_path = optarg;
 			break;
 		case 'n':
 			name = optarg;
+			break;
+		case 'g':
+			groups = optarg;
 			break;
 		case 'F':
 		case 'R':
@@ -271,6 +356,10 @@ int main(int argc, char **argv)
 	struct cfg_subscriber cs = {.name = (char *)name, .library = argv[optind], .line = 1};
 	cs.config = config;
 	struct cfg cfg = {.path = (char *)(config_path ? config_path : "(no config)")};
+	if (synced_groups(&cfg, groups, &r, &err) < 0) {
+		fprintf(stderr, "gwsync-replay: %s\n", err.msg);
+		goto out;
+	}
 	cfg.subscribers = &cs;
 	cfg.n_subscribers = 1;
 	if (subscribers_load(&cfg, log, &subs, &err) < 0) {

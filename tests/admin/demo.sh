@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The quick-start demo (./dev.sh demo): the bundled admin emulator on 127.0.0.1:9095 with a
-# realistic dataset, and gwsyncd with etc/gwsync.yaml, both in the foreground. A few seconds
-# in, a rule is changed through the emulator's control interface so you can watch it
-# arrive: in the log subscriber's lines and in the file subscriber's RULE.json.
-# gwsyncd also fills the gateway's LMDB cache, and when nginx with its Lua module is installed
-# the demo starts the gateway on it (tests/e2e/demo_gateway.py): nginx on 127.0.0.1:9080
-# routing /demo/** to small upstream servers, and one route moved through the admin.
+# The quick-start demo (./dev.sh demo): the bundled admin emulator as documented (a ShenYu 2.7
+# admin on 127.0.0.1:9095, user admin, the eight groups) and gwsyncd with etc/gwsync.yaml,
+# both in the foreground. gwsyncd also fills the gateway's LMDB cache, and when nginx with its
+# Lua module is installed the demo starts the gateway on it (tests/e2e/demo_gateway.py):
+# nginx on 127.0.0.1:9080 routing /demo/** to small upstream servers. Its route is published
+# before gwsyncd starts, so the agent's first sync holds it and nothing is removed under it.
+# Then the demo waits for you: try the status endpoint and the gateway, press Enter, and a
+# rule is edited and the route moved through the admin, so you watch one change arrive in
+# the log subscriber's lines, the file subscriber's RULE.json and the gateway's answers.
+# Without a terminal (a script, CI) it waits GWSYNC_DEMO_WAIT seconds (30) instead.
 # Everything the demo writes stays under /tmp/gwsync-demo (its configuration is the sample
-# etc/gwsync.yaml with state_dir moved there and the lmdb subscriber added).
-# Ctrl-C stops everything cleanly.
+# etc/gwsync.yaml with the lmdb subscriber added). Ctrl-C stops everything cleanly.
 #   tests/admin/demo.sh BUILD_DIR
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,8 +43,9 @@ if curl -s -o /dev/null "$admin/" 2>/dev/null; then
 	exit 1
 fi
 
-# The demo's own configuration: the sample, with its state and the gateway's cache under
-# $demo_dir (a demo must not leave snapshots in /var/lib/gwsync for a real agent to find).
+# The demo's own configuration: the sample (whose state_dir and file output are under
+# $demo_dir already: a demo must not leave snapshots in /var/lib/gwsync for a real agent to
+# find), plus the gateway's cache.
 rm -rf "$demo_dir"
 mkdir -p "$demo_dir"
 sed -e "s|^state_dir: .*|state_dir: $demo_dir/state|" "$src/etc/gwsync.yaml" >"$config"
@@ -59,30 +62,64 @@ if [ "$(id -u)" -eq 0 ] && getent group nogroup >/dev/null; then
 	mkdir -p "$cache_dir" && chgrp nogroup "$cache_dir" && chmod 2750 "$cache_dir"
 fi
 
-say "starting the admin emulator on $admin (ShenYu mode, user admin)"
-python3 "$src/tests/admin/emulator.py" --port "$port" --mode shenyu-legacy \
-	--password "$GWSYNC_ADMIN_PASSWORD" &
+# The emulator exactly as tests/admin/README.md documents it (its default mode: ShenYu 2.7,
+# login, eight groups), which is what etc/gwsync.yaml is written for.
+say "starting the admin emulator on $admin (ShenYu 2.7: user admin, eight groups)"
+python3 "$src/tests/admin/emulator.py" --port "$port" --password "$GWSYNC_ADMIN_PASSWORD" &
 pids+=($!)
 for _ in $(seq 50); do
 	curl -s -o /dev/null "$admin/_control/state" && break
 	sleep 0.1
 done
 
-say "starting gwsyncd -c $config (files in $out_dir, LMDB cache in $cache_dir)"
-"$build/gwsyncd" -c "$config" &
-gw=$!
-pids=("$gw" "${pids[@]}")
+# wait_for FILE PID SECONDS: until FILE exists, PID has exited, or the time is up.
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		[ -e "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
 
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3 # Debian's: python3-lmdb is installed for it
+gateway=
 if command -v nginx >/dev/null; then
 	"$py" "$src/tests/e2e/demo_gateway.py" "$admin" "$cache_dir" "$gateway_port" "$demo_dir" &
-	pids=("$!" "${pids[@]}")
+	gateway=$!
+	pids=("$gateway" "${pids[@]}")
+	# the route first, so the agent's first sync already holds it
+	wait_for "$demo_dir/route-published" "$gateway" 30 || true
 else
 	say "no nginx: the gateway part is skipped (./dev.sh deps installs nginx and its Lua module)"
 fi
 
-sleep 3
+say "starting gwsyncd -c $config (files in $out_dir, LMDB cache in $cache_dir)"
+say "the log subscriber prints one line per item it receives (added, updated, removed) and one per version"
+"$build/gwsyncd" -c "$config" &
+gw=$!
+pids=("$gw" "${pids[@]}")
+for _ in $(seq 300); do
+	curl -s -o /dev/null -f localhost:9196/healthz && break
+	kill -0 "$gw" 2>/dev/null || break
+	sleep 0.1
+done
+[ -z "$gateway" ] || wait_for "$demo_dir/gateway-ready" "$gateway" 60 || true
+
+say "synced. Try, in another terminal:"
+say "  curl -s localhost:9196/status            every server, group and subscriber (also /metrics, /healthz)"
+[ -z "$gateway" ] || say "  curl -i localhost:$gateway_port/demo/hello         the gateway: answered by up-a"
+say "  ls $out_dir          the file subscriber's GROUP.json files"
+if [ -t 0 ]; then
+	say "press Enter to edit a rule and move the route through the admin (Ctrl-C stops the demo)"
+	read -r _ || true
+else
+	say "no terminal: changing a rule and moving the route in ${GWSYNC_DEMO_WAIT:-30} s"
+	sleep "${GWSYNC_DEMO_WAIT:-30}"
+fi
+[ -z "$gateway" ] || kill -USR1 "$gateway" 2>/dev/null || true
 say "changing a rule through the emulator..."
 python3 - "$admin" <<'PY'
 import json, sys, urllib.request
@@ -104,7 +141,6 @@ if grep -q "demo: edited at runtime" "$out_dir/RULE.json" 2>/dev/null; then
 else
 	say "the change has not reached $out_dir/RULE.json yet; watch the log lines"
 fi
-say "status: curl -s localhost:9196/status   metrics: curl -s localhost:9196/metrics"
-say "gateway: curl -i localhost:$gateway_port/demo/hello   cache: $cache_dir"
+[ -z "$gateway" ] || say "gateway: curl -i localhost:$gateway_port/demo/hello (now up-b)   cache: $cache_dir"
 say "running; Ctrl-C to stop"
 wait "$gw" || true

@@ -369,6 +369,9 @@ class Handler(BaseHTTPRequestHandler):
                 except OSError:
                     pass
             return
+        if r.trickle:
+            self.send_trickled(r)
+            return
         bent = r.chunked or r.pad_to or r.send_limit is not None
         pieces = [r.body] if bent else r.pieces()
         length = sum(len(p) for p in pieces)
@@ -407,6 +410,35 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if r.chunked else piece)
             if r.chunked:
                 self.wfile.write(b"0\r\n\r\n")
+
+
+    def send_trickled(self, r):
+        """The reply at r.trickle bytes a second (the headers at once unless
+        r.trickle_head), one small write at a time, until it is out, the client gives up
+        (a broken pipe ends it quietly) or the emulator stops."""
+        body = r.body
+        reason = self.responses.get(r.status, ("Error",))[0]
+        head = ["HTTP/1.1 %d %s" % (r.status, reason), "Server: " + self.server_version,
+                "Content-Type: " + r.content_type, "Content-Length: %d" % len(body)]
+        head += ["%s: %s" % kv for kv in r.headers]
+        head_bytes = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+        self.log_request(r.status, len(body))
+        data = body if not r.trickle_head else head_bytes + body
+        step = max(1, int(r.trickle / 10))          # ten writes a second at most
+        pause = step / r.trickle
+        stopping = self.server.admin.stopping
+        try:
+            if not r.trickle_head:
+                self.wfile.write(head_bytes)
+                self.wfile.flush()
+            for at in range(0, len(data), step):
+                if stopping.wait(pause):
+                    break
+                self.wfile.write(data[at:at + step])
+                self.wfile.flush()
+        except OSError:
+            pass
+        self.close_connection = True
 
 
 def _redact(query):

@@ -6,10 +6,11 @@ protocol request the emulator takes every matching `delay` fault plus the first 
 fault of another kind; each one taken uses up one of its count.
 
 Two phases, because some faults need the normal reply and some replace it:
-- BEFORE kinds (code, http, drop, malformed) answer instead of the endpoint: a faulted
-  listener is not held.
+- BEFORE kinds (code, http, drop, malformed, changed) answer instead of the endpoint: a
+  faulted listener is not held.
 - AFTER kinds (truncated, wrong_type, missing_group, bad_item, duplicate_key, invalid_utf8,
-  oversize) rewrite the reply the endpoint built (so a faulted listener holds as usual).
+  oversize, trickle) rewrite the reply the endpoint built (so a faulted listener holds as
+  usual).
 A rewritten fetch reply keeps each group's true md5 and lastModifyTime: the fault is in
 what travels, not in the admin's data, so the agent's next listener call still sees the
 true md5 and recovers once the fault is used up.
@@ -32,6 +33,7 @@ ENDPOINTS = ("login", "fetch", "listener")
 WEBSOCKET = "websocket"
 ALL = frozenset(ENDPOINTS)
 FETCH = frozenset(["fetch"])
+LISTENER = frozenset(["listener"])
 WITH_WS = ALL | {WEBSOCKET}
 WS_ONLY = frozenset([WEBSOCKET])
 
@@ -42,10 +44,12 @@ KINDS = {
     "http": (WITH_WS, "before"),
     "drop": (WITH_WS, "before"),
     "malformed": (ALL, "before"),
+    "changed": (LISTENER, "before"),
     "truncated": (ALL, "after"),
     "wrong_type": (ALL, "after"),
     "invalid_utf8": (ALL, "after"),
     "oversize": (ALL, "after"),
+    "trickle": (WITH_WS, "after"),
     "missing_group": (FETCH, "after"),
     "bad_item": (FETCH, "after"),
     "duplicate_key": (FETCH, "after"),
@@ -60,9 +64,10 @@ WS_ON = {
     "drop": (("handshake", "message", "push", "now"), "message"),
     "garbage": (("message", "push", "now"), "push"),
     "stall": (("message", "push", "now"), "message"),
+    "trickle": (("handshake",), "handshake"),
 }
 GARBAGE_WHAT = ("text", "frame", "utf8", "binary")
-BAD_FRAMES = ("rsv", "opcode", "masked", "continuation", "control")
+BAD_FRAMES = ("rsv", "opcode", "masked", "continuation", "control", "big_control")
 
 MALFORMED_BODY = '{"code":200,"message":"success","data":{"PLUGIN":{"md5":"0",,"data":[}'
 WRONG_TYPE_TARGETS = ("data", "code", "group", "items", "md5", "lastModifyTime")
@@ -127,6 +132,11 @@ class Fault:
                 raise FaultError("drop: how is one of " + ", ".join(hows))
             if p.get("how") == "frame":
                 self._num("code", 1001, 1000, 4999, int)
+        elif k == "changed":
+            groups = p.get("groups")
+            if groups is not None and (not isinstance(groups, list) or not groups
+                                       or not all(isinstance(g, str) for g in groups)):
+                raise FaultError("changed: groups is a non-empty list of group names")
         elif k == "garbage":
             if p.get("what", "text") not in GARBAGE_WHAT:
                 raise FaultError("garbage: what is one of " + ", ".join(GARBAGE_WHAT))
@@ -146,6 +156,10 @@ class Fault:
                 raise FaultError("wrong_type: target is one of " + ", ".join(WRONG_TYPE_TARGETS))
         elif k == "oversize":
             self._num("bytes", 70 * 1024 * 1024, 1, 1 << 34, int)
+        elif k == "trickle":
+            self._num("rate", 4, 0.01, 1 << 30)
+            if not isinstance(p.get("headers", False), bool):
+                raise FaultError("trickle: headers is true or false")
         elif k in ("bad_item", "duplicate_key"):
             self._num("index", 0, 0, kind=int)
 
@@ -221,6 +235,9 @@ def replace(fault):
         r = replies.Reply()
         r.drop = p.get("how", "close")
         return r
+    if fault.kind == "changed":
+        groups = p.get("groups") or ["RULE"]
+        return replies.result(200, "success", groups, newline=True)
     if fault.kind == "malformed":
         body = p.get("body", MALFORMED_BODY)
         return replies.Reply(body=body.encode("utf-8") if isinstance(body, str) else body)
@@ -251,6 +268,10 @@ def rewrite(fault, reply):
     if k == "oversize":
         reply.pad_to = int(p.get("bytes", 70 * 1024 * 1024))
         reply.chunked = bool(p.get("chunked", False))
+        return True
+    if k == "trickle":
+        reply.trickle = float(p.get("rate", 4))
+        reply.trickle_head = bool(p.get("headers", False))
         return True
     if reply.fetch_parts is not None:
         return _rewrite_fetch(fault, reply)

@@ -23,7 +23,8 @@ class Reply:
     are assembled from cached bytes: see fetch_parts). Transport tricks: drop ("close" or
     "reset": no reply at all), send_limit (advertise the whole body, send only this many
     bytes, then close), chunked (Transfer-Encoding: chunked), pad_to (spaces added before
-    the final '}' until the body is this long, streamed)."""
+    the final '}' until the body is this long, streamed), trickle (send the body at this
+    many bytes a second; trickle_head: the headers too)."""
 
     def __init__(self, status=200, body=b"", content_type=JSON_UTF8, doc=None, headers=None):
         self.status = status
@@ -37,6 +38,8 @@ class Reply:
         self.send_limit = None
         self.chunked = False
         self.pad_to = None
+        self.trickle = None
+        self.trickle_head = False
 
     # A big fetch reply stays a list of pieces (the groups' cached JSON texts) until a
     # fault needs the whole body: joining 50 MB costs more than sending it.

@@ -103,6 +103,8 @@ def garbage_frames(params):
         return ws.frame(ws.OP_TEXT, b"{}", mask=b"\x01\x02\x03\x04")
     if bad == "continuation":  # no message was started
         return ws.frame(ws.OP_CONT, b"{}")
+    if bad == "big_control":   # a control frame over 125 bytes (an extended length)
+        return ws.frame(ws.OP_PING, b"x" * 200)
     return ws.frame(ws.OP_PING, b"x", fin=False)  # "control": a fragmented control frame
 
 
@@ -321,6 +323,14 @@ class WsHub:
             r = replies.Reply()
             r.drop = "reset" if fault.params.get("how") == "reset" else "close"
             return refuse(r, "fault drop")
+        if fault is not None and fault.kind == "trickle":
+            # a 101 whose headers never end: `rate` bytes a second, then padding
+            r = replies.Reply(status=101, body=b"")
+            r.headers = [("Upgrade", "websocket"), ("Connection", "upgrade"),
+                         ("X-Padding", "x" * 100000)]
+            r.trickle = float(fault.params.get("rate", 4))
+            r.trickle_head = True
+            return refuse(r, "fault trickle")
         key = hdr("Sec-WebSocket-Key")
         if not key or not ws.valid_key(key):
             return refuse(_error_page(400, req.path), "bad Sec-WebSocket-Key")

@@ -1,15 +1,20 @@
 """The gateway half of `./dev.sh demo` (tests/admin/demo.sh): three small upstream servers,
 a divide route in the emulator pointing at the first, and nginx on 127.0.0.1:PORT routing
-from the LMDB cache gwsyncd writes (contrib/nginx, the example configuration itself). A few
-seconds in it moves the route to another upstream through the emulator, so you see one admin
-change travel admin -> gwsyncd -> LMDB -> nginx, then keeps everything up until SIGTERM.
+from the LMDB cache gwsyncd writes (contrib/nginx, the example configuration itself). On
+SIGUSR1 (demo.sh sends it when the operator presses Enter) it moves the route to another
+upstream through the emulator, so you see one admin change travel admin -> gwsyncd -> LMDB
+-> nginx; it keeps everything up until SIGTERM.
 
     demo_gateway.py ADMIN_URL CACHE_DIR PORT WORK_DIR
 
-The emulator runs in shenyu-legacy mode (the five classic groups), so the upstreams come
-from the selector's `handle` as pre-2.6 admins send them. The demo's selector and rule
-replace the dataset's divide ones (some of the generated ones are full-flow selectors that
-would win every request); every other plugin's items stay.
+The route is published before gwsyncd starts (WORK_DIR/route-published says it is), so the
+agent's first sync already holds it: nothing is replaced under a running agent, and the
+log subscriber's first lines are all "added". WORK_DIR/gateway-ready says nginx answers on
+the route. The emulator runs as documented, a ShenYu 2.7 admin (eight groups), so the
+upstreams come from DISCOVER_UPSTREAM as a 2.6+ admin sends them, and moving the route is
+an upsert of that item. The demo's selector and rule replace the dataset's divide ones
+(some of the generated ones are full-flow selectors that would win every request); every
+other plugin's items stay.
 """
 import json
 import os
@@ -24,7 +29,7 @@ import gateway  # noqa: E402
 import items  # noqa: E402
 from upstreams import Upstreams  # noqa: E402
 
-MODE = "shenyu-legacy"
+MODE = "shenyu"  # the emulator's default: ShenYu 2.7
 
 
 def say(msg):
@@ -49,8 +54,9 @@ def publish_route(admin, upstream_url):
     divide["id"] = next((p["id"] for p in plugins if p.get("name") == "divide"), "gwsync-demo")
     others = [p for p in plugins if p.get("name") != "divide"]
     control(admin, "replace", {"group": "PLUGIN", "items": others + [divide]})
-    sel = items.selector("demo-selector", [items.cond("uri", "match", "/demo/**")],
-                         upstreams=[upstream_url], mode=MODE)
+    control(admin, "upsert", {"group": "DISCOVER_UPSTREAM",
+                              "item": items.discover("demo-selector", [upstream_url], mode=MODE)})
+    sel = items.selector("demo-selector", [items.cond("uri", "match", "/demo/**")], mode=MODE)
     sels = [s for s in control(admin, "data?group=SELECTOR")["data"] if s.get("pluginName") != "divide"]
     control(admin, "replace", {"group": "SELECTOR", "items": sels + [sel]})
     rule = items.rule("demo-rule", "demo-selector", [items.cond("uri", "match", "/demo/**")],
@@ -60,9 +66,15 @@ def publish_route(admin, upstream_url):
 
 
 def move_route(admin, upstream_url):
-    sel = items.selector("demo-selector", [items.cond("uri", "match", "/demo/**")],
-                         upstreams=[upstream_url], mode=MODE)
-    return control(admin, "upsert", {"group": "SELECTOR", "item": sel})
+    """What a ShenYu 2.7 admin does when an upstream of the selector changes."""
+    return control(admin, "upsert", {"group": "DISCOVER_UPSTREAM",
+                                     "item": items.discover("demo-selector", [upstream_url],
+                                                            mode=MODE)})
+
+
+def mark(work, name):
+    with open(os.path.join(work, name), "w") as f:
+        f.write("%d\n" % os.getpid())
 
 
 def ask(port, path):
@@ -92,29 +104,34 @@ def main():
     except Exception as e:  # unittest.SkipTest: say why and keep the rest of the demo
         say("no gateway: %s (./dev.sh deps installs nginx and its Lua module)" % e)
         return 0
-    stop = []
+    stop, move = [], []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGUSR1, lambda *_: move.append(1))
     ups = Upstreams().start()
     nginx = None
     try:
         publish_route(admin, ups.url("up-a"))
+        mark(work, "route-published")  # demo.sh starts gwsyncd now
         nginx = gateway.Nginx(os.path.join(work, "nginx"), cache, port=port,
                               debug_headers=True).start()
         say("nginx on http://127.0.0.1:%d routes /demo/** from the LMDB cache %s" % (port, cache))
-        if wait_for(port, "/demo/hello", "up-a"):
+        if wait_for(port, "/demo/hello", "up-a", timeout=60):
             say("curl -i localhost:%d/demo/hello  -> answered by up-a" % port)
         else:
             say("nginx has no route yet: %s" % (ask(port, "/demo/hello"),))
         status, _, body = ask(port, "/elsewhere")
         say("curl localhost:%d/elsewhere     -> %s %s (ShenYu's no-selector answer)" % (port, status, body))
-        time.sleep(3)
-        t0 = time.monotonic()
-        move_route(admin, ups.url("up-b"))
-        say("moved the route to up-b through the admin...")
-        if wait_for(port, "/demo/hello", "up-b"):
-            say("the next requests are answered by up-b, %.0f ms after the admin change"
-                % ((time.monotonic() - t0) * 1000))
-        say("running; nginx logs in %s/nginx/error.log" % work)
+        mark(work, "gateway-ready")
+        while not stop and not move:
+            time.sleep(0.2)
+        if move and not stop:
+            t0 = time.monotonic()
+            move_route(admin, ups.url("up-b"))
+            say("moved the route to up-b through the admin (its DISCOVER_UPSTREAM item)...")
+            if wait_for(port, "/demo/hello", "up-b"):
+                say("curl -i localhost:%d/demo/hello  -> answered by up-b, %.0f ms after the "
+                    "admin change" % (port, (time.monotonic() - t0) * 1000))
+        say("nginx logs in %s/nginx/error.log" % work)
         while not stop:
             time.sleep(0.2)
     finally:

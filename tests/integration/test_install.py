@@ -4,8 +4,10 @@ build the plugin guide's example out of tree with nothing but what was installed
 and `pkg-config --cflags gwsync` for the plugin, and the installed example's own Makefile,
 whose `make check` builds its unit test against the installed testing library and replays
 recorded data through the installed gwsync-replay. Also: the documents a plugin author needs
-are installed."""
+are installed, none of their links points at a file the install does not have, and
+gwsync.pc's docdir is a real path (issue 21, item 11)."""
 import os
+import re
 import shutil
 import subprocess
 
@@ -92,6 +94,43 @@ class Install(harness.IntegrationTest):
         self.assertIn("test_counter: all checks passed", r.stdout)
         self.assertIn("counter: all tests passed", r.stdout)
         self.assertIn(dest, r.stdout)  # the installed gwsync-replay ran, not the build's
+
+    def test_installed_documents_link_only_to_installed_files(self):
+        if not BUILD or not shutil.which("pkg-config"):
+            self.skipTest("needs GWSYNC_BUILDDIR and pkg-config")
+        dest = self.tmpdir()
+        r = subprocess.run(["make", "-s", "-C", BUILD, "install", "DESTDIR=" + dest],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        guides = [root for root, _, files in os.walk(dest) for f in files
+                  if f == "plugin-guide.md"]
+        self.assertEqual(len(guides), 1, guides)
+        docdir = guides[0]
+        docs = sorted(os.path.join(root, f) for root, _, files in os.walk(docdir)
+                      for f in files if f.endswith(".md"))
+        for want in ("README.md", "plugin-guide.md", "items.md", "keys.md", "plugin-lmdb.md"):
+            self.assertIn(os.path.join(docdir, want), docs)
+        links = 0
+        for doc in docs:
+            with open(doc, encoding="utf-8") as f:
+                text = f.read()
+            self.assertNotIn("@KEEP@", text, doc)
+            for target in re.findall(r"\]\(([^)\s]+)\)", text):
+                if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                    continue  # a URL or an anchor of the same page
+                links += 1
+                path = os.path.normpath(os.path.join(os.path.dirname(doc),
+                                                     target.split("#", 1)[0]))
+                self.assertTrue(os.path.exists(path), "%s links %s, which is not installed"
+                                % (os.path.relpath(doc, dest), target))
+        self.assertGreater(links, 10)  # the valid links stayed links
+        # gwsync.pc's docdir is that directory (no ${PACKAGE_TARNAME} left unexpanded)
+        pc = [root for root, _, files in os.walk(dest) for f in files if f == "gwsync.pc"][0]
+        got = subprocess.run(["pkg-config", "--define-prefix", "--variable=docdir", "gwsync"],
+                             stdout=subprocess.PIPE, text=True, check=True,
+                             env=dict(os.environ, PKG_CONFIG_PATH=pc)).stdout.strip()
+        self.assertEqual(os.path.normpath(got), os.path.normpath(docdir))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,11 @@
 """The plugin SDK from the outside (issue 14): declared options checked by `gwsyncd --check`
 like the agent's own keys, `gwsyncd --plugin-help` printing them (and docs/configuration.md
 showing the same text), and `gwsync-replay` driving plugins of ABI 2 and ABI 1 with group
-documents: deltas, verdicts, an injected failure, repeats, a directory, the threaded mode."""
+documents: deltas, verdicts, an injected failure, repeats, a directory, the threaded mode;
+only sequences the agent could deliver (issue 21, item 11: no version twice, never back in
+time). The groups the agent syncs reach a plugin through its host, from gwsyncd's
+configuration and from gwsync-replay's documents or --groups (issue 21, item 8)."""
+import json
 import os
 import shutil
 import subprocess
@@ -56,16 +60,18 @@ class PluginSdk(harness.IntegrationTest):
              "config": {"dir": self.tmpdir(), "debounse": "1s"}}]), start=False)
         r = d.run_check()
         self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertRegex(r.stderr, r"subscriber 'files' \(.*line \d+\): .*gwsync\.yaml:\d+:\d+: "
+        # exactly the format of the agent's own keys: "gwsyncd: FILE:LINE:COL: ...", with no
+        # log timestamp or instance prefix before it (issue 21)
+        self.assertRegex(r.stderr, r"(?m)^gwsyncd: \S*gwsync\.yaml:\d+:\d+: "
                                    r"unknown key 'debounse' in subscribers\[0\]\.config "
-                                   r"\(did you mean 'debounce'\?\)")
+                                   r"\(did you mean 'debounce'\?\)$")
         d.write_config(harness.make_config(["http://127.0.0.1:9"], subscribers=[
             {"name": "files", "library": "file",
              "config": {"dir": self.tmpdir(), "debounce": "soon"}}]))
         r = d.run_check()
         self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertRegex(r.stderr, r"gwsync\.yaml:\d+:\d+: subscribers\[0\]\.config\.debounce: "
-                                   r"expected a duration")
+        self.assertRegex(r.stderr, r"(?m)^gwsyncd: \S*gwsync\.yaml:\d+:\d+: "
+                                   r"subscribers\[0\]\.config\.debounce: expected a duration")
 
     def test_replay_abi2_example_with_an_injected_failure(self):
         counter = os.path.join(BUILD, "docs", "example", ".libs", "counter.so")
@@ -88,7 +94,11 @@ class PluginSdk(harness.IntegrationTest):
         self.assertEqual(len(lines), 4, r.stdout)
         self.assertIn("+2 ~0 -0: accepted", lines[0])
         self.assertIn("+1 ~1 -1: accepted", lines[1])
-        self.assertIn("+1 ~1 -1: accepted", lines[2])  # back to RULE-1: r3 out, r1 in
+        # back to RULE-1 (r3 out, r1 in), stamped after RULE-2 as the agent would deliver it
+        self.assertIn("+1 ~1 -1, lastModifyTime raised from 1700000000000 to 1700000060001: "
+                      "accepted", lines[2])
+        self.assertIn("+1 ~1 -1, lastModifyTime raised from 1700000060000 to 1700000060002: "
+                      "accepted", lines[3])
         with open(out) as f:
             rec = f.read().splitlines()
         applies = [l for l in rec if l.startswith("apply ")]
@@ -113,6 +123,103 @@ class PluginSdk(harness.IntegrationTest):
         self.assertIn("did you mean 'fail_if_exists'", r.stderr)
         r = replay("recorder")
         self.assertEqual(r.returncode, 2)
+
+    def test_replay_skips_a_version_twice_and_never_goes_back_in_time(self):
+        out = os.path.join(self.tmpdir(), "rec.txt")
+        config = self.write("out: %s\n" % out, "rec.yaml")
+        one = os.path.join(EXAMPLE, "data", "RULE-1.json")
+        two = os.path.join(EXAMPLE, "data", "RULE-2.json")
+        r = replay("-c", config, "-q", "recorder", one, one, two, one)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 4, r.stdout)
+        self.assertTrue(lines[0].startswith("#1 RULE 7d1e5c0c1b1f4f6b9c1d2e3f4a5b6c01 <- nothing"),
+                        lines[0])
+        self.assertEqual(lines[1], "-- RULE 7d1e5c0c1b1f4f6b9c1d2e3f4a5b6c01: skipped: the md5 of "
+                                   "the version played before it (the agent never delivers a "
+                                   "version twice)")
+        self.assertIn("#2 RULE 7d1e5c0c1b1f4f6b9c1d2e3f4a5b6c02 <- 7d1e5c0c1b1f4f6b9c1d2e3f4a5b6c01",
+                      lines[2])
+        self.assertNotIn("raised", lines[2])
+        self.assertIn("#3 RULE 7d1e5c0c1b1f4f6b9c1d2e3f4a5b6c01 <- 7d1e5c0c1b1f4f6b9c1d2e3f4a5b6c02",
+                      lines[3])
+        self.assertIn("lastModifyTime raised from 1700000000000 to 1700000060001", lines[3])
+        with open(out) as f:
+            applies = [l for l in f.read().splitlines() if l.startswith("apply ")]
+        self.assertEqual(len(applies), 3, applies)  # the skipped one never reached apply()
+        self.assertIn(" lmt=1700000060001 ", applies[2])  # the plugin saw the raised time
+        r = replay("--help")
+        self.assertIn("never delivers a version", r.stdout)
+
+    def write_doc(self, directory, group, md5, items):
+        path = os.path.join(directory, group + ".json")
+        with open(path, "w") as f:
+            json.dump({"group": group, "md5": md5, "lastModifyTime": 1, "data": items}, f)
+        return path
+
+    SELECTORS = [{"id": "s1", "pluginName": "divide", "name": "/order",
+                  "handle": json.dumps([{"upstreamUrl": "10.0.0.1:8080", "weight": 50}])}]
+    DISCOVERY = [{"selectorId": "s1", "pluginName": "divide", "upstreamDataList": [
+        {"url": "10.0.0.2:8080", "status": 0, "weight": 50},
+        {"url": "10.0.0.3:8080", "status": 1, "weight": 50}]}]
+
+    def upstreams_config(self):
+        work = self.tmpdir()
+        out, writes = os.path.join(work, "out"), os.path.join(work, "writes")
+        return self.write("out: %s\nwrites: %s\n" % (out, writes), "ups.yaml"), out, writes
+
+    def read(self, path):
+        with open(path) as f:
+            return f.read()
+
+    def test_replay_tells_the_plugin_the_groups_of_its_documents_or_of_groups(self):
+        docs = self.tmpdir()
+        sel = self.write_doc(docs, "SELECTOR", "s1", self.SELECTORS)
+        disc = self.write_doc(docs, "DISCOVER_UPSTREAM", "d1", self.DISCOVERY)
+        # the documents' groups: DISCOVER_UPSTREAM synced, the plugin waits for it
+        config, out, writes = self.upstreams_config()
+        r = replay("-c", config, "upstreams", docs)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(self.read(out), "s1 10.0.0.2:8080\n")
+        self.assertEqual(self.read(writes), "write 1 discovery\n")
+        # SELECTOR alone: the handle's upstreams, once
+        config, out, writes = self.upstreams_config()
+        r = replay("-c", config, "upstreams", sel)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(self.read(out), "s1 10.0.0.1:8080\n")
+        self.assertEqual(self.read(writes), "write 1 handle\n")
+        # --groups names what a configuration would sync, documents or not
+        config, out, writes = self.upstreams_config()
+        r = replay("-c", config, "--groups", "PLUGIN,SELECTOR,DISCOVER_UPSTREAM", "upstreams", sel)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertFalse(os.path.exists(writes))  # still waiting for DISCOVER_UPSTREAM
+        r = replay("-c", config, "--groups", "SELECTOR", "upstreams", sel, disc)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("group DISCOVER_UPSTREAM is not in --groups", r.stderr)
+        r = replay("--groups", "SELECTOR,NOPE", "upstreams", sel)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--groups: unknown group 'NOPE'", r.stderr)
+
+    def test_the_agent_tells_a_plugin_which_groups_it_syncs(self):
+        """A plugin that takes upstreams from DISCOVER_UPSTREAM when the agent syncs it and
+        from the selectors' handles otherwise writes its output once at start either way
+        (tests/unit/upstreams.c), against the real agent and an admin."""
+        dataset = {"PLUGIN": [{"id": "5", "name": "divide", "enabled": True}],
+                   "SELECTOR": self.SELECTORS, "RULE": [],
+                   "DISCOVER_UPSTREAM": self.DISCOVERY}
+        for groups, want, source in (
+                (["PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM"], "10.0.0.2:8080", "discovery"),
+                (["PLUGIN", "SELECTOR", "RULE"], "10.0.0.1:8080", "handle")):
+            work = self.tmpdir()
+            out, writes = os.path.join(work, "out"), os.path.join(work, "writes")
+            emu = self.emulator(dataset=dataset, groups=groups)
+            d = self.daemon(emu.config(subscribers=[
+                {"name": "ups", "library": "upstreams", "config": {"out": out, "writes": writes}}]),
+                start=False)
+            r = d.run_once()
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(self.read(out), "s1 %s\n" % want)
+            self.assertEqual(self.read(writes), "write 1 %s\n" % source, groups)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ without delivering, survives a restart, and resumes with one change to the newes
 `--once` while paused delivers nothing; the endpoint binds only where configured and
 refuses anything but its routes; systemd notification (READY=1, WATCHDOG=1, STOPPING=1);
 JSON logs and SIGHUP reopening the log file; the systemd unit is valid."""
+import glob
 import json
 import math
 import os
@@ -341,6 +342,15 @@ class Status(harness.IntegrationTest):
         self.assertGreaterEqual(m.value("gwsync_subscriber_apply_failures_total", subscriber="rec"), 1)
         self.assertEqual(m.value("gwsync_subscriber_groups_behind", subscriber="rec"), 1)
         self.assertGreaterEqual(m.value("gwsync_subscriber_consecutive_failures", subscriber="rec"), 1)
+        # which group it refuses, without debug logs (issue 20, item 5)
+        self.assertGreaterEqual(m.value("gwsync_subscriber_group_apply_failures_total",
+                                        subscriber="rec", group="RULE"), 1)
+        self.assertEqual(m.value("gwsync_subscriber_group_apply_failures_total",
+                                 subscriber="rec", group="PLUGIN"), 0)
+        self.assertGreaterEqual(m.value("gwsync_subscriber_group_consecutive_failures",
+                                        subscriber="rec", group="RULE"), 1)
+        d.wait_log(r"warn  dispatch: subscriber 'rec' rejected RULE version %s .*told to fail"
+                   % v["md5"])
 
         os.unlink(flag)  # the plugin recovers: the dispatcher's retry brings it in step
         doc = ep.wait_status(lambda s: sub(s)["inStep"], timeout=15, message="back in step")
@@ -531,6 +541,12 @@ class Status(harness.IntegrationTest):
         ep.wait_status(lambda s: in_step(s) and sub(s)["groups"]["RULE"]["md5"] == v["md5"],
                        message="delivered after --resume")
         self.assertFalse(os.path.exists(os.path.join(d.state_dir, "paused")))
+        # resuming an agent that is not paused removes nothing and says so (issue 21: it
+        # claimed a state file was removed)
+        r = d.run("--resume", timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"^sync was not paused: nothing to resume \(agent at unix:")
+        self.assertNotIn("removed", r.stdout)
         # one change per group, each from nothing (a fresh process) to the newest
         fresh = applies(out)[n_before:]
         self.assertEqual(len(fresh), len(emu.groups), fresh)
@@ -556,6 +572,26 @@ class Status(harness.IntegrationTest):
             r = d.run(flag, timeout=20)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("sync " + word, r.stdout)
+
+    def test_a_deep_state_dir_starts_and_the_cli_finds_its_control_socket(self):
+        # issue 20, item 8: STATE_DIR/control.sock longer than a Unix socket's address (a
+        # deep container volume) used to stop the agent at start (exit 2). The socket is
+        # reached through its directory; the CLI finds it by the same rule.
+        emu = self.emulator(mode="shenyu", hold=30)
+        deep = os.path.join(self.tmpdir(), *("kubelet-pods-fedcba9876543210-volume-%d" % i
+                                             for i in range(6)), "state")
+        self.assertGreater(len(os.path.join(deep, "control.sock")), 200)
+        d = self.daemon(emu.config(state_dir=deep))
+        d.wait_log(r"control: pause/resume on %s \(mode 0660\)"
+                   % re.escape(os.path.join(deep, "control.sock")), timeout=20)
+        d.wait_log(r"store: accepted RULE", timeout=20)
+        self.assertTrue(d.alive())
+        for flag, word in (("--pause", "paused"), ("--resume", "resumed")):
+            r = d.run(flag, timeout=20)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("sync %s (agent at unix:%s" % (word, os.path.join(deep, "control.sock")),
+                          r.stdout)
+        d.wait_log(r"pause: sync paused by the control socket")
 
     def test_pause_cli_fails_without_an_agent_or_endpoint(self):
         emu = self.emulator(mode="shenyu", hold=2)
@@ -602,7 +638,7 @@ class Status(harness.IntegrationTest):
         other = Endpoint(ep.port, host="127.0.0.2")
         self.assertIsNone(other.try_get("/healthz"))
 
-        for method, path, want in (("GET", "/", 404), ("GET", "/nope", 404),
+        for method, path, want in (("GET", "/index.html", 404), ("GET", "/nope", 404),
                                    ("GET", "/status/x", 404), ("GET", "/healthz/", 404),
                                    ("POST", "/sync", 404), ("DELETE", "/nope", 404),
                                    ("POST", "/status", 405), ("PUT", "/healthz", 405),
@@ -731,8 +767,16 @@ class Status(harness.IntegrationTest):
         check = os.path.join(tmp, "gwsync.service")
         with open(check, "w") as f:  # verify against the built binary, not the install path
             f.write(text.replace(m.group(1), harness.GWSYNCD or "/bin/true"))
+        # Documentation=man:... is checked with man(1): the pages of this build, laid out
+        # as they install
+        mandir = os.path.join(tmp, "man")
+        for page in glob.glob(os.path.join(harness.BUILDDIR, "man", "*.[1-8]")):
+            section = os.path.join(mandir, "man" + page.rsplit(".", 1)[1])
+            os.makedirs(section, exist_ok=True)
+            shutil.copy(page, section)
         r = subprocess.run(["systemd-analyze", "verify", check], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=60)
+                           stderr=subprocess.STDOUT, text=True, timeout=60,
+                           env=dict(os.environ, MANPATH=mandir))
         problems = [l for l in r.stdout.splitlines() if "gwsync.service" in l]
         self.assertEqual(problems, [], r.stdout)
 

@@ -283,6 +283,47 @@ class BadInput(harness.IntegrationTest):
         wait_converged(files, emu, ["RULE"])
         self.assertTrue(d.alive())
 
+    def test_a_protocol_error_is_named_not_blamed_on_the_admin_closing(self):
+        # issue 20, item 7: frames RFC 6455 forbids used to be logged as "connection closed
+        # by the admin (without a close frame)"; the admin had closed nothing.
+        emu = self.emulator(mode="shenyu")
+        files = self.tmpdir()
+        d = self.daemon(ws_config([emu], files, retry=FAST_RETRY))
+        wait_converged(files, emu)
+        for frame in ("opcode", "big_control", "control", "rsv"):
+            # exactly the session the agent uses, the last one's gone
+            harness.wait_until(lambda: len(emu.state()["websocket"]["clients"]) == 1,
+                               message="one session")
+            mark = d.mark()
+            emu.fault("garbage", endpoint="websocket", on="now", what="frame", frame=frame)
+            d.wait_log(r"warn  websocket: server ws://\S+: WebSocket protocol error: "
+                       r"libwebsockets refused what the admin sent \(a frame RFC 6455 forbids"
+                       r".*\) and closed the connection \[parse\]; reconnecting", since=mark)
+            d.wait_log(r"websocket: server ws://\S+: full sync ended", since=mark)
+            d.assert_no_log(r"closed by the admin", since=mark)
+        # an admin that really closes (FIN, no close frame) is still said to have closed
+        mark = d.mark()
+        emu.fault("drop", endpoint="websocket", on="now", how="close")
+        d.wait_log(r"connection closed by the admin \(without a close frame\) \[connect\]",
+                   since=mark)
+        d.assert_no_log(r"protocol error", since=mark)
+        wait_converged(files, emu)
+
+    def test_a_trickled_handshake_fails_at_connect_timeout(self):
+        # issue 20, item 4, WebSocket's HTTP side: a 101 whose headers arrive a few bytes a
+        # second held the connection's thread for good (libwebsockets' own timeout did
+        # not end it); the upgrade must be done within admin.connect_timeout, whole
+        emu = self.emulator(mode="shenyu")
+        emu.fault("trickle", endpoint="websocket", on="handshake", rate=4, count=1)
+        files = self.tmpdir()
+        t0 = time.monotonic()
+        d = self.daemon(ws_config([emu], files, retry=FAST_RETRY, connect_timeout="2s"))
+        d.wait_log(r"websocket: server ws://\S+: the WebSocket handshake did not complete "
+                   r"within 2000 ms \(admin.connect_timeout\).*\[timeout\]; try 1 of 2 failed",
+                   timeout=30)
+        self.assertLess(time.monotonic() - t0, 20)
+        wait_converged(files, emu)
+
     def test_a_message_over_max_response_is_refused(self):
         emu = self.emulator(mode="shenyu")
         d = self.daemon(ws_config([emu], None, retry=FAST_RETRY, max_response=4096))
@@ -379,6 +420,42 @@ class Convergence(harness.IntegrationTest):
         self.assertEqual(len(synclog.accepted_lines(d)), n + 1)
         _, _, body = harness.http_request("GET", "http://127.0.0.1:%d/metrics" % port)
         self.assertIn(b"gwsync_repairs_total{server=\"" + ws_url(emu).encode() + b"\"} 1", body)
+
+
+class Plugins(harness.IntegrationTest):
+    """Issue 20 items 10 and 11: a plugin's identity over WebSocket."""
+
+    def test_a_renamed_plugin_leaves_no_ghost(self):
+        # The admin renames a plugin: the same id under a new name, pushed as PLUGIN/UPDATE
+        # of the new item only. Plugins are keyed by name, so the old name must go with it.
+        emu = self.emulator(mode="shenyu")
+        files = self.tmpdir()
+        self.daemon(ws_config([emu], files))
+        wait_converged(files, emu)
+        plugins = emu.data("PLUGIN")["data"]
+        old = plugins[0]
+        renamed = dict(old, name=old["name"] + "-renamed")
+        emu.control("replace", {"group": "PLUGIN", "items": [renamed] + plugins[1:],
+                                "push": False})
+        emu.control("ws-send", {"message": {"groupType": "PLUGIN", "eventType": "UPDATE",
+                                            "data": [renamed]}})
+        wait_converged(files, emu, ["PLUGIN"])
+        names = [p["name"] for p in groupfiles.read(files, "PLUGIN")["data"]]
+        self.assertNotIn(old["name"], names)
+
+    def test_plugin_refresh_replaces_the_plugin_list(self):
+        # "Sync all" in the admin sends PLUGIN/REFRESH with the namespace's whole plugin
+        # list: a plugin missing from it is gone (SELECTOR and RULE REFRESH stay per plugin)
+        emu = self.emulator(mode="shenyu")
+        files = self.tmpdir()
+        self.daemon(ws_config([emu], files))
+        wait_converged(files, emu)
+        plugins = emu.data("PLUGIN")["data"]
+        emu.control("replace", {"group": "PLUGIN", "items": plugins[1:], "push": False})
+        emu.control("refresh", {"all": True})
+        wait_converged(files, emu, ["PLUGIN"])
+        names = [p["name"] for p in groupfiles.read(files, "PLUGIN")["data"]]
+        self.assertNotIn(plugins[0]["name"], names)
 
 
 class Tls(harness.IntegrationTest):

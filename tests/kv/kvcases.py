@@ -370,6 +370,28 @@ class KvCases:
         self.assertTrue(set(sels) <= removed["SELECTOR"])
         self.assertTrue(set(rules) <= removed["RULE"])
 
+    def test_a_renamed_plugin_leaves_no_ghost(self):
+        # A plugin renamed in ShenYu's admin is an update of its id under the new name:
+        # the admin writes a node under the new name and leaves the old one, holding the
+        # same id (issue 20 item 10). The newest of the nodes holding one id is the
+        # plugin; the old one is not delivered, by the watch nor by a fresh read.
+        data, pub, a = self.published_agent(seed=33)
+        old = next(p for p in data.items["PLUGIN"]
+                   if not any(s["pluginName"] == p["name"] for s in data.items["SELECTOR"]))
+        renamed = dict(old, name=old["name"] + "-renamed", sort=old.get("sort", 0) + 1)
+        mark = len(a.applies())
+        pub.write("PLUGIN", renamed)
+        want = a.want()
+        self.assertIn(old["name"], want["PLUGIN"])  # the store still holds the old node
+        del want["PLUGIN"][old["name"]]
+        a.wait_converged(want)
+        changes = [x for x in a.applies()[mark:] if x.group == "PLUGIN"]
+        self.assertEqual([([renamed["name"]], [old["name"]])],
+                         [(x.added, x.removed) for x in changes])
+        # an agent starting on the same store reads both nodes and decides the same
+        b = self.agent(pub, namespace=pub.root.split("/")[1])
+        b.wait_converged(want)
+
     def test_malformed_value_is_refused_the_last_good_kept_and_a_fix_accepted(self):
         data, pub, a = self.published_agent(seed=25)
         good = kvagent.file_items(a.files, "RULE")

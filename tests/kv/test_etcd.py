@@ -66,6 +66,26 @@ class EtcdSource(kvcases.KvCases, harness.IntegrationTest):
         pub.store.delete_tree(pub.dir("RULE") + "/")
         a.wait_converged({"RULE": {}})
 
+    def test_a_group_larger_than_one_answer_is_read_in_pages(self):
+        # 60 plugins with 1 MB jars: one range answer for the group would be 80 MB of
+        # base64, over admin.max_response (64 MiB, the only cap there is), so a read in one
+        # answer could never start; the read goes in pages at one revision instead, and a
+        # page over the cap is asked again with fewer keys
+        import base64
+        ns, pub = self.new_publisher()
+        data = publisher.RandomData(seed=54, namespace=ns)
+        pub.sync_all(data.items)
+        jar = base64.b64encode(os.urandom(750 * 1024)).decode("ascii")
+        for i in range(60):
+            plugin = dict(data.items["PLUGIN"][0], name="heavy%02d" % i, id=str(5000 + i),
+                          pluginJar=jar[i:] + jar[:i])
+            pub.write("PLUGIN", plugin)
+            data.items["PLUGIN"].append(plugin)
+        a = self.agent(pub, namespace=ns)
+        a.wait_converged(timeout=120)
+        self.assertEqual(len(data.items["PLUGIN"]), a.status()["groups"]["PLUGIN"]["items"])
+        a.d.assert_no_log(r"too_large")
+
     def test_keys_next_to_the_root_are_not_read(self):
         ns, pub = self.new_publisher()
         data = publisher.RandomData(seed=53, namespace=ns)

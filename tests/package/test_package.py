@@ -7,12 +7,13 @@ example plugin with pkg-config, then remove (configuration and state kept) and p
 (both gone).
 
 Run by `./dev.sh check` after `./dev.sh package` (GWSYNC_DEB_DIR=dist). It changes the
-machine, so it runs only as root, only when no gwsync package, /etc/gwsync or
-/var/lib/gwsync is there already, and it puts everything back (purge) even on failure;
-otherwise every test is skipped, saying why. The gwsync system user stays, as Debian
-leaves system users on purge."""
+machine, so it runs only as root, only when no gwsync package and none of the paths it
+would make (tests/package/machine.py: /etc/gwsync, /var/lib/gwsync, the unit, ...) are there
+already; otherwise every test is skipped, saying why. It leaves the machine as it found it,
+even on failure: the purge removes the packages and what they made, then the system user
+and group gwsync (which Debian keeps on purge) are deleted when they were not there before,
+and the lock file goes too; the last test fails naming anything that still differs."""
 import configparser
-import fcntl
 import glob
 import os
 import pwd
@@ -29,6 +30,9 @@ import urllib.request
 SRC = os.environ.get("GWSYNC_SRCDIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
 import harness  # noqa: E402  (the admin emulator and free_port)
+sys.path.insert(0, os.path.join(SRC, "tests", "package"))
+import named_paths  # noqa: E402  (the paths the documents name)
+import machine  # noqa: E402  (what the test changes on this machine, and undoing it)
 
 DEB_DIR = os.environ.get("GWSYNC_DEB_DIR", os.path.join(SRC, "dist"))
 UNIT = "/lib/systemd/system/gwsync.service"
@@ -61,8 +65,8 @@ def why_not():
         r = run("dpkg-query", "-W", "-f=${db:Status-Abbrev}", p, check=False)
         if r.returncode == 0 and r.stdout.strip() not in ("", "un"):
             return "a gwsync package is already on this machine (%s): not touching it" % r.stdout.strip()
-    for path in ("/etc/gwsync", STATE):
-        if os.path.exists(path):
+    for path in machine.PATHS:
+        if os.path.lexists(path):
             return "%s exists already: not touching this machine's gwsync" % path
     if not shutil.which("setpriv"):
         return "needs setpriv (util-linux)"
@@ -88,8 +92,12 @@ class Package(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         # One package test per machine at a time (two worktrees, two CI jobs).
-        cls.lock = open("/run/lock/gwsync-package-test.lock", "w")
-        fcntl.flock(cls.lock, fcntl.LOCK_EX)
+        cls.lock = machine.Lock().acquire()
+        cls.before = machine.snapshot()  # after the lock: another test's install is gone
+        cls.before["lock " + machine.LOCK] = False  # ours: removed at the end
+        if any(cls.before["path " + p] for p in machine.PATHS):
+            cls.lock.release()  # another run installed while we waited for the lock
+            raise unittest.SkipTest("a gwsync is on this machine now: not touching it")
         cls.tmp = tempfile.mkdtemp(prefix="gwsync-pkg-")
         cls.debs = sorted(glob.glob(os.path.join(DEB_DIR, "gwsync_*.deb")) +
                           glob.glob(os.path.join(DEB_DIR, "gwsync-dev_*.deb")))
@@ -100,10 +108,17 @@ class Package(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        run("dpkg", "--purge", "gwsync-dev", "gwsync", check=False)
+        # what test_z does and checks, again in case a test failed before it
+        if any(machine.package_status(p) not in ("", "un", "pn") for p in machine.PACKAGES):
+            run("dpkg", "--purge", "gwsync-dev", "gwsync", check=False)
+        for f in ("/etc/gwsync/admin-password",):
+            if os.path.exists(f) and not os.path.exists("/etc/gwsync/gwsync.yaml"):
+                os.unlink(f)
+        if os.path.isdir("/etc/gwsync") and not os.listdir("/etc/gwsync"):
+            os.rmdir("/etc/gwsync")
+        machine.restore(cls.before)
         shutil.rmtree(cls.tmp, ignore_errors=True)
-        fcntl.flock(cls.lock, fcntl.LOCK_UN)
-        cls.lock.close()
+        cls.lock.release()
 
     # ------------------------------------------------------------------ installed
     def test_a_installed_files(self):
@@ -137,6 +152,24 @@ class Package(unittest.TestCase):
         self.assertIn("state_dir: /var/lib/gwsync", text)
         self.assertIn('listen: "127.0.0.1:', text)
 
+    def test_b2_every_path_the_unit_man_pages_and_readme_name_exists(self):
+        # issue 21: the unit's Documentation=, gwsyncd(8) and gwsync.yaml(5) named
+        # operations.md while dh_compress had installed operations.md.gz
+        files = run("dpkg-query", "-L", "gwsync", "gwsync-dev").stdout.split("\n")
+        pages = sorted(f for f in files if f.startswith("/usr/share/man/man") and
+                       os.path.isfile(f))
+        self.assertTrue(pages, "no man pages installed")
+        texts = {os.path.basename(p): named_paths.read_text(p) for p in pages}
+        readme = [p for p in ("/usr/share/doc/gwsync/README.md", "/usr/share/doc/gwsync/README.md.gz")
+                  if os.path.exists(p)]
+        self.assertTrue(readme, "no README in /usr/share/doc/gwsync")
+        texts["README"] = named_paths.read_text(readme[0])
+        bad = named_paths.missing("/", texts, units={UNIT: named_paths.read_text(UNIT)},
+                                  config_file=CONF)
+        self.assertEqual(bad, [], "named, but not on the machine after the install")
+        doc, _ = named_paths.unit_documentation(named_paths.read_text(UNIT))
+        self.assertIn("/usr/share/doc/gwsync/operations.md", doc)
+
     # ------------------------------------------------------------------ as the unit runs it
     def test_c_the_unit_runs_the_installed_daemon(self):
         unit = unit_settings(UNIT)
@@ -146,7 +179,7 @@ class Package(unittest.TestCase):
         self.assertEqual(argv[:3], ["/usr/sbin/gwsyncd", "-c", CONF])
 
         emu = harness.Emulator(hold=1).start()
-        self.addCleanup(emu.stop)
+        self.addCleanup(emu.close)  # stops it and removes its temporary directory
         status_port = harness.free_port()
         with open(CONF, encoding="utf-8") as f:
             text = f.read()
@@ -165,6 +198,15 @@ class Package(unittest.TestCase):
             f.write("123456\n")
         os.chown(pw, 0, pwd.getpwnam(user).pw_gid)
         os.chmod(pw, 0o640)
+
+        # The documented check before a start: the sync it would do and the listener call a
+        # running agent makes, accepted by this admin (the emulator as documented: ShenYu
+        # 2.7, eight groups). Issue 21: the sample's five groups passed --check, reached
+        # READY=1, then every poll was refused.
+        r = run("/usr/sbin/gwsyncd", "--once", "--dry-run", "-c", CONF, check=False)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertRegex(r.stdout, r"(?m)^listener http://127\.0\.0\.1:%d: accepted the 8 "
+                                   r"configured group\(s\)" % emu.port)
 
         # What systemd does before ExecStart: StateDirectory= owned by the user, the umask.
         state = os.path.join("/var/lib", unit["StateDirectory"])
@@ -210,6 +252,10 @@ class Package(unittest.TestCase):
         self.assertTrue(ready, "no READY=1:\n" + log.read())
         with urllib.request.urlopen("http://127.0.0.1:%d/healthz" % status_port, timeout=10) as r:
             self.assertEqual(r.status, 200)
+        # its polls are accepted, not only its start-up fetch
+        harness.wait_until(lambda: [q for q in emu.requests("listener") if q.get("code") == 200],
+                           timeout=30, message="a listener call answered with code 200")
+        self.assertEqual([q for q in emu.requests("listener") if q.get("code") != 200], [])
         # the sample's cache, written as the service user
         data = os.path.join(state, "cache", "data.mdb")
         self.assertTrue(os.path.exists(data), data)
@@ -235,10 +281,19 @@ class Package(unittest.TestCase):
         self.assertFalse(os.path.exists("/usr/sbin/gwsyncd"))
         self.assertTrue(os.path.exists(CONF), "configuration removed by dpkg --remove")
         self.assertTrue(os.path.isdir(STATE), "state removed by dpkg --remove")
-        os.unlink("/etc/gwsync/admin-password")  # the operator's file, not the package's
-        run("dpkg", "--purge", "gwsync-dev", "gwsync")
-        for path in ("/etc/gwsync", STATE, "/var/log/gwsync", WANTS):
-            self.assertFalse(os.path.lexists(path), "%s left after purge" % path)
+        # the operator's password file, made as the sample says, is kept by a removal ...
+        self.assertTrue(os.path.exists("/etc/gwsync/admin-password"))
+        r = run("dpkg", "--purge", "gwsync-dev", "gwsync")
+        # ... and goes with the purge (issue 21: it stayed, and /etc/gwsync with it)
+        for path in ("/etc/gwsync/admin-password", "/etc/gwsync", STATE, "/var/log/gwsync",
+                     WANTS):
+            self.assertFalse(os.path.lexists(path), "%s left after purge:\n%s" % (path, r.stdout))
+
+    def test_zz_the_machine_is_as_it_was(self):
+        # nothing of the service user may outlive it (its uid would pass to the next user)
+        self.assertEqual(machine.owned_files(), [])
+        done = machine.restore(self.before)
+        self.assertEqual(machine.leftovers(self.before), [], "after: %s" % done)
 
 
 if __name__ == "__main__":

@@ -352,9 +352,23 @@ START_TEST(password_file_refusals)
 	snprintf(want, sizeof want, "admin.password_file: cannot read '%s': No such file", missing);
 	load_err(yaml, 4, 18, want);
 
-	/* a directory is unreadable as a password */
+	/* a directory, a FIFO, a device: only a regular file is read (a FIFO opened for
+	 * reading would block start-up for ever, core/readfile.h) */
 	snprintf(yaml, sizeof yaml, MINIMAL "  username: admin\n  password_file: %s\n", tmpdir);
-	load_err(yaml, 4, 18, "admin.password_file: cannot read");
+	snprintf(want, sizeof want, "admin.password_file: %s: not a regular file (a directory)",
+	         tmpdir);
+	load_err(yaml, 4, 18, want);
+	char fifo[600];
+	snprintf(fifo, sizeof fifo, "%s/fifo", tmpdir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(yaml, sizeof yaml, MINIMAL "  username: admin\n  password_file: %s\n", fifo);
+	snprintf(want, sizeof want, "admin.password_file: %s: not a regular file (a FIFO)", fifo);
+	load_err(yaml, 4, 18, want);
+	snprintf(yaml, sizeof yaml, MINIMAL "  username: admin\n  password_file: /dev/zero\n");
+	load_err(yaml, 4, 18, "admin.password_file: /dev/zero: not a regular file");
+	snprintf(yaml, sizeof yaml, MINIMAL "  tls:\n    ca_file: %s\n", fifo);
+	snprintf(want, sizeof want, "admin.tls.ca_file: %s: not a regular file (a FIFO)", fifo);
+	load_err(yaml, 4, 14, want);
 
 	/* both given: refused at the second, naming the first's line */
 	const char *pw = write_file("pw", "x\n");
@@ -457,7 +471,11 @@ START_TEST(bad_durations)
 	         "required), got '10'");
 	load_err(MINIMAL "  retry: { interval: 5sec }\n", 3, 22,
 	         "admin.retry.interval: expected a duration like 200ms");
-	load_err(MINIMAL "  retry: { backoff: 1.5m }\n", 3, 21, "got '1.5m'");
+	/* a fraction is not a missing unit: the message names the whole form (issue 21) */
+	load_err(MINIMAL "  retry: { backoff: 1.5m }\n", 3, 21,
+	         "admin.retry.backoff: fractions are not accepted: write 90s for '1.5m'");
+	load_err(MINIMAL "  connect_timeout: 0.5s\n", 3, 20,
+	         "admin.connect_timeout: fractions are not accepted: write 500ms for '0.5s'");
 	load_err(MINIMAL "  connect_timeout: 0\n", 3, 20,
 	         "admin.connect_timeout: must be at least 1ms");
 	load_err(MINIMAL "  read_timeout: [ 90s ]\n", 3, 17, "expected a duration");
@@ -535,13 +553,21 @@ END_TEST
 
 START_TEST(source_sections_refused)
 {
-	/* exactly one source section, the second one named with the first one's line */
-	load_err("admin:\n  servers: [ http://a ]\nzookeeper:\n  servers: [ \"z:1\" ]\n", 4, 3,
-	         "zookeeper: cannot be used together with admin: (line 2)");
-	load_err("etcd:\n  endpoints: [ \"http://e:1\" ]\nzookeeper:\n  servers: [ \"z:1\" ]\n", 4,
-	         3, "zookeeper: cannot be used together with etcd: (line 2)");
-	load_err("zookeeper:\n  groups: [ PLUGIN ]\n", 2, 3, "zookeeper.servers: required");
-	load_err("etcd:\n  groups: [ PLUGIN ]\n", 2, 3, "etcd.endpoints: required");
+	/* exactly one source section, the second one named at its key with the first one's
+	 * line (the key's, not its first child's) */
+	load_err("admin:\n  servers: [ http://a ]\nzookeeper:\n  servers: [ \"z:1\" ]\n", 3, 1,
+	         "zookeeper: cannot be used together with admin: (line 1)");
+	load_err("etcd:\n  endpoints: [ \"http://e:1\" ]\nzookeeper:\n  servers: [ \"z:1\" ]\n", 3,
+	         1, "zookeeper: cannot be used together with etcd: (line 1)");
+	/* issue 20's case: zookeeper: on line 2, etcd: on line 5, each a block map whose first
+	 * child is on the next line (it was reported at 6:3, naming line 3) */
+	load_err("# sources\nzookeeper:\n  servers: [ \"z:1\" ]\n\netcd:\n  endpoints: [ "
+	         "\"http://e:1\" ]\n",
+	         5, 1, "etcd: cannot be used together with zookeeper: (line 2)");
+	load_err("zookeeper: { servers: [ \"z:1\" ] }\netcd:\n\n  endpoints: [ \"http://e:1\" ]\n",
+	         2, 1, "etcd: cannot be used together with zookeeper: (line 1)");
+	load_err("zookeeper:\n  groups: [ PLUGIN ]\n", 1, 1, "zookeeper.servers: required");
+	load_err("etcd:\n  groups: [ PLUGIN ]\n", 1, 1, "etcd.endpoints: required");
 	load_err("zookeeper:\n  servers: [ \"z\" ]\n", 2, 14, "'z' is not host:port");
 	load_err("zookeeper:\n  servers: [ \"z:1/chroot\" ]\n", 2, 14, "a chroot goes into");
 	load_err("zookeeper:\n  servers: [ \"z:99999\" ]\n", 2, 14, "is not host:port");
@@ -573,7 +599,9 @@ END_TEST
 START_TEST(servers_refused)
 {
 	load_err("admin:\n  servers: []\n", 2, 12, "admin.servers: the list is empty");
-	load_err("admin:\n  username: \"\"\n", 2, 3, "admin.servers: required");
+	/* a message that names a section points at its key, not at its first child */
+	load_err("admin:\n  username: \"\"\n", 1, 1, "admin.servers: required");
+	load_err("# the agent\n\nadmin:\n  connect_timeout: 2s\n", 3, 1, "admin.servers: required");
 	load_err("admin:\n", 1, 1, "a source section is required");
 	load_err("log: { level: info }\n", 1, 1, "a source section is required");
 	load_err("", 1, 1, "a source section is required");

@@ -222,6 +222,67 @@ START_TEST(failing_plugin_retried_while_other_receives)
 }
 END_TEST
 
+START_TEST(a_refusing_subscriber_warns_once_per_round)
+{
+	/* issue 20, item 5: a subscriber that keeps refusing a group is a warning each retry
+	 * round naming subscriber, group and reason, but newer versions tried at once and
+	 * refused at once within the round are not one warning each */
+	char logpath[4300];
+	snprintf(logpath, sizeof logpath, "%s/agent.log", dir);
+	gw_log_close(lg);
+	lg = test_log(logpath);
+	FILE *f = fopen(flag, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	char extra[4300];
+	snprintf(extra, sizeof extra, "fail_if_exists: %s\n", flag);
+	add_recorder("flaky", out_a, extra);
+	start();
+	const char *warn = "warn  dispatch: subscriber 'flaky' rejected PLUGIN version";
+	offer(gd_make(GW_GROUP_PLUGIN, "m1", 1, (const char *[]){"p1", "{}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply PLUGIN md5=m1", 1, 5000), 1);
+	/* two newer versions at once: each tried at once, refused at once */
+	offer(gd_make(GW_GROUP_PLUGIN, "m2", 2, (const char *[]){"p1", "{}", "p2", "{}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply PLUGIN md5=m2", 1, 5000), 1);
+	offer(gd_make(GW_GROUP_PLUGIN, "m3", 3, (const char *[]){"p3", "{}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply PLUGIN md5=m3", 1, 5000), 1);
+	sleep_ms(100);
+	char *text = slurp(logpath, NULL);
+	ck_assert_ptr_nonnull(text);
+	int warnings = 0;
+	for (const char *p = strstr(text, warn); p; p = strstr(p + 1, warn))
+		warnings++;
+	ck_assert_msg(warnings == 1, "%d warnings for 3 fast rejections:\n%s", warnings, text);
+	ck_assert_ptr_nonnull(strstr(text, "rejected PLUGIN version m1 (+1 ~0 -0): told to fail"));
+	free(text);
+	/* the round's retry (4 s after the third rejection) warns again, saying how many it
+	 * did not */
+	ck_assert_int_eq(wait_lines(out_a, "apply PLUGIN md5=m3", 2, 8000), 2);
+	sleep_ms(100);
+	text = slurp(logpath, NULL);
+	ck_assert_ptr_nonnull(strstr(text, "failure 4 in a row (2 more since the last warning)"));
+	free(text);
+	struct dispatch_status s;
+	ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
+	ck_assert_uint_eq(s.subscribers[0].groups[GW_GROUP_PLUGIN].failures, 4);
+	dispatch_status_free(&s);
+	/* fixed: accepted again, said at info */
+	unlink(flag);
+	offer(gd_make(GW_GROUP_PLUGIN, "m4", 4, (const char *[]){"p4", "{}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply PLUGIN md5=m4", 1, 5000), 1);
+	sleep_ms(100);
+	text = slurp(logpath, NULL);
+	ck_assert_ptr_nonnull(strstr(text, "subscriber 'flaky' accepted PLUGIN again (version m4), "
+	                                   "after 4 rejection(s) in a row"));
+	free(text);
+	ck_assert_int_eq(dispatch_warn_due(1, 0), 1);
+	ck_assert_int_eq(dispatch_warn_due(2, 999), 0);
+	ck_assert_int_eq(dispatch_warn_due(2, 1000), 1);
+	ck_assert_int_eq(dispatch_warn_due(30, 59999), 0);
+	ck_assert_int_eq(dispatch_warn_due(30, 60000), 1);
+}
+END_TEST
+
 START_TEST(pause_delivers_nothing_resume_delivers_newest)
 {
 	add_recorder("a", out_a, "");
@@ -489,6 +550,7 @@ int main(void)
 	tcase_add_test(tc, emptied_group_is_delivered);
 	tcase_add_test(tc, coalesces_under_a_slow_plugin);
 	tcase_add_test(tc, failing_plugin_retried_while_other_receives);
+	tcase_add_test(tc, a_refusing_subscriber_warns_once_per_round);
 	tcase_add_test(tc, pause_delivers_nothing_resume_delivers_newest);
 	tcase_add_test(tc, only_configured_groups_and_snapshot_flag);
 	tcase_add_test(tc, tick_deadlines_are_honoured);

@@ -109,6 +109,23 @@ START_TEST(request_bodies)
 	json_decref(o);
 	free(t);
 
+	/* a page: from a key on, to the prefix's end, at most N keys */
+	t = etcd_body_range_page("/a/", 3, "/a/k\0", 5, 77, 1000);
+	o = parse(t);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "key")),
+	                 "L2EvawA="); /* /a/k and a NUL */
+	ck_assert_str_eq(json_string_value(json_object_get(o, "range_end")), "L2Ew"); /* /a0 */
+	ck_assert_str_eq(json_string_value(json_object_get(o, "revision")), "77");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "limit")), "1000");
+	json_decref(o);
+	free(t);
+	t = etcd_body_range_page("/a/", 3, NULL, 0, 0, 0);
+	o = parse(t);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "key")), "L2Ev"); /* /a/ */
+	ck_assert_ptr_null(json_object_get(o, "limit"));
+	json_decref(o);
+	free(t);
+
 	t = etcd_body_watch("/ns/shenyu/", 11, 42);
 	o = parse(t);
 	json_t *cr = json_object_get(o, "create_request");

@@ -29,9 +29,10 @@
 #include "store/ingest.h"
 #include "store/store.h"
 
-#define HOLD   "HOLD"  /* read the request, never answer */
-#define CLOSE  "CLOSE" /* read the request, close the connection */
-#define MAXREQ 16
+#define HOLD    "HOLD"    /* read the request, never answer */
+#define CLOSE   "CLOSE"   /* read the request, close the connection */
+#define TRICKLE "TRICKLE" /* a reply of 1 MB announced, sent at 20 bytes a second */
+#define MAXREQ  16
 
 struct srv {
 	int lfd, port;
@@ -111,6 +112,19 @@ static void *serve(void *arg)
 			}
 			if (strcmp(reply, CLOSE) == 0)
 				break;
+			if (strcmp(reply, TRICKLE) == 0) {
+				const char *head =
+				    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				    "Content-Length: 1000000\r\n\r\n{";
+				if (send(fd, head, strlen(head), MSG_NOSIGNAL) < 0)
+					break;
+				/* never silent, never done: one byte every 50 ms until the client
+				 * goes away or the test ends */
+				while (!atomic_load(&s->stop) &&
+				       send(fd, " ", 1, MSG_NOSIGNAL) == 1)
+					usleep(50 * 1000);
+				break;
+			}
 			size_t len = strlen(reply), off = 0;
 			while (off < len) {
 				ssize_t w = write(fd, reply + off, len - off);
@@ -394,6 +408,52 @@ START_TEST(timeout_and_refused)
 }
 END_TEST
 
+START_TEST(a_trickled_reply_fails_at_the_transfer_deadline)
+{
+	/* 20 bytes a second is never "silent": only a deadline for the whole transfer ends it
+	 * (issue 20, item 4). The etcd client's range and authenticate calls go through the
+	 * same http_do(). */
+	const char *script[] = {TRICKLE, TRICKLE};
+	struct srv *s = srv_start(script, 2);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	t.cfg.read_timeout_ms = 90000;
+	t.cfg.transfer_timeout_ms = 1000;
+	struct http *h;
+	struct gw_err err;
+	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
+	struct http_request rq = {
+	    .method = "GET", .path = "/configs/fetch", .label = "fetch of RULE"};
+	struct http_reply rep;
+	enum sync_fail why;
+	int64_t t0 = gw_mono_ms();
+	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
+	int64_t took = gw_mono_ms() - t0;
+	ck_assert_int_eq(why, SYNC_FAIL_TIMEOUT);
+	ck_assert_int_ge(took, 900);
+	ck_assert_int_lt(took, 10000);
+	char want[256];
+	snprintf(want, sizeof want,
+	         "server %s: fetch of RULE: GET /configs/fetch: not complete after 1000 ms, the "
+	         "whole transfer's limit (transfer_timeout): ",
+	         t.url);
+	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+	/* the held listener is bounded by read_timeout instead, whole */
+	t.cfg.read_timeout_ms = 1500;
+	http_close(h);
+	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
+	rq.held = 1;
+	rq.label = NULL;
+	t0 = gw_mono_ms();
+	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
+	ck_assert_int_eq(why, SYNC_FAIL_TIMEOUT);
+	ck_assert_int_ge(gw_mono_ms() - t0, 1400);
+	ck_assert_msg(strstr(err.msg, "timed out") != NULL, "%s", err.msg);
+	http_close(h);
+	srv_stop(s);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- admin + login */
 
 #define FETCH_BODY                                                                                 \
@@ -641,6 +701,7 @@ int main(void)
 	tcase_add_test(tc, interrupt_ends_a_held_request_at_once);
 	tcase_add_test(tc, max_response_refused);
 	tcase_add_test(tc, timeout_and_refused);
+	tcase_add_test(tc, a_trickled_reply_fails_at_the_transfer_deadline);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("admin");
 	tcase_set_timeout(tc, 20);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "model/edit.h"
 #include "source/kv/mirror.h"
 #include "store/store.h"
 
@@ -81,12 +82,13 @@ static const char *held(struct fix *f, enum gw_group g)
 
 static void put(struct fix *f, const char *path, const char *value, int64_t now)
 {
-	ck_assert_int_ge(kv_mirror_put(f->m, path, strlen(path), value, strlen(value), now), 0);
+	ck_assert_int_ge(kv_mirror_put(f->m, path, strlen(path), value, strlen(value), now, now),
+	                 0);
 }
 
 static void full_put(struct fix *f, const char *path, const char *value)
 {
-	ck_assert_int_eq(kv_mirror_full_put(f->m, path, strlen(path), value, strlen(value)), 0);
+	ck_assert_int_eq(kv_mirror_full_put(f->m, path, strlen(path), value, strlen(value), 1), 0);
 }
 
 static const char *plugin(const char *name)
@@ -261,7 +263,7 @@ START_TEST(an_unchanged_result_delivers_nothing)
 	uint64_t gen = store_generation(f.st);
 	/* identical bytes: not even dirty */
 	ck_assert_int_eq(kv_mirror_put(f.m, ROOT "/plugin/divide", strlen(ROOT "/plugin/divide"),
-	                               plugin("divide"), strlen(plugin("divide")), 1000),
+	                               plugin("divide"), strlen(plugin("divide")), 1, 1000),
 	                 0);
 	ck_assert_int_eq(kv_mirror_deadline(f.m), -1);
 	/* a refresh that puts everything back as it was: dirty, but no version */
@@ -426,10 +428,10 @@ START_TEST(paths_outside_the_configured_groups_are_ignored)
 	struct fix f;
 	fix_init(&f, 100);
 	start(&f);
-	ck_assert_int_eq(kv_mirror_put(f.m, ROOT "/auth/app", strlen(ROOT "/auth/app"), "x", 1, 0),
-	                 0);
 	ck_assert_int_eq(
-	    kv_mirror_put(f.m, ROOT "/plugins/a", strlen(ROOT "/plugins/a"), "x", 1, 0), 0);
+	    kv_mirror_put(f.m, ROOT "/auth/app", strlen(ROOT "/auth/app"), "x", 1, 0, 0), 0);
+	ck_assert_int_eq(
+	    kv_mirror_put(f.m, ROOT "/plugins/a", strlen(ROOT "/plugins/a"), "x", 1, 0, 0), 0);
 	ck_assert_int_eq(kv_mirror_deadline(f.m), -1);
 	fix_free(&f);
 }
@@ -472,6 +474,217 @@ START_TEST(delete_tree_per_node_does_not_scan_the_whole_mirror)
 }
 END_TEST
 
+/* The held items of a group in the version's order, "a,b"; "-" if nothing is held. */
+static const char *items_in_order(struct fix *f, enum gw_group g)
+{
+	static char buf[1024];
+	struct group_data *gd = store_get(f->st, g);
+	if (!gd)
+		return "-";
+	buf[0] = '\0';
+	for (size_t i = 0; i < gd->n_items; i++) {
+		strcat(buf, i ? "," : "");
+		strcat(buf, gd->items[i].key);
+	}
+	group_data_unref(gd);
+	return buf;
+}
+
+static uint64_t whole_reads(struct fix *f)
+{
+	struct kv_mirror_stats s;
+	kv_mirror_stats(f->m, &s);
+	return s.whole_reads;
+}
+
+START_TEST(a_settled_group_is_patched_in_path_order_not_read_whole)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	start(&f);
+	uint64_t whole = whole_reads(&f);
+	/* between 11 and 12 in path order, then one changed, one gone, one at the end */
+	put(&f, ROOT "/selector/divide/115", selector("115", "x"), 1000);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 2000, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_SELECTOR), "11,115,12");
+	put(&f, ROOT "/selector/divide/12", selector("12", "b2"), 3000);
+	kv_mirror_delete(f.m, ROOT "/selector/divide/11", strlen(ROOT "/selector/divide/11"), 3001);
+	put(&f, ROOT "/selector/divide/13", selector("13", "c"), 3002);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 4000, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_SELECTOR), "115,12,13");
+	/* a node written and deleted again between two builds changes nothing */
+	put(&f, ROOT "/selector/divide/14", selector("14", "d"), 5000);
+	kv_mirror_delete(f.m, ROOT "/selector/divide/14", strlen(ROOT "/selector/divide/14"), 5001);
+	uint64_t gen = store_generation(f.st);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 6000, 0), 0);
+	ck_assert_uint_eq(store_generation(f.st), gen);
+	ck_assert_uint_eq(whole_reads(&f), whole); /* every one of them a patch */
+	struct group_data *gd = store_get(f.st, GW_GROUP_SELECTOR);
+	char md5[33];
+	ck_assert_int_eq(model_identity(gd, md5), 0);
+	ck_assert_str_eq(gd->md5, md5);
+	group_data_unref(gd);
+	fix_free(&f);
+}
+END_TEST
+
+/* The truth of a random run: path -> value (NULL: absent). */
+#define TRUTH_N 60
+static const char *truth_path(int i)
+{
+	static char buf[TRUTH_N][96];
+	/* three plugins' subtrees, ids that sort differently from their numbers */
+	snprintf(buf[i], sizeof buf[i], ROOT "/selector/p%d/%d", i % 3, (i * 37) % 101);
+	return buf[i];
+}
+
+static void two_versions_equal(const struct group_data *a, const struct group_data *b)
+{
+	ck_assert_uint_eq(a->n_items, b->n_items);
+	for (size_t i = 0; i < a->n_items; i++) {
+		ck_assert_str_eq(a->items[i].key, b->items[i].key);
+		ck_assert_str_eq(a->items[i].json, b->items[i].json);
+		ck_assert_str_eq(a->items[i].selector->name, b->items[i].selector->name);
+		ck_assert_uint_eq(a->by_key[i], b->by_key[i]);
+	}
+	ck_assert_str_eq(a->md5, b->md5);
+}
+
+/* Random puts, deletes and subtree deletes, built at random moments: each version the
+ * patches make is the version a fresh mirror reading the same store makes whole. */
+START_TEST(patching_from_changed_nodes_equals_a_rebuild)
+{
+	struct fix f;
+	fix_init(&f, 10);
+	start(&f);
+	kv_mirror_delete_tree(f.m, ROOT "/selector/divide", strlen(ROOT "/selector/divide"), 1);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 100, 0), 1);
+	uint64_t whole = whole_reads(&f);
+	char *truth[TRUTH_N] = {0};
+	char val[256], name[32];
+	srand(4242);
+	int64_t now = 1000;
+	for (int step = 0; step < 600; step++) {
+		int i = rand() % TRUTH_N, what = rand() % 10;
+		now += 1;
+		if (what < 6) {
+			snprintf(name, sizeof name, "n%d", rand() % 5);
+			/* the item's id is unique to its path: (i * 37) % 101 */
+			char id[16];
+			snprintf(id, sizeof id, "%d", (i * 37) % 101);
+			snprintf(val, sizeof val, "%s", selector(id, name));
+			put(&f, truth_path(i), val, now);
+			free(truth[i]);
+			truth[i] = strdup(val);
+		} else if (what < 9) {
+			kv_mirror_delete(f.m, truth_path(i), strlen(truth_path(i)), now);
+			free(truth[i]);
+			truth[i] = NULL;
+		} else { /* a plugin's subtree */
+			char dir[64];
+			snprintf(dir, sizeof dir, ROOT "/selector/p%d", i % 3);
+			kv_mirror_delete_tree(f.m, dir, strlen(dir), now);
+			for (int k = 0; k < TRUTH_N; k++)
+				if (k % 3 == i % 3) {
+					free(truth[k]);
+					truth[k] = NULL;
+				}
+		}
+		if (rand() % 4)
+			continue;
+		now += 100;
+		kv_mirror_flush(f.m, now, 0);
+		/* a fresh mirror reads the same store whole */
+		struct fix fresh;
+		fix_init(&fresh, 10);
+		kv_mirror_full_begin(fresh.m);
+		for (int k = 0; k < TRUTH_N; k++)
+			if (truth[k])
+				full_put(&fresh, truth_path(k), truth[k]);
+		kv_mirror_full_end(fresh.m, KV_FULL_START, now);
+		struct group_data *a = store_get(f.st, GW_GROUP_SELECTOR);
+		struct group_data *b = store_get(fresh.st, GW_GROUP_SELECTOR);
+		two_versions_equal(a, b);
+		group_data_unref(a);
+		group_data_unref(b);
+		fix_free(&fresh);
+	}
+	ck_assert_uint_eq(whole_reads(&f), whole);
+	for (int k = 0; k < TRUTH_N; k++)
+		free(truth[k]);
+	fix_free(&f);
+}
+END_TEST
+
+static const char *plugin_id(const char *id, const char *name)
+{
+	static char buf[4][256];
+	static int k;
+	char *b = buf[k++ % 4];
+	snprintf(b, 256, "{\"id\":\"%s\",\"name\":\"%s\",\"enabled\":true}", id, name);
+	return b;
+}
+
+static void put_rev(struct fix *f, const char *path, const char *value, int64_t rev, int64_t now)
+{
+	ck_assert_int_ge(kv_mirror_put(f->m, path, strlen(path), value, strlen(value), rev, now),
+	                 0);
+}
+
+/* ShenYu's admin writes a renamed plugin under its new name and leaves the old node, with
+ * the same id: the newest node is the plugin, the old one a ghost (issue 20 item 10), as a
+ * fresh read of the store decides too; delete the newest and the old one is back. */
+START_TEST(a_renamed_plugin_leaves_no_ghost)
+{
+	struct fix f;
+	fix_init(&f, 100);
+	kv_mirror_full_begin(f.m);
+	ck_assert_int_eq(kv_mirror_full_put(f.m, ROOT "/plugin/divide",
+	                                    strlen(ROOT "/plugin/divide"), plugin_id("1", "divide"),
+	                                    strlen(plugin_id("1", "divide")), 10),
+	                 0);
+	ck_assert_int_eq(kv_mirror_full_put(f.m, ROOT "/plugin/waf", strlen(ROOT "/plugin/waf"),
+	                                    plugin_id("2", "waf"), strlen(plugin_id("2", "waf")),
+	                                    11),
+	                 0);
+	kv_mirror_full_end(f.m, KV_FULL_START, 0);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_PLUGIN), "divide,waf");
+	put_rev(&f, ROOT "/plugin/firewall", plugin_id("2", "firewall"), 20, 1000);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 2000, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_PLUGIN), "divide,firewall");
+	/* the ghost changes (its revision too): still hidden, nothing new to deliver */
+	put_rev(&f, ROOT "/plugin/waf", plugin_id("2", "waf"), 15, 2100);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 3000, 0), 0);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_PLUGIN), "divide,firewall");
+	/* a fresh read of the same store decides the same; with the revisions the other way
+	 * round, the other node is the plugin */
+	for (int later = 0; later < 2; later++) {
+		struct fix fresh;
+		fix_init(&fresh, 100);
+		kv_mirror_full_begin(fresh.m);
+		const char *p[] = {ROOT "/plugin/divide", ROOT "/plugin/firewall",
+		                   ROOT "/plugin/waf"};
+		const char *v[] = {plugin_id("1", "divide"), plugin_id("2", "firewall"),
+		                   plugin_id("2", "waf")};
+		int64_t rev[] = {10, later ? 5 : 20, 15};
+		for (int i = 0; i < 3; i++)
+			ck_assert_int_eq(kv_mirror_full_put(fresh.m, p[i], strlen(p[i]), v[i],
+			                                    strlen(v[i]), rev[i]),
+			                 0);
+		kv_mirror_full_end(fresh.m, KV_FULL_START, 0);
+		ck_assert_str_eq(items_in_order(&fresh, GW_GROUP_PLUGIN),
+		                 later ? "divide,waf" : "divide,firewall");
+		fix_free(&fresh);
+	}
+	/* the plugin deleted in the admin (its new name): the store still holds the old node,
+	 * which is then the plugin again, as a fresh read would say */
+	kv_mirror_delete(f.m, ROOT "/plugin/firewall", strlen(ROOT "/plugin/firewall"), 4000);
+	ck_assert_int_eq(kv_mirror_flush(f.m, 5000, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_PLUGIN), "divide,waf");
+	fix_free(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kv_mirror");
@@ -493,6 +706,9 @@ int main(void)
 	tcase_add_test(tc, a_snapshot_version_is_replaced_even_when_equal);
 	tcase_add_test(tc, paths_outside_the_configured_groups_are_ignored);
 	tcase_add_test(tc, delete_tree_per_node_does_not_scan_the_whole_mirror);
+	tcase_add_test(tc, a_settled_group_is_patched_in_path_order_not_read_whole);
+	tcase_add_test(tc, patching_from_changed_nodes_equals_a_rebuild);
+	tcase_add_test(tc, a_renamed_plugin_leaves_no_ghost);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,7 +1,8 @@
 /*
- * The `lmdb` subscriber, loaded like in production (dlopen through the loader) and driven
- * the way the dispatcher drives it, checked from the reader's side of the contract
- * (docs/lmdb-cache.md) with liblmdb opened read-only, as a gateway would: the layout byte
+ * The `lmdb` subscriber, the very .so that ships (dlopen), driven through the plugin test
+ * kit (gwsync/testing.h) the way the dispatcher drives it (the delta from what it last
+ * accepted, built from versions of the admin's JSON), checked from the reader's side of the
+ * contract (docs/lmdb-cache.md) with liblmdb opened read-only, as a gateway would: the layout byte
  * for byte, one generation per change, deltas, the whole-group replace of a first change,
  * the stale flag, modes, map growth under a reader that holds the old map, a failed
  * commit that leaves the environment untouched, a full disk named as such, and option
@@ -11,9 +12,11 @@
  * key and flow like any other.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gwsync/cache.h>
+#include <gwsync/testing.h>
 #include <jansson.h>
 #include <lmdb.h>
 #include <sched.h>
@@ -26,96 +29,150 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model/diff.h"
-#include "store/store.h"
-#include "deliver/subscribers.h"
 #include "cache_reader.h"
-#include "subtest.h"
+#include "testfiles.h"
+
+static const struct gw_subscriber *plugin; /* lmdb.so's description */
+static void *dl;
 
 static char *dir;
 static char envdir[4200];
-static struct gw_log *lg;
-static struct tcfg t;
-static struct subscribers *subs;
-static struct group_data *held[GW_GROUP_COUNT]; /* what the plugin last accepted */
+static struct gwt_config *cfg;
+static struct gwt_host *h;
+static void *state;
+static int inited;
+static struct gwt_version *held[GW_GROUP_COUNT]; /* what the plugin last accepted */
+static char err[2048];
 
 static void setup(void)
 {
 	dir = test_tmpdir();
 	snprintf(envdir, sizeof envdir, "%s/cache/env", dir);
-	lg = test_log(NULL);
-	tcfg_init(&t);
-	subs = NULL;
 	memset(held, 0, sizeof held);
+	cfg = NULL;
+	h = NULL;
+	state = NULL;
+	inited = 0;
 }
 
-static void forget_held(void)
+/* fini() (as the agent does at shutdown) and forget what was delivered. */
+static void unload(void)
 {
+	if (inited && plugin->fini)
+		plugin->fini(state, gwt_host(h));
+	inited = 0;
+	state = NULL;
+	gwt_host_free(h);
+	h = NULL;
+	gwt_config_free(cfg);
+	cfg = NULL;
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
-		group_data_unref(held[g]);
+		gwt_version_free(held[g]);
 		held[g] = NULL;
 	}
 }
 
 static void teardown(void)
 {
-	subscribers_free(subs);
-	forget_held();
-	tcfg_free(&t);
-	gw_log_close(lg);
+	unload();
 	rm_rf(dir);
 	free(dir);
+}
+
+/* What the agent does at start-up (and gwsyncd --check): the config: map checked against
+ * the declared options, then init(). 0, or -1 with the agent's message in err. */
+static int start(const char *yaml)
+{
+	unload();
+	cfg = gwt_config_parse(yaml, err, sizeof err);
+	ck_assert_msg(cfg != NULL, "%s", err);
+	if (gwt_config_check(cfg, plugin->options, err, sizeof err) < 0)
+		return -1;
+	h = gwt_host_new("cache", plugin->options);
+	ck_assert_ptr_nonnull(h);
+	if (plugin->init(gwt_host(h), gwt_config(cfg), &state) != 0) {
+		snprintf(err, sizeof err, "init() failed: %s", gwt_host_error(h));
+		return -1;
+	}
+	inited = 1;
+	return 0;
 }
 
 static void load(const char *extra)
 {
 	char yaml[8400];
 	snprintf(yaml, sizeof yaml, "path: %s\n%s", envdir, extra);
-	tcfg_add(&t, "cache", "lmdb", yaml);
-	struct gw_err err;
-	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
+	ck_assert_msg(start(yaml) == 0, "%s", err);
 }
 
 /* A restart of the agent: a new plugin instance with nothing delivered. */
 static void reload_plugin(const char *extra)
 {
-	subscribers_free(subs);
-	subs = NULL;
-	forget_held();
-	tcfg_free(&t);
-	tcfg_init(&t);
+	unload();
 	load(extra);
 }
 
 static const char *load_fails(const char *yaml)
 {
-	static struct gw_err err;
-	tcfg_free(&t); /* one subscriber per try */
-	tcfg_init(&t);
-	tcfg_add(&t, "cache", "lmdb", yaml);
-	ck_assert_int_eq(subscribers_load(&t.cfg, lg, &subs, &err), -1);
-	return err.msg;
+	ck_assert_int_eq(start(yaml), -1);
+	return err;
 }
 
-static int deliver(struct group_data *gd, char *why, size_t cap)
+/* A version and its group. */
+struct tv {
+	enum gw_group g;
+	struct gwt_version *v;
+};
+
+/* A version of the admin's JSON from (key, raw JSON) pairs ending with NULL, in that
+ * (admin) order: the kit derives each key from the JSON as the agent does, and it must be
+ * the key given. */
+static struct tv mk(enum gw_group g, const char *md5, int64_t lmt, const char *const *kv)
 {
-	struct diff d;
-	ck_assert_int_eq(diff_build(&d, gd->group, held[gd->group], gd, NULL), 0);
-	int rc = subscriber_apply(&subs->v[0], &d.change, why, cap);
-	diff_free(&d);
+	size_t n = 0, len = 2;
+	while (kv && kv[2 * n])
+		len += strlen(kv[2 * n + 1]) + 1, n++;
+	char *items = malloc(len + 1);
+	size_t at = 0;
+	items[at++] = '[';
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)sprintf(items + at, "%s%s", i ? "," : "", kv[2 * i + 1]);
+	items[at++] = ']';
+	items[at] = '\0';
+	struct tv t = {g, gwt_version_new(g, md5, lmt, items, err, sizeof err)};
+	free(items);
+	ck_assert_msg(t.v != NULL, "%s", err);
+	struct gwt_change *c = gwt_change_between(NULL, t.v, err, sizeof err);
+	ck_assert_uint_eq(gwt_change(c)->n_items, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_str_eq(gwt_change(c)->items[i]->key, kv[2 * i]);
+	gwt_change_free(c);
+	return t;
+}
+
+/* Deliver `t` (consumed) as the dispatcher would: the delta from the version the plugin
+ * last accepted, apply() (the plugin has no tick()). Returns apply's result, the reason in
+ * why. */
+static int deliver(struct tv t, char *why, size_t cap)
+{
+	struct gwt_change *c = gwt_change_between(held[t.g], t.v, err, sizeof err);
+	ck_assert_msg(c != NULL, "%s", err);
+	int rc = gwt_apply(h, plugin, state, gwt_change(c), NULL);
+	gwt_change_free(c);
+	snprintf(why, cap, "%s", gwt_host_error(h));
 	if (rc == 0) {
-		group_data_unref(held[gd->group]);
-		held[gd->group] = gd;
+		gwt_version_free(held[t.g]);
+		held[t.g] = t.v;
 	} else {
-		group_data_unref(gd);
+		gwt_version_free(t.v);
 	}
 	return rc;
 }
 
-static void deliver_ok(struct group_data *gd)
+static void deliver_ok(struct tv t)
 {
 	char why[600] = "";
-	ck_assert_msg(deliver(gd, why, sizeof why) == 0, "apply failed: %s", why);
+	ck_assert_msg(deliver(t, why, sizeof why) == 0, "apply failed: %s", why);
 }
 
 /* ------------------------------------------------------------ the reader's side */
@@ -259,8 +316,8 @@ START_TEST(writes_the_documented_layout_byte_exact)
 	const char *r1 =
 	    "{\"id\":\"r1\",\"name\":\"名前 – café ☕ 😀\",\"handle\":\"{\\\"a\\\":1}\"}";
 	const char *r0 = "{ \"id\" : \"r0\", \"name\":\"\\u00e9\\n\" ,\"x\":[1, 2.50, null] }";
-	deliver_ok(gd_make(GW_GROUP_RULE, "0123abcd", 1700000000123,
-	                   (const char *[]){"r1", r1, "r0", r0, NULL}));
+	deliver_ok(mk(GW_GROUP_RULE, "0123abcd", 1700000000123,
+	              (const char *[]){"r1", r1, "r0", r0, NULL}));
 	assert_value("RULE", "r1", r1);
 	assert_value("RULE", "r0", r0);
 	assert_keys("RULE", "r0,r1");
@@ -273,8 +330,8 @@ START_TEST(writes_the_documented_layout_byte_exact)
 	ck_assert_ptr_null(keys1("SELECTOR"));
 	ck_assert_ptr_null(read1(GW_CACHE_META_DB, "SELECTOR"));
 	/* another group: its own database, the generation moves on */
-	deliver_ok(
-	    gd_make(GW_GROUP_PLUGIN, "p1", 5, (const char *[]){"1", "{\"id\":\"1\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_PLUGIN, "p1", 5,
+	              (const char *[]){"1", "{\"id\":\"1\",\"name\":\"1\"}", NULL}));
 	assert_keys("PLUGIN", "1");
 	ck_assert_int_eq(generation(), 2);
 }
@@ -283,21 +340,21 @@ END_TEST
 START_TEST(each_change_is_one_commit_with_the_exact_delta)
 {
 	load("");
-	deliver_ok(gd_make(GW_GROUP_SELECTOR, "v1", 10,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
-	                                    "{\"id\":\"c\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_SELECTOR, "v1", 10,
+	              (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
+	                               "{\"id\":\"c\"}", NULL}));
 	ck_assert_int_eq(generation(), 1);
 	/* b updated, c removed, d added */
-	deliver_ok(gd_make(GW_GROUP_SELECTOR, "v2", 11,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}",
-	                                    "d", "{\"id\":\"d\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_SELECTOR, "v2", 11,
+	              (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}", "d",
+	                               "{\"id\":\"d\"}", NULL}));
 	ck_assert_int_eq(generation(), 2);
 	assert_keys("SELECTOR", "a,b,d");
 	assert_value("SELECTOR", "b", "{\"id\":\"b\",\"v\":2}");
 	assert_value(GW_CACHE_META_DB, "SELECTOR",
 	             "{\"md5\":\"v2\",\"lastModifyTime\":11,\"count\":3,\"stale\":false}");
 	/* every item removed: an empty database, count 0, still a commit */
-	deliver_ok(gd_make(GW_GROUP_SELECTOR, "v3", 12, NULL));
+	deliver_ok(mk(GW_GROUP_SELECTOR, "v3", 12, NULL));
 	assert_keys("SELECTOR", "");
 	assert_value(GW_CACHE_META_DB, "SELECTOR",
 	             "{\"md5\":\"v3\",\"lastModifyTime\":12,\"count\":0,\"stale\":false}");
@@ -308,15 +365,15 @@ END_TEST
 START_TEST(first_change_after_a_restart_replaces_what_an_older_run_left)
 {
 	load("");
-	deliver_ok(gd_make(
-	    GW_GROUP_RULE, "old", 1,
-	    (const char *[]){"gone", "{\"id\":\"gone\"}", "kept", "{\"id\":\"kept\"}", NULL}));
+	deliver_ok(
+	    mk(GW_GROUP_RULE, "old", 1,
+	       (const char *[]){"gone", "{\"id\":\"gone\"}", "kept", "{\"id\":\"kept\"}", NULL}));
 	ck_assert_int_eq(generation(), 1);
 	/* the agent restarts; meanwhile the admin deleted "gone" and added "new" */
 	reload_plugin("");
-	deliver_ok(gd_make(GW_GROUP_RULE, "new", 2,
-	                   (const char *[]){"kept", "{\"id\":\"kept\",\"v\":2}", "new",
-	                                    "{\"id\":\"new\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_RULE, "new", 2,
+	              (const char *[]){"kept", "{\"id\":\"kept\",\"v\":2}", "new",
+	                               "{\"id\":\"new\"}", NULL}));
 	assert_keys("RULE", "kept,new");
 	assert_value("RULE", "kept", "{\"id\":\"kept\",\"v\":2}");
 	ck_assert_int_eq(generation(), 2); /* the counter survives restarts: readers compare it */
@@ -326,8 +383,8 @@ END_TEST
 START_TEST(a_drifted_database_is_rewritten_whole)
 {
 	load("");
-	deliver_ok(gd_make(GW_GROUP_RULE, "v1", 1,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_RULE, "v1", 1,
+	              (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", NULL}));
 	/* someone else deletes "a" behind the agent's back */
 	MDB_env *env;
 	MDB_txn *txn;
@@ -342,9 +399,9 @@ START_TEST(a_drifted_database_is_rewritten_whole)
 	ck_assert_int_eq(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
 	/* the next delta (c added) would leave 2 items where the version has 3 */
-	deliver_ok(gd_make(GW_GROUP_RULE, "v2", 2,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
-	                                    "{\"id\":\"c\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_RULE, "v2", 2,
+	              (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
+	                               "{\"id\":\"c\"}", NULL}));
 	assert_keys("RULE", "a,b,c");
 	assert_value(GW_CACHE_META_DB, "RULE",
 	             "{\"md5\":\"v2\",\"lastModifyTime\":2,\"count\":3,\"stale\":false}");
@@ -354,15 +411,15 @@ END_TEST
 START_TEST(stale_snapshot_data_is_marked_then_confirmed)
 {
 	load("");
-	struct group_data *gd =
-	    gd_make(GW_GROUP_PLUGIN, "m1", 7, (const char *[]){"1", "{\"id\":\"1\"}", NULL});
-	gd->provisional = 1; /* loaded from the snapshot */
+	struct tv gd = mk(GW_GROUP_PLUGIN, "m1", 7,
+	                  (const char *[]){"1", "{\"id\":\"1\",\"name\":\"1\"}", NULL});
+	gwt_version_set_stale(gd.v, 1); /* loaded from the snapshot */
 	deliver_ok(gd);
 	assert_value(GW_CACHE_META_DB, "PLUGIN",
 	             "{\"md5\":\"m1\",\"lastModifyTime\":7,\"count\":1,\"stale\":true}");
 	/* the admin confirms the same data: an empty delta still clears the flag */
-	deliver_ok(
-	    gd_make(GW_GROUP_PLUGIN, "m1", 7, (const char *[]){"1", "{\"id\":\"1\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_PLUGIN, "m1", 7,
+	              (const char *[]){"1", "{\"id\":\"1\",\"name\":\"1\"}", NULL}));
 	assert_value(GW_CACHE_META_DB, "PLUGIN",
 	             "{\"md5\":\"m1\",\"lastModifyTime\":7,\"count\":1,\"stale\":false}");
 	ck_assert_int_eq(generation(), 2);
@@ -373,9 +430,8 @@ START_TEST(modes_let_the_gateway_group_read_and_no_one_else)
 {
 	umask(077); /* the configured modes win over the umask */
 	load("");
-	deliver_ok(
-	    gd_make(GW_GROUP_APP_AUTH, "m", 1,
-	            (const char *[]){"k", "{\"appKey\":\"k\",\"appSecret\":\"s3cr3t\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_APP_AUTH, "m", 1,
+	              (const char *[]){"k", "{\"appKey\":\"k\",\"appSecret\":\"s3cr3t\"}", NULL}));
 	ck_assert_int_eq(mode_of("data.mdb"), 0640);
 	ck_assert_int_eq(mode_of("lock.mdb"), 0660); /* readers register in it */
 	ck_assert_int_eq(mode_of(""), 0750);
@@ -388,10 +444,8 @@ START_TEST(world_readable_mode_needs_the_operator_to_say_so)
 	snprintf(yaml, sizeof yaml, "path: %s\nmode: \"0644\"\n", envdir);
 	const char *msg = load_fails(yaml);
 	ck_assert_msg(strstr(msg, "allow_world_readable") && strstr(msg, "0644"), "%s", msg);
-	tcfg_free(&t);
-	tcfg_init(&t);
 	load("mode: \"0644\"\nallow_world_readable: true\n");
-	deliver_ok(gd_make(GW_GROUP_PLUGIN, "m", 1, NULL));
+	deliver_ok(mk(GW_GROUP_PLUGIN, "m", 1, NULL));
 	ck_assert_int_eq(mode_of("data.mdb"), 0644);
 	ck_assert_int_eq(mode_of("lock.mdb"), 0666);
 	ck_assert_int_eq(mode_of(""), 0755);
@@ -410,7 +464,7 @@ START_TEST(init_creates_nothing_so_check_changes_nothing)
 END_TEST
 
 /* Items of about 2 KiB each: 200 of them overflow a 64 KiB map several times over. */
-static struct group_data *big_version(int v, int n)
+static struct tv big_version(int v, int n)
 {
 	const char **kv = calloc(2 * (size_t)n + 1, sizeof *kv);
 	char(*keys)[16] = calloc((size_t)n, 16);
@@ -423,7 +477,7 @@ static struct group_data *big_version(int v, int n)
 	}
 	char md5[32];
 	snprintf(md5, sizeof md5, "big%d", v);
-	struct group_data *gd = gd_make(GW_GROUP_RULE, md5, v, kv);
+	struct tv gd = mk(GW_GROUP_RULE, md5, v, kv);
 	free(kv);
 	free(keys);
 	free(vals);
@@ -433,7 +487,8 @@ static struct group_data *big_version(int v, int n)
 START_TEST(a_full_map_grows_and_a_reader_of_the_old_map_follows)
 {
 	load("map_size: 64KiB\n");
-	deliver_ok(gd_make(GW_GROUP_PLUGIN, "p", 1, (const char *[]){"1", "{\"id\":\"1\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_PLUGIN, "p", 1,
+	              (const char *[]){"1", "{\"id\":\"1\",\"name\":\"1\"}", NULL}));
 	/* a reader opened on the small map, as an nginx worker would be */
 	struct reader r;
 	reader_open(&r);
@@ -550,34 +605,34 @@ static void assert_no_log(void)
 START_TEST(the_change_log_names_what_each_commit_put_and_deleted)
 {
 	load("");
-	deliver_ok(gd_make(GW_GROUP_SELECTOR, "v1", 10,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
-	                                    "{\"id\":\"c\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_SELECTOR, "v1", 10,
+	              (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
+	                               "{\"id\":\"c\"}", NULL}));
 	/* the first change after a start writes the group whole */
 	assert_entry(1, "{\"group\":\"SELECTOR\",\"replace\":true}");
 	assert_log(1, 1, 1);
 	/* b updated, c removed, d added */
-	deliver_ok(gd_make(GW_GROUP_SELECTOR, "v2", 11,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}",
-	                                    "d", "{\"id\":\"d\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_SELECTOR, "v2", 11,
+	              (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}", "d",
+	                               "{\"id\":\"d\"}", NULL}));
 	assert_entry(2, "{\"group\":\"SELECTOR\",\"put\":[\"d\",\"b\"],\"del\":[\"c\"]}");
 	/* a delete alone */
 	deliver_ok(
-	    gd_make(GW_GROUP_SELECTOR, "v3", 12,
-	            (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}", NULL}));
+	    mk(GW_GROUP_SELECTOR, "v3", 12,
+	       (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}", NULL}));
 	assert_entry(3, "{\"group\":\"SELECTOR\",\"put\":[],\"del\":[\"d\"]}");
 	/* a new version with the same items: only the meta entry changed */
 	deliver_ok(
-	    gd_make(GW_GROUP_SELECTOR, "v4", 13,
-	            (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}", NULL}));
+	    mk(GW_GROUP_SELECTOR, "v4", 13,
+	       (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\",\"v\":2}", NULL}));
 	assert_entry(4, "{\"group\":\"SELECTOR\",\"put\":[],\"del\":[]}");
 	/* snapshot data confirmed by an admin: stale turns false, nothing else */
-	struct group_data *gd =
-	    gd_make(GW_GROUP_PLUGIN, "m1", 7, (const char *[]){"1", "{\"id\":\"1\"}", NULL});
-	gd->provisional = 1;
+	struct tv gd = mk(GW_GROUP_PLUGIN, "m1", 7,
+	                  (const char *[]){"1", "{\"id\":\"1\",\"name\":\"1\"}", NULL});
+	gwt_version_set_stale(gd.v, 1);
 	deliver_ok(gd);
-	deliver_ok(
-	    gd_make(GW_GROUP_PLUGIN, "m1", 7, (const char *[]){"1", "{\"id\":\"1\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_PLUGIN, "m1", 7,
+	              (const char *[]){"1", "{\"id\":\"1\",\"name\":\"1\"}", NULL}));
 	assert_entry(5, "{\"group\":\"PLUGIN\",\"replace\":true}");
 	assert_entry(6, "{\"group\":\"PLUGIN\",\"put\":[],\"del\":[]}");
 	assert_log(1, 1, 6);
@@ -588,38 +643,38 @@ END_TEST
 START_TEST(a_restart_or_a_repair_logs_the_group_as_replaced)
 {
 	load("");
-	deliver_ok(gd_make(GW_GROUP_RULE, "v1", 1,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", NULL}));
-	deliver_ok(gd_make(GW_GROUP_RULE, "v2", 2,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
-	                                    "{\"id\":\"c\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_RULE, "v1", 1,
+	              (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_RULE, "v2", 2,
+	              (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
+	                               "{\"id\":\"c\"}", NULL}));
 	assert_entry(2, "{\"group\":\"RULE\",\"put\":[\"c\"],\"del\":[]}");
 	/* a restart: the first change writes the group whole, and the log goes on */
 	reload_plugin("");
-	deliver_ok(gd_make(GW_GROUP_RULE, "v3", 3,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
-	                                    "{\"id\":\"c\"}", "d", "{\"id\":\"d\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_RULE, "v3", 3,
+	              (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
+	                               "{\"id\":\"c\"}", "d", "{\"id\":\"d\"}", NULL}));
 	assert_entry(3, "{\"group\":\"RULE\",\"replace\":true}");
 	assert_log(1, 1, 3);
 	/* the database drifts behind the agent's back; the next delta finds the count wrong
 	 * and rewrites the group whole: the log must not claim a delta then */
 	hand_edit("RULE", "a", NULL);
-	deliver_ok(gd_make(GW_GROUP_RULE, "v4", 4,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c",
-	                                    "{\"id\":\"c\"}", "d", "{\"id\":\"d\"}", "e",
-	                                    "{\"id\":\"e\"}", NULL}));
+	deliver_ok(
+	    mk(GW_GROUP_RULE, "v4", 4,
+	       (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", "c", "{\"id\":\"c\"}",
+	                        "d", "{\"id\":\"d\"}", "e", "{\"id\":\"e\"}", NULL}));
 	assert_keys("RULE", "a,b,c,d,e");
 	assert_entry(4, "{\"group\":\"RULE\",\"replace\":true}");
 	assert_log(1, 1, 4);
 }
 END_TEST
 
-static struct group_data *plugin_rev(int rev)
+static struct tv plugin_rev(int rev)
 {
 	char md5[16], json[64];
 	snprintf(md5, sizeof md5, "p%d", rev);
 	snprintf(json, sizeof json, "{\"name\":\"p\",\"rev\":%d}", rev);
-	return gd_make(GW_GROUP_PLUGIN, md5, rev, (const char *[]){"p", json, NULL});
+	return mk(GW_GROUP_PLUGIN, md5, rev, (const char *[]){"p", json, NULL});
 }
 
 START_TEST(the_log_keeps_exactly_the_last_change_log_generations)
@@ -703,15 +758,31 @@ START_TEST(a_log_that_does_not_reach_the_previous_commit_starts_again)
 }
 END_TEST
 
+/* {"id":KEY} with KEY as a JSON string (jansson's escapes); free() it. */
+static char *item_id(const char *key)
+{
+	json_t *s = json_string(key);
+	ck_assert_ptr_nonnull(s);
+	char *text = json_dumps(s, JSON_ENCODE_ANY);
+	json_decref(s);
+	char *item = malloc(strlen(text) + 16);
+	sprintf(item, "{\"id\":%s}", text);
+	free(text);
+	return item;
+}
+
 START_TEST(keys_in_the_log_are_json_strings)
 {
 	load("");
-	deliver_ok(gd_make(GW_GROUP_RULE, "v1", 1, (const char *[]){"a", "{\"id\":1}", NULL}));
+	deliver_ok(mk(GW_GROUP_RULE, "v1", 1, (const char *[]){"a", "{\"id\":\"a\"}", NULL}));
 	const char *keys[] = {"back\\slash", "ctl\t\n\x01\x1f", "del\x7f", "q\"uote", "utf8 é☕😀"};
-	deliver_ok(gd_make(GW_GROUP_RULE, "v2", 2,
-	                   (const char *[]){"a", "{\"id\":1}", keys[0], "{\"id\":2}", keys[1],
-	                                    "{\"id\":3}", keys[2], "{\"id\":4}", keys[3],
-	                                    "{\"id\":5}", keys[4], "{\"id\":6}", NULL}));
+	char *items[5];
+	for (int i = 0; i < 5; i++)
+		items[i] = item_id(keys[i]);
+	deliver_ok(
+	    mk(GW_GROUP_RULE, "v2", 2,
+	       (const char *[]){"a", "{\"id\":\"a\"}", keys[0], items[0], keys[1], items[1],
+	                        keys[2], items[2], keys[3], items[3], keys[4], items[4], NULL}));
 	assert_entry(2, "{\"group\":\"RULE\",\"put\":[\"back\\\\slash\","
 	                "\"ctl\\u0009\\u000a\\u0001\\u001f\",\"del\x7f\",\"q\\\"uote\","
 	                "\"utf8 é☕😀\"],\"del\":[]}");
@@ -733,11 +804,12 @@ START_TEST(keys_in_the_log_are_json_strings)
 	json_decref(e);
 	free(entry);
 	/* and deleted the same way */
-	deliver_ok(gd_make(GW_GROUP_RULE, "v3", 3,
-	                   (const char *[]){"a", "{\"id\":1}", keys[0], "{\"id\":2}", keys[1],
-	                                    "{\"id\":3}", keys[2], "{\"id\":4}", keys[4],
-	                                    "{\"id\":6}", NULL}));
+	deliver_ok(mk(GW_GROUP_RULE, "v3", 3,
+	              (const char *[]){"a", "{\"id\":\"a\"}", keys[0], items[0], keys[1], items[1],
+	                               keys[2], items[2], keys[4], items[4], NULL}));
 	assert_entry(3, "{\"group\":\"RULE\",\"put\":[],\"del\":[\"q\\\"uote\"]}");
+	for (int i = 0; i < 5; i++)
+		free(items[i]);
 }
 END_TEST
 
@@ -760,21 +832,21 @@ START_TEST(a_key_longer_than_lmdb_holds_is_stored_under_its_digest_and_its_group
 	snprintf(j1, sizeof j1, "{\"id\":\"%s\",\"v\":1}", sel);
 	snprintf(j2, sizeof j2, "{\"id\":\"%s\",\"v\":2}", sel);
 	char why[600] = "";
-	int rc = deliver(gd_make(GW_GROUP_SELECTOR, "v1", 1,
-	                         (const char *[]){"a", "{\"id\":\"a\"}", sel, j1, NULL}),
-	                 why, sizeof why);
+	int rc = deliver(
+	    mk(GW_GROUP_SELECTOR, "v1", 1, (const char *[]){"a", "{\"id\":\"a\"}", sel, j1, NULL}),
+	    why, sizeof why);
 	ck_assert_msg(rc == 0, "a 600-character selector id blocks its group: %s", why);
 	assert_keys("SELECTOR", DIGEST_600_S ",a");
 	assert_value("SELECTOR", DIGEST_600_S, j1);
 	/* later changes of the group flow: the long one updated, another added... */
 	deliver_ok(
-	    gd_make(GW_GROUP_SELECTOR, "v2", 2,
-	            (const char *[]){"a", "{\"id\":\"a\"}", sel, j2, "b", "{\"id\":\"b\"}", NULL}));
+	    mk(GW_GROUP_SELECTOR, "v2", 2,
+	       (const char *[]){"a", "{\"id\":\"a\"}", sel, j2, "b", "{\"id\":\"b\"}", NULL}));
 	assert_value("SELECTOR", DIGEST_600_S, j2);
 	assert_entry(2, "{\"group\":\"SELECTOR\",\"put\":[\"b\",\"" DIGEST_600_S "\"],\"del\":[]}");
 	/* ...and deleted */
-	deliver_ok(gd_make(GW_GROUP_SELECTOR, "v3", 3,
-	                   (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", NULL}));
+	deliver_ok(mk(GW_GROUP_SELECTOR, "v3", 3,
+	              (const char *[]){"a", "{\"id\":\"a\"}", "b", "{\"id\":\"b\"}", NULL}));
 	assert_keys("SELECTOR", "a,b");
 	assert_entry(3, "{\"group\":\"SELECTOR\",\"put\":[],\"del\":[\"" DIGEST_600_S "\"]}");
 
@@ -783,14 +855,15 @@ START_TEST(a_key_longer_than_lmdb_holds_is_stored_under_its_digest_and_its_group
 	snprintf(ak, sizeof ak, "sel-1::%0600d", 0);
 	memset(ak + 7, 'k', 600);
 	snprintf(aj, sizeof aj, "{\"selectorId\":\"sel-1\",\"proxyApiKey\":\"%s\"}", ak + 7);
-	rc = deliver(gd_make(GW_GROUP_AI_PROXY_API_KEY, "k1", 1, (const char *[]){ak, aj, NULL}),
-	             why, sizeof why);
+	rc = deliver(mk(GW_GROUP_AI_PROXY_API_KEY, "k1", 1, (const char *[]){ak, aj, NULL}), why,
+	             sizeof why);
 	ck_assert_msg(rc == 0, "a long proxyApiKey blocks AI_PROXY_API_KEY: %s", why);
 	assert_keys("AI_PROXY_API_KEY", DIGEST_AI);
 	assert_value("AI_PROXY_API_KEY", DIGEST_AI, aj);
 	deliver_ok(
-	    gd_make(GW_GROUP_AI_PROXY_API_KEY, "k2", 2,
-	            (const char *[]){ak, aj, "sel-1::short", "{\"proxyApiKey\":\"short\"}", NULL}));
+	    mk(GW_GROUP_AI_PROXY_API_KEY, "k2", 2,
+	       (const char *[]){ak, aj, "sel-1::short",
+	                        "{\"selectorId\":\"sel-1\",\"proxyApiKey\":\"short\"}", NULL}));
 	assert_keys("AI_PROXY_API_KEY", DIGEST_AI ",sel-1::short");
 
 	/* the boundary: 511 bytes stay as they are, 512 are derived, and so is a short key
@@ -800,15 +873,18 @@ START_TEST(a_key_longer_than_lmdb_holds_is_stored_under_its_digest_and_its_group
 	k511[511] = '\0';
 	memset(k512, 'x', 512);
 	k512[512] = '\0';
-	deliver_ok(gd_make(GW_GROUP_META_DATA, "m", 1,
-	                   (const char *[]){k511, "{\"id\":511}", k512, "{\"id\":512}",
-	                                    "#sha256:short", "{\"id\":\"p\"}", NULL}));
+	char *j511 = item_id(k511), *j512 = item_id(k512), *jshort = item_id("#sha256:short");
+	deliver_ok(mk(GW_GROUP_META_DATA, "m", 1,
+	              (const char *[]){k511, j511, k512, j512, "#sha256:short", jshort, NULL}));
 	char want[1200];
 	snprintf(want, sizeof want, "%s,%s,%s", DIGEST_SHORT, DIGEST_512_X, k511);
 	assert_keys("META_DATA", want);
-	assert_value("META_DATA", k511, "{\"id\":511}");
-	assert_value("META_DATA", DIGEST_512_X, "{\"id\":512}");
-	assert_value("META_DATA", DIGEST_SHORT, "{\"id\":\"p\"}");
+	assert_value("META_DATA", k511, j511);
+	assert_value("META_DATA", DIGEST_512_X, j512);
+	assert_value("META_DATA", DIGEST_SHORT, jshort);
+	free(j511);
+	free(j512);
+	free(jshort);
 }
 END_TEST
 
@@ -852,22 +928,42 @@ static void rnd_init(struct rnd *r, uint64_t seed)
 		r->fresh[g] = 1;
 }
 
-static struct group_data *rnd_version(struct rnd *r, int g)
+/* Key k of the pool as an item of group g is keyed: itself, or for AI_PROXY_API_KEY (keyed
+ * selectorId::proxyApiKey) "s::" and itself, the proxyApiKey of selector "s". */
+static const char *rnd_key(const struct rnd *r, int g, int k, char *buf, size_t cap)
+{
+	if (rnd_ids[g] != GW_GROUP_AI_PROXY_API_KEY)
+		return r->keys[k];
+	snprintf(buf, cap, "s::%s", r->keys[k]);
+	return buf;
+}
+
+static struct tv rnd_version(struct rnd *r, int g)
 {
 	const char *kv[2 * RND_POOL + 1];
-	char vals[RND_POOL][48], md5[32];
+	char vals[RND_POOL][1500], keys[RND_POOL][720], md5[32];
 	int n = 0;
 	for (int k = 0; k < RND_POOL; k++) {
 		if (!r->rev[g][k])
 			continue;
-		snprintf(vals[n], sizeof vals[n], "{\"k\":%d,\"rev\":%d}", k, r->rev[g][k]);
-		kv[2 * n] = r->keys[k];
+		json_t *key = json_string(r->keys[k]);
+		char *text = json_dumps(key, JSON_ENCODE_ANY);
+		json_decref(key);
+		if (rnd_ids[g] == GW_GROUP_AI_PROXY_API_KEY)
+			snprintf(vals[n], sizeof vals[n],
+			         "{\"selectorId\":\"s\",\"proxyApiKey\":%s,\"k\":%d,\"rev\":%d}",
+			         text, k, r->rev[g][k]);
+		else
+			snprintf(vals[n], sizeof vals[n], "{\"id\":%s,\"k\":%d,\"rev\":%d}", text,
+			         k, r->rev[g][k]);
+		free(text);
+		kv[2 * n] = rnd_key(r, g, k, keys[n], sizeof keys[n]);
 		kv[2 * n + 1] = vals[n];
 		n++;
 	}
 	kv[2 * n] = NULL;
 	snprintf(md5, sizeof md5, "v%d", ++r->version);
-	return gd_make(rnd_ids[g], md5, r->version, kv);
+	return mk(rnd_ids[g], md5, r->version, kv);
 }
 
 /* 1..3 keys of group g added, updated or removed; returns how many. */
@@ -967,7 +1063,8 @@ START_TEST(an_incremental_reader_always_holds_what_a_full_read_holds)
 			 */
 			int k = (int)rnd_next(&r, 5);
 			if (r.rev[g][k]) {
-				hand_edit(rnd_names[g], r.keys[k], NULL);
+				char key[720];
+				hand_edit(rnd_names[g], rnd_key(&r, g, k, key, sizeof key), NULL);
 				drift = 1;
 			}
 		}
@@ -1098,9 +1195,38 @@ START_TEST(a_full_disk_is_reported_as_no_space_left_and_the_retry_succeeds)
 	ck_assert_int_eq(unlink(filler), 0);
 	deliver_ok(big_version(2, 200));
 	ck_assert_int_eq(generation(), gen + 1);
-	subscribers_free(subs);
-	subs = NULL;
+	unload(); /* the environment closed before its filesystem goes */
 	ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
+}
+END_TEST
+
+/* A group newer than the plugin's header (a newer agent's) is cached like any other, in a
+ * database of its name, one commit and one change-log entry per change. */
+START_TEST(a_group_it_does_not_know_gets_a_database_of_its_name)
+{
+	load("");
+	int g = gwt_host_add_group(h, "FUTURE_GROUP");
+	struct gwt_version *v1 = gwt_version_new_unknown(
+	    g, "FUTURE_GROUP", "f1", 1, "[{\"id\":\"x\"},{\"id\":\"y\"}]", err, sizeof err);
+	struct gwt_version *v2 = gwt_version_new_unknown(
+	    g, "FUTURE_GROUP", "f2", 2, "[{\"id\":\"x\",\"v\":2}]", err, sizeof err);
+	ck_assert_msg(v1 && v2, "%s", err);
+	struct gwt_change *c = gwt_change_between(NULL, v1, err, sizeof err);
+	ck_assert_int_eq(gwt_apply(h, plugin, state, gwt_change(c), NULL), 0);
+	gwt_change_free(c);
+	assert_keys("FUTURE_GROUP", "x,y");
+	assert_entry(1, "{\"group\":\"FUTURE_GROUP\",\"replace\":true}");
+	c = gwt_change_between(v1, v2, err, sizeof err);
+	ck_assert_int_eq(gwt_apply(h, plugin, state, gwt_change(c), NULL), 0);
+	gwt_change_free(c);
+	assert_keys("FUTURE_GROUP", "x");
+	assert_value("FUTURE_GROUP", "x", "{\"id\":\"x\",\"v\":2}");
+	assert_value(GW_CACHE_META_DB, "FUTURE_GROUP",
+	             "{\"md5\":\"f2\",\"lastModifyTime\":2,\"count\":1,\"stale\":false}");
+	assert_entry(2, "{\"group\":\"FUTURE_GROUP\",\"put\":[\"x\"],\"del\":[\"y\"]}");
+	ck_assert_int_eq(generation(), 2);
+	gwt_version_free(v1);
+	gwt_version_free(v2);
 }
 END_TEST
 
@@ -1131,11 +1257,28 @@ START_TEST(bad_options_stop_start_up)
 	ck_assert(strstr(load_fails(yaml), "not a directory"));
 	snprintf(yaml, sizeof yaml, "path: %s/below\n", file);
 	ck_assert(strstr(load_fails(yaml), "not a directory"));
+	/* path is required and has no default: an empty one is not told to fall back on one */
+	ck_assert_msg(strstr(load_fails("path: \"\"\n"),
+	                     "config.path: must not be empty (the key is "
+	                     "required and has no default: name a path)"),
+	              "%s", err);
 }
 END_TEST
 
 int main(void)
 {
+	/* the plugin as it ships: the .so built in this tree, opened as the agent opens it */
+	char *path = build_path("plugins/lmdb/.libs/lmdb.so");
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		fprintf(stderr, "%s: %s\n", path, dlerror());
+		return EXIT_FAILURE;
+	}
+	free(path);
+	const struct gw_subscriber *(*entry)(void);
+	void *sym = dlsym(dl, GWSYNC_SUBSCRIBER_SYMBOL);
+	memcpy(&entry, &sym, sizeof entry);
+	plugin = entry();
 	Suite *s = suite_create("lmdb plugin");
 	TCase *tc = tcase_create("lmdb");
 	tcase_set_timeout(tc, 120);
@@ -1161,11 +1304,13 @@ int main(void)
 	               a_key_longer_than_lmdb_holds_is_stored_under_its_digest_and_its_group_flows);
 	tcase_add_test(tc, an_incremental_reader_always_holds_what_a_full_read_holds);
 	tcase_add_test(tc, a_full_disk_is_reported_as_no_space_left_and_the_retry_succeeds);
+	tcase_add_test(tc, a_group_it_does_not_know_gets_a_database_of_its_name);
 	tcase_add_test(tc, bad_options_stop_start_up);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	dlclose(dl);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

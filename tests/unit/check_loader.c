@@ -122,11 +122,14 @@ START_TEST(missing_file_refused)
 	tcfg_init(&t);
 	tcfg_add(&t, "ghost", "no-such-plugin", "");
 	const char *msg = refused(&t);
-	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'ghost'"));
-	ck_assert_ptr_nonnull(strstr(msg, "test.yaml line 10"));
+	/* positioned like every configuration error: FILE:LINE:COL: key: why (issue 21) */
+	ck_assert_msg(
+	    strncmp(msg, "test.yaml:10:0: subscribers[0].library: subscriber 'ghost': ", 60) == 0,
+	    "%s", msg);
 	ck_assert_ptr_nonnull(strstr(msg, "no-such-plugin.so"));
 	ck_assert_ptr_nonnull(strstr(msg, "not found"));
-	ck_assert_ptr_nonnull(strstr(msg, PKGLIBDIR)); /* says where it looked */
+	ck_assert_ptr_nonnull(strstr(msg, PKGLIBDIR));   /* says where it looked */
+	ck_assert_ptr_null(strstr(msg, "did you mean")); /* nothing is close */
 	tcfg_free(&t);
 
 	tcfg_init(&t);
@@ -209,9 +212,33 @@ START_TEST(bad_option_refused_with_position)
 	snprintf(yaml, sizeof yaml, "out: %s\ndelay: soon\n", out);
 	tcfg_add(&t, "typo", "recorder", yaml);
 	const char *msg = refused(&t);
-	ck_assert_ptr_nonnull(strstr(msg, "subscriber 'typo'"));
-	ck_assert_msg(strstr(msg, "test.yaml:2:") && strstr(msg, "config.delay"),
+	ck_assert_msg(strncmp(msg, "test.yaml:2:", 12) == 0 &&
+	                  strstr(msg, ": subscribers[0].config.delay: "),
 	              "the reason names the key and its position: %s", msg);
+	tcfg_free(&t);
+}
+END_TEST
+
+/* A misspelt bare name: every directory searched is named, in order, and the closest
+ * plugin found in them is suggested (issue 21: `library: fille` said neither). */
+START_TEST(misspelt_library_names_every_directory_and_the_closest_plugin)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	tcfg_add(&t, "typo", "recordr", "");
+	const char *msg = refused(&t);
+	ck_assert_msg(strstr(msg, "(did you mean 'recorder'?)"), "%s", msg);
+	const char *env = getenv(GW_PLUGIN_PATH_ENV);
+	ck_assert_ptr_nonnull(env);
+	char *dirs = strdup(env), *save = NULL;
+	const char *last = msg;
+	for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		const char *at = strstr(last, d);
+		ck_assert_msg(at != NULL, "%s not named (in order) in: %s", d, msg);
+		last = at;
+	}
+	free(dirs);
+	ck_assert_msg(strstr(last, PKGLIBDIR), "PKGLIBDIR after GWSYNC_PLUGIN_PATH: %s", msg);
 	tcfg_free(&t);
 }
 END_TEST
@@ -468,6 +495,94 @@ START_TEST(abi1_plugin_loads_and_applies)
 }
 END_TEST
 
+/* The host tells a plugin which groups the agent syncs (issue 21, item 8): the groups of the
+ * configuration, in its order; an ABI-1 plugin beside it still loads. */
+START_TEST(the_host_says_which_groups_the_configuration_syncs)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	enum gw_group groups[] = {GW_GROUP_SELECTOR, GW_GROUP_DISCOVER_UPSTREAM, GW_GROUP_RULE};
+	memcpy(t.cfg.groups, groups, sizeof groups);
+	t.cfg.n_groups = 3;
+	char yaml[4200];
+	snprintf(yaml, sizeof yaml, "out: %s/ups\nwrites: %s/writes\n", dir, dir);
+	tcfg_add(&t, "ups", "upstreams", yaml);
+	snprintf(yaml, sizeof yaml, "out: %s\n", out);
+	tcfg_add(&t, "old", "recorder1", yaml);
+	struct subscribers *subs = NULL;
+	struct gw_err err;
+	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
+	const struct gw_host *h = &subs->v[0].host;
+	ck_assert(GW_HAS(h, group_configured) && GW_HAS(h, configured_groups));
+	ck_assert_int_eq(h->group_configured(h, GW_GROUP_DISCOVER_UPSTREAM), 1);
+	ck_assert_int_eq(h->group_configured(h, GW_GROUP_RULE), 1);
+	ck_assert_int_eq(h->group_configured(h, GW_GROUP_PLUGIN), 0);
+	ck_assert_int_eq(h->group_configured(h, (enum gw_group)GW_GROUP_COUNT), 0);
+	enum gw_group got[GW_GROUP_COUNT];
+	ck_assert_uint_eq(h->configured_groups(h, got, GW_GROUP_COUNT), 3);
+	ck_assert_int_eq(got[0], GW_GROUP_SELECTOR);
+	ck_assert_int_eq(got[1], GW_GROUP_DISCOVER_UPSTREAM);
+	ck_assert_int_eq(got[2], GW_GROUP_RULE);
+	ck_assert_int_eq(subs->v[1].abi, 1);
+	ck_assert(has_line(out, "init old"));
+	subscribers_free(subs);
+	tcfg_free(&t);
+}
+END_TEST
+
+/* A plugin's long message is cut in the agent's log and says so (issue 21, item 11), after
+ * its secrets are masked (a cut through a secret must not leave its first half); a message
+ * whose escaped form outgrows the line is marked the same way. */
+START_TEST(a_long_plugin_message_is_cut_and_marked_in_the_agent_log)
+{
+	for (int json = 0; json < 2; json++) {
+		char logpath[4200];
+		snprintf(logpath, sizeof logpath, "%s/agent-%d.log", dir, json);
+		struct gw_log *flog = NULL;
+		struct gw_err err;
+		ck_assert_int_eq(gw_log_open(&flog, GW_LOG_DEBUG, json ? GW_LOG_JSON : GW_LOG_TEXT,
+		                             logpath, &err),
+		                 0);
+		gw_log_secret(flog, "S3CR3T-T0KEN-VALUE");
+		struct tcfg t;
+		tcfg_init(&t);
+		tcfg_add(&t, "errs", "errplug", "");
+		struct subscribers *subs = NULL;
+		ck_assert_msg(subscribers_load(&t.cfg, flog, &subs, &err) == 0, "%s", err.msg);
+		const struct gw_host *h = &subs->v[0].host;
+		char *text = malloc(6001);
+		memset(text, 'a', 6000);
+		text[6000] = '\0';
+		memcpy(text + 4070, "S3CR3T-T0KEN-VALUE", 18); /* across the cut at 4079 */
+		h->log(h, GW_LOG_INFO, "%s", text);
+		memset(text, '\x01', 3000); /* 4 bytes each once escaped: past the 8 KiB line */
+		text[3000] = '\0';
+		h->log(h, GW_LOG_INFO, "%s", text);
+		h->log(h, GW_LOG_INFO, "short and whole");
+		free(text);
+		subscribers_free(subs);
+		gw_log_close(flog);
+		tcfg_free(&t);
+		char *all = slurp(logpath, NULL), *line[3] = {0}, *save = NULL;
+		ck_assert_ptr_nonnull(all);
+		int n = 0;
+		for (char *l = strtok_r(all, "\n", &save); l && n < 3;
+		     l = strtok_r(NULL, "\n", &save))
+			if (strstr(l, json ? "\"component\":\"errs\"" : " errs: "))
+				line[n++] = l;
+		char *line1 = line[0], *line2 = line[1], *line3 = line[2];
+		ck_assert_ptr_nonnull(line3);
+		/* the masked secret runs up to the cut */
+		ck_assert_msg(strstr(line1, "a********* ... [truncated]"), "%.80s", line1);
+		ck_assert_msg(!strstr(line1, "S3CR"), "half a secret in the log");
+		ck_assert_msg(strstr(line2, " ... [truncated]"), "%.80s", line2);
+		ck_assert_msg(strstr(line3, "short and whole") && !strstr(line3, "truncated"), "%s",
+		              line3);
+		free(all);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("loader");
@@ -477,6 +592,7 @@ int main(void)
 	tcase_add_test(tc, loads_a_path);
 	tcase_add_test(tc, no_subscribers_is_fine);
 	tcase_add_test(tc, missing_file_refused);
+	tcase_add_test(tc, misspelt_library_names_every_directory_and_the_closest_plugin);
 	tcase_add_test(tc, missing_symbol_refused);
 	tcase_add_test(tc, abi_mismatch_refused);
 	tcase_add_test(tc, missing_apply_refused);
@@ -488,6 +604,8 @@ int main(void)
 	tcase_add_test(tc, host_error_rules_and_no_init_state);
 	tcase_add_test(tc, declared_options_checked_like_agent_keys);
 	tcase_add_test(tc, abi1_plugin_loads_and_applies);
+	tcase_add_test(tc, the_host_says_which_groups_the_configuration_syncs);
+	tcase_add_test(tc, a_long_plugin_message_is_cut_and_marked_in_the_agent_log);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

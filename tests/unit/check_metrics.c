@@ -487,6 +487,22 @@ START_TEST(subscribers_paused_and_health)
 	ck_assert_double_eq(value_of(t, "gwsync_subscriber_groups_behind{subscriber=\"sub0\"}"), 1);
 	ck_assert_double_eq(
 	    value_of(t, "gwsync_subscriber_consecutive_failures{subscriber=\"sub1\"}"), 3);
+	/* per subscriber and group: which group a subscriber keeps refusing (issue 20, item 5) */
+	ck_assert_double_eq(value_of(t, "gwsync_subscriber_group_apply_failures_total{"
+	                                "subscriber=\"sub1\",group=\"RULE\"}"),
+	                    3);
+	ck_assert_double_eq(value_of(t, "gwsync_subscriber_group_apply_failures_total{"
+	                                "subscriber=\"sub1\",group=\"PLUGIN\"}"),
+	                    0);
+	ck_assert_double_eq(value_of(t, "gwsync_subscriber_group_apply_failures_total{"
+	                                "subscriber=\"sub0\",group=\"RULE\"}"),
+	                    0);
+	ck_assert_double_eq(value_of(t, "gwsync_subscriber_group_consecutive_failures{"
+	                                "subscriber=\"sub1\",group=\"RULE\"}"),
+	                    3);
+	ck_assert_double_eq(value_of(t, "gwsync_subscriber_group_consecutive_failures{"
+	                                "subscriber=\"sub1\",group=\"SELECTOR\"}"),
+	                    0);
 	ck_assert_double_eq(value_of(t, "gwsync_dispatcher_up"), 1);
 	ck_assert_double_eq(value_of(t, "gwsync_dispatcher_busy_seconds"), 1.5);
 	free(t);

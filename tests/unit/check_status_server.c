@@ -1,29 +1,38 @@
 /*
- * The status endpoint over real HTTP (libcurl against the libmicrohttpd server) on top of a
- * real store, dispatcher, recording subscriber and pause switch, without pollers (their
- * servers show as "starting"): routes and methods, /healthz flipping to 200 when data
- * arrives, /status and /metrics content, pause and resume over HTTP and through the
- * `gwsyncd --pause` client, binding exactly the configured address, and the client's
- * errors when no agent answers.
+ * The status endpoint over real HTTP (libcurl and raw sockets against the libwebsockets
+ * server) on top of a real store, dispatcher, recording subscriber and pause switch, without
+ * pollers (their servers show as "starting"): routes and methods, /healthz flipping to 200
+ * when data arrives, /status and /metrics content, pause and resume over HTTP and through
+ * the `gwsyncd --pause` client, binding exactly the configured address, the client's errors
+ * when no agent answers, and the limits of http_limits.h: idle connections from one address
+ * close their own oldest, silent and slow connections are closed after the header timeout,
+ * request heads and bodies are bounded, and running out of descriptors is no busy loop.
  */
 #include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/clock.h"
 #include "deliver/dispatch.h"
+#include "ops/http_limits.h"
 #include "ops/listen_addr.h"
 #include "ops/metrics.h"
 #include "ops/pause.h"
 #include "ops/status_client.h"
+#include "ops/status_routes.h"
 #include "ops/status_server.h"
 #include "store/store.h"
 #include "subtest.h"
@@ -244,6 +253,125 @@ static int wait_status(const char *what, const char *want, int64_t timeout_ms)
 	}
 }
 
+/* ---------------------------------------------------------------- raw connections */
+
+/* A connected socket to the endpoint from source address `from` ("127.0.0.2"). */
+static int connect_from(const char *from)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	struct sockaddr_in sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	ck_assert_int_eq(inet_pton(AF_INET, from, &sa.sin_addr), 1);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	sa.sin_port = htons((uint16_t)atoi(strrchr(listen_addr, ':') + 1));
+	ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr), 1);
+	ck_assert_msg(connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0, "connect: %s",
+	              strerror(errno));
+	return fd;
+}
+
+/* Milliseconds until the server closes fd (EOF or reset), reading and dropping what it
+ * sends; -1 if still open after timeout_ms. Appends what was read to got (if not NULL). */
+static int64_t wait_closed(int fd, int64_t timeout_ms, char *got, size_t cap)
+{
+	int64_t t0 = gw_mono_ms();
+	size_t len = got ? strlen(got) : 0;
+	for (;;) {
+		int64_t left = t0 + timeout_ms - gw_mono_ms();
+		if (left <= 0)
+			return -1;
+		struct pollfd p = {fd, POLLIN, 0};
+		if (poll(&p, 1, (int)left) <= 0)
+			continue;
+		char buf[4096];
+		ssize_t n = recv(fd, buf, sizeof buf, 0);
+		if (n <= 0)
+			return gw_mono_ms() - t0;
+		if (got && len + 1 < cap) {
+			size_t take = (size_t)n < cap - len - 1 ? (size_t)n : cap - len - 1;
+			memcpy(got + len, buf, take);
+			len += take;
+			got[len] = '\0';
+		}
+	}
+}
+
+/* Read until `want` appears in what fd sent (1) or timeout_ms passes (0). */
+static int read_until(int fd, const char *want, int64_t timeout_ms, char *got, size_t cap)
+{
+	int64_t until = gw_mono_ms() + timeout_ms;
+	size_t len = 0;
+	got[0] = '\0';
+	while (!strstr(got, want)) {
+		int64_t left = until - gw_mono_ms();
+		struct pollfd p = {fd, POLLIN, 0};
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return 0;
+		ssize_t n = recv(fd, got + len, cap - len - 1, 0);
+		if (n <= 0)
+			return strstr(got, want) != NULL;
+		len += (size_t)n;
+		got[len] = '\0';
+	}
+	return 1;
+}
+
+static void send_all(int fd, const char *text, size_t len)
+{
+	ck_assert_int_eq(send(fd, text, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+static int find_schedstat(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	ck_assert_ptr_nonnull(d);
+	int fd = -1;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL && fd < 0) {
+		char path[300], comm[32] = "";
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof comm, f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+		if (strcmp(comm, name) == 0) {
+			snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	closedir(d);
+	return fd;
+}
+
+/* The schedstat file of this process's thread named `name` (the server's "status"), open
+ * for cpu_ns(): opened beforehand, since reading it must not need a new descriptor. */
+static int thread_schedstat(const char *name)
+{
+	int fd = -1;
+	/* a thread names itself when it first runs: give it a moment */
+	for (int tries = 0; fd < 0 && tries < 200; tries++) {
+		if (tries)
+			sleep_ms(10);
+		fd = find_schedstat(name);
+	}
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+/* The CPU time in nanoseconds that a schedstat file says. */
+static int64_t cpu_ns(int schedstat)
+{
+	char buf[128];
+	ssize_t n = pread(schedstat, buf, sizeof buf - 1, 0);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	return strtoll(buf, NULL, 10);
+}
+
 /* ---------------------------------------------------------------- tests */
 
 START_TEST(routes_and_methods)
@@ -251,8 +379,10 @@ START_TEST(routes_and_methods)
 	struct resp r;
 	http("GET", "/nope", &r);
 	ck_assert_int_eq(r.status, 404);
-	http("GET", "/", &r);
+	http("GET", "/index.html", &r); /* the status page is at / only (issue 24) */
 	ck_assert_int_eq(r.status, 404);
+	http("POST", "/", &r);
+	ck_assert_int_eq(r.status, 405);
 	http("GET", "/status/", &r);
 	ck_assert_int_eq(r.status, 404);
 	http("DELETE", "/nope", &r);
@@ -480,6 +610,216 @@ START_TEST(client_without_an_agent)
 }
 END_TEST
 
+START_TEST(idle_connections_from_one_address_close_their_own_oldest)
+{
+	/* more idle connections from one address than it may hold, and a few from another */
+	enum { FLOOD = HTTP_MAX_PER_PEER + 60, OTHER = 20 };
+	int flood[FLOOD], other[OTHER];
+	for (int i = 0; i < FLOOD; i++)
+		flood[i] = connect_from("127.0.0.1");
+	for (int i = 0; i < OTHER; i++)
+		other[i] = connect_from("127.0.0.2");
+	/* a probe from the flooding address itself is answered at once */
+	int64_t t0 = gw_mono_ms();
+	struct resp r;
+	http("GET", "/healthz", &r);
+	ck_assert_int_eq(r.status, 503);
+	ck_assert_int_lt(gw_mono_ms() - t0, 1000);
+	/* the oldest of the flood made room; the other address kept every connection */
+	int closed = 0;
+	for (int i = 0; i < FLOOD; i++)
+		if (wait_closed(flood[i], i < FLOOD - HTTP_MAX_PER_PEER ? 3000 : 1, NULL, 0) >= 0)
+			closed++;
+	ck_assert_int_ge(closed, FLOOD - HTTP_MAX_PER_PEER);
+	for (int i = 0; i < FLOOD - HTTP_MAX_PER_PEER; i++) /* in order: the oldest went */
+		ck_assert_int_ge(wait_closed(flood[i], 1, NULL, 0), 0);
+	for (int i = 0; i < OTHER; i++)
+		ck_assert_int_eq(wait_closed(other[i], 1, NULL, 0), -1);
+	for (int i = 0; i < FLOOD; i++)
+		close(flood[i]);
+	for (int i = 0; i < OTHER; i++)
+		close(other[i]);
+	ck_assert_uint_eq(status_server_max_connections(srv), HTTP_MAX_CONNECTIONS);
+}
+END_TEST
+
+START_TEST(silent_and_slow_connections_are_closed_after_the_header_timeout)
+{
+	int silent = connect_from("127.0.0.1"), slow = connect_from("127.0.0.1");
+	int kept = connect_from("127.0.0.1");
+	send_all(slow, "GET /hea", 8);
+	const char *req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+	send_all(kept, req, strlen(req));
+	char got[8192];
+	ck_assert(read_until(kept, "\r\n\r\n", 5000, got, sizeof got));
+	ck_assert_ptr_nonnull(strstr(got, "HTTP/1.1 503 "));
+	int64_t t0 = gw_mono_ms();
+	/* the slow one trickles a byte a second: still closed when its head is not done */
+	int64_t slow_closed = -1;
+	for (int i = 0; i < 12 && slow_closed < 0; i++) {
+		slow_closed = wait_closed(slow, 1000, NULL, 0);
+		if (slow_closed < 0)
+			send(slow, "a", 1, MSG_NOSIGNAL);
+	}
+	int64_t slow_ms = gw_mono_ms() - t0;
+	int64_t silent_ms = wait_closed(silent, 10000, NULL, 0);
+	ck_assert_msg(slow_ms >= (HTTP_HEADER_TIMEOUT_S - 1) * 1000 &&
+	                  slow_ms <= (HTTP_HEADER_TIMEOUT_S + 3) * 1000,
+	              "slow: closed after %lld ms", (long long)slow_ms);
+	ck_assert_msg(silent_ms >= 0 && gw_mono_ms() - t0 <= (HTTP_HEADER_TIMEOUT_S + 3) * 1000,
+	              "silent: %lld", (long long)silent_ms);
+	/* a keep-alive connection outlives the header timeout, then goes idle-closed */
+	int64_t kept_ms = wait_closed(kept, (HTTP_KEEPALIVE_TIMEOUT_S + 8) * 1000, NULL, 0);
+	ck_assert_msg(kept_ms >= 0 && gw_mono_ms() - t0 >= (HTTP_KEEPALIVE_TIMEOUT_S - 2) * 1000,
+	              "keep-alive: %lld", (long long)kept_ms);
+	close(silent);
+	close(slow);
+	close(kept);
+}
+END_TEST
+
+START_TEST(request_heads_and_bodies_are_bounded)
+{
+	char got[16384];
+	/* a head larger than HTTP_MAX_HEADER_BYTES: closed, never answered */
+	int fd = connect_from("127.0.0.1");
+	char big[HTTP_MAX_HEADER_BYTES + 200];
+	int n = snprintf(big, sizeof big, "GET /healthz HTTP/1.1\r\nX-Filler: ");
+	memset(big + n, 'a', sizeof big - (size_t)n - 5);
+	memcpy(big + sizeof big - 5, "\r\n\r\n", 5);
+	send(fd, big, sizeof big - 1, MSG_NOSIGNAL);
+	got[0] = '\0';
+	ck_assert_int_ge(wait_closed(fd, 5000, got, sizeof got), 0);
+	ck_assert_ptr_null(strstr(got, "HTTP/1.1 503"));
+	close(fd);
+	/* a body over HTTP_MAX_BODY_BYTES: 413 at once, not read, connection closed */
+	fd = connect_from("127.0.0.1");
+	const char *huge =
+	    "POST /sync/pause HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n";
+	send_all(fd, huge, strlen(huge));
+	got[0] = '\0';
+	ck_assert_int_ge(wait_closed(fd, 5000, got, sizeof got), 0);
+	ck_assert_ptr_nonnull(strstr(got, "HTTP/1.1 413 "));
+	close(fd);
+	/* a small body is read and dropped: the next request on the connection is answered */
+	fd = connect_from("127.0.0.1");
+	const char *two = "POST /sync/pause HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+	                  "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n";
+	send_all(fd, two, strlen(two));
+	ck_assert(read_until(fd, "HTTP/1.1 404 ", 5000, got, sizeof got));
+	ck_assert_ptr_nonnull(strstr(got, "HTTP/1.1 401 "));
+	ck_assert_int_eq(pause_get(ps), 0);
+	close(fd);
+	/* a chunked body is not taken apart: answered, then the connection is closed */
+	fd = connect_from("127.0.0.1");
+	const char *chunked =
+	    "POST /sync/pause HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+	    "\r\n5\r\nhello\r\n0\r\n\r\n";
+	send_all(fd, chunked, strlen(chunked));
+	got[0] = '\0';
+	ck_assert_int_ge(wait_closed(fd, 5000, got, sizeof got), 0);
+	ck_assert_ptr_nonnull(strstr(got, "HTTP/1.1 401 "));
+	ck_assert_ptr_nonnull(strstr(got, "Connection: close"));
+	close(fd);
+	/* asking for an upgrade (WebSocket, h2c) gets plain HTTP and a close */
+	fd = connect_from("127.0.0.1");
+	const char *up =
+	    "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+	    "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+	send_all(fd, up, strlen(up));
+	got[0] = '\0';
+	ck_assert_int_ge(wait_closed(fd, 5000, got, sizeof got), 0);
+	ck_assert_ptr_nonnull(strstr(got, " 503 "));
+	ck_assert_ptr_null(strstr(got, " 101 "));
+	close(fd);
+	/* CONNECT does not turn the connection into a tunnel */
+	fd = connect_from("127.0.0.1");
+	const char *tunnel = "CONNECT example.com:80 HTTP/1.1\r\nHost: example.com\r\n\r\n";
+	send_all(fd, tunnel, strlen(tunnel));
+	got[0] = '\0';
+	ck_assert_int_ge(wait_closed(fd, 5000, got, sizeof got), 0);
+	ck_assert_ptr_null(strstr(got, " 200 "));
+	close(fd);
+}
+END_TEST
+
+START_TEST(running_out_of_descriptors_is_not_a_busy_loop)
+{
+	enum { CLIENTS = 4 };
+	int c[CLIENTS], stat = thread_schedstat("status");
+	for (int i = 0; i < CLIENTS; i++) {
+		c[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		ck_assert_int_ge(c[i], 0);
+	}
+	/* every descriptor this process may have is taken (connect() needs none) */
+	struct rlimit rl;
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = 512;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	int held[512], n_held = 0;
+	for (int fd; n_held < 512 && (fd = dup(0)) >= 0;)
+		held[n_held++] = fd;
+	ck_assert_int_eq(errno, EMFILE);
+	struct sockaddr_in sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)atoi(strrchr(listen_addr, ':') + 1));
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	const char *req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+	for (int i = 0; i < CLIENTS; i++) {
+		ck_assert_int_eq(connect(c[i], (struct sockaddr *)&sa, sizeof sa), 0);
+		send_all(c[i], req, strlen(req));
+	}
+	/* the server cannot accept them: it waits, it does not spin */
+	int64_t cpu0 = cpu_ns(stat);
+	sleep_ms(1000);
+	int64_t spent = cpu_ns(stat) - cpu0;
+	ck_assert_msg(spent < 50 * 1000000LL, "the status thread used %lld ms of CPU in 1 s",
+	              (long long)(spent / 1000000));
+	char got[4096];
+	ck_assert(!read_until(c[0], "HTTP/1.1", 10, got, sizeof got));
+	/* descriptors free again: every waiting client is answered */
+	for (int i = 0; i < n_held; i++)
+		close(held[i]);
+	for (int i = 0; i < CLIENTS; i++) {
+		ck_assert_msg(read_until(c[i], "\r\n\r\n", 3000, got, sizeof got),
+		              "client %d got no answer", i);
+		ck_assert_ptr_nonnull(strstr(got, "HTTP/1.1 503 "));
+		close(c[i]);
+	}
+	close(stat);
+}
+END_TEST
+
+START_TEST(routes_answer_without_a_socket)
+{
+	struct http_request req;
+	memset(&req, 0, sizeof req);
+	req.method = HTTP_OPTIONS;
+	req.path = "/metrics";
+	req.query = "";
+	req.peer = "127.0.0.1";
+	struct http_response resp;
+	memset(&resp, 0, sizeof resp);
+	status_route(&src, &req, &resp);
+	ck_assert_uint_eq(resp.status, 405);
+	ck_assert_str_eq(resp.headers[0][0], "Allow");
+	ck_assert_str_eq(resp.headers[0][1], "GET, HEAD");
+	http_response_free(&resp);
+	memset(&resp, 0, sizeof resp);
+	req.method = HTTP_GET;
+	req.path = "/healthz";
+	status_route(&src, &req, &resp);
+	ck_assert_uint_eq(resp.status, 503);
+	ck_assert_str_eq(resp.content_type, "text/plain; charset=utf-8");
+	http_response_free(&resp);
+	ck_assert(status_same_secret("abc", "abc"));
+	ck_assert(!status_same_secret("abd", "abc"));
+	ck_assert(!status_same_secret("abcd", "abc"));
+	ck_assert(!status_same_secret("", "abc"));
+}
+END_TEST
+
 START_TEST(listen_addresses)
 {
 	struct listen_addr la;
@@ -527,6 +867,11 @@ int main(void)
 	tcase_add_test(tc, pause_and_resume_over_http);
 	tcase_add_test(tc, binds_only_the_configured_address);
 	tcase_add_test(tc, client_without_an_agent);
+	tcase_add_test(tc, idle_connections_from_one_address_close_their_own_oldest);
+	tcase_add_test(tc, silent_and_slow_connections_are_closed_after_the_header_timeout);
+	tcase_add_test(tc, request_heads_and_bodies_are_bounded);
+	tcase_add_test(tc, running_out_of_descriptors_is_not_a_busy_loop);
+	tcase_add_test(tc, routes_answer_without_a_socket);
 	suite_add_tcase(s, tc);
 	TCase *pure = tcase_create("pure");
 	tcase_add_test(pure, listen_addresses);

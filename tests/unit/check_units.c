@@ -78,6 +78,30 @@ START_TEST(duration_edges)
 }
 END_TEST
 
+/* A fraction is refused by the parser, but its meaning is known so the message can name
+ * the form to write instead (issue 21: "1.5m" was reported as a missing unit). */
+START_TEST(duration_fractions_are_refused_with_their_whole_form)
+{
+	const char *fractions[] = {"1.5m", "0.5s", "1m2.5s", "1.25h", "2.0s", "0.001s"};
+	const int64_t whole[] = {90000, 500, 62500, 4500000, 2000, 1};
+	for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+		int64_t v = -1;
+		dur_bad(fractions[i]);
+		ck_assert_msg(units_duration_fraction_ms(fractions[i], &v) == 0, "%s",
+		              fractions[i]);
+		ck_assert_int_eq(v, whole[i]);
+	}
+	const char *not_fractions[] = {"90s",     "1.5",    "1.m",      ".5s",           "1.5d",
+	                               "0.0005s", "1.5s1m", "1.5s.5ms", "1.1234567891s", ""};
+	for (size_t i = 0; i < sizeof not_fractions / sizeof not_fractions[0]; i++) {
+		int64_t v = -12345;
+		ck_assert_msg(units_duration_fraction_ms(not_fractions[i], &v) == -1, "%s",
+		              not_fractions[i]);
+		ck_assert_int_eq(v, -12345);
+	}
+}
+END_TEST
+
 START_TEST(sizes)
 {
 	int64_t v;
@@ -210,6 +234,7 @@ int main(void)
 	tcase_add_test(tc, duration_units);
 	tcase_add_test(tc, duration_refusals);
 	tcase_add_test(tc, duration_edges);
+	tcase_add_test(tc, duration_fractions_are_refused_with_their_whole_form);
 	tcase_add_test(tc, sizes);
 	tcase_add_test(tc, modes);
 	tcase_add_test(tc, ints_and_bools);

@@ -1,8 +1,9 @@
 /*
  * The WebSocket source's pure parts: the message envelope (agent/source/websocket/
  * message.c) and what each message does to the held groups (apply.c) over a real store
- * and ingest: MYSELF replaces, per-plugin REFRESH replaces one plugin's items, CREATE and
- * UPDATE upsert, DELETE removes, a malformed item changes nothing, the end of a full sync
+ * and ingest: MYSELF replaces, PLUGIN REFRESH replaces, per-plugin REFRESH replaces one
+ * plugin's items, CREATE and UPDATE upsert (a renamed plugin replaces the one with its
+ * id), DELETE removes, a malformed item changes nothing, the end of a full sync
  * removes what the admin no longer has, and an anti-entropy full sync counts repairs.
  */
 #include <check.h>
@@ -257,6 +258,46 @@ START_TEST(full_sync_sweeps_and_repairs)
 }
 END_TEST
 
+#define PLG(id, name) "{\"id\":\"" id "\",\"name\":\"" name "\",\"enabled\":true}"
+
+/* Issue 20 item 11: the admin sends PLUGIN REFRESH only with the namespace's whole plugin
+ * list ("sync all", a configuration import), so it replaces the group; SELECTOR and RULE
+ * REFRESH stay per plugin (the events test above). */
+START_TEST(plugin_refresh_replaces_the_group)
+{
+	struct fix f;
+	fix_init(&f);
+	apply(&f, "{\"groupType\":\"PLUGIN\",\"eventType\":\"MYSELF\",\"data\":[" PLG(
+	              "1", "divide") "," PLG("2", "waf") "," PLG("3", "sign") "]}");
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "divide,waf,sign");
+	apply(&f, "{\"groupType\":\"PLUGIN\",\"eventType\":\"REFRESH\",\"data\":[" PLG(
+	              "1", "divide") "," PLG("3", "sign") "]}");
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "divide,sign");
+	fix_free(&f);
+}
+END_TEST
+
+/* Issue 20 item 10: a plugin renamed in the admin arrives as an UPDATE of its id under the
+ * new name; the old name must not stay behind as a ghost. */
+START_TEST(a_renamed_plugin_replaces_the_one_with_its_id)
+{
+	struct fix f;
+	fix_init(&f);
+	apply(&f, "{\"groupType\":\"PLUGIN\",\"eventType\":\"MYSELF\",\"data\":[" PLG(
+	              "1", "divide") "," PLG("2", "waf") "]}");
+	apply(&f, "{\"groupType\":\"PLUGIN\",\"eventType\":\"UPDATE\",\"data\":[" PLG(
+	              "2", "firewall") "]}");
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "divide,firewall");
+	/* selectors and rules are keyed by id already: an UPDATE with a new name replaces */
+	apply(&f, "{\"groupType\":\"SELECTOR\",\"eventType\":\"UPDATE\",\"data\":[" SEL(
+	              "s1", "divide") "]}");
+	apply(&f, "{\"groupType\":\"SELECTOR\",\"eventType\":\"UPDATE\",\"data\":[{\"id\":\"s1\","
+	          "\"pluginName\":\"divide\",\"name\":\"renamed\"}]}");
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "s1");
+	fix_free(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("websocket");
@@ -264,6 +305,8 @@ int main(void)
 	tcase_add_test(tc, envelopes);
 	tcase_add_test(tc, events);
 	tcase_add_test(tc, full_sync_sweeps_and_repairs);
+	tcase_add_test(tc, plugin_refresh_replaces_the_group);
+	tcase_add_test(tc, a_renamed_plugin_replaces_the_one_with_its_id);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -154,11 +154,12 @@ int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *w
 }
 
 /* One range call; 1 if refused as unauthenticated (the caller may renew the token). */
-static int range_once(struct etcd_client *c, size_t ep, const char *prefix, int64_t revision,
-                      struct etcd_range *out, enum sync_fail *why, struct gw_err *err)
+static int range_once(struct etcd_client *c, size_t ep, const char *prefix, const char *from,
+                      size_t from_len, int64_t revision, int64_t limit, struct etcd_range *out,
+                      enum sync_fail *why, struct gw_err *err)
 {
 	const char *server = c->cfg->kv_servers[ep];
-	char *body = etcd_body_range(prefix, strlen(prefix), revision);
+	char *body = etcd_body_range_page(prefix, strlen(prefix), from, from_len, revision, limit);
 	if (!body) {
 		*why = SYNC_FAIL_CONNECT;
 		return gw_errf(err, "endpoint %s: range of %s: out of memory", server, prefix);
@@ -202,19 +203,20 @@ static int range_once(struct etcd_client *c, size_t ep, const char *prefix, int6
 	return rc;
 }
 
-int etcd_client_range(struct etcd_client *c, size_t ep, const char *prefix, int64_t revision,
-                      struct etcd_range *out, enum sync_fail *why, struct gw_err *err)
+int etcd_client_range(struct etcd_client *c, size_t ep, const char *prefix, const char *from,
+                      size_t from_len, int64_t revision, int64_t limit, struct etcd_range *out,
+                      enum sync_fail *why, struct gw_err *err)
 {
 	memset(out, 0, sizeof *out);
 	*why = SYNC_OK;
 	if (c->cfg->username && !c->auth_header && etcd_client_authenticate(c, ep, why, err) != 0)
 		return -1;
-	int rc = range_once(c, ep, prefix, revision, out, why, err);
+	int rc = range_once(c, ep, prefix, from, from_len, revision, limit, out, why, err);
 	if (rc == 1) { /* the token expired: once more with a new one */
 		LOG_I(c->log, "etcd", "%s; authenticating again", err->msg);
 		if (etcd_client_authenticate(c, ep, why, err) != 0)
 			return -1;
-		rc = range_once(c, ep, prefix, revision, out, why, err);
+		rc = range_once(c, ep, prefix, from, from_len, revision, limit, out, why, err);
 		if (rc == 1)
 			rc = -1;
 	}

@@ -43,11 +43,14 @@ int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *w
                              struct gw_err *err);
 
 /*
- * Every key under prefix at revision (0: the newest), from endpoint ep. 0 with *out
- * filled; -1 with *why and err naming the endpoint and the prefix; -2 if the revision
- * has been compacted away or is not yet known to this member (ask for the newest).
+ * The keys under prefix at revision (0: the newest), from endpoint ep: from `from` on
+ * (NULL: all of them), at most `limit` (0: no limit; out->more says whether keys were left
+ * out). 0 with *out filled; -1 with *why and err naming the endpoint and the prefix; -2 if
+ * the revision has been compacted away or is not yet known to this member (ask for the
+ * newest).
  */
-int etcd_client_range(struct etcd_client *c, size_t ep, const char *prefix, int64_t revision,
-                      struct etcd_range *out, enum sync_fail *why, struct gw_err *err);
+int etcd_client_range(struct etcd_client *c, size_t ep, const char *prefix, const char *from,
+                      size_t from_len, int64_t revision, int64_t limit, struct etcd_range *out,
+                      enum sync_fail *why, struct gw_err *err);
 
 #endif

@@ -38,42 +38,82 @@ static const char *kind_name(enum kv_full_kind kind)
 	return kind == KV_FULL_START ? "start-up" : kind == KV_FULL_RECOVER ? "recovery" : "resync";
 }
 
-/* Read the groups at `at` (0: the newest, then every group at the first one's). 0 or
- * -1. */
+/* Keys per range request: an answer of a thousand typical items is about 1 MB, so a group
+ * of any size is read in answers far under admin.max_response (a group of 100,000 rules
+ * is 68 MB as one answer, over the 64 MiB default); a page still over it (plugins with
+ * large jars) is asked again with a quarter as many keys, down to one. */
+#define RANGE_PAGE 1000
+
+/* Put one range answer's keys into the full read. 0 or -1 (out of memory). */
+static int put_range(struct source *s, const struct etcd_range *r)
+{
+	for (size_t k = 0; k < r->n; k++)
+		if (kv_mirror_full_put(s->mirror, r->kvs[k].key, r->kvs[k].key_len, r->kvs[k].value,
+		                       r->kvs[k].value_len, r->kvs[k].mod_revision) != 0)
+			return -1;
+	return 0;
+}
+
+/* Read the groups at `at` (0: the newest, then every group at the first one's), each in
+ * pages of RANGE_PAGE keys at that one revision. 0 or -1. */
 static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at, size_t *keys,
                        enum sync_fail *why, struct gw_err *err)
 {
 	*keys = 0;
 	for (size_t i = 0; i < s->layout.n_groups; i++) {
-		if (atomic_load(&s->stop)) {
-			*why = SYNC_STOPPED;
-			return gw_errf(err, "stopped");
-		}
 		enum gw_group g = s->layout.groups[i];
 		char prefix[1024];
 		snprintf(prefix, sizeof prefix, "%s/", s->layout.dirs[g]);
-		struct etcd_range r;
-		int rc = etcd_client_range(s->client, ep, prefix, at, &r, why, err);
-		if (rc != 0)
-			return rc;
-		if (r.more) {
-			etcd_range_free(&r);
-			*why = SYNC_FAIL_PARSE;
-			return gw_errf(err, "endpoint %s: range of %s: etcd left keys out (more)",
-			               s->cfg->kv_servers[ep], prefix);
-		}
-		if (at == 0)
-			at = r.revision; /* the other groups at the same revision */
-		for (size_t k = 0; k < r.n; k++) {
-			if (kv_mirror_full_put(s->mirror, r.kvs[k].key, r.kvs[k].key_len,
-			                       r.kvs[k].value, r.kvs[k].value_len) != 0) {
+		char *from = NULL; /* the next page's first key */
+		size_t from_len = 0;
+		int64_t limit = RANGE_PAGE;
+		for (;;) {
+			if (atomic_load(&s->stop)) {
+				free(from);
+				*why = SYNC_STOPPED;
+				return gw_errf(err, "stopped");
+			}
+			struct etcd_range r;
+			int rc = etcd_client_range(s->client, ep, prefix, from, from_len, at, limit,
+			                           &r, why, err);
+			if (rc == -1 && *why == SYNC_FAIL_TOO_LARGE && limit > 1) {
+				limit = limit > 4 ? limit / 4 : 1;
+				continue;
+			}
+			if (rc != 0) {
+				free(from);
+				return rc;
+			}
+			if (at == 0)
+				at = r.revision; /* the other pages and groups at the same revision
+				                  */
+			if (put_range(s, &r) != 0) {
 				etcd_range_free(&r);
+				free(from);
+				*why = SYNC_FAIL_PARSE;
+				return gw_errf(err, "etcd: out of memory");
+			}
+			*keys += r.n;
+			if (!r.more || r.n == 0) {
+				etcd_range_free(&r);
+				break;
+			}
+			/* the next key after the last one: the same bytes and a NUL */
+			const struct etcd_kv *last = &r.kvs[r.n - 1];
+			free(from);
+			from_len = last->key_len + 1;
+			from = malloc(from_len);
+			if (from) {
+				memcpy(from, last->key, last->key_len);
+				from[last->key_len] = '\0';
+			}
+			etcd_range_free(&r);
+			if (!from) {
 				*why = SYNC_FAIL_PARSE;
 				return gw_errf(err, "etcd: out of memory");
 			}
 		}
-		*keys += r.n;
-		etcd_range_free(&r);
+		free(from);
 	}
 	*read_at = at;
 	return 0;
@@ -153,7 +193,7 @@ static void apply_events(struct source *s, const struct etcd_watch_msg *m)
 			kv_mirror_delete(s->mirror, e->kv.key, e->kv.key_len, now);
 		else
 			kv_mirror_put(s->mirror, e->kv.key, e->kv.key_len, e->kv.value,
-			              e->kv.value_len, now);
+			              e->kv.value_len, e->kv.mod_revision, now);
 		if (e->kv.mod_revision > s->rev)
 			s->rev = e->kv.mod_revision;
 	}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/strbuf.h"
 #include "source/curl_tls.h"
@@ -127,6 +128,8 @@ int etcd_watch_open(struct etcd_watch *w, const char *endpoint, const char *auth
 {
 	etcd_watch_close(w);
 	const struct cfg *cfg = w->cfg;
+	if (strncasecmp(endpoint, "https://", 8) == 0 && cfg_tls_check(cfg, err) != 0)
+		return gw_err_prefix(err, "endpoint %s: watch", endpoint);
 	size_t ulen = strlen(endpoint) + sizeof "/v3/watch";
 	w->endpoint = strdup(endpoint);
 	w->url = malloc(ulen);

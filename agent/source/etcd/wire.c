@@ -58,12 +58,25 @@ static char *dump(json_t *o, int bad)
 
 char *etcd_body_range(const char *prefix, size_t len, int64_t revision)
 {
+	return etcd_body_range_page(prefix, len, NULL, 0, revision, 0);
+}
+
+char *etcd_body_range_page(const char *prefix, size_t len, const char *from, size_t from_len,
+                           int64_t revision, int64_t limit)
+{
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
 	int bad = set_prefix(o, prefix, len) != 0;
+	if (!bad && from) {
+		char *k = etcd_b64_encode(from, from_len);
+		bad = !k || json_object_set_new(o, "key", json_string(k)) != 0;
+		free(k);
+	}
 	if (!bad && revision > 0)
 		bad = set_int64(o, "revision", revision) != 0;
+	if (!bad && limit > 0)
+		bad = set_int64(o, "limit", limit) != 0;
 	return dump(o, bad);
 }
 

@@ -21,6 +21,12 @@ size_t etcd_prefix_end(const char *prefix, size_t len, char *out);
  * revision R (0: the newest). NULL on out of memory; caller frees. */
 char *etcd_body_range(const char *prefix, size_t len, int64_t revision);
 
+/* One page of that range: the keys under prefix from `from` on (from NULL: from the
+ * prefix), at most `limit` of them (0: all), {"key":b64(from),"range_end":b64(end),
+ * "revision":"R","limit":"N"}. NULL on out of memory; caller frees. */
+char *etcd_body_range_page(const char *prefix, size_t len, const char *from, size_t from_len,
+                           int64_t revision, int64_t limit);
+
 /* {"create_request":{"key":..,"range_end":..,"start_revision":"R"}}: watch every key under
  * prefix from revision R (0: from now). */
 char *etcd_body_watch(const char *prefix, size_t len, int64_t start_revision);

@@ -350,3 +350,34 @@ int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT]
 	http_reply_recycle(a->http, &rep);
 	return rc;
 }
+
+int admin_listen_now(struct admin *a, unsigned *named_mask, enum sync_fail *why, struct gw_err *err)
+{
+	*named_mask = 0;
+	struct admin_stamp none[GW_GROUP_COUNT];
+	memset(none, 0, sizeof none); /* nothing held: ADMIN_NO_MD5 for every group */
+	char *body =
+	    admin_listener_body(a->cfg->groups, a->cfg->n_groups, none, a->cfg->namespace_id);
+	if (!body) {
+		*why = SYNC_FAIL_PARSE;
+		return gw_errf(err, "server %s: listener: out of memory", a->server);
+	}
+	struct http_request rq = {
+	    .method = "POST",
+	    .path = "/configs/listener",
+	    .body = body,
+	    .body_len = strlen(body),
+	    .content_type = "application/x-www-form-urlencoded",
+	    .held = 1, /* answered at once, but bounded like any listener call */
+	};
+	struct http_reply rep;
+	/* X-Real-PORT 0 and no bootstrapInstanceInfo: a dry run registers no gateway instance */
+	int rc = call(a, &rq, "listener", "X-Real-PORT: 0", NULL, &rep, why, err);
+	free(body);
+	if (rc != 0)
+		return -1;
+	rc = admin_parse_listener(rep.body, rep.len, a->cfg->groups, a->cfg->n_groups, a->server,
+	                          a->log, named_mask, why, err);
+	http_reply_recycle(a->http, &rep);
+	return rc;
+}

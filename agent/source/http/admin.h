@@ -93,4 +93,15 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
 int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT],
                  unsigned *changed_mask, enum sync_fail *why, struct gw_err *err);
 
+/*
+ * The listener call a running agent makes, answered at once (`--once --dry-run`): every
+ * configured group reported as not held (ADMIN_NO_MD5), so an admin that accepts the
+ * request names the groups at once instead of holding it, and one that refuses the group
+ * list ("group param invalid") says so now rather than at the daemon's first poll. Sent with
+ * X-Real-PORT 0 and no instance information: it registers nothing. *named_mask: the
+ * configured groups the admin named.
+ */
+int admin_listen_now(struct admin *a, unsigned *named_mask, enum sync_fail *why,
+                     struct gw_err *err);
+
 #endif

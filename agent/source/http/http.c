@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "core/clock.h"
 #include "core/strbuf.h"
 #include "source/curl_tls.h"
 
@@ -30,9 +32,12 @@
 struct http {
 	CURLM *multi;
 	CURL *easy;
+	const struct cfg *cfg;
+	int tls; /* https://: libcurl opens the TLS files at each new connection */
 	char *server;
 	size_t max_response;
-	int64_t timeout_ms;
+	int64_t timeout_ms;          /* read_timeout: a held request whole, others' silence */
+	int64_t transfer_timeout_ms; /* any other request whole */
 	atomic_int stop;
 	char errbuf[CURL_ERROR_SIZE];
 	char *spare; /* the last reply's buffer, kept for the next (http_reply_recycle) */
@@ -86,8 +91,11 @@ int http_open(struct http **out, const struct cfg *cfg, const char *server, stru
 		return gw_errf(err, "server %s: out of memory", server);
 	atomic_init(&h->stop, 0);
 	h->server = strdup(server);
+	h->cfg = cfg;
+	h->tls = strncasecmp(server, "https://", 8) == 0;
 	h->max_response = cfg->max_response > 0 ? (size_t)cfg->max_response : SIZE_MAX;
 	h->timeout_ms = cfg->read_timeout_ms;
+	h->transfer_timeout_ms = cfg->transfer_timeout_ms;
 	h->multi = curl_multi_init();
 	h->easy = curl_easy_init();
 	if (!h->server || !h->multi || !h->easy) {
@@ -228,11 +236,20 @@ static const char *curl_text(struct http *h, CURLcode rc)
 }
 
 static int classify(struct http *h, const struct http_request *rq, CURLcode rc,
-                    const struct sink *s, enum sync_fail *why, struct gw_err *err)
+                    const struct sink *s, int64_t took_ms, enum sync_fail *why, struct gw_err *err)
 {
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
 		*why = SYNC_FAIL_TIMEOUT;
+		/* which bound it was: the whole transfer's (its timer and ours differ by a few
+		 * ms), or read_timeout's silence (curl: "Operation too slow") */
+		if (!rq->held && took_ms + 100 >= h->transfer_timeout_ms)
+			return fail(h, rq, err,
+			            "not complete after %lld ms, the whole transfer's limit "
+			            "(transfer_timeout): %zu bytes had arrived (a reply trickled "
+			            "in, or too large for this link) (%s)",
+			            (long long)h->transfer_timeout_ms, s->body.len,
+			            curl_text(h, rc));
 		return fail(h, rq, err, "timed out (%s)", curl_text(h, rc));
 	case CURLE_FILESIZE_EXCEEDED:
 		*why = SYNC_FAIL_TOO_LARGE;
@@ -283,6 +300,11 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 		*why = SYNC_STOPPED;
 		return fail(h, rq, err, "stopped");
 	}
+	struct gw_err tls_err;
+	if (h->tls && cfg_tls_check(h->cfg, &tls_err) != 0) {
+		*why = SYNC_FAIL_CONNECT;
+		return fail(h, rq, err, "%s", tls_err.msg);
+	}
 
 	struct strbuf url = {0};
 	strbuf_adds(&url, h->server);
@@ -315,16 +337,21 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	curl_easy_setopt(e, CURLOPT_URL, url.p);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
+	/* Every transfer has a deadline for the whole of it: a reply trickled at a few bytes a
+	 * second is never "silent", so a silence bound alone would let it hold the poller for
+	 * days. The held listener: read_timeout (more than the admin's hold). Anything else:
+	 * transfer_timeout whole, and read_timeout of silence (< 1 byte/s) ends it sooner. */
 	if (rq->held) {
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->timeout_ms);
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 0L);
 	} else {
 		long idle_s = (long)((h->timeout_ms + 999) / 1000);
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 0L);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->transfer_timeout_ms);
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT,
 		                 1L); /* < 1 byte/s for idle_s: timeout */
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, idle_s > 0 ? idle_s : 1L);
 	}
+	int64_t t0 = gw_mono_ms();
 	if (strcmp(rq->method, "POST") == 0) {
 		curl_easy_setopt(e, CURLOPT_POST, 1L);
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
@@ -344,16 +371,19 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	strbuf_reset(&url);
 
 	if (rc != CURLE_OK) {
-		strbuf_reset(&s.body);
+		int ret;
 		if (rc == -1) {
 			*why = SYNC_STOPPED;
-			return fail(h, rq, err, "stopped");
-		}
-		if (rc == -2) {
+			ret = fail(h, rq, err, "stopped");
+		} else if (rc == -2) {
 			*why = SYNC_FAIL_CONNECT;
-			return fail(h, rq, err, "libcurl multi interface failed");
+			ret = fail(h, rq, err, "libcurl multi interface failed");
+		} else {
+			/* before the reset: what arrived, and whether memory ran out, say why */
+			ret = classify(h, rq, (CURLcode)rc, &s, gw_mono_ms() - t0, why, err);
 		}
-		return classify(h, rq, (CURLcode)rc, &s, why, err);
+		strbuf_reset(&s.body);
+		return ret;
 	}
 	size_t len = s.body.len;
 	size_t cap = s.body.cap;

@@ -66,11 +66,20 @@ static void set_state(struct poller *p, enum source_conn_state s)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* What one successful poll brought. */
+struct outcome {
+	int lagging;     /* a version was refused as older than held */
+	int fruitless;   /* the listener named groups changed, yet every version fetched
+	                  * was the one already held */
+	char names[256]; /* the groups the listener named */
+	char md5[65];    /* the first one's held md5, for the message */
+};
+
 /*
  * One poll: listen; if groups changed, fetch exactly those from this server and offer them.
- * 0 on success (*lagging: a version was refused as older than held).
+ * 0 on success (*out says what it brought).
  */
-static int cycle(struct poller *p, int *lagging, enum sync_fail *why, struct gw_err *err)
+static int cycle(struct poller *p, struct outcome *out, enum sync_fail *why, struct gw_err *err)
 {
 	const char *server = admin_server(p->admin);
 	unsigned mask = 0;
@@ -128,7 +137,14 @@ static int cycle(struct poller *p, int *lagging, enum sync_fail *why, struct gw_
 	pthread_mutex_lock(&p->mu);
 	p->status.changes += accepted;
 	pthread_mutex_unlock(&p->mu);
-	*lagging = older;
+	out->lagging = older;
+	out->fruitless = accepted == 0 && !older;
+	snprintf(out->names, sizeof out->names, "%s", names);
+	if (out->fruitless) {
+		struct ingest_stamp now[GW_GROUP_COUNT];
+		ingest_stamps(p->in, now);
+		snprintf(out->md5, sizeof out->md5, "%s", now[changed[0]].md5);
+	}
 	return 0;
 }
 
@@ -164,18 +180,49 @@ static void note_failure(struct poller *p, uint64_t failures, enum sync_fail why
 	pthread_mutex_unlock(&p->mu);
 }
 
+/*
+ * The listener said groups changed, the fetch brought what is held already: once is normal
+ * (an admin wakes its listeners when an update wrote identical data, and another server's
+ * poller may have brought the version first), but an admin that says so at every poll would
+ * have the poller ask as fast as it answers. From the second such poll in a row the poller
+ * waits as after a failed try (the retry schedule: `interval` within a round, then the
+ * backoff), warning once per episode. 1 if stopped while waiting.
+ */
+static int pace_fruitless(struct poller *p, uint64_t fruitless, const struct outcome *o)
+{
+	const char *server = admin_server(p->admin);
+	if (fruitless < 2)
+		return 0;
+	int64_t delay;
+	retry_next(&p->policy, fruitless - 1, &delay);
+	if (fruitless == 2)
+		LOG_W(p->log, "poller",
+		      "server %s: the listener keeps answering that %s changed, but the fetch "
+		      "serves the version already held (%s): polling this server as after a "
+		      "failed try (next poll in %lld ms, then on the admin.retry schedule) until "
+		      "the two agree",
+		      server, o->names, o->md5, (long long)delay);
+	else
+		LOG_D(p->log, "poller",
+		      "server %s: listener said %s changed, fetch brought the held version again "
+		      "(%llu in a row); next poll in %lld ms",
+		      server, o->names, (unsigned long long)fruitless, (long long)delay);
+	return pause_ms(p, delay);
+}
+
 static void *run(void *arg)
 {
 	struct poller *p = arg;
 	const char *server = admin_server(p->admin);
-	uint64_t failures = 0;
+	uint64_t failures = 0, fruitless = 0;
 	int lag_streak = 0;
 	LOG_I(p->log, "poller", "server %s: long polling started", server);
 	while (!stopping(p)) {
 		struct gw_err err = {""};
 		enum sync_fail why = SYNC_OK;
-		int lagging = 0;
-		int rc = cycle(p, &lagging, &why, &err);
+		struct outcome o;
+		memset(&o, 0, sizeof o);
+		int rc = cycle(p, &o, &why, &err);
 		if (why == SYNC_STOPPED || stopping(p))
 			break;
 		if (rc == 0) {
@@ -186,7 +233,18 @@ static void *run(void *arg)
 				      server, (unsigned long long)failures);
 			failures = 0;
 			note_success(p);
-			if (lagging) {
+			if (o.fruitless) {
+				if (pace_fruitless(p, ++fruitless, &o))
+					break;
+				continue;
+			}
+			if (fruitless >= 2)
+				LOG_I(p->log, "poller",
+				      "server %s: its listener and fetch agree again (after %llu "
+				      "polls that changed nothing); polling as usual",
+				      server, (unsigned long long)fruitless);
+			fruitless = 0;
+			if (o.lagging) {
 				/* This admin answers every poll at once with data older than ours:
 				 * give it the retry interval to catch up instead of asking again
 				 * now. */

@@ -6,8 +6,10 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "source/http/admin.h"
 #include "source/http/poller.h"
 #include "source/http/startup.h"
 #include "source/source.h"
@@ -16,6 +18,7 @@ struct source {
 	struct source_args args;
 	pthread_mutex_t mu;
 	struct startup *startup; /* under mu: the running start-up fetch, if any */
+	struct admin *probing;   /* under mu: the server the dry run's probe is asking */
 	int stop;                /* under mu */
 	struct poller **pollers; /* cfg->n_servers slots */
 	atomic_size_t running;   /* pollers[0 .. running) are started */
@@ -56,6 +59,75 @@ static int longpoll_initial_sync(struct source *s, struct gw_err *err)
 	return rc;
 }
 
+/* One server's listener call, answered at once; interruptible by stop(). */
+static int probe_one(struct source *s, size_t i, unsigned *named, enum sync_fail *why,
+                     struct gw_err *err)
+{
+	struct admin *a;
+	*why = SYNC_FAIL_CONNECT;
+	if (admin_open(&a, s->args.cfg, i, s->args.log, err) != 0)
+		return -1;
+	pthread_mutex_lock(&s->mu);
+	s->probing = a;
+	if (s->stop)
+		admin_interrupt(a);
+	pthread_mutex_unlock(&s->mu);
+	int rc = admin_listen_now(a, named, why, err);
+	pthread_mutex_lock(&s->mu);
+	s->probing = NULL;
+	pthread_mutex_unlock(&s->mu);
+	admin_close(a);
+	return rc;
+}
+
+/* The dry run's listener call to every server (source.h: probe). A server that cannot be
+ * reached now is only reported: the daemon would retry it, and the start-up fetch has
+ * already reached one. A server that answers and refuses is what a real run would meet at
+ * its first poll, over and over: that fails the dry run. */
+static int longpoll_probe(struct source *s, FILE *out, struct gw_err *err)
+{
+	const struct cfg *cfg = s->args.cfg;
+	size_t answered = 0, refused = 0;
+	struct gw_err first = {""}, e;
+	for (size_t i = 0; i < cfg->n_servers; i++) {
+		unsigned named = 0;
+		enum sync_fail why;
+		if (probe_one(s, i, &named, &why, &e) == 0) {
+			answered++;
+			size_t n = 0;
+			for (size_t k = 0; k < cfg->n_groups; k++)
+				n += (named >> cfg->groups[k]) & 1u;
+			fprintf(
+			    out,
+			    "listener %s: accepted the %zu configured group(s), answered at once "
+			    "(%zu named)\n",
+			    cfg->servers[i], cfg->n_groups, n);
+			continue;
+		}
+		if (why == SYNC_STOPPED)
+			return gw_errf(err, "the listener call was interrupted");
+		if (why == SYNC_FAIL_CONNECT || why == SYNC_FAIL_TIMEOUT) {
+			fprintf(out, "listener %s: not reachable now (%s): not checked\n",
+			        cfg->servers[i], e.msg);
+			continue;
+		}
+		answered++;
+		fprintf(out, "listener %s: REFUSED [%s]: %s\n", cfg->servers[i],
+		        sync_fail_name(why), e.msg);
+		if (!refused++)
+			first = e;
+	}
+	if (refused)
+		return gw_errf(
+		    err,
+		    "%zu of %zu admin server(s) refused the listener call a running agent "
+		    "makes: %s",
+		    refused, cfg->n_servers, first.msg);
+	if (!answered)
+		return gw_errf(err, "no admin server answered the listener call");
+	return 0;
+}
+
 static int longpoll_start(struct source *s, struct gw_err *err)
 {
 	const struct cfg *cfg = s->args.cfg;
@@ -75,6 +147,8 @@ static void longpoll_stop(struct source *s)
 	s->stop = 1;
 	if (s->startup)
 		startup_stop(s->startup);
+	if (s->probing)
+		admin_interrupt(s->probing);
 	pthread_mutex_unlock(&s->mu);
 	size_t n = atomic_load(&s->running);
 	for (size_t i = 0; i < n; i++)
@@ -107,6 +181,7 @@ const struct source_ops http_source_ops = {
     .section = "admin",
     .open = longpoll_open,
     .initial_sync = longpoll_initial_sync,
+    .probe = longpoll_probe,
     .start = longpoll_start,
     .stop = longpoll_stop,
     .free = longpoll_free,

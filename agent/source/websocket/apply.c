@@ -32,8 +32,48 @@ static const char *plugin_of(const struct gw_item *it)
 static int in_list(const char *s, const char *const *v, size_t n)
 {
 	for (size_t i = 0; s && i < n; i++)
-		if (v[i] && strcmp(v[i], s) == 0)
+		if (strcmp(v[i], s) == 0)
 			return 1;
+	return 0;
+}
+
+/*
+ * How each event type changes a group (docs/operations.md has the same table):
+ *   MYSELF                        the group is replaced by the list
+ *   REFRESH, SELECTOR and RULE    the items of the plugins the list names are replaced
+ *                                 (a per-plugin sync sends one plugin's items)
+ *   REFRESH, DISCOVER_UPSTREAM    upsert (a client registering sends one selector's item)
+ *   REFRESH, every other group    the group is replaced (PLUGIN: "sync all" and a
+ *                                 configuration import send the namespace's whole list)
+ *   CREATE, UPDATE                upsert by key (a plugin under a new name replaces the one
+ *                                 with its id: a rename)
+ *   DELETE                        remove by key
+ */
+static int refresh_replaces(enum gw_group g)
+{
+	return g != GW_GROUP_DISCOVER_UPSTREAM && g != GW_GROUP_SELECTOR && g != GW_GROUP_RULE;
+}
+
+/* The held items of the plugins batch names (a per-plugin REFRESH): their keys into dels
+ * (room for prev's count), *n set. The plugins named are few (one, from the admin's
+ * per-plugin sync), so they are collected first and the held list is read once. -1 on out
+ * of memory. */
+static int plugin_items(const struct group_data *prev, const struct group_data *batch,
+                        const char **dels, size_t *n)
+{
+	const char **plugins = calloc(batch->n_items + 1, sizeof *plugins);
+	size_t np = 0;
+	if (!plugins)
+		return -1;
+	for (size_t i = 0; i < batch->n_items; i++) {
+		const char *name = plugin_of(&batch->items[i]);
+		if (name && !in_list(name, plugins, np))
+			plugins[np++] = name;
+	}
+	for (size_t i = 0; i < prev->n_items; i++)
+		if (in_list(plugin_of(&prev->items[i]), plugins, np))
+			dels[(*n)++] = prev->items[i].key;
+	free(plugins);
 	return 0;
 }
 
@@ -47,30 +87,20 @@ static int build(enum gw_group g, enum ws_event event, const struct group_data *
 {
 	struct patch p = {g, prev, batch, NULL, 0, 0, force, server, gw_wall_ms()};
 	const char **dels = NULL;
-	int replace_all = g != GW_GROUP_PLUGIN && g != GW_GROUP_DISCOVER_UPSTREAM &&
-	                  g != GW_GROUP_SELECTOR && g != GW_GROUP_RULE;
 	switch (event) {
 	case WS_EV_MYSELF:
 		p.replace = 1;
 		break;
 	case WS_EV_REFRESH:
-		if (replace_all) {
+		if (refresh_replaces(g)) {
 			p.replace = 1;
 		} else if ((g == GW_GROUP_SELECTOR || g == GW_GROUP_RULE) && prev) {
 			/* a per-plugin sync: the named plugins' items are replaced */
-			const char **plugins = calloc(batch->n_items + 1, sizeof *plugins);
 			dels = calloc(prev->n_items + 1, sizeof *dels);
-			if (!plugins || !dels) {
-				free(plugins);
+			if (!dels || plugin_items(prev, batch, dels, &p.n_deletes) != 0) {
 				free(dels);
 				return gw_errf(err, "group %s: out of memory", gw_group_name(g));
 			}
-			for (size_t i = 0; i < batch->n_items; i++)
-				plugins[i] = plugin_of(&batch->items[i]);
-			for (size_t i = 0; i < prev->n_items; i++)
-				if (in_list(plugin_of(&prev->items[i]), plugins, batch->n_items))
-					dels[p.n_deletes++] = prev->items[i].key;
-			free(plugins);
 		}
 		break;
 	case WS_EV_CREATE:
@@ -197,8 +227,15 @@ int ws_apply_message(struct ws_apply *a, const struct ws_msg *m, struct gw_err *
 		/* the shadow: the same message applied to what this full sync has shown */
 		struct group_data *next = NULL;
 		a->seen |= 1u << g;
-		if (build(g, m->event, a->shadow[g], batch, a->server, 0, &next, err) == 0 &&
-		    next) {
+		int whole =
+		    m->event == WS_EV_MYSELF || (m->event == WS_EV_REFRESH && refresh_replaces(g));
+		if (whole) {
+			/* the list itself: the shadow is only asked which keys came, so it needs
+			 * no version of its own (no identity to compute for 100,000 items) */
+			group_data_unref(a->shadow[g]);
+			a->shadow[g] = group_data_ref(batch);
+		} else if (build(g, m->event, a->shadow[g], batch, a->server, 0, &next, err) == 0 &&
+		           next) {
 			group_data_unref(a->shadow[g]);
 			a->shadow[g] = next;
 		} else if (!a->shadow[g] && m->event != WS_EV_DELETE) {

@@ -1,8 +1,11 @@
 /*
  * What a WebSocket message does to the held groups (PROTOCOL-PUSH.md §1.3, §1.4): MYSELF
- * replaces a group; REFRESH replaces it too, except SELECTOR and RULE (only the items of the
- * plugins the message names: a per-plugin sync) and PLUGIN and DISCOVER_UPSTREAM (upserts,
- * as the Java gateway does); CREATE and UPDATE upsert by key; DELETE removes by key. Each
+ * replaces a group; REFRESH replaces it too (PLUGIN included: the admin sends PLUGIN
+ * REFRESH only with the namespace's whole plugin list), except SELECTOR and RULE (only the
+ * items of the plugins the message names: a per-plugin sync) and DISCOVER_UPSTREAM (an
+ * upsert: a client registering sends one selector's item); CREATE and UPDATE upsert by key
+ * (a plugin under a new name replaces the held one with its id: a rename leaves no ghost);
+ * DELETE removes by key. Each
  * message that changes a group becomes one new version (model/patch.h) offered to the
  * ingest under the source's apply lock, so two connections never build on the same held
  * version at once.

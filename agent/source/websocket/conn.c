@@ -182,6 +182,11 @@ int conn_start(struct ws_conn **out, struct ws_shared *sh, size_t index, ws_firs
 	info.fd_limit_per_thread = 8;
 	info.connect_timeout_secs = (unsigned)((cfg->connect_timeout_ms + 999) / 1000);
 	info.timeout_secs = info.connect_timeout_secs;
+	/* libwebsockets reads the TLS files now, by path: regular files only */
+	if (c->tls && cfg_tls_check(cfg, err) != 0) {
+		free(c);
+		return gw_err_prefix(err, "server %s", cfg->servers[index]);
+	}
 	if (c->tls) {
 		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 		info.client_ssl_ca_filepath = cfg->tls.ca_file;

@@ -9,10 +9,12 @@
  */
 #include "source/websocket/session.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "core/clock.h"
 
@@ -143,6 +145,26 @@ static void ping_timer(lws_sorted_usec_list_t *sul)
 	c->want_ping = 1;
 	lws_callback_on_writable(c->wsi);
 	lws_sul_schedule(c->ctx, 0, &c->sul_ping, ping_timer, interval);
+}
+
+/*
+ * The connection and the upgrade must be done within admin.connect_timeout, whole.
+ * libwebsockets' own timeout for the server's answer does not end an answer trickled in a
+ * few bytes a second (a 101 line and headers that never finish), which held the
+ * connection's thread for good; this deadline is ours, one timer, cancelled at
+ * ESTABLISHED.
+ */
+static void handshake_timer(lws_sorted_usec_list_t *sul)
+{
+	struct ws_conn *c = lws_container_of(sul, struct ws_conn, sul_handshake);
+	if (c->established || !c->wsi)
+		return;
+	fail(c, SYNC_FAIL_TIMEOUT, LWS_CLOSE_STATUS_NOSTATUS,
+	     "server %s: the WebSocket handshake did not complete within %lld ms "
+	     "(admin.connect_timeout): the connection or the admin's answer to the upgrade "
+	     "never finished",
+	     c->url, (long long)c->cfg->connect_timeout_ms);
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_AWAITING_SERVER_RESPONSE, LWS_TO_KILL_ASYNC);
 }
 
 /* ---------------------------------------------------------------- messages */
@@ -293,6 +315,25 @@ static int on_receive(struct ws_conn *c, struct lws *wsi, const char *in, size_t
 	return 0;
 }
 
+/*
+ * Why libwebsockets closed a connection the admin did not close. libwebsockets (4.1) ends a
+ * connection whose frames break RFC 6455 (a reserved opcode, RSV bits, a fragmented or
+ * oversized control frame) without telling why: the close looks like the admin's own. They
+ * differ in one thing still visible when CLIENT_CLOSED arrives, before libwebsockets closes
+ * the descriptor: an admin that closed the connection has sent its FIN (a read would see
+ * the end, 0) or reset it; one whose frame was refused is still there (nothing to read, or
+ * more bytes). A peek (MSG_PEEK | MSG_DONTWAIT) reads nothing away.
+ */
+static int peer_still_there(struct lws *wsi)
+{
+	lws_sockfd_type fd = lws_get_socket_fd(wsi);
+	if (fd < 0)
+		return 0;
+	char b;
+	ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                     size_t len)
 {
@@ -321,6 +362,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		break;
 	}
 	case LWS_CALLBACK_CLIENT_ESTABLISHED:
+		lws_sul_cancel(&c->sul_handshake);
 		c->established = 1;
 		c->last_rx_us = gw_mono_us();
 		ws_conn_set_state(c, SOURCE_CONN_CONNECTED);
@@ -374,7 +416,15 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		break;
 	}
 	case LWS_CALLBACK_CLIENT_CLOSED:
-		if (c->why == SYNC_OK) {
+		if (c->why == SYNC_OK && !c->peer_close_code && c->established &&
+		    peer_still_there(wsi)) {
+			fail(c, SYNC_FAIL_PARSE, LWS_CLOSE_STATUS_PROTOCOL_ERR,
+			     "server %s: WebSocket protocol error: libwebsockets refused what the "
+			     "admin sent (a frame RFC 6455 forbids: a reserved opcode, RSV bits "
+			     "without an extension, a fragmented or oversized control frame, a "
+			     "continuation with no message...%s) and closed the connection",
+			     c->url, c->tls ? "; or a TLS record it could not read" : "");
+		} else if (c->why == SYNC_OK) {
 			char how[200] = "without a close frame";
 			if (c->peer_close_code)
 				snprintf(how, sizeof how, "with close code %d%s%s",
@@ -393,6 +443,23 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		}
 		c->wsi = NULL;
 		c->done = 1;
+		break;
+	case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
+	case LWS_CALLBACK_WSI_DESTROY:
+		/* A connection closed before the upgrade completed (our handshake deadline, or
+		 * a timeout of libwebsockets') ends as an HTTP client, not as a WebSocket one:
+		 * without this the session would wait for an end that never comes. */
+		if (wsi != c->wsi)
+			break;
+		if (c->why == SYNC_OK)
+			fail(c, SYNC_FAIL_CONNECT, LWS_CLOSE_STATUS_NOSTATUS,
+			     "server %s: the connection ended before the WebSocket handshake "
+			     "completed",
+			     c->url);
+		c->wsi = NULL;
+		c->done = 1;
+		/* closed from a timer, before lws_service() polls: end that wait now */
+		lws_cancel_service(c->ctx);
 		break;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		break; /* conn_stop(): the service loop looks at the flag */
@@ -445,9 +512,13 @@ void session_run(struct ws_conn *c)
 		     c->err[0] ? c->err : "the connection could not be started");
 		c->done = 1;
 	}
+	if (!c->done)
+		lws_sul_schedule(c->ctx, 0, &c->sul_handshake, handshake_timer,
+		                 c->cfg->connect_timeout_ms * 1000);
 	while (!c->done && !ws_conn_stopping(c))
 		if (lws_service(c->ctx, 0) < 0)
 			break;
+	lws_sul_cancel(&c->sul_handshake);
 	lws_sul_cancel(&c->sul_ping);
 	lws_sul_cancel(&c->sul_window);
 	lws_sul_cancel(&c->sul_resync);

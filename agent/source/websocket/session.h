@@ -66,6 +66,7 @@ struct ws_conn {
 	enum sync_fail why;
 	char err[900];
 	lws_sorted_usec_list_t sul_ping, sul_window, sul_resync;
+	lws_sorted_usec_list_t sul_handshake; /* connect + upgrade within connect_timeout */
 };
 
 /* The protocol table every connection's context is made with. */

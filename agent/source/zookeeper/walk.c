@@ -127,8 +127,10 @@ static int read_data(struct zk_walk *w, const char *path, int64_t now_ms)
 	size_t pl = strlen(path);
 	if (kv_layout_group_of(w->layout, path, pl) < 0)
 		return 0; /* the root, a group directory: no item */
-	int r = w->full ? (len ? kv_mirror_full_put(w->mirror, path, pl, val, len) : 0)
-	                : kv_mirror_put(w->mirror, path, pl, val, len, now_ms);
+	/* the node's last modification: which of two nodes holding one plugin id is newer */
+	int64_t rev = w->zs->reply.st.mzxid;
+	int r = w->full ? (len ? kv_mirror_full_put(w->mirror, path, pl, val, len, rev) : 0)
+	                : kv_mirror_put(w->mirror, path, pl, val, len, rev, now_ms);
 	return r < 0 ? oom(w, path) : 0;
 }
 

@@ -1,0 +1,154 @@
+/*
+ * The change history: for each configured group, the last N versions the store accepted (a
+ * ring per group), each with what changed against the version it replaced (how many items
+ * were added, updated and removed, and the first keys of each) and, per subscriber, what
+ * became of it: applied (when), refused (when, and why), superseded (a newer version
+ * replaced it before it was delivered), or still pending. /history, the status page and
+ * `gwsyncd --status` read it (ops/).
+ *
+ * The facts are recorded where they are born, through two calls: ingest (store/ingest.h)
+ * calls history_accepted() for every version the store takes, the dispatcher
+ * history_outcome() after every apply(). Both copy a few fixed-size fields under the
+ * history's own mutex, which is never held across anything else (no disk, no plugin, no
+ * other lock), so recording never delays delivery. What changed is counted later and off
+ * those threads: history_settle() merges the two versions (model/diff.h, the merge the
+ * dispatcher makes) on the snapshot writer's low-priority thread as soon as it wakes, or
+ * in a reader first if one asks sooner; until then the entry holds references on both
+ * versions. At most HISTORY_PENDING entries of a group wait to be counted: when a burst
+ * outruns the writer, the oldest waiting one gives its versions up and stays uncounted
+ * (counts null), so the versions kept stay bounded and no thread that takes versions ever
+ * waits for a merge.
+ *
+ * Memory: an entry is HISTORY_ENTRY_BYTES plus HISTORY_OUTCOME_BYTES per subscriber, at
+ * most N (status.history) per configured group, allocated as versions arrive.
+ *
+ * Persistence: history_save() writes STATE_DIR/history (the /history document,
+ * replaced atomically, mode 0600) after each pass of the snapshot writer and at stop;
+ * history_load() reads it back at start. A file that is not what history_save() writes is
+ * refused whole, with a log line, and the history starts empty: never a reason to stop.
+ *
+ * Keys are shown as the log shows them (model/keys.h key_display(): an AI proxy API key's
+ * own part is cut to 4 characters); the history never holds an item's JSON.
+ */
+#ifndef GW_HISTORY_H
+#define GW_HISTORY_H
+
+#include <gwsync/subscriber.h>
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "model/groupdata.h"
+
+#define HISTORY_DEFAULT        50 /* status.history */
+#define HISTORY_MAX            1000
+#define HISTORY_KEYS           5   /* first keys kept of each kind */
+#define HISTORY_KEY_MAX        128 /* bytes of one key as shown (longer ones end in "...") */
+#define HISTORY_SOURCE_MAX     256
+#define HISTORY_REASON_MAX     256
+#define HISTORY_SUBSCRIBERS    64 /* subscribers followed (more are not recorded) */
+#define HISTORY_PENDING        8
+#define HISTORY_FILE           "history"
+#define HISTORY_FILE_MAX       (64 * 1024 * 1024)
+#define HISTORY_FORMAT         "gwsync-history"
+#define HISTORY_FORMAT_VERSION 1
+
+enum history_state {
+	HISTORY_WAITING = 0, /* not delivered yet (paused, busy, retrying) */
+	HISTORY_APPLIED,
+	HISTORY_REFUSED,
+	HISTORY_SUPERSEDED,
+};
+
+struct history_outcome {
+	uint8_t state;     /* enum history_state */
+	uint32_t refusals; /* how many times it was refused (also when applied later) */
+	int64_t at_ms;     /* applied: when; refused: the last refusal; else 0 */
+	char reason[HISTORY_REASON_MAX]; /* the last refusal's reason, "" if none */
+};
+
+struct history_change {
+	size_t count;
+	size_t n_first;
+	char first[HISTORY_KEYS][HISTORY_KEY_MAX]; /* in key order, as key_display() shows them */
+};
+
+struct history_entry {
+	enum gw_group group;
+	char md5[65];
+	int64_t last_modify_time;
+	int64_t accepted_ms; /* wall clock */
+	char source[HISTORY_SOURCE_MAX];
+	int counted; /* added/updated/removed are known */
+	struct history_change added, updated, removed;
+	struct history_outcome subs[]; /* one per subscriber of history_new() */
+};
+
+#define HISTORY_OUTCOME_BYTES sizeof(struct history_outcome)
+#define HISTORY_ENTRY_BYTES   sizeof(struct history_entry)
+
+struct history;
+
+/* `size` versions per group (1..HISTORY_MAX), the subscribers' names in the dispatcher's
+ * order (copied). NULL on out of memory. */
+struct history *history_new(size_t size, const char *const *subscribers, size_t n_subscribers,
+                            struct gw_log *log);
+void history_free(struct history *h);
+
+/* Bytes one entry takes (for the documentation's bound and the tests). */
+size_t history_entry_bytes(const struct history *h);
+
+/*
+ * The store took `to`, replacing `from` (NULL: nothing was held), offered by `source`. Takes
+ * its own references. A version with the md5 of the group's newest entry is not a change
+ * (an admin confirming what the snapshot held) and is not recorded. NULL h: nothing.
+ */
+void history_accepted(struct history *h, const struct group_data *from, const struct group_data *to,
+                      const char *source);
+
+struct store;
+/* Record what the store holds of `groups` as accepted from where it came ("snapshot" for a
+ * cold start's versions), unless it is the group's newest entry already (loaded from the
+ * file). NULL h: nothing. */
+void history_held(struct history *h, struct store *st, const enum gw_group *groups, size_t n);
+
+/* Subscriber `sub` applied (applied != 0) or refused version `md5` of `group` at `wall_ms`;
+ * `why` is the refusal's reason. Applying a version marks the group's older versions the
+ * subscriber had not received as superseded. NULL h: nothing. */
+void history_outcome(struct history *h, size_t sub, enum gw_group group, const char *md5,
+                     int applied, const char *why, int64_t wall_ms);
+
+/* Count what changed in every entry still waiting to be counted. Returns how many were. */
+size_t history_settle(struct history *h);
+
+/*
+ * The history as JSON (docs/operations.md, GET /history):
+ *   {"size": N, "subscribers": [names], "groups": {"RULE": [entries, newest first]}}
+ * only groups whose bit (1 << group) is in `groups` (in the order of `order`, n_order of
+ * them), only entries accepted at or after `since_ms`, at most `limit` entries in all
+ * (the newest; 0: no limit). Counts not known yet are null. NULL on out of memory.
+ */
+json_t *history_json(struct history *h, const enum gw_group *order, size_t n_order, unsigned groups,
+                     int64_t since_ms, size_t limit);
+
+/* One entry as the document above has it (a new reference, NULL on out of memory). */
+json_t *history_entry_json(const struct history *h, const struct history_entry *e);
+
+/* Whether anything changed since the last history_save(). */
+int history_dirty(struct history *h);
+
+/* Write dir/history now (settling first). 0, or -1 with err. */
+int history_save(struct history *h, const char *dir, struct gw_err *err);
+
+/* Read dir/history into an empty history: 0 loaded (or no file: 1), -1 refused with
+ * err saying why (the history stays empty). Entries of groups not in `groups` (n of them) and
+ * outcomes of subscribers not configured now are dropped. */
+int history_load(struct history *h, const char *dir, const enum gw_group *groups, size_t n,
+                 struct gw_err *err);
+
+/* The name of an enum history_state ("pending", "applied", "refused", "superseded"). */
+const char *history_state_name(int state);
+
+#endif
