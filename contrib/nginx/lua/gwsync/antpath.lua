@@ -13,6 +13,7 @@
 -- A compiled pattern is a table read by one shared matcher (matches), not a closure per
 -- pattern: a route table has a pattern per rule, and LuaJIT cannot compile code that makes
 -- closures (FNEW), so closures would keep a table's build in the interpreter.
+local ffi = require "ffi"
 local glob = require "gwsync.glob"
 local regex = require "gwsync.regex"
 local errors = require "gwsync.errors"
@@ -20,7 +21,7 @@ local errors = require "gwsync.errors"
 local M = {}
 
 local byte, sub, find = string.byte, string.sub, string.find
-local SLASH = 47
+local SLASH, STAR = 47, 42
 local DSTAR = {} -- the "**" token
 
 -- tokenize(s) -> list of the non-empty "/"-separated tokens
@@ -39,13 +40,14 @@ local function tokenize(s)
 end
 M.tokenize = tokenize
 
--- a token without "?", "*" or "{": glob.translate would find no glob in it, an exact token
-local function is_literal(tok)
-    for i = 1, #tok do
-        local c = byte(tok, i)
-        if c == 63 or c == 42 or c == 123 then return false end
-    end
-    return true
+pcall(ffi.cdef, "void *memchr(const void *s, int c, size_t n);")
+local memchr = ffi.C.memchr
+
+-- the first n bytes of s (all of it by default) hold no "?", "*" or "{": glob.translate
+-- would find no glob in them (memchr: no loop in the build's traces)
+local function is_literal(s, n)
+    n = n or #s
+    return memchr(s, 63, n) == nil and memchr(s, 42, n) == nil and memchr(s, 123, n) == nil
 end
 
 -- One pattern token -> string (exact), function (regex), DSTAR, or {err = message}.
@@ -108,8 +110,9 @@ function M.analyse(pattern)
     -- the text (no token list made)
     local n = #pattern
     if n >= 5 and byte(pattern, 1) == SLASH and byte(pattern, 2) ~= SLASH
-        and sub(pattern, n - 2) == "/**" and byte(pattern, n - 3) ~= SLASH
-        and not find(pattern, "//", 1, true) and is_literal(sub(pattern, 1, n - 3)) then
+        and byte(pattern, n) == STAR and byte(pattern, n - 1) == STAR
+        and byte(pattern, n - 2) == SLASH and byte(pattern, n - 3) ~= SLASH
+        and not find(pattern, "//", 1, true) and is_literal(pattern, n - 3) then
         local lit_path = sub(pattern, 1, n - 3)
         local slash = find(lit_path, "/", 2, true)
         if not slash then return sub(lit_path, 2), "prefix", lit_path, nil end

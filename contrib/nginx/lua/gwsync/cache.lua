@@ -157,8 +157,40 @@ end
 -- refresh
 ---------------------------------------------------------------------------------------------
 
+---------------------------------------------------------------------------------------------
+-- the garbage collector during a whole read or a table built aside
+---------------------------------------------------------------------------------------------
+-- A first load makes a worker's whole table (about 130 MB of Lua heap at 10,000 x 10), and
+-- with the collector running each of its cycles walks all that is built so far: a third of
+-- the load's time went to collecting tables that were all still in use. So the collector is
+-- stopped (held) while a group is read whole or a table is built aside, and restarted when the
+-- refresh ends, whatever its outcome; it then walks the new table once, in its ordinary
+-- incremental steps. While a table is built aside the worker serves requests, whose garbage
+-- waits meanwhile: if the heap grows by more than GC_HOLD_MAX (KB) past what it was when held,
+-- the collector is restarted at once.
+M.GC_HOLD_MAX = 256 * 1024
+
+function Cache:gc_hold()
+    if not self.gc_held then
+        self.gc_held = collectgarbage("count")
+        collectgarbage("stop")
+    end
+end
+
+function Cache:gc_release()
+    if self.gc_held then
+        self.gc_held = false
+        collectgarbage("restart")
+    end
+end
+
 local function pace_of(self)
-    return self.pace or function() end
+    local pace = self.pace or function() end
+    return function()
+        local held = self.gc_held
+        if held and collectgarbage("count") > held + M.GC_HOLD_MAX then self:gc_release() end
+        pace()
+    end
 end
 
 -- The changes a refresh applies: three parallel lists (no table per change): group, key and
@@ -186,6 +218,7 @@ end
 -- read a group whole and add what differs from the table (paced; values are compiled where
 -- LMDB has them, in this transaction)
 local function walk(self, list, txn, group, dbi, now, pace, compile)
+    self:gc_hold()
     local tbl = self.tbl
     local seen = tbl and {} or nil
     local n, held = 0, 0
@@ -244,7 +277,10 @@ function Cache:read_changes(txn, dbis, gen, now, pace, safe)
                         put(self, list, group, key, v, len, now, compile)
                     end
                     n = n + 1
-                    if n % 32 == 0 then pace() end
+                    if n % 32 == 0 then
+                        if n > self.big then self:gc_hold() end -- a table built aside follows
+                        pace()
+                    end
                 end
             end
         end
@@ -279,6 +315,7 @@ end
 
 -- a new table: the live one's items (those not changed) plus the changes (paced)
 local function build_aside(self, list, pace)
+    self:gc_hold()
     local t = routes.new()
     local g, k, its = list.g, list.k, list.it
     local n = 0
@@ -320,8 +357,16 @@ local function summary(list)
 end
 
 -- refresh() -> true when the table changed. Reads and applies what changed since the table's
--- generation; keeps the last good table on any failure (logged once).
+-- generation; keeps the last good table on any failure (logged once). The collector, if held
+-- during the refresh, runs again when it returns (or raises).
 function Cache:refresh()
+    local ok, res = pcall(self.refresh_held, self)
+    self:gc_release()
+    if not ok then error(res, 0) end
+    return res
+end
+
+function Cache:refresh_held()
     if not self:open() then return false end
     local pace = pace_of(self)
     local txn = self.treader

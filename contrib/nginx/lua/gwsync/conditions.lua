@@ -14,6 +14,7 @@ local pathpattern = require "gwsync.pathpattern"
 local regex = require "gwsync.regex"
 local errors = require "gwsync.errors"
 local JSON_NULL = require("cjson.safe").null
+local new_tab = require "table.new"
 
 local M = {}
 
@@ -235,7 +236,10 @@ local NULL_COND = { null = true } -- a JSON null in the list: buildRealData(null
 -- str_or_nil reads them (never fails: errors are kept for judge time).
 -- compiled.compile_error is set when the pattern is invalid (for build warnings).
 local function compile_fields(ptype, pname, op, pv)
-    local c = { ptype = ptype, pname = pname, op = op, pv = pv and M.java_trim(pv) or nil }
+    -- sized for what compile and the fast path's prepare put on a uri condition: no table
+    -- grown field by field (LuaJIT rehashes a table each time it outgrows its size)
+    local c = new_tab(0, 8)
+    c.ptype, c.pname, c.op, c.pv = ptype, pname, op, pv and M.java_trim(pv) or nil
     if op == nil or M.is_blank(op) then
         c.blank_op = true
         return c
@@ -324,9 +328,10 @@ end
 -- compile_list(json_list) -> list of compiled conditions, list of compile errors | nil
 local EMPTY = {}
 function M.compile_list(list)
-    local out, errs = {}, nil
-    if type(list) ~= "table" then return out, EMPTY end
-    for i = 1, #list do
+    if type(list) ~= "table" then return {}, EMPTY end
+    local n = #list
+    local out, errs = new_tab(n, 0), nil
+    for i = 1, n do
         local c = M.compile_shared(list[i])
         out[i] = c
         if c.compile_error then

@@ -33,13 +33,14 @@ local cjson = require "cjson.safe"
 local strbuf = require "string.buffer"
 
 pcall(ffi.cdef, "void *memchr(const void *s, int c, size_t n);")
+pcall(ffi.cdef, "int memcmp(const void *s1, const void *s2, size_t n);")
 
 local M = {}
 
 local NULL = cjson.null
 local decode = cjson.decode
 local fstr, cast = ffi.string, ffi.cast
-local memchr = ffi.C.memchr
+local memchr, memcmp = ffi.C.memchr, ffi.C.memcmp
 local clear = require "table.clear"
 local tonumber = tonumber
 
@@ -56,14 +57,26 @@ local P, N = nil, 0      -- the text and its length
 local BS = 0             -- the offset of the first backslash not yet passed (N: none)
 local buf = strbuf.new()
 
--- whitespace as JSON (and cjson) has it; compact text has none, so no loop is entered then
+-- The last string with escapes that was decoded, as its literal (quotes included) and its
+-- value: items repeat such strings (a rule handle, an upstream's props: JSON text in a
+-- string, its quotes escaped), and one compare of the bytes tells the string's end and value
+-- without walking its escapes again. LAST_AT: where it was last found (for str_value).
+local LAST_LIT, LAST_LEN, LAST_VAL, LAST_AT = "", 0, nil, -1
+
+local function is_ws(c) return c == 32 or c == 10 or c == 13 or c == 9 end
+
+-- whitespace as JSON (and cjson) has it. Compact text has none, and Python's has one blank
+-- after "," and ":": those are passed without entering a loop (a loop left on its first
+-- pass makes LuaJIT abort the traces around it)
 local function ws(i)
-    if i >= N or P[i] > 32 then return i end
-    while i < N do
-        local c = P[i]
-        if c ~= 32 and c ~= 10 and c ~= 13 and c ~= 9 then return i end
-        i = i + 1
-    end
+    if i >= N then return i end
+    local c = P[i]
+    if c > 32 or not is_ws(c) then return i end
+    i = i + 1
+    if i >= N then return i end
+    c = P[i]
+    if c > 32 or not is_ws(c) then return i end
+    while i < N and is_ws(P[i]) do i = i + 1 end
     return i
 end
 
@@ -73,7 +86,15 @@ local function str_end(i)
     if q == nil then return -1, false end
     local j = cast(u8p, q) - P
     if BS > j then return j, false end
-    -- a backslash before that quote: walk the string, escapes and all
+    -- a backslash before that quote: the last escaped string again, or walk this one
+    local ll = LAST_LEN
+    if ll > 0 and i + ll <= N and memcmp(P + i, LAST_LIT, ll) == 0 then
+        local k = i + ll - 1
+        LAST_AT = i
+        local b = memchr(P + k + 1, BSLASH, N - k - 1)
+        BS = b == nil and N or (cast(u8p, b) - P)
+        return k, true
+    end
     local k = i + 1
     while k < N do
         local c = P[k]
@@ -142,9 +163,13 @@ local unescaped, nunescaped = {}, 0
 -- the string whose quotes are at i and j -> value | nil (cjson refuses the literal)
 local function str_value(i, j, esc)
     if not esc then return fstr(P + i + 1, j - i - 1) end
+    if LAST_AT == i then return LAST_VAL end
     local lit = fstr(P + i, j - i + 1)
     local v = unescaped[lit]
-    if v then return v end
+    if v then
+        LAST_LIT, LAST_LEN, LAST_VAL, LAST_AT = lit, #lit, v, i
+        return v
+    end
     v = unescape(i, j)
     if not v then
         v = decode(lit)
@@ -153,6 +178,7 @@ local function str_value(i, j, esc)
     if nunescaped >= 512 then clear(unescaped); nunescaped = 0 end
     unescaped[lit] = v
     nunescaped = nunescaped + 1
+    LAST_LIT, LAST_LEN, LAST_VAL, LAST_AT = lit, #lit, v, i
     return v
 end
 
@@ -457,7 +483,7 @@ end
 function M.scan(p, n, want, out)
     clear(out)
     if memchr(p, 0, n) ~= nil then return false end
-    P, N, nobj = p, n, 0
+    P, N, nobj, LAST_AT = p, n, 0, -1
     local b = memchr(p, BSLASH, n)
     BS = b == nil and n or (cast(u8p, b) - p)
     local i = ws(0)

@@ -48,14 +48,22 @@ function M.split_url(url, protocol)
     return host or hostport, port
 end
 
+-- dates read (upstreams repeat them, and os.time is costly): text -> ms, emptied past 256
+local dates, ndates = {}, 0
+
 -- "yyyy-MM-dd HH:mm:ss" (server-local) or epoch milliseconds -> epoch milliseconds
 local function date_ms(v, now_ms)
     if type(v) == "number" then return v end
     if type(v) == "string" then
+        local ms = dates[v]
+        if ms then return ms end
         local y, mo, d, h, mi, s = v:match("^(%d+)%-(%d+)%-(%d+)[ T](%d+):(%d+):(%d+)")
         if y then
-            return os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d),
+            ms = os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d),
                 hour = tonumber(h), min = tonumber(mi), sec = tonumber(s) }) * 1000
+            if ndates >= 256 then dates, ndates = {}, 0 end
+            dates[v], ndates = ms, ndates + 1
+            return ms
         end
     end
     return now_ms -- ShenYu: Optional.ofNullable(dateCreated)...orElse(currentTimeMillis())
