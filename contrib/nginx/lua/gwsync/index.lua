@@ -42,8 +42,18 @@ local SLASH = 47
 local Index = {}
 Index.__index = Index
 
+-- A trie node: parent, seg, and kids, here, part, plens once it has them. Made by new_tab
+-- and stores, not by a constructor: a constructor is a template copied (TDUP), and one with
+-- nil fields (kids = nil, ...) lost nodes in LuaJIT 2.1.0-beta3 (Debian 12's): once the
+-- build's traces were compiled, a parent's `kids` was found nil again after a child had been
+-- linked into it, so the child's entries were filed in a node no walk reaches and the index
+-- missed selectors (tests/lua/test_router_index.lua caught it in about one run in five,
+-- depending on the process's addresses and the traces they gave).
+local new_tab = require "table.new"
 local function node(parent, seg)
-    return { parent = parent, seg = seg, kids = nil, here = nil, part = nil, plens = nil, n = 0 }
+    local t = new_tab(0, 8)
+    t.parent, t.seg, t.n = parent, seg, 0
+    return t
 end
 
 -- new(flat): flat = true files every entry in `always` (an index that indexes nothing: the
