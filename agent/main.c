@@ -1,9 +1,14 @@
 /*
  * gwsyncd: the daemon's lifecycle, and the only place that exits.
  *
- *   configuration -> log -> subscribers (dlopen, init) -> store and its ingest
- *   -> dispatcher thread -> the source (source/source.h: HTTP long-polling or WebSocket,
- *      by the servers' URLs): open, start-up full sync, start (one thread per server)
+ *   command line -> client modes (--pause, --resume, --status: the configuration only)
+ *   -> signal mask, libcurl, the signal thread (a stop is taken from here on)
+ *   -> configuration, log, state_dir, subscribers (dlopen, init) -> store and its ingest
+ *   -> --once (one fetch, then deliver) or the daemon: dispatcher thread, pause switch,
+ *      control socket, snapshot writer, history, the source (source/source.h: the one the
+ *      configuration selects, from one registry of source types) opened, the status
+ *      endpoint and systemd notifier, the source's start-up sync (else the snapshot),
+ *      then its start
  *   -> wait for a signal -> stop the source, then the dispatcher, then free everything.
  *
  * Signals are blocked in every thread and taken by one signal thread (signals.h), so no
@@ -78,7 +83,7 @@ static int start_history(struct agent *a, struct gw_err *err)
 	free(names);
 	if (!a->history)
 		return gw_errf(err, "history: out of memory");
-	struct gw_err lerr = {{0}};
+	struct gw_err lerr = {0};
 	history_load(a->history, a->cfg->state_dir, a->cfg->groups, a->cfg->n_groups, &lerr);
 	ingest_set_history(a->ingest, a->history);
 	dispatcher_set_history(a->dispatcher, a->history);
@@ -89,7 +94,7 @@ static int start_history(struct agent *a, struct gw_err *err)
 /* After the dispatcher: its last outcomes are written too. */
 static void stop_history(struct agent *a)
 {
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (a->history && history_dirty(a->history) &&
 	    history_save(a->history, a->cfg->state_dir, &err) != 0)
 		LOG_E(a->log, "main", "%s", err.msg);
@@ -145,7 +150,7 @@ static void scrub_secret_env(const char *secret)
 /* Configuration, log and subscribers: everything that can be a configuration error. */
 static int agent_configure(struct agent *a)
 {
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (cfg_load(a->opt.config_path, &a->cfg, &err) != 0) {
 		fprintf(stderr, "gwsyncd: %s\n", err.msg);
 		return EXIT_CONFIG;
@@ -158,12 +163,11 @@ static int agent_configure(struct agent *a)
 		fprintf(stderr, "gwsyncd: %s\n", err.msg);
 		return EXIT_CONFIG;
 	}
-	gw_log_secret_pin(a->log, a->cfg->password);
-	scrub_secret_env(a->cfg->password);
-	gw_log_secret_pin(a->log, a->cfg->ws_token);
-	scrub_secret_env(a->cfg->ws_token);
-	gw_log_secret_pin(a->log, a->cfg->status_token);
-	scrub_secret_env(a->cfg->status_token);
+	const char *secrets[4];
+	for (size_t i = 0, n = cfg_secrets(a->cfg, secrets, 4); i < n; i++) {
+		gw_log_secret_pin(a->log, secrets[i]);
+		scrub_secret_env(secrets[i]);
+	}
 	if (a->opt.dry_run)
 		return EXIT_OK; /* a dry run loads no plugin: an init() might touch the system */
 	/* before the plugins, which may keep their data inside it (the sample's lmdb cache);
@@ -189,16 +193,12 @@ static void stop_source(void *arg)
 	a->source_ops->stop(a->source);
 }
 
-/* The source the configuration names: zookeeper:, etcd:, or under admin: the servers'
- * protocol family (http(s):// long-polling or ws(s):// WebSocket); opened, not started. */
+/* The source the configuration selects (source/registry.c); opened, not started. */
 static int open_source(struct agent *a, struct gw_err *err)
 {
-	if (a->cfg->source == CFG_SOURCE_ZOOKEEPER)
-		a->source_ops = &zookeeper_source_ops;
-	else if (a->cfg->source == CFG_SOURCE_ETCD)
-		a->source_ops = &etcd_source_ops;
-	else
-		a->source_ops = a->cfg->websocket ? &websocket_source_ops : &http_source_ops;
+	if (!(a->source_ops = source_select(a->cfg)))
+		return gw_errf(err, "no source type takes the %s: section",
+		               a->cfg->section ? a->cfg->section : "source");
 	const struct source_args args = {a->cfg, a->ingest, a->log};
 	if (a->source_ops->open(&a->source, &args, err) != 0) {
 		a->source_ops = NULL;
@@ -234,7 +234,7 @@ static size_t load_snapshot(struct agent *a, const char *why)
 
 static int run_once(struct agent *a)
 {
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (open_source(a, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;
@@ -249,7 +249,7 @@ static int run_once(struct agent *a)
 		/* what a running agent asks next (long-polling: the listener call), answered at
 		 * once, so an admin that would refuse every poll fails the dry run, not the
 		 * daemon after its start */
-		struct gw_err perr = {{0}};
+		struct gw_err perr = {0};
 		int probe = 0;
 		if (a->source_ops->probe) {
 			signals_on_stop(a->signals, stop_source, a); /* SIGTERM ends the call */
@@ -306,21 +306,21 @@ static int run_once(struct agent *a)
 }
 
 /* "2 admin server(s)" or "zookeeper source zookeeper://h:2181/ns/shenyu", for the first
- * lines an operator reads. */
+ * lines an operator reads: the selected source's own words. */
 static const char *source_summary(const struct cfg *cfg, char *buf, size_t cap)
 {
-	if (cfg->source == CFG_SOURCE_ADMIN)
-		snprintf(buf, cap, "%zu admin server(s)", cfg->n_servers);
+	const struct source_ops *t = source_select(cfg);
+	if (t)
+		t->summary(cfg, buf, cap);
 	else
-		snprintf(buf, cap, "%s source %s",
-		         cfg->source == CFG_SOURCE_ETCD ? "etcd" : "zookeeper", cfg->servers[0]);
+		snprintf(buf, cap, "no source");
 	return buf;
 }
 
 static int run_daemon(struct agent *a)
 {
 	char summary[512];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	LOG_I(a->log, "main", "gwsyncd %s starting: %s, %zu group(s), %zu subscriber(s)",
 	      GWSYNC_VERSION, source_summary(a->cfg, summary, sizeof summary), a->cfg->n_groups,
 	      a->cfg->n_subscribers);
@@ -386,10 +386,8 @@ static int run_daemon(struct agent *a)
 		return EXIT_RUNTIME;
 	}
 
-	LOG_I(a->log, "main", "running: %zu %s, dispatcher, snapshot writer", a->cfg->n_servers,
-	      a->cfg->source != CFG_SOURCE_ADMIN ? "path store session(s)"
-	      : a->cfg->websocket                ? "WebSocket connection(s)"
-	                                         : "poller(s)");
+	LOG_I(a->log, "main", "running: %zu %s, dispatcher, snapshot writer",
+	      a->source_ops->conns(a->cfg), a->source_ops->running);
 	signals_wait(a->signals);
 	return EXIT_OK;
 }
@@ -398,9 +396,9 @@ int main(int argc, char **argv)
 {
 	struct agent a;
 	memset(&a, 0, sizeof a);
-	char msg[256];
-	if (options_parse(argc, argv, &a.opt, msg, sizeof msg) != 0) {
-		fprintf(stderr, "gwsyncd: %s\n%s", msg, options_usage());
+	struct gw_err oerr;
+	if (options_parse(argc, argv, &a.opt, &oerr) != 0) {
+		fprintf(stderr, "gwsyncd: %s\n%s", oerr.msg, options_usage());
 		return EXIT_CONFIG;
 	}
 	if (a.opt.mode == MODE_HELP) {
@@ -408,7 +406,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (a.opt.mode == MODE_PLUGIN_HELP) {
-		struct gw_err err = {{0}};
+		struct gw_err err = {0};
 		if (plugin_help_write(stdout, a.opt.plugin, &err) != 0) {
 			fprintf(stderr, "gwsyncd: %s\n", err.msg);
 			return EXIT_CONFIG;
@@ -423,7 +421,7 @@ int main(int argc, char **argv)
 	if (a.opt.mode == MODE_PAUSE || a.opt.mode == MODE_RESUME || a.opt.mode == MODE_STATUS) {
 		/* only the configuration: the running agent owns everything else. Before the
 		 * signal mask, so Ctrl-C still ends a client waiting on an agent. */
-		struct gw_err err = {{0}};
+		struct gw_err err = {0};
 		int rc = EXIT_OK;
 		if (cfg_load_control(a.opt.config_path, &a.cfg, &err) != 0) {
 			fprintf(stderr, "gwsyncd: %s\n", err.msg);
@@ -447,7 +445,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gwsyncd: libcurl initialisation failed\n");
 		return EXIT_RUNTIME;
 	}
-	struct gw_err serr = {{0}};
+	struct gw_err serr = {0};
 	if (signals_start(&a.signals, NULL, &serr) != 0) {
 		fprintf(stderr, "gwsyncd: cannot start: %s\n", serr.msg);
 		curl_global_cleanup();

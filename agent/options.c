@@ -46,7 +46,7 @@ const char *options_usage(void)
 	       "answered); 2 configuration error.\n";
 }
 
-int options_parse(int argc, char **argv, struct options *out, char *msg, unsigned msg_len)
+int options_parse(int argc, char **argv, struct options *out, struct gw_err *err)
 {
 	static const struct option longopts[] = {
 	    {"config", required_argument, NULL, 'c'},
@@ -80,11 +80,10 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 		case 'l':
 			out->log_level = gw_log_level_parse(optarg);
 			if (out->log_level < 0) {
-				snprintf(
-				    msg, msg_len,
+				return gw_errf(
+				    err,
 				    "--log-level: unknown level '%s' (error, warn, info, debug)",
 				    optarg);
-				return -1;
 			}
 			continue;
 		case 'k':
@@ -113,28 +112,23 @@ int options_parse(int argc, char **argv, struct options *out, char *msg, unsigne
 			out->plugin = optarg;
 			break;
 		case ':':
-			snprintf(msg, msg_len, "%s needs an argument", argv[optind - 1]);
-			return -1;
+			return gw_errf(err, "%s needs an argument", argv[optind - 1]);
 		default:
-			snprintf(msg, msg_len, "unknown option '%s'", argv[optind - 1]);
-			return -1;
+			return gw_errf(err, "unknown option '%s'", argv[optind - 1]);
 		}
 		if (out->mode != MODE_RUN && out->mode != m && m != MODE_HELP &&
 		    out->mode != MODE_HELP) {
-			snprintf(msg, msg_len, "%s cannot be combined with another mode",
-			         argv[optind - 1]);
-			return -1;
+			return gw_errf(err, "%s cannot be combined with another mode",
+			               argv[optind - 1]);
 		}
 		if (out->mode != MODE_HELP)
 			out->mode = m;
 	}
 	if (optind < argc) {
-		snprintf(msg, msg_len, "unexpected argument '%s'", argv[optind]);
-		return -1;
+		return gw_errf(err, "unexpected argument '%s'", argv[optind]);
 	}
 	if (out->dry_run && out->mode != MODE_ONCE && out->mode != MODE_HELP) {
-		snprintf(msg, msg_len, "--dry-run goes with --once (gwsyncd --once --dry-run)");
-		return -1;
+		return gw_errf(err, "--dry-run goes with --once (gwsyncd --once --dry-run)");
 	}
 	return 0;
 }

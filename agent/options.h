@@ -17,6 +17,8 @@ enum gw_mode {
 	MODE_PLUGIN_HELP, /* print a plugin's declared options */
 };
 
+struct gw_err;
+
 struct options {
 	enum gw_mode mode;
 	const char *config_path;
@@ -25,8 +27,8 @@ struct options {
 	int dry_run;        /* --once --dry-run: show what would change, change nothing */
 };
 
-/* 0 on success; -1 with a message in msg (usage error, exit code 2). */
-int options_parse(int argc, char **argv, struct options *out, char *msg, unsigned msg_len);
+/* 0 on success; -1 with the message in err (usage error, exit code 2). */
+int options_parse(int argc, char **argv, struct options *out, struct gw_err *err);
 
 /* The --help text. */
 const char *options_usage(void);

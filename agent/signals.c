@@ -59,7 +59,7 @@ static void *signal_main(void *arg)
 		if (quit)
 			return NULL;
 		if (sig == SIGHUP) {
-			struct gw_err err = {{0}};
+			struct gw_err err = {0};
 			if (!log)
 				continue; /* start-up: no log file is open yet */
 			if (gw_log_reopen(log, &err) != 0)

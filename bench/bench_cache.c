@@ -65,7 +65,7 @@ static struct group_data *parse_rule(struct bench_data *d, struct group_data *pr
 	enum gw_group want = GW_GROUP_RULE;
 	struct group_data *held[GW_GROUP_COUNT] = {0}, *out[GW_GROUP_COUNT] = {0};
 	held[GW_GROUP_RULE] = prev;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	enum sync_fail why;
 	if (reply_parse_fetch(body, len, &want, 1, "bench", held, out, &why, &err) < 0) {
 		fprintf(stderr, "bench_cache: parse: %s\n", err.msg);
@@ -82,13 +82,13 @@ static int64_t timed_apply(struct subscribers *subs, size_t i, const struct grou
 	struct diff df;
 	if (diff_build(&df, GW_GROUP_RULE, from, to, NULL) < 0)
 		exit(1);
-	char why[600] = "";
+	struct gw_err why = {0};
 	int64_t t0 = bench_now_ns();
-	int rc = subscriber_apply(&subs->v[i], &df.change, why, sizeof why);
+	int rc = subscriber_apply(&subs->v[i], &df.change, &why);
 	int64_t t1 = bench_now_ns();
 	diff_free(&df);
 	if (rc != 0) {
-		fprintf(stderr, "bench_cache: %s apply failed: %s\n", subs->v[i].name, why);
+		fprintf(stderr, "bench_cache: %s apply failed: %s\n", subs->v[i].name, why.msg);
 		exit(1);
 	}
 	return t1 - t0;
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	struct cfg *cfg;
 	struct gw_log *log;
 	struct subscribers *subs;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (cfg_parse("bench_cache.yaml", yaml, strlen(yaml), &cfg, &err) < 0 ||
 	    gw_log_open(&log, GW_LOG_WARN, GW_LOG_TEXT, NULL, &err) < 0 ||
 	    subscribers_load(cfg, log, &subs, &err) < 0) {

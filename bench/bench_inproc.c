@@ -6,10 +6,10 @@
  * its caches, allocator and frequency, so the ratio holds on a noisy machine.
  *
  * 2. Full sync: a fetch reply with every group of the dataset -> reply_parse_fetch ->
- *    store_offer -> dispatch_once to the no-op bench subscriber (loaded with dlopen like
+ *    store_swap -> dispatch_once to the no-op bench subscriber (loaded with dlopen like
  *    in the daemon). Floor: jansson json_loads() of the same bytes.
  * 5. One change: the store holds the dataset, the dispatcher thread runs; one rule's name
- *    changes; the RULE reply is parsed, then timed from store_offer() to the subscriber's
+ *    changes; the RULE reply is parsed, then timed from store_swap() to the subscriber's
  *    apply() having returned (its report's timestamp): the dispatch time. The subscriber
  *    must see exactly one update and nothing else. Floor: comparing every item's raw JSON
  *    of the two versions with memcmp (what any change detection must at least read).
@@ -154,7 +154,7 @@ static int setup(struct ctx *c, const char *dir, const char *plugin)
 	         "    config:\n"
 	         "      report: %s\n",
 	         groups, plugin, c->sock);
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (cfg_parse("bench_inproc.yaml", yaml, strlen(yaml), &c->cfg, &err) < 0 ||
 	    gw_log_open(&c->log, GW_LOG_WARN, GW_LOG_TEXT, NULL, &err) < 0 ||
 	    subscribers_load(c->cfg, c->log, &c->subs, &err) < 0) {
@@ -170,7 +170,7 @@ static long load_into(struct store *st, char **body, size_t len, const enum gw_g
                       size_t n_want)
 {
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	enum sync_fail why;
 	if (reply_parse_fetch_adopt(body, len, want, n_want, "bench", NULL, out, &why, &err) < 0) {
 		fprintf(stderr, "bench_inproc: parse: %s\n", err.msg);
@@ -180,7 +180,7 @@ static long load_into(struct store *st, char **body, size_t len, const enum gw_g
 	for (size_t i = 0; i < n_want; i++) {
 		struct group_data *gd = out[want[i]];
 		items += (long)gd->n_items;
-		store_offer(st, gd);
+		store_swap(st, gd, ingest_accept_polled, NULL);
 		group_data_unref(gd);
 	}
 	return items;
@@ -315,7 +315,7 @@ static int one_change(struct ctx *c, int changes)
 	long items = load_into(st, &body, len, c->want, c->n_want);
 	free(body);
 	struct dispatcher *d = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	enum sync_fail why;
 	if (items < 0 || dispatcher_start(&d, c->subs, st, c->cfg, c->log, &err) < 0) {
 		fprintf(stderr, "bench_inproc: %s\n", err.msg);
@@ -359,7 +359,7 @@ static int one_change(struct ctx *c, int changes)
 		struct group_data *gd = out[GW_GROUP_RULE];
 		rule_items = gd->n_items;
 		int64_t ts = bench_now_ns();
-		store_offer(st, gd);
+		store_swap(st, gd, ingest_accept_polled, NULL);
 		struct report rep;
 		if (wait_report(c, "RULE", rule->lmt, &rep) < 0)
 			return -1;

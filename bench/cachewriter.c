@@ -96,15 +96,15 @@ static int build_reply(struct wgroup *g, const struct bench_group *src)
 }
 
 /* The next version of g from its reply; NULL (and a message) on failure. */
-static struct group_data *parse(struct wgroup *g, char *why, size_t cap)
+static struct group_data *parse(struct wgroup *g, struct gw_err *why)
 {
 	struct group_data *held[GW_GROUP_COUNT] = {0}, *out[GW_GROUP_COUNT] = {0};
 	held[g->id] = g->held;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	enum sync_fail fail;
 	if (reply_parse_fetch(g->reply, g->len, &g->id, 1, "cachewriter", held, out, &fail, &err) <
 	    0) {
-		snprintf(why, cap, "parse: %.900s", err.msg);
+		gw_errf(why, "parse: %.900s", err.msg);
 		return NULL;
 	}
 	return out[g->id];
@@ -112,15 +112,15 @@ static struct group_data *parse(struct wgroup *g, char *why, size_t cap)
 
 /* held -> next through the subscriber; 0 with the commit time and apply's duration. */
 static int deliver(struct subscribers *subs, struct wgroup *g, struct group_data *next,
-                   int64_t *t_commit, int64_t *took, char *why, size_t cap)
+                   int64_t *t_commit, int64_t *took, struct gw_err *why)
 {
 	struct diff df;
 	if (diff_build(&df, g->id, g->held, next, NULL) < 0) {
-		snprintf(why, cap, "diff %s: out of memory", g->name);
+		gw_errf(why, "diff %s: out of memory", g->name);
 		return -1;
 	}
 	int64_t t0 = bench_now_ns();
-	int rc = subscriber_apply(&subs->v[0], &df.change, why, cap);
+	int rc = subscriber_apply(&subs->v[0], &df.change, why);
 	*t_commit = bench_now_ns();
 	*took = *t_commit - t0;
 	size_t changed = df.change.n_added + df.change.n_updated + df.change.n_removed;
@@ -129,7 +129,7 @@ static int deliver(struct subscribers *subs, struct wgroup *g, struct group_data
 	if (rc != 0)
 		return -1;
 	if (g->held && changed != 1) {
-		snprintf(why, cap, "%s: the change touched %zu items, not 1", g->name, changed);
+		gw_errf(why, "%s: the change touched %zu items, not 1", g->name, changed);
 		return -1;
 	}
 	if (g->held)
@@ -139,35 +139,33 @@ static int deliver(struct subscribers *subs, struct wgroup *g, struct group_data
 }
 
 static int put(struct subscribers *subs, struct wgroup *gs, size_t n, const char *name, size_t off,
-               const char *text, size_t len, int64_t *t_commit, int64_t *took, char *why,
-               size_t cap)
+               const char *text, size_t len, int64_t *t_commit, int64_t *took, struct gw_err *why)
 {
 	struct wgroup *g = NULL;
 	for (size_t i = 0; i < n && !g; i++)
 		if (strcmp(gs[i].name, name) == 0)
 			g = &gs[i];
 	if (!g) {
-		snprintf(why, cap, "no group %s in the dataset", name);
+		gw_errf(why, "no group %s in the dataset", name);
 		return -1;
 	}
 	char *at = g->reply + g->items_at + off;
 	if (len < 2 || off + len > g->items_len || at[0] != '{' || at[len - 1] != '}' ||
 	    text[0] != '{' || text[len - 1] != '}') {
-		snprintf(why, cap, "%s: bytes %zu+%zu are not one item of the list", name, off,
-		         len);
+		gw_errf(why, "%s: bytes %zu+%zu are not one item of the list", name, off, len);
 		return -1;
 	}
 	char *old = malloc(len);
 	if (!old) {
-		snprintf(why, cap, "out of memory");
+		gw_errf(why, "out of memory");
 		return -1;
 	}
 	memcpy(old, at, len);
 	memcpy(at, text, len);
 	g->version++;
 	set_version(g);
-	struct group_data *next = parse(g, why, cap);
-	if (!next || deliver(subs, g, next, t_commit, took, why, cap) < 0) {
+	struct group_data *next = parse(g, why);
+	if (!next || deliver(subs, g, next, t_commit, took, why) < 0) {
 		if (next && g->held != next)
 			group_data_unref(next);
 		memcpy(at, old, len); /* what the cache holds stays what the reply says */
@@ -213,7 +211,7 @@ int main(int argc, char **argv)
 	struct cfg *cfg;
 	struct gw_log *log;
 	struct subscribers *subs;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (cfg_parse("cachewriter.yaml", yaml, strlen(yaml), &cfg, &err) < 0 ||
 	    gw_log_open(&log, GW_LOG_WARN, GW_LOG_TEXT, NULL, &err) < 0 ||
 	    subscribers_load(cfg, log, &subs, &err) < 0) {
@@ -222,12 +220,12 @@ int main(int argc, char **argv)
 	}
 	subscriber_tick(&subs->v[0], bench_now_ns() / 1000000);
 
-	char why[1200];
+	struct gw_err why;
 	for (size_t i = 0; i < data.n; i++) {
 		int64_t t, took;
-		struct group_data *v = parse(&gs[i], why, sizeof why);
-		if (!v || deliver(subs, &gs[i], v, &t, &took, why, sizeof why) < 0) {
-			fprintf(stderr, "cachewriter: fill: %s\n", why);
+		struct group_data *v = parse(&gs[i], &why);
+		if (!v || deliver(subs, &gs[i], v, &t, &took, &why) < 0) {
+			fprintf(stderr, "cachewriter: fill: %s\n", why.msg);
 			return 1;
 		}
 		printf("FILL %s %zu %.1f\n", gs[i].name, v->n_items, (double)took / 1e6);
@@ -267,8 +265,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		int64_t t, took;
-		if (put(subs, gs, n_groups, name, off, text, len, &t, &took, why, sizeof why) < 0)
-			printf("err %s\n", why);
+		if (put(subs, gs, n_groups, name, off, text, len, &t, &took, &why) < 0)
+			printf("err %s\n", why.msg);
 		else
 			printf("ok %" PRId64 " %" PRId64 "\n", t, took);
 		fflush(stdout);

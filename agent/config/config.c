@@ -1,8 +1,10 @@
 /*
  * The configuration loader: YAML text -> ytree -> ${VAR} expansion -> one validated
- * struct cfg (config.h). This file holds the tables of every key the file may have (so
- * the whole schema reads in one place), the log/status/subscribers loaders, and the entry
- * points; the walk is in config_walk.c and the admin section in config_admin.c. The first
+ * struct cfg (config.h). This file holds the tables of the agent's own keys, the
+ * log/status/subscribers loaders, the rule of exactly one source section, and the entry
+ * points; the walk is in config_walk.c, the admin section in config_admin.c, and each
+ * source's own section (zookeeper:, etcd:, admin.websocket) in the source's folder, found
+ * through the source registry (cfg_source_section). The first
  * refusal ends the load ("FILE:LINE:COL: key.path: what is wrong"): an operator fixes one
  * line at a time, and a half-valid configuration is never used.
  */
@@ -13,11 +15,10 @@
 #include <string.h>
 
 #include "config/config_admin.h"
-#include "config/config_kv.h"
 #include "config/config_walk.h"
 #include "config/envexpand.h"
 #include "core/readfile.h"
-#include "core/units.h"
+#include "shared/units.h"
 #include "config/ytree.h"
 
 #define SUBSCRIBER_NAME_MAX 64
@@ -119,10 +120,10 @@ static int load_sub_config(struct loader *ld, const struct key *k, const struct 
 
 #define SUB(f) offsetof(struct cfg_subscriber, f)
 static const struct key subscriber_keys[] = {
-    {"name", load_sub_name, SUB(name), 0, 0, NULL},
-    {"library", cfgw_string, SUB(library), 0, 0, NULL},
-    {"config", load_sub_config, 0, 0, 0, NULL},
-    {NULL, NULL, 0, 0, 0, NULL},
+    {"name", load_sub_name, SUB(name), 0, 0, NULL, CFGW_NODOC},
+    {"library", cfgw_string, SUB(library), 0, 0, NULL, CFGW_NODOC},
+    {"config", load_sub_config, 0, 0, 0, NULL, CFGW_NODOC},
+    {NULL, NULL, 0, 0, 0, NULL, CFGW_NODOC},
 };
 
 static int load_subscribers(struct loader *ld, const struct key *k, const struct ynode *v,
@@ -193,122 +194,79 @@ static int load_control_socket(struct loader *ld, const struct key *k, const str
 
 #define CFG(f) offsetof(struct cfg, f)
 #define NOSUB  0, 0, NULL
-static const struct key retry_keys[] = {
-    {"attempts", cfgw_int, CFG(retry_attempts), 1, 10000, NULL},
+const struct key cfg_retry_keys[] = {
+    {"attempts", cfgw_int, CFG(retry_attempts), 1, 10000, NULL, CFGW_NODOC},
     /* at least 10ms: 0 would turn a refused connection into a busy loop */
-    {"interval", cfgw_duration, CFG(retry_interval_ms), 10, INT64_MAX, NULL},
-    {"backoff", cfgw_duration, CFG(retry_backoff_ms), 10, INT64_MAX, NULL},
+    {"interval", cfgw_duration, CFG(retry_interval_ms), 10, INT64_MAX, NULL, CFGW_NODOC},
+    {"backoff", cfgw_duration, CFG(retry_backoff_ms), 10, INT64_MAX, NULL, CFGW_NODOC},
     /* the backoff's cap until the agent first holds data (retry.h) */
-    {"startup_backoff", cfgw_duration, CFG(retry_startup_backoff_ms), 10, INT64_MAX, NULL},
-    {NULL, NULL, 0, NOSUB},
+    {"startup_backoff", cfgw_duration, CFG(retry_startup_backoff_ms), 10, INT64_MAX, NULL,
+     CFGW_NODOC},
+    {NULL, NULL, 0, NOSUB, CFGW_NODOC},
 };
 
-static const struct key tls_keys[] = {
-    {"ca_file", cfga_readable_file, CFG(tls.ca_file), NOSUB},
-    {"cert_file", cfga_readable_file, CFG(tls.cert_file), NOSUB},
-    {"key_file", cfga_readable_file, CFG(tls.key_file), NOSUB},
-    {"insecure_skip_verify", cfgw_bool, CFG(tls.insecure_skip_verify), NOSUB},
-    {NULL, NULL, 0, NOSUB},
+const struct key cfg_tls_keys[] = {
+    {"ca_file", cfga_readable_file, CFG(tls.ca_file), NOSUB, CFGW_NODOC},
+    {"cert_file", cfga_readable_file, CFG(tls.cert_file), NOSUB, CFGW_NODOC},
+    {"key_file", cfga_readable_file, CFG(tls.key_file), NOSUB, CFGW_NODOC},
+    {"insecure_skip_verify", cfgw_bool, CFG(tls.insecure_skip_verify), NOSUB, CFGW_NODOC},
+    {NULL, NULL, 0, NOSUB, CFGW_NODOC},
 };
 
-static const struct key websocket_keys[] = {
-    {"origin", cfgw_string, CFG(ws_origin), NOSUB},
-    {"token", cfga_ws_token, 0, NOSUB},
-    {"token_file", cfga_ws_token_file, CFG(ws_token_file), NOSUB},
-    /* at least 100ms: pings are cheap, but not a busy loop */
-    {"ping_interval", cfgw_duration, CFG(ws_ping_interval_ms), 100, INT64_MAX, NULL},
-    {"resync_interval", cfgw_duration, CFG(ws_resync_interval_ms), 0, INT64_MAX, NULL},
-    {NULL, NULL, 0, NOSUB},
-};
-
+/* admin:'s own keys; a source's section inside it (admin.websocket) is added at load */
 static const struct key admin_keys[] = {
-    {"servers", cfga_servers, 0, NOSUB},
-    {"username", cfga_username, CFG(username), NOSUB},
-    {"password", cfga_password, 0, NOSUB},
-    {"password_file", cfga_password_file, CFG(password_file), NOSUB},
-    {"namespace", cfgw_string, CFG(namespace_id), NOSUB},
-    {"groups", cfga_groups, 0, NOSUB},
-    {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL},
-    {"read_timeout", cfga_read_timeout, CFG(read_timeout_ms), 1, INT64_MAX, NULL},
+    {"servers", cfga_servers, 0, NOSUB, CFGW_NODOC},
+    {"username", cfga_username, CFG(username), NOSUB, CFGW_NODOC},
+    {"password", cfga_password, 0, NOSUB, CFGW_NODOC},
+    {"password_file", cfga_password_file, CFG(password_file), NOSUB, CFGW_NODOC},
+    {"namespace", cfgw_string, CFG(namespace_id), NOSUB, CFGW_NODOC},
+    {"groups", cfga_groups, 0, NOSUB, CFGW_NODOC},
+    {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL, CFGW_NODOC},
+    {"read_timeout", cfga_read_timeout, CFG(read_timeout_ms), 1, INT64_MAX, NULL, CFGW_NODOC},
     /* a trickled reply must not hold a poller for days: at least 1s, at most a day */
-    {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL},
-    {"hold", cfga_hold, CFG(hold_ms), 1, INT64_MAX, NULL},
-    {"retry", cfgw_submap, 0, 0, 0, retry_keys},
-    {"max_response", cfgw_size, CFG(max_response), 1, INT64_MAX, NULL},
-    {"tls", cfgw_submap, 0, 0, 0, tls_keys},
-    {"websocket", cfga_websocket, 0, 0, 0, websocket_keys},
-    {NULL, NULL, 0, NOSUB},
-};
-
-/* zookeeper: and etcd: share admin's fields for what they share (config_kv.h) */
-static const struct key zookeeper_keys[] = {
-    {"servers", cfgk_zk_servers, 0, NOSUB},
-    /* the ZooKeeper server bounds it again, to 2..20 ticks */
-    {"session_timeout", cfgw_duration, CFG(zk_session_timeout_ms), 1000, INT64_MAX, NULL},
-    {"namespace", cfgw_string, CFG(namespace_id), NOSUB},
-    {"root", cfgk_root, CFG(kv_root), NOSUB},
-    {"groups", cfga_groups, 0, NOSUB},
-    {"retry", cfgw_submap, 0, 0, 0, retry_keys},
-    /* changes wait this long for the rest of an admin's burst of writes */
-    {"settle", cfgw_duration, CFG(kv_settle_ms), 1, 1000, NULL},
-    {"resync_interval", cfgk_resync_interval, CFG(kv_resync_interval_ms), 0, INT64_MAX, NULL},
-    {NULL, NULL, 0, NOSUB},
-};
-
-static const struct key etcd_keys[] = {
-    {"endpoints", cfgk_etcd_endpoints, 0, NOSUB},
-    {"username", cfga_username, CFG(username), NOSUB},
-    {"password", cfga_password, 0, NOSUB},
-    {"password_file", cfga_password_file, CFG(password_file), NOSUB},
-    {"tls", cfgw_submap, 0, 0, 0, tls_keys},
-    {"namespace", cfgw_string, CFG(namespace_id), NOSUB},
-    {"root", cfgk_root, CFG(kv_root), NOSUB},
-    {"groups", cfga_groups, 0, NOSUB},
-    {"retry", cfgw_submap, 0, 0, 0, retry_keys},
-    /* changes wait this long for the rest of an admin's burst of writes */
-    {"settle", cfgw_duration, CFG(kv_settle_ms), 1, 1000, NULL},
-    {"resync_interval", cfgk_resync_interval, CFG(kv_resync_interval_ms), 0, INT64_MAX, NULL},
-    {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL},
-    {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL},
-    {NULL, NULL, 0, NOSUB},
+    {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL, CFGW_NODOC},
+    {"hold", cfga_hold, CFG(hold_ms), 1, INT64_MAX, NULL, CFGW_NODOC},
+    {"retry", cfgw_submap, 0, 0, 0, cfg_retry_keys, CFGW_NODOC},
+    {"max_response", cfgw_size, CFG(max_response), 1, INT64_MAX, NULL, CFGW_NODOC},
+    {"tls", cfgw_submap, 0, 0, 0, cfg_tls_keys, CFGW_NODOC},
+    {NULL, NULL, 0, NOSUB, CFGW_NODOC},
 };
 
 static const struct key gateway_keys[] = {
-    {"port", cfgw_int, CFG(gateway_port), 0, 65535, NULL},
-    {NULL, NULL, 0, NOSUB},
+    {"port", cfgw_int, CFG(gateway_port), 0, 65535, NULL, CFGW_NODOC},
+    {NULL, NULL, 0, NOSUB, CFGW_NODOC},
 };
 
 static const struct key log_keys[] = {
-    {"level", load_log_level, 0, NOSUB},
-    {"format", load_log_format, 0, NOSUB},
-    {"file", cfgw_string, CFG(log_file), NOSUB},
-    {NULL, NULL, 0, NOSUB},
+    {"level", load_log_level, 0, NOSUB, CFGW_NODOC},
+    {"format", load_log_format, 0, NOSUB, CFGW_NODOC},
+    {"file", cfgw_string, CFG(log_file), NOSUB, CFGW_NODOC},
+    {NULL, NULL, 0, NOSUB, CFGW_NODOC},
 };
 
 static const struct key status_keys[] = {
-    {"listen", load_listen, CFG(status_listen), NOSUB},
+    {"listen", load_listen, CFG(status_listen), NOSUB, CFGW_NODOC},
     /* POST (pause, resume) over HTTP only with this bearer token; else read-only */
-    {"token", cfga_status_token, 0, NOSUB},
-    {"token_file", cfga_status_token_file, CFG(status_token_file), NOSUB},
+    {"token", cfga_status_token, 0, NOSUB, CFGW_NODOC},
+    {"token_file", cfga_status_token_file, CFG(status_token_file), NOSUB, CFGW_NODOC},
     /* accepted versions kept per group for /history, the page and --status (store/history.h) */
-    {"history", cfgw_int, CFG(status_history), 1, 1000, NULL},
+    {"history", cfgw_int, CFG(status_history), 1, 1000, NULL, CFGW_NODOC},
     /* GET /config/<GROUP>: the held version, secrets redacted (ops/redact.h); off by default */
-    {"expose_config", cfgw_bool, CFG(status_expose_config), NOSUB},
-    {NULL, NULL, 0, NOSUB},
+    {"expose_config", cfgw_bool, CFG(status_expose_config), NOSUB, CFGW_NODOC},
+    {NULL, NULL, 0, NOSUB, CFGW_NODOC},
 };
 
+/* the top level; the sources' own sections (zookeeper:, etcd:) are added at load */
 static const struct key top_keys[] = {
-    {"admin", cfga_admin, 0, 0, 0, admin_keys},
-    {"zookeeper", cfgk_zookeeper, 0, 0, 0, zookeeper_keys},
-    {"etcd", cfgk_etcd, 0, 0, 0, etcd_keys},
-    {"gateway", cfgw_submap, 0, 0, 0, gateway_keys},
-    {"state_dir", cfgw_string, CFG(state_dir), NOSUB},
+    {"admin", cfga_admin, 0, 0, 0, admin_keys, CFGW_NODOC},
+    {"gateway", cfgw_submap, 0, 0, 0, gateway_keys, CFGW_NODOC},
+    {"state_dir", cfgw_string, CFG(state_dir), NOSUB, CFGW_NODOC},
     /* the Unix socket for --pause/--resume (ops/control.h); default STATE_DIR/control.sock */
-    {"control_socket", load_control_socket, CFG(control_socket), NOSUB},
-    {"log", cfgw_submap, 0, 0, 0, log_keys},
-    {"status", cfgw_submap, 0, 0, 0, status_keys},
-    {"subscribers", load_subscribers, 0, NOSUB},
-    {NULL, NULL, 0, NOSUB},
+    {"control_socket", load_control_socket, CFG(control_socket), NOSUB, CFGW_NODOC},
+    {"log", cfgw_submap, 0, 0, 0, log_keys, CFGW_NODOC},
+    {"status", cfgw_submap, 0, 0, 0, status_keys, CFGW_NODOC},
+    {"subscribers", load_subscribers, 0, NOSUB, CFGW_NODOC},
+    {NULL, NULL, 0, NOSUB, CFGW_NODOC},
 };
 
 /* ---------------------------------------------------------------- ${VAR} over the tree */
@@ -357,11 +315,6 @@ static struct cfg *cfg_new(void)
 	c->retry_backoff_ms = 5 * 60 * 1000;
 	c->retry_startup_backoff_ms = 10 * 1000;
 	c->max_response = 64 * 1024 * 1024;
-	c->ws_ping_interval_ms = 10 * 1000;
-	c->ws_resync_interval_ms = 10 * 60 * 1000;
-	c->kv_settle_ms = 100;
-	c->kv_resync_interval_ms = 10 * 60 * 1000;
-	c->zk_session_timeout_ms = 30 * 1000;
 	c->log_level = GW_LOG_INFO;
 	c->status_history = 50;
 	c->log_format = GW_LOG_TEXT;
@@ -393,6 +346,177 @@ static int default_control_socket(struct cfg *c, struct gw_err *err)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- the sources' sections */
+
+/* A source's section (zookeeper:, admin.websocket): its map kept for the checks, its keys
+ * walked into its own settings. */
+static int load_section(struct loader *ld, const struct key *k, const struct ynode *v,
+                        const char *path, void *base)
+{
+	(void)base;
+	ld->section[k->off] = v;
+	return cfgw_submap(ld, k, v, path, ld->cfg->settings[k->off]);
+}
+
+/* A section's settings: zeroed, then every declared default loaded through its key's own
+ * loader, so a default is written once, in the file's units, beside the key. */
+static int section_defaults(struct loader *ld, const struct cfg_section *sec, void *settings)
+{
+	for (const struct key *k = sec->keys; k->name; k++) {
+		if (!k->def)
+			continue;
+		struct ynode def = {.type = YNODE_SCALAR,
+		                    .file = "(built-in default)",
+		                    .text = (char *)k->def,
+		                    .len = strlen(k->def),
+		                    .plain = 1};
+		char path[128];
+		snprintf(path, sizeof path, "%s%s%s.%s", sec->parent ? sec->parent : "",
+		         sec->parent ? "." : "", sec->name, k->name);
+		if (k->load(ld, k, &def, path, k->in_cfg ? (void *)ld->cfg : settings) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int sections_open(struct loader *ld)
+{
+	struct cfg *c = ld->cfg;
+	const struct cfg_section *sec;
+	for (size_t i = 0; (sec = cfg_source_section(i)) != NULL; i++) {
+		if (i == CFG_SECTIONS_MAX)
+			return gw_errf(ld->err, "more than %d source sections", CFG_SECTIONS_MAX);
+		c->sections[i] = sec;
+		c->settings[i] = calloc(1, sec->size ? sec->size : 1);
+		c->n_sections = i + 1;
+		if (!c->settings[i])
+			return gw_errf(ld->err, "out of memory");
+		if (section_defaults(ld, sec, c->settings[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+#define N_KEYS(t) (sizeof(t) / sizeof((t)[0]))
+
+/* The tables of the file with the sources' sections in: a top-level section right after
+ * admin:, a section of admin: after admin's own keys (the order "valid keys here" lists). */
+static int sections_tables(struct loader *ld, struct key *top, struct key *admin)
+{
+	const struct cfg *c = ld->cfg;
+	size_t na = 0, nt = 0;
+	for (const struct key *k = admin_keys; k->name; k++)
+		admin[na++] = *k;
+	for (size_t i = 0; i < c->n_sections; i++) {
+		const struct cfg_section *sec = c->sections[i];
+		if (sec->parent && strcmp(sec->parent, "admin") != 0)
+			return gw_errf(ld->err, "source section %s: no section %s to go in",
+			               sec->name, sec->parent);
+		if (sec->parent)
+			admin[na++] =
+			    (struct key){sec->name, load_section, i, 0, 0, sec->keys, CFGW_NODOC};
+	}
+	admin[na] = (struct key){NULL, NULL, 0, NOSUB, CFGW_NODOC};
+	for (const struct key *k = top_keys; k->name; k++) {
+		top[nt] = *k;
+		if (strcmp(k->name, "admin") != 0) {
+			nt++;
+			continue;
+		}
+		top[nt++].sub = admin;
+		for (size_t i = 0; i < c->n_sections; i++)
+			if (!c->sections[i]->parent)
+				top[nt++] =
+				    (struct key){c->sections[i]->name, load_section, i, 0, 0,
+				                 c->sections[i]->keys, CFGW_NODOC};
+	}
+	top[nt] = (struct key){NULL, NULL, 0, NOSUB, CFGW_NODOC};
+	return 0;
+}
+
+/* "admin: (HTTP long-polling or WebSocket), zookeeper: or etcd:"; `what` 0 leaves out the
+ * words after admin:. */
+static void section_list(const struct cfg *c, int what, char *buf, size_t cap)
+{
+	size_t n = 1, pos;
+	for (size_t i = 0; i < c->n_sections; i++)
+		n += c->sections[i]->parent ? 0 : 1;
+	pos =
+	    (size_t)snprintf(buf, cap, "admin:%s", what ? " (HTTP long-polling or WebSocket)" : "");
+	for (size_t i = 0, k = 1; i < c->n_sections && pos < cap; i++) {
+		if (c->sections[i]->parent)
+			continue;
+		k++;
+		pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s:", k == n ? " or " : ", ",
+		                        c->sections[i]->name);
+	}
+}
+
+/* Exactly one source section: admin:, or one of the sources' own; then its checks. */
+static int check_source_section(struct loader *ld, const struct ynode *root)
+{
+	struct cfg *c = ld->cfg;
+	const struct ynode *first = ld->admin, *second = NULL;
+	long fi = ld->admin ? -1 : -2, si = -2; /* -1: admin; i: c->sections[i] */
+	for (size_t i = 0; i < c->n_sections; i++) {
+		const struct ynode *n = ld->section[i];
+		if (!n || c->sections[i]->parent)
+			continue;
+		if (!first || ytree_line(n) < ytree_line(first)) {
+			second = first, si = fi;
+			first = n, fi = (long)i;
+		} else if (!second || ytree_line(n) < ytree_line(second)) {
+			second = n, si = (long)i;
+		}
+	}
+	char list[256];
+	if (!first) {
+		section_list(c, 1, list, sizeof list);
+		return cfgw_err(ld, root, NULL, "a source section is required: %s", list);
+	}
+	if (second) {
+		section_list(c, 0, list, sizeof list);
+		return cfgw_err(ld, second, si < 0 ? "admin" : c->sections[si]->name,
+		                "cannot be used together with %s: (line %d): an agent has "
+		                "exactly one source section (%s)",
+		                fi < 0 ? "admin" : c->sections[fi]->name, ytree_line(first), list);
+	}
+	if (fi < 0) {
+		c->section = "admin";
+		return cfga_check(ld, root);
+	}
+	const struct cfg_section *sec = c->sections[fi];
+	c->section = sec->name;
+	if (sec->check && sec->check(ld, first, c->settings[fi]) < 0)
+		return -1;
+	cfga_default_groups(c);
+	return 0;
+}
+
+const void *cfg_settings(const struct cfg *c, const struct cfg_section *section)
+{
+	for (size_t i = 0; c && i < c->n_sections; i++)
+		if (c->sections[i] == section)
+			return c->settings[i];
+	return NULL;
+}
+
+size_t cfg_secrets(const struct cfg *c, const char **out, size_t cap)
+{
+	size_t n = 0;
+	if (c->password && n < cap)
+		out[n++] = c->password;
+	for (size_t i = 0; i < c->n_sections && n < cap; i++) {
+		const char *s =
+		    c->sections[i]->secret ? c->sections[i]->secret(c->settings[i]) : NULL;
+		if (s)
+			out[n++] = s;
+	}
+	if (c->status_token && n < cap)
+		out[n++] = c->status_token;
+	return n;
+}
+
 static int load_tree(struct ynode *root, struct cfg **out, struct gw_err *err)
 {
 	struct cfg *c = cfg_new();
@@ -414,8 +538,11 @@ static int load_tree(struct ynode *root, struct cfg **out, struct gw_err *err)
 		cfg_free(c);
 		return -1;
 	}
-	if (expand_tree(&ld, root, "") < 0 || cfgw_map(&ld, root, top_keys, "", c) < 0 ||
-	    cfga_check(&ld, root) < 0 || default_control_socket(c, err) < 0) {
+	struct key top[N_KEYS(top_keys) + CFG_SECTIONS_MAX];
+	struct key admin[N_KEYS(admin_keys) + CFG_SECTIONS_MAX];
+	if (sections_open(&ld) < 0 || sections_tables(&ld, top, admin) < 0 ||
+	    expand_tree(&ld, root, "") < 0 || cfgw_map(&ld, root, top, "", c) < 0 ||
+	    check_source_section(&ld, root) < 0 || default_control_socket(c, err) < 0) {
 		cfg_free(c);
 		return -1;
 	}
@@ -521,9 +648,7 @@ fail:
 
 int cfg_tls_check(const struct cfg *c, struct gw_err *err)
 {
-	const char *section = c->source == CFG_SOURCE_ETCD        ? "etcd"
-	                      : c->source == CFG_SOURCE_ZOOKEEPER ? "zookeeper"
-	                                                          : "admin";
+	const char *section = c->section ? c->section : "admin";
 	const struct {
 		const char *key, *path;
 	} files[] = {{"ca_file", c->tls.ca_file},
@@ -549,16 +674,11 @@ void cfg_free(struct cfg *c)
 	}
 	free(c->password_file);
 	free(c->namespace_id);
-	for (size_t i = 0; i < c->n_kv_servers; i++)
-		free(c->kv_servers[i]);
-	free(c->kv_servers);
-	free(c->kv_root);
-	if (c->ws_token) {
-		explicit_bzero(c->ws_token, strlen(c->ws_token));
-		free(c->ws_token);
+	for (size_t i = 0; i < c->n_sections; i++) {
+		if (c->settings[i] && c->sections[i]->free)
+			c->sections[i]->free(c->settings[i]);
+		free(c->settings[i]);
 	}
-	free(c->ws_token_file);
-	free(c->ws_origin);
 	free(c->tls.ca_file);
 	free(c->tls.cert_file);
 	free(c->tls.key_file);

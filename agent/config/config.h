@@ -1,8 +1,9 @@
 /*
  * The agent's configuration: the YAML file (etc/gwsync.yaml) turned into one plain,
  * validated struct. Everything the agent needs is resolved here once ("${VAR}" expanded,
- * password_file read, durations in ms, defaults filled), so no other file parses YAML,
- * except a subscriber's own `config:` map, which is kept as a YAML tree (ytree.h) and read
+ * secret files read, durations in ms, defaults filled), so no other file parses YAML. A
+ * subscriber's own `config:` map is the exception: it is kept as a YAML tree (ytree.h),
+ * checked against the plugin's declared options (deliver/plugin_options.h) and read
  * through the host table of the plugin ABI.
  */
 #ifndef GW_CONFIG_H
@@ -16,6 +17,7 @@
 #include "model/groups.h"
 
 struct ynode;
+struct cfg_section;
 
 #define GW_DEFAULT_NAMESPACE "649330b6-c2d7-4edc-be8e-8a54df9eb385"
 
@@ -36,21 +38,18 @@ struct cfg_tls {
 	int insecure_skip_verify;
 };
 
-/* Where versions come from: exactly one source section per agent. */
-enum cfg_source {
-	CFG_SOURCE_ADMIN = 0, /* admin: HTTP long-polling or WebSocket (cfg->websocket) */
-	CFG_SOURCE_ZOOKEEPER, /* zookeeper: */
-	CFG_SOURCE_ETCD,      /* etcd: */
-};
+/* The most source sections the registry may declare (struct cfg_section). */
+#define CFG_SECTIONS_MAX 16
 
 struct cfg {
 	char *path; /* the file it came from */
-	enum cfg_source source;
+	/* The source section in use: "admin" (HTTP long-polling or WebSocket, by the servers'
+	 * URLs), or the name of a source's own section ("zookeeper", "etcd"). */
+	const char *section;
 
-	/* admin: (for zookeeper: and etcd:, servers holds one label naming the store for logs
-	 * and /status, "zookeeper://h1:2181,h2:2181/ns/shenyu"; groups, namespace_id, retry_*,
-	 * tls, username and password are shared by every source section) */
-	char **servers; /* without a trailing '/' */
+	/* admin: (groups, namespace_id, retry_*, tls, timeouts, username and password are shared
+	 * by every source section: a source's own section fills them too, cfg_section) */
+	char **servers; /* admin.servers, without a trailing '/'; none for another section */
 	size_t n_servers;
 	char *username;      /* NULL: no login */
 	char *password;      /* secret: never log; NULL if neither password nor password_file */
@@ -69,22 +68,9 @@ struct cfg {
 	int64_t retry_startup_backoff_ms; /* default 10 s: the backoff's cap until data is held */
 	int64_t max_response;             /* bytes; default 64 MiB */
 	struct cfg_tls tls;
-	/* the protocol family of every server: 0 http(s):// (long-polling), 1 ws(s)://
-	 * (WebSocket, admin.websocket below) */
+	/* the protocol family of every admin server: 0 http(s):// (long-polling), 1 ws(s)://
+	 * (WebSocket, whose own keys are its section admin.websocket) */
 	int websocket;
-	char *ws_origin;               /* sent as Origin; NULL: none */
-	char *ws_token;                /* secret: never log; X-Shenyu-Sync-Token; NULL: none */
-	char *ws_token_file;           /* as written, or NULL; the token was read from it */
-	int64_t ws_ping_interval_ms;   /* default 10 s; 3 silent intervals = dead */
-	int64_t ws_resync_interval_ms; /* anti-entropy; default 10 min; 0 = off */
-
-	/* zookeeper: / etcd: */
-	char **kv_servers; /* zookeeper "host:port"; etcd "http(s)://host:port" */
-	size_t n_kv_servers;
-	char *kv_root;                 /* default "/{namespace}/shenyu"; no trailing '/' */
-	int64_t kv_settle_ms;          /* default 100 ms, at most 1 s */
-	int64_t kv_resync_interval_ms; /* anti-entropy; default 10 min; 0 = off */
-	int64_t zk_session_timeout_ms; /* default 30 s */
 
 	/* gateway: */
 	int gateway_port; /* default 0 */
@@ -108,7 +94,26 @@ struct cfg {
 	size_t n_subscribers;
 
 	struct ynode *tree; /* the parsed document; owns the subscriber config maps */
+
+	/* the sources' own sections (cfg_source_section) and their settings: cfg_settings() */
+	const struct cfg_section *sections[CFG_SECTIONS_MAX];
+	void *settings[CFG_SECTIONS_MAX];
+	size_t n_sections;
 };
+
+/* The sections the sources declare in their own folders, one per source type that has
+ * one: the i-th from 0, NULL past the last. Defined by the source registry
+ * (source/registry.c), so that this folder names no source and a new source changes
+ * nothing here. */
+const struct cfg_section *cfg_source_section(size_t i);
+
+/* The settings of a source's section (its own struct, filled and checked by the load), or
+ * NULL when the configuration has none (cfg_load_control, a struct cfg made by hand). */
+const void *cfg_settings(const struct cfg *cfg, const struct cfg_section *section);
+
+/* The configured secrets (the password, a source section's token, the status token), for
+ * the log to mask and main to drop from the environment: up to `cap` into out, how many. */
+size_t cfg_secrets(const struct cfg *cfg, const char **out, size_t cap);
 
 /*
  * Load and validate `path`. On error returns -1 with err->msg as
@@ -128,7 +133,7 @@ int cfg_load_control(const char *path, struct cfg **out, struct gw_err *err);
 int cfg_parse(const char *name, const char *text, size_t len, struct cfg **out, struct gw_err *err);
 void cfg_free(struct cfg *cfg);
 
-/* The TLS files of the source's tls: section are still regular files this process can
+/* The TLS files of the source section's tls: are still regular files this process can
  * open, checked without blocking (core/readfile.h) right before a library is handed their
  * paths (libcurl opens them at each new connection, libwebsockets at its context's
  * creation), so a file replaced by a FIFO fails one try instead of hanging a thread.

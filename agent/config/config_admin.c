@@ -11,7 +11,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config/config_kv.h"
 #include "config/suggest.h"
 #include "core/readfile.h"
 #include "model/groups.h"
@@ -21,8 +20,9 @@
 /* ---------------------------------------------------------------- admin.servers */
 
 static int add_server(struct loader *ld, const struct ynode *at, const char *path, const char *url,
-                      size_t len)
+                      size_t len, void *base)
 {
+	(void)base;
 	struct cfg *c = ld->cfg;
 	/* first, before any message quotes the URL: the part before an '@' is a credential */
 	const char *sep = memmem(url, len, "://", 3);
@@ -93,8 +93,8 @@ static int add_server(struct loader *ld, const struct ynode *at, const char *pat
 int cfga_servers(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
                  void *base)
 {
-	(void)k, (void)base;
-	return cfgw_each_word(ld, v, path, "admin URLs", add_server);
+	(void)k;
+	return cfgw_each_word(ld, v, path, "admin URLs", add_server, base);
 }
 
 /* ---------------------------------------------------------------- admin.groups */
@@ -108,8 +108,9 @@ int cfg_group_parse(const char *name)
 }
 
 static int add_group(struct loader *ld, const struct ynode *at, const char *path, const char *name,
-                     size_t len)
+                     size_t len, void *base)
 {
+	(void)base;
 	struct cfg *c = ld->cfg;
 	char word[64];
 	if (len >= sizeof word)
@@ -142,10 +143,10 @@ static int add_group(struct loader *ld, const struct ynode *at, const char *path
 int cfga_groups(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
                 void *base)
 {
-	(void)k, (void)base;
+	(void)k;
 	ld->groups = v;
 	ld->cfg->n_groups = 0;
-	return cfgw_each_word(ld, v, path, "group names", add_group);
+	return cfgw_each_word(ld, v, path, "group names", add_group, base);
 }
 
 /* ---------------------------------------------------------------- admin credentials */
@@ -186,8 +187,8 @@ int cfga_password(struct loader *ld, const struct key *k, const struct ynode *v,
 
 /* Read the whole file (a regular file only: core/readfile.h); one trailing "\n" is not part
  * of the password. */
-static int read_password_file(struct loader *ld, const struct ynode *at, const char *path,
-                              const char *file, char **out)
+int cfga_read_secret_file(struct loader *ld, const struct ynode *at, const char *path,
+                          const char *file, char **out)
 {
 	char *buf;
 	size_t len;
@@ -216,48 +217,7 @@ int cfga_password_file(struct loader *ld, const struct key *k, const struct ynod
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	ld->password_file = v;
-	return read_password_file(ld, v, path, ld->cfg->password_file, &ld->cfg->password);
-}
-
-/* ---------------------------------------------------------------- admin.websocket */
-
-int cfga_websocket(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
-                   void *base)
-{
-	ld->websocket = v;
-	return cfgw_submap(ld, k, v, path, base);
-}
-
-/* admin.websocket.token: a secret like the password, never quoted in a message. */
-int cfga_ws_token(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
-                  void *base)
-{
-	(void)k, (void)base;
-	if (v->type != YNODE_SCALAR)
-		return cfgw_err(ld, v, path, "expected a string, got %s", ytree_type_name(v));
-	if (ld->ws_token_file)
-		return cfgw_err(ld, v, path,
-		                "cannot be used together with admin.websocket.token_file (line %d)",
-		                ytree_line(ld->ws_token_file));
-	ld->ws_token = v;
-	if (!*v->text)
-		return 0; /* empty: no token (an admin before the token) */
-	if (!(ld->cfg->ws_token = strdup(v->text)))
-		return cfgw_err(ld, v, path, "out of memory");
-	return 0;
-}
-
-int cfga_ws_token_file(struct loader *ld, const struct key *k, const struct ynode *v,
-                       const char *path, void *base)
-{
-	if (ld->ws_token)
-		return cfgw_err(ld, v, path,
-		                "cannot be used together with admin.websocket.token (line %d)",
-		                ytree_line(ld->ws_token));
-	if (cfgw_string(ld, k, v, path, base) < 0)
-		return -1;
-	ld->ws_token_file = v;
-	return read_password_file(ld, v, path, ld->cfg->ws_token_file, &ld->cfg->ws_token);
+	return cfga_read_secret_file(ld, v, path, ld->cfg->password_file, &ld->cfg->password);
 }
 
 /* status.token: the bearer token that allows POST on the status endpoint; a secret. */
@@ -290,7 +250,8 @@ int cfga_status_token_file(struct loader *ld, const struct key *k, const struct 
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	ld->status_token_file = v;
-	if (read_password_file(ld, v, path, ld->cfg->status_token_file, &ld->cfg->status_token) < 0)
+	if (cfga_read_secret_file(ld, v, path, ld->cfg->status_token_file, &ld->cfg->status_token) <
+	    0)
 		return -1;
 	if (ld->cfg->status_token && strlen(ld->cfg->status_token) < 16)
 		return cfgw_err(ld, v, path,
@@ -342,7 +303,7 @@ int cfga_readable_file(struct loader *ld, const struct key *k, const struct ynod
 
 /* ---------------------------------------------------------------- checks across keys */
 
-static void default_groups(struct cfg *c)
+void cfga_default_groups(struct cfg *c)
 {
 	if (c->n_groups == 0) {
 		static const enum gw_group classic[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR,
@@ -356,12 +317,6 @@ static void default_groups(struct cfg *c)
 int cfga_check(struct loader *ld, const struct ynode *root)
 {
 	struct cfg *c = ld->cfg;
-	int which = cfgk_check(ld, root);
-	if (which <= 0) {
-		if (which == 0)
-			default_groups(c);
-		return which;
-	}
 	const struct ynode *admin = ld->admin;
 	if (c->n_servers == 0)
 		return cfgw_err(
@@ -392,13 +347,13 @@ int cfga_check(struct loader *ld, const struct ynode *root)
 		                c->tls.cert_file ? "admin.tls.cert_file" : "admin.tls.key_file",
 		                "cert_file and key_file go together: set both or neither");
 	}
-	if (ld->websocket && !c->websocket)
-		return cfgw_err(ld, ld->websocket, "admin.websocket",
-		                "applies to ws:// or wss:// servers only; admin.servers are "
-		                "http(s):// (long-polling)");
-	if (c->websocket && c->ws_resync_interval_ms > 0 && c->ws_resync_interval_ms < 1000)
-		return cfgw_err(ld, ld->websocket, "admin.websocket.resync_interval",
-		                "must be 0 (off) or at least 1s");
-	default_groups(c);
+	/* the sections of the sources that share admin: (admin.websocket) */
+	for (size_t i = 0; i < c->n_sections; i++) {
+		const struct cfg_section *sec = c->sections[i];
+		if (sec->parent && strcmp(sec->parent, "admin") == 0 && sec->check &&
+		    sec->check(ld, ld->section[i], c->settings[i]) < 0)
+			return -1;
+	}
+	cfga_default_groups(c);
 	return 0;
 }

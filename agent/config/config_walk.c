@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "config/suggest.h"
-#include "core/units.h"
+#include "shared/units.h"
 
 /* ---------------------------------------------------------------- messages */
 
@@ -76,6 +76,8 @@ int cfgw_string(struct loader *ld, const struct key *k, const struct ynode *v, c
 	if (!*s)
 		return cfgw_err(ld, v, path,
 		                "must not be empty (leave the key out for the default)");
+	if (!base)
+		return 0;
 	char **dst = cfgw_field_str(base, k);
 	char *copy = strdup(s);
 	if (!copy)
@@ -126,7 +128,8 @@ int cfgw_duration(struct loader *ld, const struct key *k, const struct ynode *v,
 		cfgw_fmt_duration(max, sizeof max, k->max);
 		return cfgw_err(ld, v, path, "must be at most %s", max);
 	}
-	*(int64_t *)((char *)base + k->off) = ms;
+	if (base)
+		*(int64_t *)((char *)base + k->off) = ms;
 	return 0;
 }
 
@@ -143,7 +146,24 @@ int cfgw_size(struct loader *ld, const struct key *k, const struct ynode *v, con
 		    "expected a size in bytes, or with KiB, MiB or GiB (64MiB), got '%.100s'", s);
 	if (n < k->min)
 		return cfgw_err(ld, v, path, "must be at least %lld bytes", (long long)k->min);
-	*(int64_t *)((char *)base + k->off) = n;
+	if (base)
+		*(int64_t *)((char *)base + k->off) = n;
+	return 0;
+}
+
+int cfgw_mode(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+              void *base)
+{
+	const char *s = cfgw_scalar(ld, v, path, "an octal file mode like \"0640\"");
+	unsigned m;
+	if (!s)
+		return -1;
+	if (units_mode(s, &m) < 0)
+		return cfgw_err(
+		    ld, v, path,
+		    "expected an octal file mode like \"0640\" (quote it), got '%.100s'", s);
+	if (base)
+		*(unsigned *)((char *)base + k->off) = m;
 	return 0;
 }
 
@@ -159,7 +179,8 @@ int cfgw_int(struct loader *ld, const struct key *k, const struct ynode *v, cons
 	if (n < k->min || n > k->max)
 		return cfgw_err(ld, v, path, "must be between %lld and %lld, got %lld",
 		                (long long)k->min, (long long)k->max, (long long)n);
-	*(int *)((char *)base + k->off) = (int)n;
+	if (base)
+		*(int *)((char *)base + k->off) = (int)n;
 	return 0;
 }
 
@@ -172,7 +193,8 @@ int cfgw_bool(struct loader *ld, const struct key *k, const struct ynode *v, con
 		return -1;
 	if (units_bool(s, &b) < 0)
 		return cfgw_err(ld, v, path, "expected true or false, got '%.100s'", s);
-	*(int *)((char *)base + k->off) = b;
+	if (base)
+		*(int *)((char *)base + k->off) = b;
 	return 0;
 }
 
@@ -180,6 +202,17 @@ int cfgw_submap(struct loader *ld, const struct key *k, const struct ynode *v, c
                 void *base)
 {
 	return cfgw_map(ld, v, k->sub, path, base);
+}
+
+int cfgw_resync_interval(struct loader *ld, const struct key *k, const struct ynode *v,
+                         const char *path, void *base)
+{
+	if (cfgw_duration(ld, k, v, path, base) < 0)
+		return -1;
+	int64_t ms = *(int64_t *)((char *)base + k->off);
+	if (ms > 0 && ms < 1000)
+		return cfgw_err(ld, v, path, "must be 0 (off) or at least 1s");
+	return 0;
 }
 
 /* ---------------------------------------------------------------- the walk */
@@ -232,15 +265,14 @@ int cfgw_map(struct loader *ld, const struct ynode *map, const struct key *keys,
 			continue;
 		char child[256];
 		cfgw_path_join(child, sizeof child, path, k->name);
-		if (k->load(ld, k, v, child, base) < 0)
+		if (k->load(ld, k, v, child, k->in_cfg ? (void *)ld->cfg : base) < 0)
 			return -1;
 	}
 	return 0;
 }
 
 int cfgw_each_word(struct loader *ld, const struct ynode *v, const char *path, const char *what,
-                   int (*each)(struct loader *, const struct ynode *, const char *, const char *,
-                               size_t))
+                   word_fn each, void *base)
 {
 	if (v->type == YNODE_MAP)
 		return cfgw_err(ld, v, path, "expected a list of %s, got a map", what);
@@ -256,7 +288,7 @@ int cfgw_each_word(struct loader *ld, const struct ynode *v, const char *path, c
 				                it->type == YNODE_SCALAR && !it->null
 				                    ? "an empty string"
 				                    : ytree_type_name(it));
-			if (each(ld, it, ipath, it->text, it->len) < 0)
+			if (each(ld, it, ipath, it->text, it->len, base) < 0)
 				return -1;
 		}
 		return 0;
@@ -273,7 +305,7 @@ int cfgw_each_word(struct loader *ld, const struct ynode *v, const char *path, c
 		if (!len)
 			return cfgw_err(ld, v, path,
 			                "empty entry in the comma-separated list of %s", what);
-		if (each(ld, v, path, w, len) < 0)
+		if (each(ld, v, path, w, len, base) < 0)
 			return -1;
 		if (!end)
 			return 0;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 static const char *lookup_getenv(const char *name, void *ctx)
 {

@@ -100,25 +100,6 @@ const char *jspan_member(const char *p, const char *end, const char *key)
 	return NULL;
 }
 
-long jspan_elements(const char *p, const char *end,
-                    int (*fn)(void *ctx, size_t i, const char *start, size_t len), void *ctx)
-{
-	if (p >= end || *p != '[')
-		return -1;
-	p = jspan_ws(p + 1, end);
-	size_t i = 0;
-	while (p < end && *p != ']') {
-		const char *v = jspan_skip(p, end);
-		if (!v || fn(ctx, i, p, (size_t)(v - p)) != 0)
-			return -1;
-		i++;
-		p = jspan_ws(v, end);
-		if (p < end && *p == ',')
-			p = jspan_ws(p + 1, end);
-	}
-	return p < end ? (long)i : -1;
-}
-
 static int begin(struct jspan_iter *it, const char *p, const char *end, char open)
 {
 	it->p = jspan_ws(p, end);

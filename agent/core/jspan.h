@@ -21,11 +21,6 @@ const char *jspan_skip(const char *p, const char *end);
  * written with escapes are compared after decoding. */
 const char *jspan_member(const char *p, const char *end, const char *key);
 
-/* p at '[': calls fn(ctx, index, start, len) for each element in order. Returns the count,
- * or -1 if malformed or fn returned non-zero. */
-long jspan_elements(const char *p, const char *end,
-                    int (*fn)(void *ctx, size_t i, const char *start, size_t len), void *ctx);
-
 /*
  * Strict walking of objects and arrays, for parsing a large document piece by piece: the
  * structure between values (braces, brackets, commas, colons, keys) is checked here; the

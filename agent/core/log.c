@@ -102,11 +102,6 @@ void gw_log_close(struct gw_log *log)
 	free(log);
 }
 
-void gw_log_set_level(struct gw_log *log, enum gw_log_level level)
-{
-	atomic_store(&log->level, level);
-}
-
 enum gw_log_level gw_log_level(const struct gw_log *log)
 {
 	return atomic_load(&log->level);

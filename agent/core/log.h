@@ -8,7 +8,7 @@
 #ifndef GW_LOG_H
 #define GW_LOG_H
 
-#include <gwsync/subscriber.h> /* enum gw_log_level */
+#include <gwsync/log_level.h> /* the plugin ABI's levels, not the whole ABI */
 #include <stdarg.h>
 
 #include "core/error.h"
@@ -22,7 +22,6 @@ int gw_log_open(struct gw_log **out, enum gw_log_level level, enum gw_log_format
                 const char *path, struct gw_err *err);
 void gw_log_close(struct gw_log *log);
 
-void gw_log_set_level(struct gw_log *log, enum gw_log_level level);
 enum gw_log_level gw_log_level(const struct gw_log *log);
 int gw_log_enabled(const struct gw_log *log, enum gw_log_level level);
 

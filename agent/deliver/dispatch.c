@@ -38,6 +38,7 @@ struct sub_state {
 };
 
 struct dispatcher {
+	struct dispatch_clock clock; /* the retry schedule's */
 	struct subscribers *subs;
 	struct store *st;
 	const struct cfg *cfg;
@@ -61,7 +62,7 @@ struct dispatcher {
 struct outcome {
 	size_t na, nu, nr;
 	int64_t ms;
-	char why[512];
+	struct gw_err why; /* on rejection: the plugin's reason, or the delta's failure */
 };
 
 /* strncpy that always terminates (and that -Wformat-truncation does not second-guess). */
@@ -78,17 +79,14 @@ static int deliver(struct subscriber *s, enum gw_group g, const struct group_dat
                    int64_t *tick_at)
 {
 	struct diff df;
-	struct gw_err err;
 	memset(o, 0, sizeof *o);
-	if (diff_build(&df, g, from, to, &err) < 0) {
-		copy(o->why, sizeof o->why, err.msg);
+	if (diff_build(&df, g, from, to, &o->why) < 0)
 		return -1;
-	}
 	o->na = df.change.n_added;
 	o->nu = df.change.n_updated;
 	o->nr = df.change.n_removed;
 	int64_t t0 = gw_mono_ms();
-	int rc = subscriber_apply(s, &df.change, o->why, sizeof o->why);
+	int rc = subscriber_apply(s, &df.change, &o->why);
 	o->ms = gw_mono_ms() - t0;
 	diff_free(&df);
 	int64_t next = subscriber_tick(s, gw_mono_ms());
@@ -132,7 +130,7 @@ int dispatch_once(struct subscribers *subs, struct store *st, const struct cfg *
 			if (deliver(s, g, NULL, cur, log, &o, NULL) < 0) {
 				failed++;
 				LOG_E(log, "dispatch", "subscriber '%s' rejected %s version %s: %s",
-				      s->name, gw_group_name(g), cur->md5, o.why);
+				      s->name, gw_group_name(g), cur->md5, o.why.msg);
 			}
 		}
 		group_data_unref(cur);
@@ -198,7 +196,7 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 		sg->consecutive++;
 		int64_t wait = dispatch_backoff_ms(sg->consecutive);
 		replace(&sg->failed, cur);
-		int64_t now = gw_mono_ms();
+		int64_t now = d->clock.now_ms(d->clock.arg);
 		sg->retry_at_ms = now + wait;
 		if (dispatch_warn_due(sg->consecutive, now - sg->warned_ms)) {
 			char more[96] = "";
@@ -208,7 +206,7 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 			LOG_W(d->log, "dispatch",
 			      "subscriber '%s' rejected %s version %s (+%zu ~%zu -%zu): %s; "
 			      "failure %u in a row%s, retrying in %lld s",
-			      ss->s->name, gw_group_name(g), cur->md5, o.na, o.nu, o.nr, o.why,
+			      ss->s->name, gw_group_name(g), cur->md5, o.na, o.nu, o.nr, o.why.msg,
 			      sg->consecutive, more, (long long)(wait / 1000));
 			sg->warned_ms = now;
 			sg->unwarned = 0;
@@ -218,7 +216,7 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 			sg->unwarned++;
 			LOG_D(d->log, "dispatch",
 			      "subscriber '%s' rejected %s version %s: %s; failure %u in a row",
-			      ss->s->name, gw_group_name(g), cur->md5, o.why, sg->consecutive);
+			      ss->s->name, gw_group_name(g), cur->md5, o.why.msg, sg->consecutive);
 		}
 	}
 
@@ -238,16 +236,16 @@ static void attempt(struct dispatcher *d, size_t i, enum gw_group g, struct grou
 	} else {
 		pg->failures++;
 		pg->consecutive_failures = sg->consecutive;
-		copy(pg->last_error, sizeof pg->last_error, o.why);
+		copy(pg->last_error, sizeof pg->last_error, o.why.msg);
 		pg->last_error_wall_ms = wall;
 		ps->failures++;
 		snprintf(ps->last_error, sizeof ps->last_error, "%s: %.500s", gw_group_name(g),
-		         o.why);
+		         o.why.msg);
 		ps->last_error_wall_ms = wall;
 		d->status.failures++;
 	}
 	pthread_mutex_unlock(&d->mu);
-	history_outcome(atomic_load(&d->history), i, g, cur->md5, rc == 0, o.why, wall);
+	history_outcome(atomic_load(&d->history), i, g, cur->md5, rc == 0, o.why.msg, wall);
 }
 
 /* Once every subscriber holds `cur`, record how long it took since the admin answered. */
@@ -273,7 +271,8 @@ static void earliest(int64_t *wake, int64_t t)
 		*wake = t;
 }
 
-/* One pass over every configured group and subscriber; lowers *wake to the next retry. */
+/* One pass over every configured group and subscriber; lowers *wake to the next retry (on
+ * the dispatcher's clock). */
 static void deliver_round(struct dispatcher *d, int64_t *wake)
 {
 	for (size_t k = 0; k < d->n_order && !atomic_load(&d->stop); k++) {
@@ -287,7 +286,7 @@ static void deliver_round(struct dispatcher *d, int64_t *wake)
 			struct sub_group *sg = &d->ss[i].g[g];
 			if (sg->accepted == cur)
 				continue;
-			if (sg->failed == cur && gw_mono_ms() < sg->retry_at_ms) {
+			if (sg->failed == cur && d->clock.now_ms(d->clock.arg) < sg->retry_at_ms) {
 				earliest(wake, sg->retry_at_ms);
 				continue;
 			}
@@ -300,7 +299,8 @@ static void deliver_round(struct dispatcher *d, int64_t *wake)
 	}
 }
 
-/* Run every tick() whose deadline has passed; lowers *wake to the next deadline. */
+/* Run every tick() whose deadline has passed; lowers *wake to the next deadline (on the
+ * monotonic clock, the plugins' host->now_ms()). */
 static void tick_round(struct dispatcher *d, int64_t *wake)
 {
 	for (size_t i = 0; i < d->subs->n && !atomic_load(&d->stop); i++) {
@@ -314,6 +314,12 @@ static void tick_round(struct dispatcher *d, int64_t *wake)
 	}
 }
 
+/* A wait until a deadline: never 0, so the thread never spins on one already due. */
+static int64_t at_least_1(int64_t ms)
+{
+	return ms < 1 ? 1 : ms;
+}
+
 static void *run(void *arg)
 {
 	struct dispatcher *d = arg;
@@ -321,17 +327,19 @@ static void *run(void *arg)
 		/* Read the generation before looking at the store: a version offered while
 		 * we deliver bumps it, and the wait below then returns at once. */
 		uint64_t seen = store_generation(d->st);
-		int64_t wake = -1;
+		int64_t retry = -1, tick = -1;
 		if (!atomic_load(&d->paused))
-			deliver_round(d, &wake);
-		tick_round(d, &wake);
+			deliver_round(d, &retry);
+		tick_round(d, &tick);
 		if (atomic_load(&d->stop))
 			break;
-		int64_t timeout = -1;
-		if (wake >= 0) {
-			timeout = wake - gw_mono_ms();
-			if (timeout < 1)
-				timeout = 1; /* never spin on a deadline already due */
+		int64_t timeout = -1; /* none: until the store changes */
+		if (retry >= 0)
+			timeout = at_least_1(retry - d->clock.now_ms(d->clock.arg));
+		if (tick >= 0) {
+			int64_t t = at_least_1(tick - gw_mono_ms());
+			if (timeout < 0 || t < timeout)
+				timeout = t;
 		}
 		store_wait(d->st, seen, timeout);
 	}
@@ -357,12 +365,26 @@ static void free_state(struct dispatcher *d)
 	free(d);
 }
 
+static int64_t mono_ms(void *arg)
+{
+	(void)arg;
+	return gw_mono_ms();
+}
+
 int dispatcher_start(struct dispatcher **out, struct subscribers *subs, struct store *st,
                      const struct cfg *cfg, struct gw_log *log, struct gw_err *err)
+{
+	return dispatcher_start_clocked(out, subs, st, cfg, log, NULL, err);
+}
+
+int dispatcher_start_clocked(struct dispatcher **out, struct subscribers *subs, struct store *st,
+                             const struct cfg *cfg, struct gw_log *log,
+                             const struct dispatch_clock *clock, struct gw_err *err)
 {
 	struct dispatcher *d = calloc(1, sizeof *d);
 	if (!d)
 		return gw_errf(err, "dispatcher: out of memory");
+	d->clock = clock ? *clock : (struct dispatch_clock){mono_ms, NULL};
 	d->subs = subs;
 	d->st = st;
 	d->cfg = cfg;

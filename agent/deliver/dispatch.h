@@ -48,6 +48,20 @@ struct dispatcher;
 int dispatcher_start(struct dispatcher **out, struct subscribers *subs, struct store *st,
                      const struct cfg *cfg, struct gw_log *log, struct gw_err *err);
 
+/* The clock of the retry schedule (when a rejected version is tried again, when a round of
+ * rejections is warned about again), in milliseconds. The agent's is the monotonic clock;
+ * a test gives its own, moves it forward and wakes the dispatcher (store_kick) instead of
+ * sleeping through the backoff. tick() deadlines stay on the plugins' host clock. */
+struct dispatch_clock {
+	int64_t (*now_ms)(void *arg); /* called from the dispatcher's thread */
+	void *arg;
+};
+
+/* dispatcher_start() with the retry schedule on `clock` (copied; NULL: the monotonic one). */
+int dispatcher_start_clocked(struct dispatcher **out, struct subscribers *subs, struct store *st,
+                             const struct cfg *cfg, struct gw_log *log,
+                             const struct dispatch_clock *clock, struct gw_err *err);
+
 /* Ask the thread to stop; returns at once. An apply() in progress finishes; no further one
  * starts. NULL is fine. */
 void dispatcher_stop(struct dispatcher *d);

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/units.h"
+#include "shared/units.h"
 #include "config/ytree.h"
 #include "deliver/host.h"
 

@@ -1,7 +1,9 @@
 /*
  * Declared options (see plugin_options.h). The declaration becomes a key table for
- * cfgw_map(), whose loaders only validate: the values are read later by the plugin through
- * the host's getters, with the same parsers (units.c), so what passes here converts there.
+ * cfgw_map(), whose own loaders run check-only (no base to store into): the values are
+ * read later by the plugin through the host's getters, with the same parsers (units.c), so
+ * what passes here converts there. Only what the agent's keys have no loader for (a
+ * string that may be empty, a path, a list) is checked here.
  */
 #include "deliver/plugin_options.h"
 
@@ -10,7 +12,6 @@
 #include <string.h>
 
 #include "config/config_walk.h"
-#include "core/units.h"
 
 const char *plugin_option_type_name(enum gw_option_type t)
 {
@@ -72,32 +73,6 @@ static int v_path_optional(struct loader *ld, const struct key *k, const struct 
 	return path_check(ld, v, path, "name a path, or leave the key out to go without");
 }
 
-static int v_int(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
-                 void *base)
-{
-	const char *s = cfgw_scalar(ld, v, path, "a whole number");
-	int64_t n;
-	if (!s)
-		return -1;
-	if (units_int(s, &n) < 0)
-		return cfgw_err(ld, v, path, "expected a whole number, got '%.100s'", s);
-	return 0;
-}
-
-static int v_mode(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
-                  void *base)
-{
-	const char *s = cfgw_scalar(ld, v, path, "an octal file mode like \"0640\"");
-	unsigned m;
-	if (!s)
-		return -1;
-	if (units_mode(s, &m) < 0)
-		return cfgw_err(
-		    ld, v, path,
-		    "expected an octal file mode like \"0640\" (quote it), got '%.100s'", s);
-	return 0;
-}
-
 static int v_list(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
                   void *base)
 {
@@ -119,13 +94,13 @@ static load_fn loader_of(enum gw_option_type t)
 	case GW_OPT_BOOL:
 		return cfgw_bool;
 	case GW_OPT_INT:
-		return v_int;
+		return cfgw_int;
 	case GW_OPT_DURATION:
 		return cfgw_duration;
 	case GW_OPT_SIZE:
 		return cfgw_size;
 	case GW_OPT_MODE:
-		return v_mode;
+		return cfgw_mode;
 	case GW_OPT_PATH:
 		return v_path;
 	case GW_OPT_LIST:
@@ -143,10 +118,9 @@ static int check_default(struct loader *ld, const struct gw_option *o, const str
 	struct ynode n = {.type = YNODE_SCALAR, .file = "(declared default)", .line = 0};
 	n.text = (char *)o->def;
 	n.len = strlen(o->def);
-	int64_t scratch = 0;
 	struct gw_err inner;
 	struct loader sub = {.err = &inner};
-	if (k->load(&sub, k, &n, o->name, &scratch) < 0)
+	if (k->load(&sub, k, &n, o->name, NULL) < 0)
 		return gw_errf(ld->err, "the plugin declares a bad default for %s.%s: %s", path,
 		               o->name, inner.msg);
 	return 0;
@@ -168,7 +142,8 @@ int plugin_options_check(const struct gw_option *declared, const struct ynode *c
 		keys[i].load = loader_of(declared[i].type);
 		if (declared[i].type == GW_OPT_PATH && !declared[i].def)
 			keys[i].load = declared[i].required ? v_path_required : v_path_optional;
-		keys[i].min = 0;
+		/* an int may be any int64_t; durations and sizes are not negative */
+		keys[i].min = declared[i].type == GW_OPT_INT ? INT64_MIN : 0;
 		keys[i].max = INT64_MAX;
 		if (!keys[i].load)
 			rc = gw_errf(err, "the plugin declares %s.%s with an unknown type %d", path,
@@ -176,9 +151,8 @@ int plugin_options_check(const struct gw_option *declared, const struct ynode *c
 		else
 			rc = check_default(&ld, &declared[i], &keys[i], path);
 	}
-	int64_t scratch[2] = {0, 0}; /* where the walk's loaders put what they convert */
-	if (rc == 0 && config)
-		rc = cfgw_map(&ld, config, keys, path, scratch);
+	if (rc == 0 && config) /* check-only: the plugin reads its values through the host */
+		rc = cfgw_map(&ld, config, keys, path, NULL);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const struct ynode *v = config ? ytree_get(config, declared[i].name) : NULL;
 		if (declared[i].required && (!v || (v->type == YNODE_SCALAR && v->null))) {

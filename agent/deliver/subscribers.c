@@ -24,7 +24,7 @@
 #include "config/suggest.h"
 #include "config/ytree.h"
 #include "core/readfile.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* the build's PACKAGE_VERSION (angle brackets: not agent/config.h) */
@@ -411,8 +411,7 @@ void subscribers_free(struct subscribers *subs)
 	free(subs);
 }
 
-int subscriber_apply(struct subscriber *s, const struct gw_change *change, char *why,
-                     size_t why_cap)
+int subscriber_apply(struct subscriber *s, const struct gw_change *change, struct gw_err *why)
 {
 	s->ctx.error[0] = '\0';
 	int rc = s->desc->apply(s->state, &s->host, change);
@@ -425,9 +424,9 @@ int subscriber_apply(struct subscriber *s, const struct gw_change *change, char 
 		return 0;
 	}
 	if (s->ctx.error[0])
-		snprintf(why, why_cap, "%s", s->ctx.error);
+		gw_errf(why, "%s", s->ctx.error);
 	else
-		snprintf(why, why_cap, "apply() returned %d", rc);
+		gw_errf(why, "apply() returned %d", rc);
 	s->ctx.error[0] = '\0';
 	return -1;
 }

@@ -450,10 +450,11 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 			goto fail;
 		memcpy(gd->by_key, from->by_key, n * sizeof *gd->by_key);
 	} else {
-		long dup = group_data_index(gd);
-		if (dup == -2)
+		size_t dup;
+		enum gd_index ix = group_data_index(gd, &dup);
+		if (ix == GD_INDEX_NO_MEMORY)
 			goto fail;
-		if (dup >= 0) {
+		if (ix == GD_INDEX_DUPLICATE) {
 			dup_key(err, group, gd->items[dup].key);
 			goto out;
 		}

@@ -203,3 +203,48 @@ int item_err_not_json(struct item_ctx *c, const char *raw, size_t len)
 	return gw_errf(c->err, "group %s item %zu: invalid JSON: refused by the item decoder",
 	               c->group, c->index);
 }
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+int item_text_is_int(const char *v)
+{
+	if (*v == '-')
+		v++;
+	if (!is_digit(*v))
+		return 0;
+	while (is_digit(*v))
+		v++;
+	return *v != '.' && *v != 'e' && *v != 'E';
+}
+
+const char *item_text_type(const char *v)
+{
+	switch (*v) {
+	case '{':
+		return "object";
+	case '[':
+		return "array";
+	case '"':
+		return "string";
+	case 't':
+	case 'f':
+		return "boolean";
+	case 'n':
+		return "null";
+	default:
+		return item_text_is_int(v) ? "integer" : "number";
+	}
+}
+
+const char *item_json_type(const json_t *v)
+{
+	static const char *const names[] = {
+	    [JSON_OBJECT] = "object",   [JSON_ARRAY] = "array", [JSON_STRING] = "string",
+	    [JSON_INTEGER] = "integer", [JSON_REAL] = "number", [JSON_TRUE] = "boolean",
+	    [JSON_FALSE] = "boolean",   [JSON_NULL] = "null",
+	};
+	return names[json_typeof(v)];
+}

@@ -2,9 +2,9 @@
  * What each group's items look like to the plugin ABI: one table per typed struct of
  * <gwsync/subscriber.h> (JSON name, kind, offset), and the context and messages of
  * filling one item. Shared by the two fillers of an item, the direct decoder the agent
- * runs (itemdec.h) and the jansson one it is checked against (itemref.h), and by the
- * model's copying of unchanged items, so a field the admin grows later is one table row
- * and the two fillers can never disagree on what the fields are or how errors read.
+ * runs (itemdec.h) and the jansson one it is checked against (tests/unit/itemref.h), and
+ * by the model's copying of unchanged items, so a field the admin grows later is one table
+ * row and the two fillers can never disagree on what the fields are or how errors read.
  * Strictness: a field that is null or missing takes its "unset" value; a field of the
  * wrong type refuses the whole group version, naming group, item and field.
  */
@@ -12,6 +12,7 @@
 #define GW_MODEL_FIELDS_H
 
 #include <gwsync/subscriber.h>
+#include <jansson.h>
 #include <stddef.h>
 
 #include "core/arena.h"
@@ -74,5 +75,12 @@ int item_err_oom(struct item_ctx *c);
 /* Text that is not JSON: where and why, as jansson says (`raw` is parsed again, on this
  * error path only), or that it holds a NUL byte. Sets *c->syntax. */
 int item_err_not_json(struct item_ctx *c, const char *raw, size_t len);
+
+/* The JSON type name (as above) of the value whose text begins at v (valid JSON), and of a
+ * jansson value: the one wording of every "want X, got Y" message. */
+const char *item_text_type(const char *v);
+const char *item_json_type(const json_t *v);
+/* A number at v is an integer to jansson: no fraction and no exponent. */
+int item_text_is_int(const char *v);
 
 #endif

@@ -99,14 +99,6 @@ void gd_store_unref(struct gd_store *s)
 	free(s);
 }
 
-size_t group_data_bytes(const struct group_data *gd)
-{
-	size_t n = gd->arena.total + gd->n_items * sizeof *gd->items * (gd->heap_items != NULL);
-	for (size_t i = 0; i < gd->n_stores; i++)
-		n += gd_store_bytes(gd->stores[i]);
-	return n;
-}
-
 /* qsort has no context argument in C11; sort (key pointer, index) pairs instead. */
 struct keyed {
 	const char *key;
@@ -133,16 +125,16 @@ int group_data_link(struct group_data *gd)
 	return 0;
 }
 
-long group_data_index(struct group_data *gd)
+enum gd_index group_data_index(struct group_data *gd, size_t *dup)
 {
 	gd->by_key = arena_alloc(&gd->arena, (gd->n_items ? gd->n_items : 1) * sizeof *gd->by_key);
 	if (!gd->by_key || group_data_link(gd) < 0)
-		return -2;
+		return GD_INDEX_NO_MEMORY;
 	if (gd->n_items == 0)
-		return -1;
+		return GD_INDEX_DISTINCT;
 	struct keyed *tmp = malloc(gd->n_items * sizeof *tmp);
 	if (!tmp)
-		return -2;
+		return GD_INDEX_NO_MEMORY;
 	int sorted = 1;
 	for (size_t i = 0; i < gd->n_items; i++) {
 		tmp[i].key = gd->items[i].key;
@@ -152,14 +144,17 @@ long group_data_index(struct group_data *gd)
 	}
 	if (!sorted)
 		qsort(tmp, gd->n_items, sizeof *tmp, cmp_keyed);
-	long dup = -1;
+	enum gd_index result = GD_INDEX_DISTINCT;
 	for (size_t i = 0; i < gd->n_items; i++) {
 		gd->by_key[i] = tmp[i].idx;
-		if (i && dup < 0 && strcmp(tmp[i - 1].key, tmp[i].key) == 0)
-			dup = (long)(tmp[i - 1].idx > tmp[i].idx ? tmp[i - 1].idx : tmp[i].idx);
+		if (i && result == GD_INDEX_DISTINCT && strcmp(tmp[i - 1].key, tmp[i].key) == 0) {
+			result = GD_INDEX_DUPLICATE;
+			if (dup)
+				*dup = tmp[i - 1].idx > tmp[i].idx ? tmp[i - 1].idx : tmp[i].idx;
+		}
 	}
 	free(tmp);
-	return dup;
+	return result;
 }
 
 size_t group_data_rank(const struct group_data *gd, const char *key, int *found)

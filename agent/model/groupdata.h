@@ -82,9 +82,6 @@ void gd_store_unref(struct gd_store *s);
 /* Bytes the store keeps alive: its arena, its text and the text it depends on. */
 size_t gd_store_bytes(const struct gd_store *s);
 
-/* Bytes reserved by the version: its arena and its stores (shared ones counted whole). */
-size_t group_data_bytes(const struct group_data *gd);
-
 /* Make the items whose raw JSON lies in `text` NUL-terminated, as the ABI promises, by
  * writing a NUL on the byte after each (the ',' or ']' the parser has read already). The
  * last step of a parse that pointed items into the text instead of copying them. */
@@ -99,10 +96,15 @@ void group_data_unref(struct group_data *gd);
 /* Set each item's size and fill item_ptrs (group_data_index does it too). 0 or -1. */
 int group_data_link(struct group_data *gd);
 
-/* Sort by_key after items are filled (also sets each item's size and item_ptrs). Returns the index
- * of the first duplicate key found
- * (>= 0) or -1 if all keys are distinct; -2 on out of memory. */
-long group_data_index(struct group_data *gd);
+enum gd_index {
+	GD_INDEX_DISTINCT = 0, /* every key is distinct */
+	GD_INDEX_DUPLICATE,    /* *dup is the index of the first duplicate key found */
+	GD_INDEX_NO_MEMORY,
+};
+
+/* Sort by_key after items are filled (also sets each item's size and item_ptrs). dup may be
+ * NULL. */
+enum gd_index group_data_index(struct group_data *gd, size_t *dup);
 
 /* Binary search by key; NULL if absent. */
 const struct gw_item *group_data_find(const struct group_data *gd, const char *key);

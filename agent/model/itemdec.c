@@ -327,37 +327,6 @@ key:
 
 /* ------------------------------------------------------------------ step 2: fill */
 
-static int is_int(const char *v)
-{
-	if (*v == '-')
-		v++;
-	if (!is_digit(*v))
-		return 0;
-	while (is_digit(*v))
-		v++;
-	return *v != '.' && *v != 'e' && *v != 'E';
-}
-
-/* The JSON type at v, in the words of the reference's messages. */
-static const char *type_at(const char *v)
-{
-	switch (*v) {
-	case '{':
-		return "object";
-	case '[':
-		return "array";
-	case '"':
-		return "string";
-	case 't':
-	case 'f':
-		return "boolean";
-	case 'n':
-		return "null";
-	default:
-		return is_int(v) ? "integer" : "number";
-	}
-}
-
 static int64_t int_at(const char *v)
 {
 	int neg = *v == '-';
@@ -431,7 +400,7 @@ static int fill_list(struct item_ctx *c, const char *end, const struct field *f,
 {
 	const struct list_shape *ls = fields_list(f->kind);
 	if (*s->v != '[')
-		return item_err_field(c, f->json, "array", type_at(s->v));
+		return item_err_field(c, f->json, "array", item_text_type(s->v));
 	size_t count = s->count;
 	const char *p = jspan_ws(s->v + 1, end);
 	if (count == SIZE_MAX) { /* a list inside a list: count its elements first */
@@ -447,7 +416,7 @@ static int fill_list(struct item_ctx *c, const char *end, const struct field *f,
 		return item_err_oom(c);
 	for (size_t i = 0; i < count; i++) {
 		if (*p != '{')
-			return item_err_field(c, f->json, "array of objects", type_at(p));
+			return item_err_field(c, f->json, "array of objects", item_text_type(p));
 		struct slot es[MAX_SLOTS] = {{0}};
 		p = valid_object(p, end, ls->fields, ls->n, es);
 		if (fill(c, end, ls->fields, ls->n, es, items + i * ls->size, -1, NULL) != 0)
@@ -480,12 +449,12 @@ static int fill(struct item_ctx *c, const char *end, const struct field *fields,
 				break;
 			if (*v == '"') {
 				copy = (int)i == key_slot ? (char *)key : string_at(c->mem, s);
-			} else if (f->kind == K_STR_OR_NUM && is_int(v)) {
+			} else if (f->kind == K_STR_OR_NUM && item_text_is_int(v)) {
 				char num[32];
 				int len = snprintf(num, sizeof num, "%" PRId64, int_at(v));
 				copy = arena_strndup(c->mem, num, (size_t)len);
 			} else {
-				return item_err_field(c, f->json, "string", type_at(v));
+				return item_err_field(c, f->json, "string", item_text_type(v));
 			}
 			if (!copy)
 				return item_err_oom(c);
@@ -495,10 +464,10 @@ static int fill(struct item_ctx *c, const char *end, const struct field *fields,
 		case K_INT:
 			if (null)
 				*(int64_t *)slot = GW_INT_UNSET;
-			else if (is_int(v))
+			else if (item_text_is_int(v))
 				*(int64_t *)slot = int_at(v);
 			else
-				return item_err_field(c, f->json, "integer", type_at(v));
+				return item_err_field(c, f->json, "integer", item_text_type(v));
 			break;
 		case K_BOOL:
 			if (null)
@@ -506,7 +475,7 @@ static int fill(struct item_ctx *c, const char *end, const struct field *fields,
 			else if (*v == 't' || *v == 'f')
 				*(enum gw_bool *)slot = *v == 't' ? GW_TRUE : GW_FALSE;
 			else
-				return item_err_field(c, f->json, "boolean", type_at(v));
+				return item_err_field(c, f->json, "boolean", item_text_type(v));
 			break;
 		default:
 			if (!null && fill_list(c, end, f, s, dst) != 0)

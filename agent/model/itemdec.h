@@ -2,8 +2,9 @@
  * The direct decoder of one item: the item's JSON text is walked once and the typed
  * fields of the ABI (fields.h) are filled straight into the version's arena, without the
  * tree jansson would build and free for every item. It gives exactly what the reference
- * filler (itemref.h: jansson, JSON_REJECT_DUPLICATES, then the tables) gives: the same
- * verdict, the same message and the same fields, for any input; fuzz_itemdec checks that.
+ * filler (tests/unit/itemref.h: jansson, JSON_REJECT_DUPLICATES, then the tables) gives:
+ * the same verdict, the same message and the same fields, for any input; fuzz_itemdec
+ * checks that.
  */
 #ifndef GW_MODEL_ITEMDEC_H
 #define GW_MODEL_ITEMDEC_H

@@ -27,27 +27,6 @@
 #include "model/itemdec.h"
 #include "model/keys.h"
 
-static const char *type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-		return "integer";
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	default:
-		return "null";
-	}
-}
-
 /* Deep copy of a typed struct described by `fields` (strings and nested lists) into the
  * new version's arena: how an item unchanged since the previous version is carried over
  * without parsing it again. */
@@ -144,25 +123,6 @@ static const struct gw_item *same_key_item(const struct group_data *prev, enum g
 	return group_data_find(prev, key);
 }
 
-static const char *span_type(const char *v)
-{
-	switch (*v) {
-	case '{':
-		return "object";
-	case '[':
-		return "array";
-	case '"':
-		return "string";
-	case 't':
-	case 'f':
-		return "boolean";
-	case 'n':
-		return "null";
-	default:
-		return "number";
-	}
-}
-
 /* A small scalar value span through jansson (validates it fully). */
 static json_t *scalar(const char *v, size_t len)
 {
@@ -239,7 +199,7 @@ static int parse_item(struct build *b, const char *raw, size_t len, struct gw_it
 	*k = -1;
 	memset(it, 0, sizeof *it); /* the typed pointers of other groups stay NULL */
 	if (*raw != '{')
-		return item_err_not_object(c, span_type(raw));
+		return item_err_not_object(c, item_text_type(raw));
 	const struct gw_item *old = same_key_item(b->prev, g, raw, len);
 	if (old) {
 		*k = old - b->prev->items;
@@ -356,13 +316,14 @@ static int build_finish(struct build *b)
 		memcpy(gd->by_key, prev->by_key, n * sizeof *gd->by_key);
 		return 0;
 	}
-	long dup = group_data_index(gd);
-	if (dup == -2)
+	size_t dup;
+	enum gd_index ix = group_data_index(gd, &dup);
+	if (ix == GD_INDEX_NO_MEMORY)
 		return gw_errf(b->c.err, "group %s: out of memory", gname);
-	if (dup >= 0) {
+	if (ix == GD_INDEX_DUPLICATE) {
 		char shown[300];
 		return gw_errf(
-		    b->c.err, "group %s: duplicate key '%s' (item %ld repeats an earlier item)",
+		    b->c.err, "group %s: duplicate key '%s' (item %zu repeats an earlier item)",
 		    gname, key_display(gd->group, gd->items[dup].key, shown, sizeof shown), dup);
 	}
 	return 0;
@@ -426,7 +387,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 
 	if (jspan_object_begin(&it, text, end) != 0)
 		return gw_errf(err, "group %s: expected an object, got %s", gname,
-		               jspan_ws(text, end) < end ? span_type(jspan_ws(text, end))
+		               jspan_ws(text, end) < end ? item_text_type(jspan_ws(text, end))
 		                                         : "nothing");
 	b.c = (struct item_ctx){NULL, NULL, 0, err, gname, 0, NULL, syntax};
 	b.prev = prev;
@@ -503,12 +464,12 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	}
 	if (!json_is_integer(lmt)) {
 		gw_errf(err, "group %s: 'lastModifyTime' must be an integer, got %s", gname,
-		        lmt ? type_name(lmt) : "nothing");
+		        lmt ? item_json_type(lmt) : "nothing");
 		goto out;
 	}
 	if (!data || *data != '[') {
 		gw_errf(err, "group %s: 'data' must be an array, got %s", gname,
-		        data ? span_type(data) : "nothing");
+		        data ? item_text_type(data) : "nothing");
 		goto out;
 	}
 	struct group_data *gd = b.c.gd;
@@ -576,7 +537,7 @@ static int parse_groups(const char *data, const char *end, const char **stop,
 		/* a value that is not an object, or nothing at all (then the text is not JSON) */
 		*syntax = p == end;
 		return gw_errf(err, "'data' must be an object keyed by group, got %s",
-		               p < end ? span_type(p) : "nothing");
+		               p < end ? item_text_type(p) : "nothing");
 	}
 	jspan_object_begin(&it, p, end);
 	while ((r = jspan_object_key(&it, &m)) == 1) {

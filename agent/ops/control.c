@@ -20,7 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 #include "core/clock.h"
 #include "core/thread.h"
 #include "ops/status_json.h"
@@ -56,7 +56,7 @@ static json_t *status_answer(struct control *c)
 	if (!src)
 		return json_pack("{s:s}", "error", "the agent is starting: no status yet");
 	struct status_view v;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (status_view_take(src, &v, &err) != 0)
 		return json_pack("{s:s}", "error", err.msg);
 	json_t *st = status_json(&v);
@@ -76,7 +76,7 @@ static json_t *status_answer(struct control *c)
 static char *answer(struct control *c, const char *line, const char *who)
 {
 	int paused = pause_get(c->ps), changed = 0, persisted = 1, rc = 0;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (strcmp(line, "status") == 0) {
 		json_t *doc = status_answer(c);
 		char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
@@ -237,16 +237,15 @@ int control_start(struct control **out, const char *path, struct pause_switch *p
                   struct gw_log *log, struct gw_err *err)
 {
 	/* its directory (state_dir by default) may not exist yet on a first start */
-	char why[300];
 	char *dir = strdup(path);
 	if (!dir)
 		return gw_errf(err, "control: out of memory");
 	char *slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = '\0';
-		if (make_dirs(dir, 0750, why, sizeof why) != 0) {
+		if (make_dirs(dir, 0750, err) != 0) {
 			free(dir);
-			return gw_errf(err, "control_socket: %s", why);
+			return gw_err_prefix(err, "control_socket");
 		}
 	}
 	free(dir);

@@ -74,7 +74,8 @@ static void u64_value(FILE *f, const char *series, uint64_t n)
 
 static void agent_metrics(FILE *f, const struct status_view *v)
 {
-	char why[512], esc[256];
+	char esc[256];
+	struct gw_err why;
 	family(f, "gwsync_up", "gauge", "1 while the agent runs and answers.");
 	fprintf(f, "gwsync_up 1\n");
 	family(f, "gwsync_build_info", "gauge", "The agent's version, as a label.");
@@ -84,7 +85,7 @@ static void agent_metrics(FILE *f, const struct status_view *v)
 	ms_value(f, "gwsync_start_time_seconds", v->started_wall_ms);
 	family(f, "gwsync_healthy", "gauge",
 	       "1 if every configured group holds data and the dispatcher runs (as /healthz).");
-	fprintf(f, "gwsync_healthy %d\n", status_healthy(v, why, sizeof why));
+	fprintf(f, "gwsync_healthy %d\n", status_healthy(v, &why));
 	family(f, "gwsync_sync_paused", "gauge",
 	       "1 while delivery to subscribers is paused (POST /sync/pause).");
 	fprintf(f, "gwsync_sync_paused %d\n", v->paused ? 1 : 0);

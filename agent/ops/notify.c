@@ -91,7 +91,7 @@ static void tell(struct notifier *n, const char *msg)
 {
 	if (!n->socket_name)
 		return;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (notify_send(n->socket_name, msg, &err) != 0)
 		LOG_D(n->log, "notify", "%s", err.msg);
 }
@@ -132,24 +132,25 @@ static void *run(void *arg)
 	struct notifier *n = arg;
 	int64_t next_ping = gw_mono_ms();
 	int64_t last_wait_log = gw_mono_ms();
-	char msg[400], summary[256], why[256];
+	char msg[400], summary[256];
+	struct gw_err why;
 	do {
 		struct status_view v;
-		struct gw_err err = {{0}};
+		struct gw_err err = {0};
 		int64_t now = gw_mono_ms();
 		if (status_view_take(n->src, &v, &err) != 0) {
 			LOG_W(n->log, "notify", "%s", err.msg);
 			continue;
 		}
 		status_summary(&v, summary, sizeof summary);
-		if (!atomic_load(&n->ready) && status_ready(&v, why, sizeof why)) {
+		if (!atomic_load(&n->ready) && status_ready(&v, &why)) {
 			atomic_store(&n->ready, 1);
 			LOG_I(n->log, "notify", "ready: %s", summary);
 			snprintf(msg, sizeof msg, "READY=1\nSTATUS=%s", summary);
 			tell(n, msg);
 			snprintf(n->status, sizeof n->status, "%s", summary);
 		} else if (!atomic_load(&n->ready) && now - last_wait_log >= 30000) {
-			LOG_I(n->log, "notify", "not ready yet: %s", why);
+			LOG_I(n->log, "notify", "not ready yet: %s", why.msg);
 			last_wait_log = now;
 		}
 		if (strcmp(summary, n->status) != 0) {

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 #include "deliver/dispatch.h"
 
 struct pause_switch {
@@ -99,18 +99,16 @@ const char *pause_path(const struct pause_switch *ps)
 }
 
 /* Make the file agree with `paused`. */
-static int persist(const struct pause_switch *ps, int paused, const char *who, char *errbuf,
-                   size_t errlen)
+static int persist(const struct pause_switch *ps, int paused, const char *who, struct gw_err *err)
 {
 	if (!paused) {
 		if (unlink(ps->path) == 0)
-			return atomic_file_sync_dir(ps->dir, errbuf, errlen);
+			return atomic_file_sync_dir(ps->dir, err);
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
-		snprintf(errbuf, errlen, "cannot remove %s: %s", ps->path, strerror(errno));
-		return -1;
+		return gw_errf(err, "cannot remove %s: %s", ps->path, strerror(errno));
 	}
-	if (make_dirs(ps->dir, 0750, errbuf, errlen) != 0)
+	if (make_dirs(ps->dir, 0750, err) != 0)
 		return -1;
 	char text[512];
 	time_t now = time(NULL);
@@ -125,11 +123,10 @@ static int persist(const struct pause_switch *ps, int paused, const char *who, c
 	if (n < 0 || n >= (int)sizeof text)
 		n = (int)strlen(text);
 	struct atomic_file af;
-	if (atomic_file_open(&af, ps->dir, PAUSE_FILE, 0600, errbuf, errlen) != 0)
+	if (atomic_file_open(&af, ps->dir, PAUSE_FILE, 0600, err) != 0)
 		return -1;
 	fwrite(text, 1, (size_t)n, af.fp);
-	if (atomic_file_finish(&af, errbuf, errlen) != 0 ||
-	    atomic_file_commit(&af, errbuf, errlen) != 0) {
+	if (atomic_file_finish(&af, err) != 0 || atomic_file_commit(&af, err) != 0) {
 		atomic_file_abort(&af);
 		return -1;
 	}
@@ -140,13 +137,12 @@ int pause_set(struct pause_switch *ps, int paused, const char *who, int *changed
               struct gw_err *err)
 {
 	paused = paused ? 1 : 0;
-	char why[1024] = "";
 	pthread_mutex_lock(&ps->mu);
 	*changed = ps->paused != paused;
 	ps->paused = paused;
 	if (ps->d && *changed)
 		dispatcher_set_paused(ps->d, paused);
-	int rc = persist(ps, paused, who, why, sizeof why);
+	int rc = persist(ps, paused, who, err);
 	pthread_mutex_unlock(&ps->mu);
 	*persisted = rc == 0;
 
@@ -157,8 +153,8 @@ int pause_set(struct pause_switch *ps, int paused, const char *who, int *changed
 	if (rc != 0) {
 		LOG_E(ps->log, "pause",
 		      "sync %s, but the state could not be recorded (%s): a restart would %s", what,
-		      why, paused ? "resume delivery" : "start paused");
-		return gw_errf(err, "%s", why);
+		      err->msg, paused ? "resume delivery" : "start paused");
+		return -1;
 	}
 	return 0;
 }

@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 #define REDACTED "<redacted>"
 

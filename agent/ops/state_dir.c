@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 
 /* "install -d -m 0750 -o USER -g GROUP PATH", run as root. */
 static void how_to_make(char *buf, size_t cap, const char *path)
@@ -42,12 +42,13 @@ static int refuse(struct gw_err *err, const char *path, const char *why)
 
 int state_dir_prepare(const char *path, int create, struct gw_err *err)
 {
-	char why[700];
+	struct gw_err why;
 	struct stat sb;
 	if (stat(path, &sb) == 0) {
 		if (!S_ISDIR(sb.st_mode))
 			return gw_errf(err, "state_dir %s: not a directory", path);
 		if (access(path, W_OK | X_OK) != 0) {
+			int e = errno; /* how_to_make() looks up users and groups, which sets errno */
 			char how[1200];
 			how_to_make(how, sizeof how, path);
 			gw_errf(
@@ -55,19 +56,19 @@ int state_dir_prepare(const char *path, int create, struct gw_err *err)
 			    "state_dir %s: this user cannot write in it (%s): no snapshot or "
 			    "pause switch can be kept, only read. If it should be this agent's, "
 			    "as root: %s",
-			    path, strerror(errno), how);
+			    path, strerror(e), how);
 			return 1;
 		}
 		return 0;
 	}
 	if (errno != ENOENT)
 		return gw_errf(err, "state_dir %s: %s", path, strerror(errno));
-	if (dir_creatable(path, why, sizeof why) != 0)
-		return refuse(err, path, why);
+	if (dir_creatable(path, &why) != 0)
+		return refuse(err, path, why.msg);
 	if (!create)
 		return 0;
-	if (make_dirs(path, STATE_DIR_MODE, why, sizeof why) != 0)
-		return refuse(err, path, why);
+	if (make_dirs(path, STATE_DIR_MODE, &why) != 0)
+		return refuse(err, path, why.msg);
 	/* make_dirs is subject to the umask; the directory itself gets the exact mode */
 	if (chmod(path, STATE_DIR_MODE) != 0)
 		return gw_errf(err, "state_dir %s: cannot set its mode: %s", path, strerror(errno));

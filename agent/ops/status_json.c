@@ -193,15 +193,15 @@ json_t *status_json(const struct status_view *v)
 {
 	struct doc d = {1};
 	json_t *root = json_object();
-	char why[512];
-	int healthy = status_healthy(v, why, sizeof why);
+	struct gw_err why;
+	int healthy = status_healthy(v, &why);
 
 	put(&d, root, "version", json_string(v->version ? v->version : ""));
 	put(&d, root, "startedAt", time_or_null(v->started_wall_ms));
 	put(&d, root, "uptimeSeconds",
 	    seconds(v->started_wall_ms > 0 ? v->wall_ms - v->started_wall_ms : 0));
 	put(&d, root, "healthy", json_boolean(healthy));
-	put(&d, root, "health", json_string(why));
+	put(&d, root, "health", json_string(why.msg));
 	put(&d, root, "paused", json_boolean(v->paused));
 
 	/* "source" describes any source the same way (its connections are its servers, or its

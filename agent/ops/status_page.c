@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 #define MARKER "<!--@DATA@-->"
 

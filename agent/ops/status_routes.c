@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "core/clock.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "model/groups.h"
 #include "ops/metrics.h"
 #include "ops/redact.h"
@@ -108,7 +108,7 @@ void http_response_free(struct http_response *resp)
 /* Take a view or answer 500. */
 static int take_view(struct status_sources *src, struct status_view *v, struct http_response *r)
 {
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (status_view_take(src, v, &err) == 0)
 		return 0;
 	set_text(r, 500, "%s\n", err.msg);
@@ -124,10 +124,10 @@ static void get_healthz(struct status_sources *src, const struct http_request *r
 	struct status_view v;
 	if (take_view(src, &v, r) != 0)
 		return;
-	char why[512];
-	int ok = status_healthy(&v, why, sizeof why);
+	struct gw_err why;
+	int ok = status_healthy(&v, &why);
 	status_view_free(&v);
-	set_text(r, ok ? 200 : 503, "%s\n", why);
+	set_text(r, ok ? 200 : 503, "%s\n", why.msg);
 }
 
 static void get_status(struct status_sources *src, const struct http_request *req,
@@ -151,7 +151,7 @@ static void get_metrics(struct status_sources *src, const struct http_request *r
 		return;
 	char *text = NULL;
 	size_t len = 0;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	int bad = metrics_render(&v, &text, &len, &err);
 	status_view_free(&v);
 	if (bad)
@@ -208,7 +208,7 @@ struct history_query {
 /* group=RULE[,SELECTOR...] (repeatable), since=<ms>, limit=<n>; anything else is refused with
  * the reason in `why` (a 400). */
 static int parse_history_query(const struct cfg *cfg, const char *query, struct history_query *q,
-                               char *why, size_t cap)
+                               struct gw_err *why)
 {
 	memset(q, 0, sizeof *q);
 	int any_group = 0;
@@ -227,9 +227,8 @@ static int parse_history_query(const struct cfg *cfg, const char *query, struct 
 				if (grp < 0) {
 					char list[256];
 					configured_list(cfg, list, sizeof list);
-					snprintf(why, cap,
-					         "group: '%.*s' is not a configured group (%s)",
-					         (int)(gl < 64 ? gl : 64), g, list);
+					gw_errf(why, "group: '%.*s' is not a configured group (%s)",
+					        (int)(gl < 64 ? gl : 64), g, list);
 					return -1;
 				}
 				q->groups |= 1u << grp;
@@ -237,29 +236,28 @@ static int parse_history_query(const struct cfg *cfg, const char *query, struct 
 				g += gl + 1;
 			}
 			if (!vl) {
-				snprintf(why, cap, "group: give a group name, e.g. group=RULE");
+				gw_errf(why, "group: give a group name, e.g. group=RULE");
 				return -1;
 			}
 		} else if (kl == 5 && memcmp(p, "since", 5) == 0) {
 			if (decimal(v, vl, &q->since_ms) != 0) {
-				snprintf(why, cap,
-				         "since: expected milliseconds since the epoch (digits), "
-				         "got '%.*s'",
-				         (int)(vl < 64 ? vl : 64), v);
+				gw_errf(why,
+				        "since: expected milliseconds since the epoch (digits), "
+				        "got '%.*s'",
+				        (int)(vl < 64 ? vl : 64), v);
 				return -1;
 			}
 		} else if (kl == 5 && memcmp(p, "limit", 5) == 0) {
 			int64_t l;
 			if (decimal(v, vl, &l) != 0 || l < 1 || l > HISTORY_LIMIT_MAX) {
-				snprintf(why, cap,
-				         "limit: expected a number from 1 to %d, got '%.*s'",
-				         HISTORY_LIMIT_MAX, (int)(vl < 64 ? vl : 64), v);
+				gw_errf(why, "limit: expected a number from 1 to %d, got '%.*s'",
+				        HISTORY_LIMIT_MAX, (int)(vl < 64 ? vl : 64), v);
 				return -1;
 			}
 			q->limit = (size_t)l;
 		} else if (n) {
-			snprintf(why, cap, "unknown parameter '%.*s' (group, since, limit)",
-			         (int)(kl < 64 ? kl : 64), p);
+			gw_errf(why, "unknown parameter '%.*s' (group, since, limit)",
+			        (int)(kl < 64 ? kl : 64), p);
 			return -1;
 		}
 		p += n + (p[n] == '&');
@@ -290,9 +288,9 @@ static void get_history(struct status_sources *src, const struct http_request *r
 		return;
 	}
 	struct history_query q;
-	char why[512];
-	if (parse_history_query(src->cfg, req->query, &q, why, sizeof why) != 0) {
-		set_text(r, 400, "%s\n", why);
+	struct gw_err why;
+	if (parse_history_query(src->cfg, req->query, &q, &why) != 0) {
+		set_text(r, 400, "%s\n", why.msg);
 		return;
 	}
 	set_json(r, 200, history_doc(src, &q));
@@ -450,7 +448,7 @@ static void post_pause(struct status_sources *src, const struct http_request *re
 	char who[128];
 	snprintf(who, sizeof who, "POST %.32s from %.64s", req->path, req->peer);
 	int changed = 0, persisted = 0;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	int rc = pause_set(src->pause, paused, who, &changed, &persisted, &err);
 	json_t *doc = json_pack("{s:b, s:b, s:b, s:s, s:s?}", "paused", paused, "changed", changed,
 	                        "persisted", persisted, "stateFile", pause_path(src->pause),

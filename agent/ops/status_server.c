@@ -467,12 +467,12 @@ static void *run(void *arg)
 
 /* ---------------------------------------------------------------- start and stop */
 
-/* A listening socket on exactly ai, or -1 with why. */
-static int bind_one(const struct addrinfo *ai, char *why, size_t cap)
+/* A listening socket on exactly ai, or -1 with the reason in why. */
+static int bind_one(const struct addrinfo *ai, struct gw_err *why)
 {
 	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		snprintf(why, cap, "cannot create a socket: %s", strerror(errno));
+		gw_errf(why, "cannot create a socket: %s", strerror(errno));
 		return -1;
 	}
 	int one = 1;
@@ -480,7 +480,7 @@ static int bind_one(const struct addrinfo *ai, char *why, size_t cap)
 	if (ai->ai_family == AF_INET6) /* [::] means IPv6 only */
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
 	if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
-		snprintf(why, cap, "%s", strerror(errno));
+		gw_errf(why, "%s", strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -573,11 +573,12 @@ int status_server_start(struct status_server **out, struct status_sources *src, 
 		return gw_errf(err, "status.listen %s: cannot create an eventfd: %s", listen,
 		               strerror(e));
 	}
-	char why[300] = "no IPv4 or IPv6 address";
+	struct gw_err why;
+	gw_errf(&why, "no IPv4 or IPv6 address");
 	for (const struct addrinfo *ai = res; ai && srv->fd < 0; ai = ai->ai_next) {
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
-		srv->fd = bind_one(ai, why, sizeof why);
+		srv->fd = bind_one(ai, &why);
 		if (srv->fd >= 0) {
 			char host[NI_MAXHOST] = "?";
 			getnameinfo(ai->ai_addr, ai->ai_addrlen, host, sizeof host, NULL, 0,
@@ -588,7 +589,7 @@ int status_server_start(struct status_server **out, struct status_sources *src, 
 	}
 	freeaddrinfo(res);
 	if (srv->fd < 0) {
-		gw_errf(err, "status.listen %s: %s", listen, why);
+		gw_errf(err, "status.listen %s: %s", listen, why.msg);
 		close(srv->wake_fd);
 		free(srv);
 		return -1;

@@ -29,16 +29,20 @@ int status_view_take(struct status_sources *src, struct status_view *v, struct g
 	for (size_t k = 0; k < cfg->n_groups; k++)
 		v->data[cfg->groups[k]] = store_get(src->store, cfg->groups[k]);
 
-	v->servers = calloc(cfg->n_servers ? cfg->n_servers : 1, sizeof *v->servers);
+	/* the source's connections as it names them (a path store: one, its label); without a
+	 * source, admin.servers */
+	const struct source_ops *ops = src->source_ops;
+	size_t n = ops ? ops->conns(cfg) : cfg->n_servers;
+	v->servers = calloc(n ? n : 1, sizeof *v->servers);
 	if (!v->servers) {
 		status_view_free(v);
 		return gw_errf(err, "status: out of memory");
 	}
-	v->n_servers = cfg->n_servers;
-	v->source_type = src->source_ops ? src->source_ops->type : "none";
-	v->source_section = src->source_ops ? src->source_ops->section : "none";
-	for (size_t i = 0; i < cfg->n_servers; i++) {
-		v->servers[i].url = cfg->servers[i];
+	v->n_servers = n;
+	v->source_type = ops ? ops->type : "none";
+	v->source_section = ops ? ops->section : "none";
+	for (size_t i = 0; i < n; i++) {
+		v->servers[i].url = ops ? ops->conn_name(cfg, i) : cfg->servers[i];
 		if (src->source_ops && src->source)
 			v->servers[i].running =
 			    src->source_ops->status(src->source, i, &v->servers[i].st);
@@ -109,46 +113,45 @@ int status_subscriber_in_step(const struct status_view *v, size_t i, enum gw_gro
 	return pg->delivered && strcmp(pg->md5, v->data[g]->md5) == 0;
 }
 
-int status_healthy(const struct status_view *v, char *why, size_t cap)
+int status_healthy(const struct status_view *v, struct gw_err *why)
 {
 	char list[256];
 	if (list_groups(v, group_missing, NULL, list, sizeof list) > 0) {
-		snprintf(why, cap,
-		         "no data yet for %s: no admin has answered and no snapshot "
-		         "held it",
-		         list);
+		gw_errf(why,
+		        "no data yet for %s: no admin has answered and no snapshot "
+		        "held it",
+		        list);
 		return 0;
 	}
 	if (!v->have_dispatch || !v->dispatch.alive) {
-		snprintf(why, cap, "the dispatcher is not running");
+		gw_errf(why, "the dispatcher is not running");
 		return 0;
 	}
-	snprintf(why, cap, "ok");
+	gw_errf(why, "ok");
 	return 1;
 }
 
-int status_ready(const struct status_view *v, char *why, size_t cap)
+int status_ready(const struct status_view *v, struct gw_err *why)
 {
 	char list[256];
 	if (list_groups(v, group_missing, NULL, list, sizeof list) > 0) {
-		snprintf(why, cap, "waiting for data: %s", list);
+		gw_errf(why, "waiting for data: %s", list);
 		return 0;
 	}
 	if (!v->have_dispatch || !v->dispatch.alive) {
-		snprintf(why, cap, "the dispatcher is not running");
+		gw_errf(why, "the dispatcher is not running");
 		return 0;
 	}
 	if (!v->paused) {
 		for (size_t i = 0; i < v->dispatch.n_subscribers; i++) {
 			struct dispatch_subscriber_status *s = &v->dispatch.subscribers[i];
 			if (list_groups(v, group_undelivered, s, list, sizeof list) > 0) {
-				snprintf(why, cap, "delivering %s to subscriber '%s'", list,
-				         s->name);
+				gw_errf(why, "delivering %s to subscriber '%s'", list, s->name);
 				return 0;
 			}
 		}
 	}
-	snprintf(why, cap, "ready");
+	gw_errf(why, "ready");
 	return 1;
 }
 

@@ -43,7 +43,7 @@ struct status_sources {
 
 /* A server in a view: its connection's state, or "starting" before the source runs it. */
 struct status_server_view {
-	const char *url;              /* cfg->servers[i] */
+	const char *url;              /* source_ops.conn_name(cfg, i) */
 	int running;                  /* the connection runs; else only url is meaningful */
 	struct source_conn_status st; /* zeroed if !running */
 };
@@ -77,7 +77,7 @@ void status_view_free(struct status_view *v);
  * /healthz: 1 if every configured group holds data (from an admin or from the snapshot) and
  * the dispatcher is alive; else 0 with a one-line reason in `why` ("ok" when healthy).
  */
-int status_healthy(const struct status_view *v, char *why, size_t cap);
+int status_healthy(const struct status_view *v, struct gw_err *why);
 
 /*
  * systemd READY=1: every configured group holds data and, unless sync is paused or there
@@ -85,7 +85,7 @@ int status_healthy(const struct status_view *v, char *why, size_t cap);
  * rejected: a failing plugin shows in /status, it must not keep the service "activating").
  * Else 0 and `why` says what is missing.
  */
-int status_ready(const struct status_view *v, char *why, size_t cap);
+int status_ready(const struct status_view *v, struct gw_err *why);
 
 /*
  * One short line for systemd's STATUS= and the log: "syncing 5 groups from 1 of 1 admin

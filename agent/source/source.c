@@ -1,8 +1,11 @@
 /*
  * What every source shares (see source.h): the names of connection states, so /status
- * shows the same words whatever the protocol.
+ * shows the same words whatever the protocol, and what the two sources of admin: (long-
+ * polling, WebSocket) answer alike: one connection per admin server.
  */
 #include "source/source.h"
+
+#include <stdio.h>
 
 const char *source_conn_state_name(enum source_conn_state s)
 {
@@ -21,4 +24,19 @@ const char *source_conn_state_name(enum source_conn_state s)
 		return "connected";
 	}
 	return "?";
+}
+
+void source_admin_summary(const struct cfg *cfg, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%zu admin server(s)", cfg->n_servers);
+}
+
+size_t source_admin_conns(const struct cfg *cfg)
+{
+	return cfg->n_servers;
+}
+
+const char *source_admin_conn_name(const struct cfg *cfg, size_t i)
+{
+	return i < cfg->n_servers ? cfg->servers[i] : "";
 }

@@ -1,9 +1,11 @@
 /*
  * A source: how the admin's group versions reach the agent. HTTP long-polling is the first
  * (source/http/); WebSocket, ZooKeeper and etcd are each one more folder behind this same
- * table. A source owns its connections, threads, retries and accept policy; it hands every
- * version to the ingest (store/ingest.h) and learns what is held only from it, so it
- * never reads or changes the store itself and never calls a subscriber.
+ * table, listed once in the registry (source/registry.c) with what main asks of a source:
+ * does this configuration select me, a one-line summary, its own configuration keys. A source owns
+ * its connections, threads, retries and accept policy; it hands every version to the ingest
+ * (store/ingest.h) and learns what is held only from it, so it never reads or changes the store
+ * itself and never calls a subscriber.
  *
  * Lifecycle, driven by main: open -> initial_sync (optional) -> start -> stop -> free.
  * stop may come at any point from another thread (SIGTERM): it ends a running
@@ -70,9 +72,23 @@ struct source_args {
 
 struct source; /* each source defines its own */
 
+struct cfg_section;
+
+/* A source type: one entry of the registry (source_types), all main and ops ask of it. */
 struct source_ops {
 	const char *type;    /* "http": names the source in logs, /status and /metrics */
 	const char *section; /* its configuration section ("admin"): the `source` label */
+	/* Its own keys (config/config_walk.h), in its folder; NULL: admin:'s suffice. */
+	const struct cfg_section *config;
+	/* 1 when this configuration selects this source (exactly one source does). */
+	int (*selects)(const struct cfg *cfg);
+	/* One line for the first lines an operator reads: "2 admin server(s)". */
+	void (*summary)(const struct cfg *cfg, char *buf, size_t cap);
+	const char *running; /* what runs, counted: "poller(s)" */
+	/* Its connections, as /status lists them: how many, and the name of each (a server's
+	 * URL, or a label naming a whole ensemble); valid as long as the configuration. */
+	size_t (*conns)(const struct cfg *cfg);
+	const char *(*conn_name)(const struct cfg *cfg, size_t i);
 	/* Prepare the connections; no thread runs yet. */
 	int (*open)(struct source **out, const struct source_args *args, struct gw_err *err);
 	/* Optional (NULL if the source has none): one full read of every configured group,
@@ -92,18 +108,23 @@ struct source_ops {
 	void (*stop)(struct source *s);
 	/* Stop, wait for every thread, free. NULL is fine. */
 	void (*free)(struct source *s);
-	/* Connection i (0 .. cfg->n_servers - 1): 1 with *out filled once it runs, 0 before
+	/* Connection i (0 .. conns() - 1): 1 with *out filled once it runs, 0 before
 	 * (it is then shown as "starting"). Thread-safe; called by the status endpoint. */
 	int (*status)(struct source *s, size_t i, struct source_conn_status *out);
 };
 
-/* HTTP long-polling (source/http/source.c). */
-extern const struct source_ops http_source_ops;
-/* WebSocket, ShenYu's default sync (source/websocket/source.c). */
-extern const struct source_ops websocket_source_ops;
-/* ZooKeeper (source/zookeeper/source.c) and etcd (source/etcd/source.c): path stores the
- * admin writes every item to; both build versions through source/kv/mirror.h. */
-extern const struct source_ops zookeeper_source_ops;
-extern const struct source_ops etcd_source_ops;
+/* The registry: every source type, NULL-terminated (source/registry.c, one line each). */
+extern const struct source_ops *const source_types[];
+
+/* The source type the configuration selects, NULL if none does. */
+const struct source_ops *source_select(const struct cfg *cfg);
+/* The source type named `type` ("http"), NULL if none is. */
+const struct source_ops *source_find(const char *type);
+
+/* For the sources that read admin.servers (long-polling, WebSocket): N admin servers, one
+ * connection each. */
+void source_admin_summary(const struct cfg *cfg, char *buf, size_t cap);
+size_t source_admin_conns(const struct cfg *cfg);
+const char *source_admin_conn_name(const struct cfg *cfg, size_t i);
 
 #endif

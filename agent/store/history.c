@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 #include "core/clock.h"
 #include "core/readfile.h"
 #include "core/utf8.h"
@@ -537,20 +537,19 @@ int history_save(struct history *h, const char *dir, struct gw_err *err)
 		json_decref(doc);
 		doc = NULL;
 	}
-	char why[512];
 	struct atomic_file af;
 	int rc = -1;
 	if (!doc)
 		gw_errf(err, "history: out of memory");
-	else if (make_dirs(dir, 0750, why, sizeof why) != 0 ||
-	         atomic_file_open(&af, dir, HISTORY_FILE, 0600, why, sizeof why) != 0)
-		gw_errf(err, "history: %s", why);
-	else if (json_dumpf(doc, af.fp, JSON_COMPACT) != 0 || fputc('\n', af.fp) == EOF ||
-	         atomic_file_finish(&af, why, sizeof why) != 0 ||
-	         atomic_file_commit(&af, why, sizeof why) != 0) {
+	else if (make_dirs(dir, 0750, err) != 0 ||
+	         atomic_file_open(&af, dir, HISTORY_FILE, 0600, err) != 0)
+		gw_err_prefix(err, "history");
+	else if (json_dumpf(doc, af.fp, JSON_COMPACT) != 0 || fputc('\n', af.fp) == EOF) {
 		atomic_file_abort(&af);
-		gw_errf(err, "history: %s/%s: %s", dir, HISTORY_FILE,
-		        why[0] ? why : "cannot write");
+		gw_errf(err, "history: %s/%s: cannot write", dir, HISTORY_FILE);
+	} else if (atomic_file_finish(&af, err) != 0 || atomic_file_commit(&af, err) != 0) {
+		atomic_file_abort(&af);
+		gw_err_prefix(err, "history: %s/%s", dir, HISTORY_FILE);
 	} else
 		rc = 0;
 	json_decref(doc);

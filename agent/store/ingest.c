@@ -5,6 +5,7 @@
 #include "store/ingest.h"
 #include "model/groups.h"
 #include "store/history.h"
+#include "store/store.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,18 +16,25 @@ struct ingest {
 	struct history *history; /* NULL: none kept */
 };
 
-enum store_verdict ingest_accept_polled(const struct group_data *held,
-                                        const struct group_data *offered)
-{
-	return store_judge(held, offered->md5, offered->last_modify_time);
-}
-
-enum store_verdict ingest_accept_patched(const struct group_data *held,
+enum ingest_verdict ingest_accept_polled(const struct group_data *held,
                                          const struct group_data *offered)
 {
+	/* The admin is the source of truth; the snapshot only bridges. Its copy replaces a
+	 * provisional version even with the same md5, so the version is no longer provisional
+	 * and a lagging admin's older one cannot replace it afterwards. */
 	if (!held || held->provisional)
-		return STORE_ACCEPTED;
-	return strcmp(held->md5, offered->md5) == 0 ? STORE_SAME : STORE_ACCEPTED;
+		return INGEST_ACCEPTED;
+	if (strcmp(held->md5, offered->md5) == 0)
+		return INGEST_SAME;
+	return offered->last_modify_time > held->last_modify_time ? INGEST_ACCEPTED : INGEST_OLDER;
+}
+
+enum ingest_verdict ingest_accept_patched(const struct group_data *held,
+                                          const struct group_data *offered)
+{
+	if (!held || held->provisional)
+		return INGEST_ACCEPTED;
+	return strcmp(held->md5, offered->md5) == 0 ? INGEST_SAME : INGEST_ACCEPTED;
 }
 
 struct ingest *ingest_new(struct store *st, struct gw_log *log)
@@ -49,7 +57,7 @@ void ingest_set_history(struct ingest *in, struct history *h)
 	in->history = h;
 }
 
-size_t ingest_offer(struct ingest *in, const char *server, store_accept_fn accept,
+size_t ingest_offer(struct ingest *in, const char *server, ingest_accept_fn accept,
                     const enum gw_group *groups, size_t n,
                     struct group_data *versions[GW_GROUP_COUNT], int *older)
 {
@@ -61,8 +69,8 @@ size_t ingest_offer(struct ingest *in, const char *server, store_accept_fn accep
 		versions[groups[i]] = NULL;
 		const char *name = gw_group_name(gd->group);
 		struct group_data *replaced = NULL;
-		switch (store_offer_swap(in->st, gd, accept, &replaced)) {
-		case STORE_ACCEPTED:
+		switch (store_swap(in->st, gd, accept, &replaced)) {
+		case INGEST_ACCEPTED:
 			accepted++;
 			LOG_I(in->log, "store",
 			      "accepted %s version %s (lastModifyTime %lld, %zu items) from %s",
@@ -70,7 +78,7 @@ size_t ingest_offer(struct ingest *in, const char *server, store_accept_fn accep
 			history_accepted(in->history, replaced, gd, server);
 			group_data_unref(replaced);
 			break;
-		case STORE_OLDER: {
+		case INGEST_OLDER: {
 			*older = 1;
 			char held_md5[65];
 			int64_t held_time;
@@ -81,7 +89,7 @@ size_t ingest_offer(struct ingest *in, const char *server, store_accept_fn accep
 			      (long long)held_time);
 			break;
 		}
-		case STORE_SAME:
+		case INGEST_SAME:
 			LOG_D(in->log, "store", "ignored %s version %s from %s: already held", name,
 			      gd->md5, server);
 			break;

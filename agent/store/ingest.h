@@ -15,9 +15,21 @@
 
 #include "core/log.h"
 #include "model/groupdata.h"
-#include "store/store.h"
 
 struct ingest;
+struct store;
+
+/* What an accept policy says of an offered version. */
+enum ingest_verdict {
+	INGEST_ACCEPTED = 0, /* it is now the group's version */
+	INGEST_SAME,         /* the held version has this md5: nothing to do */
+	INGEST_OLDER,        /* md5 differs but it is not newer than held: a lagging admin */
+};
+
+/* An accept policy: the verdict on `offered` given what is held (NULL if nothing). Called
+ * under the store's lock, so it must be quick and must not call the store or the ingest. */
+typedef enum ingest_verdict (*ingest_accept_fn)(const struct group_data *held,
+                                                const struct group_data *offered);
 
 /* What a source is told of one held group. */
 struct ingest_stamp {
@@ -29,14 +41,14 @@ struct ingest_stamp {
 /* The long-polling policy: a version is taken if nothing is held, the held one is
  * provisional, or its md5 differs and its lastModifyTime is newer (a lagging admin never
  * rolls the gateway back). */
-enum store_verdict ingest_accept_polled(const struct group_data *held,
-                                        const struct group_data *offered);
+enum ingest_verdict ingest_accept_polled(const struct group_data *held,
+                                         const struct group_data *offered);
 
 /* The event sources' policy (WebSocket, ZooKeeper, etcd): their versions are built from the
  * held one by the source's single builder and stamped newer (model/patch.h), so anything
  * with another md5 is newer; a snapshot version always yields. */
-enum store_verdict ingest_accept_patched(const struct group_data *held,
-                                         const struct group_data *offered);
+enum ingest_verdict ingest_accept_patched(const struct group_data *held,
+                                          const struct group_data *offered);
 
 /* st and log must outlive the ingest. NULL on out of memory. */
 struct ingest *ingest_new(struct store *st, struct gw_log *log);
@@ -57,7 +69,7 @@ void ingest_set_history(struct ingest *in, struct history *h);
  * Returns how many were accepted; *older is set to 1 if any was refused as older than
  * held (a lagging admin).
  */
-size_t ingest_offer(struct ingest *in, const char *server, store_accept_fn accept,
+size_t ingest_offer(struct ingest *in, const char *server, ingest_accept_fn accept,
                     const enum gw_group *groups, size_t n,
                     struct group_data *versions[GW_GROUP_COUNT], int *older);
 

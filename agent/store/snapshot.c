@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 #include "core/clock.h"
 #include "core/readfile.h"
 #include "core/thread.h"
-#include "store/groupdoc.h"
+#include "shared/groupdoc.h"
 #include "store/history.h"
 #include "model/model.h"
 #include "model/groups.h"
@@ -28,21 +28,20 @@
 
 int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
 {
-	char ebuf[512], name[64];
+	char name[64];
 	const char *gname = gw_group_name(gd->group);
 	snprintf(name, sizeof name, "%s.json", gname);
-	if (make_dirs(dir, 0750, ebuf, sizeof ebuf) != 0)
-		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	if (make_dirs(dir, 0750, err) != 0)
+		return gw_err_prefix(err, "snapshot of %s", gname);
 	struct atomic_file af;
 	/* owner-only: APP_AUTH's snapshot holds appSecrets, AI_PROXY_API_KEY's the real keys.
 	 * The directory stays 0750 so a gateway group can reach a cache kept inside it. */
-	if (atomic_file_open(&af, dir, name, 0600, ebuf, sizeof ebuf) != 0)
-		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+	if (atomic_file_open(&af, dir, name, 0600, err) != 0)
+		return gw_err_prefix(err, "snapshot of %s", gname);
 	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time, gd->item_ptrs, gd->n_items);
-	if (atomic_file_finish(&af, ebuf, sizeof ebuf) != 0 ||
-	    atomic_file_commit(&af, ebuf, sizeof ebuf) != 0) {
+	if (atomic_file_finish(&af, err) != 0 || atomic_file_commit(&af, err) != 0) {
 		atomic_file_abort(&af);
-		return gw_errf(err, "snapshot of %s: %s", gname, ebuf);
+		return gw_err_prefix(err, "snapshot of %s", gname);
 	}
 	return 0;
 }
@@ -81,7 +80,7 @@ size_t snapshot_load(const char *dir, const enum gw_group *groups, size_t n_grou
 	size_t loaded = 0;
 	for (size_t i = 0; i < n_groups; i++) {
 		struct group_data *gd = NULL;
-		struct gw_err err = {{0}};
+		struct gw_err err = {0};
 		int rc = snapshot_read(dir, groups[i], &gd, &err);
 		if (rc < 0) {
 			LOG_W(log, "snapshot", "ignoring %s (corrupt or unreadable)", err.msg);
@@ -115,8 +114,18 @@ struct snapshot_writer {
 	int history_failing;
 };
 
+/* Whether anything in state_dir failed to be written on the last try. */
+static int any_failing(const struct snapshot_writer *w)
+{
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		if (w->failing[g])
+			return 1;
+	return w->history_failing;
+}
+
 /* The history beside the snapshots, in the same pass: counted here, off the delivery path,
- * and written when something changed. Failures are logged as the snapshots' are. */
+ * and written when something changed. It is part of the same outage as the snapshots: one
+ * line when state_dir stops taking writes, one when everything in it writes again. */
 static void write_history(struct snapshot_writer *w)
 {
 	struct history *h = atomic_load(&w->history);
@@ -125,13 +134,13 @@ static void write_history(struct snapshot_writer *w)
 	history_settle(h);
 	if (!history_dirty(h))
 		return;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (history_save(h, w->dir, &err) == 0) {
-		if (w->history_failing)
-			LOG_I(w->log, "snapshot", "writing the history to %s again", w->dir);
 		w->history_failing = 0;
-	} else if (!w->history_failing) {
-		LOG_E(w->log, "snapshot", "%s; the agent keeps serving subscribers", err.msg);
+	} else {
+		if (!any_failing(w))
+			LOG_E(w->log, "snapshot", "%s; the agent keeps serving subscribers",
+			      err.msg);
 		w->history_failing = 1;
 	}
 }
@@ -142,24 +151,15 @@ void snapshot_writer_set_history(struct snapshot_writer *w, struct history *h)
 	store_kick(w->st); /* a first pass with it */
 }
 
-static int any_failing(const struct snapshot_writer *w)
-{
-	for (int g = 0; g < GW_GROUP_COUNT; g++)
-		if (w->failing[g])
-			return 1;
-	return 0;
-}
-
 /* One pass: write every group whose newest non-provisional version is not on disk yet.
- * An outage (a full or read-only disk) is logged once when it starts and once when every
- * group writes again, not once per group or per change. */
+ * An outage (a full or read-only disk) is logged once when it starts, not once per group
+ * or per change; write_pass() logs its end. */
 static void write_pending(struct snapshot_writer *w)
 {
-	int was_failing = any_failing(w);
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		struct group_data *gd = store_get(w->st, (enum gw_group)g);
 		if (gd && !gd->provisional && strcmp(gd->md5, w->written[g]) != 0) {
-			struct gw_err err = {{0}};
+			struct gw_err err = {0};
 			if (snapshot_write(w->dir, gd, &err) == 0) {
 				memcpy(w->written[g], gd->md5, sizeof gd->md5);
 				w->failing[g] = 0;
@@ -172,6 +172,15 @@ static void write_pending(struct snapshot_writer *w)
 		}
 		group_data_unref(gd);
 	}
+}
+
+/* The snapshots, then the history; the end of an outage is logged once everything in
+ * state_dir writes again. */
+static void write_pass(struct snapshot_writer *w)
+{
+	int was_failing = any_failing(w);
+	write_pending(w);
+	write_history(w);
 	if (was_failing && !any_failing(w))
 		LOG_I(w->log, "snapshot", "writing snapshots to %s again", w->dir);
 }
@@ -200,17 +209,14 @@ static void *writer_main(void *arg)
 	uint64_t seen = 0;
 	gw_thread_background();
 	while (!atomic_load(&w->stopping)) {
-		write_pending(w);
-		write_history(w);
+		write_pass(w);
 		/* after a failure, retry every 5 s even without news */
-		uint64_t now =
-		    store_wait(w->st, seen, any_failing(w) || w->history_failing ? 5000 : -1);
+		uint64_t now = store_wait(w->st, seen, any_failing(w) ? 5000 : -1);
 		if (now != seen)
 			now = wait_quiet(w, now, gw_mono_ms());
 		seen = now;
 	}
-	write_pending(w);
-	write_history(w);
+	write_pass(w);
 	return NULL;
 }
 

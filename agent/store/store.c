@@ -19,19 +19,6 @@ struct store {
 	struct group_data *cur[GW_GROUP_COUNT];
 };
 
-enum store_verdict store_judge(const struct group_data *cur, const char *md5,
-                               int64_t last_modify_time)
-{
-	/* The admin is the source of truth; the snapshot only bridges. Its copy replaces a
-	 * provisional version even with the same md5, so the version is no longer provisional
-	 * and a lagging admin's older one cannot replace it afterwards. */
-	if (!cur || cur->provisional)
-		return STORE_ACCEPTED;
-	if (strcmp(cur->md5, md5) == 0)
-		return STORE_SAME;
-	return last_modify_time > cur->last_modify_time ? STORE_ACCEPTED : STORE_OLDER;
-}
-
 struct store *store_new(void)
 {
 	struct store *st = calloc(1, sizeof *st);
@@ -69,30 +56,15 @@ static void install_locked(struct store *st, struct group_data *gd, struct group
 		group_data_unref(prev);
 }
 
-enum store_verdict store_offer_swap(struct store *st, struct group_data *gd, store_accept_fn accept,
-                                    struct group_data **replaced)
+enum ingest_verdict store_swap(struct store *st, struct group_data *gd, ingest_accept_fn accept,
+                               struct group_data **replaced)
 {
 	pthread_mutex_lock(&st->mu);
-	enum store_verdict v = accept(st->cur[gd->group], gd);
-	if (v == STORE_ACCEPTED)
+	enum ingest_verdict v = accept(st->cur[gd->group], gd);
+	if (v == INGEST_ACCEPTED)
 		install_locked(st, gd, replaced);
 	pthread_mutex_unlock(&st->mu);
 	return v;
-}
-
-enum store_verdict store_offer_if(struct store *st, struct group_data *gd, store_accept_fn accept)
-{
-	return store_offer_swap(st, gd, accept, NULL);
-}
-
-static enum store_verdict judge(const struct group_data *held, const struct group_data *offered)
-{
-	return store_judge(held, offered->md5, offered->last_modify_time);
-}
-
-enum store_verdict store_offer(struct store *st, struct group_data *gd)
-{
-	return store_offer_if(st, gd, judge);
 }
 
 void store_put(struct store *st, struct group_data *gd)

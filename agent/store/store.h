@@ -1,8 +1,8 @@
 /*
- * The store: the latest accepted version of each group. Pollers offer versions; the
- * accept rule (md5 differs AND lastModifyTime newer; or the held version is provisional,
- * i.e. from the snapshot) decides. Readers take references and never hold the store's
- * lock while they work. A generation counter and a condition variable let the dispatcher
+ * The store: the latest accepted version of each group. The ingest (ingest.h) offers the
+ * sources' versions, each under its source's accept policy, which the store applies under
+ * its lock; the snapshot's versions are put at start. Readers take references and never hold the
+ * store's lock while they work. A generation counter and a condition variable let the dispatcher
  * sleep until something changes ("latest wins": it always reads the newest).
  */
 #ifndef GW_STORE_H
@@ -12,38 +12,19 @@
 #include <stdint.h>
 
 #include "model/groupdata.h"
-
-enum store_verdict {
-	STORE_ACCEPTED = 0, /* it is now the group's version */
-	STORE_SAME,         /* we already hold this md5: nothing to do */
-	STORE_OLDER,        /* md5 differs but lastModifyTime is not newer: a lagging admin */
-};
-
-/* The long-polling accept rule as a pure function. cur may be NULL (nothing held yet). */
-enum store_verdict store_judge(const struct group_data *cur, const char *md5,
-                               int64_t last_modify_time);
-
-/* An accept policy: the verdict on `offered` given what is held (NULL if nothing). Called
- * under the store's lock, so it must be quick and must not call the store. */
-typedef enum store_verdict (*store_accept_fn)(const struct group_data *held,
-                                              const struct group_data *offered);
+#include "store/ingest.h"
 
 struct store;
 
 struct store *store_new(void);
 void store_free(struct store *st);
 
-/* Offer a version under the long-polling rule (store_judge); on STORE_ACCEPTED the store
- * takes its own reference. */
-enum store_verdict store_offer(struct store *st, struct group_data *gd);
-
-/* Offer a version under the source's own accept policy (store/ingest.h hands it on). */
-enum store_verdict store_offer_if(struct store *st, struct group_data *gd, store_accept_fn accept);
-
-/* The same; on STORE_ACCEPTED *replaced is the version it replaced (a reference the caller
- * drops, NULL if nothing was held), so what changed can be told without a race. */
-enum store_verdict store_offer_swap(struct store *st, struct group_data *gd, store_accept_fn accept,
-                                    struct group_data **replaced);
+/* Swap in a version if a source's accept policy (store/ingest.h) takes it, applied under the
+ * store's lock; on INGEST_ACCEPTED the store takes its own reference and *replaced (when
+ * not NULL) is the version it replaced (a reference the caller drops, NULL if nothing was
+ * held), so what changed can be told without a race. */
+enum ingest_verdict store_swap(struct store *st, struct group_data *gd, ingest_accept_fn accept,
+                               struct group_data **replaced);
 
 /* Install a version whatever the rule says (snapshot load at start). Takes a reference. */
 void store_put(struct store *st, struct group_data *gd);

@@ -47,6 +47,7 @@
 #ifndef GWSYNC_SUBSCRIBER_H
 #define GWSYNC_SUBSCRIBER_H
 
+#include <gwsync/log_level.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -262,8 +263,8 @@ struct gw_change {
 	int confirmed_only; /* 1: same data as `previous`, only `stale` went from 1 to 0 */
 };
 
-/** Log levels for gw_host.log. */
-enum gw_log_level { GW_LOG_ERROR = 0, GW_LOG_WARN, GW_LOG_INFO, GW_LOG_DEBUG };
+/** Log levels for gw_host.log: enum gw_log_level (GW_LOG_ERROR, GW_LOG_WARN, GW_LOG_INFO,
+ *  GW_LOG_DEBUG), in <gwsync/log_level.h>, included above. */
 
 /** Results of the config getters. */
 enum gw_config_result {

@@ -6,7 +6,7 @@
  *
  * Each ITEM is the item's raw JSON exactly as the admin sent it, in the admin's order, so
  * nothing the admin sends is lost or reformatted. Files are replaced atomically
- * (agent/core/atomic_file.c); an optional check_command vets the new file before it replaces the
+ * (agent/shared/atomic_file.c); an optional check_command vets the new file before it replaces the
  * old one (a rejection keeps the old file and rejects the change, so the agent retries
  * it later), and an optional reload_command runs after changes, debounced (debounce.c),
  * through tick(). See README.md for the options.
@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/atomic_file.h"
-#include "store/groupdoc.h"
+#include "shared/atomic_file.h"
+#include "shared/groupdoc.h"
 #include "command.h"
 #include "debounce.h"
 
@@ -147,9 +147,9 @@ static int file_init(const struct gw_host *host, const struct gw_config *config,
 		host->error(host, "command_timeout: must be more than 0");
 		goto fail;
 	}
-	char why[512];
-	if (dir_creatable(st->dir, why, sizeof why) != 0) {
-		host->error(host, "dir: %s", why);
+	struct gw_err why;
+	if (dir_creatable(st->dir, &why) != 0) {
+		host->error(host, "dir: %s", why.msg);
 		goto fail;
 	}
 	debounce_init(&st->reload, quiet, ceiling);
@@ -248,28 +248,29 @@ static void run_reload(struct file_state *st)
 static int file_apply(void *state, const struct gw_host *h, const struct gw_change *ch)
 {
 	struct file_state *st = state;
-	char name[64], why[512];
+	char name[64];
+	struct gw_err why;
 	snprintf(name, sizeof name, "%s.json", ch->group_name);
 	if (!st->swept) {
 		/* the directory's mode follows the files': search where they may be read */
 		unsigned dmode = 0700 | (st->mode & 0040 ? 0050 : 0) | (st->mode & 0004 ? 0005 : 0);
-		if (make_dirs(st->dir, dmode, why, sizeof why) < 0) {
-			h->error(h, "dir: %s", why);
+		if (make_dirs(st->dir, dmode, &why) < 0) {
+			h->error(h, "dir: %s", why.msg);
 			return -1;
 		}
 		sweep_temporaries(st);
 	}
 
 	struct atomic_file af;
-	if (atomic_file_open(&af, st->dir, name, st->mode, why, sizeof why) < 0) {
-		h->error(h, "%s", why);
+	if (atomic_file_open(&af, st->dir, name, st->mode, &why) < 0) {
+		h->error(h, "%s", why.msg);
 		return -1;
 	}
 	groupdoc_write(af.fp, ch->group_name, ch->version.md5, ch->version.last_modify_time,
 	               ch->items, ch->n_items);
-	if (atomic_file_finish(&af, why, sizeof why) < 0) {
+	if (atomic_file_finish(&af, &why) < 0) {
 		atomic_file_abort(&af);
-		h->error(h, "%s", why);
+		h->error(h, "%s", why.msg);
 		return -1;
 	}
 	if (st->check_command) {
@@ -283,9 +284,9 @@ static int file_apply(void *state, const struct gw_host *h, const struct gw_chan
 			return -1;
 		}
 	}
-	if (atomic_file_commit(&af, why, sizeof why) < 0) {
+	if (atomic_file_commit(&af, &why) < 0) {
 		atomic_file_abort(&af);
-		h->error(h, "%s", why);
+		h->error(h, "%s", why.msg);
 		return -1;
 	}
 	h->log(h, GW_LOG_DEBUG, "wrote %s (%zu items)", af.final, ch->n_items);

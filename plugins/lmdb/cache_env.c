@@ -26,7 +26,7 @@
 
 #include <gwsync/cache.h>
 
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 
 /* LMDB's own flags for the writer: see docs/lmdb-cache.md "Durability". MDB_NOMETASYNC
  * keeps one fdatasync per commit instead of two; a power failure can lose the last commit
@@ -58,49 +58,47 @@ static unsigned dir_mode(unsigned mode)
 	return m;
 }
 
-static int lmdb_fail(char *why, size_t cap, const char *what, const char *path, int rc)
+static int lmdb_fail(struct gw_err *err, const char *what, const char *path, int rc)
 {
-	snprintf(why, cap, "%s %s: %s", what, path, mdb_strerror(rc));
+	gw_errf(err, "%s %s: %s", what, path, mdb_strerror(rc));
 	return -1;
 }
 
-int cache_env_open(struct cache_env *ce, char *why, size_t cap)
+int cache_env_open(struct cache_env *ce, struct gw_err *err)
 {
 	struct stat sb;
 	if (stat(ce->path, &sb) != 0) {
-		if (make_dirs(ce->path, dir_mode(ce->mode), why, cap) != 0)
+		if (make_dirs(ce->path, dir_mode(ce->mode), err) != 0)
 			return -1;
 		/* make_dirs is subject to the umask; the leaf is ours, give it the exact mode */
 		if (chmod(ce->path, dir_mode(ce->mode)) != 0) {
-			snprintf(why, cap, "cannot set the mode of %s: %s", ce->path,
-			         strerror(errno));
+			gw_errf(err, "cannot set the mode of %s: %s", ce->path, strerror(errno));
 			return -1;
 		}
 	}
 
 	int rc = mdb_env_create(&ce->env);
 	if (rc)
-		return lmdb_fail(why, cap, "cannot create an LMDB environment for", ce->path, rc);
+		return lmdb_fail(err, "cannot create an LMDB environment for", ce->path, rc);
 	if ((rc = mdb_env_set_maxdbs(ce->env, MAX_DBS)) ||
 	    (rc = mdb_env_set_maxreaders(ce->env, ce->max_readers)) ||
 	    (rc = mdb_env_set_mapsize(ce->env, (size_t)ce->map_size))) {
 		cache_env_close(ce);
-		return lmdb_fail(why, cap, "cannot configure the LMDB environment", ce->path, rc);
+		return lmdb_fail(err, "cannot configure the LMDB environment", ce->path, rc);
 	}
 	rc = mdb_env_open(ce->env, ce->path, WRITER_FLAGS, (mdb_mode_t)(ce->mode & 0666));
 	if (rc) {
 		cache_env_close(ce);
-		return lmdb_fail(why, cap, "cannot open the LMDB environment", ce->path, rc);
+		return lmdb_fail(err, "cannot open the LMDB environment", ce->path, rc);
 	}
 	/* The layout stores keys up to GW_CACHE_MAX_KEY as they are (readers rely on it); a
 	 * liblmdb built with a smaller MDB_MAXKEYSIZE could not hold them. */
 	int maxkey = mdb_env_get_maxkeysize(ce->env);
 	if (maxkey < GW_CACHE_MAX_KEY) {
-		snprintf(
-		    why, cap,
-		    "cannot use the LMDB environment %s: this liblmdb holds keys of at most %d "
-		    "bytes, the cache's layout needs %d",
-		    ce->path, maxkey, GW_CACHE_MAX_KEY);
+		gw_errf(err,
+		        "cannot use the LMDB environment %s: this liblmdb holds keys of at most %d "
+		        "bytes, the cache's layout needs %d",
+		        ce->path, maxkey, GW_CACHE_MAX_KEY);
 		cache_env_close(ce);
 		return -1;
 	}
@@ -111,30 +109,28 @@ int cache_env_open(struct cache_env *ce, char *why, size_t cap)
 
 	int fd;
 	if (mdb_env_get_fd(ce->env, &fd) == 0 && fchmod(fd, (mode_t)(ce->mode & 0666)) != 0) {
-		snprintf(why, cap, "cannot set the mode of %s/data.mdb: %s", ce->path,
-		         strerror(errno));
+		gw_errf(err, "cannot set the mode of %s/data.mdb: %s", ce->path, strerror(errno));
 		cache_env_close(ce);
 		return -1;
 	}
 	char lock[PATH_MAX];
 	snprintf(lock, sizeof lock, "%s/lock.mdb", ce->path);
 	if (chmod(lock, (mode_t)cache_env_lock_mode(ce->mode)) != 0) {
-		snprintf(why, cap, "cannot set the mode of %s: %s", lock, strerror(errno));
+		gw_errf(err, "cannot set the mode of %s: %s", lock, strerror(errno));
 		cache_env_close(ce);
 		return -1;
 	}
 	return 0;
 }
 
-int cache_env_grow(struct cache_env *ce, int64_t *old_size, int64_t *new_size, char *why,
-                   size_t cap)
+int cache_env_grow(struct cache_env *ce, int64_t *old_size, int64_t *new_size, struct gw_err *err)
 {
 	int fd;
 	struct statvfs vfs;
 	struct stat sb;
 	if (mdb_env_get_fd(ce->env, &fd) != 0 || fstatvfs(fd, &vfs) != 0 || fstat(fd, &sb) != 0) {
-		snprintf(why, cap, "map of %s full and its filesystem cannot be measured: %s",
-		         ce->path, strerror(errno));
+		gw_errf(err, "map of %s full and its filesystem cannot be measured: %s", ce->path,
+		        strerror(errno));
 		return -1;
 	}
 	/* The file can reach what it has now plus what the filesystem has free; a map beyond
@@ -144,17 +140,17 @@ int cache_env_grow(struct cache_env *ce, int64_t *old_size, int64_t *new_size, c
 	if (want > room)
 		want = room;
 	if (want <= ce->map_size) {
-		snprintf(why, cap,
-		         "map of %s full at %lld bytes and the filesystem has no room to grow it "
-		         "(%lld bytes free)",
-		         ce->path, (long long)ce->map_size,
-		         (long long)((int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize));
+		gw_errf(err,
+		        "map of %s full at %lld bytes and the filesystem has no room to grow it "
+		        "(%lld bytes free)",
+		        ce->path, (long long)ce->map_size,
+		        (long long)((int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize));
 		return -1;
 	}
 	int rc = mdb_env_set_mapsize(ce->env, (size_t)want);
 	if (rc) {
-		snprintf(why, cap, "cannot grow the map of %s to %lld bytes: %s", ce->path,
-		         (long long)want, mdb_strerror(rc));
+		gw_errf(err, "cannot grow the map of %s to %lld bytes: %s", ce->path,
+		        (long long)want, mdb_strerror(rc));
 		return -1;
 	}
 	*old_size = ce->map_size;

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
+
 struct cache_env {
 	MDB_env *env;
 	char *path;
@@ -21,14 +23,13 @@ struct cache_env {
 /* Creates the directory if missing (mode plus search bits) and opens the environment for
  * writing with the configured modes; refuses a liblmdb whose keys cannot reach
  * GW_CACHE_MAX_KEY, the longest key the layout stores as it is. 0, or -1 with a reason naming the
- * path in `why`. */
-int cache_env_open(struct cache_env *ce, char *why, size_t cap);
+ * path in err. */
+int cache_env_open(struct cache_env *ce, struct gw_err *err);
 
 /* After MDB_MAP_FULL (no transaction open): doubles the map, bounded by the free space of
  * the filesystem. 0 when it grew (*old_size, *new_size set), -1 with a reason when there is
  * no room left. */
-int cache_env_grow(struct cache_env *ce, int64_t *old_size, int64_t *new_size, char *why,
-                   size_t cap);
+int cache_env_grow(struct cache_env *ce, int64_t *old_size, int64_t *new_size, struct gw_err *err);
 
 /* The cause behind an error LMDB returned: EIO is ENOSPC when the filesystem holding the
  * environment has less than a page left (LMDB turns a write that stopped short, which is

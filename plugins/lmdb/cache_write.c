@@ -30,7 +30,7 @@
 
 #include "cache_key.h"
 #include "change_log.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 int cache_meta_json(char *out, size_t cap, const struct gw_version *v, size_t count, int stale)
 {
@@ -60,8 +60,7 @@ struct wctx {
 	MDB_txn *txn;
 	MDB_dbi dbi, meta;
 	struct change_entry log;
-	char *why;
-	size_t cap;
+	struct gw_err *err;
 };
 
 static MDB_val text(const char *s)
@@ -75,18 +74,17 @@ static int fail(struct wctx *x, int rc, const char *what, const char *key)
 	if (x->w->cause)
 		rc = x->w->cause(x->w->cause_arg, rc);
 	const char *group = x->ch->group_name;
-	char *why = x->why;
-	size_t cap = x->cap;
+	struct gw_err *err = x->err;
 	/* an AI proxy API key's own part (after "::") is a credential: its first 4 characters */
 	const char *sep = key && strcmp(group, "AI_PROXY_API_KEY") == 0 ? strstr(key, "::") : NULL;
 	if (sep)
-		snprintf(why, cap, "%s: %s key \"%.*s%.4s...\": %s", group, what,
-		         (int)(sep - key + 2) > 200 ? 200 : (int)(sep - key + 2), key, sep + 2,
-		         mdb_strerror(rc));
+		gw_errf(err, "%s: %s key \"%.*s%.4s...\": %s", group, what,
+		        (int)(sep - key + 2) > 200 ? 200 : (int)(sep - key + 2), key, sep + 2,
+		        mdb_strerror(rc));
 	else if (key)
-		snprintf(why, cap, "%s: %s key \"%.200s\": %s", group, what, key, mdb_strerror(rc));
+		gw_errf(err, "%s: %s key \"%.200s\": %s", group, what, key, mdb_strerror(rc));
 	else
-		snprintf(why, cap, "%s: %s: %s", group, what, mdb_strerror(rc));
+		gw_errf(err, "%s: %s: %s", group, what, mdb_strerror(rc));
 	return rc;
 }
 
@@ -182,8 +180,7 @@ static int write_meta(struct wctx *x, size_t count, unsigned long long *gen)
 	char json[512];
 	int n = cache_meta_json(json, sizeof json, &x->ch->version, count, x->ch->stale);
 	if (n < 0) {
-		snprintf(x->why, x->cap, "%s: version tag too long for the meta entry",
-		         x->ch->group_name);
+		gw_errf(x->err, "%s: version tag too long for the meta entry", x->ch->group_name);
 		return MDB_BAD_VALSIZE;
 	}
 	MDB_val k = text(x->ch->group_name), v = {(size_t)n, json};
@@ -239,10 +236,10 @@ static int write_change(struct wctx *x, struct cache_write_result *res)
 }
 
 int cache_write_change(const struct cache_writer *w, const struct gw_change *ch,
-                       struct cache_write_result *res, char *why, size_t cap)
+                       struct cache_write_result *res, struct gw_err *err)
 {
 	memset(res, 0, sizeof *res);
-	struct wctx x = {.w = w, .ch = ch, .why = why, .cap = cap};
+	struct wctx x = {.w = w, .ch = ch, .err = err};
 	change_entry_init(&x.log, w->change_log > 0);
 	int rc = mdb_txn_begin(w->env, NULL, 0, &x.txn);
 	if (rc) {

@@ -11,6 +11,8 @@
 #include <lmdb.h>
 #include <stddef.h>
 
+#include "core/error.h"
+
 /* What cache_write_change did, for the caller's log line. */
 struct cache_write_result {
 	int replaced; /* 1: the group's database was emptied and written whole */
@@ -31,10 +33,10 @@ struct cache_writer {
 
 /* Writes `change` in one transaction and commits it. Returns 0, or an LMDB error code
  * (MDB_MAP_FULL: the caller grows the map and calls again; anything else is final for this
- * try) with a reason naming the group and, where one is concerned, the key in `why`.
+ * try) with a reason naming the group and, where one is concerned, the key in err.
  * Nothing is visible to readers unless it returns 0. */
 int cache_write_change(const struct cache_writer *w, const struct gw_change *change,
-                       struct cache_write_result *res, char *why, size_t cap);
+                       struct cache_write_result *res, struct gw_err *err);
 
 /* The meta entry's JSON for a group version: {"md5","lastModifyTime","count","stale"}.
  * Returns the length written (< cap) or -1 if it does not fit. */

@@ -11,7 +11,7 @@
 #include <lmdb.h>
 #include <stddef.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 /* One commit's entry, gathered as the commit writes its keys. */
 struct change_entry {

@@ -19,7 +19,7 @@
 
 #include "cache_env.h"
 #include "cache_write.h"
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 
 #define DEFAULT_MAP_SIZE    (1LL << 30)
 #define DEFAULT_MODE        0640
@@ -116,9 +116,9 @@ static int lmdb_init(const struct gw_host *host, const struct gw_config *config,
 		host->error(host, "out of memory");
 		goto fail;
 	}
-	char why[600];
-	if (dir_creatable(path, why, sizeof why) != 0) {
-		host->error(host, "path: %s", why);
+	struct gw_err why;
+	if (dir_creatable(path, &why) != 0) {
+		host->error(host, "path: %s", why.msg);
 		goto fail;
 	}
 	*state = st;
@@ -130,9 +130,9 @@ fail:
 
 static int open_env(struct lmdb_state *st)
 {
-	char why[600];
-	if (cache_env_open(&st->ce, why, sizeof why) != 0) {
-		st->host->error(st->host, "%s", why);
+	struct gw_err why;
+	if (cache_env_open(&st->ce, &why) != 0) {
+		st->host->error(st->host, "%s", why.msg);
 		return -1;
 	}
 	st->opened = 1;
@@ -154,20 +154,20 @@ static int lmdb_apply(void *state, const struct gw_host *h, const struct gw_chan
 	if (!st->opened && open_env(st) != 0)
 		return -1;
 
-	char why[600] = "";
+	struct gw_err why = {0};
 	struct cache_write_result res;
 	struct cache_writer w = {st->ce.env, (unsigned long long)st->change_log, cause, &st->ce};
 	for (int round = 0;; round++) {
-		int rc = cache_write_change(&w, ch, &res, why, sizeof why);
+		int rc = cache_write_change(&w, ch, &res, &why);
 		if (rc == 0)
 			break;
 		if (rc != MDB_MAP_FULL || round == MAX_GROW_ROUNDS) {
-			h->error(h, "%s", why);
+			h->error(h, "%s", why.msg);
 			return -1;
 		}
 		int64_t from, to;
-		if (cache_env_grow(&st->ce, &from, &to, why, sizeof why) != 0) {
-			h->error(h, "%s: %s", ch->group_name, why);
+		if (cache_env_grow(&st->ce, &from, &to, &why) != 0) {
+			h->error(h, "%s: %s", ch->group_name, why.msg);
 			return -1;
 		}
 		h->log(h, GW_LOG_INFO,

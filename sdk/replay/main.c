@@ -113,16 +113,16 @@ static int deliver(struct replay *r, struct group_data *to, const char *label, c
 	}
 	const struct gw_change *c = &d.change;
 	long n = ++r->count;
-	char why[512] = "";
+	struct gw_err why = {0};
 	run_due_tick(r);
-	int rc = subscriber_apply(r->s, c, why, sizeof why);
+	int rc = subscriber_apply(r->s, c, &why);
 	int injected = n == r->fail_at;
 	printf("#%ld %s%s %s <- %s: %zu items, +%zu ~%zu -%zu%s%s%s: ", n, label, c->group_name,
 	       c->version.md5, c->previous.md5 ? c->previous.md5 : "nothing", c->n_items,
 	       c->n_added, c->n_updated, c->n_removed, c->stale ? ", stale" : "",
 	       c->confirmed_only ? ", confirmed only" : "", note);
 	if (rc != 0)
-		printf("rejected: %s\n", why);
+		printf("rejected: %s\n", why.msg);
 	else if (injected)
 		printf("accepted, counted as rejected (--fail %ld)\n", r->fail_at);
 	else
@@ -323,7 +323,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	int rc = 2;
 	struct gw_log *log = NULL;
 	struct subscribers *subs = NULL;

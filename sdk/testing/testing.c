@@ -19,7 +19,7 @@
 #include "config/ytree.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "deliver/host.h"
 #include "deliver/plugin_config.h"
 #include "deliver/plugin_options.h"
@@ -47,7 +47,7 @@ struct gwt_config {
 struct gwt_config *gwt_config_parse(const char *yaml, char *err, size_t cap)
 {
 	struct gwt_config *c = calloc(1, sizeof *c);
-	struct gw_err e = {{0}};
+	struct gw_err e = {0};
 	if (!c) {
 		say(err, cap, "out of memory");
 		return NULL;
@@ -74,7 +74,7 @@ const struct gw_config *gwt_config(const struct gwt_config *c)
 int gwt_config_check(const struct gwt_config *c, const struct gw_option *options, char *err,
                      size_t cap)
 {
-	struct gw_err e = {{0}};
+	struct gw_err e = {0};
 	if (!options)
 		return 0;
 	if (plugin_options_check(options, c->root, c->root, "config", &e) < 0) {
@@ -375,7 +375,7 @@ static struct gwt_version *version_new(enum gw_group parse_as, int group, const 
 	struct strbuf doc = {0};
 	strbuf_addf(&doc, "{\"md5\":\"%s\",\"lastModifyTime\":%lld,\"data\":%s}", md5,
 	            (long long)lmt, items);
-	struct gw_err e = {{0}};
+	struct gw_err e = {0};
 	if (!v || doc.oom || !doc.p || !(v->name = strdup(name))) {
 		say(err, cap, "out of memory");
 		goto fail;
@@ -473,7 +473,7 @@ struct gwt_change *gwt_change_between(const struct gwt_version *from, const stru
 	}
 	c->from = from ? group_data_ref(from->gd) : NULL;
 	c->to = group_data_ref(to->gd);
-	struct gw_err e = {{0}};
+	struct gw_err e = {0};
 	if (diff_build(&c->diff, to->gd->group, c->from, c->to, &e) < 0) {
 		say(err, cap, e.msg);
 		gwt_change_free(c);

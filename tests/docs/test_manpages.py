@@ -50,21 +50,56 @@ def man_options():
     return out
 
 
+def c_fields(entry):
+    """The fields of one C initializer `{"a", f, 0, ...}`, split at the commas outside strings
+    and parentheses."""
+    fields, cur, depth, quoted = [], "", 0, False
+    for i, ch in enumerate(entry):
+        if ch == '"' and (i == 0 or entry[i - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and ch == "(":
+            depth += 1
+        elif not quoted and ch == ")":
+            depth -= 1
+        elif not quoted and depth == 0 and ch == ",":
+            fields.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    fields.append(cur.strip())
+    return fields
+
+
 def code_keys():
     """Every dotted key path the configuration loader accepts, from the tables
-    `static const struct key NAME[] = {...}` of agent/config/*.c. An entry's last field names
-    its sub-table; a list of maps (subscribers) is linked by name: subscribers -> subscriber_keys."""
-    tables = {}
-    for path in sorted(glob.glob(os.path.join(SRC, "agent", "config", "*.c"))):
+    `const struct key NAME[] = {...}` of agent/config/*.c and of the sources' own sections
+    (agent/source/**/config.c, each declared by a `struct cfg_section` naming its key, its
+    parent section and its table). An entry's sixth field names its sub-table; a list of maps
+    (subscribers) is linked by name: subscribers -> subscriber_keys."""
+    tables, sections = {}, []
+    paths = sorted(glob.glob(os.path.join(SRC, "agent", "config", "*.c")) +
+                   glob.glob(os.path.join(SRC, "agent", "source", "**", "*.c"), recursive=True))
+    for path in paths:
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        for name, body in re.findall(r"static const struct key (\w+)\[\] = \{(.*?)\n\};", text, re.S):
+        text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+        for name, body in re.findall(r"(?:static )?const struct key (\w+)\[\] = \{(.*?)\n\};",
+                                     text, re.S):
             entries = []
-            for m in re.finditer(r'\{"([a-z_]+)",([^{}]*)\}', body):
-                sub = m.group(2).strip().split(",")[-1].strip()
-                entries.append((m.group(1), sub if sub.endswith("_keys") else None))
+            for m in re.finditer(r'\{("[a-z_]+",(?:[^{}"]|"(?:[^"\\]|\\.)*")*)\}', body):
+                fields = c_fields(m.group(1))
+                sub = fields[5] if len(fields) > 5 else ""
+                entries.append((fields[0].strip('"'), sub if sub.endswith("_keys") else None))
             tables[name] = entries
+        for body in re.findall(r"const struct cfg_section \w+ = \{(.*?)\n\};", text, re.S):
+            fields = dict(re.findall(r"\.(\w+) = ([^,\n]+),", body))
+            sections.append((fields["name"].strip('"'),
+                             fields["parent"].strip('"') if "parent" in fields else None,
+                             fields["keys"]))
     assert "top_keys" in tables, "no top_keys table in agent/config/*.c"
+    assert sections, "no struct cfg_section in agent/source/"
+    for name, parent, keys in sections:
+        tables["top_keys" if parent is None else parent + "_keys"].append((name, keys))
     keys, used = set(), {"top_keys"}
 
     def walk(table, prefix):
@@ -257,7 +292,7 @@ def sdk_public_names():
     names = set()
     growable = ("gw_subscriber", "gw_host", "gw_change", "gw_item", "gw_version", "gw_update",
                 "gw_option")
-    for header in ("subscriber.h", "testing.h"):
+    for header in ("subscriber.h", "log_level.h", "testing.h"):
         text = read("include", "gwsync", header)
         code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
         names |= {m for m in re.findall(r"#define (\w+)", code) if not m.endswith("_H")}

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the direct item decoder (model/itemdec.c) against the reference filler
- * it replaced (model/itemref.c: jansson's tree, then the tables). The first input byte picks
+ * it replaced (tests/unit/itemref.c: jansson's tree, then the tables). The first input byte picks
  * the group, the rest is the item's text. Both must give the same verdict, the same
  * message (so the same error class: not JSON, wrong shape, missing key) and, when they
  * accept, the same item: key, name, raw JSON and every typed field down to the nested
@@ -15,7 +15,7 @@
 
 #include "model/fields.h"
 #include "model/itemdec.h"
-#include "model/itemref.h"
+#include "../unit/itemref.h"
 #include "model/groups.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -92,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct itemdec *dec = itemdec_new();
 	if (!gd_ref || !gd_dec || !dec)
 		abort();
-	struct gw_err err_ref = {{0}}, err_dec = {{0}};
+	struct gw_err err_ref = {0}, err_dec = {0};
 	int syn_ref = 0, syn_dec = 0;
 	struct item_ctx ref = {gd_ref, &gd_ref->arena, 0,       &err_ref, gw_group_name(g),
 	                       7,      NULL,           &syn_ref};
@@ -107,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* twice on the same scratch: nothing of one item leaks into the next */
 	struct gw_item b2;
 	memset(&b2, 0, sizeof b2);
-	struct gw_err err_dec2 = {{0}};
+	struct gw_err err_dec2 = {0};
 	int syn_dec2 = 0;
 	struct item_ctx dc2 = {gd_dec, &gd_dec->arena, 0,        &err_dec2, gw_group_name(g),
 	                       7,      NULL,           &syn_dec2};

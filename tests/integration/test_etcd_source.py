@@ -209,6 +209,12 @@ def status_of(port):
     return json.loads(body.decode("utf-8"))["servers"][0]
 
 
+def status_when(port, predicate):
+    """status_of(port) once predicate holds of it, else None (for harness.wait_until)."""
+    st = status_of(port)
+    return st if predicate(st) else None
+
+
 class EtcdSourceTest(harness.IntegrationTest):
     def setUp(self):
         super().setUp()
@@ -287,8 +293,8 @@ class EtcdSourceTest(harness.IntegrationTest):
         d = self.daemon(etcd_config([self.etcd.public_url], files,
                                     status={"listen": "127.0.0.1:%d" % port}))
         self.wait_files(files)
-        d.wait_log(r"etcd: endpoint .*: watching ")
-        st = status_of(port)
+        st = harness.wait_until(lambda: status_when(port, lambda c: c["watches"] == 1),
+                                timeout=10, message="/status: watching")
         self.assertEqual(st["state"], "connected")
         self.assertEqual(st["session"], self.etcd.public_url)
         self.assertEqual(st["watches"], 1)
@@ -297,7 +303,8 @@ class EtcdSourceTest(harness.IntegrationTest):
         # etcd restarts where the agent cannot reach it, changes and compacts, then comes
         # back: the agent's resumed watch starts below the compaction
         self.etcd.close()
-        d.wait_log(r"etcd: endpoint .*: watch of .*\[connect\]", timeout=20)
+        harness.wait_until(lambda: status_of(port)["errors"]["connect"] >= 1, timeout=20,
+                           message="/status: the lost watch counted as a connect failure")
         self.etcd.start(hidden=True)
         self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
         self.delete("SELECTOR", "101", "/selector/divide/101")
@@ -305,14 +312,12 @@ class EtcdSourceTest(harness.IntegrationTest):
         self.etcd.close()
         self.etcd.start()
         self.wait_files(files, timeout=30)
-        d.wait_log(r"etcd: .*cancelled: compacted.*\[session\]; reading everything again",
-                   timeout=20, since=0)
+        harness.wait_until(lambda: status_of(port)["errors"]["session"] >= 1, timeout=20,
+                           message="/status: the compacted watch counted as a session failure")
         d.wait_log(r"etcd: endpoint .*: recovery read of %s/" % ROOT, since=0)
         # and the watch works after the recovery
-        mark = d.mark()
         rev = self.put("RULE", "202", "/rule/divide/100-202", rule("202", "100", "divide"))
         self.wait_files(files)
-        d.wait_log(r"store: accepted RULE", since=mark)
         harness.wait_until(lambda: status_of(port)["revision"] == rev, timeout=10,
                            message="/status at revision %d" % rev)
         st = status_of(port)

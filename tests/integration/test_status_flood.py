@@ -7,12 +7,17 @@ for the whole flood (3 s under a sanitizer), and syncing goes on: a change made 
 reaches the subscriber. The agent starts with a soft open-files limit (400) too low for
 what the endpoint may hold and says that it raised it. On a server with a small fixed
 connection limit that stops accepting when it is reached (libmicrohttpd, 64) every probe
-failed."""
+failed.
+
+The flood runs in a process of its own: in this one, its thread would hold Python's lock
+while it reopens a batch, and a probe stalled between its connect and its request (5 ms is
+Python's switch interval) is one no real liveness probe would be.
+"""
+import multiprocessing
 import os
 import resource
 import selectors
 import socket
-import threading
 import time
 
 import harness
@@ -38,35 +43,53 @@ def answer_bound(binary):
 
 class Flood:
     """`n` TCP connections to 127.0.0.1:port that never send a byte, from `sources` (round
-    robin), held open by a thread: one the agent closes is opened again after `reopen` s."""
+    robin), held open by a child process: one the agent closes is opened again after
+    `reopen` s. Its counters are shared with this process."""
 
     def __init__(self, port, n, sources, reopen=REOPEN):
         self.port, self.n, self.sources, self.reopen = port, n, sources, reopen
-        self.opened = self.closed_by_agent = 0
-        self.sel = selectors.DefaultSelector()
-        self.pending = []
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.error = None
+        ctx = multiprocessing.get_context("fork")
+        self._opened = ctx.Value("l", 0)
+        self._closed = ctx.Value("l", 0)
+        self._held = ctx.Value("l", 0)
+        self._error = ctx.Array("c", 512)
+        self._stop = ctx.Event()
+        self.proc = ctx.Process(target=self._run, daemon=True)
+
+    @property
+    def opened(self):
+        return self._opened.value
+
+    @property
+    def closed_by_agent(self):
+        return self._closed.value
+
+    @property
+    def error(self):
+        return self._error.value.decode() or None
 
     def held(self):
-        return len(self.sel.get_map())
-
-    def _open(self, src):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setblocking(False)
-        s.bind((src, 0))
-        s.connect_ex(("127.0.0.1", self.port))  # EINPROGRESS: the kernel completes it
-        self.sel.register(s, selectors.EVENT_READ, src)
-        self.opened += 1
+        return self._held.value
 
     def _run(self):
+        sel = selectors.DefaultSelector()
+        pending = []
+
+        def reopen(src):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setblocking(False)
+            s.bind((src, 0))
+            s.connect_ex(("127.0.0.1", self.port))  # EINPROGRESS: the kernel completes it
+            sel.register(s, selectors.EVENT_READ, src)
+            self._opened.value += 1
+
         try:
             for i in range(self.n):
-                self._open(self.sources[i % len(self.sources)])
+                reopen(self.sources[i % len(self.sources)])
+            self._held.value = len(sel.get_map())
             last = time.monotonic()
             while not self._stop.is_set():
-                for key, _ in self.sel.select(timeout=0.05):
+                for key, _ in sel.select(timeout=0.05):
                     s = key.fileobj
                     try:
                         data = s.recv(4096)
@@ -74,30 +97,31 @@ class Flood:
                         data = b""
                     if data:
                         continue  # the agent never sends before a request
-                    self.sel.unregister(s)
+                    sel.unregister(s)
                     s.close()
-                    self.closed_by_agent += 1
-                    self.pending.append(key.data)
-                if self.pending and time.monotonic() - last >= self.reopen:
+                    self._closed.value += 1
+                    pending.append(key.data)
+                if pending and time.monotonic() - last >= self.reopen:
                     last = time.monotonic()
-                    again, self.pending = self.pending, []
+                    again, pending = pending, []
                     for src in again:
-                        self._open(src)
-        except Exception as e:  # reported by the test, not lost in a thread
-            self.error = e
+                        reopen(src)
+                self._held.value = len(sel.get_map())
+        except Exception as e:  # reported by the test, not lost in a process
+            self._error.value = repr(e).encode()[:500] or b"?"
 
     def start(self):
-        self.thread.start()
+        self.proc.start()
         return self
 
     def stop(self):
         if self._stop.is_set():
             return
         self._stop.set()
-        self.thread.join(10)
-        for key in list(self.sel.get_map().values()):
-            key.fileobj.close()
-        self.sel.close()
+        self.proc.join(10)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5)
 
 
 def probe(port, bound):

@@ -174,6 +174,19 @@ def by_key(files, group, key):
     return {it[key]: it for it in doc["data"]} if doc else None
 
 
+def connection(port, predicate=lambda c: True):
+    """The agent's one ZooKeeper connection in /status once predicate holds of it, else None
+    (for harness.wait_until)."""
+    try:
+        status, _, body = harness.http_request("GET", "http://127.0.0.1:%d/status" % port)
+    except OSError:  # not listening yet
+        return None
+    if status != 200:
+        return None
+    conns = json.loads(body)["source"]["connections"]
+    return conns[0] if len(conns) == 1 and predicate(conns[0]) else None
+
+
 def accepted(daemon, group, since=0):
     """(md5, items) of every version of `group` the store accepted, oldest first."""
     rx = re.compile(r"store: accepted %s version (\w+) \(lastModifyTime \d+, (\d+) items\)"
@@ -206,12 +219,21 @@ class ZooKeeperSource(harness.IntegrationTest):
                         if self.client.exists("/" + ns) else None)
         return Admin(self.client, root)
 
-    def agent(self, ns, files, servers=None, **zk):
+    def agent(self, ns, files, servers=None, status_port=None, **zk):
         section = dict({"servers": servers or [self.server.address], "namespace": ns,
                         "groups": ["PLUGIN", "SELECTOR"], "settle": "50ms"}, **zk)
         doc = {"zookeeper": section, "state_dir": "@TMP@/state", "log": {"level": "debug"},
                "subscribers": [groupfiles.file_subscriber(files)]}
+        if status_port:
+            doc["status"] = {"listen": "127.0.0.1:%d" % status_port}
         return self.daemon(doc)
+
+    def session_of(self, port, other_than=None):
+        """The session /status names once connected (and not `other_than`)."""
+        return harness.wait_until(
+            lambda: connection(port, lambda c: c["state"] == "connected" and c["session"] and
+                               c["session"] != other_than),
+            timeout=20, message="/status: a connected session")["session"]
 
     def test_startup_sync_then_a_change_and_a_delete_arrive_and_sigterm_ends_it(self):
         a = self.admin("ns-basic")
@@ -249,7 +271,8 @@ class ZooKeeperSource(harness.IntegrationTest):
         a = self.admin("ns-names")
         a.plugin(plugin("divide"))
         files = self.tmpdir()
-        d = self.agent("ns-names", files, session_timeout="1s")
+        port = harness.free_port()
+        d = self.agent("ns-names", files, status_port=port, session_timeout="1s")
         harness.wait_until(lambda: by_key(files, "PLUGIN", "name"), timeout=20,
                            message="start-up PLUGIN")
 
@@ -284,14 +307,14 @@ class ZooKeeperSource(harness.IntegrationTest):
         self.assertEqual(1, got.count("zk-client"), got)
         self.assertEqual(1, got.count("zk-events"), got)
 
-        session = d.wait_log(r"session (0x[0-9a-f]+): everything read").group(1)
+        session = self.session_of(port)
         os.kill(d.pid, signal.SIGSTOP)  # frozen past its session timeout
         try:
             harness.wait_until(lambda: not self.server.session_alive(session), timeout=20,
                                interval=0.1, message="the server to expire the session")
         finally:
             os.kill(d.pid, signal.SIGCONT)
-        d.wait_log(r"everything read again", timeout=20)
+        self.session_of(port, other_than=session)
         wait_named("after a new session")
         got = sorted(names().values())
         self.assertEqual(1, got.count("zk-client"), got)
@@ -325,10 +348,11 @@ class ZooKeeperSource(harness.IntegrationTest):
         a.plugin(plugin("sign"))
         a.selector(selector("divide", "s1"))
         files = self.tmpdir()
-        d = self.agent("ns-expiry", files, session_timeout="1s")
+        port = harness.free_port()
+        d = self.agent("ns-expiry", files, status_port=port, session_timeout="1s")
         harness.wait_until(lambda: by_key(files, "SELECTOR", "id"), timeout=20,
                            message="start-up sync")
-        session = d.wait_log(r"session (0x[0-9a-f]+): everything read").group(1)
+        session = self.session_of(port)
         # a frozen agent (a long GC pause, a stopped VM) loses its session on the server
         os.kill(d.pid, signal.SIGSTOP)
         try:
@@ -339,9 +363,9 @@ class ZooKeeperSource(harness.IntegrationTest):
                                interval=0.1, message="the server to expire the session")
         finally:
             os.kill(d.pid, signal.SIGCONT)
-        d.wait_log(r"zookeeper: .*session %s expired; a new session reads everything again"
-                   % session, timeout=20)
-        d.wait_log(r"everything read again", timeout=20)
+        harness.wait_until(lambda: connection(port, lambda c: c["errors"]["session"] >= 1),
+                           timeout=20, message="/status: the expiry counted")
+        self.session_of(port, other_than=session)
         harness.wait_until(lambda: set(by_key(files, "PLUGIN", "name")) == {"divide", "waf"},
                            timeout=10, message="plugins after the expiry")
         harness.wait_until(lambda: set(by_key(files, "SELECTOR", "id")) == {"s1", "s2"},
@@ -355,12 +379,14 @@ class ZooKeeperSource(harness.IntegrationTest):
         late = Server()
         self.addCleanup(late.close)
         files = self.tmpdir()
-        d = self.agent("ns-late", files, servers=[late.address],
+        port = harness.free_port()
+        d = self.agent("ns-late", files, servers=[late.address], status_port=port,
                        retry={"attempts": 2, "interval": "200ms", "backoff": "500ms"})
         # no server: the first try fails (the connect wait is the 10 s connect timeout),
         # then tries follow the retry schedule
         d.wait_log(r"start-up fetch failed: .*no session with any server", timeout=20)
-        d.wait_log(r"zookeeper: .*\[connect\]; (try \d of 2 failed|all 2 tries)", timeout=30)
+        harness.wait_until(lambda: connection(port, lambda c: c["errors"]["connect"] >= 2),
+                           timeout=30, message="/status: a retry failed too")
         late.start()
         from kazoo.client import KazooClient
         c = KazooClient(hosts=late.address, timeout=10.0)

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "source/http/admin.h"
-#include "core/strbuf.h"
-#include "source/http/http.h"
+#include "shared/strbuf.h"
+#include "source/curl_http.h"
 #include "source/http/login.h"
 #include "source/http/reply.h"
 
@@ -234,7 +234,7 @@ START_TEST(login_reply_good)
 	char *tok = NULL;
 	int64_t exp = 0;
 	enum sync_fail why = SYNC_OK;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_int_eq(login_parse_reply(r, strlen(r), &tok, &exp, &why, &err), 0);
 	ck_assert_str_eq(tok, "eyJhbGciOiJIUzUxMiJ9.e30.sig");
 	ck_assert_int_eq(exp, 86400000);
@@ -269,7 +269,7 @@ START_TEST(login_reply_refused)
 		char *tok = (char *)1;
 		int64_t exp;
 		enum sync_fail why = SYNC_OK;
-		struct gw_err err = {""};
+		struct gw_err err = {0};
 		ck_assert_int_eq(
 		    login_parse_reply(cases[i].body, strlen(cases[i].body), &tok, &exp, &why, &err),
 		    -1);
@@ -302,7 +302,7 @@ START_TEST(classify_and_excerpt)
 {
 	const char *b;
 	struct reply_envelope env;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	b = "{\"code\":500,\"message\":\"x\"}";
 	ck_assert_int_eq(reply_parse_envelope(b, strlen(b), &env, &err), SYNC_FAIL_CODE);
 	ck_assert_int_eq(env.code, 500);

@@ -15,9 +15,14 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/config_walk.h"
 #include "deliver/plugin_config.h"
 #include "config/ytree.h"
 #include "model/groups.h"
+#include "source/etcd/config.h"
+#include "source/source.h"
+#include "source/websocket/config.h"
+#include "source/zookeeper/config.h"
 
 static char tmpdir[256];
 static char cfg_path[512];
@@ -64,7 +69,7 @@ static const char *write_file(const char *name, const char *text)
 
 static struct cfg *load_ok(const char *yaml)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	write_file("gwsync.yaml", yaml);
 	ck_assert_msg(cfg_load(cfg_path, &c, &err) == 0, "refused: %s\n--- yaml:\n%s", err.msg,
@@ -76,7 +81,7 @@ static struct cfg *load_ok(const char *yaml)
 /* The load must fail with "CFG_PATH:LINE:COL: ...PART..." */
 static void load_err(const char *yaml, int line, int col, const char *part)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	char prefix[600];
 	write_file("gwsync.yaml", yaml);
@@ -250,7 +255,7 @@ END_TEST
 /* etc/gwsync.yaml must load on a fresh machine, where GWSYNC_ADMIN_PASSWORD is unset. */
 START_TEST(sample_file)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	ck_assert_msg(cfg_load(SRCDIR "/etc/gwsync.yaml", &c, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(c->servers[0], "http://127.0.0.1:9095");
@@ -505,33 +510,36 @@ END_TEST
 START_TEST(zookeeper_section_loads_with_defaults)
 {
 	struct cfg *c = load_ok("zookeeper:\n  servers: \"z1:2181, z2:2182\"\n");
-	ck_assert_int_eq(c->source, CFG_SOURCE_ZOOKEEPER);
-	ck_assert_uint_eq(c->n_kv_servers, 2);
-	ck_assert_str_eq(c->kv_servers[1], "z2:2182");
-	ck_assert_str_eq(c->kv_root, "/" GW_DEFAULT_NAMESPACE "/shenyu");
-	ck_assert_int_eq(c->kv_settle_ms, 100);
-	ck_assert_int_eq(c->kv_resync_interval_ms, 10 * 60 * 1000);
-	ck_assert_int_eq(c->zk_session_timeout_ms, 30 * 1000);
+	const struct zk_config *zc = zk_config(c);
+	ck_assert_str_eq(c->section, "zookeeper");
+	ck_assert_uint_eq(zc->kv.n_servers, 2);
+	ck_assert_str_eq(zc->kv.servers[1], "z2:2182");
+	ck_assert_str_eq(zc->kv.root, "/" GW_DEFAULT_NAMESPACE "/shenyu");
+	ck_assert_int_eq(zc->kv.settle_ms, 100);
+	ck_assert_int_eq(zc->kv.resync_interval_ms, 10 * 60 * 1000);
+	ck_assert_int_eq(zc->session_timeout_ms, 30 * 1000);
 	ck_assert_int_eq(c->retry_attempts, 3);
 	ck_assert_int_eq(c->retry_backoff_ms, 5 * 60 * 1000);
 	ck_assert_uint_eq(c->n_groups, 5);
-	/* one connection row, named by the servers and the root */
-	ck_assert_uint_eq(c->n_servers, 1);
-	ck_assert_str_eq(c->servers[0],
+	/* one connection row, named by the servers and the root; admin.servers stays empty */
+	ck_assert_uint_eq(c->n_servers, 0);
+	ck_assert_uint_eq(source_find("zookeeper")->conns(c), 1);
+	ck_assert_str_eq(source_find("zookeeper")->conn_name(c, 0),
 	                 "zookeeper://z1:2181,z2:2182/" GW_DEFAULT_NAMESPACE "/shenyu");
 	cfg_free(c);
 	c = load_ok("zookeeper:\n  servers: [ \"z:1\" ]\n  namespace: ns2\n  settle: 1s\n"
 	            "  session_timeout: 5s\n  resync_interval: 0\n"
 	            "  groups: [ PLUGIN, DISCOVER_UPSTREAM ]\n  retry: { attempts: 2 }\n");
-	ck_assert_str_eq(c->kv_root, "/ns2/shenyu");
-	ck_assert_int_eq(c->kv_settle_ms, 1000);
-	ck_assert_int_eq(c->zk_session_timeout_ms, 5000);
-	ck_assert_int_eq(c->kv_resync_interval_ms, 0);
+	zc = zk_config(c);
+	ck_assert_str_eq(zc->kv.root, "/ns2/shenyu");
+	ck_assert_int_eq(zc->kv.settle_ms, 1000);
+	ck_assert_int_eq(zc->session_timeout_ms, 5000);
+	ck_assert_int_eq(zc->kv.resync_interval_ms, 0);
 	ck_assert_uint_eq(c->n_groups, 2);
 	ck_assert_int_eq(c->retry_attempts, 2);
 	cfg_free(c);
 	c = load_ok("zookeeper:\n  servers: [ \"z:1\" ]\n  root: /shenyu/\n");
-	ck_assert_str_eq(c->kv_root, "/shenyu");
+	ck_assert_str_eq(zk_config(c)->kv.root, "/shenyu");
 	cfg_free(c);
 }
 END_TEST
@@ -541,12 +549,17 @@ START_TEST(etcd_section_loads)
 	struct cfg *c = load_ok("etcd:\n  endpoints: [ \"http://e1:2379/\", \"https://e2:2379\" ]\n"
 	                        "  username: root\n  password: s3cret\n  connect_timeout: 2s\n"
 	                        "  root: /shenyu\n");
-	ck_assert_int_eq(c->source, CFG_SOURCE_ETCD);
-	ck_assert_uint_eq(c->n_kv_servers, 2);
-	ck_assert_str_eq(c->kv_servers[0], "http://e1:2379");
+	const struct kv_config *kv = etcd_config(c);
+	ck_assert_str_eq(c->section, "etcd");
+	ck_assert_uint_eq(kv->n_servers, 2);
+	ck_assert_str_eq(kv->servers[0], "http://e1:2379");
 	ck_assert_str_eq(c->password, "s3cret");
 	ck_assert_int_eq(c->connect_timeout_ms, 2000);
-	ck_assert_str_eq(c->servers[0], "etcd://e1:2379,e2:2379/shenyu");
+	ck_assert_str_eq(source_find("etcd")->conn_name(c, 0), "etcd://e1:2379,e2:2379/shenyu");
+	char summary[256];
+	source_find("etcd")->summary(c, summary, sizeof summary);
+	ck_assert_str_eq(summary, "etcd source etcd://e1:2379,e2:2379/shenyu");
+	ck_assert_ptr_eq(source_select(c), source_find("etcd"));
 	cfg_free(c);
 }
 END_TEST
@@ -620,7 +633,7 @@ START_TEST(servers_refused)
 	load_err("admin:\n  servers: [ http://a:1, \"http://A:1/\" ]\n", 2, 26,
 	         "admin.servers[1]: duplicate server 'http://a:1'");
 	/* credentials in a URL are refused without being echoed */
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	write_file("gwsync.yaml", "admin:\n  servers: [ \"http://u:hunter2@a:1\" ]\n");
 	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
@@ -756,7 +769,7 @@ END_TEST
 
 START_TEST(unreadable_config)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	char path[600];
 	snprintf(path, sizeof path, "%s/absent.yaml", tmpdir);
@@ -768,7 +781,7 @@ END_TEST
 
 START_TEST(parse_from_memory)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	const char *text = MINIMAL "log: { level: warn }\n";
 	ck_assert_int_eq(cfg_parse("inline.yaml", text, strlen(text), &c, &err), 0);
@@ -796,7 +809,7 @@ END_TEST
 
 START_TEST(ytree_nodes)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct ynode *t;
 	const char *text = "a: null\n"
 	                   "b: \"null\"\n"
@@ -960,18 +973,63 @@ END_TEST
 
 #define WS_MINIMAL "admin:\n  servers: [ \"ws://127.0.0.1:9095/websocket\" ]\n"
 
+/* The registry is the one list of sources: every type answers what main and /status ask of
+ * it, and every key a source declares in its folder says what it is for, so --check's
+ * messages and the man page test have a documented key to name. */
+START_TEST(every_source_type_answers_main_and_documents_its_keys)
+{
+	size_t n = 0, sections = 0;
+	for (size_t i = 0; source_types[i]; i++, n++) {
+		const struct source_ops *t = source_types[i];
+		ck_assert_ptr_nonnull(t->type);
+		ck_assert_ptr_nonnull(t->selects);
+		ck_assert_ptr_nonnull(t->summary);
+		ck_assert_ptr_nonnull(t->running);
+		ck_assert_ptr_nonnull(t->conns);
+		ck_assert_ptr_nonnull(t->conn_name);
+		ck_assert_ptr_eq(source_find(t->type), t);
+		if (!t->config)
+			continue;
+		ck_assert_ptr_eq(cfg_source_section(sections++), t->config);
+		for (const struct key *k = t->config->keys; k->name; k++) {
+			ck_assert_msg(k->help && *k->help, "%s.%s: no documentation",
+			              t->config->name, k->name);
+			ck_assert_ptr_nonnull(k->load);
+		}
+	}
+	ck_assert_uint_eq(n, 4);
+	ck_assert_ptr_null(cfg_source_section(sections));
+	/* exactly one type takes each source section */
+	const char *yaml[] = {MINIMAL, "admin:\n  servers: [ \"ws://a:9095/websocket\" ]\n",
+	                      "zookeeper:\n  servers: [ \"z:2181\" ]\n",
+	                      "etcd:\n  endpoints: [ \"http://e:2379\" ]\n"};
+	const char *want[] = {"http", "websocket", "zookeeper", "etcd"};
+	for (size_t y = 0; y < 4; y++) {
+		struct cfg *c = load_ok(yaml[y]);
+		size_t taken = 0;
+		for (size_t i = 0; source_types[i]; i++)
+			taken += source_types[i]->selects(c) ? 1 : 0;
+		ck_assert_uint_eq(taken, 1);
+		ck_assert_str_eq(source_select(c)->type, want[y]);
+		cfg_free(c);
+	}
+}
+END_TEST
+
 START_TEST(websocket_keys)
 {
 	/* defaults: an http agent is not a WebSocket one; a ws agent has the defaults */
 	struct cfg *c = load_ok(MINIMAL);
 	ck_assert_int_eq(c->websocket, 0);
-	ck_assert_int_eq(c->ws_ping_interval_ms, 10000);
-	ck_assert_int_eq(c->ws_resync_interval_ms, 600000);
-	ck_assert_ptr_null(c->ws_token);
-	ck_assert_ptr_null(c->ws_origin);
+	ck_assert_ptr_eq(source_select(c), source_find("http"));
+	ck_assert_int_eq(ws_config(c)->ping_interval_ms, 10000);
+	ck_assert_int_eq(ws_config(c)->resync_interval_ms, 600000);
+	ck_assert_ptr_null(ws_config(c)->token);
+	ck_assert_ptr_null(ws_config(c)->origin);
 	cfg_free(c);
 	c = load_ok(WS_MINIMAL);
 	ck_assert_int_eq(c->websocket, 1);
+	ck_assert_ptr_eq(source_select(c), source_find("websocket"));
 	ck_assert_str_eq(c->servers[0], "ws://127.0.0.1:9095/websocket");
 	cfg_free(c);
 	/* every key */
@@ -988,10 +1046,10 @@ START_TEST(websocket_keys)
 	ck_assert_int_eq(c->websocket, 1);
 	ck_assert_uint_eq(c->n_servers, 2);
 	ck_assert_str_eq(c->servers[1], "WSS://b:9095/websocket");
-	ck_assert_str_eq(c->ws_origin, "ws://gw:9195");
-	ck_assert_str_eq(c->ws_token, "tok-from-env");
-	ck_assert_int_eq(c->ws_ping_interval_ms, 250);
-	ck_assert_int_eq(c->ws_resync_interval_ms, 0);
+	ck_assert_str_eq(ws_config(c)->origin, "ws://gw:9195");
+	ck_assert_str_eq(ws_config(c)->token, "tok-from-env");
+	ck_assert_int_eq(ws_config(c)->ping_interval_ms, 250);
+	ck_assert_int_eq(ws_config(c)->resync_interval_ms, 0);
 	ck_assert_str_eq(c->namespace_id, "ns-1");
 	ck_assert_int_eq(c->gateway_port, 9195);
 	cfg_free(c);
@@ -1001,12 +1059,12 @@ START_TEST(websocket_keys)
 	char yaml[1024];
 	snprintf(yaml, sizeof yaml, WS_MINIMAL "  websocket: { token_file: %s }\n", tf);
 	c = load_ok(yaml);
-	ck_assert_str_eq(c->ws_token, "s3cret-token");
-	ck_assert_str_eq(c->ws_token_file, tf);
+	ck_assert_str_eq(ws_config(c)->token, "s3cret-token");
+	ck_assert_str_eq(ws_config(c)->token_file, tf);
 	cfg_free(c);
 	/* an empty token is no token */
 	c = load_ok(WS_MINIMAL "  websocket: { token: \"\" }\n");
-	ck_assert_ptr_null(c->ws_token);
+	ck_assert_ptr_null(ws_config(c)->token);
 	cfg_free(c);
 }
 END_TEST
@@ -1038,7 +1096,7 @@ START_TEST(websocket_refusals)
 	load_err(yaml, 5, 17,
 	         "admin.websocket.token_file: cannot be used together with "
 	         "admin.websocket.token (line 4)");
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	write_file("gwsync.yaml", yaml);
 	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
@@ -1084,6 +1142,7 @@ int main(void)
 	tcase_add_test(bad, listen_and_tls_refused);
 	tcase_add_test(bad, yaml_refusals);
 	tcase_add_test(good, websocket_keys);
+	tcase_add_test(good, every_source_type_answers_main_and_documents_its_keys);
 	tcase_add_test(bad, websocket_refusals);
 	tcase_add_test(bad, unreadable_config);
 	tcase_add_test(parts, parse_from_memory);

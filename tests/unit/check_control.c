@@ -54,7 +54,7 @@ static void setup(void)
 	dir = test_tmpdir();
 	snprintf(sock, sizeof sock, "%s/run/control.sock", dir);
 	lg = test_log(NULL);
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(pause_open(&ps, dir, lg, &err) == 0, "%s", err.msg);
 	memset(&cfg, 0, sizeof cfg);
 	cfg.control_socket = sock;
@@ -72,7 +72,7 @@ static void teardown(void)
 START_TEST(pause_and_resume_through_the_socket)
 {
 	struct control *c = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(control_start(&c, sock, ps, lg, &err) == 0, "%s", err.msg);
 	struct stat sb;
 	ck_assert_int_eq(stat(sock, &sb), 0);
@@ -103,7 +103,7 @@ END_TEST
 START_TEST(a_stale_socket_file_is_replaced)
 {
 	/* a crash leaves the file behind with nobody listening */
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	struct control *c = NULL;
 	ck_assert_msg(control_start(&c, sock, ps, lg, &err) == 0, "%s", err.msg);
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -128,7 +128,7 @@ START_TEST(a_path_that_is_not_a_socket_is_never_touched)
 	fputs("admin: {}\n", f);
 	fclose(f);
 	struct control *c = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(control_start(&c, file, ps, lg, &err), -1);
 	ck_assert_msg(strstr(err.msg, "is not a socket"), "%s", err.msg);
 	struct stat sb;
@@ -144,7 +144,7 @@ START_TEST(a_user_without_permission_is_refused)
 		return; /* needs root to become another user */
 	struct passwd *pw = getpwnam("nobody");
 	ck_assert_ptr_nonnull(pw);
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	struct control *c = NULL;
 	chmod(dir, 0755); /* others may reach the socket file, not use it */
 	char run[700];
@@ -155,7 +155,7 @@ START_TEST(a_user_without_permission_is_refused)
 	if (pid == 0) {
 		if (setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0)
 			_exit(3);
-		struct gw_err e = {{0}};
+		struct gw_err e = {0};
 		int rc = status_client_send(&cfg, 1, &e);
 		_exit(rc == -1 && strstr(e.msg, "not allowed to use the control socket") ? 0 : 1);
 	}
@@ -178,7 +178,7 @@ START_TEST(a_socket_under_a_deep_directory_works)
 	char path[1300];
 	snprintf(path, sizeof path, "%s/control.sock", deep);
 	ck_assert_uint_gt(strlen(path), 400);
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	struct control *c = NULL;
 	ck_assert_msg(control_start(&c, path, ps, lg, &err) == 0, "%s", err.msg);
 	struct stat sb;
@@ -212,7 +212,7 @@ START_TEST(the_mode_is_never_set_through_a_symlink)
 	ck_assert_ptr_nonnull(f);
 	fclose(f);
 	ck_assert_int_eq(chmod(victim, 0600), 0);
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	struct control *c = NULL;
 	swap_to = victim;
 	int rc = control_start(&c, sock, ps, lg, &err);

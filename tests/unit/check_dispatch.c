@@ -2,9 +2,12 @@
  * The dispatcher with real plugins (the recording test plugin, loaded with dlopen) and a
  * real store: exact deltas per subscriber, an emptied group delivered, coalescing under a
  * deliberately slow plugin, a failing plugin retried with backoff while another keeps
- * receiving, pause and resume, tick() deadlines, a prompt stop, and --once.
+ * receiving, pause and resume, tick() deadlines, a prompt stop, and --once. The retry
+ * schedule runs on a clock the tests move (dispatch_clock), so a backoff is proved to the
+ * millisecond without sleeping through it.
  */
 #include <check.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,7 @@ static struct store *st;
 static struct tcfg t;
 static struct subscribers *subs;
 static struct dispatcher *disp;
+static _Atomic int64_t fake_now; /* the retry schedule's clock, in ms */
 
 static void setup(void)
 {
@@ -35,6 +39,7 @@ static void setup(void)
 	tcfg_init(&t);
 	subs = NULL;
 	disp = NULL;
+	atomic_store(&fake_now, 1000000);
 }
 
 static void teardown(void)
@@ -63,9 +68,51 @@ static void start(void)
 	ck_assert_msg(dispatcher_start(&disp, subs, st, &t.cfg, lg, &err) == 0, "%s", err.msg);
 }
 
+static int64_t fake_clock(void *arg)
+{
+	(void)arg;
+	return atomic_load(&fake_now);
+}
+
+/* start() with the retry schedule on the tests' clock: retries come only from advance(). */
+static void start_on_fake_clock(void)
+{
+	struct gw_err err;
+	struct dispatch_clock clock = {fake_clock, NULL};
+	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
+	ck_assert_msg(dispatcher_start_clocked(&disp, subs, st, &t.cfg, lg, &clock, &err) == 0,
+	              "%s", err.msg);
+}
+
+/* Move the retry schedule's clock on by ms and wake the dispatcher to look at it. */
+static void advance(int64_t ms)
+{
+	atomic_fetch_add(&fake_now, ms);
+	store_kick(st);
+}
+
+/* Room for a wrong extra delivery to show up: the negative checks wait this long. */
+#define SETTLE_MS 200
+
+/* Wait (up to 5 s) until subscriber i's group g has `n` consecutive failures. */
+static void wait_consecutive(size_t i, enum gw_group g, unsigned n)
+{
+	unsigned got = 0;
+	for (int k = 0; k < 500; k++) {
+		struct dispatch_status s;
+		ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
+		got = s.subscribers[i].groups[g].consecutive_failures;
+		dispatch_status_free(&s);
+		if (got == n)
+			return;
+		sleep_ms(10);
+	}
+	ck_abort_msg("consecutive failures: %u, want %u", got, n);
+}
+
 static void offer(struct group_data *gd)
 {
-	ck_assert_int_eq(store_offer(st, gd), STORE_ACCEPTED);
+	ck_assert_int_eq(store_swap(st, gd, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	group_data_unref(gd);
 }
 
@@ -174,7 +221,7 @@ START_TEST(failing_plugin_retried_while_other_receives)
 	snprintf(extra, sizeof extra, "fail_if_exists: %s\n", flag);
 	add_recorder("flaky", out_a, extra);
 	add_recorder("steady", out_b, "");
-	start();
+	start_on_fake_clock();
 
 	offer(gd_make(GW_GROUP_PLUGIN, "m1", 1, (const char *[]){"p1", "{}", NULL}));
 	ck_assert_int_eq(wait_lines(out_b, "apply PLUGIN md5=m1", 1, 5000), 1);
@@ -189,7 +236,9 @@ START_TEST(failing_plugin_retried_while_other_receives)
 
 	/* Two failures in a row: the next retry is 2 s away, not sooner. */
 	int tries = count_lines(out_a, "apply");
-	sleep_ms(1000);
+	ck_assert_int_eq(tries, 2);
+	advance(1999);
+	sleep_ms(SETTLE_MS);
 	ck_assert_int_eq(count_lines(out_a, "apply"), tries);
 
 	struct dispatch_status s;
@@ -206,8 +255,10 @@ START_TEST(failing_plugin_retried_while_other_receives)
 	ck_assert_uint_eq(s.latency.count, 0); /* not every subscriber holds it yet */
 	dispatch_status_free(&s);
 
-	/* Fixed: brought back in step with the full delta from what it last accepted. */
+	/* Fixed: brought back in step with the full delta from what it last accepted, at the
+	 * retry 2 s after the second rejection. */
 	unlink(flag);
+	advance(1);
 	const char *fixed = "apply PLUGIN md5=m2 prev=- lmt=2 items=2 added=p1,p2 updated= "
 	                    "removed= stale=0 ok";
 	ck_assert_msg(wait_has_line(out_a, fixed, 5000), "retried after the fix");
@@ -237,7 +288,7 @@ START_TEST(a_refusing_subscriber_warns_once_per_round)
 	char extra[4300];
 	snprintf(extra, sizeof extra, "fail_if_exists: %s\n", flag);
 	add_recorder("flaky", out_a, extra);
-	start();
+	start_on_fake_clock();
 	const char *warn = "warn  dispatch: subscriber 'flaky' rejected PLUGIN version";
 	offer(gd_make(GW_GROUP_PLUGIN, "m1", 1, (const char *[]){"p1", "{}", NULL}));
 	ck_assert_int_eq(wait_lines(out_a, "apply PLUGIN md5=m1", 1, 5000), 1);
@@ -257,7 +308,8 @@ START_TEST(a_refusing_subscriber_warns_once_per_round)
 	free(text);
 	/* the round's retry (4 s after the third rejection) warns again, saying how many it
 	 * did not */
-	ck_assert_int_eq(wait_lines(out_a, "apply PLUGIN md5=m3", 2, 8000), 2);
+	advance(4000);
+	ck_assert_int_eq(wait_lines(out_a, "apply PLUGIN md5=m3", 2, 5000), 2);
 	sleep_ms(100);
 	text = slurp(logpath, NULL);
 	ck_assert_ptr_nonnull(strstr(text, "failure 4 in a row (2 more since the last warning)"));
@@ -457,19 +509,23 @@ START_TEST(backoff_doubles_and_resets_on_acceptance)
 	FILE *f = fopen(flag, "w");
 	ck_assert_ptr_nonnull(f);
 	fclose(f);
-	start();
+	start_on_fake_clock();
 	offer(gd_make(GW_GROUP_RULE, "m1", 1, (const char *[]){"r", "{}", NULL}));
-	ck_assert_int_eq(wait_lines(out_b, "apply", 2, 5000), 2); /* first try + 1 s retry */
-	struct dispatch_status s;
-	ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
-	ck_assert_uint_ge(s.subscribers[1].groups[GW_GROUP_RULE].consecutive_failures, 2);
-	dispatch_status_free(&s);
+	ck_assert_int_eq(wait_lines(out_b, "apply", 1, 5000), 1); /* the first try */
+	wait_consecutive(1, GW_GROUP_RULE, 1);
+	advance(999);
+	sleep_ms(SETTLE_MS);
+	ck_assert_int_eq(count_lines(out_b, "apply"), 1); /* not before 1 s */
+	advance(1);
+	ck_assert_int_eq(wait_lines(out_b, "apply", 2, 5000), 2); /* the retry at 1 s */
+	wait_consecutive(1, GW_GROUP_RULE, 2);
 	unlink(flag);
-	ck_assert_int_eq(wait_lines(out_b, "apply", 3, 8000), 3);
-	sleep_ms(50);
-	ck_assert_int_eq(dispatcher_status(disp, &s, NULL), 0);
-	ck_assert_uint_eq(s.subscribers[1].groups[GW_GROUP_RULE].consecutive_failures, 0);
-	dispatch_status_free(&s);
+	advance(1999);
+	sleep_ms(SETTLE_MS);
+	ck_assert_int_eq(count_lines(out_b, "apply"), 2); /* the next wait is 2 s */
+	advance(1);
+	ck_assert_int_eq(wait_lines(out_b, "apply", 3, 5000), 3);
+	wait_consecutive(1, GW_GROUP_RULE, 0); /* accepted: the count starts again */
 }
 END_TEST
 
@@ -502,7 +558,7 @@ START_TEST(abi1_plugin_receives_changes)
 	snprintf(yaml, sizeof yaml, "out: %s\ntick_every: 10ms\nfail_if_exists: %s\n", out_b, flag);
 	tcfg_add(&t, "old", "recorder1", yaml);
 	add_recorder("a", out_a, "");
-	start();
+	start_on_fake_clock();
 	offer(gd_make(GW_GROUP_RULE, "m1", 10,
 	              (const char *[]){"r2", "{\"v\":1}", "r1", "{\"v\":1}", NULL}));
 	ck_assert_int_eq(wait_lines(out_b, "apply", 1, 5000), 1);
@@ -513,7 +569,8 @@ START_TEST(abi1_plugin_receives_changes)
 	              (const char *[]){"r3", "{\"v\":1}", "r1", "{\"v\":2}", NULL}));
 	ck_assert_int_eq(wait_lines(out_b, "apply", 2, 5000), 2);
 	unlink(flag);
-	ck_assert_int_eq(wait_lines(out_b, "apply", 3, 8000), 3);
+	advance(1000); /* the retry, 1 s after the rejection */
+	ck_assert_int_eq(wait_lines(out_b, "apply", 3, 5000), 3);
 	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
 	expect_line(out_b, "apply", 0,
 	            "apply RULE md5=m1 prev=- lmt=10 items=2 added=r1,r2 updated= removed= "

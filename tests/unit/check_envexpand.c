@@ -24,7 +24,7 @@ static const char *table_lookup(const char *name, void *ctx)
 
 static void expands_to(const char *in, const char *want)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	char *out = NULL;
 	ck_assert_msg(env_expand(in, &out, table_lookup, NULL, &err) == 0, "'%s': %s", in, err.msg);
 	ck_assert_str_eq(out, want);
@@ -33,7 +33,7 @@ static void expands_to(const char *in, const char *want)
 
 static void refused(const char *in, const char *msg_part)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	char *out = (char *)"untouched";
 	ck_assert_msg(env_expand(in, &out, table_lookup, NULL, &err) == -1, "'%s' accepted", in);
 	ck_assert_str_eq(out, "untouched");
@@ -103,7 +103,7 @@ END_TEST
 /* Messages name the variable but never echo a default, which may be a secret. */
 START_TEST(no_secret_in_messages)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	char *out;
 	ck_assert_int_eq(env_expand("${X:-hunter2", &out, table_lookup, NULL, &err), -1);
 	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
@@ -114,7 +114,7 @@ END_TEST
 
 START_TEST(process_environment)
 {
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	char *out = NULL;
 	ck_assert_int_eq(setenv("GWSYNC_TEST_ENVEXPAND", "from-env", 1), 0);
 	unsetenv("GWSYNC_TEST_ENVEXPAND_UNSET");

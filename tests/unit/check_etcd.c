@@ -53,8 +53,8 @@ START_TEST(base64_refuses_what_is_not)
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		char *dec = (char *)1;
 		size_t n;
-		ck_assert_msg(etcd_b64_decode(bad[i], strlen(bad[i]), &dec, &n) == -1, "%s",
-		              bad[i]);
+		ck_assert_msg(etcd_b64_decode(bad[i], strlen(bad[i]), &dec, &n) == ETCD_B64_BAD,
+		              "%s", bad[i]);
 		ck_assert_ptr_null(dec);
 	}
 }
@@ -176,7 +176,7 @@ START_TEST(stream_frames_objects_cut_anywhere)
 		struct etcd_stream st;
 		etcd_stream_init(&st, 4096);
 		struct seen s = {.n = 0};
-		struct gw_err err = {""};
+		struct gw_err err = {0};
 		ck_assert_int_eq(etcd_stream_feed(&st, STREAM, cut, collect, &s, &err), 0);
 		ck_assert_int_eq(
 		    etcd_stream_feed(&st, STREAM + cut, total - cut, collect, &s, &err), 0);
@@ -191,7 +191,7 @@ START_TEST(stream_frames_objects_cut_anywhere)
 	struct etcd_stream st;
 	etcd_stream_init(&st, 4096);
 	struct seen s = {.n = 0};
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	for (size_t i = 0; i < total; i++)
 		ck_assert_int_eq(etcd_stream_feed(&st, STREAM + i, 1, collect, &s, &err), 0);
 	ck_assert_uint_eq(s.n, 3);
@@ -204,7 +204,7 @@ START_TEST(stream_callback_stops_the_feed)
 	struct etcd_stream st;
 	etcd_stream_init(&st, 4096);
 	struct seen s = {.stop_at = 2};
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_int_eq(etcd_stream_feed(&st, STREAM, strlen(STREAM), collect, &s, &err), 7);
 	ck_assert_uint_eq(s.n, 2);
 	etcd_stream_reset(&st);
@@ -216,7 +216,7 @@ static void stream_bad(const char *text, size_t max, const char *part)
 	struct etcd_stream st;
 	etcd_stream_init(&st, max);
 	struct seen s = {.n = 0};
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_msg(etcd_stream_feed(&st, text, strlen(text), collect, &s, &err) == -1,
 	              "accepted %s", text);
 	ck_assert_msg(strstr(err.msg, part), "'%s' -> '%s'", text, err.msg);
@@ -253,7 +253,7 @@ START_TEST(stream_large_object_under_the_cap)
 	struct etcd_stream st;
 	etcd_stream_init(&st, n + 16);
 	struct seen s = {.n = 0};
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	for (size_t i = 0; i < n + 9; i += 1000) {
 		size_t k = n + 9 - i < 1000 ? n + 9 - i : 1000;
 		ck_assert_int_eq(etcd_stream_feed(&st, big + i, k, collect, &s, &err), 0);
@@ -274,7 +274,7 @@ START_TEST(range_replies)
 	    "\"mod_revision\":\"2\",\"version\":\"1\",\"value\":\"eyJuYW1lIjoiYSJ9\"},"
 	    "{\"key\":\"L25zL3NoZW55dS9wbHVnaW4vYg==\",\"mod_revision\":\"3\"}],\"count\":\"2\"}";
 	struct etcd_range r;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_int_eq(etcd_parse_range(body, strlen(body), &r, &err), 0);
 	ck_assert_int_eq(r.revision, 3);
 	ck_assert_uint_eq(r.n, 2);
@@ -310,7 +310,7 @@ END_TEST
 START_TEST(token_and_error_replies)
 {
 	char *tok;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	const char *ok = "{\"header\":{\"revision\":\"3\"},\"token\":\"zVzEUBMlZuPyMgAQ.13\"}";
 	ck_assert_int_eq(etcd_parse_token(ok, strlen(ok), &tok, &err), 0);
 	ck_assert_str_eq(tok, "zVzEUBMlZuPyMgAQ.13");
@@ -336,7 +336,7 @@ END_TEST
 START_TEST(watch_messages)
 {
 	struct etcd_watch_msg m;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	const char *created = "{\"result\":{\"header\":{\"revision\":\"3\"},\"created\":true}}";
 	ck_assert_int_eq(etcd_parse_watch(created, strlen(created), &m, &err), 0);
 	ck_assert(m.created && !m.canceled && !m.is_error);

@@ -119,15 +119,14 @@ static struct gwt_version *ver(enum gw_group g, const char *md5, int64_t lmt, co
 }
 
 /* Deliver `v` of group g (consumed) as the dispatcher would: the delta from the held
- * version, apply(), then tick(). Returns apply's result; *why gets the reason; *next the
+ * version, apply(), then tick(). Returns apply's result (the reason: gwt_host_error(h)); *next the
  * tick deadline. */
-static int deliver(enum gw_group g, struct gwt_version *v, char *why, size_t cap, int64_t *next)
+static int deliver(enum gw_group g, struct gwt_version *v, int64_t *next)
 {
 	struct gwt_change *c = gwt_change_between(held[g], v, err, sizeof err);
 	ck_assert_msg(c != NULL, "%s", err);
 	int rc = gwt_apply(h, plugin, state, gwt_change(c), next);
 	gwt_change_free(c);
-	snprintf(why, cap, "%s", gwt_host_error(h));
 	if (rc == 0) {
 		gwt_version_free(held[g]);
 		held[g] = v;
@@ -139,9 +138,8 @@ static int deliver(enum gw_group g, struct gwt_version *v, char *why, size_t cap
 
 static void deliver_ok(enum gw_group g, const char *md5, int64_t lmt, const char *items)
 {
-	char why[600] = "";
-	ck_assert_msg(deliver(g, ver(g, md5, lmt, items), why, sizeof why, NULL) == 0,
-	              "apply failed: %s", why);
+	ck_assert_msg(deliver(g, ver(g, md5, lmt, items), NULL) == 0, "apply failed: %s",
+	              gwt_host_error(h));
 }
 
 static char *group_file(const char *group)
@@ -277,9 +275,8 @@ static struct gwt_version *version(int i)
 
 static void deliver_version(int i)
 {
-	char why[600] = "";
-	ck_assert_msg(deliver(GW_GROUP_SELECTOR, version(i), why, sizeof why, NULL) == 0,
-	              "apply failed: %s", why);
+	ck_assert_msg(deliver(GW_GROUP_SELECTOR, version(i), NULL) == 0, "apply failed: %s",
+	              gwt_host_error(h));
 }
 
 /* Child: read the file as fast as possible until `stop` exists; check every read is a
@@ -369,14 +366,15 @@ START_TEST(check_command_rejection_keeps_the_old_file)
 	char *before = group_file("PLUGIN");
 	ck_assert_ptr_nonnull(strstr(before, "\"md5\": \"good\""));
 
-	char why[600] = "";
 	ck_assert_int_eq(
 	    deliver(GW_GROUP_PLUGIN,
 	            ver(GW_GROUP_PLUGIN, "bad", 2, "[{\"id\":\"p\",\"name\":\"p\",\"ok\":false}]"),
-	            why, sizeof why, NULL),
+	            NULL),
 	    -1);
-	ck_assert_msg(strstr(why, "check_command exited with status 1: line 1: not ok"), "%s", why);
-	ck_assert_ptr_nonnull(strstr(why, "kept the old"));
+	ck_assert_msg(
+	    strstr(gwt_host_error(h), "check_command exited with status 1: line 1: not ok"), "%s",
+	    gwt_host_error(h));
+	ck_assert_ptr_nonnull(strstr(gwt_host_error(h), "kept the old"));
 	char *after = group_file("PLUGIN");
 	ck_assert_str_eq(after, before);
 	ck_assert_int_eq(stray_files(), 0);
@@ -394,12 +392,10 @@ START_TEST(check_command_timeout_kills_its_process_group)
 	         "check_command: 'sleep 30 & echo $! > %s; wait'\n",
 	         pidfile);
 	load(extra);
-	char why[600] = "";
 	int64_t t0 = gw_mono_ms();
-	ck_assert_int_eq(
-	    deliver(GW_GROUP_RULE, ver(GW_GROUP_RULE, "m", 1, "[]"), why, sizeof why, NULL), -1);
+	ck_assert_int_eq(deliver(GW_GROUP_RULE, ver(GW_GROUP_RULE, "m", 1, "[]"), NULL), -1);
 	int64_t took = gw_mono_ms() - t0;
-	ck_assert_msg(strstr(why, "timed out after 300 ms"), "%s", why);
+	ck_assert_msg(strstr(gwt_host_error(h), "timed out after 300 ms"), "%s", gwt_host_error(h));
 	ck_assert_int_lt(took, 3000);
 	char *pidtext = slurp(pidfile, NULL);
 	ck_assert_ptr_nonnull(pidtext);
@@ -446,10 +442,8 @@ START_TEST(burst_of_50_changes_triggers_one_reload)
 	for (int i = 0; i < 50; i++) {
 		char md5[16];
 		snprintf(md5, sizeof md5, "m%d", i);
-		char why[600];
-		ck_assert_int_eq(deliver(GW_GROUP_RULE, ver(GW_GROUP_RULE, md5, i + 1, "[]"), why,
-		                         sizeof why, &next),
-		                 0);
+		ck_assert_int_eq(
+		    deliver(GW_GROUP_RULE, ver(GW_GROUP_RULE, md5, i + 1, "[]"), &next), 0);
 		last_change = gwt_now(h);
 		ck_assert_int_ge(next, last_change + 150); /* quiet period pushed forward */
 		next = gwt_tick_until(h, plugin, state, next, gwt_now(h) + 20); /* a burst */
@@ -480,10 +474,8 @@ START_TEST(steady_stream_cannot_postpone_the_reload_forever)
 	for (int i = 0; gwt_now(h) < end; i++) {
 		char md5[16];
 		snprintf(md5, sizeof md5, "m%d", i);
-		char why[600];
-		ck_assert_int_eq(deliver(GW_GROUP_RULE, ver(GW_GROUP_RULE, md5, i + 1, "[]"), why,
-		                         sizeof why, &next),
-		                 0);
+		ck_assert_int_eq(
+		    deliver(GW_GROUP_RULE, ver(GW_GROUP_RULE, md5, i + 1, "[]"), &next), 0);
 		/* a change every 100 ms: never quiet */
 		next = gwt_tick_until(h, plugin, state, next, gwt_now(h) + 100);
 	}
@@ -503,11 +495,8 @@ START_TEST(one_reload_names_every_group_of_the_burst)
 	load(extra);
 	gwt_clock_set(h, 0);
 	int64_t next;
-	char why[600];
-	ck_assert_int_eq(
-	    deliver(GW_GROUP_RULE, ver(GW_GROUP_RULE, "r", 1, "[]"), why, sizeof why, &next), 0);
-	ck_assert_int_eq(deliver(GW_GROUP_SELECTOR, ver(GW_GROUP_SELECTOR, "s", 1, "[]"), why,
-	                         sizeof why, &next),
+	ck_assert_int_eq(deliver(GW_GROUP_RULE, ver(GW_GROUP_RULE, "r", 1, "[]"), &next), 0);
+	ck_assert_int_eq(deliver(GW_GROUP_SELECTOR, ver(GW_GROUP_SELECTOR, "s", 1, "[]"), &next),
 	                 0);
 	tick_until_idle(next, 5000);
 	char want[13000];
@@ -576,7 +565,7 @@ START_TEST(reload_through_the_dispatcher)
 	ck_assert_msg(dispatcher_start(&d, subs, st, &t.cfg, lg, &e) == 0, "%s", e.msg);
 	struct group_data *gd =
 	    gd_make(GW_GROUP_APP_AUTH, "a1", 1, (const char *[]){"k", "{}", NULL});
-	store_offer(st, gd);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ck_assert_int_eq(wait_lines(reloads, "APP_AUTH", 1, 5000), 1);
 	char *text = group_file("APP_AUTH");

@@ -301,7 +301,7 @@ START_TEST(the_file_is_read_back_as_written_and_an_odd_one_refused_whole)
 	accept_version(h, &held, rule("m2", b));
 	history_outcome(h, 1, GW_GROUP_RULE, "m2", 0, "no \"space\"\n left", 77);
 	ck_assert(history_dirty(h));
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(history_save(h, dir, &err) == 0, "%s", err.msg);
 	ck_assert(!history_dirty(h));
 	char path[4200];
@@ -551,7 +551,7 @@ START_TEST(a_history_of_full_rings_is_served_whole_within_its_bound)
 	snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
 	t.cfg.status_listen = listen;
 	struct status_server *srv = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(status_server_start(&srv, &src, &err) == 0, "%s", err.msg);
 	char url[96];
 	snprintf(url, sizeof url, "http://%s/history", listen);

@@ -23,7 +23,7 @@
 #include "source/http/admin.h"
 #include "core/clock.h"
 #include "config/config.h"
-#include "source/http/http.h"
+#include "source/curl_http.h"
 #include "core/log.h"
 #include "source/source.h"
 #include "store/ingest.h"
@@ -625,8 +625,8 @@ START_TEST(listen_sends_store_stamps_and_headers)
 	struct group_data *gd = group_data_new(GW_GROUP_RULE);
 	strcpy(gd->md5, "abc");
 	gd->last_modify_time = 42;
-	group_data_index(gd);
-	store_offer(st, gd);
+	group_data_index(gd, NULL);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ingest_stamps(in, held);
 	ck_assert_int_eq(admin_listen(a, held, &mask, &why, &err), 0);
@@ -658,7 +658,7 @@ START_TEST(http_source_lifecycle)
 	struct gw_log *log = quiet_log();
 	struct store *st = store_new();
 	struct ingest *in = ingest_new(st, log);
-	const struct source_ops *ops = &http_source_ops;
+	const struct source_ops *ops = source_find("http");
 	ck_assert_str_eq(ops->type, "http");
 	struct source *src;
 	struct gw_err err;

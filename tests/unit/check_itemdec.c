@@ -1,6 +1,6 @@
 /*
  * Unit tests of the direct item decoder (model/itemdec.c). Each case runs the decoder and
- * the reference filler (model/itemref.c: jansson's tree) on the same text and requires
+ * the reference filler (tests/unit/itemref.c: jansson's tree) on the same text and requires
  * the same verdict, the same message and the same fields; the cases are the edges where a
  * hand-written decoder could drift from jansson: escapes and surrogates, UTF-8, numbers at
  * their limits, duplicate keys, nesting depth, table order of refusals, nested lists.
@@ -15,7 +15,7 @@
 #include "model/fields.h"
 #include "model/groups.h"
 #include "model/itemdec.h"
-#include "model/itemref.h"
+#include "itemref.h"
 
 struct run {
 	struct group_data *gd;

@@ -29,7 +29,7 @@ static void fix_init(struct fix *f, int64_t settle_ms)
 {
 	memset(f, 0, sizeof *f);
 	static const enum gw_group groups[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR, GW_GROUP_RULE};
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_int_eq(kv_layout_init(&f->layout, ROOT "/", groups, 3, &err), 0);
 	snprintf(f->log_path, sizeof f->log_path, "/tmp/check_kv_mirror.%d.log", (int)getpid());
 	unlink(f->log_path);
@@ -145,7 +145,7 @@ END_TEST
 START_TEST(layout_refuses_ai_proxy_api_key)
 {
 	struct kv_layout l;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	enum gw_group g = GW_GROUP_AI_PROXY_API_KEY;
 	ck_assert_int_eq(kv_layout_init(&l, ROOT, &g, 1, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "AI_PROXY_API_KEY"));

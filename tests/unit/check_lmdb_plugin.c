@@ -152,14 +152,13 @@ static struct tv mk(enum gw_group g, const char *md5, int64_t lmt, const char *c
 
 /* Deliver `t` (consumed) as the dispatcher would: the delta from the version the plugin
  * last accepted, apply() (the plugin has no tick()). Returns apply's result, the reason in
- * why. */
-static int deliver(struct tv t, char *why, size_t cap)
+ * gwt_host_error(h). */
+static int deliver(struct tv t)
 {
 	struct gwt_change *c = gwt_change_between(held[t.g], t.v, err, sizeof err);
 	ck_assert_msg(c != NULL, "%s", err);
 	int rc = gwt_apply(h, plugin, state, gwt_change(c), NULL);
 	gwt_change_free(c);
-	snprintf(why, cap, "%s", gwt_host_error(h));
 	if (rc == 0) {
 		gwt_version_free(held[t.g]);
 		held[t.g] = t.v;
@@ -171,8 +170,7 @@ static int deliver(struct tv t, char *why, size_t cap)
 
 static void deliver_ok(struct tv t)
 {
-	char why[600] = "";
-	ck_assert_msg(deliver(t, why, sizeof why) == 0, "apply failed: %s", why);
+	ck_assert_msg(deliver(t) == 0, "apply failed: %s", gwt_host_error(h));
 }
 
 /* ------------------------------------------------------------ the reader's side */
@@ -522,9 +520,9 @@ START_TEST(a_failed_commit_leaves_the_environment_as_it_was)
 	lim = old;
 	lim.rlim_cur = (rlim_t)sb.st_size;
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
-	char why[600] = "";
-	ck_assert_int_ne(deliver(big_version(2, 400), why, sizeof why), 0);
-	ck_assert_msg(strstr(why, "RULE"), "the reason names the group: %s", why);
+	ck_assert_int_ne(deliver(big_version(2, 400)), 0);
+	ck_assert_msg(strstr(gwt_host_error(h), "RULE"), "the reason names the group: %s",
+	              gwt_host_error(h));
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
 	/* nothing of the failed change is visible */
 	ck_assert_int_eq(generation(), gen);
@@ -831,11 +829,10 @@ START_TEST(a_key_longer_than_lmdb_holds_is_stored_under_its_digest_and_its_group
 	sel[600] = '\0';
 	snprintf(j1, sizeof j1, "{\"id\":\"%s\",\"v\":1}", sel);
 	snprintf(j2, sizeof j2, "{\"id\":\"%s\",\"v\":2}", sel);
-	char why[600] = "";
 	int rc = deliver(
-	    mk(GW_GROUP_SELECTOR, "v1", 1, (const char *[]){"a", "{\"id\":\"a\"}", sel, j1, NULL}),
-	    why, sizeof why);
-	ck_assert_msg(rc == 0, "a 600-character selector id blocks its group: %s", why);
+	    mk(GW_GROUP_SELECTOR, "v1", 1, (const char *[]){"a", "{\"id\":\"a\"}", sel, j1, NULL}));
+	ck_assert_msg(rc == 0, "a 600-character selector id blocks its group: %s",
+	              gwt_host_error(h));
 	assert_keys("SELECTOR", DIGEST_600_S ",a");
 	assert_value("SELECTOR", DIGEST_600_S, j1);
 	/* later changes of the group flow: the long one updated, another added... */
@@ -855,9 +852,8 @@ START_TEST(a_key_longer_than_lmdb_holds_is_stored_under_its_digest_and_its_group
 	snprintf(ak, sizeof ak, "sel-1::%0600d", 0);
 	memset(ak + 7, 'k', 600);
 	snprintf(aj, sizeof aj, "{\"selectorId\":\"sel-1\",\"proxyApiKey\":\"%s\"}", ak + 7);
-	rc = deliver(mk(GW_GROUP_AI_PROXY_API_KEY, "k1", 1, (const char *[]){ak, aj, NULL}), why,
-	             sizeof why);
-	ck_assert_msg(rc == 0, "a long proxyApiKey blocks AI_PROXY_API_KEY: %s", why);
+	rc = deliver(mk(GW_GROUP_AI_PROXY_API_KEY, "k1", 1, (const char *[]){ak, aj, NULL}));
+	ck_assert_msg(rc == 0, "a long proxyApiKey blocks AI_PROXY_API_KEY: %s", gwt_host_error(h));
 	assert_keys("AI_PROXY_API_KEY", DIGEST_AI);
 	assert_value("AI_PROXY_API_KEY", DIGEST_AI, aj);
 	deliver_ok(
@@ -1116,7 +1112,7 @@ END_TEST
 /* ------------------------------------------------------------ a full disk */
 
 /* A small tmpfs at `mnt`, seen by this test process only (a private mount namespace, so
- * nothing outlives the test). NULL, or why it cannot be had here. */
+ * nothing outlives the test). NULL, or gwt_host_error(h) it cannot be had here. */
 static const char *private_tmpfs(const char *mnt, const char *opts)
 {
 	const char *fork_mode = getenv("CK_FORK");
@@ -1186,10 +1182,10 @@ START_TEST(a_full_disk_is_reported_as_no_space_left_and_the_retry_succeeds)
 	long gen = generation();
 	/* room for a few pages: the commit's first writes fit, then one stops short */
 	fill(filler, 3 * 4096);
-	char why[600] = "";
-	ck_assert_int_ne(deliver(big_version(2, 200), why, sizeof why), 0);
-	ck_assert_msg(strstr(why, "RULE") && strstr(why, "No space left on device"),
-	              "the reason names the group and the full disk: %s", why);
+	ck_assert_int_ne(deliver(big_version(2, 200)), 0);
+	ck_assert_msg(strstr(gwt_host_error(h), "RULE") &&
+	                  strstr(gwt_host_error(h), "No space left on device"),
+	              "the reason names the group and the full disk: %s", gwt_host_error(h));
 	ck_assert_int_eq(generation(), gen);
 	/* space again: the dispatcher's retry goes through */
 	ck_assert_int_eq(unlink(filler), 0);

@@ -72,8 +72,8 @@ START_TEST(loads_bare_name_from_plugin_path)
 	    gd_make(GW_GROUP_PLUGIN, "m1", 7, (const char *[]){"p1", "{\"id\":\"p1\"}", NULL});
 	struct diff d;
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_PLUGIN, NULL, gd, NULL), 0);
-	char why[256] = "";
-	ck_assert_int_eq(subscriber_apply(s, &d.change, why, sizeof why), 0);
+	struct gw_err why = {0};
+	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
 	diff_free(&d);
 	group_data_unref(gd);
 	ck_assert(has_line(out, "apply PLUGIN md5=m1 prev=- lmt=7 items=1 added=p1 updated= "
@@ -347,12 +347,12 @@ START_TEST(guide_example_loads)
 	struct group_data *v2 =
 	    gd_make(GW_GROUP_RULE, "m2", 2, (const char *[]){"b", "{\"x\":1}", "c", "{}", NULL});
 	struct diff d;
-	char why[256];
+	struct gw_err why;
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, v1, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, why, sizeof why), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
 	diff_free(&d);
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, v1, v2, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, why, sizeof why), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
 	diff_free(&d);
 	subscribers_free(subs);
 	gw_log_close(flog);
@@ -370,13 +370,13 @@ START_TEST(guide_example_loads)
 END_TEST
 
 /* Deliver one change of group g (one item) to s; the verdict, `why` set on rejection. */
-static int apply_one(struct subscriber *s, enum gw_group g, char *why, size_t cap)
+static int apply_one(struct subscriber *s, enum gw_group g, struct gw_err *why)
 {
 	struct group_data *gd = gd_make(g, "m1", 1, (const char *[]){"k", "{}", NULL});
 	struct diff d;
 	ck_assert_int_eq(diff_build(&d, g, NULL, gd, NULL), 0);
-	why[0] = '\0';
-	int rc = subscriber_apply(s, &d.change, why, cap);
+	why->msg[0] = '\0';
+	int rc = subscriber_apply(s, &d.change, why);
 	diff_free(&d);
 	group_data_unref(gd);
 	return rc;
@@ -397,13 +397,13 @@ START_TEST(host_error_rules_and_no_init_state)
 	ck_assert_msg(subscribers_load(&t.cfg, flog, &subs, &err) == 0, "%s", err.msg);
 	struct subscriber *s = &subs->v[0];
 	ck_assert_ptr_null(s->state);
-	char why[256];
-	ck_assert_int_eq(apply_one(s, GW_GROUP_PLUGIN, why, sizeof why), -1);
-	ck_assert_str_eq(why, "second reason"); /* called twice: the last wins */
-	ck_assert_int_eq(apply_one(s, GW_GROUP_SELECTOR, why, sizeof why), 0);
-	ck_assert_int_eq(apply_one(s, GW_GROUP_RULE, why, sizeof why), -1);
-	ck_assert_str_eq(why, "apply() returned 7");
-	ck_assert_int_eq(apply_one(s, GW_GROUP_APP_AUTH, why, sizeof why), 0);
+	struct gw_err why;
+	ck_assert_int_eq(apply_one(s, GW_GROUP_PLUGIN, &why), -1);
+	ck_assert_str_eq(why.msg, "second reason"); /* called twice: the last wins */
+	ck_assert_int_eq(apply_one(s, GW_GROUP_SELECTOR, &why), 0);
+	ck_assert_int_eq(apply_one(s, GW_GROUP_RULE, &why), -1);
+	ck_assert_str_eq(why.msg, "apply() returned 7");
+	ck_assert_int_eq(apply_one(s, GW_GROUP_APP_AUTH, &why), 0);
 	ck_assert_int_eq(subscriber_tick(s, 0), -1);
 	subscribers_free(subs);
 	gw_log_close(flog);
@@ -476,12 +476,12 @@ START_TEST(abi1_plugin_loads_and_applies)
 	struct group_data *b =
 	    gd_make(GW_GROUP_RULE, "m2", 8, (const char *[]){"p2", "{\"x\":1}", "p3", "{}", NULL});
 	struct diff d;
-	char why[256] = "";
+	struct gw_err why = {0};
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, a, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, why, sizeof why), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
 	diff_free(&d);
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, a, b, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, why, sizeof why), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
 	diff_free(&d);
 	subscribers_free(subs);
 	ck_assert(has_line(out, "apply RULE md5=m1 prev=- lmt=7 items=2 added=p1,p2 updated= "

@@ -33,7 +33,7 @@ static void teardown(void)
 static struct gw_log *open_log(enum gw_log_format format)
 {
 	struct gw_log *log = NULL;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	unlink(path);
 	ck_assert_int_eq(gw_log_open(&log, GW_LOG_DEBUG, format, path, &err), 0);
 	return log;

@@ -214,7 +214,7 @@ static char *render(const struct status_view *v)
 {
 	char *text = NULL;
 	size_t len = 0;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(metrics_render(v, &text, &len, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(len, strlen(text));
 	struct expo e;

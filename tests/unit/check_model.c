@@ -54,7 +54,7 @@ START_TEST(fixture_parses)
 	size_t len;
 	char *body = slurp(FIXTURES_DIR "/shenyu/mock_configs_fetch_response.json", &len);
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(fetch(body, len, classic, 5, "http://a", NULL, out, &err) == 0, "%s",
 	              err.msg);
 	struct group_data *p = out[GW_GROUP_PLUGIN];
@@ -100,7 +100,7 @@ static int parse_rules(const char *items, struct group_data *out[GW_GROUP_COUNT]
 START_TEST(typed_rule_with_conditions_and_unicode)
 {
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	const char *item =
 	    "{\"id\":\"r1\",\"name\":\"限流-規則 "
 	    "café\",\"pluginName\":\"divide\",\"selectorId\":\"s1\","
@@ -128,7 +128,7 @@ END_TEST
 START_TEST(wrong_field_type_names_group_item_field)
 {
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(
 	    parse_rules("{\"id\":\"ok\"},{\"id\":\"r2\",\"enabled\":\"yes\"}", out, &err), -1);
 	ck_assert_ptr_nonnull(
@@ -147,7 +147,7 @@ END_TEST
 START_TEST(missing_key_and_duplicate_key_refused)
 {
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(parse_rules("{\"name\":\"nokey\"}", out, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "missing key field 'id'"));
 	ck_assert_int_eq(parse_rules("{\"id\":\"a\"},{\"id\":\"b\"},{\"id\":\"a\"}", out, &err),
@@ -161,7 +161,7 @@ END_TEST
 START_TEST(envelope_refusals)
 {
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(parse("{\"code\":500,\"message\":\"group param invalid\"}", out, &err),
 	                 -1);
 	ck_assert_str_eq(err.msg, "admin code 500: group param invalid");
@@ -183,7 +183,7 @@ END_TEST
 START_TEST(config_data_refusals)
 {
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	/* a requested group missing */
 	ck_assert_int_eq(parse("{\"code\":200,\"data\":{\"PLUGIN\":{\"md5\":\"a\","
 	                       "\"lastModifyTime\":1,\"data\":[]}}}",
@@ -216,7 +216,7 @@ START_TEST(newer_groups_raw_with_keys)
 	    "\"PROXY_SELECTOR\":{\"md5\":\"y\",\"lastModifyTime\":6,\"data\":[{\"id\":\"p1\","
 	    "\"name\":\"tcp\"}]}}}";
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(fetch(body, strlen(body), want, 2, "s", NULL, out, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0].key, "s9");
 	ck_assert_ptr_null(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0].rule);
@@ -242,7 +242,7 @@ static char *keys_of(enum gw_group g, const char *items)
 	    "{\"code\":200,\"data\":{\"%s\":{\"md5\":\"m\",\"lastModifyTime\":1,\"data\":%s}}}",
 	    gw_group_name(g), items);
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(fetch(body, strlen(body), &g, 1, "s", NULL, out, &err) == 0, "%s: %s",
 	              gw_group_name(g), err.msg);
 	static char joined[1024];
@@ -300,7 +300,7 @@ START_TEST(each_group_is_keyed_as_shenyu_caches_key_it)
 	         "{\"selectorId\":\"s1\",\"proxyApiKey\":\"k1\",\"enabled\":false}]}}}");
 	enum gw_group g = GW_GROUP_AI_PROXY_API_KEY;
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(fetch(body, strlen(body), &g, 1, "s", NULL, out, &err), -1);
 	ck_assert_msg(strstr(err.msg, "s1::k1"), "%s", err.msg);
 	/* a composite key's second field missing is named */
@@ -322,7 +322,7 @@ START_TEST(group_document_roundtrip)
 	    "\"paramDataList\":[{\"appName\":\"a\",\"appParam\":\"p\"}],"
 	    "\"pathDataList\":[{\"appName\":\"a\",\"path\":\"/x\",\"enabled\":true}]}]}";
 	struct group_data *gd;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(
 	    model_parse_group(GW_GROUP_APP_AUTH, doc, strlen(doc), "snapshot", &gd, &err) == 0,
 	    "%s", err.msg);
@@ -351,7 +351,7 @@ START_TEST(unchanged_items_are_shared_changed_ones_parsed)
 	    "{\"id\":\"r2\",\"name\":\"TWO\",\"sort\":3},{\"id\":\"r3\",\"name\":\"three\"}]}}}";
 	const enum gw_group rule[] = {GW_GROUP_RULE};
 	struct group_data *a[GW_GROUP_COUNT], *b[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(fetch(v1, strlen(v1), rule, 1, "s", NULL, a, &err), 0);
 	ck_assert_msg(fetch(v2, strlen(v2), rule, 1, "s", a, b, &err) == 0, "%s", err.msg);
 	struct group_data *old = a[GW_GROUP_RULE], *new = b[GW_GROUP_RULE];
@@ -394,7 +394,7 @@ static char *rules_reply(const char *md5, int lmt, const int *ids, size_t n)
 START_TEST(carry_over_with_growth_reorder_and_duplicates)
 {
 	const enum gw_group rule[] = {GW_GROUP_RULE};
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	int ids[200];
 	for (int i = 0; i < 200; i++)
 		ids[i] = i;
@@ -465,7 +465,7 @@ static void assert_same_items(const struct group_data *a, const struct group_dat
 START_TEST(shared_items_give_the_version_a_fresh_parse_gives)
 {
 	const enum gw_group rule[] = {GW_GROUP_RULE};
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	static const int lists[][8] = {
 	    {0, 1, 2, 3, 4, 5, 6, 7}, /* the held list */
 	    {9, 0, 1, 2, 3, 4, 5, 6}, /* inserted at the front, the last removed */
@@ -500,7 +500,7 @@ END_TEST
 START_TEST(a_long_run_of_changes_keeps_the_stores_bounded)
 {
 	const enum gw_group rule[] = {GW_GROUP_RULE};
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	enum { N = 300 };
 	int ids[N];
 	for (int i = 0; i < N; i++)
@@ -539,7 +539,7 @@ END_TEST
 START_TEST(a_full_parse_keeps_the_reply_a_change_gives_it_back)
 {
 	const enum gw_group rule[] = {GW_GROUP_RULE};
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	enum sync_fail why;
 	int ids[3] = {1, 2, 3};
 	char *body = rules_reply("a", 1, ids, 3);
@@ -588,7 +588,7 @@ END_TEST
 START_TEST(whitespace_only_group_document)
 {
 	struct group_data *gd = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	char *tab = malloc(1);
 	tab[0] = '\t';
 	ck_assert_int_eq(model_parse_group(GW_GROUP_RULE, tab, 1, "s", &gd, &err), -1);
@@ -633,7 +633,7 @@ START_TEST(structure_between_values_is_strict)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct group_data *out[GW_GROUP_COUNT];
-		struct gw_err err = {{0}};
+		struct gw_err err = {0};
 		ck_assert_msg(fetch(bad[i], strlen(bad[i]), rule, 1, "s", NULL, out, &err) == -1,
 		              "accepted #%zu: %s", i, bad[i]);
 		for (int g = 0; g < GW_GROUP_COUNT; g++)
@@ -643,7 +643,7 @@ START_TEST(structure_between_values_is_strict)
 	const char *ok = " { \"c\\u006fde\" : 200 , \"data\" : { \"RULE\" : { \"md5\" : \"a\" , "
 	                 "\"lastModifyTime\" : 1 , \"data\" : [ { \"id\" : \"x\" } ] } } } \n";
 	struct group_data *out[GW_GROUP_COUNT];
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(fetch(ok, strlen(ok), rule, 1, "s", NULL, out, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(out[GW_GROUP_RULE]->items[0].json, "{ \"id\" : \"x\" }");
 	unref_all(out);

@@ -100,7 +100,7 @@ static void collect(int fd, int64_t ms, struct tally *t)
 
 START_TEST(send_to_path_and_abstract_sockets)
 {
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	char buf[256];
 	ck_assert_msg(notify_send(sock_path, "READY=1", &err) == 0, "%s", err.msg);
 	ck_assert(recv_msg(sock, buf, sizeof buf, 1000));
@@ -149,7 +149,7 @@ static void hold_all(struct store *st, const struct cfg *cfg)
 	const char *kv[] = {"k1", "{\"id\":\"k1\"}", NULL};
 	for (size_t k = 0; k < cfg->n_groups; k++) {
 		struct group_data *gd = gd_make(cfg->groups[k], "m", 1, kv);
-		store_offer(st, gd);
+		store_swap(st, gd, ingest_accept_polled, NULL);
 		group_data_unref(gd);
 	}
 }
@@ -163,7 +163,7 @@ START_TEST(ready_watchdog_status_stopping)
 	struct subscribers none = {NULL, 0};
 	struct store *st = store_new();
 	struct dispatcher *d = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(dispatcher_start(&d, &none, st, &t.cfg, lg, &err) == 0, "%s", err.msg);
 	struct status_sources src;
 	memset(&src, 0, sizeof src);
@@ -219,7 +219,7 @@ START_TEST(no_dispatcher_no_pings_not_ready)
 	src.store = st;
 	src.log = lg;
 	struct notifier *n = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(notify_start(&n, &src, &err) == 0, "%s", err.msg);
 	struct tally a = {0};
 	collect(sock, 500, &a);
@@ -238,7 +238,7 @@ START_TEST(without_notify_socket_still_tracks_readiness)
 	struct subscribers none = {NULL, 0};
 	struct store *st = store_new();
 	struct dispatcher *d = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(dispatcher_start(&d, &none, st, &t.cfg, lg, &err) == 0, "%s", err.msg);
 	struct status_sources src;
 	memset(&src, 0, sizeof src);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "model/edit.h"
 #include "model/fields.h"
 #include "model/patch.h"
@@ -22,7 +22,7 @@
 static struct group_data *items(enum gw_group g, const char *json)
 {
 	struct group_data *gd = NULL;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_msg(model_parse_items(g, json, strlen(json), "ws://a", NULL, &gd, &err) == 0,
 	              "%s", err.msg);
 	return gd;
@@ -56,7 +56,7 @@ static struct group_data *patch_g(enum gw_group g, const struct group_data *prev
 {
 	struct patch p = {g, prev, up, dels, n_dels, replace, 0, "ws://a", now};
 	struct group_data *out = NULL;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_msg(model_patch(&p, &out, &err) == 0, "%s", err.msg);
 	if (out)
 		ck_assert_str_eq(out->md5, identity(out));
@@ -112,7 +112,7 @@ START_TEST(upsert_delete_replace)
 	 * identity: the identity is the item set's, not the order's */
 	struct patch p = {GW_GROUP_RULE, v1, same, NULL, 0, 1, 1, "ws://a", 4000};
 	struct group_data *forced = NULL;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_int_eq(model_patch(&p, &forced, &err), 0);
 	ck_assert_ptr_nonnull(forced);
 	ck_assert_str_eq(forced->md5, v1->md5);
@@ -163,7 +163,7 @@ END_TEST
 START_TEST(items_refused)
 {
 	struct group_data *gd = NULL;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	const char *bad[][2] = {
 	    {"{}", "'data' must be an array"},
 	    {"[{\"id\":\"a\"},{\"id\":\"a\"}]", "duplicate key 'a'"},
@@ -493,7 +493,7 @@ START_TEST(random_positional_edits_equal_a_whole_parse)
 		strbuf_add(&b, "]", 1);
 		char *text = strbuf_finish(&b);
 		struct group_data *up = NULL;
-		struct gw_err err = {""};
+		struct gw_err err = {0};
 		if (model_parse_items(GW_GROUP_RULE, text, strlen(text), "kv", held, &up, &err) !=
 		    0) {
 			free(text); /* two new items with one key: not an edit */

@@ -44,7 +44,7 @@ static int exists(const char *path)
 static struct pause_switch *open_switch(const char *state_dir)
 {
 	struct pause_switch *ps = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(pause_open(&ps, state_dir, lg, &err) == 0, "%s", err.msg);
 	return ps;
 }
@@ -55,7 +55,7 @@ START_TEST(state_survives_a_restart)
 	ck_assert_int_eq(pause_get(ps), 0);
 	ck_assert_str_eq(pause_path(ps), file);
 	int changed = -1, persisted = -1;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(pause_set(ps, 1, "a test", &changed, &persisted, &err), 0);
 	ck_assert_int_eq(changed, 1);
 	ck_assert_int_eq(persisted, 1);
@@ -110,7 +110,7 @@ START_TEST(operator_can_create_the_file_and_state_dir_may_be_missing)
 	ps = open_switch(sub);
 	ck_assert_int_eq(pause_get(ps), 0);
 	int changed, persisted;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(pause_set(ps, 1, "a test", &changed, &persisted, &err) == 0, "%s", err.msg);
 	char subfile[4400];
 	snprintf(subfile, sizeof subfile, "%s/paused", sub);
@@ -130,7 +130,7 @@ START_TEST(unwritable_state_dir_pauses_but_says_so)
 	snprintf(bad, sizeof bad, "%s/state", blocker);
 	struct pause_switch *ps = open_switch(bad);
 	int changed = 0, persisted = 1;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(pause_set(ps, 1, "a test", &changed, &persisted, &err), -1);
 	ck_assert_int_eq(persisted, 0);
 	ck_assert_int_eq(changed, 1);
@@ -175,7 +175,7 @@ START_TEST(attached_dispatcher_follows_the_switch)
 	struct subscribers *subs = NULL;
 	struct store *st = store_new();
 	struct dispatcher *d = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
 	struct pause_switch *ps = open_switch(dir);
 	ck_assert_msg(dispatcher_start(&d, subs, st, &t.cfg, lg, &err) == 0, "%s", err.msg);
@@ -183,11 +183,11 @@ START_TEST(attached_dispatcher_follows_the_switch)
 
 	const char *kv[] = {"r1", "{\"id\":\"r1\"}", NULL};
 	struct group_data *gd = gd_make(GW_GROUP_RULE, "v1", 1, kv);
-	store_offer(st, gd);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ck_assert_int_eq(delivered(d, "v1", 300), 0); /* paused from the start */
 	gd = gd_make(GW_GROUP_RULE, "v2", 2, kv);
-	store_offer(st, gd);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 
 	int changed, persisted;
@@ -199,7 +199,7 @@ START_TEST(attached_dispatcher_follows_the_switch)
 
 	ck_assert_int_eq(pause_set(ps, 1, "a test", &changed, &persisted, &err), 0);
 	gd = gd_make(GW_GROUP_RULE, "v3", 3, kv);
-	store_offer(st, gd);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ck_assert_int_eq(delivered(d, "v3", 300), 0);
 	struct dispatch_status ds;

@@ -49,7 +49,7 @@ START_TEST(reads_a_regular_file_whole)
 	fclose(f);
 	char *buf;
 	size_t len;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_int_eq(readfile(path_of("plain"), 64, &buf, &len, &err), 0);
 	ck_assert_uint_eq(len, 7);
 	ck_assert_str_eq(buf, "secret\n");
@@ -72,7 +72,7 @@ START_TEST(an_empty_file_is_an_empty_string)
 	fclose(f);
 	char *buf;
 	size_t len = 99;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_int_eq(readfile(path_of("plain"), 64, &buf, &len, &err), 0);
 	ck_assert_uint_eq(len, 0);
 	ck_assert_str_eq(buf, "");
@@ -89,7 +89,7 @@ START_TEST(a_large_file_within_the_cap)
 	fclose(f);
 	char *buf;
 	size_t len;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_int_eq(readfile(path_of("big"), 4 << 20, &buf, &len, &err), 0);
 	ck_assert_uint_eq(len, 1000000);
 	ck_assert_int_eq(memcmp(buf + 999990, "0123456789", 10), 0);
@@ -106,7 +106,7 @@ START_TEST(a_fifo_is_refused_without_blocking)
 	ck_assert_int_eq(mkfifo(path_of("fifo"), 0600), 0);
 	char *buf;
 	size_t len;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	char want[600];
 	snprintf(want, sizeof want, "%s: not a regular file (a FIFO)", path_of("fifo"));
 	ck_assert_int_eq(readfile(path_of("fifo"), 64, &buf, &len, &err), -1);
@@ -122,7 +122,7 @@ START_TEST(directories_and_devices_are_refused)
 {
 	char *buf;
 	size_t len;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	char want[600];
 	ck_assert_int_eq(readfile(dir, 64, &buf, &len, &err), -1);
 	snprintf(want, sizeof want, "%s: not a regular file (a directory)", dir);
@@ -138,7 +138,7 @@ START_TEST(a_missing_file_says_so)
 {
 	char *buf;
 	size_t len;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_int_eq(readfile(path_of("absent"), 64, &buf, &len, &err), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	char want[600];

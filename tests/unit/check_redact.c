@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "ops/redact.h"
 #include "ops/status_text.h"
 

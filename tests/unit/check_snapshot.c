@@ -35,7 +35,7 @@ static struct group_data *rules(const char *md5, long lmt, const char *items)
 	snprintf(doc, sizeof doc, "{\"md5\":\"%s\",\"lastModifyTime\":%ld,\"data\":[%s]}", md5, lmt,
 	         items);
 	struct group_data *gd;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(model_parse_group(GW_GROUP_RULE, doc, strlen(doc), "http://a", &gd, &err) ==
 	                  0,
 	              "%s", err.msg);
@@ -47,7 +47,7 @@ START_TEST(round_trip_is_exact_and_provisional)
 	const char *items =
 	    "{\"id\":\"r1\",\"name\":\"caf\\u00e9 規則\",\"x\":[1, 2.50]} ,{\"id\":\"r2\"}";
 	struct group_data *gd = rules("abc", 42, items), *back = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(snapshot_write(dir, gd, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(snapshot_read(dir, GW_GROUP_RULE, &back, &err), 0);
 	ck_assert_int_eq(back->provisional, 1);
@@ -69,7 +69,7 @@ END_TEST
 START_TEST(missing_and_corrupt)
 {
 	struct group_data *gd = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(snapshot_read(dir, GW_GROUP_PLUGIN, &gd, &err), 1);
 	char path[512];
 	snprintf(path, sizeof path, "%s/PLUGIN.json", dir);
@@ -119,7 +119,7 @@ START_TEST(writer_follows_the_store_and_skips_provisional)
 {
 	struct store *st = store_new();
 	struct gw_log *log;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	gw_log_open(&log, GW_LOG_ERROR, GW_LOG_TEXT, "/dev/null", &err);
 	struct snapshot_writer *w;
 	ck_assert_int_eq(snapshot_writer_start(&w, dir, st, log, &err), 0);
@@ -127,7 +127,7 @@ START_TEST(writer_follows_the_store_and_skips_provisional)
 	p->provisional = 1;
 	store_put(st, p);
 	struct group_data *v = rules("v2", 2, "{\"id\":\"new\"}");
-	ck_assert_int_eq(store_offer(st, v), STORE_ACCEPTED);
+	ck_assert_int_eq(store_swap(st, v, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	char path[512];
 	snprintf(path, sizeof path, "%s/RULE.json", dir);
 	ck_assert(wait_file(path, "\"md5\": \"v2\""));
@@ -151,7 +151,7 @@ START_TEST(writer_start_sweeps_temporaries_left_by_a_crash)
 	fclose(f);
 	struct store *st = store_new();
 	struct gw_log *log;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	gw_log_open(&log, GW_LOG_ERROR, GW_LOG_TEXT, "/dev/null", &err);
 	struct snapshot_writer *w;
 	ck_assert_int_eq(snapshot_writer_start(&w, dir, st, log, &err), 0);
@@ -166,7 +166,7 @@ END_TEST
 START_TEST(unwritable_dir_is_an_error_not_a_crash)
 {
 	struct group_data *gd = rules("a", 1, "");
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(snapshot_write("/dev/null/sub", gd, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "snapshot of RULE"));
 	group_data_unref(gd);

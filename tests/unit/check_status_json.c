@@ -261,23 +261,23 @@ END_TEST
 START_TEST(health_rules)
 {
 	struct status_view v;
-	char why[256];
+	struct gw_err why;
 	vt_init(&v, 1, 1);
-	ck_assert_int_eq(status_healthy(&v, why, sizeof why), 0);
-	ck_assert_ptr_nonnull(strstr(why, "no data yet for PLUGIN, SELECTOR, RULE"));
+	ck_assert_int_eq(status_healthy(&v, &why), 0);
+	ck_assert_ptr_nonnull(strstr(why.msg, "no data yet for PLUGIN, SELECTOR, RULE"));
 	vt_hold_all(&v);
 	/* holding data is enough, delivered or not (a failing plugin shows in /status) */
-	ck_assert_int_eq(status_healthy(&v, why, sizeof why), 1);
-	ck_assert_str_eq(why, "ok");
+	ck_assert_int_eq(status_healthy(&v, &why), 1);
+	ck_assert_str_eq(why.msg, "ok");
 	/* snapshot data counts */
 	vt_hold(&v, GW_GROUP_RULE, "s", 1, 1, 1, 0);
-	ck_assert_int_eq(status_healthy(&v, why, sizeof why), 1);
+	ck_assert_int_eq(status_healthy(&v, &why), 1);
 	v.dispatch.alive = 0;
-	ck_assert_int_eq(status_healthy(&v, why, sizeof why), 0);
-	ck_assert_str_eq(why, "the dispatcher is not running");
+	ck_assert_int_eq(status_healthy(&v, &why), 0);
+	ck_assert_str_eq(why.msg, "the dispatcher is not running");
 	v.dispatch.alive = 1;
 	v.have_dispatch = 0;
-	ck_assert_int_eq(status_healthy(&v, why, sizeof why), 0);
+	ck_assert_int_eq(status_healthy(&v, &why), 0);
 	v.have_dispatch = 1;
 	status_view_free(&v);
 }
@@ -286,32 +286,32 @@ END_TEST
 START_TEST(readiness_rules)
 {
 	struct status_view v;
-	char why[256];
+	struct gw_err why;
 	vt_init(&v, 1, 2);
-	ck_assert_int_eq(status_ready(&v, why, sizeof why), 0);
-	ck_assert_ptr_nonnull(strstr(why, "waiting for data"));
+	ck_assert_int_eq(status_ready(&v, &why), 0);
+	ck_assert_ptr_nonnull(strstr(why.msg, "waiting for data"));
 	vt_hold_all(&v);
 	/* stored but not delivered: not ready ... */
-	ck_assert_int_eq(status_ready(&v, why, sizeof why), 0);
-	ck_assert_ptr_nonnull(strstr(why, "sub0"));
+	ck_assert_int_eq(status_ready(&v, &why), 0);
+	ck_assert_ptr_nonnull(strstr(why.msg, "sub0"));
 	/* ... unless paused: then stored is enough */
 	v.paused = 1;
-	ck_assert_int_eq(status_ready(&v, why, sizeof why), 1);
+	ck_assert_int_eq(status_ready(&v, &why), 1);
 	v.paused = 0;
 	vt_all_delivered(&v, 0);
-	ck_assert_int_eq(status_ready(&v, why, sizeof why), 0);
-	ck_assert_ptr_nonnull(strstr(why, "sub1"));
+	ck_assert_int_eq(status_ready(&v, &why), 0);
+	ck_assert_ptr_nonnull(strstr(why.msg, "sub1"));
 	/* a rejection counts as delivered-to for readiness: the failure shows in /status */
 	for (size_t k = 0; k < v.n_groups; k++)
 		vt_failed(&v, 1, v.groups[k], 1, "nope");
-	ck_assert_int_eq(status_ready(&v, why, sizeof why), 1);
-	ck_assert_str_eq(why, "ready");
+	ck_assert_int_eq(status_ready(&v, &why), 1);
+	ck_assert_str_eq(why.msg, "ready");
 	status_view_free(&v);
 
 	/* no subscribers: stored is enough */
 	vt_init(&v, 1, 0);
 	vt_hold_all(&v);
-	ck_assert_int_eq(status_ready(&v, why, sizeof why), 1);
+	ck_assert_int_eq(status_ready(&v, &why), 1);
 	status_view_free(&v);
 }
 END_TEST

@@ -100,7 +100,7 @@ static void setup(void)
 	t.cfg.state_dir = dir;
 	t.cfg.servers = servers;
 	t.cfg.n_servers = 1;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
 	st = store_new();
 	ck_assert_msg(pause_open(&ps, dir, lg, &err) == 0, "%s", err.msg);
@@ -225,7 +225,7 @@ static void hold_all(const char *md5_prefix, int64_t lmt)
 		char md5[64];
 		snprintf(md5, sizeof md5, "%s-%s", md5_prefix, gw_group_name(t.cfg.groups[k]));
 		struct group_data *gd = gd_make(t.cfg.groups[k], md5, lmt, kv);
-		ck_assert_int_eq(store_offer(st, gd), STORE_ACCEPTED);
+		ck_assert_int_eq(store_swap(st, gd, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 		group_data_unref(gd);
 	}
 }
@@ -442,7 +442,7 @@ START_TEST(status_and_metrics_follow_a_failing_subscriber)
 	fclose(f);
 	const char *kv[] = {"k2", "{\"id\":\"k2\"}", NULL};
 	struct group_data *gd = gd_make(GW_GROUP_RULE, "b-RULE", 20, kv);
-	store_offer(st, gd);
+	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ck_assert(wait_status("failures", "1", 5000));
 	doc = get_json("/status");
@@ -523,7 +523,7 @@ START_TEST(pause_and_resume_over_http)
 		char md5[32];
 		snprintf(md5, sizeof md5, "v%d-RULE", i);
 		struct group_data *gd = gd_make(GW_GROUP_RULE, md5, 10 + i, kv);
-		store_offer(st, gd);
+		store_swap(st, gd, ingest_accept_polled, NULL);
 		group_data_unref(gd);
 	}
 	ck_assert(!wait_status("md5", "v3-RULE", 300));
@@ -531,7 +531,7 @@ START_TEST(pause_and_resume_over_http)
 	ck_assert_int_eq(r.status, 200);
 
 	/* `gwsyncd --pause` against a paused agent, then --resume */
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_msg(status_client_send(&t.cfg, 1, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(pause_get(ps), 1);
 	ck_assert_msg(status_client_send(&t.cfg, 0, &err) == 0, "%s", err.msg);
@@ -555,7 +555,7 @@ START_TEST(binds_only_the_configured_address)
 	ck_assert_int_ne(http_at(other, "GET", "/healthz", NULL, &r), 0);
 	/* the address is taken: a second server says so, naming it */
 	struct status_server *again = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(status_server_start(&again, &src, &err), -1);
 	ck_assert_ptr_null(again);
 	ck_assert_ptr_nonnull(strstr(err.msg, listen_addr));
@@ -595,7 +595,7 @@ START_TEST(client_without_an_agent)
 {
 	status_server_free(srv);
 	srv = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	ck_assert_int_eq(status_client_send(&t.cfg, 1, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "no agent answered at http://127.0.0.1:"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "/paused"));
@@ -823,7 +823,7 @@ END_TEST
 START_TEST(listen_addresses)
 {
 	struct listen_addr la;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	char url[128];
 	ck_assert_int_eq(listen_addr_parse("127.0.0.1:9196", &la, &err), 0);
 	ck_assert_str_eq(la.host, "127.0.0.1");

@@ -15,21 +15,30 @@ static struct group_data *version(enum gw_group g, const char *md5, int64_t lmt)
 	struct group_data *gd = group_data_new(g);
 	strcpy(gd->md5, md5);
 	gd->last_modify_time = lmt;
-	group_data_index(gd);
+	group_data_index(gd, NULL);
 	return gd;
+}
+
+/* The long-polling policy on the offered version's md5 and lastModifyTime. */
+static enum ingest_verdict judge(const struct group_data *held, const char *md5, int64_t lmt)
+{
+	struct group_data *offered = version(GW_GROUP_RULE, md5, lmt);
+	enum ingest_verdict v = ingest_accept_polled(held, offered);
+	group_data_unref(offered);
+	return v;
 }
 
 START_TEST(judge_rule)
 {
 	struct group_data *cur = version(GW_GROUP_RULE, "aaa", 100);
-	ck_assert_int_eq(store_judge(NULL, "aaa", 1), STORE_ACCEPTED);
-	ck_assert_int_eq(store_judge(cur, "aaa", 200), STORE_SAME);  /* same md5, even if newer */
-	ck_assert_int_eq(store_judge(cur, "bbb", 99), STORE_OLDER);  /* lagging admin */
-	ck_assert_int_eq(store_judge(cur, "bbb", 100), STORE_OLDER); /* equal time: not newer */
-	ck_assert_int_eq(store_judge(cur, "bbb", 101), STORE_ACCEPTED);
+	ck_assert_int_eq(judge(NULL, "aaa", 1), INGEST_ACCEPTED);
+	ck_assert_int_eq(judge(cur, "aaa", 200), INGEST_SAME);  /* same md5, even if newer */
+	ck_assert_int_eq(judge(cur, "bbb", 99), INGEST_OLDER);  /* lagging admin */
+	ck_assert_int_eq(judge(cur, "bbb", 100), INGEST_OLDER); /* equal time: not newer */
+	ck_assert_int_eq(judge(cur, "bbb", 101), INGEST_ACCEPTED);
 	cur->provisional = 1;
-	ck_assert_int_eq(store_judge(cur, "bbb", 1), STORE_ACCEPTED); /* snapshot yields */
-	ck_assert_int_eq(store_judge(cur, "aaa", 1), STORE_ACCEPTED); /* the admin confirms */
+	ck_assert_int_eq(judge(cur, "bbb", 1), INGEST_ACCEPTED); /* snapshot yields */
+	ck_assert_int_eq(judge(cur, "aaa", 1), INGEST_ACCEPTED); /* the admin confirms */
 	group_data_unref(cur);
 }
 END_TEST
@@ -40,11 +49,11 @@ START_TEST(offer_keeps_newest_and_bumps_generation)
 	struct group_data *v1 = version(GW_GROUP_PLUGIN, "m1", 10);
 	struct group_data *v0 = version(GW_GROUP_PLUGIN, "m0", 5);
 	uint64_t g0 = store_generation(st);
-	ck_assert_int_eq(store_offer(st, v1), STORE_ACCEPTED);
+	ck_assert_int_eq(store_swap(st, v1, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	ck_assert_uint_gt(store_generation(st), g0);
 	uint64_t g1 = store_generation(st);
-	ck_assert_int_eq(store_offer(st, v0), STORE_OLDER);
-	ck_assert_int_eq(store_offer(st, v1), STORE_SAME);
+	ck_assert_int_eq(store_swap(st, v0, ingest_accept_polled, NULL), INGEST_OLDER);
+	ck_assert_int_eq(store_swap(st, v1, ingest_accept_polled, NULL), INGEST_SAME);
 	ck_assert_uint_eq(store_generation(st), g1);
 	struct group_data *got = store_get(st, GW_GROUP_PLUGIN);
 	ck_assert_ptr_eq(got, v1);
@@ -70,11 +79,11 @@ struct waiter {
 };
 
 /* An event source's kind of policy: every offered version is taken. */
-static enum store_verdict take_all(const struct group_data *held, const struct group_data *offered)
+static enum ingest_verdict take_all(const struct group_data *held, const struct group_data *offered)
 {
 	(void)held;
 	(void)offered;
-	return STORE_ACCEPTED;
+	return INGEST_ACCEPTED;
 }
 
 START_TEST(ingest_applies_the_sources_policy_and_tells_stamps)
@@ -135,7 +144,7 @@ START_TEST(wait_wakes_on_accept)
 	pthread_t t;
 	pthread_create(&t, NULL, wait_thread, &w);
 	struct group_data *v = version(GW_GROUP_RULE, "x", 1);
-	ck_assert_int_eq(store_offer(st, v), STORE_ACCEPTED);
+	ck_assert_int_eq(store_swap(st, v, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	pthread_join(t, NULL);
 	ck_assert_uint_ne(w.got, w.seen);
 	ck_assert_uint_eq(store_wait(st, w.got, 10), w.got); /* timeout returns unchanged */

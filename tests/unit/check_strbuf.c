@@ -1,12 +1,12 @@
 /*
- * Unit tests of core/strbuf.c: appends of every kind, an empty result that is still a
+ * Unit tests of shared/strbuf.c: appends of every kind, an empty result that is still a
  * string, reserve keeping the text, and a reset that starts again.
  */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 START_TEST(appends_and_finish)
 {

@@ -1,5 +1,5 @@
 /*
- * Unit tests for agent/core/units.c and agent/config/suggest.c: every accepted form, the
+ * Unit tests for agent/shared/units.c and agent/config/suggest.c: every accepted form, the
  * refusals that catch typos (bare numbers, unknown or repeated units, "MB", modes without
  * their 0) and the overflow edges.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "config/suggest.h"
-#include "core/units.h"
+#include "shared/units.h"
 
 static int64_t dur(const char *s)
 {

@@ -17,7 +17,7 @@
 static struct ws_msg parse_ok(const char *text)
 {
 	struct ws_msg m;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_msg(ws_msg_parse(text, strlen(text), &m, &err) == 0, "%s: %s", text, err.msg);
 	return m;
 }
@@ -25,7 +25,7 @@ static struct ws_msg parse_ok(const char *text)
 static void parse_bad(const char *text, const char *part)
 {
 	struct ws_msg m;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_msg(ws_msg_parse(text, strlen(text), &m, &err) == -1, "accepted %s", text);
 	ck_assert_msg(strstr(err.msg, part), "'%s' -> '%s', wanted '%s'", text, err.msg, part);
 }
@@ -100,7 +100,7 @@ static void fix_init(struct fix *f)
 	                                       GW_GROUP_APP_AUTH, GW_GROUP_META_DATA};
 	memcpy(f->cfg.groups, groups, sizeof groups);
 	f->cfg.n_groups = 5;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	ck_assert_int_eq(gw_log_open(&f->log, GW_LOG_ERROR, GW_LOG_TEXT, NULL, &err), 0);
 	f->st = store_new();
 	f->in = ingest_new(f->st, f->log);
@@ -126,7 +126,7 @@ static void fix_free(struct fix *f)
 static int apply(struct fix *f, const char *text)
 {
 	struct ws_msg m = parse_ok(text);
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	return ws_apply_message(&f->ap, &m, &err);
 }
 

@@ -37,7 +37,7 @@ struct group_data *gd_make(enum gw_group g, const char *md5, int64_t lmt, const 
 		it->json_len = strlen(it->json);
 		gd->json_bytes += it->json_len;
 	}
-	ck_assert_int_eq(group_data_index(gd), -1);
+	ck_assert_int_eq(group_data_index(gd, NULL), GD_INDEX_DISTINCT);
 	return gd;
 }
 
@@ -57,7 +57,7 @@ void tcfg_add(struct tcfg *t, const char *name, const char *library, const char 
 {
 	size_t i = t->cfg.n_subscribers;
 	ck_assert_uint_lt(i, TCFG_MAX);
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	int rc = ytree_parse("test.yaml", yaml, strlen(yaml), &t->trees[i], &err);
 	ck_assert_msg(rc == 0, "test config for %s: %s", name, err.msg);
 	t->subs[i].name = (char *)name;

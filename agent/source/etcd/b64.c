@@ -55,7 +55,7 @@ static int sextet(char c)
 	return -1;
 }
 
-int etcd_b64_decode(const char *text, size_t len, char **out, size_t *out_len)
+enum etcd_b64_result etcd_b64_decode(const char *text, size_t len, char **out, size_t *out_len)
 {
 	*out = NULL;
 	*out_len = 0;
@@ -65,10 +65,10 @@ int etcd_b64_decode(const char *text, size_t len, char **out, size_t *out_len)
 		pad++;
 	}
 	if (len % 4 == 1 || (pad && (len + pad) % 4 != 0))
-		return -1;
+		return ETCD_B64_BAD;
 	char *buf = malloc(len / 4 * 3 + 3);
 	if (!buf)
-		return -2;
+		return ETCD_B64_NO_MEMORY;
 	size_t o = 0;
 	uint32_t acc = 0;
 	int bits = 0;
@@ -76,7 +76,7 @@ int etcd_b64_decode(const char *text, size_t len, char **out, size_t *out_len)
 		int v = sextet(text[i]);
 		if (v < 0) {
 			free(buf);
-			return -1;
+			return ETCD_B64_BAD;
 		}
 		acc = acc << 6 | (uint32_t)v;
 		bits += 6;
@@ -88,10 +88,10 @@ int etcd_b64_decode(const char *text, size_t len, char **out, size_t *out_len)
 	/* the bits left over must be zero: otherwise two texts would decode alike */
 	if (bits && (acc & ((1u << bits) - 1))) {
 		free(buf);
-		return -1;
+		return ETCD_B64_BAD;
 	}
 	buf[o] = '\0';
 	*out = buf;
 	*out_len = o;
-	return 0;
+	return ETCD_B64_OK;
 }

@@ -11,13 +11,15 @@
 #include <string.h>
 
 #include "source/etcd/wire.h"
-#include "source/http/http.h"
+#include "source/curl_http.h"
+#include "source/etcd/config.h"
 
 #define GRPC_OUT_OF_RANGE    11
 #define GRPC_UNAUTHENTICATED 16
 
 struct etcd_client {
 	const struct cfg *cfg;
+	const struct kv_config *kv; /* etcd: (config.h) */
 	struct gw_log *log;
 	struct http **eps; /* one per endpoint */
 	size_t n;
@@ -28,17 +30,21 @@ int etcd_client_open(struct etcd_client **out, const struct cfg *cfg, struct gw_
                      struct gw_err *err)
 {
 	*out = NULL;
+	const struct kv_config *kv = etcd_config(cfg);
+	if (!kv)
+		return gw_errf(err, "etcd: no etcd: settings in the configuration");
 	struct etcd_client *c = calloc(1, sizeof *c);
 	if (c)
-		c->eps = calloc(cfg->n_kv_servers ? cfg->n_kv_servers : 1, sizeof *c->eps);
+		c->eps = calloc(kv->n_servers ? kv->n_servers : 1, sizeof *c->eps);
 	if (!c || !c->eps) {
 		free(c);
 		return gw_errf(err, "etcd: out of memory");
 	}
 	c->cfg = cfg;
+	c->kv = kv;
 	c->log = log;
-	for (size_t i = 0; i < cfg->n_kv_servers; i++) {
-		if (http_open(&c->eps[i], cfg, cfg->kv_servers[i], err) != 0) {
+	for (size_t i = 0; i < kv->n_servers; i++) {
+		if (http_open(&c->eps[i], cfg, kv->servers[i], err) != 0) {
 			etcd_client_close(c);
 			return -1;
 		}
@@ -72,7 +78,7 @@ const char *etcd_client_auth_header(const struct etcd_client *c)
 
 /* POST body to path on ep; the reply is left in rep (any status). */
 static int post(struct etcd_client *c, size_t ep, const char *path, const char *body,
-                const char *label, struct http_reply *rep, enum sync_fail *why, struct gw_err *err)
+                const char *label, struct http_reply *rep, struct gw_err *err)
 {
 	const char *headers[] = {c->auth_header, NULL};
 	struct http_request rq = {
@@ -84,7 +90,10 @@ static int post(struct etcd_client *c, size_t ep, const char *path, const char *
 	    .headers = c->auth_header ? headers : NULL,
 	    .label = label,
 	};
-	int rc = http_do(c->eps[ep], &rq, rep, why, err);
+	/* the HTTP transport says the kind of failure beside the error; here it goes in it */
+	enum sync_fail why = (enum sync_fail)err->kind;
+	int rc = http_do(c->eps[ep], &rq, rep, &why, err);
+	err->kind = (int)why;
 	/* the transport names its peer "server URL"; an etcd member is an endpoint */
 	if (rc != 0 && strncmp(err->msg, "server ", 7) == 0) {
 		char text[sizeof err->msg];
@@ -102,19 +111,18 @@ void etcd_client_forget_token(struct etcd_client *c)
 	c->auth_header = NULL;
 }
 
-int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *why,
-                             struct gw_err *err)
+int etcd_client_authenticate(struct etcd_client *c, size_t ep, struct gw_err *err)
 {
-	const char *server = c->cfg->kv_servers[ep];
+	const char *server = c->kv->servers[ep];
 	free(c->auth_header);
 	c->auth_header = NULL;
 	char *body = etcd_body_auth(c->cfg->username, c->cfg->password);
 	if (!body) {
-		*why = SYNC_FAIL_AUTH;
+		err->kind = SYNC_FAIL_AUTH;
 		return gw_errf(err, "endpoint %s: authenticate: out of memory", server);
 	}
 	struct http_reply rep;
-	int rc = post(c, ep, "/v3/auth/authenticate", body, "authenticate", &rep, why, err);
+	int rc = post(c, ep, "/v3/auth/authenticate", body, "authenticate", &rep, err);
 	memset(body, 0, strlen(body)); /* the password */
 	free(body);
 	if (rc != 0)
@@ -123,8 +131,9 @@ int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *w
 	struct etcd_error e;
 	char *token = NULL;
 	if (rep.status != 200) {
-		*why = rep.status == 400 || rep.status == 401 || rep.status == 403 ? SYNC_FAIL_AUTH
-		                                                                   : SYNC_FAIL_HTTP;
+		err->kind = rep.status == 400 || rep.status == 401 || rep.status == 403
+		                ? SYNC_FAIL_AUTH
+		                : SYNC_FAIL_HTTP;
 		if (etcd_parse_error(rep.body, rep.len, &e))
 			gw_errf(err, "endpoint %s: authenticate as %s refused: HTTP %ld: %s",
 			        server, c->cfg->username, rep.status, e.message);
@@ -132,7 +141,7 @@ int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *w
 			gw_errf(err, "endpoint %s: authenticate as %s: HTTP %ld", server,
 			        c->cfg->username, rep.status);
 	} else if (etcd_parse_token(rep.body, rep.len, &token, err) != 0) {
-		*why = SYNC_FAIL_PARSE;
+		err->kind = SYNC_FAIL_PARSE;
 		char why_text[sizeof err->msg];
 		snprintf(why_text, sizeof why_text, "%s", err->msg);
 		gw_errf(err, "endpoint %s: %s", server, why_text);
@@ -143,7 +152,7 @@ int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *w
 			snprintf(c->auth_header, n, "Authorization: %s", token);
 			rc = 0;
 		} else {
-			*why = SYNC_FAIL_AUTH;
+			err->kind = SYNC_FAIL_AUTH;
 			gw_errf(err, "endpoint %s: authenticate: out of memory", server);
 		}
 		memset(token, 0, strlen(token));
@@ -156,18 +165,18 @@ int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *w
 /* One range call; 1 if refused as unauthenticated (the caller may renew the token). */
 static int range_once(struct etcd_client *c, size_t ep, const char *prefix, const char *from,
                       size_t from_len, int64_t revision, int64_t limit, struct etcd_range *out,
-                      enum sync_fail *why, struct gw_err *err)
+                      struct gw_err *err)
 {
-	const char *server = c->cfg->kv_servers[ep];
+	const char *server = c->kv->servers[ep];
 	char *body = etcd_body_range_page(prefix, strlen(prefix), from, from_len, revision, limit);
 	if (!body) {
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		return gw_errf(err, "endpoint %s: range of %s: out of memory", server, prefix);
 	}
 	char label[320];
 	snprintf(label, sizeof label, "range of %s", prefix);
 	struct http_reply rep;
-	int rc = post(c, ep, "/v3/kv/range", body, label, &rep, why, err);
+	int rc = post(c, ep, "/v3/kv/range", body, label, &rep, err);
 	free(body);
 	if (rc != 0)
 		return -1;
@@ -177,22 +186,21 @@ static int range_once(struct etcd_client *c, size_t ep, const char *prefix, cons
 		int known = etcd_parse_error(rep.body, rep.len, &e);
 		if (known && e.code == GRPC_UNAUTHENTICATED && c->cfg->username) {
 			rc = 1;
-			*why = SYNC_FAIL_AUTH;
+			err->kind = SYNC_FAIL_AUTH;
 			gw_errf(err, "endpoint %s: range of %s: HTTP %ld: %s", server, prefix,
 			        rep.status, e.message);
 		} else if (known && e.code == GRPC_OUT_OF_RANGE && revision > 0) {
-			rc = -2;
-			*why = SYNC_FAIL_SESSION;
+			err->kind = SYNC_FAIL_SESSION; /* compacted: the caller reads the newest */
 			gw_errf(err, "endpoint %s: range of %s at revision %lld: %s", server,
 			        prefix, (long long)revision, e.message);
 		} else {
-			*why = rep.status == 401 || rep.status == 403 ? SYNC_FAIL_AUTH
-			                                              : SYNC_FAIL_HTTP;
+			err->kind = rep.status == 401 || rep.status == 403 ? SYNC_FAIL_AUTH
+			                                                   : SYNC_FAIL_HTTP;
 			gw_errf(err, "endpoint %s: range of %s: HTTP %ld%s%s", server, prefix,
 			        rep.status, known ? ": " : "", known ? e.message : "");
 		}
 	} else if (etcd_parse_range(rep.body, rep.len, out, err) != 0) {
-		*why = SYNC_FAIL_PARSE;
+		err->kind = SYNC_FAIL_PARSE;
 		char why_text[sizeof err->msg];
 		snprintf(why_text, sizeof why_text, "%s", err->msg);
 		gw_errf(err, "endpoint %s: range of %s: %s", server, prefix, why_text);
@@ -205,18 +213,18 @@ static int range_once(struct etcd_client *c, size_t ep, const char *prefix, cons
 
 int etcd_client_range(struct etcd_client *c, size_t ep, const char *prefix, const char *from,
                       size_t from_len, int64_t revision, int64_t limit, struct etcd_range *out,
-                      enum sync_fail *why, struct gw_err *err)
+                      struct gw_err *err)
 {
 	memset(out, 0, sizeof *out);
-	*why = SYNC_OK;
-	if (c->cfg->username && !c->auth_header && etcd_client_authenticate(c, ep, why, err) != 0)
+	err->kind = SYNC_OK;
+	if (c->cfg->username && !c->auth_header && etcd_client_authenticate(c, ep, err) != 0)
 		return -1;
-	int rc = range_once(c, ep, prefix, from, from_len, revision, limit, out, why, err);
+	int rc = range_once(c, ep, prefix, from, from_len, revision, limit, out, err);
 	if (rc == 1) { /* the token expired: once more with a new one */
 		LOG_I(c->log, "etcd", "%s; authenticating again", err->msg);
-		if (etcd_client_authenticate(c, ep, why, err) != 0)
+		if (etcd_client_authenticate(c, ep, err) != 0)
 			return -1;
-		rc = range_once(c, ep, prefix, from, from_len, revision, limit, out, why, err);
+		rc = range_once(c, ep, prefix, from, from_len, revision, limit, out, err);
 		if (rc == 1)
 			rc = -1;
 	}

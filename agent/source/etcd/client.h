@@ -23,7 +23,7 @@
 
 struct etcd_client;
 
-/* One transport per cfg->kv_servers entry; nothing is sent yet. log: where a renewed
+/* One transport per etcd.endpoints entry; nothing is sent yet. log: where a renewed
  * token is reported. */
 int etcd_client_open(struct etcd_client **out, const struct cfg *cfg, struct gw_log *log,
                      struct gw_err *err);
@@ -38,19 +38,19 @@ const char *etcd_client_auth_header(const struct etcd_client *c);
 /* Drop the token: the next session authenticates before its first call. */
 void etcd_client_forget_token(struct etcd_client *c);
 
-/* Get a (new) token from endpoint ep. 0, or -1 with *why (SYNC_FAIL_AUTH if refused). */
-int etcd_client_authenticate(struct etcd_client *c, size_t ep, enum sync_fail *why,
-                             struct gw_err *err);
+/* Get a (new) token from endpoint ep. 0, or -1 with err (its kind SYNC_FAIL_AUTH if
+ * refused). */
+int etcd_client_authenticate(struct etcd_client *c, size_t ep, struct gw_err *err);
 
 /*
  * The keys under prefix at revision (0: the newest), from endpoint ep: from `from` on
  * (NULL: all of them), at most `limit` (0: no limit; out->more says whether keys were left
- * out). 0 with *out filled; -1 with *why and err naming the endpoint and the prefix; -2 if
- * the revision has been compacted away or is not yet known to this member (ask for the
- * newest).
+ * out). 0 with *out filled; -1 with err naming the endpoint and the prefix, its kind the
+ * enum sync_fail: SYNC_FAIL_SESSION if the revision has been compacted away or is not yet
+ * known to this member (ask for the newest).
  */
 int etcd_client_range(struct etcd_client *c, size_t ep, const char *prefix, const char *from,
                       size_t from_len, int64_t revision, int64_t limit, struct etcd_range *out,
-                      enum sync_fail *why, struct gw_err *err);
+                      struct gw_err *err);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "source/etcd/client.h"
+#include "source/etcd/config.h"
 #include "source/etcd/watch.h"
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
@@ -35,6 +36,7 @@ enum etcd_outcome {
 struct source {
 	struct source_args args;
 	const struct cfg *cfg;
+	const struct kv_config *kv; /* etcd: (config.h) */
 	struct gw_log *log;
 	struct kv_layout layout;
 	struct kv_mirror *mirror;
@@ -66,11 +68,10 @@ struct source {
 
 /* sync.c */
 /* Read every configured group from endpoint ep at one revision into the mirror as a full
- * read of `kind`. 0, or -1 with *why and err. */
-int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, enum sync_fail *why,
-                   struct gw_err *err);
+ * read of `kind`. 0, or -1 with err (its kind an enum sync_fail). */
+int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct gw_err *err);
 /* One session on s->ep: the full read if one is needed, then the watch until it ends. */
-enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_err *err);
+enum etcd_outcome etcd_session(struct source *s, struct gw_err *err);
 /* Flush the mirror's due groups; returns the mirror's next deadline (or -1). */
 int64_t etcd_flush_due(struct source *s, int64_t now);
 

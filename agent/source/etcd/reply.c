@@ -70,10 +70,10 @@ static int get_b64(const json_t *o, const char *name, char **out, size_t *out_le
 		s = json_string_value(v);
 		n = json_string_length(v);
 	}
-	int rc = etcd_b64_decode(s, n, out, out_len);
-	if (rc == -2)
+	enum etcd_b64_result rc = etcd_b64_decode(s, n, out, out_len);
+	if (rc == ETCD_B64_NO_MEMORY)
 		return gw_errf(err, "%s: out of memory", what);
-	if (rc != 0)
+	if (rc != ETCD_B64_OK)
 		return gw_errf(err, "%s: %s is not base64", what, name);
 	return 0;
 }

@@ -86,16 +86,16 @@ static void *run(void *arg)
 {
 	struct source *s = arg;
 	const struct cfg *cfg = s->cfg;
-	const size_t n = cfg->n_kv_servers;
+	const size_t n = s->kv->n_servers;
 	struct retry_policy policy = {cfg->retry_attempts, cfg->retry_interval_ms,
 	                              cfg->retry_backoff_ms, cfg->retry_startup_backoff_ms};
 	uint64_t failures = 0, tries = 0;
 	size_t tried = 0; /* endpoints failed in this round */
-	LOG_I(s->log, "etcd", "%s: etcd sync started", cfg->servers[0]);
+	LOG_I(s->log, "etcd", "%s: etcd sync started", s->kv->label);
 	while (!atomic_load(&s->stop)) {
-		enum sync_fail why = SYNC_OK;
-		struct gw_err err = {{0}};
-		enum etcd_outcome out = etcd_session(s, &why, &err);
+		struct gw_err err = {0};
+		enum etcd_outcome out = etcd_session(s, &err);
+		enum sync_fail why = (enum sync_fail)err.kind;
 		if (out == ETCD_STOPPED || atomic_load(&s->stop))
 			break;
 		etcd_count_failure(s, why, err.msg);
@@ -122,11 +122,10 @@ static void *run(void *arg)
 		if (out == ETCD_AUTH_RETRY) {
 			LOG_W(s->log, "etcd", "%s [%s]; authenticating again", err.msg,
 			      sync_fail_name(why));
-			enum sync_fail awhy;
-			struct gw_err aerr = {{0}};
-			if (etcd_client_authenticate(s->client, s->ep, &awhy, &aerr) == 0)
+			struct gw_err aerr = {0};
+			if (etcd_client_authenticate(s->client, s->ep, &aerr) == 0)
 				continue;
-			why = awhy;
+			why = (enum sync_fail)aerr.kind;
 			snprintf(err.msg, sizeof err.msg, "%s", aerr.msg);
 			etcd_count_failure(s, why, err.msg);
 			out = ETCD_FAILED;
@@ -150,7 +149,7 @@ static void *run(void *arg)
 		s->ep = (s->ep + 1) % n;
 		if (++tried < n) {
 			LOG_W(s->log, "etcd", "%s [%s]; trying endpoint %s", err.msg,
-			      sync_fail_name(why), cfg->kv_servers[s->ep]);
+			      sync_fail_name(why), s->kv->servers[s->ep]);
 			continue;
 		}
 		tried = 0;
@@ -178,7 +177,7 @@ static void *run(void *arg)
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	kv_mirror_flush(s->mirror, gw_mono_ms(), 1);
 	etcd_set_state(s, SOURCE_CONN_STOPPED, 0);
-	LOG_I(s->log, "etcd", "%s: etcd sync stopped", cfg->servers[0]);
+	LOG_I(s->log, "etcd", "%s: etcd sync stopped", s->kv->label);
 	return NULL;
 }
 
@@ -190,30 +189,31 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 {
 	*out = NULL;
 	const struct cfg *cfg = args->cfg;
-	if (cfg->n_kv_servers == 0)
+	const struct kv_config *kv = etcd_config(cfg);
+	if (!kv || kv->n_servers == 0 || !kv->label)
 		return gw_errf(err, "etcd: no endpoints configured");
 	struct source *s = calloc(1, sizeof *s);
 	if (!s)
 		return gw_errf(err, "etcd: out of memory");
 	s->args = *args;
 	s->cfg = cfg;
+	s->kv = kv;
 	s->log = args->log;
 	s->need_full = KV_FULL_START;
 	s->resync_at = -1;
 	atomic_init(&s->stop, 0);
 	pthread_mutex_init(&s->mu, NULL);
-	snprintf(s->st.server, sizeof s->st.server, "%s",
-	         cfg->n_servers ? cfg->servers[0] : "etcd");
-	snprintf(s->st.session, sizeof s->st.session, "%s", cfg->kv_servers[0]);
+	snprintf(s->st.server, sizeof s->st.server, "%s", s->kv->label);
+	snprintf(s->st.session, sizeof s->st.session, "%s", s->kv->servers[0]);
 	s->st.state = SOURCE_CONN_CONNECTING;
-	size_t plen = strlen(cfg->kv_root) + 2;
+	size_t plen = strlen(s->kv->root) + 2;
 	s->prefix = malloc(plen);
 	if (!s->prefix) {
 		etcd_free(s);
 		return gw_errf(err, "etcd: out of memory");
 	}
-	snprintf(s->prefix, plen, "%s/", cfg->kv_root);
-	if (kv_layout_init(&s->layout, cfg->kv_root, cfg->groups, cfg->n_groups, err) != 0) {
+	snprintf(s->prefix, plen, "%s/", s->kv->root);
+	if (kv_layout_init(&s->layout, s->kv->root, cfg->groups, cfg->n_groups, err) != 0) {
 		etcd_free(s);
 		return -1;
 	}
@@ -223,7 +223,7 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 	    .log = args->log,
 	    .type = "etcd",
 	    .server = s->st.server,
-	    .settle_ms = cfg->kv_settle_ms > 0 ? cfg->kv_settle_ms : 100,
+	    .settle_ms = s->kv->settle_ms > 0 ? s->kv->settle_ms : 100,
 	};
 	size_t max_msg = cfg->max_response > 0 ? (size_t)cfg->max_response : (size_t)64 << 20;
 	if (!(s->mirror = kv_mirror_new(&ma, err)) ||
@@ -238,25 +238,24 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 
 static int etcd_initial_sync(struct source *s, struct gw_err *err)
 {
-	const size_t n = s->cfg->n_kv_servers;
+	const size_t n = s->kv->n_servers;
 	for (size_t i = 0; i < n; i++) {
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		enum sync_fail why;
-		struct gw_err e = {{0}};
-		if (etcd_full_read(s, i, KV_FULL_START, &why, &e) == 0) {
+		struct gw_err e = {0};
+		if (etcd_full_read(s, i, KV_FULL_START, &e) == 0) {
 			s->ep = i;
 			s->need_full = ETCD_NO_FULL_READ;
 			pthread_mutex_lock(&s->mu);
-			snprintf(s->st.session, sizeof s->st.session, "%s", s->cfg->kv_servers[i]);
+			snprintf(s->st.session, sizeof s->st.session, "%s", s->kv->servers[i]);
 			s->st.last_success_ms = gw_wall_ms();
 			pthread_mutex_unlock(&s->mu);
 			return 0;
 		}
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		etcd_count_failure(s, why, e.msg);
-		LOG_W(s->log, "etcd", "%s [%s]", e.msg, sync_fail_name(why));
+		etcd_count_failure(s, (enum sync_fail)e.kind, e.msg);
+		LOG_W(s->log, "etcd", "%s [%s]", e.msg, sync_fail_name((enum sync_fail)e.kind));
 		gw_errf(err, "%s", e.msg);
 	}
 	return gw_errf(err, "no etcd endpoint answered (%zu tried); the last: %.900s", n,
@@ -317,9 +316,36 @@ static int etcd_status(struct source *s, size_t i, struct source_conn_status *ou
 	return 1;
 }
 
+static int etcd_selects(const struct cfg *cfg)
+{
+	return cfg->section && strcmp(cfg->section, "etcd") == 0;
+}
+
+static void etcd_summary(const struct cfg *cfg, char *buf, size_t cap)
+{
+	kv_config_summary(etcd_config(cfg), "etcd", buf, cap);
+}
+
+static size_t etcd_conns(const struct cfg *cfg)
+{
+	return etcd_config(cfg) ? 1 : 0;
+}
+
+static const char *etcd_conn_name(const struct cfg *cfg, size_t i)
+{
+	const struct kv_config *kv = etcd_config(cfg);
+	return kv && i == 0 && kv->label ? kv->label : "";
+}
+
 const struct source_ops etcd_source_ops = {
     .type = "etcd",
     .section = "etcd",
+    .config = &etcd_config_section,
+    .selects = etcd_selects,
+    .summary = etcd_summary,
+    .running = "path store session(s)",
+    .conns = etcd_conns,
+    .conn_name = etcd_conn_name,
     .open = etcd_open,
     .initial_sync = etcd_initial_sync,
     .start = etcd_start,

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 struct etcd_stream {
 	struct strbuf buf; /* bytes of the object being framed (and nothing before it) */

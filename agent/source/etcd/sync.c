@@ -57,7 +57,7 @@ static int put_range(struct source *s, const struct etcd_range *r)
 /* Read the groups at `at` (0: the newest, then every group at the first one's), each in
  * pages of RANGE_PAGE keys at that one revision. 0 or -1. */
 static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at, size_t *keys,
-                       enum sync_fail *why, struct gw_err *err)
+                       struct gw_err *err)
 {
 	*keys = 0;
 	for (size_t i = 0; i < s->layout.n_groups; i++) {
@@ -70,13 +70,13 @@ static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at
 		for (;;) {
 			if (atomic_load(&s->stop)) {
 				free(from);
-				*why = SYNC_STOPPED;
+				err->kind = SYNC_STOPPED;
 				return gw_errf(err, "stopped");
 			}
 			struct etcd_range r;
 			int rc = etcd_client_range(s->client, ep, prefix, from, from_len, at, limit,
-			                           &r, why, err);
-			if (rc == -1 && *why == SYNC_FAIL_TOO_LARGE && limit > 1) {
+			                           &r, err);
+			if (rc == -1 && err->kind == SYNC_FAIL_TOO_LARGE && limit > 1) {
 				limit = limit > 4 ? limit / 4 : 1;
 				continue;
 			}
@@ -90,7 +90,7 @@ static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at
 			if (put_range(s, &r) != 0) {
 				etcd_range_free(&r);
 				free(from);
-				*why = SYNC_FAIL_PARSE;
+				err->kind = SYNC_FAIL_PARSE;
 				return gw_errf(err, "etcd: out of memory");
 			}
 			*keys += r.n;
@@ -109,7 +109,7 @@ static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at
 			}
 			etcd_range_free(&r);
 			if (!from) {
-				*why = SYNC_FAIL_PARSE;
+				err->kind = SYNC_FAIL_PARSE;
 				return gw_errf(err, "etcd: out of memory");
 			}
 		}
@@ -119,16 +119,15 @@ static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at
 	return 0;
 }
 
-int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, enum sync_fail *why,
-                   struct gw_err *err)
+int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct gw_err *err)
 {
 	int64_t read_at = 0;
 	size_t keys = 0;
 	if (kv_mirror_full_begin(s->mirror) != 0) {
-		*why = SYNC_FAIL_PARSE;
+		err->kind = SYNC_FAIL_PARSE;
 		return gw_errf(err, "etcd: out of memory");
 	}
-	int rc = read_groups(s, ep, 0, &read_at, &keys, why, err);
+	int rc = read_groups(s, ep, 0, &read_at, &keys, err);
 	if (rc != 0) {
 		kv_mirror_full_abort(s->mirror);
 		return -1;
@@ -139,20 +138,19 @@ int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, enum syn
 	int64_t now = gw_mono_ms();
 	int versions = kv_mirror_full_end(s->mirror, kind, now);
 	if (versions < 0) {
-		*why = SYNC_FAIL_PARSE;
+		err->kind = SYNC_FAIL_PARSE;
 		return gw_errf(err, "etcd: out of memory");
 	}
 	LOG_I(s->log, "etcd",
 	      "endpoint %s: %s read of %s: %zu key(s) at revision %lld, %d new "
 	      "version(s)",
-	      s->cfg->kv_servers[ep], kind_name(kind), s->prefix, keys, (long long)s->rev,
-	      versions);
+	      s->kv->servers[ep], kind_name(kind), s->prefix, keys, (long long)s->rev, versions);
 	pthread_mutex_lock(&s->mu);
 	s->st.fetches++;
 	s->st.revision = s->rev;
 	pthread_mutex_unlock(&s->mu);
-	if (s->cfg->kv_resync_interval_ms > 0)
-		s->resync_at = now + s->cfg->kv_resync_interval_ms;
+	if (s->kv->resync_interval_ms > 0)
+		s->resync_at = now + s->kv->resync_interval_ms;
 	return 0;
 }
 
@@ -207,9 +205,9 @@ static void apply_events(struct source *s, const struct etcd_watch_msg *m)
 static int on_object(void *arg, const char *text, size_t len)
 {
 	struct source *s = arg;
-	const char *ep = s->cfg->kv_servers[s->ep];
+	const char *ep = s->kv->servers[s->ep];
 	struct etcd_watch_msg m;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	if (etcd_parse_watch(text, len, &m, &err) != 0)
 		return end_stream(s, END_ERROR, SYNC_FAIL_PARSE, "endpoint %s: watch of %s: %s", ep,
 		                  s->prefix, err.msg);
@@ -254,13 +252,12 @@ static int on_object(void *arg, const char *text, size_t len)
 	return rc;
 }
 
-static enum etcd_outcome stream_ended(struct source *s, int fn_rc, enum sync_fail why,
-                                      const struct gw_err *werr, enum sync_fail *out_why,
+static enum etcd_outcome stream_ended(struct source *s, int fn_rc, const struct gw_err *werr,
                                       struct gw_err *err)
 {
 	etcd_set_state(s, SOURCE_CONN_CONNECTING, 0);
 	if (fn_rc) {
-		*out_why = s->end_why;
+		err->kind = s->end_why;
 		gw_errf(err, "%s", s->end_msg);
 		if (fn_rc == END_COMPACTED)
 			return ETCD_COMPACTED;
@@ -275,34 +272,34 @@ static enum etcd_outcome stream_ended(struct source *s, int fn_rc, enum sync_fai
 			etcd_client_forget_token(s->client);
 		return s->established ? ETCD_ENDED : ETCD_FAILED;
 	}
-	*out_why = why;
+	err->kind = werr->kind;
 	gw_errf(err, "endpoint %s", werr->msg);
 	/* a watch resumed from an old revision gets up to 1000 revisions of events in one
 	 * answer; one over the cap would be sent again at every resume, so the next session
 	 * reads everything at a fresh revision and watches from there instead */
-	if (why == SYNC_FAIL_TOO_LARGE)
+	if (werr->kind == SYNC_FAIL_TOO_LARGE)
 		s->need_full = KV_FULL_RECOVER;
 	return s->established ? ETCD_ENDED : ETCD_FAILED;
 }
 
-enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_err *err)
+enum etcd_outcome etcd_session(struct source *s, struct gw_err *err)
 {
-	const char *ep = s->cfg->kv_servers[s->ep];
+	const char *ep = s->kv->servers[s->ep];
 	pthread_mutex_lock(&s->mu);
 	snprintf(s->st.session, sizeof s->st.session, "%s", ep);
 	s->st.state = SOURCE_CONN_CONNECTING;
 	s->st.watches = 0;
 	pthread_mutex_unlock(&s->mu);
-	*why = SYNC_OK;
+	err->kind = SYNC_OK;
 	s->established = 0;
 
 	if (s->need_full != ETCD_NO_FULL_READ) {
-		if (etcd_full_read(s, s->ep, (enum kv_full_kind)s->need_full, why, err) != 0)
+		if (etcd_full_read(s, s->ep, (enum kv_full_kind)s->need_full, err) != 0)
 			return atomic_load(&s->stop) ? ETCD_STOPPED : ETCD_FAILED;
 		s->need_full = ETCD_NO_FULL_READ;
 	}
 	if (s->cfg->username && !etcd_client_auth_header(s->client) &&
-	    etcd_client_authenticate(s->client, s->ep, why, err) != 0)
+	    etcd_client_authenticate(s->client, s->ep, err) != 0)
 		return atomic_load(&s->stop) ? ETCD_STOPPED : ETCD_FAILED;
 
 	char *body = etcd_body_watch(s->prefix, strlen(s->prefix), s->rev + 1);
@@ -314,7 +311,7 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 		if (!body)
 			gw_errf(err, "endpoint %s: watch: out of memory", ep);
 		free(body);
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		return ETCD_FAILED;
 	}
 	free(body);
@@ -330,25 +327,24 @@ enum etcd_outcome etcd_session(struct source *s, enum sync_fail *why, struct gw_
 			return ETCD_STOPPED;
 		}
 		int fn_rc;
-		enum sync_fail wwhy;
-		struct gw_err werr = {{0}};
-		if (etcd_watch_perform(s->watch, &fn_rc, &wwhy, &werr) == 1) {
+		struct gw_err werr = {0};
+		if (etcd_watch_perform(s->watch, &fn_rc, &werr) == 1) {
 			if (atomic_load(&s->stop))
 				return ETCD_STOPPED;
-			return stream_ended(s, fn_rc, wwhy, &werr, why, err);
+			return stream_ended(s, fn_rc, &werr, err);
 		}
 		int64_t now = gw_mono_ms();
 		int64_t dl = etcd_flush_due(s, now);
 		if (!s->established && now >= create_by) {
 			etcd_watch_close(s->watch);
 			etcd_set_state(s, SOURCE_CONN_CONNECTING, 0);
-			*why = SYNC_FAIL_TIMEOUT;
+			err->kind = SYNC_FAIL_TIMEOUT;
 			gw_errf(err, "endpoint %s: watch of %s: not created within %lld ms", ep,
 			        s->prefix, (long long)s->cfg->connect_timeout_ms);
 			return ETCD_FAILED;
 		}
 		if (s->established && s->resync_at >= 0 && now >= s->resync_at) {
-			if (etcd_full_read(s, s->ep, KV_FULL_RESYNC, why, err) != 0) {
+			if (etcd_full_read(s, s->ep, KV_FULL_RESYNC, err) != 0) {
 				/* the endpoint in use cannot answer a read: its watch may be as
 				 * stuck (a frozen member keeps TCP open and sends nothing), so
 				 * the session ends and the next endpoint takes over */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "source/curl_tls.h"
 #include "source/etcd/reply.h"
 
@@ -74,11 +74,6 @@ void etcd_watch_free(struct etcd_watch *w)
 void etcd_watch_wakeup(struct etcd_watch *w)
 {
 	curl_multi_wakeup(w->multi);
-}
-
-int etcd_watch_is_open(const struct etcd_watch *w)
-{
-	return w->easy != NULL;
 }
 
 void etcd_watch_close(struct etcd_watch *w)
@@ -202,41 +197,41 @@ void etcd_watch_wait(struct etcd_watch *w, int64_t timeout_ms)
 	curl_multi_poll(w->multi, NULL, 0, ms, NULL);
 }
 
-/* Why a finished transfer ended, into why and err. */
-static void classify(struct etcd_watch *w, CURLcode rc, enum sync_fail *why, struct gw_err *err)
+/* Why a finished transfer ended, into err (its kind an enum sync_fail). */
+static void classify(struct etcd_watch *w, CURLcode rc, struct gw_err *err)
 {
 	const char *where = w->endpoint;
 	if (w->bad_stream) {
-		*why = w->stream.too_large ? SYNC_FAIL_TOO_LARGE : SYNC_FAIL_PARSE;
+		err->kind = w->stream.too_large ? SYNC_FAIL_TOO_LARGE : SYNC_FAIL_PARSE;
 		gw_errf(err, "%s: %s: %s", where, w->label, w->stream_err.msg);
 	} else if (w->status && w->status != 200) {
 		struct etcd_error e;
 		int known = w->errbody.len && etcd_parse_error(w->errbody.p, w->errbody.len, &e);
-		*why = w->status == 401 || w->status == 403 ? SYNC_FAIL_AUTH : SYNC_FAIL_HTTP;
+		err->kind = w->status == 401 || w->status == 403 ? SYNC_FAIL_AUTH : SYNC_FAIL_HTTP;
 		gw_errf(err, "%s: %s: HTTP %ld%s%s", where, w->label, w->status, known ? ": " : "",
 		        known ? e.message : "");
 	} else if (rc == CURLE_OK) {
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		gw_errf(err, "%s: %s: the server ended the stream", where, w->label);
 	} else {
-		*why = rc == CURLE_OPERATION_TIMEDOUT ? SYNC_FAIL_TIMEOUT : SYNC_FAIL_CONNECT;
+		err->kind = rc == CURLE_OPERATION_TIMEDOUT ? SYNC_FAIL_TIMEOUT : SYNC_FAIL_CONNECT;
 		gw_errf(err, "%s: %s: %s", where, w->label,
 		        w->errbuf[0] ? w->errbuf : curl_easy_strerror(rc));
 	}
 }
 
-int etcd_watch_perform(struct etcd_watch *w, int *fn_rc, enum sync_fail *why, struct gw_err *err)
+int etcd_watch_perform(struct etcd_watch *w, int *fn_rc, struct gw_err *err)
 {
 	*fn_rc = 0;
-	*why = SYNC_OK;
+	err->kind = SYNC_OK;
 	if (!w->easy) {
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		gw_errf(err, "etcd: no watch stream open");
 		return 1;
 	}
 	int running = 0;
 	if (curl_multi_perform(w->multi, &running) != CURLM_OK) {
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		gw_errf(err, "%s: %s: libcurl multi interface failed", w->endpoint, w->label);
 		etcd_watch_close(w);
 		return 1;
@@ -252,7 +247,7 @@ int etcd_watch_perform(struct etcd_watch *w, int *fn_rc, enum sync_fail *why, st
 	if (w->fn_rc)
 		*fn_rc = w->fn_rc;
 	else
-		classify(w, rc, why, err);
+		classify(w, rc, err);
 	etcd_watch_close(w);
 	return 1;
 }

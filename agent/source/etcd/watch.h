@@ -33,7 +33,6 @@ void etcd_watch_wakeup(struct etcd_watch *w);
 int etcd_watch_open(struct etcd_watch *w, const char *endpoint, const char *auth_header,
                     const char *body, const char *label, etcd_stream_fn fn, void *arg,
                     struct gw_err *err);
-int etcd_watch_is_open(const struct etcd_watch *w);
 /* End the stream (if open). */
 void etcd_watch_close(struct etcd_watch *w);
 
@@ -44,10 +43,10 @@ void etcd_watch_wait(struct etcd_watch *w, int64_t timeout_ms);
 /*
  * Read what has arrived, calling fn for each object. 0: the stream is still open. 1: it
  * has ended and is closed: *fn_rc is fn's non-zero value if fn ended it (else 0), and
- * otherwise *why and err say why (the server closed it, an HTTP error status with etcd's
- * message, a connection error, a body that is not a stream of objects, or an answer over
- * max_msg: SYNC_FAIL_TOO_LARGE).
+ * otherwise err says why (its kind an enum sync_fail) (the server closed it, an HTTP error status
+ * with etcd's message, a connection error, a body that is not a stream of objects, or an answer
+ * over max_msg: SYNC_FAIL_TOO_LARGE).
  */
-int etcd_watch_perform(struct etcd_watch *w, int *fn_rc, enum sync_fail *why, struct gw_err *err);
+int etcd_watch_perform(struct etcd_watch *w, int *fn_rc, struct gw_err *err);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * One admin server (see admin.h). Each call goes through call(): make sure we are logged
  * in, send with the token, and on HTTP 401 log in again once and repeat, as the upstream
- * client does. What a reply means is judged here; moving bytes is http.c's job.
+ * client does. What a reply means is judged here; moving bytes is source/curl_http.c's job.
  */
 #include "source/http/admin.h"
 
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/strbuf.h"
-#include "source/http/http.h"
+#include "shared/strbuf.h"
+#include "source/curl_http.h"
 #include "source/http/login.h"
 #include "model/model.h"
 #include "source/http/reply.h"

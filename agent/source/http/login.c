@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "model/model.h"
 #include "source/http/reply.h"
 

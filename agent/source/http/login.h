@@ -17,7 +17,7 @@
 #include "config/config.h"
 #include "core/error.h"
 #include "source/failure.h"
-#include "source/http/http.h"
+#include "source/curl_http.h"
 #include "core/log.h"
 
 struct login {

@@ -4,7 +4,7 @@
  * (store/ingest.c) under the long-polling accept policy.
  *
  * Waiting happens in exactly two places, both interruptible by poller_stop(): inside a
- * request (http.c wakes curl_multi_poll) and in pause() (a condition variable on the
+ * request (curl_http.c wakes curl_multi_poll) and in pause() (a condition variable on the
  * monotonic clock). The status block is guarded by the same mutex as the stop flag; it is
  * only touched between requests, so the lock is never held across network I/O.
  */
@@ -218,7 +218,7 @@ static void *run(void *arg)
 	int lag_streak = 0;
 	LOG_I(p->log, "poller", "server %s: long polling started", server);
 	while (!stopping(p)) {
-		struct gw_err err = {""};
+		struct gw_err err = {0};
 		enum sync_fail why = SYNC_OK;
 		struct outcome o;
 		memset(&o, 0, sizeof o);

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "source/http/admin.h"
 #include "source/http/poller.h"
@@ -88,7 +89,7 @@ static int longpoll_probe(struct source *s, FILE *out, struct gw_err *err)
 {
 	const struct cfg *cfg = s->args.cfg;
 	size_t answered = 0, refused = 0;
-	struct gw_err first = {""}, e;
+	struct gw_err first = {0}, e;
 	for (size_t i = 0; i < cfg->n_servers; i++) {
 		unsigned named = 0;
 		enum sync_fail why;
@@ -176,9 +177,20 @@ static int longpoll_status(struct source *s, size_t i, struct source_conn_status
 	return 1;
 }
 
+/* admin: with http:// or https:// servers. */
+static int longpoll_selects(const struct cfg *cfg)
+{
+	return cfg->section && strcmp(cfg->section, "admin") == 0 && !cfg->websocket;
+}
+
 const struct source_ops http_source_ops = {
     .type = "http",
     .section = "admin",
+    .selects = longpoll_selects,
+    .summary = source_admin_summary,
+    .running = "poller(s)",
+    .conns = source_admin_conns,
+    .conn_name = source_admin_conn_name,
     .open = longpoll_open,
     .initial_sync = longpoll_initial_sync,
     .probe = longpoll_probe,

@@ -91,7 +91,7 @@ static int try_server(struct startup *s, size_t i, struct group_data *got[GW_GRO
 int startup_run(struct startup *s, struct gw_err *err)
 {
 	const struct cfg *cfg = s->cfg;
-	struct gw_err last = {""};
+	struct gw_err last = {0};
 	for (size_t i = 0; i < cfg->n_servers; i++) {
 		if (startup_stopped(s))
 			return gw_errf(err, "start-up fetch interrupted");

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "core/clock.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "model/edit.h"
 #include "model/groups.h"
 #include "model/keys.h"
@@ -213,17 +213,16 @@ int kv_mirror_delete_tree(struct kv_mirror *m, const char *path, size_t path_len
 		any = 1;
 	}
 	size_t below = kv_table_below(t, path, path_len);
-	for (size_t i = 0; below && i < t->n_slots; i++) {
-		for (struct kv_node *n = t->slots[i]; n && below; n = n->next) {
-			int under = !n->dead && n->path_len > path_len &&
-			            memcmp(n->path, path, path_len) == 0 &&
-			            n->path[path_len] == '/';
-			if (!under)
-				continue;
-			kill(m, n, now_ms);
-			below--;
-			any = 1;
-		}
+	size_t i = 0;
+	for (struct kv_node *n = below ? kv_table_next(t, &i, NULL) : NULL; n && below;
+	     n = kv_table_next(t, &i, n)) {
+		int under = !n->dead && n->path_len > path_len &&
+		            memcmp(n->path, path, path_len) == 0 && n->path[path_len] == '/';
+		if (!under)
+			continue;
+		kill(m, n, now_ms);
+		below--;
+		any = 1;
 	}
 	if (any)
 		count_event(m);
@@ -263,7 +262,7 @@ static void log_refused(struct kv_mirror *m, enum gw_group g, struct kv_node *co
 		if (!text)
 			break;
 		struct group_data *one = NULL;
-		struct gw_err err = {{0}};
+		struct gw_err err = {0};
 		int rc = model_parse_items(g, text, len, m->server, NULL, &one, &err);
 		free(text);
 		group_data_unref(one);
@@ -372,7 +371,7 @@ static int build_patch(struct kv_mirror *m, enum gw_group g, struct group_data *
 	struct change *ch = malloc((nd ? nd : 1) * sizeof *ch);
 	struct edit *e = malloc((nd ? nd : 1) * sizeof *e);
 	struct group_data *ups = NULL, *gd = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	char *text = NULL;
 	int rc = -1;
 	if (!d || !live || !ch || !e)
@@ -460,10 +459,10 @@ static struct kv_node **group_nodes(struct kv_mirror *m, int g, int known, size_
 			if (!s->ghosts[i]->is_dirty)
 				v[k++] = s->ghosts[i];
 	} else {
-		for (size_t i = 0; i < t->n_slots; i++)
-			for (struct kv_node *x = t->slots[i]; x; x = x->next)
-				if (x->group == g && !x->dead)
-					v[k++] = x;
+		size_t i = 0;
+		for (struct kv_node *x = kv_table_next(t, &i, NULL); x; x = kv_table_next(t, &i, x))
+			if (x->group == g && !x->dead)
+				v[k++] = x;
 	}
 	qsort(v, k, sizeof *v, kv_node_cmp);
 	*n = k;
@@ -557,7 +556,7 @@ static int build_whole(struct kv_mirror *m, enum gw_group g, struct group_data *
 	size_t n = 0, len = 0, nw, ng;
 	struct kv_node **nodes = group_nodes(m, (int)g, known, &n), **win = NULL, **ghosts = NULL;
 	struct group_data *all = NULL, *list = NULL, *gd = NULL;
-	struct gw_err err = {{0}};
+	struct gw_err err = {0};
 	char *text = nodes ? values_text(nodes, n, &len) : NULL;
 	if (!text)
 		goto out;
@@ -707,20 +706,19 @@ static size_t differences(struct kv_table *a, struct kv_table *b, int g, struct 
 	struct kv_table *pair[2][2] = {{a, b}, {b, a}};
 	for (int side = 0; side < 2; side++) {
 		struct kv_table *x = pair[side][0], *y = pair[side][1];
-		for (size_t i = 0; i < x->n_slots; i++) {
-			for (const struct kv_node *n = x->slots[i]; n; n = n->next) {
-				if (n->group != g || n->dead)
-					continue;
-				const struct kv_node *o = kv_table_live(y, n->path, n->path_len);
-				/* a changed node is counted once, from the first side */
-				if (o &&
-				    (side == 1 || (o->value_len == n->value_len &&
-				                   memcmp(o->value, n->value, n->value_len) == 0)))
-					continue;
-				if (diff < REPAIR_PATHS_MAX)
-					strbuf_addf(names, "%s%s", diff ? ", " : "", n->path);
-				diff++;
-			}
+		size_t i = 0;
+		for (const struct kv_node *n = kv_table_next(x, &i, NULL); n;
+		     n = kv_table_next(x, &i, n)) {
+			if (n->group != g || n->dead)
+				continue;
+			const struct kv_node *o = kv_table_live(y, n->path, n->path_len);
+			/* a changed node is counted once, from the first side */
+			if (o && (side == 1 || (o->value_len == n->value_len &&
+			                        memcmp(o->value, n->value, n->value_len) == 0)))
+				continue;
+			if (diff < REPAIR_PATHS_MAX)
+				strbuf_addf(names, "%s%s", diff ? ", " : "", n->path);
+			diff++;
 		}
 	}
 	return diff;
@@ -739,20 +737,19 @@ static int take_read(struct kv_mirror *m, int64_t now_ms)
 			forget_base(&m->gs[g]); /* nothing listed: read whole next */
 		return 0;
 	}
-	for (size_t i = 0; i < read->n_slots; i++) {
-		for (const struct kv_node *r = read->slots[i]; r; r = r->next) {
-			struct kv_node *n;
-			int rc = kv_table_set(cur, r->group, r->path, r->path_len, r->value,
-			                      r->value_len, r->rev, 1, &n);
-			if (rc < 0)
-				return -1;
-			changed(m, rc, n, now_ms);
-		}
+	size_t i = 0;
+	for (const struct kv_node *r = kv_table_next(read, &i, NULL); r;
+	     r = kv_table_next(read, &i, r)) {
+		struct kv_node *n;
+		int rc = kv_table_set(cur, r->group, r->path, r->path_len, r->value, r->value_len,
+		                      r->rev, 1, &n);
+		if (rc < 0)
+			return -1;
+		changed(m, rc, n, now_ms);
 	}
-	for (size_t i = 0; i < cur->n_slots; i++)
-		for (struct kv_node *n = cur->slots[i]; n; n = n->next)
-			if (!n->dead && !kv_table_live(read, n->path, n->path_len))
-				kill(m, n, now_ms);
+	for (struct kv_node *n = kv_table_next(cur, &i, NULL); n; n = kv_table_next(cur, &i, n))
+		if (!n->dead && !kv_table_live(read, n->path, n->path_len))
+			kill(m, n, now_ms);
 	kv_table_clear(read);
 	return 0;
 }

@@ -1,7 +1,7 @@
 /*
- * The node table of the mirror (see table.h): FNV-1a hashes, chains, doubling; the
- * directory counts are kept for live nodes only, so a tombstone is invisible to subtree
- * deletes.
+ * The node table of the mirror (see table.h): nodes and directories in two core/htab.h
+ * tables keyed by path; the directory counts are kept for live nodes only, so a tombstone is
+ * invisible to subtree deletes.
  */
 #include "source/kv/table.h"
 
@@ -11,19 +11,22 @@
 /* How many live nodes a table holds strictly below a path. One entry per proper prefix
  * ending before a '/' of a held path. */
 struct kv_dir {
-	struct kv_dir *next;
-	uint64_t hash;
+	struct htab_link link; /* first: the table's link is the directory */
 	size_t len;
 	size_t below;
 	char path[];
 };
 
-static uint64_t path_hash(const char *p, size_t n)
+static int dir_eq(const struct htab_link *e, const void *key, size_t len)
 {
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
-	return h;
+	const struct kv_dir *d = (const struct kv_dir *)e;
+	return d->len == len && memcmp(d->path, key, len) == 0;
+}
+
+static int node_eq(const struct htab_link *e, const void *key, size_t len)
+{
+	const struct kv_node *n = (const struct kv_node *)e;
+	return n->path_len == len && memcmp(n->path, key, len) == 0;
 }
 
 static void node_free(struct kv_node *n)
@@ -35,61 +38,32 @@ static void node_free(struct kv_node *n)
 	free(n);
 }
 
+static int drop_node(struct htab_link *e, void *arg)
+{
+	(void)arg;
+	node_free((struct kv_node *)e);
+	return 1;
+}
+
+static int drop_dir(struct htab_link *e, void *arg)
+{
+	(void)arg;
+	free(e);
+	return 1;
+}
+
 void kv_table_clear(struct kv_table *t)
 {
-	for (size_t i = 0; i < t->n_slots; i++) {
-		struct kv_node *n = t->slots[i];
-		while (n) {
-			struct kv_node *next = n->next;
-			node_free(n);
-			n = next;
-		}
-	}
-	free(t->slots);
-	for (size_t i = 0; i < t->n_dslots; i++) {
-		struct kv_dir *d = t->dslots[i];
-		while (d) {
-			struct kv_dir *next = d->next;
-			free(d);
-			d = next;
-		}
-	}
-	free(t->dslots);
+	htab_remove_if(&t->nodes, drop_node, NULL);
+	htab_free(&t->nodes);
+	htab_remove_if(&t->dirs, drop_dir, NULL);
+	htab_free(&t->dirs);
 	memset(t, 0, sizeof *t);
 }
 
-static struct kv_dir **dir_find(struct kv_table *t, const char *path, size_t len, uint64_t h)
+struct kv_node *kv_table_next(const struct kv_table *t, size_t *slot, const struct kv_node *prev)
 {
-	if (!t->n_dslots)
-		return NULL;
-	struct kv_dir **at = &t->dslots[h & (t->n_dslots - 1)];
-	for (; *at; at = &(*at)->next)
-		if ((*at)->hash == h && (*at)->len == len && memcmp((*at)->path, path, len) == 0)
-			return at;
-	return at;
-}
-
-static int dir_grow(struct kv_table *t)
-{
-	if (t->n_dslots && t->n_dirs < t->n_dslots)
-		return 0;
-	size_t n_slots = t->n_dslots ? t->n_dslots * 2 : 64;
-	struct kv_dir **slots = calloc(n_slots, sizeof *slots);
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < t->n_dslots; i++) {
-		struct kv_dir *d = t->dslots[i];
-		while (d) {
-			struct kv_dir *next = d->next;
-			d->next = slots[d->hash & (n_slots - 1)];
-			slots[d->hash & (n_slots - 1)] = d;
-			d = next;
-		}
-	}
-	free(t->dslots);
-	t->dslots = slots;
-	t->n_dslots = n_slots;
-	return 0;
+	return (struct kv_node *)htab_next(&t->nodes, slot, prev ? &prev->link : NULL);
 }
 
 /* Count a node at path in (delta 1) or out (delta -1) of every directory above it. Counting
@@ -99,89 +73,49 @@ static int dirs_count(struct kv_table *t, const char *path, size_t len, int delt
 	for (size_t k = 1; k < len; k++) {
 		if (path[k] != '/')
 			continue;
-		uint64_t h = path_hash(path, k);
-		struct kv_dir **at = dir_find(t, path, k, h);
+		uint64_t h = htab_hash(path, k);
+		struct htab_link **at = htab_find(&t->dirs, h, dir_eq, path, k);
 		if (at && *at) {
-			struct kv_dir *d = *at;
+			struct kv_dir *d = (struct kv_dir *)*at;
 			if (delta > 0) {
 				d->below++;
 			} else if (--d->below == 0) {
-				*at = d->next;
+				htab_remove(&t->dirs, at);
 				free(d);
-				t->n_dirs--;
 			}
 			continue;
 		}
 		if (delta < 0)
 			continue;
 		struct kv_dir *d;
-		if (dir_grow(t) < 0 || !(d = malloc(sizeof *d + k))) {
+		if (htab_reserve(&t->dirs) < 0 || !(d = malloc(sizeof *d + k))) {
 			dirs_count(t, path, k, -1); /* undo the levels above */
 			return -1;
 		}
 		memcpy(d->path, path, k);
 		d->len = k;
-		d->hash = h;
 		d->below = 1;
-		at = dir_find(t, path, k, h);
-		d->next = *at;
-		*at = d;
-		t->n_dirs++;
+		htab_insert(&t->dirs, htab_find(&t->dirs, h, dir_eq, path, k), &d->link, h);
 	}
 	return 0;
 }
 
 size_t kv_table_below(struct kv_table *t, const char *path, size_t len)
 {
-	struct kv_dir **at = dir_find(t, path, len, path_hash(path, len));
-	return at && *at ? (*at)->below : 0;
-}
-
-static struct kv_node **find_link(struct kv_table *t, const char *path, size_t len, uint64_t h)
-{
-	if (!t->n_slots)
-		return NULL;
-	struct kv_node **at = &t->slots[h & (t->n_slots - 1)];
-	for (; *at; at = &(*at)->next)
-		if ((*at)->hash == h && (*at)->path_len == len &&
-		    memcmp((*at)->path, path, len) == 0)
-			return at;
-	return at; /* the empty link where it would go */
+	struct htab_link **at = htab_find(&t->dirs, htab_hash(path, len), dir_eq, path, len);
+	return at && *at ? ((struct kv_dir *)*at)->below : 0;
 }
 
 struct kv_node *kv_table_find(struct kv_table *t, const char *path, size_t len)
 {
-	struct kv_node **at = find_link(t, path, len, path_hash(path, len));
-	return at ? *at : NULL;
+	struct htab_link **at = htab_find(&t->nodes, htab_hash(path, len), node_eq, path, len);
+	return at ? (struct kv_node *)*at : NULL;
 }
 
 const struct kv_node *kv_table_live(struct kv_table *t, const char *path, size_t len)
 {
 	const struct kv_node *n = kv_table_find(t, path, len);
 	return n && !n->dead ? n : NULL;
-}
-
-static int table_grow(struct kv_table *t)
-{
-	if (t->n_slots && t->n + t->n_dead < t->n_slots)
-		return 0;
-	size_t n_slots = t->n_slots ? t->n_slots * 2 : 64;
-	struct kv_node **slots = calloc(n_slots, sizeof *slots);
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < t->n_slots; i++) {
-		struct kv_node *n = t->slots[i];
-		while (n) {
-			struct kv_node *next = n->next;
-			n->next = slots[n->hash & (n_slots - 1)];
-			slots[n->hash & (n_slots - 1)] = n;
-			n = next;
-		}
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->n_slots = n_slots;
-	return 0;
 }
 
 void kv_table_kill(struct kv_table *t, struct kv_node *n)
@@ -199,12 +133,12 @@ void kv_table_kill(struct kv_table *t, struct kv_node *n)
 
 void kv_table_drop(struct kv_table *t, struct kv_node *n)
 {
-	struct kv_node **at = find_link(t, n->path, n->path_len, n->hash);
-	if (!at || *at != n)
+	struct htab_link **at = htab_find(&t->nodes, n->link.hash, node_eq, n->path, n->path_len);
+	if (!at || *at != &n->link)
 		return;
 	if (!n->dead)
 		kv_table_kill(t, n);
-	*at = n->next;
+	htab_remove(&t->nodes, at);
 	t->n_dead--;
 	node_free(n);
 }
@@ -212,9 +146,9 @@ void kv_table_drop(struct kv_table *t, struct kv_node *n)
 int kv_table_set(struct kv_table *t, int group, const char *path, size_t len, const char *v,
                  size_t vlen, int64_t rev, int keep, struct kv_node **node)
 {
-	uint64_t h = path_hash(path, len);
-	struct kv_node **at = find_link(t, path, len, h);
-	struct kv_node *n = at ? *at : NULL;
+	uint64_t h = htab_hash(path, len);
+	struct htab_link **at = htab_find(&t->nodes, h, node_eq, path, len);
+	struct kv_node *n = at ? (struct kv_node *)*at : NULL;
 	*node = n;
 	if (n && !n->dead) {
 		if (n->value_len == vlen && (vlen == 0 || memcmp(n->value, v, vlen) == 0)) {
@@ -259,7 +193,7 @@ int kv_table_set(struct kv_table *t, int group, const char *path, size_t len, co
 		t->n++;
 		return 1;
 	}
-	if (table_grow(t) < 0) {
+	if (htab_reserve(&t->nodes) < 0) {
 		free(copy);
 		return -1;
 	}
@@ -276,12 +210,9 @@ int kv_table_set(struct kv_table *t, int group, const char *path, size_t len, co
 	n->path_len = len;
 	n->value = copy;
 	n->value_len = vlen;
-	n->hash = h;
 	n->rev = rev;
 	n->group = group;
-	at = find_link(t, path, len, h);
-	n->next = *at;
-	*at = n;
+	htab_insert(&t->nodes, htab_find(&t->nodes, h, node_eq, path, len), &n->link, h);
 	t->n++;
 	*node = n;
 	return 1;

@@ -1,5 +1,5 @@
 /*
- * The mirror's table of nodes (mirror.h): path -> value, one chained hash table, plus a
+ * The mirror's table of nodes (mirror.h): path -> value, one hash table (core/htab.h), plus a
  * count of the nodes below each directory so that deleting a leaf's subtree (ZooKeeper
  * reports a deleted subtree node by node) costs that node, not a scan of the table.
  *
@@ -14,12 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/htab.h"
+
 struct kv_node {
-	struct kv_node *next;  /* hash chain */
+	struct htab_link link; /* first: the table's link is the node */
 	struct kv_node *dirty; /* the group's list of nodes changed since its last build */
-	uint64_t hash;
-	int64_t rev; /* the store's revision of the value (etcd mod_revision, ZooKeeper
-	              * mzxid): which of two nodes holding one plugin id is newer */
+	int64_t rev;           /* the store's revision of the value (etcd mod_revision, ZooKeeper
+	                        * mzxid): which of two nodes holding one plugin id is newer */
 	int group;
 	uint8_t is_dirty; /* on its group's list */
 	uint8_t dead;     /* a tombstone */
@@ -29,16 +30,11 @@ struct kv_node {
 	size_t value_len;
 };
 
-struct kv_dir;
-
 struct kv_table {
-	struct kv_node **slots;
-	size_t n_slots; /* a power of two */
-	size_t n;       /* live nodes */
-	size_t n_dead;  /* tombstones */
-	struct kv_dir **dslots;
-	size_t n_dslots; /* a power of two */
-	size_t n_dirs;
+	struct htab nodes; /* live nodes and tombstones */
+	size_t n;          /* live nodes */
+	size_t n_dead;     /* tombstones */
+	struct htab dirs;  /* struct kv_dir (table.c): the counts below each directory */
 };
 
 /* Free every node (tombstones too) and the table's arrays; t is then empty. */
@@ -62,6 +58,10 @@ int kv_table_set(struct kv_table *t, int group, const char *path, size_t len, co
 void kv_table_kill(struct kv_table *t, struct kv_node *n);
 /* Unlink and free a tombstone. */
 void kv_table_drop(struct kv_table *t, struct kv_node *n);
+
+/* Every node, tombstones too, in no particular order: prev NULL for the first, then the
+ * last one returned; *slot is the cursor. The loop must not add or drop nodes. */
+struct kv_node *kv_table_next(const struct kv_table *t, size_t *slot, const struct kv_node *prev);
 
 /* How many live nodes t holds strictly below path. */
 size_t kv_table_below(struct kv_table *t, const char *path, size_t len);

@@ -139,7 +139,7 @@ static void log_repair(struct ws_apply *a, const struct group_data *held,
                        const struct group_data *gd)
 {
 	struct diff d;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	if (diff_build(&d, gd->group, held, gd, &err) != 0)
 		return;
 	char added[600], removed[600], updated[600] = "";
@@ -297,7 +297,7 @@ size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 		enum gw_group g = cfg->groups[i];
 		const char *name = gw_group_name(g);
 		struct group_data *held = ingest_held(a->sh->in, g), *gd = NULL;
-		struct gw_err err = {""};
+		struct gw_err err = {0};
 		/* after a silence the answer may have been cut short by a slow admin: only
 		 * the groups that came are swept */
 		int sweep =

@@ -16,6 +16,7 @@
 
 #include "core/clock.h"
 #include "core/thread.h"
+#include "source/websocket/config.h"
 #include "source/websocket/session.h"
 
 /* ---------------------------------------------------------------- small helpers */
@@ -156,8 +157,14 @@ int conn_start(struct ws_conn **out, struct ws_shared *sh, size_t index, ws_firs
 	const struct cfg *cfg = sh->cfg;
 	c->sh = sh;
 	c->cfg = cfg;
+	c->ws = ws_config(cfg);
 	c->index = index;
 	c->url = cfg->servers[index];
+	if (!c->ws) {
+		free(c);
+		return gw_errf(err, "server %s: no admin.websocket settings in the configuration",
+		               cfg->servers[index]);
+	}
 	c->first = first;
 	c->first_arg = first_arg;
 	c->policy.attempts = cfg->retry_attempts;

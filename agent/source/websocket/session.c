@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include "core/clock.h"
+#include "source/websocket/config.h"
 
 /* The session failed: remember why (the first reason wins) and close. */
 static void fail(struct ws_conn *c, enum sync_fail why, enum lws_close_status code, const char *fmt,
@@ -127,19 +128,18 @@ static void resync_timer(lws_sorted_usec_list_t *sul)
 	struct ws_conn *c = lws_container_of(sul, struct ws_conn, sul_resync);
 	LOG_D(c->sh->log, "websocket", "server %s: anti-entropy: asking for a full sync", c->url);
 	full_sync(c, 1);
-	lws_sul_schedule(c->ctx, 0, &c->sul_resync, resync_timer,
-	                 c->cfg->ws_resync_interval_ms * 1000);
+	lws_sul_schedule(c->ctx, 0, &c->sul_resync, resync_timer, c->ws->resync_interval_ms * 1000);
 }
 
 static void ping_timer(lws_sorted_usec_list_t *sul)
 {
 	struct ws_conn *c = lws_container_of(sul, struct ws_conn, sul_ping);
-	int64_t interval = c->cfg->ws_ping_interval_ms * 1000;
+	int64_t interval = c->ws->ping_interval_ms * 1000;
 	if (gw_mono_us() - c->last_rx_us >= 3 * interval) {
 		fail(c, SYNC_FAIL_TIMEOUT, LWS_CLOSE_STATUS_GOINGAWAY,
 		     "server %s: nothing received for 3 ping intervals (%lld ms): the connection "
 		     "is dead",
-		     c->url, (long long)(3 * c->cfg->ws_ping_interval_ms));
+		     c->url, (long long)(3 * c->ws->ping_interval_ms));
 		return;
 	}
 	c->want_ping = 1;
@@ -172,7 +172,7 @@ static void handshake_timer(lws_sorted_usec_list_t *sul)
 static void on_message(struct ws_conn *c, const char *text, size_t len)
 {
 	struct ws_msg m;
-	struct gw_err err = {""};
+	struct gw_err err = {0};
 	c->messages++;
 	if (ws_msg_parse(text, len, &m, &err) != 0) {
 		LOG_E(c->sh->log, "websocket",
@@ -245,10 +245,10 @@ static const char *refusal_hint(const struct ws_conn *c, int status)
 {
 	switch (status) {
 	case 403:
-		return c->cfg->ws_origin ? " (the admin's allowOrigins does not list "
-		                           "admin.websocket.origin)"
-		                         : " (a ShenYu 2.5+ admin with allowOrigins set needs "
-		                           "admin.websocket.origin)";
+		return c->ws->origin ? " (the admin's allowOrigins does not list "
+		                       "admin.websocket.origin)"
+		                     : " (a ShenYu 2.5+ admin with allowOrigins set needs "
+		                       "admin.websocket.origin)";
 	case 500:
 		return " (a ShenYu admin answers 500 when X-Shenyu-Sync-Token is missing or "
 		       "wrong, or when it has no token configured: check admin.websocket.token)";
@@ -346,10 +346,9 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER: {
 		unsigned char **p = (unsigned char **)in, *end = *p + len;
 		char port[16];
-		if (c->cfg->ws_origin && add_header(wsi, "Origin:", c->cfg->ws_origin, p, end))
+		if (c->ws->origin && add_header(wsi, "Origin:", c->ws->origin, p, end))
 			return -1;
-		if (c->cfg->ws_token &&
-		    add_header(wsi, "X-Shenyu-Sync-Token:", c->cfg->ws_token, p, end))
+		if (c->ws->token && add_header(wsi, "X-Shenyu-Sync-Token:", c->ws->token, p, end))
 			return -1;
 		if (c->cfg->namespace_id && *c->cfg->namespace_id &&
 		    add_header(wsi, "namespaceId:", c->cfg->namespace_id, p, end))
@@ -369,10 +368,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		LOG_I(c->sh->log, "websocket", "server %s: connected", c->url);
 		full_sync(c, 0);
 		lws_sul_schedule(c->ctx, 0, &c->sul_ping, ping_timer,
-		                 c->cfg->ws_ping_interval_ms * 1000);
-		if (c->cfg->ws_resync_interval_ms > 0)
+		                 c->ws->ping_interval_ms * 1000);
+		if (c->ws->resync_interval_ms > 0)
 			lws_sul_schedule(c->ctx, 0, &c->sul_resync, resync_timer,
-			                 c->cfg->ws_resync_interval_ms * 1000);
+			                 c->ws->resync_interval_ms * 1000);
 		break;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
 		if (on_receive(c, wsi, in, len) < 0)

@@ -11,7 +11,7 @@
 #include <libwebsockets.h>
 #include <pthread.h>
 
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "source/retry.h"
 #include "source/websocket/conn.h"
 
@@ -23,9 +23,12 @@
 #define WINDOW_MAX_US (10 * LWS_USEC_PER_SEC)
 #define MAX_OUT       8
 
+struct ws_config;
+
 struct ws_conn {
 	struct ws_shared *sh;
 	const struct cfg *cfg;
+	const struct ws_config *ws; /* admin.websocket (config.h) */
 	size_t index;
 	const char *url;
 	char host[256];

@@ -14,6 +14,7 @@
 
 #include "core/thread.h"
 #include "source/source.h"
+#include "source/websocket/config.h"
 #include "source/websocket/conn.h"
 
 struct source {
@@ -161,9 +162,21 @@ static int ws_status(struct source *s, size_t i, struct source_conn_status *out)
 	return have;
 }
 
+/* admin: with ws:// or wss:// servers (config/config_admin.c tells the family). */
+static int ws_selects(const struct cfg *cfg)
+{
+	return cfg->section && strcmp(cfg->section, "admin") == 0 && cfg->websocket;
+}
+
 const struct source_ops websocket_source_ops = {
     .type = "websocket",
     .section = "admin",
+    .config = &websocket_config_section,
+    .selects = ws_selects,
+    .summary = source_admin_summary,
+    .running = "WebSocket connection(s)",
+    .conns = source_admin_conns,
+    .conn_name = source_admin_conn_name,
     .open = ws_open,
     .initial_sync = ws_initial_sync,
     .start = ws_start,

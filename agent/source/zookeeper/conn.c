@@ -72,34 +72,34 @@ int zk_conn_full_read(struct zk_conn *c, enum kv_full_kind kind)
 	c->filled = 1;
 	c->need_full = 0;
 	c->next_resync_ms =
-	    c->cfg->kv_resync_interval_ms > 0 ? gw_mono_ms() + c->cfg->kv_resync_interval_ms : -1;
+	    c->zc->kv.resync_interval_ms > 0 ? gw_mono_ms() + c->zc->kv.resync_interval_ms : -1;
 	zk_conn_publish(c);
 	return n;
 }
 
 /* ---------------------------------------------------------------- one new session */
 
-enum try_result { TRY_OK = 0, TRY_FAILED = -1, TRY_STOPPED = -2 };
+enum try_result { TRY_OK = 0, TRY_FAILED, TRY_STOPPED };
 
-/* A new session and a full read. On TRY_FAILED, *why and msg say what went wrong. */
-static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char *msg, size_t cap)
+/* A new session and a full read. On TRY_FAILED, err says what went wrong (its kind an enum
+ * sync_fail). */
+static enum try_result try_session(struct zk_conn *c, struct gw_err *err)
 {
 	zk_session_close(&c->zs);
 	zk_events_clear(&c->q);
 	c->lost_since_ms = -1;
 	zk_conn_set_state(c, SOURCE_CONN_CONNECTING);
 	zk_conn_publish(c);
-	int64_t timeout =
-	    c->cfg->zk_session_timeout_ms < INT_MAX ? c->cfg->zk_session_timeout_ms : INT_MAX;
+	int64_t timeout = c->zc->session_timeout_ms < INT_MAX ? c->zc->session_timeout_ms : INT_MAX;
 	if (zk_session_open(&c->zs, c->hosts, (int)timeout, &c->q) != 0) {
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		/* the library resolves every host here and says ENOENT (or EINVAL) when a
 		 * name does not resolve or the list is malformed */
 		int e = errno;
-		snprintf(msg, cap, "%s: cannot start a client for %s: %s", c->server, c->hosts,
-		         (e == ENOENT || e == EINVAL) ? "no address for a server (a name that does "
-		                                        "not resolve, or a malformed list)"
-		                                      : strerror(e));
+		gw_errf(err, "%s: cannot start a client for %s: %s", c->server, c->hosts,
+		        (e == ENOENT || e == EINVAL) ? "no address for a server (a name that does "
+		                                       "not resolve, or a malformed list)"
+		                                     : strerror(e));
 		return TRY_FAILED;
 	}
 	/* The library tries the servers in turn by itself; a session within the connect
@@ -111,17 +111,17 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 		if (s == ZOO_CONNECTED_STATE)
 			break;
 		if (s == ZOO_EXPIRED_SESSION_STATE || s == ZOO_AUTH_FAILED_STATE) {
-			*why = s == ZOO_AUTH_FAILED_STATE ? SYNC_FAIL_AUTH : SYNC_FAIL_SESSION;
-			snprintf(msg, cap, "%s: the session was refused (%s)", c->server,
-			         s == ZOO_AUTH_FAILED_STATE ? "authentication failed" : "expired");
+			err->kind = s == ZOO_AUTH_FAILED_STATE ? SYNC_FAIL_AUTH : SYNC_FAIL_SESSION;
+			gw_errf(err, "%s: the session was refused (%s)", c->server,
+			        s == ZOO_AUTH_FAILED_STATE ? "authentication failed" : "expired");
 			return TRY_FAILED;
 		}
 		if (zk_events_stopping(&c->q))
 			return TRY_STOPPED;
 		if (gw_mono_ms() >= deadline) {
-			*why = SYNC_FAIL_CONNECT;
-			snprintf(msg, cap, "%s: no session with any server within %lld ms",
-			         c->server, (long long)wait);
+			err->kind = SYNC_FAIL_CONNECT;
+			gw_errf(err, "%s: no session with any server within %lld ms", c->server,
+			        (long long)wait);
 			return TRY_FAILED;
 		}
 		/* before the session there are no watches: only session events come */
@@ -137,8 +137,8 @@ static enum try_result try_session(struct zk_conn *c, enum sync_fail *why, char 
 	if (n < 0 && zk_events_stopping(&c->q))
 		return TRY_STOPPED;
 	if (n < 0) {
-		*why = c->w.why;
-		snprintf(msg, cap, "%s", c->w.err);
+		err->kind = c->w.why;
+		gw_errf(err, "%s", c->w.err);
 		return TRY_FAILED;
 	}
 	LOG_I(c->log, ZK_LOG, "%s: session %s: %s: %llu node(s) watched, %d version(s) accepted",
@@ -188,15 +188,14 @@ static int pause_after(struct zk_conn *c, const char *msg, enum sync_fail why)
 /* One try; a failure is counted, the session closed, and the schedule's wait taken. */
 static enum try_result attempt(struct zk_conn *c)
 {
-	char msg[1024];
-	enum sync_fail why = SYNC_FAIL_CONNECT;
-	enum try_result r = try_session(c, &why, msg, sizeof msg);
+	struct gw_err err = {.kind = SYNC_FAIL_CONNECT};
+	enum try_result r = try_session(c, &err);
 	if (r != TRY_FAILED)
 		return r;
 	zk_session_close(&c->zs);
 	c->failures++;
-	zk_conn_count_failure(c, why, msg);
-	return pause_after(c, msg, why) ? TRY_STOPPED : TRY_FAILED;
+	zk_conn_count_failure(c, (enum sync_fail)err.kind, err.msg);
+	return pause_after(c, err.msg, (enum sync_fail)err.kind) ? TRY_STOPPED : TRY_FAILED;
 }
 
 static void *run(void *arg)
@@ -227,17 +226,17 @@ out:
 
 /* ---------------------------------------------------------------- life cycle */
 
-static char *join_hosts(const struct cfg *cfg)
+static char *join_hosts(const struct kv_config *kv)
 {
 	size_t n = 1;
-	for (size_t i = 0; i < cfg->n_kv_servers; i++)
-		n += strlen(cfg->kv_servers[i]) + 1;
+	for (size_t i = 0; i < kv->n_servers; i++)
+		n += strlen(kv->servers[i]) + 1;
 	char *h = malloc(n), *p = h;
 	if (!h)
 		return NULL;
 	*p = '\0';
-	for (size_t i = 0; i < cfg->n_kv_servers; i++)
-		p += sprintf(p, "%s%s", i ? "," : "", cfg->kv_servers[i]);
+	for (size_t i = 0; i < kv->n_servers; i++)
+		p += sprintf(p, "%s%s", i ? "," : "", kv->servers[i]);
 	return h;
 }
 
@@ -249,27 +248,28 @@ int zk_conn_new(struct zk_conn **out, const struct source_args *args, struct gw_
 	if (!c)
 		return gw_errf(err, "zookeeper source: out of memory");
 	c->cfg = cfg;
+	c->zc = zk_config(cfg);
+	if (!c->zc || !c->zc->kv.n_servers || !c->zc->kv.label) {
+		free(c);
+		return gw_errf(err, "zookeeper source: no servers configured");
+	}
 	c->ingest = args->ingest;
 	c->log = args->log;
-	c->server = cfg->servers[0]; /* the config always sets one label (config_kv.c) */
+	c->server = c->zc->kv.label;
 	c->next_resync_ms = -1;
 	c->lost_since_ms = -1;
 	c->policy.attempts = cfg->retry_attempts;
 	c->policy.interval_ms = cfg->retry_interval_ms;
 	c->policy.backoff_ms = cfg->retry_backoff_ms;
 	c->policy.startup_backoff_ms = cfg->retry_startup_backoff_ms;
-	if (!cfg->n_kv_servers) {
-		free(c);
-		return gw_errf(err, "zookeeper source: no servers configured");
-	}
-	if (!(c->hosts = join_hosts(cfg))) {
+	if (!(c->hosts = join_hosts(&c->zc->kv))) {
 		free(c);
 		return gw_errf(err, "zookeeper source: out of memory");
 	}
-	if (kv_layout_init(&c->layout, cfg->kv_root, cfg->groups, cfg->n_groups, err) != 0) {
+	if (kv_layout_init(&c->layout, c->zc->kv.root, cfg->groups, cfg->n_groups, err) != 0) {
 		free(c->hosts);
 		free(c);
-		return gw_err_prefix(err, "%s", cfg->servers[0]);
+		return gw_err_prefix(err, "%s", zk_config(cfg)->kv.label);
 	}
 	const struct kv_mirror_args ma = {
 	    .layout = &c->layout,
@@ -277,7 +277,7 @@ int zk_conn_new(struct zk_conn **out, const struct source_args *args, struct gw_
 	    .log = args->log,
 	    .type = "zookeeper",
 	    .server = c->server,
-	    .settle_ms = cfg->kv_settle_ms > 0 ? cfg->kv_settle_ms : 100,
+	    .settle_ms = c->zc->kv.settle_ms > 0 ? c->zc->kv.settle_ms : 100,
 	};
 	if (!(c->mirror = kv_mirror_new(&ma, err))) {
 		kv_layout_free(&c->layout);
@@ -304,9 +304,8 @@ int zk_conn_new(struct zk_conn **out, const struct source_args *args, struct gw_
 
 int zk_conn_sync(struct zk_conn *c, struct gw_err *err)
 {
-	char msg[1024];
-	enum sync_fail why = SYNC_FAIL_CONNECT;
-	enum try_result r = try_session(c, &why, msg, sizeof msg);
+	struct gw_err e = {.kind = SYNC_FAIL_CONNECT};
+	enum try_result r = try_session(c, &e);
 	if (r == TRY_OK)
 		return 0;
 	zk_session_close(&c->zs);
@@ -314,12 +313,12 @@ int zk_conn_sync(struct zk_conn *c, struct gw_err *err)
 		return gw_errf(err, "start-up sync interrupted");
 	/* the thread goes on from this failure on the schedule */
 	c->failures = 1;
-	zk_conn_count_failure(c, why, msg);
+	zk_conn_count_failure(c, (enum sync_fail)e.kind, e.msg);
 	c->pending_pause = 1;
-	c->pending_why = why;
-	snprintf(c->pending_msg, sizeof c->pending_msg, "%s", msg);
+	c->pending_why = (enum sync_fail)e.kind;
+	snprintf(c->pending_msg, sizeof c->pending_msg, "%s", e.msg);
 	zk_conn_set_state(c, SOURCE_CONN_RETRYING);
-	return gw_errf(err, "%s [%s]", msg, sync_fail_name(why));
+	return gw_errf(err, "%s [%s]", e.msg, sync_fail_name((enum sync_fail)e.kind));
 }
 
 int zk_conn_start(struct zk_conn *c, struct gw_err *err)

@@ -14,6 +14,7 @@
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
 #include "source/retry.h"
+#include "source/zookeeper/config.h"
 #include "source/zookeeper/conn.h"
 #include "source/zookeeper/events.h"
 #include "source/zookeeper/session.h"
@@ -23,9 +24,10 @@
 
 struct zk_conn {
 	const struct cfg *cfg;
+	const struct zk_config *zc; /* zookeeper: (config.h) */
 	struct ingest *ingest;
 	struct gw_log *log;
-	const char *server; /* cfg->servers[0]: "zookeeper://h:2181/ns/shenyu" */
+	const char *server; /* zc->kv.label: "zookeeper://h:2181/ns/shenyu" */
 	char *hosts;        /* "h1:2181,h2:2181" for the library */
 	struct kv_layout layout;
 	struct kv_mirror *mirror;

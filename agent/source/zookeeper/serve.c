@@ -25,7 +25,7 @@ static int64_t earliest(int64_t a, int64_t b)
 static int64_t session_ms(const struct zk_conn *c)
 {
 	int granted = c->zs.zh ? zoo_recv_timeout(c->zs.zh) : 0;
-	return granted > 0 ? granted : c->cfg->zk_session_timeout_ms;
+	return granted > 0 ? granted : c->zc->session_timeout_ms;
 }
 
 /* A session event. Returns 1 if the session is over (a new one is needed). */
@@ -147,7 +147,7 @@ static int catch_up(struct zk_conn *c)
 	}
 	if (c->next_resync_ms >= 0 && now >= c->next_resync_ms && !c->need_full) {
 		LOG_D(c->log, ZK_LOG, "%s: anti-entropy: reading everything again", c->server);
-		c->next_resync_ms = now + c->cfg->kv_resync_interval_ms;
+		c->next_resync_ms = now + c->zc->kv.resync_interval_ms;
 		if (zk_conn_full_read(c, KV_FULL_RESYNC) < 0 && on_read_failure(c))
 			return 1;
 	}

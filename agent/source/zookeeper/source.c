@@ -1,13 +1,15 @@
 /*
  * ZooKeeper behind the source table (see source.h): one connection (conn.h), so
- * cfg->n_servers is 1 and status row 0 is the whole ensemble. initial_sync is the first
- * try at a session and a full read, made in main's thread before any source thread runs;
- * if it fails, main loads the snapshot first and only then start() begins the source
- * thread, so nothing the thread reads can race the snapshot into the store.
+ * conns() is 1 and status row 0 is the whole ensemble, named by its label. initial_sync is the
+ * first try at a session and a full read, made in main's thread before any source thread runs; if
+ * it fails, main loads the snapshot first and only then start() begins the source thread, so
+ * nothing the thread reads can race the snapshot into the store.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "source/source.h"
+#include "source/zookeeper/config.h"
 #include "source/zookeeper/conn.h"
 
 struct source {
@@ -56,9 +58,37 @@ static int zk_status(struct source *s, size_t i, struct source_conn_status *out)
 	return s && i == 0 ? zk_conn_status(s->conn, out) : 0;
 }
 
+static int zk_selects(const struct cfg *cfg)
+{
+	return cfg->section && strcmp(cfg->section, "zookeeper") == 0;
+}
+
+static void zk_summary(const struct cfg *cfg, char *buf, size_t cap)
+{
+	const struct zk_config *zc = zk_config(cfg);
+	kv_config_summary(zc ? &zc->kv : NULL, "zookeeper", buf, cap);
+}
+
+static size_t zk_conns(const struct cfg *cfg)
+{
+	return zk_config(cfg) ? 1 : 0;
+}
+
+static const char *zk_conn_name(const struct cfg *cfg, size_t i)
+{
+	const struct zk_config *zc = zk_config(cfg);
+	return zc && i == 0 && zc->kv.label ? zc->kv.label : "";
+}
+
 const struct source_ops zookeeper_source_ops = {
     .type = "zookeeper",
     .section = "zookeeper",
+    .config = &zookeeper_config_section,
+    .selects = zk_selects,
+    .summary = zk_summary,
+    .running = "path store session(s)",
+    .conns = zk_conns,
+    .conn_name = zk_conn_name,
     .open = zk_open,
     .initial_sync = zk_initial_sync,
     .start = zk_start,

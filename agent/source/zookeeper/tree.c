@@ -1,7 +1,7 @@
 /*
- * The table of read and watched znodes (see tree.h): a chained hash table keyed by the
- * full path (FNV-1a), doubled when it fills, because a metaData directory can hold many
- * thousands of items and every event looks a node up. Removing a subtree goes by path
+ * The table of read and watched znodes (see tree.h): the agent's hash table (core/htab.h)
+ * keyed by the full path, because a metaData directory can hold many thousands of items and
+ * every event looks a node up. Removing a subtree goes by path
  * prefix, not down the children lists, so it forgets exactly what the mirror forgets.
  */
 #include "source/zookeeper/tree.h"
@@ -9,14 +9,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static size_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (size_t)h;
-}
 
 void zk_tree_init(struct zk_tree *t)
 {
@@ -29,50 +21,30 @@ static void node_free(struct zk_node *n)
 	free(n);
 }
 
+static int drop_all(struct htab_link *e, void *arg)
+{
+	(void)arg;
+	node_free((struct zk_node *)e);
+	return 1;
+}
+
 void zk_tree_free(struct zk_tree *t)
 {
-	for (size_t i = 0; i < t->n_buckets; i++) {
-		struct zk_node *n = t->buckets[i];
-		while (n) {
-			struct zk_node *next = n->next;
-			node_free(n);
-			n = next;
-		}
-	}
-	free(t->buckets);
-	memset(t, 0, sizeof *t);
+	htab_remove_if(&t->nodes, drop_all, NULL);
+	htab_free(&t->nodes);
+}
+
+static int path_eq(const struct htab_link *e, const void *key, size_t len)
+{
+	const struct zk_node *n = (const struct zk_node *)e;
+	return strncmp(n->path, key, len) == 0 && n->path[len] == '\0';
 }
 
 struct zk_node *zk_tree_get(const struct zk_tree *t, const char *path)
 {
-	if (!t->n_buckets)
-		return NULL;
-	for (struct zk_node *n = t->buckets[hash(path) & (t->n_buckets - 1)]; n; n = n->next)
-		if (strcmp(n->path, path) == 0)
-			return n;
-	return NULL;
-}
-
-static int grow(struct zk_tree *t)
-{
-	size_t nb = t->n_buckets ? t->n_buckets * 2 : 64;
-	struct zk_node **b = calloc(nb, sizeof *b);
-	if (!b)
-		return -1;
-	for (size_t i = 0; i < t->n_buckets; i++) {
-		struct zk_node *n = t->buckets[i];
-		while (n) {
-			struct zk_node *next = n->next;
-			size_t j = hash(n->path) & (nb - 1);
-			n->next = b[j];
-			b[j] = n;
-			n = next;
-		}
-	}
-	free(t->buckets);
-	t->buckets = b;
-	t->n_buckets = nb;
-	return 0;
+	size_t len = strlen(path);
+	struct htab_link **at = htab_find(&t->nodes, htab_hash(path, len), path_eq, path, len);
+	return at ? (struct zk_node *)*at : NULL;
 }
 
 struct zk_node *zk_tree_put(struct zk_tree *t, const char *path)
@@ -80,17 +52,15 @@ struct zk_node *zk_tree_put(struct zk_tree *t, const char *path)
 	struct zk_node *n = zk_tree_get(t, path);
 	if (n)
 		return n;
-	if (t->count >= t->n_buckets && grow(t) != 0)
+	if (htab_reserve(&t->nodes) != 0)
 		return NULL;
 	size_t len = strlen(path);
 	n = calloc(1, sizeof *n + len + 1);
 	if (!n)
 		return NULL;
 	memcpy(n->path, path, len + 1);
-	size_t j = hash(path) & (t->n_buckets - 1);
-	n->next = t->buckets[j];
-	t->buckets[j] = n;
-	t->count++;
+	uint64_t h = htab_hash(path, len);
+	htab_insert(&t->nodes, htab_find(&t->nodes, h, path_eq, path, len), &n->link, h);
 	return n;
 }
 
@@ -102,27 +72,28 @@ static int below(const char *p, const char *path, size_t len)
 	return strncmp(p, path, len) == 0 && p[len] == '/';
 }
 
+struct subtree {
+	const char *path;
+	size_t len;
+};
+
+static int drop_subtree(struct htab_link *e, void *arg)
+{
+	const struct subtree *st = arg;
+	struct zk_node *n = (struct zk_node *)e;
+	if (strcmp(n->path, st->path) != 0 && !below(n->path, st->path, st->len))
+		return 0;
+	node_free(n);
+	return 1;
+}
+
 size_t zk_tree_remove(struct zk_tree *t, const char *path)
 {
-	/* One pass over every bucket rather than down the children lists: a node the lists do
-	 * not name (tree.h) is found too. The cost is the table's size, as the mirror's own
+	/* One pass over the whole table rather than down the children lists: a node the lists
+	 * do not name (tree.h) is found too. The cost is the table's size, as the mirror's own
 	 * delete_tree already pays for every delete. */
-	size_t len = strlen(path), removed = 0;
-	for (size_t i = 0; i < t->n_buckets; i++) {
-		struct zk_node **pp = &t->buckets[i];
-		while (*pp) {
-			struct zk_node *n = *pp;
-			if (strcmp(n->path, path) != 0 && !below(n->path, path, len)) {
-				pp = &n->next;
-				continue;
-			}
-			*pp = n->next;
-			node_free(n);
-			t->count--;
-			removed++;
-		}
-	}
-	return removed;
+	struct subtree st = {path, strlen(path)};
+	return htab_remove_if(&t->nodes, drop_subtree, &st);
 }
 
 static int cmp_names(const void *a, const void *b)

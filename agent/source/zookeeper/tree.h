@@ -14,20 +14,25 @@
 
 #include <stddef.h>
 
+#include "core/htab.h"
+
 struct zk_node {
-	struct zk_node *next; /* in its bucket */
-	char **kids;          /* children's names, sorted (strcmp) */
+	struct htab_link link; /* first: the table's link is the node */
+	char **kids;           /* children's names, sorted (strcmp) */
 	size_t n_kids;
 	char path[];
 };
 
 struct zk_tree {
-	struct zk_node **buckets;
-	size_t n_buckets; /* a power of two, or 0 before the first put */
-	size_t count;
+	struct htab nodes; /* keyed by the full path */
 };
 
 void zk_tree_init(struct zk_tree *t);
+/* How many nodes the table holds. */
+static inline size_t zk_tree_count(const struct zk_tree *t)
+{
+	return t->nodes.n;
+}
 void zk_tree_free(struct zk_tree *t);
 
 struct zk_node *zk_tree_get(const struct zk_tree *t, const char *path);

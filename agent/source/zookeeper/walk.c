@@ -225,7 +225,7 @@ int zk_walk_event(struct zk_walk *w, const struct zk_event *e, int64_t now_ms)
 
 uint64_t zk_walk_watches(const struct zk_walk *w)
 {
-	uint64_t n = w->tree.count;
+	uint64_t n = zk_tree_count(&w->tree);
 	for (unsigned m = w->missing; m; m &= m - 1)
 		n++;
 	return n;

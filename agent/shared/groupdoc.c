@@ -2,7 +2,7 @@
  * The group document (see groupdoc.h). Items are written as their raw text, never
  * re-serialised: byte-exact with what the admin sent, and no JSON library needed.
  */
-#include "store/groupdoc.h"
+#include "shared/groupdoc.h"
 
 #include <inttypes.h>
 

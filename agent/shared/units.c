@@ -4,7 +4,7 @@
  * would let a malformed value through; here every character is accounted for and every
  * multiplication is checked for overflow before it happens.
  */
-#include "core/units.h"
+#include "shared/units.h"
 
 #include <stddef.h>
 #include <string.h>

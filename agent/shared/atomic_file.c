@@ -7,7 +7,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* mkostemp */
 #endif
-#include "core/atomic_file.h"
+#include "shared/atomic_file.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -19,46 +19,46 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int fail(char *why, size_t cap, const char *what, const char *path, int e)
+static int fail(struct gw_err *err, const char *what, const char *path, int e)
 {
-	snprintf(why, cap, "%s %s: %s", what, path, strerror(e));
+	gw_errf(err, "%s %s: %s", what, path, strerror(e));
 	return -1;
 }
 
 int atomic_file_open(struct atomic_file *af, const char *dir, const char *name, unsigned mode,
-                     char *why, size_t cap)
+                     struct gw_err *err)
 {
 	memset(af, 0, sizeof *af);
 	if (snprintf(af->dir, sizeof af->dir, "%s", dir) >= (int)sizeof af->dir ||
 	    snprintf(af->final, sizeof af->final, "%s/%s", dir, name) >= (int)sizeof af->final ||
 	    snprintf(af->tmp, sizeof af->tmp, "%s/.%s.tmp.XXXXXX", dir, name) >=
 	        (int)sizeof af->tmp)
-		return fail(why, cap, "path too long:", dir, ENAMETOOLONG);
+		return fail(err, "path too long:", dir, ENAMETOOLONG);
 
 	int fd = mkostemp(af->tmp, O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 		af->tmp[0] = '\0';
-		return fail(why, cap, "cannot create a temporary file in", dir, e);
+		return fail(err, "cannot create a temporary file in", dir, e);
 	}
 	if (fchmod(fd, (mode_t)mode) < 0) {
 		int e = errno;
 		close(fd);
 		atomic_file_abort(af);
-		return fail(why, cap, "cannot set the mode of", af->tmp, e);
+		return fail(err, "cannot set the mode of", af->tmp, e);
 	}
 	af->fp = fdopen(fd, "w");
 	if (!af->fp) {
 		int e = errno;
 		close(fd);
 		atomic_file_abort(af);
-		return fail(why, cap, "cannot open", af->tmp, e);
+		return fail(err, "cannot open", af->tmp, e);
 	}
 	setvbuf(af->fp, NULL, _IOFBF, 1 << 16);
 	return 0;
 }
 
-int atomic_file_finish(struct atomic_file *af, char *why, size_t cap)
+int atomic_file_finish(struct atomic_file *af, struct gw_err *err)
 {
 	FILE *fp = af->fp;
 	af->fp = NULL;
@@ -70,30 +70,30 @@ int atomic_file_finish(struct atomic_file *af, char *why, size_t cap)
 	if (fclose(fp) != 0 && !e)
 		e = errno;
 	if (e)
-		return fail(why, cap, "cannot write", af->tmp, e);
+		return fail(err, "cannot write", af->tmp, e);
 	return 0;
 }
 
-int atomic_file_sync_dir(const char *dir, char *why, size_t cap)
+int atomic_file_sync_dir(const char *dir, struct gw_err *err)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return fail(why, cap, "cannot open directory", dir, errno);
+		return fail(err, "cannot open directory", dir, errno);
 	int rc = fsync(dfd);
 	int e = errno;
 	close(dfd);
 	/* EINVAL: a file system that cannot sync directories; nothing more can be done. */
 	if (rc != 0 && e != EINVAL)
-		return fail(why, cap, "cannot fsync directory", dir, e);
+		return fail(err, "cannot fsync directory", dir, e);
 	return 0;
 }
 
-int atomic_file_commit(struct atomic_file *af, char *why, size_t cap)
+int atomic_file_commit(struct atomic_file *af, struct gw_err *err)
 {
 	if (rename(af->tmp, af->final) != 0)
-		return fail(why, cap, "cannot rename the temporary file to", af->final, errno);
+		return fail(err, "cannot rename the temporary file to", af->final, errno);
 	af->tmp[0] = '\0';
-	return atomic_file_sync_dir(af->dir, why, cap);
+	return atomic_file_sync_dir(af->dir, err);
 }
 
 void atomic_file_abort(struct atomic_file *af)
@@ -130,47 +130,47 @@ int atomic_file_sweep(const char *dir, const char *name)
 	return removed;
 }
 
-int make_dirs(const char *path, unsigned mode, char *why, size_t cap)
+int make_dirs(const char *path, unsigned mode, struct gw_err *err)
 {
 	char buf[PATH_MAX];
 	if (!path || !*path)
-		return fail(why, cap, "empty directory name", "", EINVAL);
+		return fail(err, "empty directory name", "", EINVAL);
 	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-		return fail(why, cap, "path too long:", path, ENAMETOOLONG);
+		return fail(err, "path too long:", path, ENAMETOOLONG);
 	for (char *p = buf + 1;; p++) {
 		if (*p != '/' && *p != '\0')
 			continue;
 		char c = *p;
 		*p = '\0';
 		if (mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST)
-			return fail(why, cap, "cannot create directory", buf, errno);
+			return fail(err, "cannot create directory", buf, errno);
 		*p = c;
 		if (!c)
 			break;
 	}
 	struct stat sb;
 	if (stat(path, &sb) != 0)
-		return fail(why, cap, "cannot use directory", path, errno);
+		return fail(err, "cannot use directory", path, errno);
 	if (!S_ISDIR(sb.st_mode))
-		return fail(why, cap, "not a directory:", path, ENOTDIR);
+		return fail(err, "not a directory:", path, ENOTDIR);
 	return 0;
 }
 
-int dir_creatable(const char *path, char *why, size_t cap)
+int dir_creatable(const char *path, struct gw_err *err)
 {
 	char buf[PATH_MAX];
 	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-		snprintf(why, cap, "path too long: %s", path);
+		gw_errf(err, "path too long: %s", path);
 		return -1;
 	}
 	struct stat sb;
 	if (stat(buf, &sb) == 0) {
 		if (!S_ISDIR(sb.st_mode)) {
-			snprintf(why, cap, "%s is not a directory", path);
+			gw_errf(err, "%s is not a directory", path);
 			return -1;
 		}
 		if (access(buf, W_OK | X_OK) != 0) {
-			snprintf(why, cap, "%s is not writable by this process", path);
+			gw_errf(err, "%s is not writable by this process", path);
 			return -1;
 		}
 		return 0;
@@ -188,17 +188,16 @@ int dir_creatable(const char *path, char *why, size_t cap)
 		if (stat(buf, &sb) == 0)
 			break;
 		if (strcmp(buf, ".") == 0 || strcmp(buf, "/") == 0) {
-			snprintf(why, cap, "cannot find an existing parent of %s", path);
+			gw_errf(err, "cannot find an existing parent of %s", path);
 			return -1;
 		}
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		snprintf(why, cap, "%s is not a directory (creating %s)", buf, path);
+		gw_errf(err, "%s is not a directory (creating %s)", buf, path);
 		return -1;
 	}
 	if (access(buf, W_OK | X_OK) != 0) {
-		snprintf(why, cap, "cannot create %s: %s is not writable by this process", path,
-		         buf);
+		gw_errf(err, "cannot create %s: %s is not writable by this process", path, buf);
 		return -1;
 	}
 	return 0;

@@ -2,8 +2,9 @@
  * The reference filler of one item: jansson parses the item's text into a tree
  * (JSON_REJECT_DUPLICATES) and the tree is converted by the tables of fields.h. This was
  * the agent's only path; the agent now runs the direct decoder (itemdec.h), and this one
- * stays as the definition of what that decoder must give: the fuzz target fuzz_itemdec
- * and the unit tests compare the two on every input (verdict, message, every field).
+ * stays, with the tests and out of the agent's library, as the definition of what that
+ * decoder must give: fuzz_itemdec and check_itemdec compare the two on every input
+ * (verdict, message, every field).
  */
 #ifndef GW_MODEL_ITEMREF_H
 #define GW_MODEL_ITEMREF_H

@@ -11,6 +11,8 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "core/error.h"
+
 struct atomic_file {
 	char dir[PATH_MAX];
 	char tmp[PATH_MAX];   /* the temporary file: DIR/.NAME.tmp.XXXXXX */
@@ -20,17 +22,17 @@ struct atomic_file {
 
 /* Create the temporary file with `mode` (exactly, whatever the umask). Write to af->fp. */
 int atomic_file_open(struct atomic_file *af, const char *dir, const char *name, unsigned mode,
-                     char *why, size_t cap);
+                     struct gw_err *err);
 
 /* Flush, fsync and close the temporary file; any write error shows up here. */
-int atomic_file_finish(struct atomic_file *af, char *why, size_t cap);
+int atomic_file_finish(struct atomic_file *af, struct gw_err *err);
 
 /* Rename the temporary file over the final name and fsync the directory. */
-int atomic_file_commit(struct atomic_file *af, char *why, size_t cap);
+int atomic_file_commit(struct atomic_file *af, struct gw_err *err);
 
 /* fsync a directory so a rename or unlink in it is durable (EINVAL, a file system that
  * cannot, is not an error). */
-int atomic_file_sync_dir(const char *dir, char *why, size_t cap);
+int atomic_file_sync_dir(const char *dir, struct gw_err *err);
 
 /* Give up: close and remove the temporary file. Safe after a failed step. */
 void atomic_file_abort(struct atomic_file *af);
@@ -40,12 +42,12 @@ void atomic_file_abort(struct atomic_file *af);
 int atomic_file_sweep(const char *dir, const char *name);
 
 /* mkdir -p; directories it creates get `mode` (less the umask). */
-int make_dirs(const char *path, unsigned mode, char *why, size_t cap);
+int make_dirs(const char *path, unsigned mode, struct gw_err *err);
 
 /* Whether `path` could be used as a directory we write in, without creating anything: an
  * existing directory writable by us, or a missing one whose nearest existing ancestor is.
  * For a plugin's init(), which also runs under `gwsyncd --check` and must not change the
- * system (the directory is made at the first apply). 0, or -1 with a reason in `why`. */
-int dir_creatable(const char *path, char *why, size_t cap);
+ * system (the directory is made at the first apply). 0, or -1 with the reason in err. */
+int dir_creatable(const char *path, struct gw_err *err);
 
 #endif

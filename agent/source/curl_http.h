@@ -1,14 +1,16 @@
 /*
- * One HTTP connection to one admin server over libcurl: a single reusable easy handle
- * (keep-alive) driven by a private multi handle, so that another thread can end a request
- * at once with http_interrupt() (curl_multi_wakeup) instead of waiting out the admin's
- * 60 s hold. Replies are collected into a buffer that refuses more than admin.max_response
- * bytes. Only transport lives here; what the replies mean is admin.c's business.
+ * One HTTP connection to one server over libcurl, a part shared by every source that speaks
+ * HTTP (long-polling's admin calls, the etcd gateway), like curl_tls.h beside it: a single
+ * reusable easy handle (keep-alive) driven by a private multi handle, so that another
+ * thread can end a request at once with http_interrupt() (curl_multi_wakeup) instead of
+ * waiting out the admin's 60 s hold. Replies are collected into a buffer that refuses more
+ * than max_response bytes. Only transport lives here; what the replies mean is each
+ * source's business (http/admin.c, etcd/client.c).
  *
  * Also the small string builder used for URLs and form bodies, with percent-encoding.
  */
-#ifndef GW_HTTP_H
-#define GW_HTTP_H
+#ifndef GW_CURL_HTTP_H
+#define GW_CURL_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>

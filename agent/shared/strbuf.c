@@ -2,7 +2,7 @@
  * The growable string (see strbuf.h). Capacity doubles from 64 bytes, so appending n bytes
  * one at a time costs O(n) in all.
  */
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -3,34 +3,13 @@
  * table. Simple and obviously right, which is why it is the reference; its cost (a
  * malloc and a free for every value of every item) is why the agent no longer runs it.
  */
-#include "model/itemref.h"
+#include "itemref.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "model/keys.h"
-
-static const char *type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-		return "integer";
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	default:
-		return "null";
-	}
-}
 
 static int fill(struct item_ctx *c, const json_t *obj, const struct field *fields, size_t n,
                 void *dst);
@@ -40,7 +19,7 @@ static int fill_list(struct item_ctx *c, const json_t *arr, const struct field *
 {
 	const struct list_shape *ls = fields_list(f->kind);
 	if (!json_is_array(arr))
-		return item_err_field(c, f->json, "array", type_name(arr));
+		return item_err_field(c, f->json, "array", item_json_type(arr));
 	size_t n = json_array_size(arr);
 	unsigned char *items = n ? arena_calloc(c->mem, n * ls->size) : NULL;
 	if (n && !items)
@@ -48,7 +27,7 @@ static int fill_list(struct item_ctx *c, const json_t *arr, const struct field *
 	for (size_t i = 0; i < n; i++) {
 		const json_t *e = json_array_get(arr, i);
 		if (!json_is_object(e))
-			return item_err_field(c, f->json, "array of objects", type_name(e));
+			return item_err_field(c, f->json, "array of objects", item_json_type(e));
 		if (fill(c, e, ls->fields, ls->n, items + i * ls->size) != 0)
 			return -1;
 	}
@@ -79,7 +58,7 @@ static int fill(struct item_ctx *c, const json_t *obj, const struct field *field
 				         json_integer_value(v));
 				s = num;
 			} else {
-				return item_err_field(c, f->json, "string", type_name(v));
+				return item_err_field(c, f->json, "string", item_json_type(v));
 			}
 			char *copy = arena_strndup(
 			    c->mem, s, json_is_string(v) ? json_string_length(v) : strlen(s));
@@ -94,7 +73,7 @@ static int fill(struct item_ctx *c, const json_t *obj, const struct field *field
 			else if (json_is_integer(v))
 				*(int64_t *)slot = json_integer_value(v);
 			else
-				return item_err_field(c, f->json, "integer", type_name(v));
+				return item_err_field(c, f->json, "integer", item_json_type(v));
 			break;
 		case K_BOOL:
 			if (null)
@@ -102,7 +81,7 @@ static int fill(struct item_ctx *c, const json_t *obj, const struct field *field
 			else if (json_is_boolean(v))
 				*(enum gw_bool *)slot = json_is_true(v) ? GW_TRUE : GW_FALSE;
 			else
-				return item_err_field(c, f->json, "boolean", type_name(v));
+				return item_err_field(c, f->json, "boolean", item_json_type(v));
 			break;
 		default:
 			if (!null && fill_list(c, v, f, dst) != 0)
@@ -118,7 +97,7 @@ static int convert(struct item_ctx *c, enum gw_group g, const json_t *obj, const
 {
 	const struct group_shape *sh = fields_group(g);
 	if (!json_is_object(obj))
-		return item_err_not_object(c, type_name(obj));
+		return item_err_not_object(c, item_json_type(obj));
 	if (item_set_json(c, g, raw, raw_len, it) != 0)
 		return -1;
 

@@ -1,5 +1,5 @@
 /*
- * HTTP transport to one admin server (see http.h).
+ * HTTP transport to one admin server (see curl_http.h).
  *
  * Why the multi interface for one transfer at a time: curl_easy_perform() cannot be woken
  * from another thread, and a listener request is held by the admin for up to 60 s. Driving
@@ -8,7 +8,7 @@
  * milliseconds. The multi handle also owns the connection cache, so keeping it for the
  * life of the poller keeps the TCP (and TLS) connection alive between requests.
  */
-#include "source/http/http.h"
+#include "source/curl_http.h"
 
 #include <curl/curl.h>
 #include <stdarg.h>
@@ -19,7 +19,7 @@
 #include <strings.h>
 
 #include "core/clock.h"
-#include "core/strbuf.h"
+#include "shared/strbuf.h"
 #include "source/curl_tls.h"
 
 /* The longest curl_multi_poll() sleeps when curl has no timer due sooner: a day. */
@@ -180,16 +180,18 @@ int http_reply_recycle(struct http *h, struct http_reply *rep)
 	return 1;
 }
 
-/* Runs the easy handle to completion (or interruption). Returns the transfer's CURLcode,
- * or -1 if interrupted, -2 if the multi interface failed. */
-static int run_transfer(struct http *h)
+/* How a transfer ended: done (with its CURLcode), stopped, or the multi interface failed. */
+enum transfer_end { TRANSFER_DONE, TRANSFER_STOPPED, TRANSFER_MULTI_FAILED };
+
+/* Runs the easy handle to completion (or interruption); *rc is the CURLcode when done. */
+static enum transfer_end run_transfer(struct http *h, CURLcode *rc)
 {
 	if (curl_multi_add_handle(h->multi, h->easy) != CURLM_OK)
-		return -2;
-	int result = -2;
+		return TRANSFER_MULTI_FAILED;
+	enum transfer_end end = TRANSFER_MULTI_FAILED;
 	for (;;) {
 		if (atomic_load(&h->stop)) {
-			result = -1;
+			end = TRANSFER_STOPPED;
 			break;
 		}
 		int running = 0;
@@ -199,8 +201,10 @@ static int run_transfer(struct http *h)
 			int left;
 			CURLMsg *m;
 			while ((m = curl_multi_info_read(h->multi, &left)))
-				if (m->msg == CURLMSG_DONE && m->easy_handle == h->easy)
-					result = (int)m->data.result;
+				if (m->msg == CURLMSG_DONE && m->easy_handle == h->easy) {
+					*rc = m->data.result;
+					end = TRANSFER_DONE;
+				}
 			break;
 		}
 		/* Sleeps until a socket is ready, curl's own timer is due (curl_multi_poll takes
@@ -211,7 +215,7 @@ static int run_transfer(struct http *h)
 			break;
 	}
 	curl_multi_remove_handle(h->multi, h->easy);
-	return result;
+	return end;
 }
 
 static int fail(struct http *h, const struct http_request *rq, struct gw_err *err, const char *fmt,
@@ -360,7 +364,8 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
 	}
 
-	int rc = run_transfer(h);
+	CURLcode rc = CURLE_OK;
+	enum transfer_end end = run_transfer(h, &rc);
 	long status = 0;
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
 	/* The handle keeps option pointers between requests: clear the ones that die here. */
@@ -370,17 +375,17 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	curl_slist_free_all(hdrs);
 	strbuf_reset(&url);
 
-	if (rc != CURLE_OK) {
+	if (end != TRANSFER_DONE || rc != CURLE_OK) {
 		int ret;
-		if (rc == -1) {
+		if (end == TRANSFER_STOPPED) {
 			*why = SYNC_STOPPED;
 			ret = fail(h, rq, err, "stopped");
-		} else if (rc == -2) {
+		} else if (end == TRANSFER_MULTI_FAILED) {
 			*why = SYNC_FAIL_CONNECT;
 			ret = fail(h, rq, err, "libcurl multi interface failed");
 		} else {
 			/* before the reset: what arrived, and whether memory ran out, say why */
-			ret = classify(h, rq, (CURLcode)rc, &s, gw_mono_ms() - t0, why, err);
+			ret = classify(h, rq, rc, &s, gw_mono_ms() - t0, why, err);
 		}
 		strbuf_reset(&s.body);
 		return ret;

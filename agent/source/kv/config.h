@@ -1,0 +1,53 @@
+/*
+ * What the path-store sources' sections share (zookeeper:, etcd:): the settings both read
+ * (their servers, the root the admin writes under, the settle time, the anti-entropy
+ * interval), the loaders of the keys they share, and the checks after the walk, which also
+ * derive the root's default and the label that names the store in logs and /status
+ * ("zookeeper://h1:2181,h2:2181/ns/shenyu"). Each source declares its section in its own
+ * folder (zookeeper/config.c, etcd/config.c) over these.
+ */
+#ifndef GW_KV_CONFIG_H
+#define GW_KV_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config_walk.h"
+
+struct kv_config {
+	char **servers; /* zookeeper "host:port"; etcd "http(s)://host:port" */
+	size_t n_servers;
+	char *root;                 /* default "/{namespace}/shenyu"; no trailing '/' */
+	int64_t settle_ms;          /* default 100 ms, at most 1 s */
+	int64_t resync_interval_ms; /* anti-entropy; default 10 min; 0 = off */
+	char *label;                /* "zookeeper://h1:2181,h2:2181/ns/shenyu" */
+};
+
+/* Add one server entry (a duplicate refused). */
+int kv_config_add_server(struct loader *ld, struct kv_config *kv, const struct ynode *at,
+                         const char *path, const char *s, size_t len);
+/* host:port at [s, s + len), host may be [v6], port 1..65535. */
+int kv_config_host_port(const char *s, size_t len);
+
+/* ROOT: an absolute path; trailing '/' dropped. */
+int kv_config_root(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
+                   void *base);
+
+/* How a section's messages name it. */
+struct kv_config_words {
+	const char *section; /* "zookeeper" */
+	const char *servers; /* "servers": its key of servers */
+	const char *example; /* "a list of ZooKeeper servers such as [ \"127.0.0.1:2181\" ]" */
+	const char *store;   /* "ZooKeeper" */
+};
+
+/* After the walk: servers present, credentials and TLS files whole, no group the admin
+ * never writes to a path store, the root's default, the label. */
+int kv_config_check(struct loader *ld, const struct ynode *sec, struct kv_config *kv,
+                    const struct kv_config_words *words);
+void kv_config_free(struct kv_config *kv);
+
+/* "zookeeper source zookeeper://h:2181/ns/shenyu": for source_ops.summary. */
+void kv_config_summary(const struct kv_config *kv, const char *type, char *buf, size_t cap);
+
+#endif

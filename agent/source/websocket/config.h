@@ -1,0 +1,29 @@
+/*
+ * The WebSocket source's own keys, admin.websocket (a map inside admin:, whose servers are
+ * ws:// or wss://): declared here with their defaults and documentation, walked by the
+ * configuration loader like the agent's own keys, and read by this folder alone.
+ */
+#ifndef GW_WS_CONFIG_H
+#define GW_WS_CONFIG_H
+
+#include <stdint.h>
+
+#include "config/config.h"
+#include "config/ytree.h"
+
+struct ws_config {
+	char *origin;               /* sent as Origin; NULL: none */
+	char *token;                /* secret: never log; X-Shenyu-Sync-Token; NULL: none */
+	char *token_file;           /* as written, or NULL; the token was read from it */
+	int64_t ping_interval_ms;   /* default 10 s; 3 silent intervals = dead */
+	int64_t resync_interval_ms; /* anti-entropy; default 10 min; 0 = off */
+	/* while loading: the nodes of token and token_file, which exclude each other */
+	const struct ynode *token_node, *token_file_node;
+};
+
+extern const struct cfg_section websocket_config_section;
+
+/* The settings of a loaded configuration (NULL for one made by hand without them). */
+const struct ws_config *ws_config(const struct cfg *cfg);
+
+#endif
