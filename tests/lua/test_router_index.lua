@@ -153,19 +153,19 @@ local function linked(ix)
     return nil
 end
 
--- Several seeds, each a sequence of tables (the tables' Lua state, such as the tries' nodes,
--- their keys and the order entries were filed in, differs from one to the next), and every
--- request checked both ways: by the answer and by the candidates.
-T.case("indexed == unindexed routing on 5 seeds x 80 random tables x 300 random requests", function()
+-- Four seeds, each a sequence of 200 tables (CI saw the index lose a node at table 107 of the
+-- first; the others lost some, from table 8 to 155, in about one process in five before the fix),
+-- and every request checked both ways: by the answer and by the candidates.
+T.case("indexed == unindexed routing on 4 seeds x 200 random tables x 300 random requests", function()
     local filed, total, answers, rule_ix = 0, 0, {}, 0
-    for _, seed in ipairs({ 12345, 1, 2, 4, 5 }) do
+    for _, seed in ipairs({ 12345, 1, 2, 4 }) do
     local state = seed
     local function rnd(a, b)
         state = (state * 1103515245 + 12345) % 2147483648
         if b == nil then a, b = 1, a end
         return a + math.floor(state / 2147483648 * (b - a + 1))
     end
-    for t = 1, 80 do
+    for t = 1, 200 do
         local g = random_groups(rnd, ({ 5, 20, 60 })[t % 3 + 1])
         local ix = router.build(g, { now_ms = 0 })
         local flat = router.build(g, { now_ms = 0, flat = true })
@@ -203,7 +203,7 @@ T.case("indexed == unindexed routing on 5 seeds x 80 random tables x 300 random 
         filed, total, rule_ix, table.concat(kinds, " ")))
     T.truthy(filed > total / 2, "most selectors are filed")
     T.truthy(rule_ix > 20, "rule indexes are exercised")
-    T.truthy((answers.proxy or 0) > 20000 and (answers["error 400"] or 0) > 2000,
+    T.truthy((answers.proxy or 0) > 40000 and (answers["error 400"] or 0) > 4000,
         "proxied and failing answers")
 end)
 
