@@ -22,6 +22,8 @@ deps=$(. "$build/libgwagent.la" && echo "$dependency_libs")
 
 "$cc" "${cflags[@]}" -I"$src/include" -fPIC -shared -fvisibility=hidden -o "$out/bench_sub.so" \
 	"$src/bench/plugins/bench_sub.c"
+"$cc" "${cflags[@]}" -DBENCH_SUB_FLAGS=0 -I"$src/include" -fPIC -shared -fvisibility=hidden \
+	-o "$out/bench_sub_typed.so" "$src/bench/plugins/bench_sub.c"
 "$cc" "${cflags[@]}" -o "$out/fastadmin" "$src/bench/fastadmin.c" "$src/bench/benchdata.c"
 # shellcheck disable=SC2046
 "$cc" "${cflags[@]}" -o "$out/floorclient" "$src/bench/floorclient.c" \

@@ -19,6 +19,8 @@ Datasets (sizes from issue 7):
         one change in a big group)
   demo  the emulator's default sizes, five classic groups          (idle RSS and CPU)
   small 40 plugins, 100 selectors, 1,000 rules                    (the growth curve)
+  tiny  1,000,000 rules of ~30 bytes each ({"id":"t0000000","name":"x"}; 33 MB): the
+        hostile-admin probe of issue 22, where the per-item overhead is all there is
 """
 import argparse
 import os
@@ -42,10 +44,27 @@ DATASETS = {
     "demo": (list(dataset.CLASSIC_GROUPS), {}),
     "small": (["PLUGIN", "SELECTOR", "RULE"],
               dict(NONE, plugins=40, selectors=100, rules=1000)),
+    "tiny": (["RULE"], None),  # made here, not by dataset.py (see write_tiny)
 }
+TINY_ITEMS = 1000000
+
+
+def write_tiny(out):
+    """1,000,000 rules of ~30 bytes: only an id and a name (a rule the model accepts)."""
+    path = os.path.join(out, "tiny")
+    os.makedirs(path, exist_ok=True)
+    items = [{"id": "t%07d" % i, "name": "x"} for i in range(TINY_ITEMS)]
+    with open(os.path.join(path, "RULE.json.tmp"), "wb") as f:
+        f.write(dataset.compact(items).encode("utf-8"))
+    os.replace(os.path.join(path, "RULE.json.tmp"), os.path.join(path, "RULE.json"))
+    with open(os.path.join(path, "manifest.tmp"), "w") as f:
+        f.write("RULE %s %d\n" % (dataset.md5_of(items), BASE_TIME))
+    os.replace(os.path.join(path, "manifest.tmp"), os.path.join(path, "manifest"))
 
 
 def write_dataset(out, name, seed):
+    if name == "tiny":
+        return write_tiny(out)
     groups, sizes = DATASETS[name]
     data = dataset.generate(seed=seed, flavour="shenyu", groups=groups, **sizes)
     rules = data.get("RULE") or []

@@ -61,6 +61,11 @@ void *arena_alloc(struct arena *a, size_t n)
 	return alloc_aligned(a, n, alignof(max_align_t));
 }
 
+void *arena_alloc_align(struct arena *a, size_t n, size_t align)
+{
+	return alloc_aligned(a, n, align);
+}
+
 void *arena_calloc(struct arena *a, size_t n)
 {
 	void *p = arena_alloc(a, n);

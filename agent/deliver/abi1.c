@@ -2,11 +2,13 @@
  * The ABI-1 adapter (see abi1.h). Each change is copied into ABI-1 shapes for the length
  * of one apply(): one gw1_item per item of the new list, plus one per item that only the
  * old version holds (removed ones and the old side of updates), all pointing at the same
- * strings and typed views as the ABI-2 items, so a change costs two small allocations.
+ * strings and typed views as the ABI-2 items; the delta's new items point at their places
+ * in that array, found through a table of their addresses.
  */
 #include "deliver/abi1.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,18 +96,57 @@ static void copy_item(struct gw1_item *d, const struct gw_item *s)
 	d->meta = s->meta;
 }
 
+/* Where the new list's items are in it, for the delta's new items: a small open-addressed
+ * table of their addresses (the new list is an array of pointers to items that live
+ * anywhere), so mapping costs one probe per item of the list and per delta entry. */
+struct slots {
+	const struct gw_item **key;
+	size_t *at;
+	size_t mask;
+};
+
+static size_t slot_of(const struct slots *t, const struct gw_item *it)
+{
+	size_t h = ((uintptr_t)it >> 3) * 0x9E3779B97F4A7C15ull;
+	for (h &= t->mask; t->key[h] && t->key[h] != it; h = (h + 1) & t->mask)
+		;
+	return h;
+}
+
+static int slots_init(struct slots *t, const struct gw_change *c)
+{
+	size_t want = 2 * (c->n_added + c->n_updated) + 2, cap = 4;
+	while (cap < want)
+		cap *= 2;
+	t->mask = cap - 1;
+	t->key = calloc(cap, sizeof *t->key);
+	t->at = malloc(cap * sizeof *t->at);
+	if (!t->key || !t->at)
+		return -1;
+	for (size_t i = 0; i < c->n_added; i++)
+		t->key[slot_of(t, c->added[i])] = c->added[i];
+	for (size_t i = 0; i < c->n_updated; i++)
+		t->key[slot_of(t, c->updated[i].new_item)] = c->updated[i].new_item;
+	for (size_t i = 0; i <= t->mask; i++)
+		t->at[i] = SIZE_MAX;
+	return 0;
+}
+
+static void slots_free(struct slots *t)
+{
+	free(t->key);
+	free(t->at);
+}
+
 /* The ABI-1 item for `it`: its slot in the new list if it is one, else a fresh copy (an
- * old item, or one of a list that is not one array: only pointer identity is lost). */
-static const struct gw1_item *map_item(const struct gw_change *c, struct gw1_item *items,
+ * old item: only pointer identity is lost). */
+static const struct gw1_item *map_item(const struct slots *t, struct gw1_item *items,
                                        struct gw1_item *extra, size_t *n_extra,
                                        const struct gw_item *it)
 {
-	/* The new list is one array in the agent: its items are found by address. */
-	if (c->n_items && it >= c->items[0] && it <= c->items[c->n_items - 1]) {
-		size_t i = (size_t)(it - c->items[0]);
-		if (i < c->n_items && c->items[i] == it)
-			return &items[i];
-	}
+	size_t h = slot_of(t, it);
+	if (t->key[h] == it && t->at[h] != SIZE_MAX)
+		return &items[t->at[h]];
 	copy_item(&extra[*n_extra], it);
 	return &extra[(*n_extra)++];
 }
@@ -119,24 +160,30 @@ static int face_apply(void *state, const struct gw_host *host, const struct gw_c
 	struct gw1_item *items = malloc((n_items + 1) * sizeof *items);
 	const struct gw1_item **ptrs = malloc((n_ptrs + 1) * sizeof *ptrs);
 	struct gw1_update *upd = malloc((c->n_updated + 1) * sizeof *upd);
-	if (!items || !ptrs || !upd) {
+	struct slots t = {0};
+	if (!items || !ptrs || !upd || slots_init(&t, c) != 0) {
 		free(items);
 		free(ptrs);
 		free(upd);
+		slots_free(&t);
 		host->error(host, "out of memory adapting the change to ABI 1");
 		return -1;
 	}
-	for (size_t i = 0; i < c->n_items; i++)
+	for (size_t i = 0; i < c->n_items; i++) {
 		copy_item(&items[i], c->items[i]);
+		size_t h = slot_of(&t, c->items[i]);
+		if (t.key[h] == c->items[i])
+			t.at[h] = i;
+	}
 	struct gw1_item *extra = items + c->n_items;
 	size_t n_extra = 0;
 	for (size_t i = 0; i < c->n_added; i++)
-		ptrs[i] = map_item(c, items, extra, &n_extra, c->added[i]);
+		ptrs[i] = map_item(&t, items, extra, &n_extra, c->added[i]);
 	for (size_t i = 0; i < c->n_removed; i++)
-		ptrs[c->n_added + i] = map_item(c, items, extra, &n_extra, c->removed[i]);
+		ptrs[c->n_added + i] = map_item(&t, items, extra, &n_extra, c->removed[i]);
 	for (size_t i = 0; i < c->n_updated; i++) {
-		upd[i].old_item = map_item(c, items, extra, &n_extra, c->updated[i].old_item);
-		upd[i].new_item = map_item(c, items, extra, &n_extra, c->updated[i].new_item);
+		upd[i].old_item = map_item(&t, items, extra, &n_extra, c->updated[i].old_item);
+		upd[i].new_item = map_item(&t, items, extra, &n_extra, c->updated[i].new_item);
 	}
 	struct gw1_change c1 = {
 	    .group = c->group,
@@ -156,6 +203,7 @@ static int face_apply(void *state, const struct gw_host *host, const struct gw_c
 	if (!c1.previous.md5)
 		c1.previous.last_modify_time = 0; /* what ABI 1 delivered on a first change */
 	int rc = a->desc->apply(a->state, &c1);
+	slots_free(&t);
 	free(items);
 	free(ptrs);
 	free(upd);

@@ -19,6 +19,7 @@
 #include "core/thread.h"
 #include "model/diff.h"
 #include "model/groups.h"
+#include "model/typed.h"
 #include "store/history.h"
 
 /* One subscriber's view of one group. */
@@ -80,7 +81,11 @@ static int deliver(struct subscriber *s, enum gw_group g, const struct group_dat
 {
 	struct diff df;
 	memset(o, 0, sizeof *o);
-	if (diff_build(&df, g, from, to, &o->why) < 0)
+	/* the typed views, for a subscriber that reads them: made on this thread, the one
+	 * thing delivery adds to a version (model/typed.h) */
+	if ((s->typed && model_typed_fill((struct group_data *)to, (struct group_data *)from,
+	                                  &o->why) != 0) ||
+	    diff_build(&df, g, from, to, &o->why) < 0)
 		return -1;
 	o->na = df.change.n_added;
 	o->nu = df.change.n_updated;

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "deliver/plugin_config.h"
 #include "model/groups.h"
+#include "model/typed.h"
 
 #ifdef HAVE_CONFIG_H
 #include <config.h> /* the build's PACKAGE_VERSION (angle brackets: not agent/config.h) */
@@ -126,6 +127,16 @@ static int host_group_count(const struct gw_host *host)
 	return GW_GROUP_COUNT;
 }
 
+static const struct gw_item *host_item_typed(const struct gw_host *host, const struct gw_item *item)
+{
+	return item ? model_typed_copy(item, &host_ctx_of(host)->scratch) : NULL;
+}
+
+void host_call_done(struct host_ctx *ctx)
+{
+	arena_free(&ctx->scratch);
+}
+
 static int host_group_configured(const struct gw_host *host, enum gw_group g)
 {
 	const struct host_ctx *c = host_ctx_of(host);
@@ -178,6 +189,8 @@ void host_table_init(struct gw_host *h, struct host_ctx *ctx)
 	h->now_ms = host_now_ms;
 	h->group_name = host_group_name;
 	h->group_count = host_group_count;
+	h->item_typed = host_item_typed;
+	arena_init(&ctx->scratch);
 	h->group_configured = host_group_configured;
 	h->configured_groups = host_configured_groups;
 }

@@ -10,6 +10,7 @@
 
 #include <gwsync/subscriber.h>
 
+#include "core/arena.h"
 #include "core/log.h"
 
 struct host_ctx {
@@ -20,6 +21,8 @@ struct host_ctx {
 	const struct gw_option *options; /* declared options or NULL */
 	char error[512];                 /* the last host->error() message of the current call */
 	int in_init;                     /* inside init(): an ERROR log line also sets `error` */
+	struct arena
+	    scratch; /* item_typed()'s copies: freed when the call returns (host_call_done) */
 	/* The groups the agent syncs, in the configured order (host->group_configured and
 	 * host->configured_groups): a copy, so the table never points into a configuration
 	 * that might be freed before it. */
@@ -29,6 +32,9 @@ struct host_ctx {
 
 /* Fill `h` (every ABI-2 member) for `ctx`, which must outlive it. */
 void host_table_init(struct gw_host *h, struct host_ctx *ctx);
+
+/* After a callback returns: free what the host made for it (item_typed()'s copies). */
+void host_call_done(struct host_ctx *ctx);
 
 /* Set the groups the agent syncs (duplicates and unknown groups are dropped). */
 void host_set_groups(struct host_ctx *ctx, const enum gw_group *groups, size_t n);

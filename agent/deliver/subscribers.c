@@ -265,10 +265,12 @@ static int open_plugin(struct subscriber *s, const char *library, struct gw_err 
 		if (!s->v1)
 			return gw_errf(err, "out of memory");
 		s->desc = &s->v1->face;
+		s->typed = 1;
 		return 0;
 	}
 	s->desc = raw;
 	s->ctx.options = DESC_MEMBER(s->desc, options);
+	s->typed = !(DESC_MEMBER(s->desc, flags) & GW_SUB_TYPED_ON_DEMAND);
 	return 0;
 }
 
@@ -402,6 +404,7 @@ void subscribers_free(struct subscribers *subs)
 			flush_error(s, "fini()");
 		}
 		abi1_free(s->v1);
+		host_call_done(&s->ctx);
 		if (s->dl)
 			dlclose(s->dl);
 		free(s->name);
@@ -415,6 +418,7 @@ int subscriber_apply(struct subscriber *s, const struct gw_change *change, struc
 {
 	s->ctx.error[0] = '\0';
 	int rc = s->desc->apply(s->state, &s->host, change);
+	host_call_done(&s->ctx);
 	if (rc == 0) {
 		if (s->ctx.error[0])
 			LOG_W(s->log, "subscribers",

@@ -46,6 +46,7 @@ struct subscriber {
 	struct gw_log *log;
 	void *dl;
 	struct abi1 *v1; /* the ABI-1 adapter, or NULL */
+	int typed;       /* reads every item's typed view (no GW_SUB_TYPED_ON_DEMAND) */
 };
 
 struct subscribers {

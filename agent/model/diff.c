@@ -1,5 +1,6 @@
 /*
- * Group version delta (see diff.h). A merge walk over the two key-sorted index arrays:
+ * Group version delta (see diff.h). The delta a version carries from `from` when it was
+ * made from it; otherwise a merge walk over the two key-sorted index arrays:
  * equal keys are compared by their raw JSON, the smaller key of a mismatch is an
  * addition or a removal. Keys are unique within a version (the model refuses
  * duplicates); should two equal keys ever meet, they pair up one to one and the excess
@@ -15,7 +16,7 @@
  * the merge then costs a pointer comparison per item instead of a strcmp and a memcmp. */
 static int same_json(const struct gw_item *a, const struct gw_item *b)
 {
-	return a->json == b->json ||
+	return a == b || a->json == b->json ||
 	       (a->json_len == b->json_len && memcmp(a->json, b->json, a->json_len) == 0);
 }
 
@@ -24,10 +25,10 @@ static size_t count(const struct group_data *gd)
 	return gd ? gd->n_items : 0;
 }
 
-int diff_build(struct diff *d, enum gw_group group, const struct group_data *from,
-               const struct group_data *to, struct gw_err *err)
+/* The merge of both key indexes: d's own arrays. 0 or -1 (out of memory). */
+static int merge(struct diff *d, const struct group_data *from, const struct group_data *to,
+                 size_t *na_out, size_t *nu_out, size_t *nr_out)
 {
-	memset(d, 0, sizeof *d);
 	size_t nf = count(from), nt = count(to);
 
 	/* Worst cases: everything added, everything removed, everything updated. The
@@ -35,16 +36,13 @@ int diff_build(struct diff *d, enum gw_group group, const struct group_data *fro
 	d->added = malloc((nt + 1) * sizeof *d->added);
 	d->removed = malloc((nf + 1) * sizeof *d->removed);
 	d->updated = malloc(((nf < nt ? nf : nt) + 1) * sizeof *d->updated);
-	if (!d->added || !d->removed || !d->updated) {
-		diff_free(d);
-		return gw_errf(err, "group %s: out of memory computing the change",
-		               gw_group_name(group));
-	}
+	if (!d->added || !d->removed || !d->updated)
+		return -1;
 
 	size_t i = 0, j = 0, na = 0, nu = 0, nr = 0;
 	while (i < nf || j < nt) {
-		const struct gw_item *a = i < nf ? &from->items[from->by_key[i]] : NULL;
-		const struct gw_item *b = j < nt ? &to->items[to->by_key[j]] : NULL;
+		const struct gw_item *a = i < nf ? from->items[group_data_at(from, i)] : NULL;
+		const struct gw_item *b = j < nt ? to->items[group_data_at(to, j)] : NULL;
 		int c = !a ? 1 : !b ? -1 : a->key == b->key ? 0 : strcmp(a->key, b->key);
 		if (c < 0) {
 			d->removed[nr++] = a;
@@ -59,6 +57,38 @@ int diff_build(struct diff *d, enum gw_group group, const struct group_data *fro
 			j++;
 		}
 	}
+	*na_out = na;
+	*nu_out = nu;
+	*nr_out = nr;
+	return 0;
+}
+
+int diff_build(struct diff *d, enum gw_group group, const struct group_data *from,
+               const struct group_data *to, struct gw_err *err)
+{
+	memset(d, 0, sizeof *d);
+	size_t na, nu, nr;
+	const struct gw_item *const *added, *const *removed;
+	const struct gw_update *updated;
+	const struct gd_delta *carried = group_data_delta(to, from);
+	if (carried) { /* to was made from from: the delta came with it */
+		d->carried = 1;
+		added = carried->added;
+		na = carried->n_added;
+		updated = carried->updated;
+		nu = carried->n_updated;
+		removed = carried->removed;
+		nr = carried->n_removed;
+	} else {
+		if (merge(d, from, to, &na, &nu, &nr) != 0) {
+			diff_free(d);
+			return gw_errf(err, "group %s: out of memory computing the change",
+			               gw_group_name(group));
+		}
+		added = d->added;
+		updated = d->updated;
+		removed = d->removed;
+	}
 
 	/* No list is ever NULL (the ABI promises it), even for an empty group. */
 	static const struct gw_item *const none[1] = {NULL};
@@ -71,8 +101,8 @@ int diff_build(struct diff *d, enum gw_group group, const struct group_data *fro
 	if (to) {
 		ch->version.md5 = to->md5;
 		ch->version.last_modify_time = to->last_modify_time;
-		if (to->item_ptrs)
-			ch->items = to->item_ptrs;
+		if (to->items)
+			ch->items = (const struct gw_item *const *)to->items;
 		ch->n_items = to->n_items;
 		ch->stale = to->provisional;
 	}
@@ -83,11 +113,11 @@ int diff_build(struct diff *d, enum gw_group group, const struct group_data *fro
 	/* A snapshot's version confirmed by an admin serving the same data. */
 	ch->confirmed_only = from && to && na + nu + nr == 0 && strcmp(from->md5, to->md5) == 0 &&
 	                     from->provisional && !to->provisional;
-	ch->added = d->added;
+	ch->added = added;
 	ch->n_added = na;
-	ch->updated = d->updated;
+	ch->updated = updated;
 	ch->n_updated = nu;
-	ch->removed = d->removed;
+	ch->removed = removed;
 	ch->n_removed = nr;
 	return 0;
 }
@@ -100,4 +130,5 @@ void diff_free(struct diff *d)
 	d->added = NULL;
 	d->updated = NULL;
 	d->removed = NULL;
+	d->carried = 0;
 }

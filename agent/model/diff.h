@@ -4,9 +4,12 @@
  * last accepted. Items whose JSON is byte-identical are reported in neither list, so a
  * plugin touches only what changed and never has to clear a cache to stay correct.
  *
- * Both versions carry `by_key` (their items sorted by key), so the delta is one merge
- * of two sorted lists: O(n), no hash table. Either version may be NULL, meaning "empty":
- * from NULL everything is added, to NULL everything is removed.
+ * A version made from another by edits carries the delta from it (groupdata.h): when
+ * `from` is that version, the change is the carried lists, costing what changed (the
+ * common case of a subscriber, or the snapshot writer, one version behind an event
+ * source). Otherwise both versions carry `by_key` (their items sorted by key), so the
+ * delta is one merge of two sorted lists: O(n), no hash table. Either version may be NULL,
+ * meaning "empty": from NULL everything is added, to NULL everything is removed.
  */
 #ifndef GW_DIFF_H
 #define GW_DIFF_H
@@ -17,10 +20,11 @@
 #include "model/groupdata.h"
 
 struct diff {
-	struct gw_change change; /* points into the two versions and the arrays below */
-	const struct gw_item **added;
+	struct gw_change change;      /* points into the two versions and the arrays below */
+	const struct gw_item **added; /* the merge's own lists (NULL when carried) */
 	struct gw_update *updated;
 	const struct gw_item **removed;
+	int carried; /* the lists are the ones `to` carries from `from` */
 };
 
 /*

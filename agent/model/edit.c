@@ -1,13 +1,20 @@
 /*
  * Positional edits of a held version into the next one (see edit.h). One walk copies the
- * held arrays in runs between the edit positions (items, digests, store indices, and where
- * each held position lands), the stores are then chosen (shared, or the few items left in
- * small stores copied into one), and the key index is the held one with the changed keys
- * merged in at their ranks.
+ * held arrays in runs between the edit positions (item pointers, store indices, and where
+ * each held position lands), the stores are then chosen, and the key index is the held one
+ * with the changed keys merged in at their ranks. The delta from the held version is what
+ * the edits say, sorted by key: it is carried with the new version (groupdata.h).
+ *
+ * Stores, in the common case, cost nothing per item: the result references the held
+ * version's stores at the same indices (so its store indices are copied as they are) plus
+ * the event's own. A store none of the result's items use any more stays referenced until
+ * the next general settling, which happens when the stores would be too many or hold too
+ * much (edit.h): that one looks at every item, so it is paid once in many changes.
  */
 #include "model/edit.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +30,7 @@
  * from's that prev does not hold. */
 struct vstores {
 	struct gd_store *s[MAX_VIRTUAL];
-	size_t n;
+	size_t n, n_prev;
 	uint16_t from_map[GD_MAX_STORES]; /* from's store index -> ours */
 };
 
@@ -33,7 +40,7 @@ static void vstores_init(struct vstores *v, const struct group_data *prev,
 	v->n = 0;
 	for (size_t i = 0; prev && i < prev->n_stores; i++)
 		v->s[v->n++] = prev->stores[i];
-	size_t np = v->n;
+	size_t np = v->n_prev = v->n;
 	for (size_t i = 0; from && i < from->n_stores; i++) {
 		size_t k = 0;
 		while (k < np && v->s[k] != from->stores[i])
@@ -54,15 +61,33 @@ static int oom(struct gw_err *err, enum gw_group g)
 	return gw_errf(err, "group %s: out of memory", gw_group_name(g));
 }
 
-/*
- * gd's items are in place, item i in virtual store sidx[i]: choose the stores the version
- * references (gd->stores, gd->item_store), copying into one new store the items whose
- * store is not kept (see edit.h). 0 or -1 (out of memory).
- */
-static int settle_stores(struct group_data *gd, const struct vstores *v, const uint16_t *sidx)
+/* Bytes held by stores (each counted whole). */
+static size_t stores_bytes(const struct vstores *v, const uint8_t *used)
 {
-	size_t n = gd->n_items, ncopy = 0, used = 0, held = 0, top = MAX_VIRTUAL;
+	size_t held = 0;
+	for (size_t s = 0; s < v->n; s++)
+		if (!used || used[s])
+			held += gd_store_bytes(v->s[s]);
+	return held;
+}
+
+static int too_much(size_t held, size_t json)
+{
+	return held > 4 * json + (1u << 20);
+}
+
+/*
+ * The general settling: gd's items are in place, item i in virtual store sidx[i]; choose
+ * the stores the version references (gd->stores, gd->item_store), copying into one new
+ * store the items whose store is not kept (see edit.h). Looks at every item. 0 or -1 (out
+ * of memory).
+ */
+static int settle_general(struct group_data *gd, const struct vstores *v, const uint16_t *sidx,
+                          int *copied)
+{
+	size_t n = gd->n_items, ncopy = 0, used = 0, top = MAX_VIRTUAL;
 	uint32_t count[MAX_VIRTUAL] = {0};
+	uint8_t in_use[MAX_VIRTUAL] = {0};
 	for (size_t i = 0; i < n; i++) {
 		if (sidx[i] == COPY)
 			ncopy++;
@@ -73,17 +98,18 @@ static int settle_stores(struct group_data *gd, const struct vstores *v, const u
 		if (!count[s])
 			continue;
 		used++;
-		held += gd_store_bytes(v->s[s]);
+		in_use[s] = 1;
 		if (top == MAX_VIRTUAL || count[s] > count[top])
 			top = s;
 	}
-	int all = held > 4 * gd->json_bytes + (1u << 20);
+	int all = too_much(stores_bytes(v, in_use), gd->json_bytes);
 	int few = used + (ncopy ? 1 : 0) > GD_MAX_STORES;
 	uint8_t fin[MAX_VIRTUAL];
 	int keep[MAX_VIRTUAL] = {0};
 	int copying = ncopy > 0;
 	gd->stores = arena_alloc(&gd->arena, GD_MAX_STORES * sizeof *gd->stores);
-	gd->item_store = arena_alloc(&gd->arena, n ? n : 1);
+	if (!gd->item_store)
+		gd->item_store = arena_alloc(&gd->arena, n ? n : 1);
 	if (!gd->stores || !gd->item_store)
 		return -1;
 	for (size_t s = 0; s < v->n; s++) {
@@ -99,6 +125,7 @@ static int settle_stores(struct group_data *gd, const struct vstores *v, const u
 	}
 	struct gd_store *fresh = NULL;
 	uint8_t fresh_idx = 0;
+	*copied = copying;
 	if (copying) {
 		if (!(fresh = gd_store_new()))
 			return -1;
@@ -110,25 +137,10 @@ static int settle_stores(struct group_data *gd, const struct vstores *v, const u
 			gd->item_store[i] = fin[sidx[i]];
 			continue;
 		}
-		struct gw_item old = gd->items[i];
-		if (model_copy_item(&fresh->arena, &old, &gd->items[i]) != 0)
+		if (!(gd->items[i] = model_copy_item(&fresh->arena, gd->items[i])))
 			return -1;
 		gd->item_store[i] = fresh_idx;
 	}
-	return 0;
-}
-
-/* gd->item_ptrs for items that carry their size already (every version's do: they were
- * linked when made; an edited item is given its own), so the held items are not touched
- * again, only pointed at. 0 or -1. */
-static int point_at_items(struct group_data *gd)
-{
-	size_t n = gd->n_items;
-	gd->item_ptrs = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->item_ptrs);
-	if (!gd->item_ptrs)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		gd->item_ptrs[i] = &gd->items[i];
 	return 0;
 }
 
@@ -156,23 +168,32 @@ static int dup_key(struct gw_err *err, enum gw_group g, const char *key)
 	               gw_group_name(g), key_display(g, key, shown, sizeof shown));
 }
 
+/* Runs of prev's index (its identity when prev is in key order) into bk. */
+static void copy_ranks(uint32_t *bk, const struct group_data *prev, size_t from, size_t n)
+{
+	if (prev->by_key)
+		memcpy(bk, &prev->by_key[from], n * sizeof *bk);
+	else
+		for (size_t i = 0; i < n; i++)
+			bk[i] = (uint32_t)(from + i);
+}
+
 /*
  * gd->by_key from prev's: prev's entries in their order (without those in `gone`, at
  * their new positions `remap`; both NULL: unchanged) with the added keys merged in at the
- * ranks a binary search in prev finds. 0, or -1 (err: out of memory or a duplicate key).
+ * ranks a binary search in prev finds. When the result is in key order as prev was (the
+ * keys replaced in place, or new ones appended that sort after every held key) it needs
+ * none: by_key stays NULL and nothing is copied. 0, or -1 (err: out of memory or a
+ * duplicate key).
  */
 static int index_merge(struct group_data *gd, const struct group_data *prev, const int32_t *remap,
                        const uint8_t *gone, struct added *added, size_t na, struct gw_err *err)
 {
 	size_t n = gd->n_items, n_prev = prev ? prev->n_items : 0;
-	uint32_t *bk = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *bk);
-	if (!bk)
-		return oom(err, gd->group);
-	gd->by_key = bk;
 	for (size_t j = 0; j < na; j++) {
 		int found;
 		added[j].rank = group_data_rank(prev, added[j].key, &found);
-		if (found && !(gone && gone[prev->by_key[added[j].rank]]))
+		if (found && !(gone && gone[group_data_at(prev, added[j].rank)]))
 			return dup_key(err, gd->group, added[j].key);
 	}
 	if (na > 1)
@@ -181,25 +202,35 @@ static int index_merge(struct group_data *gd, const struct group_data *prev, con
 		if (added[j].rank == added[j - 1].rank &&
 		    strcmp(added[j].key, added[j - 1].key) == 0)
 			return dup_key(err, gd->group, added[j].key);
+	int in_order = (!prev || !prev->by_key) && !remap && !gone;
+	for (size_t j = 0; in_order && j < na; j++) /* appended at the end, in key order */
+		in_order = added[j].rank == n_prev && added[j].idx == n_prev + j;
+	gd->by_key = NULL;
+	if (in_order)
+		return 0;
+	uint32_t *bk = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *bk);
+	if (!bk)
+		return oom(err, gd->group);
+	gd->by_key = bk;
 	size_t j = 0, k = 0;
 	if (!remap && !gone) { /* positions unchanged: copy runs between the insertions */
 		size_t m = 0;
 		for (; j < na; j++) {
 			size_t r = added[j].rank;
 			if (r > m)
-				memcpy(&bk[k], &prev->by_key[m], (r - m) * sizeof *bk);
+				copy_ranks(&bk[k], prev, m, r - m);
 			k += r - m;
 			m = r;
 			bk[k++] = added[j].idx;
 		}
 		if (n_prev > m)
-			memcpy(&bk[k], &prev->by_key[m], (n_prev - m) * sizeof *bk);
+			copy_ranks(&bk[k], prev, m, n_prev - m);
 		k += n_prev - m;
 	} else {
 		for (size_t m = 0; m < n_prev; m++) {
 			while (j < na && added[j].rank == m)
 				bk[k++] = added[j++].idx;
-			uint32_t p = prev->by_key[m];
+			uint32_t p = (uint32_t)group_data_at(prev, m);
 			if (gone && gone[p])
 				continue;
 			bk[k++] = remap ? (uint32_t)remap[p] : p;
@@ -225,7 +256,7 @@ static int held_sum(const struct group_data *prev, struct digester *dg, struct i
 	}
 	struct item_digest d;
 	for (size_t i = 0; i < prev->n_items; i++) {
-		if (digest_item(dg, prev->items[i].json, prev->items[i].json_len, &d) != 0)
+		if (digest_item(dg, prev->items[i]->json, prev->items[i]->json_len, &d) != 0)
 			return -1;
 		digest_add(sum, &d);
 	}
@@ -245,6 +276,70 @@ static int account(struct digester *dg, struct item_digest *sum, const struct gw
 	return 0;
 }
 
+/* The same item text: shared (one pointer) or byte-identical. */
+static int same_json(const struct gw_item *a, const struct gw_item *b)
+{
+	return a->json == b->json ||
+	       (a->json_len == b->json_len && memcmp(a->json, b->json, a->json_len) == 0);
+}
+
+/* ---------------------------------------------------------------- the carried delta */
+
+/* An item that leaves or enters with an edit (entering ones by their index in the result,
+ * since settling may still copy them). */
+struct moved {
+	const struct gw_item *it;
+	size_t idx;
+};
+
+static int cmp_moved(const void *a, const void *b)
+{
+	const struct moved *x = a, *y = b;
+	return strcmp(x->it->key, y->it->key);
+}
+
+/* gd->delta from prev: what left and what entered, paired by key (an item that leaves and
+ * comes back under its key with other text is an update, with the same text nothing). 0
+ * or -1 (out of memory). */
+static int carry_delta(struct group_data *gd, const struct group_data *prev, struct moved *out,
+                       size_t n_out, struct moved *in, size_t n_in)
+{
+	for (size_t i = 0; i < n_in; i++)
+		in[i].it = gd->items[in[i].idx];
+	if (n_out > 1)
+		qsort(out, n_out, sizeof *out, cmp_moved);
+	if (n_in > 1)
+		qsort(in, n_in, sizeof *in, cmp_moved);
+	struct gd_delta *d = &gd->delta;
+	size_t cap_a = n_in ? n_in : 1, cap_r = n_out ? n_out : 1;
+	size_t cap_u = (n_in < n_out ? n_in : n_out) + 1;
+	d->added = arena_alloc(&gd->arena, cap_a * sizeof *d->added);
+	d->removed = arena_alloc(&gd->arena, cap_r * sizeof *d->removed);
+	d->updated = arena_alloc(&gd->arena, cap_u * sizeof *d->updated);
+	if (!d->added || !d->removed || !d->updated)
+		return -1;
+	size_t i = 0, j = 0;
+	while (i < n_out || j < n_in) {
+		int c = i == n_out ? 1 : j == n_in ? -1 : strcmp(out[i].it->key, in[j].it->key);
+		if (c < 0) {
+			d->removed[d->n_removed++] = out[i++].it;
+		} else if (c > 0) {
+			d->added[d->n_added++] = in[j++].it;
+		} else {
+			if (!same_json(out[i].it, in[j].it))
+				d->updated[d->n_updated++] =
+				    (struct gw_update){out[i].it, in[j].it};
+			i++;
+			j++;
+		}
+	}
+	d->pred = prev;
+	d->pred_born = prev->born;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- model_edit */
+
 /* Edits in the order model_edit wants, each naming a position of prev and an item of from. */
 static int edits_valid(const struct group_data *prev, const struct group_data *from,
                        const struct edit *edits, size_t n_edits)
@@ -263,16 +358,71 @@ static int edits_valid(const struct group_data *prev, const struct group_data *f
 			return 0; /* nothing after a replace or remove at one position */
 		if (ed->op != EDIT_INSERT)
 			taken = 1;
-		if (ed->op != EDIT_REMOVE && (!from || !ed->item || ed->item < from->items ||
-		                              ed->item >= from->items + from->n_items))
-			return 0;
+		if (ed->op != EDIT_REMOVE) {
+			/* an item of from: found by its key (from's index), not by a scan */
+			if (!from || !ed->item || !ed->item->key)
+				return 0;
+			int found;
+			size_t i = group_data_rank(from, ed->item->key, &found);
+			if (!found || from->items[group_data_at(from, i)] != ed->item)
+				return 0;
+		}
 	}
 	return 1;
 }
 
-int model_edit(const struct group_data *prev, const struct group_data *from,
-               const struct edit *edits, size_t n_edits, struct group_data **out,
-               struct gw_err *err)
+/* Where item `it` of from is in from (it is one: edits_valid checked). */
+static size_t from_index(const struct group_data *from, const struct gw_item *it)
+{
+	int found;
+	return group_data_at(from, group_data_rank(from, it->key, &found));
+}
+
+/*
+ * The stores of the result when nothing needs settling: prev's at their indices, then
+ * those of from's that the new items use. 1 done, 0 not possible here (too many stores,
+ * too much held, or an item to copy: the general settling does it), -1 out of memory.
+ */
+static int settle_cheap(struct group_data *gd, const struct group_data *prev,
+                        const struct vstores *v, const uint16_t *new_sidx, size_t n_new_items,
+                        const size_t *new_at)
+{
+	if (!prev || !prev->n_stores)
+		return 0;
+	int extra[MAX_VIRTUAL] = {0};
+	size_t n_st = prev->n_stores;
+	for (size_t i = 0; i < n_new_items; i++) {
+		if (new_sidx[i] == COPY)
+			return 0;
+		if (new_sidx[i] >= v->n_prev && !extra[new_sidx[i]])
+			extra[new_sidx[i]] = (int)n_st++ + 1; /* final index + 1 */
+	}
+	if (n_st > GD_MAX_STORES)
+		return 0;
+	size_t held = 0;
+	for (size_t s = 0; s < v->n; s++)
+		if (s < v->n_prev || extra[s])
+			held += gd_store_bytes(v->s[s]);
+	if (too_much(held, gd->json_bytes))
+		return 0;
+	gd->stores = arena_alloc(&gd->arena, GD_MAX_STORES * sizeof *gd->stores);
+	if (!gd->stores)
+		return -1;
+	for (size_t s = 0; s < v->n; s++)
+		if (s < v->n_prev || extra[s])
+			gd->stores[s < v->n_prev ? s : (size_t)extra[s] - 1] =
+			    gd_store_ref(v->s[s]);
+	gd->n_stores = n_st;
+	for (size_t i = 0; i < n_new_items; i++) {
+		uint16_t s = new_sidx[i];
+		gd->item_store[new_at[i]] = (uint8_t)(s < v->n_prev ? s : (size_t)extra[s] - 1);
+	}
+	return 1;
+}
+
+static int edit_build(const struct group_data *prev, const struct group_data *from,
+                      const struct edit *edits, size_t n_edits, const char *md5,
+                      struct group_data **out, struct gw_err *err)
 {
 	*out = NULL;
 	if (!prev && !from)
@@ -291,35 +441,43 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 		shift = shift || edits[e].op == EDIT_REMOVE ||
 		        (edits[e].op == EDIT_INSERT && edits[e].at < n_prev);
 	}
+	size_t ne = n_edits ? n_edits : 1;
 	struct group_data *gd = group_data_new(g);
-	struct digester *dg = digester_new();
-	uint16_t *sidx = malloc((n_new ? n_new : 1) * sizeof *sidx);
+	struct digester *dg = md5 ? NULL : digester_new();
 	int32_t *remap = shift ? malloc((n_prev ? n_prev : 1) * sizeof *remap) : NULL;
 	uint8_t *gone = NULL;
-	struct added *added = malloc((n_edits ? n_edits : 1) * sizeof *added);
+	struct added *added = malloc(ne * sizeof *added);
+	struct moved *leaving = malloc(ne * sizeof *leaving);
+	struct moved *entering = malloc(ne * sizeof *entering);
+	uint16_t *new_sidx = malloc(ne * sizeof *new_sidx);
+	size_t *new_at = malloc(ne * sizeof *new_at);
 	struct vstores *vs = malloc(sizeof *vs);
-	size_t na = 0;
-	if (!gd || !dg || !sidx || (shift && !remap) || !added || !vs)
+	uint16_t *sidx = NULL;
+	size_t na = 0, nl = 0, nn = 0;
+	if (!gd || (!md5 && !dg) || (shift && !remap) || !added || !leaving || !entering ||
+	    !new_sidx || !new_at || !vs)
 		goto fail;
 	gd->items = gd->heap_items = malloc((n_new ? n_new : 1) * sizeof *gd->items);
-	if (!gd->items)
+	gd->item_store = arena_alloc(&gd->arena, n_new ? n_new : 1);
+	if (!gd->items || !gd->item_store)
 		goto fail;
 	gd->n_items = n_new;
 	vstores_init(vs, prev, from);
-	struct item_digest sum;
-	if (held_sum(prev, dg, &sum) != 0)
+	struct item_digest sum = {0, 0};
+	if (!md5 && held_sum(prev, dg, &sum) != 0)
 		goto fail;
 	size_t json = prev ? prev->json_bytes : 0, pos = 0, k = 0;
 	if (prev && prev->n_items && !json) /* a version made by hand (tests) */
 		for (size_t i = 0; i < n_prev; i++)
-			json += prev->items[i].json_len;
+			json += prev->items[i]->json_len;
+	int prev_stores = prev && prev->n_stores;
 	for (size_t e = 0; e <= n_edits; e++) {
 		size_t upto = e < n_edits ? edits[e].at : n_prev;
 		if (upto > pos) { /* the held items up to the next edit, as they are */
 			size_t run = upto - pos;
 			memcpy(&gd->items[k], &prev->items[pos], run * sizeof *gd->items);
-			for (size_t i = 0; i < run; i++)
-				sidx[k + i] = prev->n_stores ? prev->item_store[pos + i] : COPY;
+			if (prev_stores)
+				memcpy(&gd->item_store[k], &prev->item_store[pos], run);
 			for (size_t i = 0; remap && i < run; i++)
 				remap[pos + i] = (int32_t)(k + i);
 			k += run;
@@ -328,14 +486,17 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 		if (e == n_edits)
 			break;
 		const struct edit *ed = &edits[e];
-		int leaves = ed->op == EDIT_REMOVE || (ed->op == EDIT_REPLACE &&
-		                                       strcmp(prev->items[pos].key, ed->item->key));
+		int leaves =
+		    ed->op == EDIT_REMOVE ||
+		    (ed->op == EDIT_REPLACE && strcmp(prev->items[pos]->key, ed->item->key));
 		if (leaves && !gone && !(gone = calloc(n_prev, 1)))
 			goto fail;
 		if (ed->op != EDIT_INSERT) { /* the held item at pos leaves or is replaced */
-			if (account(dg, &sum, &prev->items[pos], -1) != 0)
+			const struct gw_item *old = prev->items[pos];
+			if (!md5 && account(dg, &sum, old, -1) != 0)
 				goto fail;
-			json -= prev->items[pos].json_len;
+			json -= old->json_len;
+			leaving[nl++] = (struct moved){old, pos};
 			if (remap)
 				remap[pos] = ed->op == EDIT_REMOVE ? -1 : (int32_t)k;
 			if (leaves)
@@ -344,11 +505,12 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 		}
 		if (ed->op == EDIT_REMOVE)
 			continue;
-		const struct gw_item *it = ed->item;
-		gd->items[k] = *it;
-		gd->items[k].size = sizeof gd->items[k];
-		sidx[k] = from_store(vs, from, (size_t)(it - from->items));
-		if (account(dg, &sum, it, 1) != 0)
+		struct gw_item *it = (struct gw_item *)ed->item; /* from's: shared, not written */
+		gd->items[k] = it;
+		new_sidx[nn] = from_store(vs, from, from_index(from, it));
+		new_at[nn++] = k;
+		entering[nn - 1] = (struct moved){it, k};
+		if (!md5 && account(dg, &sum, it, 1) != 0)
 			goto fail;
 		json += it->json_len;
 		if (ed->op == EDIT_INSERT || leaves) {
@@ -358,14 +520,35 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
 		k++;
 	}
 	gd->json_bytes = json;
-	gd->digest_sum = sum;
-	gd->has_digest_sum = 1;
-	if (settle_stores(gd, vs, sidx) != 0 || point_at_items(gd) != 0)
+	int cheap = settle_cheap(gd, prev, vs, new_sidx, nn, new_at);
+	if (cheap < 0)
 		goto fail;
+	if (!cheap) {
+		/* every item's virtual store, for the general settling */
+		if (!(sidx = malloc((n_new ? n_new : 1) * sizeof *sidx)))
+			goto fail;
+		for (size_t i = 0; i < n_new; i++)
+			sidx[i] = prev_stores ? gd->item_store[i] : COPY;
+		for (size_t i = 0; i < nn; i++)
+			sidx[new_at[i]] = new_sidx[i];
+		int copied;
+		if (settle_general(gd, vs, sidx, &copied) != 0)
+			goto fail;
+		cheap = !copied;
+	}
+	gd->delta_shares = cheap; /* nothing copied: every item kept is prev's own */
 	if (index_merge(gd, prev, remap, gone, added, na, err) != 0)
 		goto out;
-	if (digest_identity(dg, &sum, n_new, gd->md5) != 0)
+	if (prev && carry_delta(gd, prev, leaving, nl, entering, nn) != 0)
 		goto fail;
+	if (md5) {
+		memcpy(gd->md5, md5, sizeof gd->md5);
+	} else {
+		gd->digest_sum = sum;
+		gd->has_digest_sum = 1;
+		if (digest_identity(dg, &sum, n_new, gd->md5) != 0)
+			goto fail;
+	}
 	*out = gd;
 	gd = NULL;
 	rc = 0;
@@ -375,19 +558,90 @@ fail:
 out:
 	group_data_unref(gd);
 	digester_free(dg);
-	free(sidx);
 	free(remap);
 	free(gone);
 	free(added);
+	free(leaving);
+	free(entering);
+	free(new_sidx);
+	free(new_at);
 	free(vs);
+	free(sidx);
 	return rc;
 }
 
-/* The same item text: shared (one pointer) or byte-identical. */
-static int same_json(const struct gw_item *a, const struct gw_item *b)
+int model_edit(const struct group_data *prev, const struct group_data *from,
+               const struct edit *edits, size_t n_edits, struct group_data **out,
+               struct gw_err *err)
 {
-	return a->json == b->json ||
-	       (a->json_len == b->json_len && memcmp(a->json, b->json, a->json_len) == 0);
+	return edit_build(prev, from, edits, n_edits, NULL, out, err);
+}
+
+int model_edit_as(const struct group_data *prev, const struct group_data *from,
+                  const struct edit *edits, size_t n_edits, const char *md5,
+                  struct group_data **out, struct gw_err *err)
+{
+	char tag[65];
+	snprintf(tag, sizeof tag, "%s", md5);
+	return edit_build(prev, from, edits, n_edits, tag, out, err);
+}
+
+/* ---------------------------------------------------------------- model_whole */
+
+/* The delta from prev to gd (a full list) by walking both key orders; with `sum` (prev's
+ * digest sum, or NULL) adjusted by the items that differ. 0 or -1. */
+static int whole_delta(struct group_data *gd, const struct group_data *prev, struct digester *dg,
+                       struct item_digest *sum)
+{
+	struct gd_delta *d = &gd->delta;
+	size_t n = gd->n_items, np = prev->n_items;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t i = 0, j = 0, na = 0, nu = 0, nr = 0;
+		while (i < n || j < np) {
+			const struct gw_item *a = i < n ? gd->items[group_data_at(gd, i)] : NULL;
+			const struct gw_item *b =
+			    j < np ? prev->items[group_data_at(prev, j)] : NULL;
+			int c = !a ? 1 : !b ? -1 : a->key == b->key ? 0 : strcmp(a->key, b->key);
+			if (c == 0 && same_json(a, b)) {
+				i++;
+				j++;
+				continue;
+			}
+			if (c < 0) {
+				if (pass)
+					d->added[na] = a;
+				na++;
+			} else if (c > 0) {
+				if (pass)
+					d->removed[nr] = b;
+				nr++;
+			} else {
+				if (pass)
+					d->updated[nu] = (struct gw_update){b, a};
+				nu++;
+			}
+			if (pass && sum && c <= 0 && account(dg, sum, a, 1) != 0)
+				return -1;
+			if (pass && sum && c >= 0 && account(dg, sum, b, -1) != 0)
+				return -1;
+			i += c <= 0;
+			j += c >= 0;
+		}
+		if (!pass) {
+			d->added = arena_alloc(&gd->arena, (na ? na : 1) * sizeof *d->added);
+			d->removed = arena_alloc(&gd->arena, (nr ? nr : 1) * sizeof *d->removed);
+			d->updated = arena_alloc(&gd->arena, (nu ? nu : 1) * sizeof *d->updated);
+			if (!d->added || !d->removed || !d->updated)
+				return -1;
+		} else {
+			d->n_added = na;
+			d->n_updated = nu;
+			d->n_removed = nr;
+		}
+	}
+	d->pred = prev;
+	d->pred_born = prev->born;
+	return 0;
 }
 
 int model_whole(enum gw_group group, const struct group_data *prev, const struct group_data *from,
@@ -398,7 +652,7 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 	int rc = -1;
 	struct group_data *gd = group_data_new(group);
 	struct digester *dg = digester_new();
-	uint16_t *sidx = malloc((n ? n : 1) * sizeof *sidx);
+	uint16_t *sidx = calloc(n ? n : 1, sizeof *sidx);
 	struct vstores *vs = malloc(sizeof *vs);
 	if (!gd || !dg || !sidx || !vs)
 		goto fail;
@@ -407,58 +661,46 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 		goto fail;
 	gd->n_items = n;
 	vstores_init(vs, NULL, from);
-	for (size_t i = 0; i < n; i++) {
-		gd->items[i] = from->items[i];
+	if (n)
+		memcpy(gd->items, from->items, n * sizeof *gd->items);
+	for (size_t i = 0; i < n; i++)
 		sidx[i] = from_store(vs, from, i);
-	}
 	gd->json_bytes = from ? from->json_bytes : 0;
-	/* the identity: the held one's, less what left and plus what came, found by walking
-	 * both key orders (an item shared with the held version is one pointer: no hashing);
-	 * from scratch when the held version has none */
-	struct item_digest sum = {0, 0};
-	if (prev && prev->has_digest_sum && (!n || from->by_key)) {
-		sum = prev->digest_sum;
-		size_t i = 0, j = 0, np = prev->n_items;
-		while (i < n || j < np) {
-			const struct gw_item *a = i < n ? &from->items[from->by_key[i]] : NULL;
-			const struct gw_item *b = j < np ? &prev->items[prev->by_key[j]] : NULL;
-			int c = !a ? 1 : !b ? -1 : a->key == b->key ? 0 : strcmp(a->key, b->key);
-			if (c == 0 && same_json(a, b)) {
-				i++;
-				j++;
-				continue;
-			}
-			if (c <= 0 && account(dg, &sum, a, 1) != 0)
-				goto fail;
-			if (c >= 0 && account(dg, &sum, b, -1) != 0)
-				goto fail;
-			i += c <= 0;
-			j += c >= 0;
-		}
-	} else {
-		for (size_t i = 0; i < n; i++)
-			if (account(dg, &sum, &gd->items[i], 1) != 0)
-				goto fail;
-	}
-	gd->digest_sum = sum;
-	gd->has_digest_sum = 1;
-	if (settle_stores(gd, vs, sidx) != 0)
+	int copied;
+	if (settle_general(gd, vs, sidx, &copied) != 0)
 		goto fail;
-	if (from && from->by_key) {
-		if (point_at_items(gd) != 0 ||
-		    !(gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key)))
-			goto fail;
-		memcpy(gd->by_key, from->by_key, n * sizeof *gd->by_key);
+	if (from) { /* the same order as from: its index, or none when it needs none */
+		if (from->by_key) {
+			gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key);
+			if (!gd->by_key)
+				goto fail;
+			memcpy(gd->by_key, from->by_key, n * sizeof *gd->by_key);
+		}
 	} else {
 		size_t dup;
 		enum gd_index ix = group_data_index(gd, &dup);
 		if (ix == GD_INDEX_NO_MEMORY)
 			goto fail;
 		if (ix == GD_INDEX_DUPLICATE) {
-			dup_key(err, group, gd->items[dup].key);
+			dup_key(err, group, gd->items[dup]->key);
 			goto out;
 		}
 	}
+	/* the delta and the identity: the held one's, less what left and plus what came,
+	 * found by walking both key orders (an item shared with the held version is one
+	 * pointer: no hashing); from scratch when the held version has none */
+	struct item_digest sum = {0, 0};
+	int adjust = prev && prev->has_digest_sum;
+	if (adjust)
+		sum = prev->digest_sum;
+	if (prev && whole_delta(gd, prev, dg, adjust ? &sum : NULL) != 0)
+		goto fail;
+	if (!adjust)
+		for (size_t i = 0; i < n; i++)
+			if (account(dg, &sum, gd->items[i], 1) != 0)
+				goto fail;
+	gd->digest_sum = sum;
+	gd->has_digest_sum = 1;
 	if (digest_identity(dg, &sum, n, gd->md5) != 0)
 		goto fail;
 	*out = gd;
@@ -481,7 +723,8 @@ int model_same_items(const struct group_data *a, const struct group_data *b)
 	if (na != nb)
 		return 0;
 	for (size_t i = 0; i < na; i++) {
-		const struct gw_item *x = &a->items[a->by_key[i]], *y = &b->items[b->by_key[i]];
+		const struct gw_item *x = a->items[group_data_at(a, i)];
+		const struct gw_item *y = b->items[group_data_at(b, i)];
 		if ((x->key != y->key && strcmp(x->key, y->key) != 0) || !same_json(x, y))
 			return 0;
 	}
@@ -494,7 +737,7 @@ int model_identity(const struct group_data *gd, char out[33])
 	struct item_digest sum = {0, 0}, d;
 	int rc = dg ? 0 : -1;
 	for (size_t i = 0; rc == 0 && gd && i < gd->n_items; i++) {
-		rc = digest_item(dg, gd->items[i].json, gd->items[i].json_len, &d);
+		rc = digest_item(dg, gd->items[i]->json, gd->items[i]->json_len, &d);
 		digest_add(&sum, &d);
 	}
 	if (rc == 0)

@@ -1,26 +1,30 @@
 /*
  * The next version of a group made from the held one and what changed, for the event
- * sources (WebSocket through patch.h, ZooKeeper and etcd through the kv mirror): a one-item
- * change among 100,000 must cost about one item, so nothing here writes the group as JSON
- * or parses it again, hashes every item, or sorts every key.
+ * sources (WebSocket through patch.h, ZooKeeper and etcd through the kv mirror) and the
+ * snapshot's journal: a one-item change among 100,000 must cost about one item, so nothing
+ * here writes the group as JSON or parses it again, hashes every item, sorts every key or
+ * copies an item.
  *
  * The changes are positional edits of the held version's item list: insert an item before
  * a position, replace the item at a position, remove it. The result shares every item it
- * keeps with the held version (a copy of its gw_item, pointing into the same refcounted
- * stores, groupdata.h) and takes the new items from `from`, the parsed items of the event,
- * whose stores it shares too. What is linear in the group is plain copying of arrays (the
- * gw_item structs, their store indices, the key index), never parsing, hashing or
- * comparing keys: the key index is the held one with the few changed keys merged in at
- * the ranks a binary search finds, and the identity (digest.h) is the held one's sum
- * minus the digests of the items that left plus those of the items that came, each
- * computed from its JSON then (an item keeps no digest: nothing is added per item).
+ * keeps with the held version (the same pointer; the items live in refcounted stores,
+ * groupdata.h) and takes the new items from `from`, the parsed items of the event, whose
+ * stores it shares too. What is linear in the group is plain copying of arrays (the item
+ * pointers, their store indices, the key index), never parsing, hashing or comparing keys:
+ * the key index is the held one with the few changed keys merged in at the ranks a binary
+ * search finds, and the identity (digest.h) is the held one's sum minus the digests of the
+ * items that left plus those of the items that came, each computed from its JSON then (an
+ * item keeps no digest: nothing is added per item). The result carries the delta from the
+ * held version (groupdata.h: what left, came and changed, in key order), built from the
+ * edits alone.
  *
  * Stores: a version may reference at most GD_MAX_STORES, and a store keeps the memory of
- * items that later versions replaced. So when the result would need more stores, every
- * item outside the store most items live in (the full sync's, usually) is copied into one
- * new store; and when its stores hold more than 4x its items' JSON (plus 1 MiB), every item
- * is copied into one new store. Both copy what accumulated over many changes, so they cost
- * a bounded amount per change on average.
+ * items that later versions replaced. Usually the result references the held version's
+ * stores as they are plus the event's (nothing per item). When that would be too many
+ * stores, every item outside the store most items live in (the full sync's, usually) is
+ * copied into one new store; and when its stores hold more than 4x its items' JSON (plus
+ * 1 MiB), every item is copied into one new store. Both look at every item and copy what
+ * accumulated over many changes, so they cost a bounded amount per change on average.
  */
 #ifndef GW_MODEL_EDIT_H
 #define GW_MODEL_EDIT_H
@@ -55,11 +59,17 @@ int model_edit(const struct group_data *prev, const struct group_data *from,
                const struct edit *edits, size_t n_edits, struct group_data **out,
                struct gw_err *err);
 
+/* The same, with `md5` as the new version's tag instead of its identity (nothing hashed,
+ * no digest sum kept): replaying a journal whose records name each version's tag. */
+int model_edit_as(const struct group_data *prev, const struct group_data *from,
+                  const struct edit *edits, size_t n_edits, const char *md5,
+                  struct group_data **out, struct gw_err *err);
+
 /* A full list: exactly from's items in from's order (from NULL: none) as a new unstamped
  * version of `group`, sharing from's stores; its identity is prev's (the held version, may
  * be NULL) adjusted by the items that differ, found by walking both key orders (an item
- * shared with prev is one pointer: no hashing), or computed from every item without one. 0 or -1
- * (out of memory). */
+ * shared with prev is one pointer: no hashing), or computed from every item without one;
+ * the walk also gives the delta from prev it carries. 0 or -1 (out of memory). */
 int model_whole(enum gw_group group, const struct group_data *prev, const struct group_data *from,
                 struct group_data **out, struct gw_err *err);
 

@@ -18,6 +18,7 @@
 #include "core/arena.h"
 #include "core/error.h"
 #include "model/groupdata.h"
+#include "model/intern.h"
 
 enum field_kind { K_STR, K_STR_OR_NUM, K_INT, K_BOOL, K_CONDS, K_PARAMS, K_PATHS };
 
@@ -58,8 +59,10 @@ struct item_ctx {
 	struct gw_err *err;
 	const char *group;
 	size_t index;
-	const char *key; /* the item's key once known, for messages */
-	int *syntax;     /* set to 1 when the failure is text that is not JSON */
+	const char *key;       /* the item's key once known, for messages */
+	int *syntax;           /* set to 1 when the failure is text that is not JSON */
+	int untyped;           /* check the typed fields, do not make them (model/typed.h) */
+	struct intern *intern; /* typed strings shared through it (NULL: each its own) */
 };
 
 /* it->group, it->json (copied or adopted), it->json_len and the version's byte count. */

@@ -3,15 +3,20 @@
  * reference count between the poller that fetched it, the store, the dispatcher, the
  * snapshot writer and the status endpoint. Nobody holds a lock while reading it.
  *
- * A version's own memory (the item array, the key index) lives in one arena freed with the
- * last reference, so building and freeing 100,000 items costs a handful of mallocs. What
- * the items point to (strings, typed fields, raw JSON) lives in item stores: refcounted
- * arenas that successive versions share. The model parses only what changed into a new
- * store; an unchanged item of the next version is the same item (a copy of its gw_item
- * pointing into the older store), so one changed rule among 100,000 costs one item, not
- * 100,000 copies. A version holds a reference on every store one of its items lives in,
- * and on no other, so a store is freed with the last version that still uses it.
- * Versions built elsewhere (tests) may put everything in `arena` and have no stores.
+ * A version is a list of pointers to items, not the items: the items (their gw_item
+ * structs, strings, typed fields and raw JSON) live in item stores, refcounted arenas that
+ * successive versions share. The model parses only what changed into a new store; an
+ * unchanged item of the next version is the same item (the same pointer), so one changed
+ * rule among 100,000 costs one item and a copy of the pointer array, never 100,000 item
+ * structs. A version holds a reference on every store one of its items lives in, and on no
+ * other, so a store is freed with the last version that still uses it. A version's own
+ * memory (the pointer list, the key index) lives in its arena, or for a list the model grew
+ * while parsing, in `heap_items`. Versions built elsewhere (tests) may put everything in
+ * `arena` and have no stores.
+ *
+ * A version made from the held one by edits (model/edit.h) carries the delta from it
+ * (`delta`), so whoever still holds that predecessor gets what changed without merging two
+ * key indexes (diff.h).
  */
 #ifndef GW_GROUPDATA_H
 #define GW_GROUPDATA_H
@@ -23,6 +28,21 @@
 #include "core/arena.h"
 #include "model/digest.h"
 
+/* The delta a version carries from the one it was made from (see the top). `pred` is only
+ * compared, never followed: with `pred_born` it names the predecessor (an address alone
+ * could be that of a later version). The removed items and the old side of the updates
+ * are the predecessor's: valid while whoever compares holds it. Lists in key order. */
+struct gd_delta {
+	const struct group_data *pred; /* NULL: no delta carried */
+	int64_t pred_born;
+	const struct gw_item **added;
+	size_t n_added;
+	struct gw_update *updated;
+	size_t n_updated;
+	const struct gw_item **removed;
+	size_t n_removed;
+};
+
 struct group_data {
 	atomic_int refs;
 	enum gw_group group;
@@ -32,10 +52,13 @@ struct group_data {
 	int provisional;     /* loaded from the snapshot: any admin version replaces it */
 	int64_t received_us; /* gw_mono_us() when the admin's reply arrived (latency figures) */
 
-	struct gw_item *items; /* n_items, in the admin's order */
+	int64_t born; /* CLOCK_MONOTONIC ns at creation: with the address, who it is */
+
+	struct gw_item **items; /* n_items pointers, in the admin's order: gw_change.items */
 	size_t n_items;
-	const struct gw_item **item_ptrs; /* &items[i]: gw_change.items (ABI 2 lists pointers) */
-	uint32_t *by_key;  /* indices of items sorted by key (strcmp), for diff/lookup */
+	uint32_t *by_key;  /* positions of items sorted by key (strcmp), for diff/lookup; NULL
+	                    * when the items are in key order already (an admin's group
+	                    * usually is): rank r is then position r (group_data_at) */
 	size_t json_bytes; /* sum of the items' raw JSON lengths */
 
 	struct arena arena;
@@ -45,7 +68,7 @@ struct group_data {
 	struct gd_store **stores;
 	uint8_t *item_store;
 	size_t n_stores;
-	struct gw_item *heap_items; /* `items` when malloc'd (the model's), freed with it */
+	struct gw_item **heap_items; /* `items` when malloc'd (the model's), freed with it */
 
 	/* Versions of event sources (model/edit.h): the sum of their items' digests, their
 	 * identity (model/digest.h), kept so the next version adds and subtracts only the
@@ -54,6 +77,15 @@ struct group_data {
 	 * otherwise (fetched, loaded from the snapshot): only event sources need it. */
 	int has_digest_sum;
 	struct item_digest digest_sum;
+
+	struct gd_delta delta; /* from the version it was made from; its arrays in `arena` */
+	int delta_shares;      /* every item not in `delta` is the predecessor's own */
+
+	/* Typed views made on delivery (model/typed.h), touched only by the delivering
+	 * thread: every item has its view; and where the views of a version without stores
+	 * go. */
+	int typed_all;
+	struct arena lazy;
 };
 
 /* At most this many stores per version: beyond, the model copies every item into one new
@@ -66,7 +98,8 @@ struct group_data {
 struct gd_store {
 	atomic_int refs;
 	struct arena arena;
-	char *text; /* malloc'd, freed with the store; NULL: none */
+	struct arena lazy; /* typed views made on delivery (model/typed.h): that thread's */
+	char *text;        /* malloc'd, freed with the store; NULL: none */
 	size_t text_len;
 	struct gd_store *text_of;
 };
@@ -79,7 +112,8 @@ struct gd_store *gd_store_wrap(char *text, size_t len);
 char *gd_store_unwrap(struct gd_store *s);
 struct gd_store *gd_store_ref(struct gd_store *s);
 void gd_store_unref(struct gd_store *s);
-/* Bytes the store keeps alive: its arena, its text and the text it depends on. */
+/* Bytes the store keeps alive: its arena, its text and the text it depends on (not the
+ * typed views made on delivery: those are the delivering thread's to count, lazy.total). */
 size_t gd_store_bytes(const struct gd_store *s);
 
 /* Make the items whose raw JSON lies in `text` NUL-terminated, as the ABI promises, by
@@ -93,18 +127,25 @@ struct group_data *group_data_new(enum gw_group group);
 struct group_data *group_data_ref(struct group_data *gd);
 void group_data_unref(struct group_data *gd);
 
-/* Set each item's size and fill item_ptrs (group_data_index does it too). 0 or -1. */
-int group_data_link(struct group_data *gd);
-
 enum gd_index {
 	GD_INDEX_DISTINCT = 0, /* every key is distinct */
 	GD_INDEX_DUPLICATE,    /* *dup is the index of the first duplicate key found */
 	GD_INDEX_NO_MEMORY,
 };
 
-/* Sort by_key after items are filled (also sets each item's size and item_ptrs). dup may be
- * NULL. */
+/* Sort by_key after items are filled (none made when they are in key order: by_key stays
+ * NULL). dup may be NULL. */
 enum gd_index group_data_index(struct group_data *gd, size_t *dup);
+
+/* The delta `to` carries from `from` (both non-NULL), or NULL when to was not made from
+ * from (or carries none): the caller then merges the key indexes. */
+const struct gd_delta *group_data_delta(const struct group_data *to, const struct group_data *from);
+
+/* The position of the item of rank r (0 .. n_items - 1) in key order. */
+static inline size_t group_data_at(const struct group_data *gd, size_t r)
+{
+	return gd->by_key ? gd->by_key[r] : r;
+}
 
 /* Binary search by key; NULL if absent. */
 const struct gw_item *group_data_find(const struct group_data *gd, const char *key);

@@ -347,6 +347,33 @@ static char *string_at(struct arena *a, const struct slot *s)
 	return out;
 }
 
+/* A typed string: through the intern table when there is one (decoded first if it holds
+ * escapes), else its own copy. */
+static const char *typed_string(struct item_ctx *c, const struct slot *s)
+{
+	if (!c->intern)
+		return string_at(c->mem, s);
+	size_t raw = (size_t)(s->vend - s->v - 2);
+	if (!s->esc)
+		return intern_get(c->intern, c->mem, s->v + 1, raw);
+	char small[256], *buf = raw <= sizeof small ? small : malloc(raw);
+	if (!buf)
+		return NULL;
+	const char *out =
+	    intern_get(c->intern, c->mem, buf, jlex_decode(s->v + 1, s->vend - 1, buf));
+	if (buf != small)
+		free(buf);
+	return out;
+}
+
+/* Strings an item already has, for its typed view to point at instead of copies. */
+struct reuse {
+	int key_slot; /* the slot of a single-field key, or -1 */
+	const char *key;
+	int name_slot; /* the display name's slot, or -1 */
+	const char *name;
+};
+
 /* A valid string at v: the byte after it; *esc set when it holds an escape. */
 static const char *valid_string_end(const char *v, int *esc)
 {
@@ -392,9 +419,10 @@ static const char *valid_object(const char *p, const char *end, const struct fie
 }
 
 static int fill(struct item_ctx *c, const char *end, const struct field *fields, size_t n,
-                const struct slot *slots, void *dst, int key_slot, const char *key);
+                const struct slot *slots, void *dst, const struct reuse *r);
 
-/* A list of nested objects (conditions, params, paths) into an arena array. */
+/* A list of nested objects (conditions, params, paths) into an arena array (dst NULL:
+ * only checked). */
 static int fill_list(struct item_ctx *c, const char *end, const struct field *f,
                      const struct slot *s, void *dst)
 {
@@ -411,48 +439,68 @@ static int fill_list(struct item_ctx *c, const char *end, const struct field *f,
 				q = jspan_ws(q + 1, end);
 		}
 	}
-	unsigned char *items = count ? arena_calloc(c->mem, count * ls->size) : NULL;
-	if (count && !items)
+	unsigned char *items = dst && count ? arena_calloc(c->mem, count * ls->size) : NULL;
+	if (dst && count && !items)
 		return item_err_oom(c);
 	for (size_t i = 0; i < count; i++) {
 		if (*p != '{')
 			return item_err_field(c, f->json, "array of objects", item_text_type(p));
 		struct slot es[MAX_SLOTS] = {{0}};
 		p = valid_object(p, end, ls->fields, ls->n, es);
-		if (fill(c, end, ls->fields, ls->n, es, items + i * ls->size, -1, NULL) != 0)
+		if (fill(c, end, ls->fields, ls->n, es, items ? items + i * ls->size : NULL,
+		         NULL) != 0)
 			return -1;
 		p = jspan_ws(p, end);
 		if (*p == ',')
 			p = jspan_ws(p + 1, end);
 	}
+	if (!dst)
+		return 0;
 	*(void **)((char *)dst + f->off) = items;
 	*(size_t *)((char *)dst + f->count_off) = count;
 	return 0;
 }
 
+/* A K_STR_OR_NUM number's text. */
+static const char *number_text(struct item_ctx *c, const char *v)
+{
+	char num[32];
+	int len = snprintf(num, sizeof num, "%" PRId64, int_at(v));
+	return c->intern ? intern_get(c->intern, c->mem, num, (size_t)len)
+	                 : arena_strndup(c->mem, num, (size_t)len);
+}
+
 /* The fields in table order from their slots, with the reference's rules and messages.
- * The key's slot takes the key already decoded. */
+ * The key's and the name's slots take the strings the item has (r, may be NULL). With dst
+ * NULL the fields are only checked: the same verdicts and messages, nothing made. */
 static int fill(struct item_ctx *c, const char *end, const struct field *fields, size_t n,
-                const struct slot *slots, void *dst, int key_slot, const char *key)
+                const struct slot *slots, void *dst, const struct reuse *r)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct field *f = &fields[i];
 		const struct slot *s = &slots[i];
 		const char *v = s->v;
-		char *slot = (char *)dst + f->off;
+		char *slot = dst ? (char *)dst + f->off : NULL;
 		int null = !v || *v == 'n';
 		switch (f->kind) {
 		case K_STR:
 		case K_STR_OR_NUM: {
-			char *copy;
+			const char *copy;
 			if (null)
 				break;
 			if (*v == '"') {
-				copy = (int)i == key_slot ? (char *)key : string_at(c->mem, s);
+				if (!slot)
+					break;
+				if (r && (int)i == r->key_slot)
+					copy = r->key;
+				else if (r && (int)i == r->name_slot && r->name)
+					copy = r->name;
+				else
+					copy = typed_string(c, s);
 			} else if (f->kind == K_STR_OR_NUM && item_text_is_int(v)) {
-				char num[32];
-				int len = snprintf(num, sizeof num, "%" PRId64, int_at(v));
-				copy = arena_strndup(c->mem, num, (size_t)len);
+				if (!slot)
+					break;
+				copy = number_text(c, v);
 			} else {
 				return item_err_field(c, f->json, "string", item_text_type(v));
 			}
@@ -462,20 +510,26 @@ static int fill(struct item_ctx *c, const char *end, const struct field *fields,
 			break;
 		}
 		case K_INT:
-			if (null)
-				*(int64_t *)slot = GW_INT_UNSET;
-			else if (item_text_is_int(v))
-				*(int64_t *)slot = int_at(v);
-			else
+			if (null) {
+				if (slot)
+					*(int64_t *)slot = GW_INT_UNSET;
+			} else if (item_text_is_int(v)) {
+				if (slot)
+					*(int64_t *)slot = int_at(v);
+			} else {
 				return item_err_field(c, f->json, "integer", item_text_type(v));
+			}
 			break;
 		case K_BOOL:
-			if (null)
-				*(enum gw_bool *)slot = GW_UNSET;
-			else if (*v == 't' || *v == 'f')
-				*(enum gw_bool *)slot = *v == 't' ? GW_TRUE : GW_FALSE;
-			else
+			if (null) {
+				if (slot)
+					*(enum gw_bool *)slot = GW_UNSET;
+			} else if (*v == 't' || *v == 'f') {
+				if (slot)
+					*(enum gw_bool *)slot = *v == 't' ? GW_TRUE : GW_FALSE;
+			} else {
 				return item_err_field(c, f->json, "boolean", item_text_type(v));
+			}
 			break;
 		default:
 			if (!null && fill_list(c, end, f, s, dst) != 0)
@@ -545,15 +599,50 @@ int itemdec_item(struct itemdec *d, struct item_ctx *c, enum gw_group g, const c
 			it->name = string_at(c->mem, nm);
 		return 0;
 	}
-	void *typed = arena_calloc(c->mem, sh->size);
-	if (!typed)
+	void *typed = c->untyped ? NULL : arena_calloc(c->mem, sh->size);
+	if (!c->untyped && !typed)
 		return item_err_oom(c);
-	int single = ds->key[1] < 0 ? ds->key[0] : -1;
-	if (fill(c, end, sh->fields, sh->n_fields, slots, typed, single, key) != 0)
+	struct reuse r = {ds->key[1] < 0 ? ds->key[0] : -1, key, -1, NULL};
+	if (fill(c, end, sh->fields, sh->n_fields, slots, typed, &r) != 0)
 		return -1;
-	*(void **)((char *)it + sh->item_ptr_off) = typed;
 	int ni = fields_name_index(g);
-	if (ni >= 0)
-		it->name = *(const char **)((char *)typed + sh->fields[ni].off);
+	if (typed) {
+		*(void **)((char *)it + sh->item_ptr_off) = typed;
+		if (ni >= 0)
+			it->name = *(const char **)((char *)typed + sh->fields[ni].off);
+		return 0;
+	}
+	/* untyped: the display name alone, as the typed view would have it (checked above) */
+	const struct slot *nm = ni >= 0 ? &slots[ni] : NULL;
+	if (!nm || !nm->v || *nm->v == 'n')
+		return 0;
+	if (ni == r.key_slot)
+		it->name = key;
+	else
+		it->name = *nm->v == '"' ? string_at(c->mem, nm) : number_text(c, nm->v);
+	return it->name ? 0 : item_err_oom(c);
+}
+
+int itemdec_typed(struct itemdec *d, struct item_ctx *c, const struct gw_item *it, void **typed)
+{
+	enum gw_group g = it->group;
+	const struct dshape *ds = &d->shapes[g];
+	const struct group_shape *sh = fields_group(g);
+	const char *end = it->json + it->json_len;
+	struct slot slots[MAX_SLOTS] = {{0}};
+	*typed = NULL;
+	if (!sh->fields)
+		return 0;
+	c->key = it->key;
+	if (walk(d, it->json, end, ds, slots) != 0) /* it was checked: a decoder bug */
+		return item_err_not_json(c, it->json, it->json_len);
+	void *t = arena_calloc(c->mem, sh->size);
+	if (!t)
+		return item_err_oom(c);
+	struct reuse r = {ds->key[1] < 0 ? ds->key[0] : -1, it->key, fields_name_index(g),
+	                  it->name};
+	if (fill(c, end, sh->fields, sh->n_fields, slots, t, &r) != 0)
+		return -1;
+	*typed = t;
 	return 0;
 }

@@ -18,9 +18,16 @@ struct itemdec *itemdec_new(void);
 void itemdec_free(struct itemdec *d);
 
 /* Item `raw` (len bytes: any text; an item is an object) of group g into *it (zeroed by the
- * caller), its contents in c->mem. 0, or -1 with c->err set (and *c->syntax 1 when the text is not
- * JSON: jansson is then asked where, so the message is the reference's). */
+ * caller), its contents in c->mem; with c->untyped its typed fields are checked (the same
+ * verdicts) but not made: only its key, name and raw JSON. 0, or -1 with c->err set (and *c->syntax
+ * 1 when the text is not JSON: jansson is then asked where, so the message is the reference's). */
 int itemdec_item(struct itemdec *d, struct item_ctx *c, enum gw_group g, const char *raw,
                  size_t len, struct gw_item *it);
+
+/* The typed view of item `it` (decoded before: its text is valid, its key and name set),
+ * made in c->mem (strings through c->intern when there is one): *typed, NULL for a group
+ * with no typed fields. The view points at it->key and it->name for those fields. 0, or -1
+ * with c->err set (out of memory). */
+int itemdec_typed(struct itemdec *d, struct item_ctx *c, const struct gw_item *it, void **typed);
 
 #endif

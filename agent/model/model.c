@@ -58,15 +58,26 @@ static int copy_fields(struct arena *a, const struct field *fields, size_t n, vo
 	return 0;
 }
 
-/* The contents of `old` (key, name, typed fields) deep-copied into arena a; it->json is
- * left to the caller. 0 or -1 (out of memory). */
+/* Whether a group's items are parsed with their typed views (model/typed.h): PLUGIN's,
+ * whose ids the model reads itself (keys.h key_alias). The others' are made on delivery. */
+static int typed_at_parse(enum gw_group g)
+{
+	return g == GW_GROUP_PLUGIN;
+}
+
+/* The contents of `old` (key, name, and for PLUGIN its typed fields) deep-copied into
+ * arena a; it->json is left to the caller. Another group's typed view is never read here
+ * (the delivering thread may be making it: model/typed.h): the copy gets its own when it
+ * is delivered. 0 or -1 (out of memory). */
 static int copy_contents(struct arena *a, const struct gw_item *old, struct gw_item *it)
 {
 	const struct group_shape *sh = fields_group(old->group);
 	if (!(it->key = arena_strdup(a, old->key)))
 		return -1;
-	if (!sh->fields) {
-		it->name = old->name ? arena_strdup(a, old->name) : NULL;
+	if (!sh->fields || !typed_at_parse(old->group)) {
+		it->name = old->name
+		               ? (old->name == old->key ? it->key : arena_strdup(a, old->name))
+		               : NULL;
 		return old->name && !it->name ? -1 : 0;
 	}
 	void *typed = arena_alloc(a, sh->size);
@@ -81,46 +92,67 @@ static int copy_contents(struct arena *a, const struct gw_item *old, struct gw_i
 	return 0;
 }
 
-int model_copy_item(struct arena *a, const struct gw_item *old, struct gw_item *it)
+struct gw_item *model_item_new(struct arena *a)
 {
-	*it = *old;
-	if (!(it->json = arena_strndup(a, old->json, old->json_len)))
-		return -1;
-	return copy_contents(a, old, it);
+	struct gw_item *it = arena_alloc_align(a, sizeof *it, _Alignof(struct gw_item));
+	if (it) {
+		memset(it, 0, sizeof *it);
+		it->size = sizeof *it;
+	}
+	return it;
+}
+
+/* A new item in a with old's group, JSON length and contents; its raw JSON is `json`. */
+static struct gw_item *copy_to(struct arena *a, const struct gw_item *old, const char *json)
+{
+	struct gw_item *it = json ? model_item_new(a) : NULL;
+	if (!it)
+		return NULL;
+	it->group = old->group;
+	it->json = json;
+	it->json_len = old->json_len;
+	return copy_contents(a, old, it) == 0 ? it : NULL;
+}
+
+struct gw_item *model_copy_item(struct arena *a, const struct gw_item *old)
+{
+	return copy_to(a, old, arena_strndup(a, old->json, old->json_len));
 }
 
 static int copy_item(struct item_ctx *c, const struct gw_item *old, const char *raw,
-                     struct gw_item *it)
+                     struct gw_item **it)
 {
-	*it = *old;
-	it->json = c->adopt ? raw : arena_strndup(c->mem, old->json, old->json_len);
-	if (!it->json || copy_contents(c->mem, old, it) != 0)
+	*it =
+	    copy_to(c->mem, old, c->adopt ? raw : arena_strndup(c->mem, old->json, old->json_len));
+	if (!*it)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	c->gd->json_bytes += old->json_len;
 	return 0;
 }
 
-/* The previous version's item with the same key, found without parsing (only plain
- * string keys; anything unusual returns NULL and takes the full path). */
-static const struct gw_item *same_key_item(const struct group_data *prev, enum gw_group g,
-                                           const char *raw, size_t len)
+/* Where the previous version's item with the same key is, found without parsing (only
+ * plain string keys; anything unusual returns -1 and takes the full path). */
+static long same_key_pos(const struct group_data *prev, enum gw_group g, const char *raw,
+                         size_t len)
 {
 	const char *field = key_single_field(g);
 	if (!prev || !field)
-		return NULL;
+		return -1;
 	const char *v = jspan_member(raw, raw + len, field);
 	if (!v || v >= raw + len || *v != '"')
-		return NULL;
+		return -1;
 	const char *q = memchr(v + 1, '"', (size_t)(raw + len - v - 1));
 	if (!q || memchr(v + 1, '\\', (size_t)(q - v - 1)))
-		return NULL;
+		return -1;
 	char key[256];
 	size_t klen = (size_t)(q - v - 1);
 	if (klen == 0 || klen >= sizeof key)
-		return NULL;
+		return -1;
 	memcpy(key, v + 1, klen);
 	key[klen] = '\0';
-	return group_data_find(prev, key);
+	int found;
+	size_t r = group_data_rank(prev, key, &found);
+	return found ? (long)group_data_at(prev, r) : -1;
 }
 
 /* A small scalar value span through jansson (validates it fully). */
@@ -161,7 +193,7 @@ struct build {
 	const struct group_data *prev;
 	int share;                  /* prev's items can be shared (else they are copied) */
 	int16_t map[GD_MAX_STORES]; /* prev's store index -> ours; -1: not adopted yet */
-	struct gw_item *vec;        /* the items while the list grows */
+	struct gw_item **vec;       /* the items while the list grows */
 	uint8_t *vst;               /* their stores */
 	size_t cap, j;              /* j: the cursor in prev */
 	int same_keys;              /* every item has the key prev has at its position */
@@ -171,10 +203,10 @@ struct build {
 
 /* Item j of prev as the next item (its text is at raw in the new reply): shared, or
  * copied when prev cannot be shared. */
-static int take_old(struct build *b, size_t j, const char *raw, struct gw_item *it, uint8_t *st)
+static int take_old(struct build *b, size_t j, const char *raw, struct gw_item **it, uint8_t *st)
 {
 	const struct group_data *prev = b->prev;
-	const struct gw_item *old = &prev->items[j];
+	struct gw_item *old = prev->items[j];
 	if (!b->share) {
 		*st = 0;
 		return copy_item(&b->c, old, raw, it);
@@ -185,37 +217,39 @@ static int take_old(struct build *b, size_t j, const char *raw, struct gw_item *
 		gd->stores[gd->n_stores] = gd_store_ref(prev->stores[from]);
 		b->map[from] = (int16_t)gd->n_stores++;
 	}
-	*it = *old;
+	*it = old;
 	*st = (uint8_t)b->map[from];
 	b->c.gd->json_bytes += old->json_len;
 	return 0;
 }
 
-static int parse_item(struct build *b, const char *raw, size_t len, struct gw_item *it, uint8_t *st,
-                      long *k)
+static int parse_item(struct build *b, const char *raw, size_t len, struct gw_item **it,
+                      uint8_t *st, long *k)
 {
 	struct item_ctx *c = &b->c;
 	enum gw_group g = c->gd->group;
 	*k = -1;
-	memset(it, 0, sizeof *it); /* the typed pointers of other groups stay NULL */
 	if (*raw != '{')
 		return item_err_not_object(c, item_text_type(raw));
-	const struct gw_item *old = same_key_item(b->prev, g, raw, len);
-	if (old) {
-		*k = old - b->prev->items;
-		if (old->json_len == len && memcmp(old->json, raw, len) == 0)
-			return take_old(b, (size_t)*k, raw, it, st);
+	long old = same_key_pos(b->prev, g, raw, len);
+	if (old >= 0) {
+		const struct gw_item *o = b->prev->items[old];
+		*k = old;
+		if (o->json_len == len && memcmp(o->json, raw, len) == 0)
+			return take_old(b, (size_t)old, raw, it, st);
 	}
 	*st = 0;
 	if (!b->dec && !(b->dec = itemdec_new()))
 		return item_err_oom(c);
-	return itemdec_item(b->dec, c, g, raw, len, it);
+	if (!(*it = model_item_new(c->mem))) /* the typed pointers of other groups stay NULL */
+		return item_err_oom(c);
+	return itemdec_item(b->dec, c, g, raw, len, *it);
 }
 
 static int grow(struct build *b)
 {
 	size_t cap = b->cap ? 2 * b->cap : 256;
-	struct gw_item *v = realloc(b->vec, cap * sizeof *v);
+	struct gw_item **v = realloc(b->vec, cap * sizeof *v);
 	if (v)
 		b->vec = v;
 	uint8_t *s = v ? realloc(b->vst, cap) : NULL;
@@ -247,20 +281,20 @@ static const char *build_items(struct build *b, const char *v, const char *end)
 	for (;;) {
 		if (c->index == b->cap && grow(b) != 0)
 			return NULL;
-		struct gw_item *dst = &b->vec[c->index];
+		struct gw_item **dst = &b->vec[c->index];
 		uint8_t *st = &b->vst[c->index];
 		size_t j = b->j;
 		c->key = NULL;
-		if (j < n_prev &&
-		    jspan_array_next_same(&it, prev->items[j].json, prev->items[j].json_len) == 1) {
-			if (take_old(b, j, it.p - prev->items[j].json_len, dst, st) != 0)
+		if (j < n_prev && jspan_array_next_same(&it, prev->items[j]->json,
+		                                        prev->items[j]->json_len) == 1) {
+			if (take_old(b, j, it.p - prev->items[j]->json_len, dst, st) != 0)
 				return NULL;
 			b->j = j + 1;
 		} else if (j + 1 < n_prev &&
-		           jspan_array_next_same(&it, prev->items[j + 1].json,
-		                                 prev->items[j + 1].json_len) == 1) {
+		           jspan_array_next_same(&it, prev->items[j + 1]->json,
+		                                 prev->items[j + 1]->json_len) == 1) {
 			/* prev's item j was removed */
-			if (take_old(b, j + 1, it.p - prev->items[j + 1].json_len, dst, st) != 0)
+			if (take_old(b, j + 1, it.p - prev->items[j + 1]->json_len, dst, st) != 0)
 				return NULL;
 			b->j = j + 2;
 		} else {
@@ -283,8 +317,8 @@ static const char *build_items(struct build *b, const char *v, const char *end)
 			b->j = k >= 0 ? (size_t)k + 1 : j + 1;
 		}
 		b->same_keys = b->same_keys && c->index < n_prev &&
-		               (dst->key == prev->items[c->index].key ||
-		                strcmp(dst->key, prev->items[c->index].key) == 0);
+		               ((*dst)->key == prev->items[c->index]->key ||
+		                strcmp((*dst)->key, prev->items[c->index]->key) == 0);
 		c->gd->n_items = ++c->index;
 	}
 	return it.p;
@@ -299,7 +333,7 @@ static int build_finish(struct build *b)
 	size_t n = gd->n_items;
 	/* the list becomes the version's as it is (shrunk in place: no copy, no second
 	 * array of 100,000 items at the peak of a full sync) */
-	struct gw_item *items = b->vec ? realloc(b->vec, (n ? n : 1) * sizeof *items) : NULL;
+	struct gw_item **items = b->vec ? realloc(b->vec, (n ? n : 1) * sizeof *items) : NULL;
 	if (items)
 		b->vec = NULL;
 	gd->items = gd->heap_items = items;
@@ -310,10 +344,12 @@ static int build_finish(struct build *b)
 		memcpy(gd->item_store, b->vst, n);
 	const struct group_data *prev = b->prev;
 	if (b->same_keys && prev && n == prev->n_items) {
-		gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key);
-		if (!gd->by_key || group_data_link(gd) < 0)
-			return gw_errf(b->c.err, "group %s: out of memory", gname);
-		memcpy(gd->by_key, prev->by_key, n * sizeof *gd->by_key);
+		if (prev->by_key) { /* none when prev is in key order: nor is this one */
+			gd->by_key = arena_alloc(&gd->arena, n * sizeof *gd->by_key);
+			if (!gd->by_key)
+				return gw_errf(b->c.err, "group %s: out of memory", gname);
+			memcpy(gd->by_key, prev->by_key, n * sizeof *gd->by_key);
+		}
 		return 0;
 	}
 	size_t dup;
@@ -324,7 +360,7 @@ static int build_finish(struct build *b)
 		char shown[300];
 		return gw_errf(
 		    b->c.err, "group %s: duplicate key '%s' (item %zu repeats an earlier item)",
-		    gname, key_display(gd->group, gd->items[dup].key, shown, sizeof shown), dup);
+		    gname, key_display(gd->group, gd->items[dup]->key, shown, sizeof shown), dup);
 	}
 	return 0;
 }
@@ -389,7 +425,8 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		return gw_errf(err, "group %s: expected an object, got %s", gname,
 		               jspan_ws(text, end) < end ? item_text_type(jspan_ws(text, end))
 		                                         : "nothing");
-	b.c = (struct item_ctx){NULL, NULL, 0, err, gname, 0, NULL, syntax};
+	b.c = (struct item_ctx){.err = err, .group = gname, .syntax = syntax};
+	b.c.untyped = !typed_at_parse(g);
 	b.prev = prev;
 	b.share = shareable(prev);
 	/* a group parsed whole (nothing held to share) points into the reply's text instead
@@ -628,7 +665,8 @@ int model_parse_array(enum gw_group g, const char *text, size_t len, const char 
 	if (p == end || *p != '[')
 		return gw_errf(err, "group %s: 'data' must be an array", gname);
 	struct build b = {0};
-	b.c = (struct item_ctx){NULL, NULL, 0, err, gname, 0, NULL, &syntax};
+	b.c = (struct item_ctx){.err = err, .group = gname, .syntax = &syntax};
+	b.c.untyped = !typed_at_parse(g);
 	b.prev = prev;
 	b.share = shareable(prev);
 	b.same_keys = prev != NULL;

@@ -60,9 +60,12 @@ int model_parse_group(enum gw_group group, const char *text, size_t len, const c
 int model_parse_array(enum gw_group group, const char *text, size_t len, const char *source,
                       const struct group_data *prev, struct group_data **out, struct gw_err *err);
 
-/* A deep copy of item `src` (raw JSON, key, typed fields) into arena a, for a version that
- * must not depend on the store src lives in. 0, or -1 on out of memory. */
-int model_copy_item(struct arena *a, const struct gw_item *src, struct gw_item *dst);
+/* A deep copy of item `src` (raw JSON, key, typed fields) as a new item in arena a, for a
+ * version that must not depend on the store src lives in. NULL on out of memory. */
+struct gw_item *model_copy_item(struct arena *a, const struct gw_item *src);
+
+/* A new zeroed item in arena a (its size set), packed at the struct's own alignment. */
+struct gw_item *model_item_new(struct arena *a);
 
 /*
  * Where the syntax error in `text` is: "PREFIXinvalid JSON at line L column C: what", from

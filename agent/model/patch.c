@@ -61,7 +61,7 @@ static long position(const struct group_data *gd, const char *key)
 {
 	int found;
 	size_t r = group_data_rank(gd, key, &found);
-	return found ? (long)gd->by_key[r] : -1;
+	return found ? (long)group_data_at(gd, r) : -1;
 }
 
 /* The held plugins an upsert renames: another key, the same id, and not upserted itself.
@@ -72,7 +72,7 @@ static size_t renamed(const struct group_data *prev, const struct group_data *up
 {
 	const char *id = key_alias(u);
 	for (size_t j = 0; id && prev && j < prev->n_items; j++) {
-		const struct gw_item *h = &prev->items[j];
+		const struct gw_item *h = prev->items[j];
 		const char *hid = key_alias(h);
 		if (hid && strcmp(hid, id) == 0 && strcmp(h->key, u->key) != 0 &&
 		    !group_data_find(up, h->key))
@@ -93,11 +93,11 @@ static struct edit *to_edits(const struct patch *p, size_t *n)
 		return NULL;
 	size_t nv = 0, seq = 0;
 	for (size_t i = 0; i < n_up; i++) {
-		const struct gw_item *u = &up->items[i];
+		const struct gw_item *u = up->items[i];
 		long pos = position(prev, u->key);
 		if (pos < 0)
 			v[nv++] = (struct pending){{n_prev, EDIT_INSERT, u}, seq++};
-		else if (!same_json(&prev->items[pos], u))
+		else if (!same_json(prev->items[pos], u))
 			v[nv++] = (struct pending){{(size_t)pos, EDIT_REPLACE, u}, seq++};
 		if (alias)
 			nv = renamed(prev, up, u, v, nv, &seq);

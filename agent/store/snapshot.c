@@ -1,7 +1,8 @@
 /*
  * Snapshot files (see snapshot.h). The document format is the file plugin's, so an
  * operator reads both the same way, and loading reuses the admin-reply parser
- * (model_parse_group): one parser, one set of rules for what a valid group is.
+ * (model_parse_group): one parser, one set of rules for what a valid group is. What
+ * changed since a group file was written goes to its journal (journal.h).
  */
 #include "store/snapshot.h"
 
@@ -19,6 +20,7 @@
 #include "core/thread.h"
 #include "shared/groupdoc.h"
 #include "store/history.h"
+#include "store/journal.h"
 #include "model/model.h"
 #include "model/groups.h"
 
@@ -26,7 +28,9 @@
  * are capped by admin.max_response before a version exists to be written). */
 #define SNAPSHOT_MAX (SIZE_MAX / 2)
 
-int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
+/* The group file, written whole (atomically: fsync, rename); *bytes its size. */
+static int write_base(const char *dir, const struct group_data *gd, size_t *bytes,
+                      struct gw_err *err)
 {
 	char name[64];
 	const char *gname = gw_group_name(gd->group);
@@ -38,15 +42,30 @@ int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *
 	 * The directory stays 0750 so a gateway group can reach a cache kept inside it. */
 	if (atomic_file_open(&af, dir, name, 0600, err) != 0)
 		return gw_err_prefix(err, "snapshot of %s", gname);
-	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time, gd->item_ptrs, gd->n_items);
+	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time,
+	               (const struct gw_item *const *)gd->items, gd->n_items);
+	long end = ftell(af.fp);
 	if (atomic_file_finish(&af, err) != 0 || atomic_file_commit(&af, err) != 0) {
 		atomic_file_abort(&af);
 		return gw_err_prefix(err, "snapshot of %s", gname);
 	}
+	*bytes = end > 0 ? (size_t)end : 0;
 	return 0;
 }
 
-int snapshot_read(const char *dir, enum gw_group group, struct group_data **out, struct gw_err *err)
+int snapshot_write(const char *dir, const struct group_data *gd, struct gw_err *err)
+{
+	struct journal js;
+	size_t bytes;
+	if (write_base(dir, gd, &bytes, err) != 0)
+		return -1;
+	journal_restart(dir, &js, gd, bytes, err); /* a journal left: stale, named as such */
+	return 0;
+}
+
+/* The group file alone: 0 and *out, 1 none, -1 corrupt or unreadable. */
+static int read_base(const char *dir, enum gw_group group, struct group_data **out,
+                     struct gw_err *err)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s.json", dir, gw_group_name(group));
@@ -74,6 +93,28 @@ int snapshot_read(const char *dir, enum gw_group group, struct group_data **out,
 	return rc;
 }
 
+int snapshot_read_journal(const char *dir, enum gw_group group, struct group_data **out,
+                          size_t *replayed, struct gw_err *tail, struct gw_err *err)
+{
+	struct group_data *base = NULL;
+	*out = NULL;
+	*replayed = 0;
+	tail->msg[0] = '\0';
+	int rc = read_base(dir, group, &base, err);
+	if (rc != 0)
+		return rc;
+	rc = journal_replay(dir, base, out, replayed, tail, err);
+	group_data_unref(base);
+	return rc;
+}
+
+int snapshot_read(const char *dir, enum gw_group group, struct group_data **out, struct gw_err *err)
+{
+	size_t replayed;
+	struct gw_err tail;
+	return snapshot_read_journal(dir, group, out, &replayed, &tail, err);
+}
+
 size_t snapshot_load(const char *dir, const enum gw_group *groups, size_t n_groups,
                      struct store *st, struct gw_log *log)
 {
@@ -81,7 +122,9 @@ size_t snapshot_load(const char *dir, const enum gw_group *groups, size_t n_grou
 	for (size_t i = 0; i < n_groups; i++) {
 		struct group_data *gd = NULL;
 		struct gw_err err = {0};
-		int rc = snapshot_read(dir, groups[i], &gd, &err);
+		struct gw_err tail;
+		size_t replayed = 0;
+		int rc = snapshot_read_journal(dir, groups[i], &gd, &replayed, &tail, &err);
 		if (rc < 0) {
 			LOG_W(log, "snapshot", "ignoring %s (corrupt or unreadable)", err.msg);
 			continue;
@@ -91,6 +134,12 @@ size_t snapshot_load(const char *dir, const enum gw_group *groups, size_t n_grou
 			      dir);
 			continue;
 		}
+		if (tail.msg[0])
+			LOG_W(log, "snapshot",
+			      "%s: the journal's end is ignored after %zu change(s): %s; the "
+			      "versions "
+			      "it held are lost (an admin serves them again)",
+			      gw_group_name(groups[i]), replayed, tail.msg);
 		LOG_W(log, "snapshot",
 		      "loaded %s version %s (lastModifyTime %" PRId64 ", %zu items) from %s: "
 		      "STALE until an admin answers",
@@ -108,8 +157,9 @@ struct snapshot_writer {
 	struct gw_log *log;
 	pthread_t thread;
 	atomic_int stopping;
-	char written[GW_GROUP_COUNT][65]; /* md5 last written per group */
-	int failing[GW_GROUP_COUNT];      /* a failure was logged; log recovery once */
+	struct group_data *written[GW_GROUP_COUNT]; /* the version last written per group */
+	struct journal journal[GW_GROUP_COUNT];     /* what follows the group file */
+	int failing[GW_GROUP_COUNT];                /* a failure was logged; log recovery once */
 	_Atomic(struct history *) history;
 	int history_failing;
 };
@@ -151,6 +201,27 @@ void snapshot_writer_set_history(struct snapshot_writer *w, struct history *h)
 	store_kick(w->st); /* a first pass with it */
 }
 
+/* Write gd: appended to the journal as what changed since the version last written, or the
+ * group file whole (the first write of a run, or when the journal says so). 0 or -1. */
+static int save(struct snapshot_writer *w, int g, struct group_data *gd, struct gw_err *err)
+{
+	int rc = 1;
+	if (w->written[g])
+		rc = journal_append(w->dir, &w->journal[g], w->written[g], gd, err);
+	if (rc == 1) {
+		size_t bytes;
+		if ((rc = write_base(w->dir, gd, &bytes, err)) == 0 &&
+		    journal_restart(w->dir, &w->journal[g], gd, bytes, err) != 0)
+			w->journal[g].broken =
+			    1; /* a stale journal stays: rewrite whole next time */
+	}
+	if (rc == 0) {
+		group_data_unref(w->written[g]);
+		w->written[g] = group_data_ref(gd);
+	}
+	return rc;
+}
+
 /* One pass: write every group whose newest non-provisional version is not on disk yet.
  * An outage (a full or read-only disk) is logged once when it starts, not once per group
  * or per change; write_pass() logs its end. */
@@ -158,10 +229,10 @@ static void write_pending(struct snapshot_writer *w)
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		struct group_data *gd = store_get(w->st, (enum gw_group)g);
-		if (gd && !gd->provisional && strcmp(gd->md5, w->written[g]) != 0) {
+		if (gd && !gd->provisional &&
+		    (!w->written[g] || strcmp(gd->md5, w->written[g]->md5) != 0)) {
 			struct gw_err err = {0};
-			if (snapshot_write(w->dir, gd, &err) == 0) {
-				memcpy(w->written[g], gd->md5, sizeof gd->md5);
+			if (save(w, g, gd, &err) == 0) {
 				w->failing[g] = 0;
 			} else {
 				if (!any_failing(w))
@@ -267,6 +338,8 @@ void snapshot_writer_free(struct snapshot_writer *w)
 		return;
 	snapshot_writer_stop(w);
 	pthread_join(w->thread, NULL);
+	for (int g = 0; g < GW_GROUP_COUNT; g++)
+		group_data_unref(w->written[g]);
 	free(w->dir);
 	free(w);
 }

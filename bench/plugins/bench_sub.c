@@ -22,6 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Like the bundled subscribers, it reads no typed view (GW_SUB_TYPED_ON_DEMAND); built with
+ * -DBENCH_SUB_FLAGS=0 it is a subscriber that needs every item's view, as an older plugin
+ * does (bench_sub_typed.so: the memory a typed view costs). */
+#ifndef BENCH_SUB_FLAGS
+#define BENCH_SUB_FLAGS GW_SUB_TYPED_ON_DEMAND
+#endif
+
 struct bench_sub {
 	const struct gw_host *host;
 	int fd; /* -1: no report socket */
@@ -94,8 +101,8 @@ static const struct gw_option bench_options[] = {
 };
 
 static const struct gw_subscriber bench_subscriber = {
-    GWSYNC_SUBSCRIBER_INIT, .name = "bench",      .options = bench_options,
-    .init = bench_init,     .apply = bench_apply, .fini = bench_fini,
+    GWSYNC_SUBSCRIBER_INIT, .name = "bench",    .options = bench_options, .init = bench_init,
+    .apply = bench_apply,   .fini = bench_fini, .flags = BENCH_SUB_FLAGS,
 };
 
 GWSYNC_EXPORT const struct gw_subscriber *gwsync_subscriber(void)

@@ -38,6 +38,8 @@
  *     GW_HAS(host, member) (functions of this header's own version are always there).
  *  3. Arrays of growable structs are arrays of pointers (gw_change.items, added, removed),
  *     so a bigger gw_item never changes the stride a compiled plugin walks.
+ *     Members appended so far: gw_host.group_configured and configured_groups,
+ *     gw_subscriber.flags (GW_SUB_TYPED_ON_DEMAND) and gw_host.item_typed.
  *  4. The other structs are frozen as they are: gw_version, gw_update, gw_option,
  *     gw_condition, gw_auth_param, gw_auth_path and the typed item views. A new need
  *     becomes a new struct reached through a new member appended to a growable one.
@@ -192,9 +194,10 @@ struct gw_meta_data {
 /**
  * One item of a group. Exactly one of the typed pointers is non-NULL for the five
  * classic groups (the one matching `group`); for the newer ShenYu groups all are NULL
- * and `json` is the item. `json` is always the item's raw JSON text exactly as the admin
- * sent it, so fields this header does not model are never lost. Grows at the end
- * (check `size`); reached only through pointers.
+ * and `json` is the item. (A plugin that declared GW_SUB_TYPED_ON_DEMAND may find none
+ * set: host->item_typed() gives the item with its view.) `json` is always the item's raw
+ * JSON text exactly as the admin sent it, so fields this header does not model are never
+ * lost. Grows at the end (check `size`); reached only through pointers.
  */
 struct gw_item {
 	size_t size; /* sizeof(struct gw_item) as the agent built it */
@@ -396,6 +399,11 @@ struct gw_host {
 	 *  them in out[] (out may be NULL when cap is 0). host->group_count() entries always
 	 *  suffice. Groups newer than your header are >= your GW_GROUP_COUNT. */
 	size_t (*configured_groups)(const struct gw_host *host, enum gw_group *out, size_t cap);
+
+	/** In apply(): `item` (of the change being applied) with its typed view: item itself
+	 *  when it has one (or its group has none), else a copy that has it, valid until
+	 *  apply() returns. NULL only when out of memory. For GW_SUB_TYPED_ON_DEMAND. */
+	const struct gw_item *(*item_typed)(const struct gw_host *host, const struct gw_item *item);
 };
 
 /** 1 if the host table has `member` (a function appended after your header's version). */
@@ -431,7 +439,22 @@ struct gw_subscriber {
 	const struct gw_option *options;
 	/** One line saying what the plugin does (for --plugin-help); may be NULL. */
 	const char *description;
+
+	/* ---- appended after ABI 2's first release: read only when `size` covers them (the
+	 * GWSYNC_SUBSCRIBER_INIT of an older header does not: they are then 0) ---- */
+
+	/** GW_SUB_* bits; 0: none. */
+	unsigned flags;
 };
+
+/**
+ * gw_subscriber.flags: apply() reads each item's key, name and json, and a typed view
+ * (item->plugin, selector, rule, app_auth, meta) only through host->item_typed(), for the
+ * items it asks about. Without it every item of every change carries its typed view, as
+ * ABI 2 always promised, and the agent keeps them for it; when no loaded plugin needs them
+ * the agent keeps none (they are about half of what it holds per item).
+ */
+#define GW_SUB_TYPED_ON_DEMAND 0x1u
 
 /** Starts a description: `static const struct gw_subscriber s = { GWSYNC_SUBSCRIBER_INIT,
  *  .name = "mine", .apply = mine_apply };` */

@@ -346,6 +346,7 @@ static const struct gw_subscriber file_subscriber = {
     .apply = file_apply,
     .tick = file_tick,
     .fini = file_fini,
+    .flags = GW_SUB_TYPED_ON_DEMAND, /* writes each item's raw JSON */
 };
 
 const struct gw_subscriber *gwsync_subscriber(void)

@@ -218,6 +218,7 @@ static const struct gw_subscriber lmdb_subscriber = {
     .init = lmdb_init,
     .apply = lmdb_apply,
     .fini = lmdb_fini,
+    .flags = GW_SUB_TYPED_ON_DEMAND, /* keys and raw JSON only */
 };
 
 GWSYNC_EXPORT const struct gw_subscriber *gwsync_subscriber(void)

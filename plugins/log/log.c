@@ -142,6 +142,7 @@ static const struct gw_subscriber log_subscriber = {
     .init = log_init,
     .apply = log_apply,
     .fini = log_fini,
+    .flags = GW_SUB_TYPED_ON_DEMAND, /* keys and names only */
 };
 
 const struct gw_subscriber *gwsync_subscriber(void)

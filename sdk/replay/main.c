@@ -32,6 +32,7 @@
 #include "deliver/subscribers.h"
 #include "docs.h"
 #include "model/diff.h"
+#include "model/typed.h"
 #include "model/groups.h"
 
 struct replay {
@@ -106,7 +107,8 @@ static int deliver(struct replay *r, struct group_data *to, const char *label, c
 	enum gw_group g = to->group;
 	struct diff d;
 	struct gw_err err;
-	if (diff_build(&d, g, r->accepted[g], to, &err) < 0) {
+	if ((r->s->typed && model_typed_fill(to, r->accepted[g], &err) != 0) ||
+	    diff_build(&d, g, r->accepted[g], to, &err) < 0) {
 		fprintf(stderr, "gwsync-replay: %s\n", err.msg);
 		r->error = 1;
 		return -1;

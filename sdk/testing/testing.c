@@ -25,6 +25,7 @@
 #include "deliver/plugin_options.h"
 #include "model/diff.h"
 #include "model/groups.h"
+#include "model/typed.h"
 #include "model/model.h"
 
 #define MAX_SYNCED   64
@@ -263,6 +264,7 @@ void gwt_host_free(struct gwt_host *h)
 {
 	if (!h)
 		return;
+	host_call_done(&h->ctx);
 	strbuf_reset(&h->log);
 	for (size_t i = 0; i < h->n_unknown; i++)
 		free(h->unknown[i]);
@@ -474,7 +476,9 @@ struct gwt_change *gwt_change_between(const struct gwt_version *from, const stru
 	c->from = from ? group_data_ref(from->gd) : NULL;
 	c->to = group_data_ref(to->gd);
 	struct gw_err e = {0};
-	if (diff_build(&c->diff, to->gd->group, c->from, c->to, &e) < 0) {
+	/* every item with its typed view: the plugin under test may read them all */
+	if (model_typed_fill(c->to, c->from, &e) != 0 ||
+	    diff_build(&c->diff, to->gd->group, c->from, c->to, &e) < 0) {
 		say(err, cap, e.msg);
 		gwt_change_free(c);
 		return NULL;

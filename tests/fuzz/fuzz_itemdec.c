@@ -94,10 +94,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	struct gw_err err_ref = {0}, err_dec = {0};
 	int syn_ref = 0, syn_dec = 0;
-	struct item_ctx ref = {gd_ref, &gd_ref->arena, 0,       &err_ref, gw_group_name(g),
-	                       7,      NULL,           &syn_ref};
-	struct item_ctx dc = {gd_dec, &gd_dec->arena, 0,       &err_dec, gw_group_name(g),
-	                      7,      NULL,           &syn_dec};
+	struct item_ctx ref = {.gd = gd_ref,
+	                       .mem = &gd_ref->arena,
+	                       .err = &err_ref,
+	                       .group = gw_group_name(g),
+	                       .index = 7,
+	                       .syntax = &syn_ref};
+	struct item_ctx dc = {.gd = gd_dec,
+	                      .mem = &gd_dec->arena,
+	                      .err = &err_dec,
+	                      .group = gw_group_name(g),
+	                      .index = 7,
+	                      .syntax = &syn_dec};
 	struct gw_item a, b;
 	memset(&a, 0, sizeof a);
 	memset(&b, 0, sizeof b);

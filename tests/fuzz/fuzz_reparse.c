@@ -51,7 +51,7 @@ static void assert_same(int rc_a, struct group_data *a[GW_GROUP_COUNT], int rc_b
 		if (a[g]->n_items != b[g]->n_items || strcmp(a[g]->md5, b[g]->md5) != 0)
 			abort();
 		for (size_t i = 0; i < a[g]->n_items; i++) {
-			const struct gw_item *x = &a[g]->items[i], *y = &b[g]->items[i];
+			const struct gw_item *x = a[g]->items[i], *y = b[g]->items[i];
 			if (x->json_len != y->json_len || strlen(y->json) != y->json_len ||
 			    memcmp(x->json, y->json, x->json_len) != 0 || strcmp(x->key, y->key) ||
 			    !same_text(x->name, y->name) || !x->rule != !y->rule ||

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!out[g])
 				continue;
 			for (size_t i = 0; i < out[g]->n_items; i++)
-				(void)group_data_find(out[g], out[g]->items[i].key);
+				(void)group_data_find(out[g], out[g]->items[i]->key);
 			group_data_unref(out[g]);
 		}
 	}

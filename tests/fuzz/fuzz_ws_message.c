@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *dels[4] = {NULL};
 		size_t n = 0;
 		for (size_t i = 0; i < batch->n_items && n < 4; i += 2)
-			dels[n++] = batch->items[i].key;
+			dels[n++] = batch->items[i]->key;
 		struct patch q = {g, v1, batch, dels, n, 0, 0, "fuzz", 0};
 		if (model_patch(&q, &v2, &err) == 0)
 			group_data_unref(v2);

@@ -19,13 +19,70 @@ def file_subscriber(directory, name="files"):
     return {"name": name, "library": "file", "config": {"dir": directory}}
 
 
+def _key(group, item):
+    """The item's key as the agent keys it (docs/keys.md)."""
+    if group == "PLUGIN":
+        return item.get("name")
+    if group == "DISCOVER_UPSTREAM":
+        return item.get("selectorId")
+    if group == "AI_PROXY_API_KEY":
+        return "%s::%s" % (item.get("selectorId"), item.get("proxyApiKey"))
+    return item.get("appKey" if group == "APP_AUTH" else "id")
+
+
+def _replay(directory, group, doc):
+    """doc (an agent's snapshot file) with the records of its journal
+    (STATE_DIR/GROUP.journal, agent/store/journal.h) applied: the version the agent would
+    load. Stops, as the agent does, at a record cut short or that follows another version;
+    a journal whose header names another file version is ignored."""
+    try:
+        with open(os.path.join(directory, group + ".journal"), "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return doc
+    nl = raw.find(b"\n")
+    head = raw[:nl].split() if nl >= 0 else []
+    if (len(head) != 4 or head[:2] != [b"gwsync-journal", b"1"] or
+            head[2].decode() != doc["md5"] or int(head[3]) != doc["lastModifyTime"]):
+        return doc
+    at = nl + 1
+    while True:
+        eol = raw.find(b"\n", at)
+        if eol < 0:
+            return doc
+        fields = raw[at:eol].split()
+        if len(fields) != 2:
+            return doc
+        n = int(fields[0])
+        if len(raw) < eol + 1 + n + 1:
+            return doc
+        rec = json.loads(raw[eol + 1:eol + 1 + n].decode("utf-8"))
+        if rec["from"] != doc["md5"]:
+            return doc
+        gone = set(rec["removed"]) | {_key(group, it) for it in rec["items"]}
+        kept = [it for it in doc["data"] if _key(group, it) not in gone]
+        data, k = [], 0
+        puts = dict(zip(rec["at"], rec["items"]))
+        for pos in range(rec["count"]):
+            if pos in puts:
+                data.append(puts[pos])
+            else:
+                data.append(kept[k])
+                k += 1
+        doc = dict(doc, md5=rec["md5"], lastModifyTime=rec["lastModifyTime"], data=data)
+        at = eol + 1 + n + 1
+
+
 def read(directory, group):
-    """The parsed GROUP.json, or None while it does not exist."""
+    """The parsed GROUP.json, or None while it does not exist. An agent's state_dir also
+    holds GROUP.journal, the versions written after the file as what changed: they are
+    applied, so this is the version on disk either way."""
     try:
         with open(os.path.join(directory, group + ".json"), "rb") as f:
-            return json.loads(f.read().decode("utf-8"))
+            doc = json.loads(f.read().decode("utf-8"))
     except FileNotFoundError:
         return None
+    return _replay(directory, group, doc) if isinstance(doc, dict) and "md5" in doc else doc
 
 
 def md5(directory, group):

@@ -42,7 +42,7 @@ START_TEST(add_update_remove_unchanged)
 	ck_assert_int_eq(c->version.last_modify_time, 200);
 	ck_assert_str_eq(c->previous.md5, "m1");
 	ck_assert_int_eq(c->previous.last_modify_time, 100);
-	ck_assert_ptr_eq(c->items[0], &b->items[0]); /* the complete list in the admin's order */
+	ck_assert_ptr_eq(c->items[0], b->items[0]); /* the complete list in the admin's order */
 	ck_assert_uint_eq(c->n_items, 4);
 	ck_assert_str_eq(c->items[0]->key, "k4");
 	ck_assert_str_eq(c->items[3]->key, "k5");
@@ -54,7 +54,7 @@ START_TEST(add_update_remove_unchanged)
 	ck_assert_str_eq(c->added[0]->key, "k4");
 	ck_assert_uint_eq(c->n_removed, 1);
 	ck_assert_str_eq(c->removed[0]->key, "k3");
-	ck_assert_ptr_eq(c->removed[0], &a->items[0]); /* the old item, still readable */
+	ck_assert_ptr_eq(c->removed[0], a->items[0]); /* the old item, still readable */
 	/* k2 changed value; k5 changed only in whitespace: raw JSON differs, so updated. */
 	ck_assert_uint_eq(c->n_updated, 2);
 	ck_assert_str_eq(c->updated[0].old_item->key, "k2");

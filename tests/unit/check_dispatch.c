@@ -17,6 +17,7 @@
 #include "deliver/dispatch.h"
 #include "store/store.h"
 #include "deliver/subscribers.h"
+#include "model/model.h"
 #include "subtest.h"
 
 static char *dir;
@@ -593,6 +594,74 @@ START_TEST(abi1_plugin_receives_changes)
 }
 END_TEST
 
+/* A RULE version parsed from the admin's text (its items checked, no typed views made). */
+static struct group_data *parsed_rules(const char *md5, int lmt, const char *items,
+                                       const struct group_data *prev)
+{
+	char doc[2048];
+	snprintf(doc, sizeof doc, "{\"RULE\":{\"md5\":\"%s\",\"lastModifyTime\":%d,\"data\":[%s]}}",
+	         md5, lmt, items);
+	const enum gw_group want = GW_GROUP_RULE;
+	struct group_data *prevs[GW_GROUP_COUNT] = {0}, *out[GW_GROUP_COUNT] = {0};
+	prevs[GW_GROUP_RULE] = (struct group_data *)prev;
+	int syntax;
+	struct gw_err err;
+	ck_assert_msg(
+	    model_parse_groups(doc, strlen(doc), &want, 1, "t", prevs, out, &syntax, &err) == 0,
+	    "%s", err.msg);
+	return out[GW_GROUP_RULE];
+}
+
+/* Typed views reach the subscribers that read them (ABI 2 without flags, ABI 1), made on
+ * delivery; one that declared GW_SUB_TYPED_ON_DEMAND gets them only through
+ * host->item_typed(), and when no subscriber reads them none are made at all. */
+START_TEST(typed_views_reach_who_reads_them)
+{
+	char yaml[8400], out_c[4200];
+	snprintf(out_c, sizeof out_c, "%s/c.txt", dir);
+	snprintf(yaml, sizeof yaml, "out: %s\n", out_a);
+	tcfg_add(&t, "od", "typedsub_od", yaml); /* first: before anyone made a view */
+	snprintf(yaml, sizeof yaml, "out: %s\n", out_b);
+	tcfg_add(&t, "eager", "typedsub", yaml);
+	snprintf(yaml, sizeof yaml, "out: %s\n", out_c);
+	tcfg_add(&t, "old", "typedsub1", yaml);
+	start();
+	ck_assert_int_eq(subs->v[0].typed, 0);
+	ck_assert_int_eq(subs->v[1].typed, 1);
+	ck_assert_int_eq(subs->v[2].typed, 1);
+	const char *r1 =
+	    "{\"id\":\"r1\",\"selectorId\":\"s1\"},{\"id\":\"r2\",\"selectorId\":\"s2\"}";
+	struct group_data *v1 = parsed_rules("m1", 1, r1, NULL);
+	ck_assert_ptr_null(v1->items[0]->rule);
+	ck_assert_int_eq(store_offer(st, v1), STORE_ACCEPTED);
+	group_data_unref(v1);
+	ck_assert_int_eq(wait_lines(out_c, "apply", 1, 5000), 1);
+	expect_line(out_a, "apply", 0, "apply RULE added=2 typed=0 asked=2 first=s1");
+	expect_line(out_b, "apply", 0, "apply RULE added=2 typed=2 asked=0 first=s1");
+	expect_line(out_c, "apply", 0, "apply RULE added=2 typed=2 asked=0 first=s1");
+	dispatcher_free(disp);
+	disp = NULL;
+	subscribers_free(subs);
+	subs = NULL;
+
+	/* on demand only: the version keeps no typed view */
+	tcfg_free(&t);
+	tcfg_init(&t);
+	snprintf(yaml, sizeof yaml, "out: %s\n", out_a);
+	tcfg_add(&t, "od", "typedsub_od", yaml);
+	store_free(st);
+	st = store_new();
+	start();
+	struct group_data *v2 = parsed_rules("m2", 2, r1, NULL);
+	ck_assert_int_eq(store_offer(st, v2), STORE_ACCEPTED);
+	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
+	expect_line(out_a, "apply", 1, "apply RULE added=2 typed=0 asked=2 first=s1");
+	ck_assert_ptr_null(v2->items[0]->rule);
+	ck_assert_ptr_null(v2->items[1]->rule);
+	group_data_unref(v2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("dispatch");
@@ -602,6 +671,7 @@ int main(void)
 	tcase_add_test(tc, dependency_order_at_start);
 	tcase_add_test(tc, backoff_doubles_and_resets_on_acceptance);
 	tcase_add_test(tc, snapshot_then_same_admin_data_is_confirmed_only);
+	tcase_add_test(tc, typed_views_reach_who_reads_them);
 	tcase_add_test(tc, abi1_plugin_receives_changes);
 	tcase_add_test(tc, delivers_exact_deltas);
 	tcase_add_test(tc, emptied_group_is_delivered);

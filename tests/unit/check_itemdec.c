@@ -29,8 +29,12 @@ static void run_one(struct run *r, int decoder, enum gw_group g, const char *tex
 	memset(r, 0, sizeof *r);
 	r->gd = group_data_new(g);
 	ck_assert_ptr_nonnull(r->gd);
-	struct item_ctx c = {r->gd, &r->gd->arena, 0,         &r->err, gw_group_name(g),
-	                     3,     NULL,          &r->syntax};
+	struct item_ctx c = {.gd = r->gd,
+	                     .mem = &r->gd->arena,
+	                     .err = &r->err,
+	                     .group = gw_group_name(g),
+	                     .index = 3,
+	                     .syntax = &r->syntax};
 	if (decoder) {
 		struct itemdec *d = itemdec_new();
 		ck_assert_ptr_nonnull(d);

@@ -15,9 +15,11 @@
 #include <string.h>
 
 #include "shared/strbuf.h"
+#include "model/diff.h"
 #include "model/edit.h"
 #include "model/fields.h"
 #include "model/patch.h"
+#include "model/typed.h"
 
 static struct group_data *items(enum gw_group g, const char *json)
 {
@@ -36,7 +38,7 @@ static const char *order(const struct group_data *gd)
 	for (size_t i = 0; i < gd->n_items; i++) {
 		if (i)
 			strcat(buf, ",");
-		strcat(buf, gd->items[i].key);
+		strcat(buf, gd->items[i]->key);
 	}
 	return buf;
 }
@@ -69,6 +71,14 @@ static struct group_data *patch(const struct group_data *prev, const struct grou
 	return patch_g(GW_GROUP_RULE, prev, up, dels, n_dels, replace, now);
 }
 
+/* The typed views, as a subscriber that reads them gets them (model/typed.h). */
+static struct group_data *typed(const struct group_data *gd)
+{
+	struct gw_err terr = {0};
+	ck_assert_msg(model_typed_fill((struct group_data *)gd, NULL, &terr) == 0, "%s", terr.msg);
+	return (struct group_data *)gd;
+}
+
 START_TEST(upsert_delete_replace)
 {
 	struct group_data *first = items(GW_GROUP_RULE, "[" R("b", "1") "," R("a", "1") "]");
@@ -78,17 +88,17 @@ START_TEST(upsert_delete_replace)
 	ck_assert_int_eq(v1->last_modify_time, 1000);
 	ck_assert_str_eq(v1->source, "ws://a");
 	ck_assert_uint_eq(strlen(v1->md5), 32);
-	ck_assert_ptr_nonnull(v1->items[0].rule); /* typed like a fetched item */
-	ck_assert_str_eq(v1->items[0].rule->plugin_name, "divide");
+	ck_assert_ptr_nonnull(typed(v1)->items[0]->rule); /* typed like a fetched item */
+	ck_assert_str_eq(v1->items[0]->rule->plugin_name, "divide");
 
 	/* upsert: b replaced in place, c appended; the clock went back: stamp still grows */
 	struct group_data *up = items(GW_GROUP_RULE, "[" R("c", "1") "," R("b", "2") "]");
 	struct group_data *v2 = patch(v1, up, NULL, 0, 0, 500);
 	ck_assert_str_eq(order(v2), "b,a,c");
-	ck_assert_str_eq(v2->items[0].name, "2");
+	ck_assert_str_eq(v2->items[0]->name, "2");
 	ck_assert_int_eq(v2->last_modify_time, 1001);
 	ck_assert_str_ne(v2->md5, v1->md5);
-	ck_assert_ptr_eq(group_data_find(v2, "c"), &v2->items[2]);
+	ck_assert_ptr_eq(group_data_find(v2, "c"), v2->items[2]);
 
 	/* the same upsert again, and deleting an absent key: no change, no version */
 	ck_assert_ptr_null(patch(v2, up, NULL, 0, 0, 2000));
@@ -100,7 +110,7 @@ START_TEST(upsert_delete_replace)
 	struct group_data *keep_a = items(GW_GROUP_RULE, "[" R("a", "9") "]");
 	struct group_data *v3 = patch(v2, keep_a, dels, 2, 0, 3000);
 	ck_assert_str_eq(order(v3), "b,a");
-	ck_assert_str_eq(v3->items[1].name, "9");
+	ck_assert_str_eq(v3->items[1]->name, "9");
 	struct group_data *v4 = patch(v3, NULL, dels, 2, 0, 3000);
 	ck_assert_str_eq(order(v4), "b");
 	ck_assert_int_eq(v4->last_modify_time, 3001);
@@ -126,6 +136,38 @@ START_TEST(upsert_delete_replace)
 	ck_assert_str_eq(empty->md5, identity(NULL));
 
 	struct group_data *all[] = {first, v1, up, v2, keep_a, v3, v4, same, forced, none, empty};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		group_data_unref(all[i]);
+}
+END_TEST
+
+/* A group held in key order (how an admin usually sends one) carries no key index: rank r
+ * is position r. Replacing in place or appending after the last key keeps it so (nothing
+ * copied per change); an insertion elsewhere makes one, and lookups stay right. */
+START_TEST(a_version_in_key_order_keeps_no_key_index)
+{
+	struct group_data *first = items(GW_GROUP_RULE, "[" R("a", "1") "," R("c", "1") "]");
+	struct group_data *v1 = patch(NULL, first, NULL, 0, 1, 1000);
+	ck_assert_ptr_null(v1->by_key);
+	struct group_data *up = items(GW_GROUP_RULE, "[" R("c", "2") "," R("d", "1") "]");
+	struct group_data *v2 = patch(v1, up, NULL, 0, 0, 2000);
+	ck_assert_str_eq(order(v2), "a,c,d");
+	ck_assert_ptr_null(v2->by_key);
+	struct group_data *mid = items(GW_GROUP_RULE, "[" R("b", "1") "]");
+	struct group_data *v3 = patch(v2, mid, NULL, 0, 0, 3000);
+	ck_assert_str_eq(order(v3), "a,c,d,b");
+	ck_assert_ptr_nonnull(v3->by_key);
+	const char *keys[] = {"a", "b", "c", "d"};
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_str_eq(v3->items[group_data_at(v3, i)]->key, keys[i]);
+		ck_assert_ptr_eq(group_data_find(v3, keys[i]), v3->items[group_data_at(v3, i)]);
+	}
+	ck_assert_ptr_null(group_data_find(v3, "bb"));
+	const char *dels[] = {"b"};
+	struct group_data *v4 = patch(v3, NULL, dels, 1, 0, 4000);
+	ck_assert_str_eq(order(v4), "a,c,d");
+	ck_assert_ptr_eq(group_data_find(v4, "d"), v4->items[2]);
+	struct group_data *all[] = {first, v1, up, v2, mid, v3, v4};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		group_data_unref(all[i]);
 }
@@ -183,7 +225,7 @@ START_TEST(items_refused)
 	}
 	/* the newer groups: key and raw JSON */
 	gd = items(GW_GROUP_DISCOVER_UPSTREAM, "[{\"selectorId\":\"s1\",\"upstreamDataList\":[]}]");
-	ck_assert_str_eq(gd->items[0].key, "s1");
+	ck_assert_str_eq(gd->items[0]->key, "s1");
 	group_data_unref(gd);
 }
 END_TEST
@@ -202,7 +244,7 @@ START_TEST(per_plugin_refresh)
 	const char *dels[] = {"d1", "d2"};
 	struct group_data *v2 = patch(v1, up, dels, 2, 0, 2);
 	ck_assert_str_eq(order(v2), "w1,d2");
-	ck_assert_int_eq(v2->items[1].rule->sort, 2);
+	ck_assert_int_eq(typed(v2)->items[1]->rule->sort, 2);
 	group_data_unref(first);
 	group_data_unref(v1);
 	group_data_unref(up);
@@ -227,7 +269,7 @@ START_TEST(a_renamed_plugin_replaces_the_held_one_with_its_id)
 	struct group_data *both = items(GW_GROUP_PLUGIN, "[" P("2", "waf") "," P("9", "waf2") "]");
 	struct group_data *v3 = patch_g(GW_GROUP_PLUGIN, v2, both, NULL, 0, 0, 3);
 	ck_assert_str_eq(order(v3), "divide,sign,waf2,waf");
-	ck_assert_str_eq(v3->items[2].plugin->id, "9");
+	ck_assert_str_eq(v3->items[2]->plugin->id, "9");
 	/* only plugins have an alias: a rule with another rule's name is another rule */
 	struct group_data *r1 = items(GW_GROUP_RULE, "[" R("a", "same") "]");
 	struct group_data *r2 = items(GW_GROUP_RULE, "[" R("b", "same") "]");
@@ -274,15 +316,16 @@ static void same_fields(const struct field *fields, size_t n, const void *x, con
 static void assert_same_version(const struct group_data *a, const struct group_data *b)
 {
 	ck_assert_uint_eq(a->n_items, b->n_items);
+	typed(a);
+	typed(b);
 	const struct group_shape *sh = fields_group(a->group);
 	for (size_t i = 0; i < a->n_items; i++) {
-		const struct gw_item *x = &a->items[i], *y = &b->items[i];
+		const struct gw_item *x = a->items[i], *y = b->items[i];
 		ck_assert_str_eq(x->key, y->key);
 		ck_assert_uint_eq(x->json_len, y->json_len);
 		ck_assert_str_eq(x->json, y->json);
 		ck_assert_int_eq(x->group, y->group);
 		ck_assert_uint_eq(x->size, sizeof *x);
-		ck_assert_ptr_eq(a->item_ptrs[i], x);
 		ck_assert(!x->name == !y->name);
 		if (x->name)
 			ck_assert_str_eq(x->name, y->name);
@@ -290,7 +333,7 @@ static void assert_same_version(const struct group_data *a, const struct group_d
 			same_fields(sh->fields, sh->n_fields,
 			            *(void *const *)((const char *)x + sh->item_ptr_off),
 			            *(void *const *)((const char *)y + sh->item_ptr_off));
-		ck_assert_uint_eq(a->by_key[i], b->by_key[i]);
+		ck_assert_uint_eq(group_data_at(a, i), group_data_at(b, i));
 		ck_assert_uint_lt(a->item_store[i], a->n_stores);
 	}
 	ck_assert_uint_le(a->n_stores, GD_MAX_STORES);
@@ -299,8 +342,42 @@ static void assert_same_version(const struct group_data *a, const struct group_d
 	ck_assert_str_eq(a->md5, md5);
 	size_t json = 0;
 	for (size_t i = 0; i < a->n_items; i++)
-		json += a->items[i].json_len;
+		json += a->items[i]->json_len;
 	ck_assert_uint_eq(a->json_bytes, json);
+}
+
+/* The delta `next` carries from `prev` (it was made from it) is the merge of both key
+ * indexes, entry by entry and pointer by pointer. */
+static void assert_carried_is_the_merge(struct group_data *prev, struct group_data *next)
+{
+	struct diff carried, merged;
+	struct gw_err err;
+	ck_assert_ptr_eq(group_data_delta(next, prev), &next->delta);
+	ck_assert_int_eq(diff_build(&carried, next->group, prev, next, &err), 0);
+	ck_assert_int_eq(carried.carried, 1);
+	const struct group_data *pred = next->delta.pred;
+	next->delta.pred = NULL; /* the same versions, merged */
+	ck_assert_int_eq(diff_build(&merged, next->group, prev, next, &err), 0);
+	next->delta.pred = pred;
+	ck_assert_int_eq(merged.carried, 0);
+	const struct gw_change *c = &carried.change, *m = &merged.change;
+	ck_assert_uint_eq(c->n_added, m->n_added);
+	ck_assert_uint_eq(c->n_updated, m->n_updated);
+	ck_assert_uint_eq(c->n_removed, m->n_removed);
+	for (size_t i = 0; i < c->n_added; i++)
+		ck_assert_ptr_eq(c->added[i], m->added[i]);
+	for (size_t i = 0; i < c->n_removed; i++)
+		ck_assert_ptr_eq(c->removed[i], m->removed[i]);
+	for (size_t i = 0; i < c->n_updated; i++) {
+		ck_assert_ptr_eq(c->updated[i].old_item, m->updated[i].old_item);
+		ck_assert_ptr_eq(c->updated[i].new_item, m->updated[i].new_item);
+	}
+	ck_assert_ptr_eq(c->items, m->items);
+	ck_assert_int_eq(c->confirmed_only, m->confirmed_only);
+	diff_free(&carried);
+	diff_free(&merged);
+	/* a version that was not the predecessor gets the merge */
+	ck_assert_ptr_null(group_data_delta(next, next));
 }
 
 /* The truth: an ordered list of (key, JSON) kept by hand. */
@@ -414,18 +491,20 @@ START_TEST(random_patches_equal_a_whole_parse)
 				truth_remove(&t, (size_t)at);
 		}
 		for (size_t u = 0; u < up->n_items; u++) {
-			long at = truth_find(&t, up->items[u].key);
+			long at = truth_find(&t, up->items[u]->key);
 			if (at >= 0) {
 				free(t.json[at]);
-				t.json[at] = strdup(up->items[u].json);
+				t.json[at] = strdup(up->items[u]->json);
 			} else {
-				truth_insert(&t, t.n, up->items[u].key, up->items[u].json);
+				truth_insert(&t, t.n, up->items[u]->key, up->items[u]->json);
 			}
 		}
 		struct group_data *next = patch(held, up, dels, nd, 0, round);
 		struct group_data *fresh = truth_parse(&t);
 		if (next) {
 			assert_same_version(next, fresh);
+			if (held)
+				assert_carried_is_the_merge(held, next);
 			group_data_unref(held);
 			held = next;
 		} else if (held) {
@@ -509,7 +588,7 @@ START_TEST(random_positional_edits_equal_a_whole_parse)
 			if (k == ne)
 				break;
 			if (e[k].op != EDIT_REMOVE) {
-				e[k].item = &up->items[j++];
+				e[k].item = up->items[j++];
 				truth_insert(&nt, nt.n, e[k].item->key, e[k].item->json);
 			}
 			if (e[k].op != EDIT_INSERT)
@@ -532,6 +611,8 @@ START_TEST(random_positional_edits_equal_a_whole_parse)
 			t = nt;
 			struct group_data *fresh = truth_parse(&t);
 			assert_same_version(next, fresh);
+			if (held)
+				assert_carried_is_the_merge(held, next);
 			group_data_unref(fresh);
 			group_data_unref(held);
 			held = next;
@@ -569,6 +650,7 @@ START_TEST(stores_stay_bounded_over_many_patches)
 		struct group_data *up = items(GW_GROUP_RULE, one);
 		struct group_data *next = patch(held, up, NULL, 0, 0, k + 1);
 		ck_assert_ptr_nonnull(next);
+		assert_carried_is_the_merge(held, next);
 		ck_assert_uint_le(next->n_stores, GD_MAX_STORES);
 		size_t bytes = 0;
 		for (size_t s = 0; s < next->n_stores; s++)
@@ -585,6 +667,33 @@ START_TEST(stores_stay_bounded_over_many_patches)
 }
 END_TEST
 
+/* A full list (MYSELF, a REFRESH that replaces) carries its delta too: reordered, one item
+ * changed, one gone, one new, one byte-identical but parsed again (no update). */
+START_TEST(a_full_list_carries_its_delta)
+{
+	struct group_data *l1 = items(
+	    GW_GROUP_RULE, "[" R("a", "1") "," R("b", "1") "," R("c", "1") "," R("d", "1") "]");
+	struct group_data *v1 = patch(NULL, l1, NULL, 0, 1, 1);
+	struct group_data *l2 = items(
+	    GW_GROUP_RULE, "[" R("d", "1") "," R("b", "2") "," R("e", "1") "," R("a", "1") "]");
+	struct group_data *v2 = patch(v1, l2, NULL, 0, 1, 2);
+	ck_assert_ptr_nonnull(v2);
+	assert_carried_is_the_merge(v1, v2);
+	const struct gd_delta *d = group_data_delta(v2, v1);
+	ck_assert_uint_eq(d->n_added, 1);
+	ck_assert_str_eq(d->added[0]->key, "e");
+	ck_assert_uint_eq(d->n_updated, 1);
+	ck_assert_str_eq(d->updated[0].new_item->key, "b");
+	ck_assert_uint_eq(d->n_removed, 1);
+	ck_assert_str_eq(d->removed[0]->key, "c");
+	ck_assert_ptr_eq(d->removed[0], v1->items[2]); /* the predecessor's own item */
+	group_data_unref(l1);
+	group_data_unref(l2);
+	group_data_unref(v1);
+	group_data_unref(v2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("patch");
@@ -592,12 +701,14 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, upsert_delete_replace);
 	tcase_add_test(tc, identity_is_the_item_sets_whatever_the_path);
+	tcase_add_test(tc, a_version_in_key_order_keeps_no_key_index);
 	tcase_add_test(tc, items_refused);
 	tcase_add_test(tc, per_plugin_refresh);
 	tcase_add_test(tc, a_renamed_plugin_replaces_the_held_one_with_its_id);
 	tcase_add_test(tc, random_patches_equal_a_whole_parse);
 	tcase_add_test(tc, random_positional_edits_equal_a_whole_parse);
 	tcase_add_test(tc, stores_stay_bounded_over_many_patches);
+	tcase_add_test(tc, a_full_list_carries_its_delta);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

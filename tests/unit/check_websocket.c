@@ -141,7 +141,7 @@ static const char *held(struct fix *f, enum gw_group g)
 	for (size_t i = 0; i < gd->n_items; i++) {
 		if (i)
 			strcat(buf, ",");
-		strcat(buf, gd->items[i].key);
+		strcat(buf, gd->items[i]->key);
 	}
 	group_data_unref(gd);
 	return buf;

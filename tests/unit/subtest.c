@@ -27,8 +27,9 @@ struct group_data *gd_make(enum gw_group g, const char *md5, int64_t lmt, const 
 	gd->items = arena_calloc(&gd->arena, (n ? n : 1) * sizeof *gd->items);
 	gd->n_items = n;
 	for (size_t i = 0; i < n; i++) {
-		struct gw_item *it = &gd->items[i];
+		struct gw_item *it = gd->items[i] = arena_calloc(&gd->arena, sizeof *it);
 		char name[256];
+		it->size = sizeof *it;
 		snprintf(name, sizeof name, "n-%s", kv[2 * i]);
 		it->group = g;
 		it->key = arena_strdup(&gd->arena, kv[2 * i]);

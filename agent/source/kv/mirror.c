@@ -394,10 +394,10 @@ static int build_patch(struct kv_mirror *m, enum gw_group g, struct group_data *
 	for (size_t i = 0; i < nd; i++) {
 		int found;
 		size_t r = order_rank(s, d[i], &found);
-		const struct gw_item *it = d[i]->dead ? NULL : &ups->items[j++];
+		const struct gw_item *it = d[i]->dead ? NULL : ups->items[j++];
 		if (found && !it)
 			ch[nc++] = (struct change){{r, EDIT_REMOVE, NULL}, d[i]};
-		else if (found && !same_json(&held->items[r], it))
+		else if (found && !same_json(held->items[r], it))
 			ch[nc++] = (struct change){{r, EDIT_REPLACE, it}, d[i]};
 		else if (!found && it)
 			ch[nc++] = (struct change){{r, EDIT_INSERT, it}, d[i]};
@@ -493,7 +493,7 @@ static long find_ghosts(const struct group_data *all, struct kv_node *const *nod
 	if (!v)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		const char *id = key_alias(&all->items[i]);
+		const char *id = key_alias(all->items[i]);
 		if (id)
 			v[na++] = (struct aliased){id, i};
 	}
@@ -579,8 +579,8 @@ static int build_whole(struct kv_mirror *m, enum gw_group g, struct group_data *
 			goto out;
 		for (size_t i = 0; i < held->n_items; i++) {
 			int found;
-			size_t r = group_data_rank(list, held->items[i].key, &found);
-			order[i] = win[list->by_key[r]];
+			size_t r = group_data_rank(list, held->items[i]->key, &found);
+			order[i] = win[group_data_at(list, r)];
 		}
 		group_data_unref(s->base);
 		s->base = group_data_ref(held);

@@ -11,6 +11,7 @@
 #include "model/diff.h"
 #include "model/patch.h"
 #include "model/groups.h"
+#include "model/typed.h"
 
 static int configured(const struct cfg *cfg, int g)
 {
@@ -20,13 +21,13 @@ static int configured(const struct cfg *cfg, int g)
 	return 0;
 }
 
-static const char *plugin_of(const struct gw_item *it)
+/* A selector's or rule's plugin, from its JSON (this thread never reads a typed view:
+ * model/typed.h); into buf. */
+static const char *plugin_of(const struct gw_item *it, char *buf, size_t cap)
 {
-	if (it->selector)
-		return it->selector->plugin_name;
-	if (it->rule)
-		return it->rule->plugin_name;
-	return NULL;
+	if (it->group != GW_GROUP_SELECTOR && it->group != GW_GROUP_RULE)
+		return NULL;
+	return model_item_string(it, "pluginName", buf, cap);
 }
 
 static int in_list(const char *s, const char *const *v, size_t n)
@@ -61,20 +62,24 @@ static int refresh_replaces(enum gw_group g)
 static int plugin_items(const struct group_data *prev, const struct group_data *batch,
                         const char **dels, size_t *n)
 {
-	const char **plugins = calloc(batch->n_items + 1, sizeof *plugins);
+	char **plugins = calloc(batch->n_items + 1, sizeof *plugins);
 	size_t np = 0;
-	if (!plugins)
-		return -1;
-	for (size_t i = 0; i < batch->n_items; i++) {
-		const char *name = plugin_of(&batch->items[i]);
-		if (name && !in_list(name, plugins, np))
-			plugins[np++] = name;
+	char buf[512];
+	int rc = plugins ? 0 : -1;
+	for (size_t i = 0; rc == 0 && i < batch->n_items; i++) {
+		const char *name = plugin_of(batch->items[i], buf, sizeof buf);
+		if (name && !in_list(name, (const char *const *)plugins, np) &&
+		    !(plugins[np++] = strdup(name)))
+			rc = -1;
 	}
-	for (size_t i = 0; i < prev->n_items; i++)
-		if (in_list(plugin_of(&prev->items[i]), plugins, np))
-			dels[(*n)++] = prev->items[i].key;
+	for (size_t i = 0; rc == 0 && i < prev->n_items; i++)
+		if (in_list(plugin_of(prev->items[i], buf, sizeof buf),
+		            (const char *const *)plugins, np))
+			dels[(*n)++] = prev->items[i]->key;
+	for (size_t i = 0; plugins && i < np; i++)
+		free(plugins[i]);
 	free(plugins);
-	return 0;
+	return rc;
 }
 
 /*
@@ -111,7 +116,7 @@ static int build(enum gw_group g, enum ws_event event, const struct group_data *
 		if (!dels)
 			return gw_errf(err, "group %s: out of memory", gw_group_name(g));
 		for (size_t i = 0; i < batch->n_items; i++)
-			dels[p.n_deletes++] = batch->items[i].key;
+			dels[p.n_deletes++] = batch->items[i]->key;
 		p.upserts = NULL;
 		break;
 	}
@@ -308,8 +313,8 @@ size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 			const char **dels = calloc(held->n_items + 1, sizeof *dels);
 			size_t n = 0;
 			for (size_t k = 0; dels && k < held->n_items; k++)
-				if (!sh || !group_data_find(sh, held->items[k].key))
-					dels[n++] = held->items[k].key;
+				if (!sh || !group_data_find(sh, held->items[k]->key))
+					dels[n++] = held->items[k]->key;
 			struct patch p = {
 			    g,         held,        NULL, dels, n, 0, held->provisional && !sh,
 			    a->server, gw_wall_ms()};
