@@ -3,7 +3,9 @@
 --   LUA_PATH="contrib/nginx/lua/?.lua;;" luajit tests/lua/bench_router.lua [-v] [-d] [DATASET.json ...]
 --
 -- Not a test (no test_ prefix): a tool to see what LuaJIT does with route(). Each "request"
--- is what gateway.access() asks of the router: request.new, router.route, balance.select.
+-- is what gateway.access() asks of the router: request.new, router.route, balance.select
+-- (given, as the gateway does, a per-request table with the rule's handle and the selector's
+-- upstreams).
 -- Requests enter Lua from C (string.gsub's callback) as they do in nginx, so that traces
 -- start at the router's own functions and loops and are not inlined into one benchmark loop
 -- (which would hide the aborts nginx sees). Tables are routed
@@ -75,9 +77,11 @@ end
 local state = {}
 local function one(raw)
     local req = request.new(raw)
-    local res = router.route(state.tbl, req)
-    if res.action == "proxy" then balance.select(res, req, state) end
-    return res
+    local res, sel = router.route(state.tbl, req)
+    if sel then
+        balance.select({ upstreams = sel.upstreams, handle = res.handle, rule = res, sel = sel }, req, state)
+    end
+    return router.result(res, sel)
 end
 
 -- the driver: string.gsub calls `entry` once per "x" from C, as nginx calls access() from C

@@ -21,7 +21,8 @@ local cache = cachemod.new{ path = path, now_ms = function() return 0 end,
     log = function(level, msg) lines[#lines + 1] = level .. ": " .. msg end }
 local paths = {}
 
-local function fp(res)
+local function fp(res, sel)
+    res = router.result(res, sel)
     if res.action == "proxy" then
         local ups = {}
         for i, u in ipairs(res.upstreams) do ups[i] = u.url end

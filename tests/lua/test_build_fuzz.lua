@@ -195,11 +195,11 @@ for round = 1, ROUNDS do
             raw.now = 1716880000
             raw.now_ms = 1716880000000
             local req = request.new(raw)
-            local rok, res = pcall(router.route, tbl, req)
-            if not rok or type(res) ~= "table" or not ACTIONS[res.action] then
+            local rok, res, sel = pcall(router.route, tbl, req)
+            if not rok or type(res) ~= "table" or not (sel or ACTIONS[res.action]) then
                 failures[#failures + 1] = "round " .. round .. " " .. r.path .. ": route: " .. tostring(res)
-            elseif res.action == "proxy" then
-                local bok, err = pcall(balance.select, res, req, lb_state)
+            elseif sel then
+                local bok, err = pcall(balance.select, router.result(res, sel), req, lb_state)
                 if not bok then
                     failures[#failures + 1] = "round " .. round .. " " .. r.path .. ": select: " .. tostring(err)
                 end

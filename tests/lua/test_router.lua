@@ -41,7 +41,7 @@ local function req(path, t)
     t.remote_addr = t.remote_addr or "127.0.0.1"
     return request.new(t)
 end
-local function route(tbl, path, t) return router.route(tbl, req(path, t)) end
+local function route(tbl, path, t) return router.result(router.route(tbl, req(path, t))) end
 -- "sel/rule" of a proxied result, or the error code
 local function who(res)
     if res.action == "proxy" then return res.selector.id .. "/" .. res.rule.id end
@@ -247,8 +247,11 @@ T.case("an empty DISCOVER_UPSTREAM list -> -119", function()
         DISCOVER_UPSTREAM = { { selectorId = "s1", pluginName = "divide", upstreamDataList = {} } } }
     T.eq(route(tbl, "/a").code, -119)
 end)
-T.case("a proxied result is prepared once (same table per rule)", function()
+T.case("a proxied request gets the table's own rule and selector (nothing made per request)", function()
     local tbl = build { SELECTOR = { sel("s1", 1, { URI("/**") }) }, RULE = { rule("r1", "s1", 1, {}) } }
-    T.eq(route(tbl, "/a"), route(tbl, "/b"))
+    local r1, s1 = router.route(tbl, req("/a"))
+    local r2, s2 = router.route(tbl, req("/b"))
+    T.eq(r1, r2); T.eq(s1, s2); T.eq(r1, tbl.selectors[1].rules[1]); T.eq(s1, tbl.selectors[1])
+    T.eq(r1.id, "r1"); T.eq(s1.id, "s1"); T.eq(s1.upstreams[1].url, "127.0.0.1:8081")
 end)
 T.done()

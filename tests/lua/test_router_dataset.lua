@@ -33,9 +33,9 @@ local function route_many(tbl)
     local paths = { "/", "/order/1", "/user/findById/3", "/payment/x/y", "/order/findAll/1", "/a%20b" }
     local seen = {}
     for _, p in ipairs(paths) do
-        local r = router.route(tbl, request.new { path = p, method = "GET", remote_addr = "10.0.1.1",
+        local r = router.result(router.route(tbl, request.new { path = p, method = "GET", remote_addr = "10.0.1.1",
             headers = { { "Host", "order.example.com" }, { "X-Tenant", "tenant-1" }, { "Cookie", "session=sess-1" } },
-            query = "version=v1" })
+            query = "version=v1" }))
         T.truthy(r.action == "proxy" or r.action == "error" or r.action == "skip", "result action")
         seen[r.action] = true
     end

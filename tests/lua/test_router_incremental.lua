@@ -15,8 +15,9 @@ local items = require "gwsync.items"
 
 local GROUPS = routes.GROUPS
 
--- a result as comparable text
-local function fp(res)
+-- an answer of router.route as comparable text
+local function fp(res, sel)
+    res = router.result(res, sel)
     if res.action == "proxy" then
         local ups = {}
         for i, u in ipairs(res.upstreams) do
@@ -266,33 +267,37 @@ end
 local function snapshot(t)
     local out = {}
     for _, S in ipairs(t.selectors) do
-        out[S.id] = { node = S, rules = S.rules, R = {}, items = {}, results = {} }
-        for i, R in ipairs(S.rules) do
-            out[S.id].R[i] = R
-            out[S.id].items[i] = R.item
-            out[S.id].results[i] = R   -- a rule node is its proxy result
-        end
+        out[S.id] = { node = S, rules = S.rules, active = S.active_rules, items = {},
+                      upstreams = S.upstreams }
+        for i, R in ipairs(S.rules) do out[S.id].items[i] = R end
     end
     return out
 end
 
-T.case("a DISCOVER_UPSTREAM change gives new results to that selector's rules, touches no rule item and no other selector", function()
+T.case("a DISCOVER_UPSTREAM change gives that selector a new upstream list and touches nothing else", function()
     local t, set = small_table()
     local before = snapshot(t)
+    local r_before, s_before = router.route(t, request.new({ path = "/p2/v1/x", method = "GET", headers = {} }))
     set("DISCOVER_UPSTREAM", "s2", disc("s2", "10.9.9.9:80"))
     t:finish()
     local after = snapshot(t)
     for _, id in ipairs({ "s1", "s3" }) do
         T.eq(after[id].rules, before[id].rules, id .. " rule list")
-        for i = 1, 3 do T.eq(after[id].results[i], before[id].results[i], id .. " result " .. i) end
+        T.eq(after[id].upstreams, before[id].upstreams, id .. " upstream list")
     end
+    T.eq(after.s2.node, before.s2.node, "the selector node stays")
+    T.eq(after.s2.rules, before.s2.rules, "s2's rule list is not rebuilt")
+    T.eq(after.s2.active, before.s2.active, "s2's enabled rules are not rebuilt")
     for i = 1, 3 do
         T.eq(after.s2.items[i], before.s2.items[i], "s2 rule item " .. i .. " is the same compiled item")
-        T.truthy(after.s2.results[i] ~= before.s2.results[i], "s2 result " .. i .. " is new")
-        T.eq(after.s2.results[i].upstreams[1].url, "10.9.9.9:80")
-        -- a result handed out before the change is never modified
-        T.eq(before.s2.results[i].upstreams[1].url, "10.0.0.2:80")
     end
+    T.truthy(after.s2.upstreams ~= before.s2.upstreams, "s2's upstream list is new")
+    T.eq(after.s2.upstreams[1].url, "10.9.9.9:80")
+    -- what a request was routed with before the change is never modified
+    T.eq(before.s2.upstreams[1].url, "10.0.0.2:80")
+    T.eq(r_before, before.s2.items[1]); T.eq(s_before, before.s2.node)
+    local r_after = router.route(t, request.new({ path = "/p2/v1/x", method = "GET", headers = {} }))
+    T.eq(r_after, r_before, "the same rule answers")
 end)
 
 T.case("a rule change re-sorts that selector's rules only", function()

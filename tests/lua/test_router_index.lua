@@ -12,7 +12,8 @@ local request = require "gwsync.request"
 local router = require "gwsync.router"
 local index = require "gwsync.index"
 
-local function fp(res)
+local function fp(res, sel)
+    res = router.result(res, sel)
     if res.action == "proxy" then return "proxy " .. res.selector.id .. " " .. res.rule.id end
     return string.format("%s %s %s", res.action, tostring(res.code), tostring(res.message))
 end
@@ -108,31 +109,92 @@ local function rand_request(rnd)
              remote_addr = "127.0.0.1" }
 end
 
-T.case("indexed == unindexed routing on 200 random tables x 300 random requests", function()
-    local state = 12345
+-- complete(ix, S_list, raw) -> nil | what the index missed: every selector the index holds
+-- whose test answers true for the request is among match()'s candidates, and every candidate's
+-- test answers true (unless match() leaves the request to the plain evaluation). This sees a
+-- selector the index loses even where the answer happens not to change.
+local function complete(tbl, raw)
+    local cands = {}
+    local n = tbl.index:match(request.new(raw), cands, 0)
+    if not n then return nil end
+    local got = {}
+    for i = 1, n do
+        local S = cands[i]
+        if got[S] then return "candidate " .. S.id .. " twice" end
+        got[S] = true
+        if not S.test(S, request.new(raw)) then return "candidate " .. S.id .. " does not match" end
+    end
+    for _, S in ipairs(tbl.selectors) do
+        if tbl.index:has(S) and not got[S] and S.test(S, request.new(raw)) then
+            return "selector " .. S.id .. " matches but the index did not find it"
+        end
+    end
+    return nil
+end
+
+-- linked(ix) -> nil | what is wrong: every trie node an entry is filed in is reachable from
+-- its trie's root (a node whose parent lost it holds entries no walk finds)
+local function linked(ix)
+    for _, sl in pairs(ix.slots) do
+        for i = 1, #sl, 4 do
+            local owner = sl[i + 2]
+            if owner and owner ~= ix.exact then
+                local n = owner
+                while n.parent do
+                    if not (n.parent.kids and n.parent.kids[n.seg] == n) then
+                        return "a node " .. string.format("%q", tostring(n.seg)) .. " is not linked in its parent"
+                    end
+                    n = n.parent
+                end
+                if n ~= ix.raw and n ~= ix.ant and n ~= ix.pp then return "a node under no root" end
+            end
+        end
+    end
+    return nil
+end
+
+-- Four seeds, each a sequence of 200 tables (CI saw the index lose a node at table 107 of the
+-- first; the others lost some, from table 8 to 155, in about one process in five before the fix),
+-- and every request checked both ways: by the answer and by the candidates.
+T.case("indexed == unindexed routing on 4 seeds x 200 random tables x 300 random requests", function()
+    local filed, total, answers, rule_ix = 0, 0, {}, 0
+    for _, seed in ipairs({ 12345, 1, 2, 4 }) do
+    local state = seed
     local function rnd(a, b)
         state = (state * 1103515245 + 12345) % 2147483648
         if b == nil then a, b = 1, a end
         return a + math.floor(state / 2147483648 * (b - a + 1))
     end
-    local filed, total, answers, rule_ix = 0, 0, {}, 0
     for t = 1, 200 do
         local g = random_groups(rnd, ({ 5, 20, 60 })[t % 3 + 1])
         local ix = router.build(g, { now_ms = 0 })
         local flat = router.build(g, { now_ms = 0, flat = true })
         total = total + ix.index.count
         filed = filed + ix.index.count - #ix.index.always
-        for _, S in ipairs(ix.selectors) do if S.rule_index then rule_ix = rule_ix + 1 end end
+        local bad = linked(ix.index)
+        for _, S in ipairs(ix.selectors) do
+            if S.rule_index then
+                rule_ix = rule_ix + 1
+                bad = bad or linked(S.rule_index)
+            end
+        end
+        if bad then error(string.format("seed %d table %d: %s", seed, t, bad), 0) end
         for q = 1, 300 do
             local raw = rand_request(rnd)
+            local miss = complete(ix, raw)
+            if miss then
+                error(string.format("seed %d table %d request %d %q: %s", seed, t, q, raw.path, miss), 0)
+            end
             local a = fp(router.route(ix, request.new(raw)))
             local b = fp(router.route(flat, request.new(raw)))
             if a ~= b then
-                error(string.format("table %d request %d %q: indexed %s, unindexed %s", t, q, raw.path, a, b), 0)
+                error(string.format("seed %d table %d request %d %q: indexed %s, unindexed %s",
+                    seed, t, q, raw.path, a, b), 0)
             end
             local kind = a:match("^proxy") and "proxy" or a:match("^%S+ %S+")
             answers[kind] = (answers[kind] or 0) + 1
         end
+    end
     end
     local kinds = {}
     for k, n in pairs(answers) do kinds[#kinds + 1] = k .. "=" .. n end
@@ -141,7 +203,7 @@ T.case("indexed == unindexed routing on 200 random tables x 300 random requests"
         filed, total, rule_ix, table.concat(kinds, " ")))
     T.truthy(filed > total / 2, "most selectors are filed")
     T.truthy(rule_ix > 20, "rule indexes are exercised")
-    T.truthy((answers.proxy or 0) > 10000 and (answers["error 400"] or 0) > 1000,
+    T.truthy((answers.proxy or 0) > 40000 and (answers["error 400"] or 0) > 4000,
         "proxied and failing answers")
 end)
 
@@ -191,6 +253,27 @@ T.case("entries added and removed in any order leave the index empty", function(
     T.eq(ix.raw.kids, nil, "raw trie empty"); T.eq(ix.ant.kids, nil, "ant trie empty")
     T.eq(ix.pp.kids, nil, "pp trie empty")
     T.eq(ix.nraw + ix.nant + ix.npp + ix.nexact, 0)
+    T.eq(next(ix.slots), nil, "no entry remembered")
+end)
+
+T.case("an entry in two indexes (a rule shared by two tables) is found and removed in each", function()
+    local a, b = index.new(), index.new()
+    local e = { test = function() return true end }
+    local d = { { kind = "ant", segs = { "a" } }, { kind = "exact", value = "/a/b" } }
+    a:add(e, d); b:add(e, d)
+    local function found(ix, path)
+        local cands = {}
+        local n = ix:match(request.new({ path = path }), cands, 0)
+        return n == 1 and cands[1] == e
+    end
+    -- filed twice in each: found once per match, in both (one stamp counter for every index)
+    for _ = 1, 3 do
+        T.truthy(found(a, "/a/b"), "a finds it once"); T.truthy(found(b, "/a/b"), "b finds it once")
+    end
+    a:remove(e)
+    T.truthy(not found(a, "/a/b"), "gone from a"); T.truthy(found(b, "/a/b"), "still in b")
+    b:remove(e)
+    T.eq(a.ant.kids, nil); T.eq(b.ant.kids, nil); T.eq(next(b.exact), nil)
 end)
 
 T.done()

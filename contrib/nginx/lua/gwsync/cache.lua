@@ -31,6 +31,7 @@ local lmdb = require "gwsync.lmdb"
 local items = require "gwsync.items"
 local routes = require "gwsync.routes"
 local changes = require "gwsync.changes"
+local digest = require "gwsync.digest"
 
 local GROUPS = routes.GROUPS       -- PLUGIN, SELECTOR, RULE, DISCOVER_UPSTREAM
 local GROUPSET = {}
@@ -156,45 +157,99 @@ end
 -- refresh
 ---------------------------------------------------------------------------------------------
 
+---------------------------------------------------------------------------------------------
+-- the garbage collector during a whole read or a table built aside
+---------------------------------------------------------------------------------------------
+-- A first load makes a worker's whole table (about 130 MB of Lua heap at 10,000 x 10), and
+-- with the collector running each of its cycles walks all that is built so far: a third of
+-- the load's time went to collecting tables that were all still in use. So the collector is
+-- stopped (held) while a group is read whole or a table is built aside, and restarted when the
+-- refresh ends, whatever its outcome; it then walks the new table once, in its ordinary
+-- incremental steps. While a table is built aside the worker serves requests, whose garbage
+-- waits meanwhile: if the heap grows by more than GC_HOLD_MAX (KB) past what it was when held,
+-- the collector is restarted at once.
+M.GC_HOLD_MAX = 256 * 1024
+
+function Cache:gc_hold()
+    if not self.gc_held then
+        self.gc_held = collectgarbage("count")
+        collectgarbage("stop")
+    end
+end
+
+function Cache:gc_release()
+    if self.gc_held then
+        self.gc_held = false
+        collectgarbage("restart")
+    end
+end
+
 local function pace_of(self)
-    return self.pace or function() end
-end
-
--- walk a group whole: { key -> raw } (paced)
-local function walk(self, txn, dbi, pace)
-    local out, n = {}, 0
-    local cur, err = txn:cursor(dbi)
-    if not cur then return nil, err end
-    local k, v = cur:first()
-    while k do
-        out[k] = v
-        n = n + 1
-        if n % 64 == 0 then pace() end
-        k, v = cur:next()
-    end
-    cur:close()
-    if v then return nil, v end    -- cursor_get's error message (k nil, v err)
-    return out, n
-end
-
--- diff(into, group, raw_by_key): the changes that make the table's group equal raw_by_key
-local function diff(self, into, group, raw_by_key, pace)
-    local have = self.tbl and self.tbl.items[group] or {}
-    local n = 0
-    for key, raw in pairs(raw_by_key) do
-        local it = have[key]
-        if not it or it.raw ~= raw then into[#into + 1] = { group, key, raw } end
-        n = n + 1
-        if n % 256 == 0 then pace() end
-    end
-    for key in pairs(have) do
-        if raw_by_key[key] == nil then into[#into + 1] = { group, key, false } end
+    local pace = self.pace or function() end
+    return function()
+        local held = self.gc_held
+        if held and collectgarbage("count") > held + M.GC_HOLD_MAX then self:gc_release() end
+        pace()
     end
 end
 
--- read(txn, dbis, gen) -> list of {group, key, raw | false}, how | nil, err
-function Cache:read_changes(txn, dbis, gen, pace)
-    local out = {}
+-- The changes a refresh applies: three parallel lists (no table per change): group, key and
+-- the compiled item (false: deleted).
+local function new_list() return { n = 0, g = {}, k = {}, it = {} } end
+local function add(list, g, k, it)
+    local n = list.n + 1
+    list.n = n
+    list.g[n], list.k[n], list.it[n] = g, k, it
+end
+
+-- the changed value of (group, key) at p, n: compiled and added, unless the table holds an
+-- item with the same digest -> whether the table holds an item for key.
+-- compile: items.compile_raw (raises on a bug: the whole read is then done again with
+-- items.compile_at, which catches it per item) or items.compile_at.
+local function put(self, list, group, key, p, n, now, compile)
+    local dg = digest.of(p, n)
+    local old = self.tbl and self.tbl:get(group, key)
+    if not old or old.digest ~= dg then
+        add(list, group, key, compile(group, key, p, n, now, dg))
+    end
+    return old ~= nil
+end
+
+-- read a group whole and add what differs from the table (paced; values are compiled where
+-- LMDB has them, in this transaction)
+local function walk(self, list, txn, group, dbi, now, pace, compile)
+    self:gc_hold()
+    local tbl = self.tbl
+    local seen = tbl and {} or nil
+    local n, held = 0, 0
+    if dbi then
+        local cur, err = txn:cursor(dbi)
+        if not cur then return nil, err end
+        local k, p, len = cur:first_at()
+        while k do
+            if put(self, list, group, k, p, len, now, compile) then held = held + 1 end
+            if seen then seen[k] = true end
+            n = n + 1
+            if n % 32 == 0 then pace() end
+            k, p, len = cur:next_at()
+        end
+        cur:close()
+        if p then return nil, p end    -- cursor_get's error message (k nil, p err)
+    end
+    if tbl and held < tbl.counts[group] then
+        -- deleted: held by the table, not in the group
+        tbl:each_item(group, function(key)
+            if not seen[key] then add(list, group, key, false) end
+        end)
+    end
+    return true
+end
+
+-- read_changes(txn, dbis, gen, now, pace, safe) -> list of changes (compiled), how | nil, err
+-- safe: compile each item under its own pcall (else a bug raises out of the whole read)
+function Cache:read_changes(txn, dbis, gen, now, pace, safe)
+    local compile = safe and items.compile_at or items.compile_raw
+    local list = new_list()
     local plan, why
     if self.tbl and not self.need_full and self.generation then
         plan, why = changes.read(txn, dbis, tonumber(self.generation) or 0, gen, GROUPSET)
@@ -207,43 +262,35 @@ function Cache:read_changes(txn, dbis, gen, pace)
             local p = plan[group]
             local dbi = dbis[group]
             if p and p.replace then
-                local all = {}
-                if dbi then
-                    local err
-                    all, err = walk(self, txn, dbi, pace)
-                    if not all then return nil, "reading `" .. group .. "`: " .. tostring(err) end
-                end
-                diff(self, out, group, all, pace)
+                local ok, err = walk(self, list, txn, group, dbi, now, pace, compile)
+                if not ok then return nil, "reading `" .. group .. "`: " .. tostring(err) end
             elseif p then
                 for key in pairs(p.keys) do
-                    local v, err
+                    local v, len
                     if dbi then
-                        v, err = txn:get(dbi, key)
-                        if err then return nil, "reading `" .. group .. "`: " .. err end
+                        v, len = txn:get_at(dbi, key)
+                        if v == nil and len then return nil, "reading `" .. group .. "`: " .. len end
                     end
-                    local it = self.tbl.items[group][key]
                     if v == nil then
-                        if it then out[#out + 1] = { group, key, false } end
-                    elseif not it or it.raw ~= v then
-                        out[#out + 1] = { group, key, v }
+                        if self.tbl:get(group, key) then add(list, group, key, false) end
+                    else
+                        put(self, list, group, key, v, len, now, compile)
                     end
                     n = n + 1
-                    if n % 256 == 0 then pace() end
+                    if n % 32 == 0 then
+                        if n > self.big then self:gc_hold() end -- a table built aside follows
+                        pace()
+                    end
                 end
             end
         end
-        return out, "change log"
+        return list, "change log"
     end
     for _, group in ipairs(GROUPS) do
-        local all = {}
-        if dbis[group] then
-            local err
-            all, err = walk(self, txn, dbis[group], pace)
-            if not all then return nil, "reading `" .. group .. "`: " .. tostring(err) end
-        end
-        diff(self, out, group, all, pace)
+        local ok, err = walk(self, list, txn, group, dbis[group], now, pace, compile)
+        if not ok then return nil, "reading `" .. group .. "`: " .. tostring(err) end
     end
-    return out, why
+    return list, why
 end
 
 -- The groups marked stale (snapshot data not yet confirmed by an admin), from meta.
@@ -256,21 +303,11 @@ local function stale_groups(txn, meta)
     return out
 end
 
--- compile the changed values (paced): list of {group, key, item | nil}
-local function compile_all(self, list, pace)
-    local now = self.now_ms()
-    for i = 1, #list do
-        local c = list[i]
-        if c[3] then c[3] = items.compile(c[1], c[2], c[3], now) else c[3] = nil end
-        if i % 16 == 0 then pace() end
-    end
-end
-
 -- apply in place: one step, no yield
 local function apply_live(tbl, list, gen)
-    for i = 1, #list do
-        local c = list[i]
-        tbl:set(c[1], c[2], c[3])
+    local g, k, its = list.g, list.k, list.it
+    for i = 1, list.n do
+        tbl:set(g[i], k[i], its[i] or nil)
     end
     tbl:finish()
     tbl.generation = gen
@@ -278,36 +315,39 @@ end
 
 -- a new table: the live one's items (those not changed) plus the changes (paced)
 local function build_aside(self, list, pace)
+    self:gc_hold()
     local t = routes.new()
-    local changed = {}
-    for i = 1, #list do changed[list[i][1] .. "\0" .. list[i][2]] = true end
+    local g, k, its = list.g, list.k, list.it
     local n = 0
     if self.tbl then
+        local changed = {}
+        for _, group in ipairs(GROUPS) do changed[group] = {} end
+        for i = 1, list.n do changed[g[i]][k[i]] = true end
         for _, group in ipairs(GROUPS) do
-            for key, it in pairs(self.tbl.items[group]) do
-                if not changed[group .. "\0" .. key] then t:set(group, key, it) end
+            local ch = changed[group]
+            self.tbl:each_item(group, function(key, it)
+                if not ch[key] then t:set(group, key, it) end
                 n = n + 1
                 if n % 128 == 0 then pace() end
-            end
+            end)
         end
     end
-    for i = 1, #list do
-        local c = list[i]
-        if c[3] then t:set(c[1], c[2], c[3]) end
+    for i = 1, list.n do
+        if its[i] then t:set(g[i], k[i], its[i]) end
         if i % 128 == 0 then pace() end
     end
-    local k = 0
+    local m = 0
     t:finish(function()
-        k = k + 1
-        if k % 8 == 0 then pace() end
+        m = m + 1
+        if m % 8 == 0 then pace() end
     end)
     return t
 end
 
 local function summary(list)
     local per, order = {}, {}
-    for i = 1, #list do
-        local g = list[i][1]
+    for i = 1, list.n do
+        local g = list.g[i]
         if not per[g] then per[g] = 0; order[#order + 1] = g end
         per[g] = per[g] + 1
     end
@@ -317,8 +357,16 @@ local function summary(list)
 end
 
 -- refresh() -> true when the table changed. Reads and applies what changed since the table's
--- generation; keeps the last good table on any failure (logged once).
+-- generation; keeps the last good table on any failure (logged once). The collector, if held
+-- during the refresh, runs again when it returns (or raises).
 function Cache:refresh()
+    local ok, res = pcall(self.refresh_held, self)
+    self:gc_release()
+    if not ok then error(res, 0) end
+    return res
+end
+
+function Cache:refresh_held()
     if not self:open() then return false end
     local pace = pace_of(self)
     local txn = self.treader
@@ -372,16 +420,22 @@ function Cache:refresh()
         self.need_full = true  -- the cache went back (a new environment): read it whole
     end
     local t0 = self.now_ms()
-    local list, how = self:read_changes(txn, dbis, gnum or 0, pace)
+    -- items are compiled while they are read, in place; a compile that raises (a bug, or data
+    -- nothing foresaw) fails the read, which is then done again catching it per item (a pcall
+    -- per item would keep LuaJIT from compiling the read)
+    local ok_read, list, how = pcall(self.read_changes, self, txn, dbis, gnum or 0, t0, pace)
+    if not ok_read then
+        ok_read, list, how = pcall(self.read_changes, self, txn, dbis, gnum or 0, t0, pace, true)
+        if not ok_read then list, how = nil, list end
+    end
     local stale = list and stale_groups(txn, self.meta)
     txn:reset()
     if not list then
         self:report("read:" .. tostring(how), "error", tostring(how) .. "; serving the last routes")
         return false
     end
-    compile_all(self, list, pace)
     local live = self.tbl
-    local full = not live or self.need_full or #list > self.big
+    local full = not live or self.need_full or list.n > self.big
     local tbl = live
     if full then
         local pok, t = pcall(build_aside, self, list, pace)
@@ -407,7 +461,7 @@ function Cache:refresh()
         end
         self.stats.incremental = self.stats.incremental + 1
     end
-    self.stats.items = self.stats.items + #list
+    self.stats.items = self.stats.items + list.n
     self.generation, self.built_generation = gen, gen
     self.need_full, self.failed_generation = false, nil
     local ms = self.now_ms() - t0
@@ -417,9 +471,9 @@ function Cache:refresh()
         .. string.format(" in %.0f ms", ms)
         .. (#stale > 0 and ("; stale snapshot data in " .. table.concat(stale, ", ")) or ""))
     local nw = 0
-    for i = 1, #list do
-        local it = list[i][3]
-        local w = it and tbl:warnings_of(it)
+    for i = 1, list.n do
+        local it = list.it[i]
+        local w = it and tbl:warnings_of(list.g[i], it)
         if w then
             for _, line in ipairs(w) do
                 nw = nw + 1

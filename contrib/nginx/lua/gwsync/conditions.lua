@@ -14,6 +14,7 @@ local pathpattern = require "gwsync.pathpattern"
 local regex = require "gwsync.regex"
 local errors = require "gwsync.errors"
 local JSON_NULL = require("cjson.safe").null
+local new_tab = require "table.new"
 
 local M = {}
 
@@ -99,24 +100,53 @@ local function need_pv(c)
     if c.pv == nil then errors.raise_internal("paramValue is null") end -- pv.trim() -> NPE
 end
 
--- A judge is made once per compiled condition (make(c)) and called as fn(rd, req, c): the
--- functions below are shared by every condition of their kind (no closure per condition).
+-- A judge is chosen once per compiled condition (make(c), which also prepares what the judge
+-- reads on the condition) and called as fn(rd, req, c): every judge is shared by all the
+-- conditions of its kind, none is a closure per condition (LuaJIT does not compile the
+-- making of closures, and a table of 100,000 rules has as many conditions).
 local JUDGES = {}
+
+-- c.ant: the AntPathMatcher pattern (antpath.compile), made on first need for the patterns
+-- whose tokens are all literals (the router's fast path decides most paths without it)
+local function ant_of(c)
+    local P = c.ant
+    if not P then
+        P = antpath.compile(c.pv)
+        c.ant = P
+    end
+    return P
+end
+M.ant_of = ant_of
 
 local function j_equals(rd, _, c) need_pv(c); return rd == c.pv end
 local function j_contains(rd, _, c) need_pv(c); return contains(rd, c.pv) end
 local function j_not_contains(rd, _, c) need_pv(c); return not contains(rd, c.pv) end
-local function j_ant(rd, req, c) return c.ant(rd, rd == req.path and req:ant_tokens() or nil) end
-local function j_not_ant(rd, req, c) return not c.ant(rd, rd == req.path and req:ant_tokens() or nil) end
+local function j_ant(rd, req, c)
+    return antpath.matches(ant_of(c), rd, rd == req.path and req:ant_tokens() or nil)
+end
+local function j_not_ant(rd, req, c)
+    return not antpath.matches(ant_of(c), rd, rd == req.path and req:ant_tokens() or nil)
+end
 local function j_pp(rd, req, c) return c.pp(rd, rd == req.path and req:path_container() or nil) end
+local function j_regex(rd, _, c) return c.re(rd) end
+local function j_need_pv(_, _, c) need_pv(c) end
+local function j_regex_bad(_, _, c) errors.raise_bad_request(c.compile_error) end -- PatternSyntaxException -> 400
+local function j_starts(rd, _, c) need_pv(c); return sub(rd, 1, #c.pv) == c.pv end
+local function j_ends(rd, _, c) need_pv(c); return #c.pv == 0 or sub(rd, -#c.pv) == c.pv end
+local function j_is_blank(rd) return M.is_blank(rd) end
 
 JUDGES["equals"] = function() return j_equals end
 
--- The compiled path matchers and what they tell about their patterns are kept on the
--- condition (c.ant / c.ant_info, c.pp / c.pp_info) for the router's fast path.
+-- The uri `match` / `exclude` patterns: what the fast path needs (gwsync.fastpath) is kept on
+-- the condition: lit1, lit_path (antpath.analyse), and c.ant when a token is not a literal.
+local function ant_prepare(c)
+    local lit1, _, lit_path, P = antpath.analyse(c.pv)
+    c.lit1, c.lit_path, c.ant = lit1, lit_path, P
+end
+
 JUDGES["match"] = function(c)
     if c.ptype == "uri" and c.pv then
-        c.ant, c.ant_info = antpath.compile(c.pv)
+        ant_prepare(c)
         return j_ant
     end
     return j_contains
@@ -124,7 +154,7 @@ end
 
 JUDGES["exclude"] = function(c)
     if c.ptype == "uri" and c.pv then
-        c.ant, c.ant_info = antpath.compile(c.pv)
+        ant_prepare(c)
         return j_not_ant
     end
     return j_not_contains
@@ -141,47 +171,45 @@ JUDGES["pathPattern"] = function(c)
 end
 
 JUDGES["regex"] = function(c)
-    if not c.pv then return function() need_pv(c) end end
+    if not c.pv then return j_need_pv end
     local m, err = regex.compile(c.pv)
     if not m then
         c.compile_error = err
-        return function() errors.raise_bad_request(err) end -- PatternSyntaxException -> 400
+        return j_regex_bad
     end
-    return m
+    c.re = m
+    return j_regex
 end
 
 JUDGES["contains"] = function() return j_contains end
-
-local function j_starts(rd, _, c) need_pv(c); return sub(rd, 1, #c.pv) == c.pv end
 JUDGES["startsWith"] = function() return j_starts end
-
-local function j_ends(rd, _, c) need_pv(c); return #c.pv == 0 or sub(rd, -#c.pv) == c.pv end
 JUDGES["endsWith"] = function() return j_ends end
-
-JUDGES["isBlank"] = function()
-    return function(rd) return M.is_blank(rd) end
-end
+JUDGES["isBlank"] = function() return j_is_blank end
 
 -- TimeBefore: paramName null or "" -> now < pv; else parse(realData) < pv.
 -- TimeAfter: paramName null only -> now > pv; else parse(realData) > pv.
 -- An unparseable date throws DateTimeParseException -> 500.
-local function time_judge(c, before)
-    local t = c.pv and M.parse_datetime(c.pv)
-    local use_now
-    if before then use_now = c.pname == nil or c.pname == "" else use_now = c.pname == nil end
-    return function(rd, req)
-        need_pv(c)
-        if not t then errors.raise_internal("unparseable date " .. c.pv) end
-        if use_now then
-            local now = req.raw.now or os.time()
-            if before then return now < dt_epoch(t) end
-            return now > dt_epoch(t)
-        end
-        local r = M.parse_datetime(rd)
-        if not r then errors.raise_internal("unparseable date " .. rd) end
-        if before then return dt_key(r) < dt_key(t) end
-        return dt_key(r) > dt_key(t)
+local function j_time(rd, req, c)
+    need_pv(c)
+    local t = c.date
+    if not t then errors.raise_internal("unparseable date " .. c.pv) end
+    local before = c.before
+    if c.use_now then
+        local now = req.raw.now or os.time()
+        if before then return now < dt_epoch(t) end
+        return now > dt_epoch(t)
     end
+    local r = M.parse_datetime(rd)
+    if not r then errors.raise_internal("unparseable date " .. rd) end
+    if before then return dt_key(r) < dt_key(t) end
+    return dt_key(r) > dt_key(t)
+end
+
+local function time_judge(c, before)
+    c.date = c.pv and M.parse_datetime(c.pv) or false
+    c.before = before
+    if before then c.use_now = c.pname == nil or c.pname == "" else c.use_now = c.pname == nil end
+    return j_time
 end
 JUDGES["TimeBefore"] = function(c) return time_judge(c, true) end
 JUDGES["TimeAfter"] = function(c) return time_judge(c, false) end
@@ -202,21 +230,16 @@ local function str_or_nil(v)
     return nil
 end
 
--- compile(cond_table) -> compiled condition (never fails: errors are kept for judge time)
+local NULL_COND = { null = true } -- a JSON null in the list: buildRealData(null) -> NullPointerException
+
+-- compile_fields(ptype, pname, op, pv) -> compiled condition, from the four fields as
+-- str_or_nil reads them (never fails: errors are kept for judge time).
 -- compiled.compile_error is set when the pattern is invalid (for build warnings).
-function M.compile(cond)
-    if type(cond) ~= "table" then
-        -- a JSON null in the list: buildRealData(null) -> NullPointerException
-        return { null = true }
-    end
-    local op = str_or_nil(cond.operator)
-    local pv = str_or_nil(cond.paramValue)
-    local c = {
-        ptype = str_or_nil(cond.paramType),
-        pname = str_or_nil(cond.paramName),
-        op = op,
-        pv = pv and M.java_trim(pv) or nil,
-    }
+local function compile_fields(ptype, pname, op, pv)
+    -- sized for what compile and the fast path's prepare put on a uri condition: no table
+    -- grown field by field (LuaJIT rehashes a table each time it outgrows its size)
+    local c = new_tab(0, 8)
+    c.ptype, c.pname, c.op, c.pv = ptype, pname, op, pv and M.java_trim(pv) or nil
     if op == nil or M.is_blank(op) then
         c.blank_op = true
         return c
@@ -228,9 +251,16 @@ function M.compile(cond)
         c.compile_error = c.bad_op
         return c
     end
-    c.is_blank_judge = name == "isBlank"
+    if name == "isBlank" then c.is_blank_judge = true end
     c.fn = make(c)
     return c
+end
+
+-- compile(cond_table) -> compiled condition
+function M.compile(cond)
+    if type(cond) ~= "table" then return NULL_COND end
+    return compile_fields(str_or_nil(cond.paramType), str_or_nil(cond.paramName),
+        str_or_nil(cond.operator), str_or_nil(cond.paramValue))
 end
 
 -- judge(c, req) -> bool (raises ShenYu's request-time errors)
@@ -260,43 +290,56 @@ function M.match(mode, list, req)
 end
 
 -- Compiled conditions are shared by every item that has the same condition (paramType,
--- operator, paramName, paramValue): a compiled condition is never modified once made, and
--- real tables repeat conditions a lot (`req_method = GET`, a tenant header), so this saves
--- most of the compiling and memory of a large table. Weak values: a condition no item uses
--- any more goes with the next garbage collection.
-local shared = setmetatable({}, { __mode = "v" })
+-- operator, paramName, paramValue): a compiled condition is never modified once made (but for
+-- what it makes on first need, always the same: c.ant above, the fast path's test), and real
+-- tables repeat conditions a lot (`req_method = GET`, a tenant header), so this saves most of
+-- the compiling and memory of a large table. uri conditions are not shared: each rule has its
+-- own path, so sharing them would keep one entry per rule in the pool (which the collector
+-- then walks in every cycle, in one step: issue 19's GC pauses) and save nothing.
+-- The pool is nested by field (no key string made per condition), weak at its last level:
+-- a condition no item uses any more goes with the next garbage collection.
+local NONE = {}   -- the key of an absent field
+local WEAK_V = { __mode = "v" }
+local pool = {}
 
--- compile_shared(cond_table) -> compile(cond_table), the same object for equal conditions.
--- Keyed by the four fields as compile() reads them, each written as its text and "\0S", or
--- "\0N" when absent: a field holding a NUL is not shared (the key would be ambiguous).
+local function level(t, k)
+    local n = t[k]
+    if not n then n = {}; t[k] = n end
+    return n
+end
+
+-- compile_shared(cond_table) -> compile(cond_table), the same object for equal conditions
 function M.compile_shared(cond)
-    if type(cond) ~= "table" then return M.compile(cond) end
+    if type(cond) ~= "table" then return NULL_COND end
     local pt, op = str_or_nil(cond.paramType), str_or_nil(cond.operator)
     local pn, pv = str_or_nil(cond.paramName), str_or_nil(cond.paramValue)
-    if (pt and find(pt, "\0", 1, true)) or (op and find(op, "\0", 1, true))
-        or (pn and find(pn, "\0", 1, true)) or (pv and find(pv, "\0", 1, true)) then
-        return M.compile(cond)
-    end
-    local key = (pt or "") .. (pt and "\0S" or "\0N") .. (op or "") .. (op and "\0S" or "\0N")
-        .. (pn or "") .. (pn and "\0S" or "\0N") .. (pv or "") .. (pv and "\0S" or "\0N")
-    local c = shared[key]
+    if pt == "uri" then return compile_fields(pt, pn, op, pv) end
+    local l = level(level(level(pool, pt or NONE), op or NONE), pn or NONE)
+    if getmetatable(l) == nil then setmetatable(l, WEAK_V) end
+    local k = pv or NONE
+    local c = l[k]
     if not c then
-        c = M.compile(cond)
-        shared[key] = c
+        c = compile_fields(pt, pn, op, pv)
+        l[k] = c
     end
     return c
 end
 
--- compile_list(json_list) -> list of compiled conditions, list of compile errors (strings)
+-- compile_list(json_list) -> list of compiled conditions, list of compile errors | nil
+local EMPTY = {}
 function M.compile_list(list)
-    local out, errs = {}, {}
-    if type(list) ~= "table" then return out, errs end
-    for i = 1, #list do
+    if type(list) ~= "table" then return {}, EMPTY end
+    local n = #list
+    local out, errs = new_tab(n, 0), nil
+    for i = 1, n do
         local c = M.compile_shared(list[i])
         out[i] = c
-        if c.compile_error then errs[#errs + 1] = c.compile_error end
+        if c.compile_error then
+            errs = errs or {}
+            errs[#errs + 1] = c.compile_error
+        end
     end
-    return out, errs
+    return out, errs or EMPTY
 end
 
 return M

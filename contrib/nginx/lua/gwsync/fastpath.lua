@@ -18,278 +18,301 @@
 -- answer other than false for: list_test() says where to file it (place()). ShenYu evaluates
 -- every selector; the ones the index skips would have answered false without raising.
 local conditions = require "gwsync.conditions"
+local antpath = require "gwsync.antpath"
 
 local M = {}
 
 local byte, find, lower = string.byte, string.find, string.lower
 local is_blank = conditions.is_blank
+local ant_of = conditions.ant_of
+local matches = antpath.matches
 local SLASH = 47
+
+-- Every test is a function shared by all the conditions (or items) of its kind, called as
+-- t(c, req) with what it needs on c: no closure per condition or item. LuaJIT does not compile
+-- code that makes closures, so closures would leave a table's build in the interpreter, and
+-- each closure with its upvalues costs a few hundred bytes of a worker's table.
+
+-- ParameterDataFactory.builderData for one paramType, as get(req, c) that never raises: the
+-- realData (nil when absent), or false where the plain evaluation raises (ip: an
+-- X-Forwarded-For entry that is not an IP literal). No getter: this paramType always raises.
+local GET = {
+    uri = function(req) return req.path end,
+    req_method = function(req) return req.method end,
+    header = function(req, c)
+        local ln = c.lname
+        if ln == nil then return "" end
+        return req:header_lc(ln) or ""
+    end,
+    query = function(req, c)
+        local pn = c.pname
+        if pn == nil then return nil end
+        return req:query_param(pn)
+    end,
+    cookie = function(req, c)
+        local pn = c.pname
+        if pn == nil then return "" end
+        return req:cookie(pn) or ""
+    end,
+    ip = function(req) return req:client_ip_or_false() end,
+    host = function(req) return req:client_host() end,
+    domain = function(req) return req:domain() end,
+    post = function(req, c) return req:context_field(c.pname) end,
+}
 
 local function TRUE() return true end
 local function FALSE() return false end
 local function ERR() return nil end
 M.TRUE = TRUE
 
--- ParameterDataFactory.builderData for one paramType and paramName, as a function(req) that
--- never raises: the realData (nil when absent), or false where the plain evaluation raises
--- (ip: an X-Forwarded-For entry that is not an IP literal). nil: this paramType always raises.
-local function getter(ptype, pname)
-    if ptype == "uri" then return function(req) return req.path end end
-    if ptype == "req_method" then return function(req) return req.method end end
-    if ptype == "header" then
-        if pname == nil then return function() return "" end end
-        local lname = lower(pname)
-        return function(req) return req:header_lc(lname) or "" end
-    end
-    if ptype == "query" then
-        if pname == nil then return function() return nil end end
-        return function(req) return req:query_param(pname) end
-    end
-    if ptype == "cookie" then
-        if pname == nil then return function() return "" end end
-        return function(req) return req:cookie(pname) or "" end
-    end
-    if ptype == "ip" then return function(req) return req:client_ip_or_false() end end
-    if ptype == "host" then return function(req) return req:client_host() end end
-    if ptype == "domain" then return function(req) return req:domain() end end
-    if ptype == "post" then
-        if pname == "startDateTime" or pname == "serialVersionUID" then return nil end
-        return function(req) return req:context_field(pname) end
-    end
-    return nil
+-- a blank operator on `ip`: only whether realData raises matters
+local function t_blank_ip(c, req)
+    if c.get(req, c) == false then return nil end
+    return false
+end
+
+local function t_is_blank(c, req)
+    local rd = c.get(req, c)
+    if rd == false then return nil end
+    return is_blank(rd)
 end
 
 -- A judge that may raise once realData is non-blank (a null paramValue, a bad regex or
 -- pattern, a date): answer false for blank realData as ShenYu does, else leave it to the
 -- plain evaluation.
-local function unsafe_test(get)
-    return function(req)
-        local rd = get(req)
-        if rd == false then return nil end
-        if is_blank(rd) then return false end
-        return nil
-    end
+local function t_unsafe(c, req)
+    local rd = c.get(req, c)
+    if rd == false then return nil end
+    if is_blank(rd) then return false end
+    return nil
 end
 
 -- realData, the blank check, then the judge (which cannot raise here)
-local function generic_test(get, fn, c)
-    return function(req)
-        local rd = get(req)
-        if rd == false then return nil end
-        if is_blank(rd) then return false end
-        return fn(rd, req, c)
-    end
+local function t_generic(c, req)
+    local rd = c.get(req, c)
+    if rd == false then return nil end
+    if is_blank(rd) then return false end
+    return c.fn(rd, req, c)
 end
 
-local function uri_match_test(c)
-    local m, info = c.ant, c.ant_info
-    local lit1 = info.lit1
-    if info.prefix then
-        -- "/lit1/**": a path starting with "/" is not blank, and matches iff its first token
-        -- is lit1 (no token list, no matcher)
-        return function(req)
-            return byte(req.path, 1) == SLASH and req:ant_key() == lit1
-        end
+-- "/lit1/**": a path starting with "/" is not blank, and matches iff its first token is lit1
+-- (no token list, no matcher)
+local function t_ant_prefix(c, req)
+    return byte(req.path, 1) == SLASH and req:ant_key() == c.lit1
+end
+
+-- "/a/b/**": a prefix test on the path text; a token list only for paths with "//"
+local function t_ant_lit_path(c, req)
+    if req:ant_key() ~= c.lit1 then return false end
+    local p = req.path
+    local lp = c.lit_path
+    if find(p, lp, 1, true) == 1 then
+        local ch = byte(p, #lp + 1)
+        if ch == nil or ch == SLASH then return true end
     end
-    local lit_path = info.lit_path
-    if lit_path then
-        -- "/a/b/**": a prefix test on the path text; a token list only for paths with "//"
-        local after = #lit_path + 1
-        return function(req)
-            if req:ant_key() ~= lit1 then return false end
-            local p = req.path
-            if find(p, lit_path, 1, true) == 1 then
-                local ch = byte(p, after)
-                if ch == nil or ch == SLASH then return true end
-            end
-            if not find(p, "//", 1, true) then return false end
-            if is_blank(p) then return false end
-            return m(p, req:ant_tokens())
-        end
-    end
+    if not find(p, "//", 1, true) then return false end
+    if is_blank(p) then return false end
+    return matches(ant_of(c), p, req:ant_tokens())
+end
+
+local function t_ant_lit1(c, req)
+    if req:ant_key() ~= c.lit1 then return false end
+    local p = req.path
+    if is_blank(p) then return false end
+    return matches(ant_of(c), p, req:ant_tokens())
+end
+
+local function t_ant_any(c, req)
+    local p = req.path
+    if is_blank(p) then return false end
+    return matches(ant_of(c), p, req:ant_tokens())
+end
+
+local function t_ant_exclude(c, req)
+    local p = req.path
+    if is_blank(p) then return false end
+    local lit1 = c.lit1
+    if lit1 and req:ant_key() ~= lit1 then return true end
+    return not matches(ant_of(c), p, req:ant_tokens())
+end
+
+local function t_pp(c, req)
+    local p = req.path
+    if is_blank(p) then return false end
+    local lit1 = c.pp_info.lit1
     if lit1 then
-        return function(req)
-            if req:ant_key() ~= lit1 then return false end
-            local p = req.path
-            if is_blank(p) then return false end
-            return m(p, req:ant_tokens())
-        end
+        local k = req:pp_key()
+        if k and k ~= lit1 then return false end
     end
-    return function(req)
-        local p = req.path
-        if is_blank(p) then return false end
-        return m(p, req:ant_tokens())
-    end
+    local pc = req:path_container_or_false()
+    if not pc then return nil end -- the path does not parse: ShenYu's 400
+    return c.pp(p, pc)
 end
 
-local function uri_exclude_test(c)
-    local m, lit1 = c.ant, c.ant_info.lit1
-    return function(req)
-        local p = req.path
-        if is_blank(p) then return false end
-        if lit1 and req:ant_key() ~= lit1 then return true end
-        return not m(p, req:ant_tokens())
-    end
+local function t_eq_header(c, req) return req:header_lc(c.lname) == c.pv end
+local function t_eq_uri(c, req) return req.path == c.pv end
+local function t_eq_method(c, req) return req.method == c.pv end
+local function t_eq_generic(c, req)
+    local rd = c.get(req, c)
+    if rd == false then return nil end
+    return rd == c.pv
 end
 
-local function uri_pathpattern_test(c)
-    local m, lit1 = c.pp, c.pp_info.lit1
-    return function(req)
-        local p = req.path
-        if is_blank(p) then return false end
-        if lit1 then
-            local k = req:pp_key()
-            if k and k ~= lit1 then return false end
-        end
-        local pc = req:path_container_or_false()
-        if not pc then return nil end -- the path does not parse: ShenYu's 400
-        return m(p, pc)
-    end
-end
-
-local function equals_test(c, get)
-    local pv = c.pv
-    if c.ptype == "header" and c.pname ~= nil then
-        local lname = lower(c.pname)
-        return function(req) return req:header_lc(lname) == pv end
-    end
-    if c.ptype == "uri" then return function(req) return req.path == pv end end
-    if c.ptype == "req_method" then return function(req) return req.method == pv end end
-    return function(req)
-        local rd = get(req)
-        if rd == false then return nil end
-        return rd == pv
-    end
-end
-
--- test(c) -> test function, may_raise (the test can answer nil)
--- c is a compiled condition of gwsync.conditions; the order of checks is conditions.judge's.
--- Made once per compiled condition (which is shared by equal conditions, and never changes)
--- and kept on it.
-local make_test
-function M.test(c)
-    local t = c._test
-    if t then return t, c._may_raise end
-    local may_raise
-    t, may_raise = make_test(c)
-    c._test, c._may_raise = t, may_raise
-    return t, may_raise
-end
-
-function make_test(c)
+-- the test of condition c (a compiled condition of gwsync.conditions), in the order of checks
+-- of conditions.judge -> test, may_raise (the test can answer nil)
+local function make_test(c)
     if c.null then return ERR, true end
-    local get = getter(c.ptype, c.pname)
+    local get = GET[c.ptype]
+    if c.ptype == "post" and (c.pname == "startDateTime" or c.pname == "serialVersionUID") then
+        get = nil
+    end
     if not get then return ERR, true end
+    c.get = get
+    if c.ptype == "header" and c.pname ~= nil then c.lname = lower(c.pname) end
     local may_raise = c.ptype == "ip"
     if c.blank_op then
-        if may_raise then
-            return function(req)
-                if get(req) == false then return nil end
-                return false
-            end, true
-        end
+        if may_raise then return t_blank_ip, true end
         return FALSE, false
     end
     if c.bad_op then return ERR, true end
     local op = c.op == "=" and "equals" or c.op
-    if op == "isBlank" then
-        return function(req)
-            local rd = get(req)
-            if rd == false then return nil end
-            return is_blank(rd)
-        end, may_raise
-    end
-    if op == "TimeBefore" or op == "TimeAfter" or c.pv == nil then
-        return unsafe_test(get), true
-    end
+    if op == "isBlank" then return t_is_blank, may_raise end
+    if op == "TimeBefore" or op == "TimeAfter" or c.pv == nil then return t_unsafe, true end
     if c.ptype == "uri" then
+        c.get = nil -- the uri tests read req.path
         if op == "match" or op == "exclude" then
-            if c.ant_info.raises then return unsafe_test(get), true end
-            if op == "match" then return uri_match_test(c), false end
-            return uri_exclude_test(c), false
+            if c.ant and c.ant.raises then
+                c.get = get
+                return t_unsafe, true
+            end
+            if op == "exclude" then return t_ant_exclude, false end
+            local lit1, lp = c.lit1, c.lit_path
+            if lp then
+                if #lp == #lit1 + 1 then return t_ant_prefix, false end
+                return t_ant_lit_path, false
+            end
+            if lit1 then return t_ant_lit1, false end
+            return t_ant_any, false
         end
         if op == "pathPattern" then
-            if not c.pp_info or c.pp_info.raises then return unsafe_test(get), true end
-            return uri_pathpattern_test(c), true -- a path that does not parse raises
+            if not c.pp_info or c.pp_info.raises then
+                c.get = get
+                return t_unsafe, true
+            end
+            return t_pp, true -- a path that does not parse raises
         end
+        c.get = get
     end
-    if op == "regex" and c.compile_error then return unsafe_test(get), true end
+    if op == "regex" and c.compile_error then return t_unsafe, true end
     if op == "equals" then
         -- realData == a non-blank paramValue is itself non-blank; a blank one never equals
         -- a non-blank realData
         if is_blank(c.pv) then
             if not may_raise then return FALSE, false end
-            return function(req) -- ip: only whether it raises matters
-                if get(req) == false then return nil end
-                return false
-            end, true
+            return t_blank_ip, true -- ip: only whether it raises matters
         end
-        return equals_test(c, get), may_raise
+        if c.ptype == "header" and c.pname ~= nil then return t_eq_header, may_raise end
+        if c.ptype == "uri" then return t_eq_uri, may_raise end
+        if c.ptype == "req_method" then return t_eq_method, may_raise end
+        return t_eq_generic, may_raise
     end
-    return generic_test(get, c.fn, c), may_raise
+    return t_generic, may_raise
 end
 
--- all(list) / any(list): MatchStrategyFactory's AND / OR over tests, short-circuiting in
--- list order, nil (might raise) passed on. Unrolled for up to three conditions: a loop that
--- leaves on its first pass makes LuaJIT abort the traces that run it.
-local function all(t)
-    local n = #t
-    if n == 0 then return TRUE end
-    if n == 1 then return t[1] end
-    local a, b, c = t[1], t[2], t[3]
-    if n == 2 then
-        return function(req)
-            local r = a(req)
-            if not r then return r end
-            return b(req)
-        end
+-- prepare(c) -> may_raise: give compiled condition c its test (c.t, and c.may_raise when it
+-- can answer nil). Made once per compiled condition (which is shared by equal conditions,
+-- and never changes otherwise) and kept on it.
+function M.prepare(c)
+    if c.t == nil then
+        local t, may_raise = make_test(c)
+        c.t = t
+        if may_raise then c.may_raise = true end
     end
-    if n == 3 then
-        return function(req)
-            local r = a(req)
-            if not r then return r end
-            r = b(req)
-            if not r then return r end
-            return c(req)
-        end
-    end
-    return function(req)
-        for i = 1, n do
-            local r = t[i](req)
-            if not r then return r end
-        end
-        return true
-    end
+    return c.may_raise == true
 end
 
-local function any(t)
-    local n = #t
-    if n == 0 then return FALSE end
-    if n == 1 then return t[1] end
-    local a, b, c = t[1], t[2], t[3]
-    if n == 2 then
-        return function(req)
-            local r = a(req)
-            if r ~= false then return r end
-            return b(req)
-        end
+-- test(c) -> fn(req), may_raise: c's test as a function of the request alone (for tests and
+-- tools; the router calls c.t(c, req))
+function M.test(c)
+    local may_raise = M.prepare(c)
+    local t = c.t
+    return function(req) return t(c, req) end, may_raise
+end
+
+-- The test of an item (a selector or rule, or a node that has the item's `conds`):
+-- MatchStrategyFactory's AND / OR over its conditions, short-circuiting in list order, nil
+-- (might raise) passed on. Called as e.test(e, req). Unrolled for up to three conditions: a
+-- loop that leaves on its first pass makes LuaJIT abort the traces that run it.
+local function all1(e, req)
+    local a = e.conds[1]
+    return a.t(a, req)
+end
+local function all2(e, req)
+    local cs = e.conds
+    local a = cs[1]
+    local r = a.t(a, req)
+    if not r then return r end
+    local b = cs[2]
+    return b.t(b, req)
+end
+local function all3(e, req)
+    local cs = e.conds
+    local a = cs[1]
+    local r = a.t(a, req)
+    if not r then return r end
+    local b = cs[2]
+    r = b.t(b, req)
+    if not r then return r end
+    local c = cs[3]
+    return c.t(c, req)
+end
+local function alln(e, req)
+    local cs = e.conds
+    for i = 1, #cs do
+        local c = cs[i]
+        local r = c.t(c, req)
+        if not r then return r end
     end
-    if n == 3 then
-        return function(req)
-            local r = a(req)
-            if r ~= false then return r end
-            r = b(req)
-            if r ~= false then return r end
-            return c(req)
-        end
+    return true
+end
+local function any2(e, req)
+    local cs = e.conds
+    local a = cs[1]
+    local r = a.t(a, req)
+    if r ~= false then return r end
+    local b = cs[2]
+    return b.t(b, req)
+end
+local function any3(e, req)
+    local cs = e.conds
+    local a = cs[1]
+    local r = a.t(a, req)
+    if r ~= false then return r end
+    local b = cs[2]
+    r = b.t(b, req)
+    if r ~= false then return r end
+    local c = cs[3]
+    return c.t(c, req)
+end
+local function anyn(e, req)
+    local cs = e.conds
+    for i = 1, #cs do
+        local c = cs[i]
+        local r = c.t(c, req)
+        if r ~= false then return r end
     end
-    return function(req)
-        for i = 1, n do
-            local r = t[i](req)
-            if r ~= false then return r end
-        end
-        return false
-    end
+    return false
+end
+local ALL = { [0] = TRUE, all1, all2, all3 }
+local ANY = { [0] = FALSE, all1, any2, any3 }
+
+-- item_test(match_mode, conds) -> the item's test, called as test(e, req) with e.conds = conds
+-- (every condition prepared)
+function M.item_test(mode, conds)
+    local n = #conds
+    for i = 1, n do M.prepare(conds[i]) end
+    if mode == 1 then return ANY[n] or anyn end
+    return ALL[n] or alln
 end
 
 -- Where a condition files its item in the router's index (gwsync.index): a description of
@@ -305,6 +328,7 @@ end
 -- The test answers false (without raising) for every path outside the description, except
 -- that a pathPattern test raises for a path that does not parse (pp_risky: the index gives
 -- such paths to the plain evaluation whenever it holds a pp_risky item).
+-- Descriptions are made when an item is filed (they are not kept on the items).
 local function split_prefix(pv)
     local segs, i = {}, 1
     while true do
@@ -331,8 +355,8 @@ local function place(c)
         if #segs == 0 and part == "" then return nil, true, false end
         return { kind = "prefix", segs = segs, part = part }, true, false
     end
-    if op == "match" and c.ant_info and not c.ant_info.raises then
-        local lits = c.ant_info.lits
+    if op == "match" and not (c.ant and c.ant.raises) then
+        local lits = antpath.lits(c.pv)
         if #lits == 0 then return nil, true, false end
         return { kind = "ant", segs = lits }, true, false
     end
@@ -345,54 +369,34 @@ local function place(c)
 end
 M.place = place
 
--- list_test(match_mode, compiled_conditions) -> test(req) -> true | false | nil, key, places,
--- pp_risky
--- key (kept for the tests of the first index): the literal first Ant token the list's match
--- needs, or nil.
+-- places(match_mode, conds) -> places | nil, pp_risky
 -- places: where the router's index files the item (a list of descriptors), or nil (always
 -- evaluated). AND (or OR of one condition): the first condition with a descriptor among the
 -- leading conditions whose tests cannot raise (a condition that might raise ends the search:
 -- ShenYu would evaluate it for every path). OR of several: one descriptor per condition when
 -- every condition has one (the item is a candidate when any of them admits the path).
-function M.list_test(mode, conds)
-    local tests, key, keyable = {}, nil, mode ~= 1 or #conds == 1
-    local places, risky = nil, false
-    local searching = keyable
-    for i = 1, #conds do
-        local c = conds[i]
-        local t, may_raise = M.test(c)
-        tests[i] = t
-        if keyable and key == nil then
-            if c.op == "match" and c.ptype == "uri" and c.ant_info and not c.ant_info.raises
-                and c.ant_info.lit1 and not c.blank_op and not c.bad_op then
-                key = c.ant_info.lit1
-            elseif may_raise then
-                keyable = false
-            end
-        end
-        if searching then
-            local d, usable, pp = place(c)
-            if pp then risky = true end
-            if d then
-                places = { d }
-                searching = false
-            elseif not usable and may_raise then
-                searching = false
-            end
-        end
-    end
-    if not keyable then key = nil end
-    if mode == 1 and #conds > 1 then
-        places, risky = {}, false
-        for i = 1, #conds do
+-- pp_risky: the item's test raises for a path that does not parse.
+function M.places(mode, conds)
+    local n = #conds
+    if mode == 1 and n > 1 then
+        local places, risky = {}, false
+        for i = 1, n do
             local d, _, pp = place(conds[i])
-            if not d then places = nil break end
+            if not d then return nil, false end
             places[i] = d
             if pp then risky = true end
         end
+        return places, risky
     end
-    if not places then risky = false end
-    return (mode == 1) and any(tests) or all(tests), key, places, risky
+    local risky = false
+    for i = 1, n do
+        local c = conds[i]
+        local d, usable, pp = place(c)
+        if pp then risky = true end
+        if d then return { d }, risky end
+        if not usable and M.prepare(c) then break end
+    end
+    return nil, false
 end
 
 return M

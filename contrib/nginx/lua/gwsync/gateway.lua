@@ -315,13 +315,19 @@ function M.access()
     -- No pcall here: a LuaJIT trace that returns through a pcall frame aborts, and the router
     -- is the hot path. route() answers ShenYu's errors itself; a Lua error from it (a bug)
     -- fails the access phase, which nginx logs and answers with its 500 page.
-    local res = router.route(tbl, req)
-    if res.action == "skip" then return answer(w, SKIP, tbl) end
-    if res.action ~= "proxy" then return answer(w, res, tbl) end
-    local p, tried = pick(w, res, req, nil)
+    local rule, sel = router.route(tbl, req)
+    if not sel then
+        if rule.action == "skip" then return answer(w, SKIP, tbl) end
+        return answer(w, rule, tbl)
+    end
+    -- what the balancer phase (and its retries) use: this rule's handle and this selector's
+    -- upstream list as they are now (a change later makes new ones, never modifies these)
+    local g = { upstreams = sel.upstreams, handle = rule.handle, rule = rule, sel = sel, req = req,
+                peer = false, tried = nil, tries = 0, gen = w.debug_headers and tbl.generation or nil }
+    local p, tried = pick(w, g, req, nil)
     if not p then return answer(w, NO_UPSTREAM, tbl) end
-    ngx.ctx.gwsync = { res = res, req = req, peer = p, tried = tried, tries = 0,
-                       gen = w.debug_headers and tbl.generation or nil }
+    g.peer, g.tried = p, tried
+    ngx.ctx.gwsync = g
     set_host_var(w, p.up.url)
 end
 
@@ -333,12 +339,12 @@ function M.balancer()
         log("error", "gwsync: balancer without a routed request (is access_by_lua_block set?)")
         return ngx.exit(ngx.ERROR)
     end
-    local h = g.res.handle or DEFAULT_HANDLE
+    local h = g.handle or DEFAULT_HANDLE
     local failover = h.retry_strategy == "failover"
     local p = g.peer
     if g.tries == 0 then
         local retry = tonumber(h.retry) or 0
-        if failover then retry = math.min(retry, #(g.res.upstreams or {}) - 1) end
+        if failover then retry = math.min(retry, #g.upstreams - 1) end
         if retry > 0 then
             local ok, err = b.set_more_tries(retry)
             if not ok then log("error", "gwsync: set_more_tries: " .. tostring(err)) end
@@ -352,7 +358,7 @@ function M.balancer()
         -- the upstreams tried so far: the first choice, when access() made no set
         local tried = g.tried
         if not tried then tried = { [g.peer.up.url] = true }; g.tried = tried end
-        p = pick(w, g.res, g.req, tried)
+        p = pick(w, g, g.req, tried)
         if not p then
             log("error", "gwsync: no other healthy upstream to fail over to")
             return ngx.exit(ngx.ERROR)
@@ -376,8 +382,8 @@ function M.header_filter()
     if g and g.peer then
         local h = ngx.header
         h["X-Gwsync-Upstream"] = g.peer.up.url
-        h["X-Gwsync-Selector"] = g.res.selector and g.res.selector.id
-        h["X-Gwsync-Rule"] = g.res.rule and g.res.rule.id
+        h["X-Gwsync-Selector"] = g.sel.id
+        h["X-Gwsync-Rule"] = g.rule.id
         h["X-Gwsync-Generation"] = g.gen
     end
 end

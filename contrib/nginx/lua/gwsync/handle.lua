@@ -73,6 +73,7 @@ local function parse_new(text)
 end
 
 -- parse(text) -> handle, lb_error | nil, err   (the handle is shared: never modify it)
+-- The handle keeps its lb_error (false: none), worked out once.
 function M.parse(text)
     if type(text) ~= "string" then return nil, "rule has no handle" end
     local h = parsed[text]
@@ -80,9 +81,10 @@ function M.parse(text)
         local err
         h, err = parse_new(text)
         if not h then return nil, err end
+        h.lb_error = lb_error_of(h) or false
         parsed[text] = h
     end
-    return h, lb_error_of(h)
+    return h, h.lb_error or nil
 end
 
 return M

@@ -26,9 +26,14 @@
 -- which is ShenYu's list order (stable sort by `sort`, ties in cache key order).
 --
 -- Entries are added and removed one at a time (O(depth)): a change touches only the entries
--- of the items that changed. An entry remembers its slots (list and position) and is removed
--- by moving the list's last entry into its slot; emptied nodes are unlinked, so the tries
--- hold no garbage after any number of changes.
+-- of the items that changed. The index remembers each entry's slots (list and position, in
+-- its own table: an entry may be a compiled rule shared with another route table's index)
+-- and removes it by moving the list's last entry into its slot; emptied nodes are unlinked,
+-- so the tries hold no garbage after any number of changes.
+-- An entry is called as entry.test(entry, req). The index writes two fields on its entries,
+-- the same whatever index holds them: ix_multi (filed under several places: run once per
+-- match) and ix_seen (the match that last ran it: a stamp from one counter shared by every
+-- index, so that an entry moved from one table's index to another's is never taken as seen).
 local M = {}
 
 local byte, sub, find = string.byte, string.sub, string.find
@@ -37,8 +42,18 @@ local SLASH = 47
 local Index = {}
 Index.__index = Index
 
+-- A trie node: parent, seg, and kids, here, part, plens once it has them. Made by new_tab
+-- and stores, not by a constructor: a constructor is a template copied (TDUP), and one with
+-- nil fields (kids = nil, ...) lost nodes in LuaJIT 2.1.0-beta3 (Debian 12's): once the
+-- build's traces were compiled, a parent's `kids` was found nil again after a child had been
+-- linked into it, so the child's entries were filed in a node no walk reaches and the index
+-- missed selectors (tests/lua/test_router_index.lua caught it in about one run in five,
+-- depending on the process's addresses and the traces they gave).
+local new_tab = require "table.new"
 local function node(parent, seg)
-    return { parent = parent, seg = seg, kids = nil, here = nil, part = nil, plens = nil, n = 0 }
+    local t = new_tab(0, 8)
+    t.parent, t.seg, t.n = parent, seg, 0
+    return t
 end
 
 -- new(flat): flat = true files every entry in `always` (an index that indexes nothing: the
@@ -46,16 +61,20 @@ end
 function M.new(flat)
     return setmetatable({ always = {}, exact = {}, raw = node(), ant = node(), pp = node(),
                           risky = 0, count = 0, nraw = 0, nant = 0, npp = 0, nexact = 0,
-                          stamp = 0, flat = flat or nil }, Index)
+                          slots = {}, flat = flat or nil }, Index)
 end
 
--- slots: a list of {list, owner_node, owner_key}: where the entry is, to find it again
-local function put(ent, list, owner, okey)
+-- the stamp of the last match, over every index (see above)
+local stamp = 0
+
+-- self.slots[ent]: where the entry is, to find it again: 4 values per place (list, position,
+-- owner node, owner key), then, at [0], whether it counts as risky
+local function put(self, ent, list, owner, okey)
     local i = #list + 1
     list[i] = ent
-    local slots = ent.ix_slots
-    if not slots then slots = {}; ent.ix_slots = slots end
-    slots[#slots + 1] = { list = list, pos = i, node = owner, key = okey }
+    local sl = self.slots[ent]
+    local k = #sl
+    sl[k + 1], sl[k + 2], sl[k + 3], sl[k + 4] = list, i, owner or false, okey or false
 end
 
 local function descend(root, segs)
@@ -86,7 +105,7 @@ local function file(self, ent, d)
     if kind == "exact" then
         local list = self.exact[d.value]
         if not list then list = {}; self.exact[d.value] = list end
-        put(ent, list, self.exact, d.value)
+        put(self, ent, list, self.exact, d.value)
         self.nexact = self.nexact + 1
         return
     end
@@ -110,42 +129,42 @@ local function file(self, ent, d)
             end
             if not found then plens[#plens + 1] = { L, 1 } end
         end
-        put(ent, list, n, d.part)
+        put(self, ent, list, n, d.part)
         return
     end
     local list = n.here
     if not list then list = {}; n.here = list end
-    put(ent, list, n, false)
+    put(self, ent, list, n, false)
 end
 
 -- add(ent, places, risky): file ent under places (nil: always evaluated); risky: ent's test
 -- raises for a path that does not parse (fastpath.list_test)
 function Index:add(ent, places, risky)
+    if self.slots[ent] then return end
     self.count = self.count + 1
-    ent.ix_owner = self
-    ent.ix_multi = places ~= nil and #places > 1 or nil
     -- what remove() must undo
-    ent.ix_risky = risky and not self.flat or nil
-    if ent.ix_risky then self.risky = self.risky + 1 end
+    risky = risky and not self.flat or false
+    self.slots[ent] = { [0] = risky }
+    if risky then self.risky = self.risky + 1 end
     if not places or self.flat then
-        ent.ix_multi = nil
-        put(ent, self.always, nil, nil)
+        put(self, ent, self.always, nil, nil)
         return
     end
+    if #places > 1 then ent.ix_multi = true end
     for i = 1, #places do file(self, ent, places[i]) end
 end
 
-local function unput(slot, ent)
-    local list, pos = slot.list, slot.pos
+-- take ent out of list at pos (the list's last entry moves there)
+local function unput(self, list, pos)
     local last = #list
     local moved = list[last]
     list[pos] = moved
     list[last] = nil
     if pos ~= last then
         -- the moved entry (maybe ent itself, filed twice in this list) now sits at pos
-        local ms = moved.ix_slots
-        for i = 1, #ms do
-            if ms[i].list == list and ms[i].pos == last then ms[i].pos = pos break end
+        local ms = self.slots[moved]
+        for i = 1, #ms, 4 do
+            if ms[i] == list and ms[i + 1] == last then ms[i + 1] = pos break end
         end
     end
     return last - 1
@@ -153,14 +172,13 @@ end
 
 -- remove(ent): take ent out of every list it is in
 function Index:remove(ent)
-    local slots = ent.ix_slots
-    if not slots or ent.ix_owner ~= self then return end
+    local slots = self.slots[ent]
+    if not slots then return end
     self.count = self.count - 1
-    if ent.ix_risky then self.risky = self.risky - 1 end
-    for i = 1, #slots do
-        local slot = slots[i]
-        local left = unput(slot, ent)
-        local owner, okey = slot.node, slot.key
+    if slots[0] then self.risky = self.risky - 1 end
+    for i = 1, #slots, 4 do
+        local left = unput(self, slots[i], slots[i + 1])
+        local owner, okey = slots[i + 2], slots[i + 3]
         if owner == self.exact then
             self.nexact = self.nexact - 1
             if left == 0 then self.exact[okey] = nil end
@@ -191,7 +209,12 @@ function Index:remove(ent)
             end
         end
     end
-    ent.ix_slots, ent.ix_owner, ent.ix_multi, ent.ix_risky = nil, nil, nil, nil
+    self.slots[ent] = nil
+end
+
+-- has(ent) -> whether ent is in this index
+function Index:has(ent)
+    return self.slots[ent] ~= nil
 end
 
 ---------------------------------------------------------------------------------------------
@@ -208,7 +231,7 @@ local function scan(list, req, cands, n, stamp)
             if e.ix_seen == stamp then run = false else e.ix_seen = stamp end
         end
         if run then
-            local hit = e.test(req)
+            local hit = e.test(e, req)
             if hit then
                 n = n + 1; cands[n] = e
             elseif hit == nil then
@@ -336,8 +359,8 @@ end
 -- req (each once); nil when a test (or the path, for pathPattern entries) says ShenYu might
 -- raise: the caller then evaluates the plain way.
 function Index:match(req, cands, n)
-    local stamp = self.stamp + 1
-    self.stamp = stamp
+    stamp = stamp + 1
+    local stamp = stamp
     local p = req.path
     if self.risky > 0 and find(p, "%", 1, true) and not req:path_container_or_false() then
         return nil

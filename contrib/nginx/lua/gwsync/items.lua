@@ -1,23 +1,33 @@
--- gwsync.items: one cache item (group, key, raw JSON) -> its decoded and compiled form.
+-- gwsync.items: one cache item (group, key, JSON text) -> its decoded and compiled form.
 --
 -- The route table (gwsync.routes) keeps one compiled item per (group, key) and, on a change,
--- compiles only the items whose raw JSON changed. So everything that depends on one item
--- alone is done here, once: JSON decoding, ShenYu's required-field checks, condition
--- compilation (regex / AntPath / PathPattern, the fast path's tests and index places), the
--- rule handle, upstream lists. What depends on several items (which selector a rule belongs
--- to, a selector's upstreams from DISCOVER_UPSTREAM, ranking) is the table's job.
+-- compiles only the items whose text changed. So everything that depends on one item alone
+-- is done here, once: reading the fields routing needs, ShenYu's required-field checks,
+-- condition compilation (regex / AntPath / PathPattern, the fast path's tests), the rule
+-- handle, upstream lists. What depends on several items (which selector a rule belongs to, a
+-- selector's upstreams from DISCOVER_UPSTREAM, ranking) is the table's job.
 --
--- A compiled item is never modified after compile() (but for a selector's handle upstream
--- list, made on first need, always the same): a table being built off to the side may share it
--- with the live one (the raw JSON is kept in it to tell an unchanged item).
--- What it keeps of the decoded JSON is only what routing and the debug headers read (`data`:
--- id, name, pluginName, selectorId), not the whole object: the decoded document is most of
--- an item's memory and nothing needs it after compiling.
+-- A compiled item is never modified after compile() (but for what is made on first need and
+-- always the same: a selector's handle upstream list, a pattern's matcher, and the index's
+-- marks, gwsync.index): a table being built off to the side may share it with the live one,
+-- and a compiled rule is itself what route() answers for it.
+-- It keeps only what routing and the debug headers read, and the text's digest
+-- (gwsync.digest) to tell an unchanged item at a whole read of its group. A table of 100,000
+-- rules holds 100,000 of these, so they are kept small: a rule is one table of a dozen fields
+-- plus its own conditions (issue 19: about 1 KB a rule, where the decoded document and the
+-- text were 3 KB).
+--
+-- The text is read by gwsync.jsonscan (only the fields below, in place: an LMDB value is
+-- never copied into a Lua string), or by lua-cjson when the scanner is not sure (escaped keys,
+-- numbers outside JSON's grammar, deep nesting); both give the same fields.
 --
 -- Items ShenYu would accept but then fail on with a NullPointerException (HTTP 500) for every
 -- request that reaches them (missing required fields, a missing or unparseable rule handle)
 -- are compiled as `valid = false` with a warning, and left out by the table.
+local ffi = require "ffi"
 local cjson = require "cjson.safe"
+local jsonscan = require "gwsync.jsonscan"
+local digest = require "gwsync.digest"
 local conditions = require "gwsync.conditions"
 local fastpath = require "gwsync.fastpath"
 local upstreams = require "gwsync.upstreams"
@@ -35,163 +45,198 @@ local function as_num(v)
     return nil
 end
 local function nonempty_string(v) return type(v) == "string" and v ~= "" end
-local function str(v) return type(v) == "string" and v or nil end
 
-local function plugin(it, obj)
-    if obj.name ~= PLUGIN then return end
-    it.divide = true
-    if is_bool(obj.enabled) then
-        it.enabled = obj.enabled
-    else
-        it.enabled = false
-        it.warnings = { "PLUGIN divide: no enabled (ShenYu would fail with HTTP 500), skipped" }
-    end
+-- Each group's compile: (key, decoded object, now_ms, digest) -> item, made in one table
+-- constructor (its size known at once: no table grown field by field).
+local function plugin(_, obj, _, dg)
+    if obj.name ~= PLUGIN then return { digest = dg } end
+    if is_bool(obj.enabled) then return { digest = dg, divide = true, enabled = obj.enabled } end
+    return { digest = dg, divide = true, enabled = false,
+             warnings = { "PLUGIN divide: no enabled (ShenYu would fail with HTTP 500), skipped" } }
 end
 
-local function discover(it, obj, now_ms)
-    if obj.pluginName ~= PLUGIN or not nonempty_string(obj.selectorId) then return end
-    it.divide = true
-    it.selector_id = obj.selectorId
-    it.list = upstreams.from_discovery(obj, now_ms)
+local function discover(_, obj, now_ms, dg)
+    if obj.pluginName ~= PLUGIN or not nonempty_string(obj.selectorId) then return { digest = dg } end
+    return { digest = dg, divide = true, selector_id = obj.selectorId,
+             list = upstreams.from_discovery(obj, now_ms) }
 end
 
-local function selector(it, obj, now_ms)
-    if obj.pluginName ~= PLUGIN then return end
-    it.divide = true
+local function selector(_, obj, now_ms, dg)
+    if obj.pluginName ~= PLUGIN then return { digest = dg } end
     local id = obj.id
     if not nonempty_string(id) then
-        it.warnings = { "SELECTOR without id skipped" }
-        return
+        return { digest = dg, divide = true, warnings = { "SELECTOR without id skipped" } }
     end
+    local list = obj.conditionList
     local typ, sort, mode = as_num(obj.type), as_num(obj.sort), as_num(obj.matchMode)
     local missing
     if not is_bool(obj.enabled) then missing = "enabled"
     elseif not typ then missing = "type"
     elseif not sort then missing = "sort"
     elseif not is_bool(obj.logged) then missing = "logged"
-    elseif typ == 1 and not mode and type(obj.conditionList) == "table" and #obj.conditionList > 0 then
+    elseif typ == 1 and not mode and type(list) == "table" and #list > 0 then
         missing = "matchMode"
     end
     if missing then
-        it.warnings = { "SELECTOR " .. id .. ": no " .. missing
-            .. " (ShenYu would fail with HTTP 500), skipped" }
-        return
+        return { digest = dg, divide = true, warnings = { "SELECTOR " .. id .. ": no " .. missing
+            .. " (ShenYu would fail with HTTP 500), skipped" } }
     end
-    local conds, cerrs = conditions.compile_list(obj.conditionList)
+    local conds, cerrs = conditions.compile_list(list)
     local warnings
-    for _, e in ipairs(cerrs) do
+    for i = 1, #cerrs do
         warnings = warnings or {}
-        warnings[#warnings + 1] = "SELECTOR " .. id .. ": condition fails at request time: " .. e
+        warnings[#warnings + 1] = "SELECTOR " .. id .. ": condition fails at request time: " .. cerrs[i]
     end
-    it.warnings = warnings
-    local test, places, risky = fastpath.TRUE, nil, false -- full flow: conditions ignored
-    if typ == 1 then
-        local _
-        test, _, places, risky = fastpath.list_test(mode, conds)
-    end
-    it.valid = true
-    it.id = id
-    it.data = { id = id, name = str(obj.name), pluginName = PLUGIN }
-    it.enabled, it.type, it.sort, it.match_mode = obj.enabled, typ, sort, mode
-    it.conditions, it.test, it.places, it.risky = conds, test, places, risky or nil
-    it.has_conditions = type(obj.conditionList) == "table" and #obj.conditionList > 0
+    local has = type(list) == "table" and #list > 0
     -- ranking score: conditionList.size() for AND (matchMode 0), 0 otherwise; a null
     -- conditionList on an AND selector makes the ranking throw (NPE): score nil
-    it.score = 0
-    if mode == 0 then
-        it.score = type(obj.conditionList) == "table" and #obj.conditionList or nil
-    end
-    it.continued = obj.continued ~= false -- null counts as true
+    local score = 0
+    if mode == 0 then score = type(list) == "table" and #list or nil end
     -- the upstreams of admins before 2.6, used only when no DISCOVER_UPSTREAM entry names the
     -- selector: parsed on first need (M.handle_list), which 2.6+ admins' selectors never have
-    it.handle = type(obj.handle) == "string" and obj.handle or nil
-    it.handle_obj = type(obj.handle) == "table" and obj.handle or nil
-    it.now_ms = now_ms
+    local h, hobj = obj.handle, nil
+    if type(h) == "table" then hobj = h end
+    if type(h) ~= "string" or h == "" then h = nil end
+    return {
+        digest = dg, divide = true, valid = true, id = id, warnings = warnings,
+        enabled = obj.enabled, type = typ, sort = sort, match_mode = mode, conds = conds,
+        -- full flow (type 0): conditions ignored
+        test = typ == 1 and fastpath.item_test(mode, conds) or fastpath.TRUE,
+        has_conditions = has, score = score,
+        continued = obj.continued ~= false, -- null counts as true
+        handle = h, handle_obj = hobj, now_ms = (h or hobj) and now_ms or nil,
+    }
 end
 
 -- handle_list(selector_item) -> the upstream list of the selector's own handle. Made once
 -- and kept on the item (the same list for the same item, whoever asks first).
+local NO_UPSTREAMS = {}
 function M.handle_list(it)
     local l = it.handle_list
     if not l then
-        l = upstreams.from_selector_handle(it.handle or it.handle_obj, it.now_ms)
+        if it.handle or it.handle_obj then
+            l = upstreams.from_selector_handle(it.handle or it.handle_obj, it.now_ms)
+        else
+            l = NO_UPSTREAMS
+        end
         it.handle_list = l
     end
     return l
 end
 
-local function rule(it, obj)
+local function rule(key, obj, _, dg)
     local sid = obj.selectorId
-    if type(sid) ~= "string" then return end
-    it.selector_id = sid
+    if type(sid) ~= "string" then return { digest = dg } end
     local id = obj.id
     if not nonempty_string(id) then
-        it.warnings = { "RULE without id skipped" }
-        return
+        return { digest = dg, selector_id = sid, warnings = { "RULE without id skipped" } }
     end
+    local list = obj.conditionDataList
     local sort, mode = as_num(obj.sort), as_num(obj.matchMode)
     local missing
     if not is_bool(obj.enabled) then missing = "enabled"
     elseif not sort then missing = "sort"
     elseif not is_bool(obj.loged) then missing = "loged"
     elseif not mode then missing = "matchMode"
-    elseif type(obj.conditionDataList) ~= "table" then missing = "conditionDataList"
+    elseif type(list) ~= "table" then missing = "conditionDataList"
     end
     if missing then
-        it.warnings = { "RULE " .. id .. ": no " .. missing .. " (ShenYu would fail with HTTP 500), skipped" }
-        return
+        return { digest = dg, selector_id = sid, warnings = { "RULE " .. id .. ": no " .. missing
+            .. " (ShenYu would fail with HTTP 500), skipped" } }
     end
     local h, lb_error = handle.parse(obj.handle)
     if not h then
-        it.warnings = { "RULE " .. id .. ": " .. lb_error .. " (ShenYu would fail with HTTP 500), skipped" }
-        return
+        return { digest = dg, selector_id = sid, warnings = { "RULE " .. id .. ": " .. lb_error
+            .. " (ShenYu would fail with HTTP 500), skipped" } }
     end
-    local conds, cerrs = conditions.compile_list(obj.conditionDataList)
+    local conds, cerrs = conditions.compile_list(list)
     local warnings
-    for _, e in ipairs(cerrs) do
+    for i = 1, #cerrs do
         warnings = warnings or {}
-        warnings[#warnings + 1] = "RULE " .. id .. ": condition fails at request time: " .. e
+        warnings[#warnings + 1] = "RULE " .. id .. ": condition fails at request time: " .. cerrs[i]
     end
     if lb_error then
         warnings = warnings or {}
         warnings[#warnings + 1] = "RULE " .. id .. ": loadBalance fails at request time: " .. lb_error.message
     end
-    it.warnings = warnings
-    local test, _, places, risky = fastpath.list_test(mode, conds)
-    it.valid = true
-    it.data = { id = id, name = str(obj.name), selectorId = sid, pluginName = str(obj.pluginName) }
-    it.enabled, it.sort, it.match_mode = obj.enabled, sort, mode
-    it.conditions, it.test, it.places, it.risky = conds, test, places, risky or nil
-    it.score = (mode == 0) and #obj.conditionDataList or 0
-    it.handle, it.lb_error = h, lb_error
+    return {
+        digest = dg, selector_id = sid, valid = true, key = key, id = id, warnings = warnings,
+        enabled = obj.enabled, sort = sort, match_mode = mode,
+        conds = conds, test = fastpath.item_test(mode, conds),
+        score = (mode == 0) and #list or 0,
+        handle = h, lb_error = lb_error,
+    }
 end
 
 local COMPILE = { PLUGIN = plugin, DISCOVER_UPSTREAM = discover, SELECTOR = selector, RULE = rule }
 M.GROUPS = { "PLUGIN", "DISCOVER_UPSTREAM", "SELECTOR", "RULE" }
 
--- compile(group, key, raw, now_ms) -> item. Never raises on bad data: an item that is not a
--- JSON object, or that belongs to another plugin, is compiled to an item the table ignores.
--- Fields: raw, group; divide (it is the divide plugin's); valid (a usable selector or rule);
--- warnings (list of strings or nil); and per group what gwsync.routes reads (few: a table of
--- 100,000 rules holds 100,000 of these).
-function M.compile(group, key, raw, now_ms)
-    local it = { raw = raw, group = group }
-    local obj = cjson.decode(raw)
+-- the fields each group's compile reads (jsonscan.want): a condition list's objects are read
+-- for their four fields only, an upstream list's for the upstream's
+local COND = { "paramType", "operator", "paramName", "paramValue" }
+local WANT = {
+    PLUGIN = jsonscan.want({ name = true, enabled = true }),
+    DISCOVER_UPSTREAM = jsonscan.want({ pluginName = true, selectorId = true,
+        upstreamDataList = { "url", "protocol", "status", "weight", "dateCreated", "props" } }),
+    SELECTOR = jsonscan.want({ pluginName = true, id = true, type = true, sort = true,
+        matchMode = true, enabled = true, logged = true, conditionList = COND,
+        continued = true, handle = true }),
+    RULE = jsonscan.want({ selectorId = true, id = true, sort = true, matchMode = true,
+        enabled = true, loged = true, conditionDataList = COND, handle = true }),
+}
+
+local u8p = jsonscan.u8p
+local scan = jsonscan.scan
+local scratch = {}
+local cast, fstr = ffi.cast, ffi.string
+
+-- compile_raw(group, key, p, n, now_ms, dg) -> item, from the n bytes of JSON text at p (a
+-- pointer that stays valid during the call: an LMDB value in an open read transaction, or a
+-- Lua string). dg: the text's digest (digest.of(p, n)). Raises on a bug (or data nothing here
+-- foresaw): compile_at() catches it per item, gwsync.cache per batch of items (a pcall per
+-- item would keep LuaJIT from compiling the build: a trace cannot return through a pcall).
+-- Fields: digest; divide (it is the divide plugin's); valid (a usable selector or rule);
+-- warnings (list of strings or nil); decode_error; and per group what gwsync.routes reads.
+local function compile_raw(group, key, p, n, now_ms, dg)
+    local want = WANT[group]
+    local obj
+    if want and scan(p, n, want, scratch) then
+        obj = scratch
+    else
+        obj = cjson.decode(fstr(p, n))
+    end
     if type(obj) ~= "table" then
-        it.warnings = { group .. " item " .. key .. ": not a JSON object, skipped" }
-        it.decode_error = true
-        return it
+        return { digest = dg, decode_error = true,
+                 warnings = { group .. " item " .. key .. ": not a JSON object, skipped" } }
     end
     local f = COMPILE[group]
-    if f then
-        local ok, err = pcall(f, it, obj, now_ms)
-        if not ok then -- a bug, or data nothing above foresaw: leave the item out, say so
-            it = { raw = raw, group = group, decode_error = true,
-                   warnings = { group .. " item " .. key .. ": cannot be compiled (" .. tostring(err)
-                       .. "), skipped" } }
-        end
-    end
-    return it
+    if f then return f(key, obj, now_ms, dg) end
+    return { digest = dg }
 end
+M.compile_raw = compile_raw
+
+-- failed(group, key, dg, err) -> the item of a text whose compile raised: left out, said so
+function M.failed(group, key, dg, err)
+    return { digest = dg, decode_error = true,
+             warnings = { group .. " item " .. key .. ": cannot be compiled (" .. tostring(err)
+                 .. "), skipped" } }
+end
+
+-- compile_at(group, key, p, n, now_ms, dg) -> item (as compile_raw; never raises)
+function M.compile_at(group, key, p, n, now_ms, dg)
+    dg = dg or digest.of(p, n)
+    local ok, it = pcall(compile_raw, group, key, p, n, now_ms, dg)
+    if ok then return it end
+    return M.failed(group, key, dg, it)
+end
+
+-- compile(group, key, text, now_ms) -> item. Never raises on bad data: an item that is not a
+-- JSON object, or that belongs to another plugin, is compiled to an item the table ignores.
+function M.compile(group, key, text, now_ms)
+    return M.compile_at(group, key, cast(u8p, text), #text, now_ms, digest.of(text, #text))
+end
+
+-- decode(text) -> the whole decoded item (lua-cjson): for tools and tests
+M.decode = cjson.decode
 
 return M

@@ -13,8 +13,11 @@
 --   commit cannot use it, so callers open handles first and then renew their transaction.
 -- * MDB_MAP_RESIZED (the writer grew the map) is answered by mdb_env_set_mapsize(env, 0)
 --   and one more try, as docs/lmdb-cache.md asks of readers.
--- * Everything returned is a Lua string copy (ffi.string): nothing points into the map,
---   so a remap after MDB_MAP_RESIZED never leaves a dangling pointer behind.
+-- * Everything returned is a Lua string copy (ffi.string), except from the *_at calls, which
+--   give a value as a pointer into the map and a length, for a caller that reads the value
+--   in place (the route table's first load reads 120,000 values: no string made per value).
+--   Such a pointer is valid until the transaction ends (reset or close), and the map is
+--   never remapped while a transaction of the env is active (below).
 -- * A worker holds two transaction objects: the per-request one (renewed and reset around
 --   each request) and the refresh timer's, which may stay open across ngx.sleep(0) while it
 --   reads a large group in slices. mdb_env_set_mapsize(env, 0) remaps the file, which would
@@ -55,6 +58,7 @@ if not pcall(ffi.typeof, "MDB_val") then
 end
 
 local lib = ffi.load("liblmdb.so.0")
+local u8p = ffi.typeof("const uint8_t *")
 
 local M = {
     RDONLY = 0x20000,
@@ -213,6 +217,18 @@ function Txn:get(dbi, key)
     return ffi.string(v[0].mv_data, v[0].mv_size)
 end
 
+-- get_at(dbi, key) -> pointer, length | nil (absent) | nil, err, code: the value in place
+-- (valid until this transaction is reset)
+function Txn:get_at(dbi, key)
+    local k, v = self.key, self.val
+    k[0].mv_size = #key
+    k[0].mv_data = ffi.cast("void *", key)
+    local rc = lib.mdb_get(self.handle, dbi, k, v)
+    if rc == M.NOTFOUND then return nil end
+    if rc ~= 0 then return fail(rc) end
+    return ffi.cast(u8p, v[0].mv_data), tonumber(v[0].mv_size)
+end
+
 -- key(s) -> an MDB_val[1] for a key asked on every request (the generation): made once, it
 -- points at its own copy of s, which lives as long as the key does.
 local key_bufs = setmetatable({}, { __mode = "k" })
@@ -250,6 +266,18 @@ end
 
 function Cursor:first() return cursor_get(self, MDB_FIRST) end
 function Cursor:next() return cursor_get(self, MDB_NEXT) end
+
+-- first_at()/next_at() -> key (a string), value pointer, value length | nil (end) |
+-- nil, err, code: the value in place (valid until the transaction is reset)
+local function cursor_get_at(self, op)
+    local k, v = self.key, self.val
+    local rc = lib.mdb_cursor_get(self.cur, k, v, op)
+    if rc == M.NOTFOUND then return nil end
+    if rc ~= 0 then return fail(rc) end
+    return ffi.string(k[0].mv_data, k[0].mv_size), ffi.cast(u8p, v[0].mv_data), tonumber(v[0].mv_size)
+end
+function Cursor:first_at() return cursor_get_at(self, MDB_FIRST) end
+function Cursor:next_at() return cursor_get_at(self, MDB_NEXT) end
 
 -- seek(key, exact) -> the entry at key (exact) or at the first key >= key
 function Cursor:seek(key, exact)

@@ -3,8 +3,10 @@
 --
 -- The table is built and kept up to date item by item by gwsync.routes (compiled items from
 -- gwsync.items); build(groups) here makes one from whole groups (tests, tools). route(tbl, req)
--- only evaluates conditions and returns a prepared result: no JSON decoding and, for a
--- proxied request, no allocation beyond the request's own caches.
+-- only evaluates conditions and returns what the table holds: no JSON decoding and, for a
+-- proxied request, no allocation beyond the request's own caches. A proxied request gets two
+-- values, the rule (the compiled RULE item: id, handle) and the selector node (id,
+-- upstreams): no result object per rule or per request.
 --
 -- route() has two evaluations of the same semantics. The fast one (route_fast) asks the
 -- table's index (gwsync.index) for the selectors whose tests are true for the request (the
@@ -90,7 +92,10 @@ local function header_bytes(req)
     return total
 end
 
-local function finish(rule_result, h, lb_error, sel, req)
+local DEFAULT_RULE = routes.DEFAULT_RULE
+
+-- the rule's checks before proxying -> rule, sel | an error result
+local function finish(rule, h, lb_error, sel, req)
     if h.header_max_size > 0 and header_bytes(req) > h.header_max_size then
         return M.HEADER_TOO_LARGE
     end
@@ -102,7 +107,7 @@ local function finish(rule_result, h, lb_error, sel, req)
         if lb_error.status == 400 then errors.raise_bad_request(lb_error.message) end
         errors.raise_internal(lb_error.message)
     end
-    return rule_result
+    return rule, sel
 end
 
 -- route_plain: ShenYu's evaluation as written, raising its errors (gwsync.errors)
@@ -115,7 +120,7 @@ local function route_plain(tbl, req, cands)
         if s.enabled then
             local hit
             if s.type == 1 then
-                hit = s.has_conditions and conditions.match(s.match_mode, s.conditions, req)
+                hit = s.has_conditions and conditions.match(s.match_mode, s.conds, req)
             else
                 hit = true -- full flow (and any other type): conditions ignored
             end
@@ -126,7 +131,7 @@ local function route_plain(tbl, req, cands)
     local sel = pick(cands, n)
 
     if not sel.continued then
-        return finish(sel.default_result, handle.DEFAULT, nil, sel, req)
+        return finish(DEFAULT_RULE, handle.DEFAULT, nil, sel, req)
     end
     local rules = sel.rules
     if #rules == 0 then return M.NO_RULE end
@@ -137,8 +142,7 @@ local function route_plain(tbl, req, cands)
         n = 0
         for i = 1, #rules do
             local r = rules[i]
-            local it = r.item
-            if it.enabled and conditions.match(it.match_mode, it.conditions, req) then
+            if r.enabled and conditions.match(r.match_mode, r.conds, req) then
                 n = n + 1; cands[n] = r
             end
         end
@@ -179,7 +183,7 @@ local function route_fast(tbl, req, cands)
     end
 
     if not sel.continued then
-        return finish(sel.default_result, handle.DEFAULT, nil, sel, req)
+        return finish(DEFAULT_RULE, handle.DEFAULT, nil, sel, req)
     end
     local rules = sel.rules
     if #rules == 0 then return M.NO_RULE end
@@ -196,7 +200,7 @@ local function route_fast(tbl, req, cands)
             n = 0
             for i = 1, #ar do
                 local r = ar[i]
-                local hit = r.test(req)
+                local hit = r.test(r, req)
                 if hit then
                     n = n + 1; cands[n] = r
                 elseif hit == nil then
@@ -214,32 +218,42 @@ local function route_fast(tbl, req, cands)
     return finish(rule, rule.handle, nil, sel, req)
 end
 
--- route(tbl, req) -> result: SKIP, an error (code, message, http_status, plain_status) or a
--- proxy result {action, selector, rule, handle, upstreams}; req is a gwsync.request object
+-- route(tbl, req) -> rule, selector node (proxy: rule.id, rule.handle, rule.lb_error;
+-- sel.id, sel.upstreams) | result, nil (SKIP, or an error: code, message, http_status,
+-- plain_status); req is a gwsync.request object.
 -- No pcall unless route_fast gives up: a trace that returns through a pcall frame aborts
 -- ("NYI: return to lower frame"), so the common request must not run inside one.
 function M.route(tbl, req)
     if not tbl.enabled then return M.SKIP end
     local cands = tbl._cands -- scratch list reused across requests (one request at a time)
     if not cands then cands = {}; tbl._cands = cands end
-    local res = route_fast(tbl, req, cands)
-    if res then return res end
+    local res, sel = route_fast(tbl, req, cands)
+    if res then return res, sel end
     return M.route_plain(tbl, req)
 end
 
--- route_plain(tbl, req) -> result: the plain evaluation alone (route() without its fast
+-- route_plain(tbl, req) -> as route(): the plain evaluation alone (route() without its fast
 -- path; the differential test compares the two)
 function M.route_plain(tbl, req)
     if not tbl.enabled then return M.SKIP end
     local cands = tbl._cands
     if not cands then cands = {}; tbl._cands = cands end
-    local ok, res = pcall(route_plain, tbl, req, cands)
-    if ok then return res end
+    local ok, res, sel = pcall(route_plain, tbl, req, cands)
+    if ok then return res, sel end
     if errors.is_ours(res) then return errors.result(res.status, res.message) end
     error(res, 0)
 end
 
--- route_fast(tbl, req) -> result, or nil when the plain evaluation must decide (for tests)
+-- result(rule, sel) -> { action = "proxy", selector = sel, rule = rule, handle, upstreams }
+-- for a proxy answer of route(), the answer itself otherwise: one table to look at (tests,
+-- tools; the gateway keeps the two values)
+function M.result(res, sel)
+    if not sel then return res end
+    return { action = "proxy", selector = sel, rule = res, handle = res.handle,
+             upstreams = sel.upstreams }
+end
+
+-- route_fast(tbl, req) -> as route(), or nil when the plain evaluation must decide (tests)
 function M.route_fast(tbl, req)
     if not tbl.enabled then return M.SKIP end
     local cands = tbl._cands

@@ -6,32 +6,48 @@
 --   * one node per usable divide selector (S), in `selectors` sorted by (sort, key): ShenYu's
 --     stable sort by `sort`, ties in cache key order, the only order the cache has;
 --   * per selector node: its upstream list (the DISCOVER_UPSTREAM entry naming its id, else
---     its own handle's), its rule nodes (R: each the rule's prepared proxy result) sorted the
---     same way, the enabled ones, and, for a selector with many rules, a rule index;
+--     its own handle's), its rules (the compiled RULE items themselves) sorted the same way,
+--     the enabled ones, and, for a selector with many, a rule index;
 --   * the selector index (gwsync.index) over the selectors that can be candidates.
 -- set(group, key, item) records one item's change and marks what depends on it; finish()
--- then updates exactly that: a rule change re-sorts that rule's selector's rules and rebuilds
--- their results; a DISCOVER_UPSTREAM change gives the selectors of that id a new upstream
--- list and their rules new results (no rule item is touched); a selector change refreshes that
--- node, its index entry and its place in `selectors`; a PLUGIN change recomputes `enabled`.
--- Nothing is done per item of the whole table: a change costs what depends on it.
+-- then updates exactly that: a rule change re-sorts that rule's selector's rules; a
+-- DISCOVER_UPSTREAM change gives the selectors of that id a new upstream list (nothing else:
+-- no rule is touched); a selector change refreshes that node, its index entry and its place
+-- in `selectors`; a PLUGIN change recomputes `enabled`. Nothing is done per item of the whole
+-- table: a change costs what depends on it.
 --
 -- Consistency: the nginx worker calls set() and finish() for one batch of changes without
 -- yielding, so a request (which runs between yields) sees the table before or after the
 -- batch, never half of it. A large batch is applied to a new table built off to the side
 -- (gwsync.cache), sharing the compiled items (they are never modified), and swapped in.
--- Results handed to a request are never modified either: a change makes new ones, and a
--- request in flight keeps the one it was routed with (its balancer retries use it).
+-- What route() hands a request (a rule item, a selector node's upstream list) is never
+-- modified either: a change makes new ones, and a request in flight keeps what it was routed
+-- with (its balancer retries use it).
 --
 -- Where several items claim the same thing (two SELECTOR items with the same id, two
 -- DISCOVER_UPSTREAM items for one selector, two PLUGIN items named divide) the one with the
 -- greatest cache key wins: the last one in key order, as a table built from a walk of the
 -- cache in key order would keep.
+--
+-- Memory and the garbage collector (issue 19): a table of 100,000 rules holds 100,000 compiled
+-- rules and nothing else per rule (no node, no result object). The map from cache key to item
+-- is cut into SHARDS small tables: LuaJIT's collector traverses a table in one step, and
+-- traverses again, in its atomic phase, every table written to since it was marked, so one
+-- flat map of 100,000 keys written by every change made a pause of milliseconds per cycle
+-- (tests/lua/bench_pauses.lua). Maps by selector id hold one entry per selector.
 local items = require "gwsync.items"
 local index = require "gwsync.index"
 local handle = require "gwsync.handle"
+local fastpath = require "gwsync.fastpath"
 
 local M = {}
+
+local ffi = require "ffi"
+local bit = require "bit"
+local byte = string.byte
+local cast = ffi.cast
+local bxor, band, rol, rshift = bit.bxor, bit.band, bit.rol, bit.rshift
+local u8p = ffi.typeof("const uint8_t *")
 
 -- a selector with at least this many enabled rules gets a rule index (below it, a scan of
 -- its sorted rules costs less than walking an index)
@@ -42,6 +58,48 @@ local RESORT_MIN = 32
 local PLUGIN = items.PLUGIN
 local GROUPS = { "PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM" }
 M.GROUPS = GROUPS
+
+-- the rule of a selector with `continued: false` (no rule is evaluated; ShenYu's default rule)
+M.DEFAULT_RULE = { id = "default_rule", handle = handle.DEFAULT }
+
+---------------------------------------------------------------------------------------------
+-- sharded maps: key -> value in SHARDS tables, by a hash of the key's last 16 bytes
+---------------------------------------------------------------------------------------------
+local SHARDS = 64
+M.SHARDS = SHARDS
+
+local u32p = ffi.typeof("const uint32_t *")
+
+-- the shard of a key: its last 8 bytes read as two 32-bit words and mixed (no loop: this runs
+-- inside the build's traces); keys shorter than 8 bytes by their bytes
+local function shard(map, key)
+    local n = #key
+    local h
+    if n >= 8 then
+        local w = cast(u32p, cast(u8p, key) + (n - 8))
+        h = bxor(w[0], rol(w[1], 13), n)
+    else
+        h = n
+        for i = 1, n do h = bxor(rol(h, 5), byte(key, i)) end
+    end
+    h = bxor(h, rshift(h, 15))
+    h = bxor(h, rshift(h, 7))
+    return map[band(h, SHARDS - 1) + 1]
+end
+
+local function new_shards()
+    local m = {}
+    for i = 1, SHARDS do m[i] = {} end
+    return m
+end
+
+-- each(map, fn): fn(key, value) for every entry (in no order)
+local function each(map, fn)
+    for i = 1, SHARDS do
+        for k, v in pairs(map[i]) do fn(k, v) end
+    end
+end
+M.each = each
 
 local Routes = {}
 Routes.__index = Routes
@@ -63,12 +121,14 @@ function M.new(opts)
         selectors = {},        -- every S, sorted by (sort, key)
         index = index.new(flat), -- the S that can be candidates
         by_key = nil,          -- the index, when it files anything (a flag for tests)
-        -- the batch being applied
-        dirty_ids = {}, dirty_nodes = {}, touched = {}, ntouched = 0, plugin_dirty = true,
+        -- the batch being applied: selector ids whose winner, rules or upstreams may have
+        -- changed; nodes to refresh; nodes that move in (or leave, or join) `selectors`
+        dirty_ids = {}, rules_dirty = {}, ups_dirty = {}, dirty_nodes = {},
+        touched = {}, ntouched = 0, plugin_dirty = true,
         _cands = nil,
     }, Routes)
     for _, g in ipairs(GROUPS) do
-        t.items[g] = {}
+        t.items[g] = new_shards()
         t.counts[g] = 0
     end
     return t
@@ -112,42 +172,50 @@ local function touch(t, S)
     end
 end
 
+-- get(group, key) -> the item the table holds for key | nil
+function Routes:get(group, key)
+    return shard(self.items[group], key)[key]
+end
+
+-- each_item(group, fn): fn(key, item) for every item of group (in no order)
+function Routes:each_item(group, fn)
+    each(self.items[group], fn)
+end
+
 -- set(group, key, item | nil): record one item's new compiled form (nil: deleted)
 function Routes:set(group, key, it)
-    local store = self.items[group]
+    local store = shard(self.items[group], key)
     local old = store[key]
     if old == it then return end
     store[key] = it
     if old == nil then self.counts[group] = self.counts[group] + 1 end
     if it == nil then self.counts[group] = self.counts[group] - 1 end
 
-    if group == "PLUGIN" then
-        if old and old.divide then self.plugins[key] = nil end
-        if it and it.divide then self.plugins[key] = it end
-        self.plugin_dirty = true
+    if group == "RULE" then
+        if old and old.valid then
+            local sid = old.selector_id
+            local rs = self.rules_of[sid]
+            if rs then
+                rs[key] = nil
+                if next(rs) == nil then self.rules_of[sid] = nil end
+            end
+            self.rules_dirty[sid] = true
+        end
+        if it and it.valid then
+            local sid = it.selector_id
+            local rs = self.rules_of[sid]
+            if not rs then rs = {}; self.rules_of[sid] = rs end
+            rs[key] = it
+            self.rules_dirty[sid] = true
+        end
     elseif group == "DISCOVER_UPSTREAM" then
         if old and old.divide then
             unclaim(self.disc_claims, old.selector_id, key)
-            self.dirty_ids[old.selector_id] = true
+            self.ups_dirty[old.selector_id] = true
         end
         if it and it.divide then
             claim(self.disc_claims, it.selector_id, key, it)
-            self.dirty_ids[it.selector_id] = true
-        end
-    elseif group == "RULE" then
-        if old and old.valid then
-            local rs = self.rules_of[old.selector_id]
-            if rs then
-                rs[key] = nil
-                if next(rs) == nil then self.rules_of[old.selector_id] = nil end
-            end
-            self.dirty_ids[old.selector_id] = true
-        end
-        if it and it.valid then
-            local rs = self.rules_of[it.selector_id]
-            if not rs then rs = {}; self.rules_of[it.selector_id] = rs end
-            rs[key] = it
-            self.dirty_ids[it.selector_id] = true
+            self.ups_dirty[it.selector_id] = true
         end
     elseif group == "SELECTOR" then
         -- the node's fields (S.sort, S.id...) stay those of its last finish() until the next
@@ -155,8 +223,8 @@ function Routes:set(group, key, it)
         local S = self.nodes[key]
         if S then
             touch(self, S)
-            unclaim(self.sel_claims, old.id, key)
-            self.dirty_ids[old.id] = true
+            unclaim(self.sel_claims, S.item.id, key)
+            self.dirty_ids[S.item.id] = true
             if it and it.valid then
                 S.item = it
                 claim(self.sel_claims, it.id, key, S)
@@ -177,49 +245,42 @@ function Routes:set(group, key, it)
             self.dirty_ids[it.id] = true
             self.dirty_nodes[S] = true
         end
+    elseif group == "PLUGIN" then
+        if old and old.divide then self.plugins[key] = nil end
+        if it and it.divide then self.plugins[key] = it end
+        self.plugin_dirty = true
     end
 end
 
-local DEFAULT = handle.DEFAULT
-
-local function proxy_result(S, rule_data, h)
-    return { action = "proxy", selector = S.data, rule = rule_data, handle = h,
-             upstreams = S.upstreams }
+-- S's upstream list: its DISCOVER_UPSTREAM entry's, else its own handle's
+local function upstreams_of(t, S)
+    local d = t.disc[S.id]
+    return d and d.list or items.handle_list(S.item)
 end
 
--- A rule node is the rule's proxy result itself (what route() answers, never modified once
--- made) with what ranking needs: a new one is made whenever the rule, its selector or the
--- selector's upstreams change.
-local function rule_node(S, key, it)
-    return { action = "proxy", selector = S.data, rule = it.data, handle = it.handle,
-             upstreams = S.upstreams,
-             key = key, item = it, test = it.test, sort = it.sort, score = it.score,
-             lb_error = it.lb_error }
-end
-
--- S's rule nodes, sorted; the enabled ones; the rule index when many
+-- S's rules, sorted; the enabled ones; the rule index when many
 local function rebuild_rules(t, S)
     local list, n = {}, 0
     if t.by_id[S.id] == S then
         local rs = t.rules_of[S.id]
         if rs then
-            for key, it in pairs(rs) do
+            for _, it in pairs(rs) do
                 n = n + 1
-                list[n] = rule_node(S, key, it)
+                list[n] = it
             end
         end
     end
     if n > 1 then table.sort(list, node_lt) end
     local active, na = {}, 0
     for i = 1, n do
-        if list[i].item.enabled then na = na + 1; active[na] = list[i] end
+        if list[i].enabled then na = na + 1; active[na] = list[i] end
     end
     S.rules, S.active_rules = list, active
     if na >= M.RULE_INDEX_MIN then
         local ix = index.new(t.flat)
         for i = 1, na do
-            local it = active[i].item
-            ix:add(active[i], it.places, it.risky)
+            local it = active[i]
+            ix:add(it, fastpath.places(it.match_mode, it.conds))
         end
         S.rule_index = ix
     else
@@ -231,17 +292,16 @@ end
 local function refresh(t, S)
     if S.indexed then t.index:remove(S) end
     local it = S.item
-    S.id, S.data, S.enabled, S.type, S.sort = it.id, it.data, it.enabled, it.type, it.sort
-    S.match_mode, S.conditions, S.test = it.match_mode, it.conditions, it.test
-    S.places, S.risky, S.has_conditions = it.places, it.risky, it.has_conditions
-    S.score, S.continued = it.score, it.continued
-    local d = t.disc[S.id]
-    S.upstreams = d and d.list or items.handle_list(it)
-    S.default_result = proxy_result(S, { id = "default_rule", selectorId = S.id,
-        pluginName = PLUGIN }, DEFAULT)
+    S.id, S.enabled, S.type, S.sort = it.id, it.enabled, it.type, it.sort
+    S.match_mode, S.conds, S.test = it.match_mode, it.conds, it.test
+    S.has_conditions, S.score, S.continued = it.has_conditions, it.score, it.continued
+    S.upstreams = upstreams_of(t, S)
+    S.ix_multi = nil
     rebuild_rules(t, S)
     if S.enabled and (S.type ~= 1 or S.has_conditions) then
-        t.index:add(S, S.places, S.risky)
+        local places, risky
+        if S.type == 1 then places, risky = fastpath.places(S.match_mode, S.conds) end
+        t.index:add(S, places, risky)
         S.indexed = true
     else
         S.indexed = nil
@@ -267,21 +327,29 @@ function Routes:finish(pace)
         self.enabled = p and p.enabled or false
         self.plugin_dirty = false
     end
+    local dirty_nodes = self.dirty_nodes
+    -- which node of an id rules attach to (the greatest key)
     for id in pairs(self.dirty_ids) do
-        local claims = self.sel_claims[id]
-        local w = winner(claims)
+        local w = winner(self.sel_claims[id])
         local old = self.by_id[id]
         if old ~= w then
             self.by_id[id] = w
-            if old and not old.dead then self.dirty_nodes[old] = true end
-        end
-        self.disc[id] = winner(self.disc_claims[id])
-        -- every selector of this id: upstreams by id, rules to the winner
-        if claims then
-            for _, S in pairs(claims) do self.dirty_nodes[S] = true end
+            if old and not old.dead then dirty_nodes[old] = true end
+            if w then self.rules_dirty[id] = true end
         end
     end
     self.dirty_ids = {}
+    -- new upstream lists: every node of that id takes its new list (nothing else changes)
+    for id in pairs(self.ups_dirty) do
+        self.disc[id] = winner(self.disc_claims[id])
+        local claims = self.sel_claims[id]
+        if claims then
+            for _, S in pairs(claims) do
+                if not dirty_nodes[S] then S.upstreams = upstreams_of(self, S) end
+            end
+        end
+    end
+    self.ups_dirty = {}
     -- moved and removed nodes leave `selectors` first, found by their fields as they are
     -- until refresh() (a few: binary search; many: the list is sorted anew below)
     local sels = self.selectors
@@ -295,12 +363,21 @@ function Routes:finish(pace)
             end
         end
     end
-    for S in pairs(self.dirty_nodes) do
+    for S in pairs(dirty_nodes) do
         if not S.dead then
             refresh(self, S)
             if pace then pace() end
         end
     end
+    -- new rule lists: the node rules attach to (unless refreshed above)
+    for id in pairs(self.rules_dirty) do
+        local S = self.by_id[id]
+        if S and not dirty_nodes[S] then
+            rebuild_rules(self, S)
+            if pace then pace() end
+        end
+    end
+    self.rules_dirty = {}
     self.dirty_nodes = {}
     if few then
         for S in pairs(self.touched) do
@@ -327,13 +404,13 @@ function Routes:finish(pace)
     self.by_key = (ix.count > #ix.always) and ix or nil
 end
 
--- warnings(item) -> the warnings an item gives in this table: a bad JSON text always; a
--- divide plugin, selector or discovery entry's own; a rule's only when it belongs to a
--- divide selector (as ShenYu reads a rule only through its selector)
-function Routes:warnings_of(it)
+-- warnings_of(group, item) -> the warnings an item gives in this table: a bad JSON text
+-- always; a divide plugin, selector or discovery entry's own; a rule's only when it belongs
+-- to a divide selector (as ShenYu reads a rule only through its selector)
+function Routes:warnings_of(group, it)
     local w = it.warnings
     if not w then return nil end
-    if it.group == "RULE" and not it.decode_error then
+    if group == "RULE" and not it.decode_error then
         if not (it.selector_id and self.by_id[it.selector_id]) then return nil end
     end
     return w
@@ -344,11 +421,14 @@ end
 function Routes:all_warnings()
     local out = {}
     for _, g in ipairs(items.GROUPS) do
-        local keys = {}
-        for k in pairs(self.items[g]) do keys[#keys + 1] = k end
+        local keys, its = {}, {}
+        each(self.items[g], function(k, it)
+            keys[#keys + 1] = k
+            its[k] = it
+        end)
         table.sort(keys)
         for _, k in ipairs(keys) do
-            local w = self:warnings_of(self.items[g][k])
+            local w = self:warnings_of(g, its[k])
             if w then
                 for _, line in ipairs(w) do out[#out + 1] = line end
             end

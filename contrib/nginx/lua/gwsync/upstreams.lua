@@ -17,7 +17,7 @@ local cjson = require "cjson.safe"
 
 local M = {}
 
-local find, sub, byte = string.find, string.sub, string.byte
+local find, sub, byte, format = string.find, string.sub, string.byte, string.format
 
 local function num(v, default)
     if type(v) == "number" then return v end
@@ -48,14 +48,22 @@ function M.split_url(url, protocol)
     return host or hostport, port
 end
 
+-- dates read (upstreams repeat them, and os.time is costly): text -> ms, emptied past 256
+local dates, ndates = {}, 0
+
 -- "yyyy-MM-dd HH:mm:ss" (server-local) or epoch milliseconds -> epoch milliseconds
 local function date_ms(v, now_ms)
     if type(v) == "number" then return v end
     if type(v) == "string" then
+        local ms = dates[v]
+        if ms then return ms end
         local y, mo, d, h, mi, s = v:match("^(%d+)%-(%d+)%-(%d+)[ T](%d+):(%d+):(%d+)")
         if y then
-            return os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d),
+            ms = os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d),
                 hour = tonumber(h), min = tonumber(mi), sec = tonumber(s) }) * 1000
+            if ndates >= 256 then dates, ndates = {}, 0 end
+            dates[v], ndates = ms, ndates + 1
+            return ms
         end
     end
     return now_ms -- ShenYu: Optional.ofNullable(dateCreated)...orElse(currentTimeMillis())
@@ -63,14 +71,53 @@ end
 
 -- Upstream.buildDomain: a blank protocol means "http://", the url is trimmed. The raw protocol
 -- and url stay the upstream's identity (Upstream.equals, specify-domain, round-robin keys).
+-- Upstream objects are never modified once made, so equal ones are shared (real tables list
+-- the same upstreams under many selectors): a weak pool by every field, as a text.
+local pool = setmetatable({}, { __mode = "v" })
+
+-- a number as a text that tells any two apart (tostring keeps 14 digits only)
+local function exact(x)
+    if type(x) == "number" then return format("%.17g", x) end
+    return tostring(x)
+end
+
 local function make(url, protocol, weight, status, timestamp, warmup, gray, hc)
     if type(url) ~= "string" or url == "" then return nil end
     if type(protocol) ~= "string" then protocol = nil end
+    -- the key: every field, NUL-separated (a url or protocol with a NUL is not shared)
+    local key = nil
+    if not find(url, "\0", 1, true) and not (protocol and find(protocol, "\0", 1, true)) then
+        key = format("%s\0%s\0%s\0%s\0%s\0%s\0%s\0%s", url,
+            protocol and ("S" .. protocol) or "N", exact(weight), tostring(status), exact(timestamp),
+            exact(warmup), tostring(gray), tostring(hc))
+        local u = pool[key]
+        if u then return u end
+    end
     local scheme = (protocol and find(protocol, "%S")) and protocol or "http://"
     local host, port = M.split_url(url:match("^%s*(.-)%s*$"), scheme)
-    return { url = url, protocol = scheme, raw_protocol = protocol, host = host, port = port,
-             weight = weight, status = status, timestamp = timestamp, warmup = warmup,
-             gray = gray, health_check = hc }
+    local u = { url = url, protocol = scheme, raw_protocol = protocol, host = host, port = port,
+          weight = weight, status = status, timestamp = timestamp, warmup = warmup,
+          gray = gray, health_check = hc }
+    if key then pool[key] = u end
+    return u
+end
+
+-- props texts decoded (upstreams repeat them): weak, by text
+local props_of = setmetatable({}, { __mode = "v" })
+local EMPTY_PROPS = {}
+
+local function decode_props(props)
+    if type(props) == "string" then
+        local t = props_of[props]
+        if t == nil then
+            t = cjson.decode(props)
+            if type(t) ~= "table" then return EMPTY_PROPS end
+            props_of[props] = t
+        end
+        return t
+    end
+    if type(props) ~= "table" then return EMPTY_PROPS end
+    return props
 end
 
 -- UpstreamCheckTask.putToMap keeps one upstream per Upstream.equals (protocol and url): the
@@ -103,9 +150,7 @@ function M.from_discovery(entry, now_ms)
     if type(list) ~= "table" then return {} end
     for _, u in ipairs(list) do
         if type(u) == "table" then
-            local props = u.props
-            if type(props) == "string" then props = cjson.decode(props) end
-            if type(props) ~= "table" then props = {} end
+            local props = decode_props(u.props)
             local hc = bool(props.healthCheckEnabled, true)
             local status = int(u.status, 0) == 0
             -- UpstreamCacheManager.initializeUpstreamHealthStatus: no health check -> up
