@@ -1,8 +1,9 @@
 /*
  * Judging admin replies (see reply.h). The envelope is walked once with jspan (its small
  * members through jansson), and every verdict comes back as a reason (the return value,
- * or err->kind) with the message, so no caller ever decides by reading the message text. jansson is
- * asked where a syntax error is only on the failure path, so a good reply is parsed exactly once.
+ * or err->kind) with the message, so no caller ever decides by reading the message text.
+ * jansson is asked where a syntax error is only on the failure path, so a good reply is
+ * parsed exactly once.
  */
 #include "source/http/reply.h"
 
