@@ -66,8 +66,7 @@ static struct group_data *parse_rule(struct bench_data *d, struct group_data *pr
 	struct group_data *held[GW_GROUP_COUNT] = {0}, *out[GW_GROUP_COUNT] = {0};
 	held[GW_GROUP_RULE] = prev;
 	struct gw_err err = {0};
-	enum sync_fail why;
-	if (reply_parse_fetch(body, len, &want, 1, "bench", held, out, &why, &err) < 0) {
+	if (reply_parse_fetch(body, len, &want, 1, "bench", held, out, &err) < 0) {
 		fprintf(stderr, "bench_cache: parse: %s\n", err.msg);
 		exit(1);
 	}

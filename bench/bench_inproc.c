@@ -171,8 +171,7 @@ static long load_into(struct store *st, char **body, size_t len, const enum gw_g
 {
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {0};
-	enum sync_fail why;
-	if (reply_parse_fetch_adopt(body, len, want, n_want, "bench", NULL, out, &why, &err) < 0) {
+	if (reply_parse_fetch_adopt(body, len, want, n_want, "bench", NULL, out, &err) < 0) {
 		fprintf(stderr, "bench_inproc: parse: %s\n", err.msg);
 		return -1;
 	}
@@ -316,7 +315,6 @@ static int one_change(struct ctx *c, int changes)
 	free(body);
 	struct dispatcher *d = NULL;
 	struct gw_err err = {0};
-	enum sync_fail why;
 	if (items < 0 || dispatcher_start(&d, c->subs, st, c->cfg, c->log, &err) < 0) {
 		fprintf(stderr, "bench_inproc: %s\n", err.msg);
 		return -1;
@@ -352,7 +350,7 @@ static int one_change(struct ctx *c, int changes)
 		struct group_data *held[GW_GROUP_COUNT] = {NULL};
 		held[GW_GROUP_RULE] = prev;
 		int64_t tp = bench_now_ns();
-		if (reply_parse_fetch(body, len, &want, 1, "bench", held, out, &why, &err) < 0) {
+		if (reply_parse_fetch(body, len, &want, 1, "bench", held, out, &err) < 0) {
 			fprintf(stderr, "bench_inproc: parse: %s\n", err.msg);
 			return -1;
 		}

@@ -101,9 +101,7 @@ static struct group_data *parse(struct wgroup *g, struct gw_err *why)
 	struct group_data *held[GW_GROUP_COUNT] = {0}, *out[GW_GROUP_COUNT] = {0};
 	held[g->id] = g->held;
 	struct gw_err err = {0};
-	enum sync_fail fail;
-	if (reply_parse_fetch(g->reply, g->len, &g->id, 1, "cachewriter", held, out, &fail, &err) <
-	    0) {
+	if (reply_parse_fetch(g->reply, g->len, &g->id, 1, "cachewriter", held, out, &err) < 0) {
 		gw_errf(why, "parse: %.900s", err.msg);
 		return NULL;
 	}

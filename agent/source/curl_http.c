@@ -240,11 +240,11 @@ static const char *curl_text(struct http *h, CURLcode rc)
 }
 
 static int classify(struct http *h, const struct http_request *rq, CURLcode rc,
-                    const struct sink *s, int64_t took_ms, enum sync_fail *why, struct gw_err *err)
+                    const struct sink *s, int64_t took_ms, struct gw_err *err)
 {
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
-		*why = SYNC_FAIL_TIMEOUT;
+		err->kind = SYNC_FAIL_TIMEOUT;
 		/* which bound it was: the whole transfer's (its timer and ours differ by a few
 		 * ms), or read_timeout's silence (curl: "Operation too slow") */
 		if (!rq->held && took_ms + 100 >= h->transfer_timeout_ms)
@@ -256,20 +256,20 @@ static int classify(struct http *h, const struct http_request *rq, CURLcode rc,
 			            curl_text(h, rc));
 		return fail(h, rq, err, "timed out (%s)", curl_text(h, rc));
 	case CURLE_FILESIZE_EXCEEDED:
-		*why = SYNC_FAIL_TOO_LARGE;
+		err->kind = SYNC_FAIL_TOO_LARGE;
 		return fail(h, rq, err, "reply larger than admin.max_response (%zu bytes)",
 		            h->max_response);
 	case CURLE_WRITE_ERROR:
 		if (s->too_large) {
-			*why = SYNC_FAIL_TOO_LARGE;
+			err->kind = SYNC_FAIL_TOO_LARGE;
 			return fail(h, rq, err, "reply larger than admin.max_response (%zu bytes)",
 			            h->max_response);
 		}
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		return fail(h, rq, err, "%s",
 		            s->body.oom ? "out of memory for the reply" : curl_text(h, rc));
 	case CURLE_PEER_FAILED_VERIFICATION:
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		return fail(h, rq, err,
 		            "TLS certificate verification failed: %s (check admin.tls.ca_file "
 		            "and that the URL names the host the certificate was issued for)",
@@ -281,32 +281,32 @@ static int classify(struct http *h, const struct http_request *rq, CURLcode rc,
 	case CURLE_SSL_ENGINE_NOTFOUND:
 	case CURLE_SSL_ENGINE_SETFAILED:
 	case CURLE_USE_SSL_FAILED:
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		return fail(h, rq, err, "TLS error: %s", curl_text(h, rc));
 	case CURLE_BAD_CONTENT_ENCODING:
-		*why = SYNC_FAIL_PARSE;
+		err->kind = SYNC_FAIL_PARSE;
 		return fail(h, rq, err, "cannot decode the reply: %s", curl_text(h, rc));
 	default:
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		return fail(h, rq, err, "%s", curl_text(h, rc));
 	}
 }
 
 int http_do(struct http *h, const struct http_request *rq, struct http_reply *rep,
-            enum sync_fail *why, struct gw_err *err)
+            struct gw_err *err)
 {
 	rep->status = 0;
 	rep->body = NULL;
 	rep->len = 0;
 	rep->cap = 0;
-	*why = SYNC_OK;
+	err->kind = SYNC_OK;
 	if (atomic_load(&h->stop)) {
-		*why = SYNC_STOPPED;
+		err->kind = SYNC_STOPPED;
 		return fail(h, rq, err, "stopped");
 	}
 	struct gw_err tls_err;
 	if (h->tls && cfg_tls_check(h->cfg, &tls_err) != 0) {
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		return fail(h, rq, err, "%s", tls_err.msg);
 	}
 
@@ -331,7 +331,7 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	if (oom) {
 		strbuf_reset(&url);
 		curl_slist_free_all(hdrs);
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		return fail(h, rq, err, "out of memory");
 	}
 
@@ -378,14 +378,14 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	if (end != TRANSFER_DONE || rc != CURLE_OK) {
 		int ret;
 		if (end == TRANSFER_STOPPED) {
-			*why = SYNC_STOPPED;
+			err->kind = SYNC_STOPPED;
 			ret = fail(h, rq, err, "stopped");
 		} else if (end == TRANSFER_MULTI_FAILED) {
-			*why = SYNC_FAIL_CONNECT;
+			err->kind = SYNC_FAIL_CONNECT;
 			ret = fail(h, rq, err, "libcurl multi interface failed");
 		} else {
 			/* before the reset: what arrived, and whether memory ran out, say why */
-			ret = classify(h, rq, rc, &s, gw_mono_ms() - t0, why, err);
+			ret = classify(h, rq, rc, &s, gw_mono_ms() - t0, err);
 		}
 		strbuf_reset(&s.body);
 		return ret;
@@ -394,7 +394,7 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	size_t cap = s.body.cap;
 	char *body = strbuf_finish(&s.body); /* "" for an empty body */
 	if (!body) {
-		*why = SYNC_FAIL_CONNECT;
+		err->kind = SYNC_FAIL_CONNECT;
 		return fail(h, rq, err, "out of memory");
 	}
 	rep->status = status;

@@ -53,13 +53,14 @@ struct http_reply {
 };
 
 /*
- * Perform one request. 0: a complete reply arrived, whatever its HTTP status. -1: none did;
- * *why is SYNC_FAIL_CONNECT, SYNC_FAIL_TIMEOUT, SYNC_FAIL_TOO_LARGE or SYNC_STOPPED and
+ * Perform one request. 0: a complete reply arrived, whatever its HTTP status (err->kind
+ * SYNC_OK). -1: none did; err->kind is SYNC_FAIL_CONNECT, SYNC_FAIL_TIMEOUT,
+ * SYNC_FAIL_TOO_LARGE, SYNC_FAIL_PARSE (undecodable content encoding) or SYNC_STOPPED and
  * err says "server URL: METHOD PATH: reason" (the query string is never shown: the old
- * login form carries the password there).
+ * login form carries the password there). err must not be NULL.
  */
 int http_do(struct http *h, const struct http_request *rq, struct http_reply *rep,
-            enum sync_fail *why, struct gw_err *err);
+            struct gw_err *err);
 void http_reply_free(struct http_reply *rep);
 
 /* Replies up to this size leave their buffer to the next request on the handle. */

@@ -73,20 +73,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct group_data *held[GW_GROUP_COUNT], *fresh[GW_GROUP_COUNT], *shared[GW_GROUP_COUNT],
 	    *kept[GW_GROUP_COUNT];
 	struct gw_err err;
-	enum sync_fail why;
 
-	if (reply_parse_fetch(text, held_len, all, n, "fuzz", NULL, held, &why, &err) != 0)
+	if (reply_parse_fetch(text, held_len, all, n, "fuzz", NULL, held, &err) != 0)
 		memset(held, 0, sizeof held);
-	int rc_fresh = reply_parse_fetch(next, next_len, all, n, "fuzz", NULL, fresh, &why, &err);
-	int rc_shared = reply_parse_fetch(next, next_len, all, n, "fuzz", held, shared, &why, &err);
+	int rc_fresh = reply_parse_fetch(next, next_len, all, n, "fuzz", NULL, fresh, &err);
+	int rc_shared = reply_parse_fetch(next, next_len, all, n, "fuzz", held, shared, &err);
 	assert_same(rc_fresh, fresh, rc_shared, shared);
 
 	char *copy = malloc(next_len + 1);
 	if (copy) {
 		memcpy(copy, next, next_len);
 		copy[next_len] = '\0';
-		int rc_kept = reply_parse_fetch_adopt(&copy, next_len, all, n, "fuzz", held, kept,
-		                                      &why, &err);
+		int rc_kept =
+		    reply_parse_fetch_adopt(&copy, next_len, all, n, "fuzz", held, kept, &err);
 		unref_all(held); /* what the new versions share must outlive the held ones */
 		memset(held, 0, sizeof held);
 		assert_same(rc_fresh, fresh, rc_kept, kept);

@@ -23,15 +23,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	                                    GW_GROUP_AI_PROXY_API_KEY};
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err;
-	enum sync_fail why;
 	/* every subset size exercises "missing group" paths as well as full parses */
 	size_t n = size ? (size_t)(data[0] % GW_GROUP_COUNT) + 1 : GW_GROUP_COUNT;
-	if (reply_parse_fetch((const char *)data, size, all, n, "fuzz", NULL, out, &why, &err) ==
-	    0) {
+	if (reply_parse_fetch((const char *)data, size, all, n, "fuzz", NULL, out, &err) == 0) {
 		/* again with the first result as the previous version: the carry-over path */
 		struct group_data *again[GW_GROUP_COUNT];
-		if (reply_parse_fetch((const char *)data, size, all, n, "fuzz", out, again, &why,
-		                      &err) == 0)
+		if (reply_parse_fetch((const char *)data, size, all, n, "fuzz", out, again, &err) ==
+		    0)
 			for (int g = 0; g < GW_GROUP_COUNT; g++)
 				group_data_unref(again[g]);
 		for (int g = 0; g < GW_GROUP_COUNT; g++) {

@@ -132,31 +132,28 @@ END_TEST
 
 /* ---------------------------------------------------------------- listener replies */
 
-static int parse(const char *body, unsigned *mask, enum sync_fail *why, struct gw_err *err)
+static int parse(const char *body, unsigned *mask, struct gw_err *err)
 {
-	*why = SYNC_OK;
+	err->kind = SYNC_OK;
 	err->msg[0] = '\0';
-	return admin_parse_listener(body, strlen(body), classic, 5, "http://a:1", NULL, mask, why,
-	                            err);
+	return admin_parse_listener(body, strlen(body), classic, 5, "http://a:1", NULL, mask, err);
 }
 
 START_TEST(listener_reply_good)
 {
 	unsigned m = 99;
-	enum sync_fail why;
 	struct gw_err err;
 	ck_assert_int_eq(
-	    parse("{\"code\":200,\"message\":\"success\",\"data\":[\"RULE\",\"PLUGIN\"]}", &m, &why,
+	    parse("{\"code\":200,\"message\":\"success\",\"data\":[\"RULE\",\"PLUGIN\"]}", &m,
 	          &err),
 	    0);
 	ck_assert_uint_eq(m, (1u << GW_GROUP_RULE) | (1u << GW_GROUP_PLUGIN));
-	ck_assert_int_eq(
-	    parse("{\"code\":200,\"message\":\"success\",\"data\":[]}", &m, &why, &err), 0);
+	ck_assert_int_eq(parse("{\"code\":200,\"message\":\"success\",\"data\":[]}", &m, &err), 0);
 	ck_assert_uint_eq(m, 0);
 	/* Unknown names and groups we do not sync are ignored, not errors. */
 	ck_assert_int_eq(parse("{\"code\":200,\"data\":[\"FUTURE_GROUP\",\"PROXY_SELECTOR\","
 	                       "\"R\xc3\xa8GLE\",\"META_DATA\",\"META_DATA\"]}",
-	                       &m, &why, &err),
+	                       &m, &err),
 	                 0);
 	ck_assert_uint_eq(m, 1u << GW_GROUP_META_DATA);
 }
@@ -165,20 +162,18 @@ END_TEST
 START_TEST(listener_reply_admin_error)
 {
 	unsigned m = 0;
-	enum sync_fail why;
 	struct gw_err err;
 	ck_assert_int_eq(
-	    parse("{\"code\":500,\"message\":\"group param invalid:null\",\"data\":null}", &m, &why,
+	    parse("{\"code\":500,\"message\":\"group param invalid:null\",\"data\":null}", &m,
 	          &err),
 	    -1);
-	ck_assert_int_eq(why, SYNC_FAIL_CODE);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_CODE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "server http://a:1: listener"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "500"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "group param invalid"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "admin.groups")); /* the hint */
-	ck_assert_int_eq(parse("{\"code\":600,\"message\":\"token is error\"}", &m, &why, &err),
-	                 -1);
-	ck_assert_int_eq(why, SYNC_FAIL_CODE);
+	ck_assert_int_eq(parse("{\"code\":600,\"message\":\"token is error\"}", &m, &err), -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_CODE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "token is error"));
 }
 END_TEST
@@ -186,7 +181,6 @@ END_TEST
 START_TEST(listener_reply_malformed)
 {
 	unsigned m = 0;
-	enum sync_fail why;
 	struct gw_err err;
 	const char *bad[] = {
 	    "{\"code\":200,\"message\":\"success\"}", /* missing data */
@@ -201,8 +195,8 @@ START_TEST(listener_reply_malformed)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		m = 12345;
-		ck_assert_msg(parse(bad[i], &m, &why, &err) == -1, "accepted: %s", bad[i]);
-		ck_assert_msg(why == SYNC_FAIL_PARSE, "reason %d for %s", why, bad[i]);
+		ck_assert_msg(parse(bad[i], &m, &err) == -1, "accepted: %s", bad[i]);
+		ck_assert_msg(err.kind == SYNC_FAIL_PARSE, "reason %d for %s", err.kind, bad[i]);
 		ck_assert_uint_eq(m, 0);
 		ck_assert_msg(strstr(err.msg, "http://a:1") != NULL, "no server in: %s", err.msg);
 	}
@@ -233,19 +227,20 @@ START_TEST(login_reply_good)
 	                "\"token\":\"eyJhbGciOiJIUzUxMiJ9.e30.sig\",\"expiredTime\":86400000}}";
 	char *tok = NULL;
 	int64_t exp = 0;
-	enum sync_fail why = SYNC_OK;
-	struct gw_err err = {0};
-	ck_assert_int_eq(login_parse_reply(r, strlen(r), &tok, &exp, &why, &err), 0);
+	/* a kind left from an earlier failure is not taken for this call's */
+	struct gw_err err = {.kind = SYNC_FAIL_AUTH};
+	ck_assert_int_eq(login_parse_reply(r, strlen(r), &tok, &exp, &err), 0);
+	ck_assert_int_eq(err.kind, SYNC_OK);
 	ck_assert_str_eq(tok, "eyJhbGciOiJIUzUxMiJ9.e30.sig");
 	ck_assert_int_eq(exp, 86400000);
 	free(tok);
 	/* No lifetime: -1, the token is used until a 401. */
 	const char *r2 = "{\"code\":200,\"data\":{\"token\":\"t0k3n\"}}";
-	ck_assert_int_eq(login_parse_reply(r2, strlen(r2), &tok, &exp, &why, &err), 0);
+	ck_assert_int_eq(login_parse_reply(r2, strlen(r2), &tok, &exp, &err), 0);
 	ck_assert_int_eq(exp, -1);
 	free(tok);
 	const char *r3 = "{\"code\":200,\"data\":{\"token\":\"t0k3n\",\"expiredTime\":\"soon\"}}";
-	ck_assert_int_eq(login_parse_reply(r3, strlen(r3), &tok, &exp, &why, &err), 0);
+	ck_assert_int_eq(login_parse_reply(r3, strlen(r3), &tok, &exp, &err), 0);
 	ck_assert_int_eq(exp, -1);
 	free(tok);
 }
@@ -268,13 +263,11 @@ START_TEST(login_reply_refused)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *tok = (char *)1;
 		int64_t exp;
-		enum sync_fail why = SYNC_OK;
 		struct gw_err err = {0};
 		ck_assert_int_eq(
-		    login_parse_reply(cases[i].body, strlen(cases[i].body), &tok, &exp, &why, &err),
-		    -1);
+		    login_parse_reply(cases[i].body, strlen(cases[i].body), &tok, &exp, &err), -1);
 		ck_assert_ptr_null(tok);
-		ck_assert_msg(why == cases[i].why, "case %zu: reason %d", i, why);
+		ck_assert_msg(err.kind == (int)cases[i].why, "case %zu: reason %d", i, err.kind);
 		ck_assert_msg(err.msg[0] != '\0', "case %zu: no message", i);
 		ck_assert_msg(!strstr(err.msg, "secret-tok"), "token in message: %s", err.msg);
 	}
@@ -331,30 +324,29 @@ START_TEST(classify_and_excerpt)
 	/* the fetch: envelope, then the groups; each refusal with its own reason */
 	const enum gw_group rule[] = {GW_GROUP_RULE};
 	struct group_data *out[GW_GROUP_COUNT];
-	enum sync_fail why;
 	b = "{\"code\":503,\"message\":\"busy\"}";
-	ck_assert_int_eq(reply_parse_fetch(b, strlen(b), rule, 1, "s", NULL, out, &why, &err), -1);
-	ck_assert_int_eq(why, SYNC_FAIL_CODE);
+	ck_assert_int_eq(reply_parse_fetch(b, strlen(b), rule, 1, "s", NULL, out, &err), -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_CODE);
 	b = "{\"code\":200,\"data\":{}}";
-	ck_assert_int_eq(reply_parse_fetch(b, strlen(b), rule, 1, "s", NULL, out, &why, &err), -1);
-	ck_assert_int_eq(why, SYNC_FAIL_FETCH);
+	ck_assert_int_eq(reply_parse_fetch(b, strlen(b), rule, 1, "s", NULL, out, &err), -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_FETCH);
 	ck_assert_str_eq(err.msg, "group RULE: missing from the reply");
 	b = "{\"code\":200,\"data\":{\"RULE\":{\"md5\":\"a\",\"lastModifyTime\":1,\"data\":[{]}}}";
-	ck_assert_int_eq(reply_parse_fetch(b, strlen(b), rule, 1, "s", NULL, out, &why, &err), -1);
-	ck_assert_int_eq(why, SYNC_FAIL_PARSE);
+	ck_assert_int_eq(reply_parse_fetch(b, strlen(b), rule, 1, "s", NULL, out, &err), -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "invalid JSON at line 1 column"));
 
 	/* the listener: a ShenYu 2.7 admin's refusal of a partial group list gets a hint */
 	unsigned changed;
 	b = "{\"code\":500,\"message\":\"group param invalid: X\"}";
-	ck_assert_int_eq(
-	    admin_parse_listener(b, strlen(b), rule, 1, "S", NULL, &changed, &why, &err), -1);
-	ck_assert_int_eq(why, SYNC_FAIL_CODE);
+	ck_assert_int_eq(admin_parse_listener(b, strlen(b), rule, 1, "S", NULL, &changed, &err),
+	                 -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_CODE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "server S: listener: admin code 500: group param"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "needs all eight"));
 	b = "{\"code\":500,\"message\":\"busy\"}";
-	ck_assert_int_eq(
-	    admin_parse_listener(b, strlen(b), rule, 1, "S", NULL, &changed, &why, &err), -1);
+	ck_assert_int_eq(admin_parse_listener(b, strlen(b), rule, 1, "S", NULL, &changed, &err),
+	                 -1);
 	ck_assert_ptr_null(strstr(err.msg, "needs all eight"));
 
 	char text[16];
@@ -367,12 +359,11 @@ START_TEST(classify_and_excerpt)
 	reply_excerpt("xyz", 3, text, 3);
 	ck_assert_str_eq(text, "");
 
-	why = SYNC_OK;
-	ck_assert_int_eq(reply_check_status("http://s", "fetch", 200, "", 0, &why, &err), 0);
+	err.kind = SYNC_OK;
+	ck_assert_int_eq(reply_check_status("http://s", "fetch", 200, "", 0, &err), 0);
 	ck_assert_int_eq(
-	    reply_check_status("http://s", "fetch", 503, "Service Unavailable", 19, &why, &err),
-	    -1);
-	ck_assert_int_eq(why, SYNC_FAIL_HTTP);
+	    reply_check_status("http://s", "fetch", 503, "Service Unavailable", 19, &err), -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_HTTP);
 	ck_assert_str_eq(err.msg, "server http://s: fetch: HTTP 503: Service Unavailable");
 }
 END_TEST

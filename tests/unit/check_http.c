@@ -226,8 +226,9 @@ START_TEST(keep_alive_and_request_shape)
 
 	struct http_request get = {.method = "GET", .path = "/configs/fetch?groupKeys=RULE"};
 	struct http_reply rep;
-	enum sync_fail why;
-	ck_assert_int_eq(http_do(h, &get, &rep, &why, &err), 0);
+	err.kind = SYNC_STOPPED; /* left by an earlier call: a reply is no failure */
+	ck_assert_int_eq(http_do(h, &get, &rep, &err), 0);
+	ck_assert_int_eq(err.kind, SYNC_OK);
 	ck_assert_int_eq(rep.status, 200);
 	ck_assert_str_eq(rep.body, "ok");
 	http_reply_free(&rep);
@@ -239,7 +240,7 @@ START_TEST(keep_alive_and_request_shape)
 	                            .body_len = 12,
 	                            .content_type = "application/x-www-form-urlencoded",
 	                            .headers = hdrs};
-	ck_assert_int_eq(http_do(h, &post, &rep, &why, &err), 0);
+	ck_assert_int_eq(http_do(h, &post, &rep, &err), 0);
 	ck_assert_int_eq(rep.status, 404); /* any status is a reply; judging is admin.c's */
 	ck_assert_str_eq(rep.body, "nope");
 	http_reply_free(&rep);
@@ -264,7 +265,6 @@ struct bg {
 	struct admin *a;
 	struct store *st;
 	int rc;
-	enum sync_fail why;
 	int64_t done_us;
 	struct gw_err err;
 };
@@ -278,7 +278,7 @@ static void *bg_get(void *arg)
 	                          .body_len = 1,
 	                          .content_type = "text/plain"};
 	struct http_reply rep;
-	b->rc = http_do(b->h, &rq, &rep, &b->why, &b->err);
+	b->rc = http_do(b->h, &rq, &rep, &b->err);
 	b->done_us = gw_mono_us();
 	if (b->rc == 0)
 		http_reply_free(&rep);
@@ -303,13 +303,13 @@ START_TEST(interrupt_ends_a_held_request_at_once)
 	pthread_join(th, NULL);
 	int64_t ms = (b.done_us - t0) / 1000;
 	ck_assert_int_eq(b.rc, -1);
-	ck_assert_int_eq(b.why, SYNC_STOPPED);
+	ck_assert_int_eq(b.err.kind, SYNC_STOPPED);
 	ck_assert_msg(ms < 100, "interrupt took %lld ms", (long long)ms);
 	/* Every later request ends at once too. */
 	struct http_request rq = {.method = "GET", .path = "/x"};
 	struct http_reply rep;
-	ck_assert_int_eq(http_do(b.h, &rq, &rep, &b.why, &b.err), -1);
-	ck_assert_int_eq(b.why, SYNC_STOPPED);
+	ck_assert_int_eq(http_do(b.h, &rq, &rep, &b.err), -1);
+	ck_assert_int_eq(b.err.kind, SYNC_STOPPED);
 	http_close(b.h);
 	srv_stop(s);
 }
@@ -335,10 +335,9 @@ START_TEST(max_response_refused)
 	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
 	struct http_request rq = {.method = "GET", .path = "/configs/fetch?groupKeys=RULE"};
 	struct http_reply rep;
-	enum sync_fail why;
 	for (int i = 0; i < 2; i++) { /* announced by Content-Length, then streamed */
-		ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
-		ck_assert_int_eq(why, SYNC_FAIL_TOO_LARGE);
+		ck_assert_int_eq(http_do(h, &rq, &rep, &err), -1);
+		ck_assert_int_eq(err.kind, SYNC_FAIL_TOO_LARGE);
 		char want[200];
 		snprintf(want, sizeof want,
 		         "server %s: GET /configs/fetch: reply larger than admin.max_response "
@@ -346,7 +345,7 @@ START_TEST(max_response_refused)
 		         t.url);
 		ck_assert_str_eq(err.msg, want);
 	}
-	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), 0); /* and recovers */
+	ck_assert_int_eq(http_do(h, &rq, &rep, &err), 0); /* and recovers */
 	ck_assert_str_eq(rep.body, "abc");
 	http_reply_free(&rep);
 	http_close(h);
@@ -366,10 +365,9 @@ START_TEST(timeout_and_refused)
 	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
 	struct http_request rq = {.method = "GET", .path = "/configs/fetch?secret=x"};
 	struct http_reply rep;
-	enum sync_fail why;
 	int64_t t0 = gw_mono_ms();
-	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
-	ck_assert_int_eq(why, SYNC_FAIL_TIMEOUT);
+	ck_assert_int_eq(http_do(h, &rq, &rep, &err), -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_TIMEOUT);
 	ck_assert_int_lt(gw_mono_ms() - t0, 3000);
 	ck_assert_ptr_nonnull(strstr(err.msg, t.url));
 	ck_assert_ptr_null(strstr(err.msg, "secret")); /* never the query string */
@@ -379,12 +377,12 @@ START_TEST(timeout_and_refused)
 
 	make_cfg(&t, port);
 	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
-	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
-	ck_assert_int_eq(why, SYNC_FAIL_CONNECT);
+	ck_assert_int_eq(http_do(h, &rq, &rep, &err), -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_CONNECT);
 	ck_assert_ptr_nonnull(strstr(err.msg, t.url));
 	/* a labelled request says what it was for */
 	rq.label = "fetch of RULE";
-	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
+	ck_assert_int_eq(http_do(h, &rq, &rep, &err), -1);
 	char want[256];
 	snprintf(want, sizeof want, "server %s: fetch of RULE: GET /configs/fetch: ", t.url);
 	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
@@ -398,8 +396,8 @@ START_TEST(timeout_and_refused)
 	const enum gw_group groups[] = {GW_GROUP_PLUGIN, GW_GROUP_RULE};
 	struct group_data *got[GW_GROUP_COUNT];
 	size_t bytes;
-	ck_assert_int_eq(admin_fetch(a, groups, 2, NULL, got, &bytes, &why, &err), -1);
-	ck_assert_int_eq(why, SYNC_FAIL_CONNECT);
+	ck_assert_int_eq(admin_fetch(a, groups, 2, NULL, got, &bytes, &err), -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_CONNECT);
 	snprintf(want, sizeof want,
 	         "server %s: fetch of PLUGIN, RULE: GET /configs/fetch: ", t.url);
 	ck_assert_msg(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
@@ -425,11 +423,10 @@ START_TEST(a_trickled_reply_fails_at_the_transfer_deadline)
 	struct http_request rq = {
 	    .method = "GET", .path = "/configs/fetch", .label = "fetch of RULE"};
 	struct http_reply rep;
-	enum sync_fail why;
 	int64_t t0 = gw_mono_ms();
-	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
+	ck_assert_int_eq(http_do(h, &rq, &rep, &err), -1);
 	int64_t took = gw_mono_ms() - t0;
-	ck_assert_int_eq(why, SYNC_FAIL_TIMEOUT);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_TIMEOUT);
 	ck_assert_int_ge(took, 900);
 	ck_assert_int_lt(took, 10000);
 	char want[256];
@@ -445,8 +442,8 @@ START_TEST(a_trickled_reply_fails_at_the_transfer_deadline)
 	rq.held = 1;
 	rq.label = NULL;
 	t0 = gw_mono_ms();
-	ck_assert_int_eq(http_do(h, &rq, &rep, &why, &err), -1);
-	ck_assert_int_eq(why, SYNC_FAIL_TIMEOUT);
+	ck_assert_int_eq(http_do(h, &rq, &rep, &err), -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_TIMEOUT);
 	ck_assert_int_ge(gw_mono_ms() - t0, 1400);
 	ck_assert_msg(strstr(err.msg, "timed out") != NULL, "%s", err.msg);
 	http_close(h);
@@ -510,9 +507,7 @@ START_TEST(unauthorized_logs_in_again_once)
 	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
 	struct group_data *got[GW_GROUP_COUNT];
 	size_t bytes;
-	enum sync_fail why;
-	ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &why, &err) == 0, "%s",
-	              err.msg);
+	ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &err) == 0, "%s", err.msg);
 	ck_assert_ptr_nonnull(got[GW_GROUP_PLUGIN]);
 	ck_assert_str_eq(got[GW_GROUP_PLUGIN]->md5, "m1");
 	ck_assert_uint_eq(bytes, 131);
@@ -539,8 +534,8 @@ START_TEST(unauthorized_logs_in_again_once)
 	t.cfg.username = (char *)"admin";
 	t.cfg.password = (char *)"s3cret&pw";
 	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
-	ck_assert_int_eq(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &why, &err), -1);
-	ck_assert_int_eq(why, SYNC_FAIL_AUTH);
+	ck_assert_int_eq(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &err), -1);
+	ck_assert_int_eq(err.kind, SYNC_FAIL_AUTH);
 	ck_assert_ptr_nonnull(strstr(err.msg, "401"));
 	ck_assert_ptr_null(strstr(err.msg, "token"
 	                                   "BBBB"));
@@ -576,12 +571,11 @@ START_TEST(login_falls_back_to_get_and_renews)
 	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
 	struct group_data *got[GW_GROUP_COUNT];
 	size_t bytes;
-	enum sync_fail why;
 	for (int i = 0; i < 3; i++) {
 		if (i == 2)
 			usleep(250000);
-		ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &why, &err) == 0,
-		              "%s", err.msg);
+		ck_assert_msg(admin_fetch(a, t.cfg.groups, 1, NULL, got, &bytes, &err) == 0, "%s",
+		              err.msg);
 		group_data_unref(got[GW_GROUP_PLUGIN]);
 	}
 	ck_assert_int_eq(srv_nreq(s), 6);
@@ -616,11 +610,12 @@ START_TEST(listen_sends_store_stamps_and_headers)
 	struct gw_err err;
 	ck_assert_int_eq(admin_open(&a, &t.cfg, 0, log, &err), 0);
 	unsigned mask;
-	enum sync_fail why;
 	struct ingest *in = ingest_new(st, log);
 	struct ingest_stamp held[GW_GROUP_COUNT];
 	ingest_stamps(in, held);
-	ck_assert_int_eq(admin_listen(a, held, &mask, &why, &err), 0);
+	err.kind = SYNC_STOPPED; /* the poller counts a poll unless the kind says stopped */
+	ck_assert_int_eq(admin_listen(a, held, &mask, &err), 0);
+	ck_assert_int_eq(err.kind, SYNC_OK);
 	ck_assert_uint_eq(mask, 1u << GW_GROUP_PLUGIN);
 	struct group_data *gd = group_data_new(GW_GROUP_RULE);
 	strcpy(gd->md5, "abc");
@@ -629,7 +624,7 @@ START_TEST(listen_sends_store_stamps_and_headers)
 	store_swap(st, gd, ingest_accept_polled, NULL);
 	group_data_unref(gd);
 	ingest_stamps(in, held);
-	ck_assert_int_eq(admin_listen(a, held, &mask, &why, &err), 0);
+	ck_assert_int_eq(admin_listen(a, held, &mask, &err), 0);
 	ingest_free(in);
 
 	const char *r0 = srv_req(s, 0), *r1 = srv_req(s, 1);

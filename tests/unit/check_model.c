@@ -30,13 +30,12 @@ static char *slurp(const char *path, size_t *len)
 static const enum gw_group classic[] = {GW_GROUP_PLUGIN, GW_GROUP_SELECTOR, GW_GROUP_RULE,
                                         GW_GROUP_APP_AUTH, GW_GROUP_META_DATA};
 
-/* The fetch reply's parser without its reason (check_admin tests the reasons). */
+/* The fetch reply's parser (check_admin tests the reasons it leaves in err->kind). */
 static int fetch(const char *body, size_t len, const enum gw_group *want, size_t n_want,
                  const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                  struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
 {
-	enum sync_fail why;
-	return reply_parse_fetch(body, len, want, n_want, source, prev, out, &why, err);
+	return reply_parse_fetch(body, len, want, n_want, source, prev, out, err);
 }
 
 static int parse(const char *body, struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
@@ -554,13 +553,12 @@ START_TEST(a_full_parse_keeps_the_reply_a_change_gives_it_back)
 {
 	const enum gw_group rule[] = {GW_GROUP_RULE};
 	struct gw_err err = {0};
-	enum sync_fail why;
 	int ids[3] = {1, 2, 3};
 	char *body = rules_reply("a", 1, ids, 3);
 	const char *start = body, *stop = body + strlen(body);
 	struct group_data *v1[GW_GROUP_COUNT], *v2[GW_GROUP_COUNT];
-	ck_assert_int_eq(
-	    reply_parse_fetch_adopt(&body, strlen(body), rule, 1, "s", NULL, v1, &why, &err), 0);
+	ck_assert_int_eq(reply_parse_fetch_adopt(&body, strlen(body), rule, 1, "s", NULL, v1, &err),
+	                 0);
 	ck_assert_ptr_null(body); /* the version keeps it */
 	struct group_data *gd = v1[GW_GROUP_RULE];
 	for (size_t i = 0; i < 3; i++) {
@@ -572,8 +570,8 @@ START_TEST(a_full_parse_keeps_the_reply_a_change_gives_it_back)
 	ids[1] = 9;
 	body = rules_reply("b", 2, ids, 3);
 	char *mine = body;
-	ck_assert_int_eq(
-	    reply_parse_fetch_adopt(&body, strlen(body), rule, 1, "s", v1, v2, &why, &err), 0);
+	ck_assert_int_eq(reply_parse_fetch_adopt(&body, strlen(body), rule, 1, "s", v1, v2, &err),
+	                 0);
 	ck_assert_ptr_eq(body, mine); /* shared, not kept: still the caller's */
 	free(body);
 	unref_all(v1); /* the first body now lives on in v2's shared items only */
@@ -588,8 +586,8 @@ START_TEST(a_full_parse_keeps_the_reply_a_change_gives_it_back)
 	              "\"data\":[{\"id\":\"x\"},{\"id\":\"x\"}]}}}");
 	mine = body;
 	char *copy = strdup(body);
-	ck_assert_int_eq(
-	    reply_parse_fetch_adopt(&body, strlen(body), rule, 1, "s", NULL, v1, &why, &err), -1);
+	ck_assert_int_eq(reply_parse_fetch_adopt(&body, strlen(body), rule, 1, "s", NULL, v1, &err),
+	                 -1);
 	ck_assert_ptr_eq(body, mine);
 	ck_assert_str_eq(body, copy);
 	free(body);

@@ -90,10 +90,7 @@ static int post(struct etcd_client *c, size_t ep, const char *path, const char *
 	    .headers = c->auth_header ? headers : NULL,
 	    .label = label,
 	};
-	/* the HTTP transport says the kind of failure beside the error; here it goes in it */
-	enum sync_fail why = (enum sync_fail)err->kind;
-	int rc = http_do(c->eps[ep], &rq, rep, &why, err);
-	err->kind = (int)why;
+	int rc = http_do(c->eps[ep], &rq, rep, err); /* its kind: the transport's failure */
 	/* the transport names its peer "server URL"; an etcd member is an endpoint */
 	if (rc != 0 && strncmp(err->msg, "server ", 7) == 0) {
 		char text[sizeof err->msg];

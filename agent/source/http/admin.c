@@ -85,17 +85,17 @@ char *admin_instance_info(const char *host_name, int port)
 
 int admin_parse_listener(const char *body, size_t len, const enum gw_group *groups, size_t n,
                          const char *server, struct gw_log *log, unsigned *changed,
-                         enum sync_fail *why, struct gw_err *err)
+                         struct gw_err *err)
 {
 	*changed = 0;
 	json_t *data;
 	struct reply_envelope env;
-	*why = reply_data_tree(server, "listener", body, len, &env, &data, err);
-	if (*why != SYNC_OK) {
+	err->kind = reply_data_tree(server, "listener", body, len, &env, &data, err);
+	if (err->kind != SYNC_OK) {
 		/* A ShenYu 2.7 admin refuses a listener that lacks any group it knows; its own
 		 * message is the only sign of that. */
-		size_t l = err ? strlen(err->msg) : 0;
-		if (err && *why == SYNC_FAIL_CODE && strstr(env.message, "group param invalid"))
+		size_t l = strlen(err->msg);
+		if (err->kind == SYNC_FAIL_CODE && strstr(env.message, "group param invalid"))
 			snprintf(err->msg + l, sizeof err->msg - l,
 			         " (does admin.groups list every group this admin knows? a ShenYu "
 			         "2.7 admin needs all eight)");
@@ -103,7 +103,7 @@ int admin_parse_listener(const char *body, size_t len, const enum gw_group *grou
 	}
 	int rc = 0;
 	if (!json_is_array(data)) {
-		*why = SYNC_FAIL_PARSE;
+		err->kind = SYNC_FAIL_PARSE;
 		rc = gw_errf(err, "server %s: listener: 'data' must be a list of group names",
 		             server);
 		goto out;
@@ -113,7 +113,7 @@ int admin_parse_listener(const char *body, size_t len, const enum gw_group *grou
 	json_array_foreach(data, i, v)
 	{
 		if (!json_is_string(v)) {
-			*why = SYNC_FAIL_PARSE;
+			err->kind = SYNC_FAIL_PARSE;
 			rc = gw_errf(err,
 			             "server %s: listener: 'data' element %zu is not a group "
 			             "name",
@@ -210,11 +210,11 @@ void admin_interrupt(struct admin *a)
  * on HTTP 401 one fresh login and one repeat. 0: an HTTP 200 reply in *rep.
  */
 static int call(struct admin *a, struct http_request *rq, const char *what, const char *extra1,
-                const char *extra2, struct http_reply *rep, enum sync_fail *why, struct gw_err *err)
+                const char *extra2, struct http_reply *rep, struct gw_err *err)
 {
 	const int with_login = a->cfg->username && a->cfg->username[0];
 	for (int attempt = 0;; attempt++) {
-		if (login_ensure(&a->login, a->http, a->cfg, a->log, why, err) != 0)
+		if (login_ensure(&a->login, a->http, a->cfg, a->log, err) != 0)
 			return -1;
 		const char *headers[4];
 		size_t nh = 0;
@@ -224,7 +224,7 @@ static int call(struct admin *a, struct http_request *rq, const char *what, cons
 			strbuf_addf(&b, "X-Access-Token: %s", a->login.token);
 			token_header = strbuf_finish(&b);
 			if (!token_header) {
-				*why = SYNC_FAIL_AUTH;
+				err->kind = SYNC_FAIL_AUTH;
 				return gw_errf(err, "server %s: %s: out of memory", a->server,
 				               what);
 			}
@@ -236,7 +236,7 @@ static int call(struct admin *a, struct http_request *rq, const char *what, cons
 			headers[nh++] = extra2;
 		headers[nh] = NULL;
 		rq->headers = headers;
-		int rc = http_do(a->http, rq, rep, why, err);
+		int rc = http_do(a->http, rq, rep, err);
 		rq->headers = NULL;
 		if (token_header) {
 			memset(token_header, 0, strlen(token_header));
@@ -254,7 +254,7 @@ static int call(struct admin *a, struct http_request *rq, const char *what, cons
 				login_drop(&a->login);
 				continue;
 			}
-			*why = SYNC_FAIL_AUTH;
+			err->kind = SYNC_FAIL_AUTH;
 			if (with_login)
 				return gw_errf(err,
 				               "server %s: %s: HTTP 401 again after a fresh login",
@@ -264,8 +264,8 @@ static int call(struct admin *a, struct http_request *rq, const char *what, cons
 			               "(set admin.username and admin.password)",
 			               a->server, what);
 		}
-		if (reply_check_status(a->server, what, rep->status, rep->body, rep->len, why,
-		                       err) != 0) {
+		if (reply_check_status(a->server, what, rep->status, rep->body, rep->len, err) !=
+		    0) {
 			http_reply_recycle(a->http, rep);
 			return -1;
 		}
@@ -275,8 +275,7 @@ static int call(struct admin *a, struct http_request *rq, const char *what, cons
 
 int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
                 struct group_data *const held[GW_GROUP_COUNT],
-                struct group_data *out[GW_GROUP_COUNT], size_t *bytes, enum sync_fail *why,
-                struct gw_err *err)
+                struct group_data *out[GW_GROUP_COUNT], size_t *bytes, struct gw_err *err)
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		out[g] = NULL;
@@ -290,18 +289,18 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
 	}
 	char *path = admin_fetch_path(groups, n, a->cfg->namespace_id);
 	if (!path) {
-		*why = SYNC_FAIL_FETCH;
+		err->kind = SYNC_FAIL_FETCH;
 		return gw_errf(err, "server %s: %s: out of memory", a->server, what);
 	}
 	struct http_request rq = {.method = "GET", .path = path, .label = what};
 	struct http_reply rep;
-	int rc = call(a, &rq, what, NULL, NULL, &rep, why, err);
+	int rc = call(a, &rq, what, NULL, NULL, &rep, err);
 	free(path);
 	if (rc != 0)
 		return -1;
 	*bytes = rep.len;
 	/* the versions held now, so unchanged items are carried over instead of parsed */
-	rc = reply_parse_fetch_adopt(&rep.body, rep.len, groups, n, a->server, held, out, why, err);
+	rc = reply_parse_fetch_adopt(&rep.body, rep.len, groups, n, a->server, held, out, err);
 	if (rc != 0)
 		gw_err_prefix(err, "server %s: %s", a->server, what);
 	/* a large reply leaves glibc's heap high; hand the freed pages back (a buffer kept
@@ -312,7 +311,7 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
 }
 
 int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT],
-                 unsigned *changed_mask, enum sync_fail *why, struct gw_err *err)
+                 unsigned *changed_mask, struct gw_err *err)
 {
 	*changed_mask = 0;
 	struct admin_stamp stamps[GW_GROUP_COUNT];
@@ -329,7 +328,7 @@ int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT]
 	char *body =
 	    admin_listener_body(a->cfg->groups, a->cfg->n_groups, stamps, a->cfg->namespace_id);
 	if (!body) {
-		*why = SYNC_FAIL_PARSE;
+		err->kind = SYNC_FAIL_PARSE;
 		return gw_errf(err, "server %s: listener: out of memory", a->server);
 	}
 	struct http_request rq = {
@@ -341,17 +340,17 @@ int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT]
 	    .held = 1,
 	};
 	struct http_reply rep;
-	int rc = call(a, &rq, "listener", a->port_header, a->instance_header, &rep, why, err);
+	int rc = call(a, &rq, "listener", a->port_header, a->instance_header, &rep, err);
 	free(body);
 	if (rc != 0)
 		return -1;
 	rc = admin_parse_listener(rep.body, rep.len, a->cfg->groups, a->cfg->n_groups, a->server,
-	                          a->log, changed_mask, why, err);
+	                          a->log, changed_mask, err);
 	http_reply_recycle(a->http, &rep);
 	return rc;
 }
 
-int admin_listen_now(struct admin *a, unsigned *named_mask, enum sync_fail *why, struct gw_err *err)
+int admin_listen_now(struct admin *a, unsigned *named_mask, struct gw_err *err)
 {
 	*named_mask = 0;
 	struct admin_stamp none[GW_GROUP_COUNT];
@@ -359,7 +358,7 @@ int admin_listen_now(struct admin *a, unsigned *named_mask, enum sync_fail *why,
 	char *body =
 	    admin_listener_body(a->cfg->groups, a->cfg->n_groups, none, a->cfg->namespace_id);
 	if (!body) {
-		*why = SYNC_FAIL_PARSE;
+		err->kind = SYNC_FAIL_PARSE;
 		return gw_errf(err, "server %s: listener: out of memory", a->server);
 	}
 	struct http_request rq = {
@@ -372,12 +371,12 @@ int admin_listen_now(struct admin *a, unsigned *named_mask, enum sync_fail *why,
 	};
 	struct http_reply rep;
 	/* X-Real-PORT 0 and no bootstrapInstanceInfo: a dry run registers no gateway instance */
-	int rc = call(a, &rq, "listener", "X-Real-PORT: 0", NULL, &rep, why, err);
+	int rc = call(a, &rq, "listener", "X-Real-PORT: 0", NULL, &rep, err);
 	free(body);
 	if (rc != 0)
 		return -1;
 	rc = admin_parse_listener(rep.body, rep.len, a->cfg->groups, a->cfg->n_groups, a->server,
-	                          a->log, named_mask, why, err);
+	                          a->log, named_mask, err);
 	http_reply_recycle(a->http, &rep);
 	return rc;
 }

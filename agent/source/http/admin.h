@@ -2,7 +2,8 @@
  * One admin server, spoken to as PROTOCOL.md describes: the listener (long poll), the
  * fetch of named groups, and login where configured, over one keep-alive connection
  * (http.h). Every call judges the reply by HTTP status and by the body's code, and says
- * why it failed (failure.h) so the poller can count reasons.
+ * why it failed in err->kind (an enum sync_fail, failure.h) so the poller can count
+ * reasons; err is never NULL.
  *
  * The request builders and the listener-reply parser are pure functions, unit-tested
  * without a server.
@@ -55,10 +56,11 @@ char *admin_instance_info(const char *host_name, int port);
 
 /* A listener reply: {"code":200,"data":["GROUP",...]} -> bit (1u << group) set in *changed
  * for each configured group named. Names of groups not configured, or unknown to us, are
- * ignored with a debug line (log may be NULL). */
+ * ignored with a debug line (log may be NULL). err->kind: SYNC_OK, or SYNC_FAIL_CODE or
+ * SYNC_FAIL_PARSE with -1. */
 int admin_parse_listener(const char *body, size_t len, const enum gw_group *groups, size_t n,
                          const char *server, struct gw_log *log, unsigned *changed,
-                         enum sync_fail *why, struct gw_err *err);
+                         struct gw_err *err);
 
 /* ---- one admin server */
 
@@ -80,8 +82,7 @@ void admin_interrupt(struct admin *a);
  */
 int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
                 struct group_data *const held[GW_GROUP_COUNT],
-                struct group_data *out[GW_GROUP_COUNT], size_t *bytes, enum sync_fail *why,
-                struct gw_err *err);
+                struct group_data *out[GW_GROUP_COUNT], size_t *bytes, struct gw_err *err);
 
 /*
  * POST /configs/listener with the held stamps of every configured group (a provisional
@@ -91,7 +92,7 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
  * for an empty answer).
  */
 int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT],
-                 unsigned *changed_mask, enum sync_fail *why, struct gw_err *err);
+                 unsigned *changed_mask, struct gw_err *err);
 
 /*
  * The listener call a running agent makes, answered at once (`--once --dry-run`): every
@@ -101,7 +102,6 @@ int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT]
  * X-Real-PORT 0 and no instance information: it registers nothing. *named_mask: the
  * configured groups the admin named.
  */
-int admin_listen_now(struct admin *a, unsigned *named_mask, enum sync_fail *why,
-                     struct gw_err *err);
+int admin_listen_now(struct admin *a, unsigned *named_mask, struct gw_err *err);
 
 #endif

@@ -44,17 +44,17 @@ int64_t login_refresh_deadline(int64_t now_ms, int64_t expired_ms)
 }
 
 int login_parse_reply(const char *body, size_t len, char **token, int64_t *expired_ms,
-                      enum sync_fail *why, struct gw_err *err)
+                      struct gw_err *err)
 {
 	*token = NULL;
 	*expired_ms = -1;
 	json_t *data;
 	struct reply_envelope env;
 	struct gw_err quiet;
-	*why = reply_data_tree("", "login", body, len, &env, &data, &quiet);
-	if (*why != SYNC_OK) {
-		if (*why == SYNC_FAIL_CODE) {
-			*why = SYNC_FAIL_AUTH; /* the admin said no: wrong user or password */
+	err->kind = reply_data_tree("", "login", body, len, &env, &data, &quiet);
+	if (err->kind != SYNC_OK) {
+		if (err->kind == SYNC_FAIL_CODE) {
+			err->kind = SYNC_FAIL_AUTH; /* the admin said no: wrong user or password */
 			return gw_errf(err, "admin code %lld: %s", env.code,
 			               env.message[0] ? env.message : "(no message)");
 		}
@@ -65,13 +65,13 @@ int login_parse_reply(const char *body, size_t len, char **token, int64_t *expir
 	const json_t *tok = json_object_get(data, "token");
 	const json_t *exp = json_object_get(data, "expiredTime");
 	if (!json_is_object(data)) {
-		*why = SYNC_FAIL_PARSE;
+		err->kind = SYNC_FAIL_PARSE;
 		rc = gw_errf(err, "login reply 'data' is not an object");
 	} else if (!json_is_string(tok) || json_string_length(tok) == 0) {
-		*why = SYNC_FAIL_AUTH;
+		err->kind = SYNC_FAIL_AUTH;
 		rc = gw_errf(err, "login reply has no token");
 	} else if (!(*token = strdup(json_string_value(tok)))) {
-		*why = SYNC_FAIL_AUTH;
+		err->kind = SYNC_FAIL_AUTH;
 		rc = gw_errf(err, "out of memory");
 	} else if (json_is_integer(exp) && json_integer_value(exp) > 0) {
 		*expired_ms = (int64_t)json_integer_value(exp);
@@ -103,12 +103,12 @@ void login_free(struct login *lg)
 
 /* One login request in the form this admin speaks. 0 with a reply of any status. */
 static int send_login(struct login *lg, struct http *h, const struct cfg *cfg,
-                      struct http_reply *rep, enum sync_fail *why, struct gw_err *err)
+                      struct http_reply *rep, struct gw_err *err)
 {
 	char *s = lg->use_get ? login_get_path(cfg->username, cfg->password)
 	                      : login_post_body(cfg->username, cfg->password);
 	if (!s) {
-		*why = SYNC_FAIL_AUTH;
+		err->kind = SYNC_FAIL_AUTH;
 		return gw_errf(err, "server %s: login: out of memory", http_server(h));
 	}
 	struct http_request rq = {.method = "GET", .path = s};
@@ -119,7 +119,7 @@ static int send_login(struct login *lg, struct http *h, const struct cfg *cfg,
 		rq.body_len = strlen(s);
 		rq.content_type = "application/json;charset=UTF-8";
 	}
-	int rc = http_do(h, &rq, rep, why, err);
+	int rc = http_do(h, &rq, rep, err);
 	/* The request text holds the password: wipe it before freeing. */
 	memset(s, 0, strlen(s));
 	free(s);
@@ -127,9 +127,9 @@ static int send_login(struct login *lg, struct http *h, const struct cfg *cfg,
 }
 
 int login_ensure(struct login *lg, struct http *h, const struct cfg *cfg, struct gw_log *log,
-                 enum sync_fail *why, struct gw_err *err)
+                 struct gw_err *err)
 {
-	*why = SYNC_OK;
+	err->kind = SYNC_OK;
 	if (!cfg->username || !cfg->username[0])
 		return 0;
 	int64_t now = gw_mono_ms();
@@ -138,7 +138,7 @@ int login_ensure(struct login *lg, struct http *h, const struct cfg *cfg, struct
 	const char *server = http_server(h);
 
 	struct http_reply rep;
-	if (send_login(lg, h, cfg, &rep, why, err) != 0)
+	if (send_login(lg, h, cfg, &rep, err) != 0)
 		return -1;
 	if (!lg->use_get && (rep.status == 404 || rep.status == 405)) {
 		LOG_I(log, "login",
@@ -147,18 +147,18 @@ int login_ensure(struct login *lg, struct http *h, const struct cfg *cfg, struct
 		      server, rep.status);
 		http_reply_free(&rep);
 		lg->use_get = 1;
-		if (send_login(lg, h, cfg, &rep, why, err) != 0)
+		if (send_login(lg, h, cfg, &rep, err) != 0)
 			return -1;
 	}
-	if (reply_check_status(server, "login", rep.status, rep.body, rep.len, why, err) != 0) {
+	if (reply_check_status(server, "login", rep.status, rep.body, rep.len, err) != 0) {
 		if (rep.status == 401 || rep.status == 403)
-			*why = SYNC_FAIL_AUTH;
+			err->kind = SYNC_FAIL_AUTH;
 		http_reply_free(&rep);
 		return -1;
 	}
 	char *token;
 	int64_t expired_ms;
-	int rc = login_parse_reply(rep.body, rep.len, &token, &expired_ms, why, err);
+	int rc = login_parse_reply(rep.body, rep.len, &token, &expired_ms, err);
 	http_reply_free(&rep);
 	if (rc != 0)
 		return gw_err_prefix(err, "server %s: login as '%s' failed", server, cfg->username);

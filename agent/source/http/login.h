@@ -34,9 +34,10 @@ char *login_post_body(const char *user, const char *password);
 char *login_get_path(const char *user, const char *password);
 /* A login reply: {"code":200,"data":{"token":"..","expiredTime":N}}. *token is malloc'd;
  * *expired_ms is the lifetime in ms, or -1 if the reply gives none (or not a positive
- * number). Errors never quote the token. */
+ * number). Errors never quote the token; err->kind is SYNC_OK, or SYNC_FAIL_AUTH (the
+ * admin said no, or no token) or SYNC_FAIL_PARSE. err must not be NULL. */
 int login_parse_reply(const char *body, size_t len, char **token, int64_t *expired_ms,
-                      enum sync_fail *why, struct gw_err *err);
+                      struct gw_err *err);
 /* When to renew a token obtained at `now_ms` with lifetime `expired_ms` (-1: unknown, never
  * renewed before a 401): at 90% of the lifetime. */
 int64_t login_refresh_deadline(int64_t now_ms, int64_t expired_ms);
@@ -47,9 +48,10 @@ void login_init(struct login *lg);
 void login_free(struct login *lg);
 
 /* Log in if there is no token or it is due for renewal; no-op without cfg->username.
- * On failure *why is SYNC_FAIL_AUTH (refused), or the transport/HTTP reason. */
+ * err->kind is SYNC_OK on success; on failure SYNC_FAIL_AUTH (refused), or the
+ * transport/HTTP reason. */
 int login_ensure(struct login *lg, struct http *h, const struct cfg *cfg, struct gw_log *log,
-                 enum sync_fail *why, struct gw_err *err);
+                 struct gw_err *err);
 
 /* Forget the token (the admin answered 401): the next login_ensure() logs in again. */
 void login_drop(struct login *lg);

@@ -79,15 +79,15 @@ struct outcome {
  * One poll: listen; if groups changed, fetch exactly those from this server and offer them.
  * 0 on success (*out says what it brought).
  */
-static int cycle(struct poller *p, struct outcome *out, enum sync_fail *why, struct gw_err *err)
+static int cycle(struct poller *p, struct outcome *out, struct gw_err *err)
 {
 	const char *server = admin_server(p->admin);
 	unsigned mask = 0;
 	struct ingest_stamp held[GW_GROUP_COUNT];
 	ingest_stamps(p->in, held);
-	int rc = admin_listen(p->admin, held, &mask, why, err);
+	int rc = admin_listen(p->admin, held, &mask, err);
 	pthread_mutex_lock(&p->mu);
-	if (*why != SYNC_STOPPED)
+	if (err->kind != SYNC_STOPPED)
 		p->status.polls++;
 	pthread_mutex_unlock(&p->mu);
 	if (rc != 0)
@@ -119,11 +119,11 @@ static int cycle(struct poller *p, struct outcome *out, enum sync_fail *why, str
 	struct group_data *prev[GW_GROUP_COUNT] = {NULL};
 	for (size_t i = 0; i < n; i++)
 		prev[changed[i]] = ingest_held(p->in, changed[i]);
-	rc = admin_fetch(p->admin, changed, n, prev, got, &bytes, why, err);
+	rc = admin_fetch(p->admin, changed, n, prev, got, &bytes, err);
 	for (size_t i = 0; i < n; i++)
 		group_data_unref(prev[changed[i]]);
 	pthread_mutex_lock(&p->mu);
-	if (*why != SYNC_STOPPED)
+	if (err->kind != SYNC_STOPPED)
 		p->status.fetches++;
 	if (rc == 0)
 		p->status.bytes_fetched += bytes;
@@ -168,9 +168,9 @@ static void note_success(struct poller *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
-static void note_failure(struct poller *p, uint64_t failures, enum sync_fail why,
-                         const struct gw_err *err)
+static void note_failure(struct poller *p, uint64_t failures, const struct gw_err *err)
 {
+	enum sync_fail why = (enum sync_fail)err->kind;
 	pthread_mutex_lock(&p->mu);
 	p->status.consecutive_failures = failures;
 	if ((unsigned)why < SYNC_FAIL_COUNT)
@@ -219,10 +219,10 @@ static void *run(void *arg)
 	LOG_I(p->log, "poller", "server %s: long polling started", server);
 	while (!stopping(p)) {
 		struct gw_err err = {0};
-		enum sync_fail why = SYNC_OK;
 		struct outcome o;
 		memset(&o, 0, sizeof o);
-		int rc = cycle(p, &o, &why, &err);
+		int rc = cycle(p, &o, &err);
+		enum sync_fail why = (enum sync_fail)err.kind;
 		if (why == SYNC_STOPPED || stopping(p))
 			break;
 		if (rc == 0) {
@@ -266,7 +266,7 @@ static void *run(void *arg)
 		}
 
 		failures++;
-		note_failure(p, failures, why, &err);
+		note_failure(p, failures, &err);
 		int64_t delay;
 		enum retry_step step =
 		    retry_next_starting(&p->policy, failures, !holds_data(p), &delay);

@@ -1,8 +1,9 @@
 /*
  * Judging admin replies (see reply.h). The envelope is walked once with jspan (its small
- * members through jansson), and every verdict comes back as a reason beside the message,
- * so no caller ever decides by reading the message text. jansson is asked where a syntax
- * error is only on the failure path, so a good reply is parsed exactly once.
+ * members through jansson), and every verdict comes back as a reason (the return value,
+ * or err->kind) with the message, so no caller ever decides by reading the message text.
+ * jansson is asked where a syntax error is only on the failure path, so a good reply is
+ * parsed exactly once.
  */
 #include "source/http/reply.h"
 
@@ -36,13 +37,13 @@ void reply_excerpt(const char *body, size_t len, char *out, size_t max)
 }
 
 int reply_check_status(const char *server, const char *what, long status, const char *body,
-                       size_t len, enum sync_fail *why, struct gw_err *err)
+                       size_t len, struct gw_err *err)
 {
 	if (status == 200)
 		return 0;
 	char ex[201];
 	reply_excerpt(body, len, ex, sizeof ex);
-	*why = SYNC_FAIL_HTTP;
+	err->kind = SYNC_FAIL_HTTP;
 	return gw_errf(err, "server %s: %s: HTTP %ld%s%s", server, what, status, ex[0] ? ": " : "",
 	               ex);
 }
@@ -188,14 +189,14 @@ enum sync_fail reply_data_tree(const char *server, const char *what, const char 
 
 static int fetch(const char *body, size_t len, struct gd_store *owner, const enum gw_group *want,
                  size_t n_want, const char *source, struct group_data *const prev[GW_GROUP_COUNT],
-                 struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why, struct gw_err *err)
+                 struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		out[g] = NULL;
 	struct reply_envelope env;
 	struct inplace ip = {want, n_want, source, prev, out, owner, 0, 0};
-	*why = walk(body, len, &env, &ip, err);
-	if (*why != SYNC_OK) {
+	err->kind = walk(body, len, &env, &ip, err);
+	if (err->kind != SYNC_OK) {
 		for (int g = 0; g < GW_GROUP_COUNT; g++) {
 			group_data_unref(out[g]);
 			out[g] = NULL;
@@ -208,7 +209,7 @@ static int fetch(const char *body, size_t len, struct gd_store *owner, const enu
 	if (model_parse_groups(env.data, env.data_len, want, n_want, source, prev, out, &bad_json,
 	                       err) == 0)
 		return 0;
-	*why = bad_json ? SYNC_FAIL_PARSE : SYNC_FAIL_FETCH;
+	err->kind = bad_json ? SYNC_FAIL_PARSE : SYNC_FAIL_FETCH;
 	if (bad_json)
 		model_syntax_error(body, len, "", err);
 	return -1;
@@ -216,21 +217,19 @@ static int fetch(const char *body, size_t len, struct gd_store *owner, const enu
 
 int reply_parse_fetch(const char *body, size_t len, const enum gw_group *want, size_t n_want,
                       const char *source, struct group_data *const prev[GW_GROUP_COUNT],
-                      struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why,
-                      struct gw_err *err)
+                      struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
 {
-	return fetch(body, len, NULL, want, n_want, source, prev, out, why, err);
+	return fetch(body, len, NULL, want, n_want, source, prev, out, err);
 }
 
 int reply_parse_fetch_adopt(char **body, size_t len, const enum gw_group *want, size_t n_want,
                             const char *source, struct group_data *const prev[GW_GROUP_COUNT],
-                            struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why,
-                            struct gw_err *err)
+                            struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
 {
 	struct gd_store *owner = gd_store_wrap(*body, len);
 	if (!owner)
-		return fetch(*body, len, NULL, want, n_want, source, prev, out, why, err);
-	int rc = fetch(*body, len, owner, want, n_want, source, prev, out, why, err);
+		return fetch(*body, len, NULL, want, n_want, source, prev, out, err);
+	int rc = fetch(*body, len, owner, want, n_want, source, prev, out, err);
 	for (int g = 0; rc == 0 && g < GW_GROUP_COUNT; g++)
 		if (out[g])
 			group_data_seal(out[g], owner);

@@ -1,8 +1,9 @@
 /*
  * Judging an admin's reply, the same way for login, listener and fetch: first the HTTP
  * status, then the body's envelope {"code":200,"data":..}. Every admin error is an HTTP 200
- * with another code, so both are checked; each verdict carries a reason (failure.h) for the
- * counters and a message naming the server and the call.
+ * with another code, so both are checked; each verdict carries a reason (failure.h; in
+ * err->kind, or returned by the envelope readers) for the counters and a message naming
+ * the server and the call.
  */
 #ifndef GW_REPLY_H
 #define GW_REPLY_H
@@ -15,10 +16,10 @@
 
 struct json_t;
 
-/* Refuse an HTTP status other than 200 (SYNC_FAIL_HTTP), quoting the start of the body:
- * "server S: WHAT: HTTP 503: <excerpt>". */
+/* Refuse an HTTP status other than 200 (err->kind SYNC_FAIL_HTTP), quoting the start of
+ * the body: "server S: WHAT: HTTP 503: <excerpt>". */
 int reply_check_status(const char *server, const char *what, long status, const char *body,
-                       size_t len, enum sync_fail *why, struct gw_err *err);
+                       size_t len, struct gw_err *err);
 
 /*
  * The envelope {"code":200,"message":"..","data":..} of every admin reply, read by this one
@@ -52,14 +53,14 @@ enum sync_fail reply_data_tree(const char *server, const char *what, const char 
 
 /*
  * A fetch reply, {"code":200,"data":{GROUP: ConfigData}}, into versions (model_parse_groups,
- * carrying over unchanged items of prev, which may be NULL). 0, or -1 with *why
- * SYNC_FAIL_PARSE (not JSON, bad envelope), SYNC_FAIL_CODE (the admin said no) or
- * SYNC_FAIL_FETCH (a group refused: missing, malformed item, bad md5...).
+ * carrying over unchanged items of prev, which may be NULL). 0 (err->kind SYNC_OK), or -1
+ * with err->kind SYNC_FAIL_PARSE (not JSON, bad envelope), SYNC_FAIL_CODE (the admin said
+ * no) or SYNC_FAIL_FETCH (a group refused: missing, malformed item, bad md5...). err must
+ * not be NULL.
  */
 int reply_parse_fetch(const char *body, size_t len, const enum gw_group *want, size_t n_want,
                       const char *source, struct group_data *const prev[GW_GROUP_COUNT],
-                      struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why,
-                      struct gw_err *err);
+                      struct group_data *out[GW_GROUP_COUNT], struct gw_err *err);
 
 /*
  * The same for a malloc'd body the versions may keep: a group parsed whole (nothing held
@@ -70,8 +71,7 @@ int reply_parse_fetch(const char *body, size_t len, const enum gw_group *want, s
  */
 int reply_parse_fetch_adopt(char **body, size_t len, const enum gw_group *want, size_t n_want,
                             const char *source, struct group_data *const prev[GW_GROUP_COUNT],
-                            struct group_data *out[GW_GROUP_COUNT], enum sync_fail *why,
-                            struct gw_err *err);
+                            struct group_data *out[GW_GROUP_COUNT], struct gw_err *err);
 
 /* The first `max` bytes of body as printable text (others as '?'), for messages. */
 void reply_excerpt(const char *body, size_t len, char *out, size_t max);

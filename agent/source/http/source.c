@@ -61,11 +61,10 @@ static int longpoll_initial_sync(struct source *s, struct gw_err *err)
 }
 
 /* One server's listener call, answered at once; interruptible by stop(). */
-static int probe_one(struct source *s, size_t i, unsigned *named, enum sync_fail *why,
-                     struct gw_err *err)
+static int probe_one(struct source *s, size_t i, unsigned *named, struct gw_err *err)
 {
 	struct admin *a;
-	*why = SYNC_FAIL_CONNECT;
+	err->kind = SYNC_FAIL_CONNECT; /* what an admin_open() failure counts as */
 	if (admin_open(&a, s->args.cfg, i, s->args.log, err) != 0)
 		return -1;
 	pthread_mutex_lock(&s->mu);
@@ -73,7 +72,7 @@ static int probe_one(struct source *s, size_t i, unsigned *named, enum sync_fail
 	if (s->stop)
 		admin_interrupt(a);
 	pthread_mutex_unlock(&s->mu);
-	int rc = admin_listen_now(a, named, why, err);
+	int rc = admin_listen_now(a, named, err);
 	pthread_mutex_lock(&s->mu);
 	s->probing = NULL;
 	pthread_mutex_unlock(&s->mu);
@@ -92,8 +91,7 @@ static int longpoll_probe(struct source *s, FILE *out, struct gw_err *err)
 	struct gw_err first = {0}, e;
 	for (size_t i = 0; i < cfg->n_servers; i++) {
 		unsigned named = 0;
-		enum sync_fail why;
-		if (probe_one(s, i, &named, &why, &e) == 0) {
+		if (probe_one(s, i, &named, &e) == 0) {
 			answered++;
 			size_t n = 0;
 			for (size_t k = 0; k < cfg->n_groups; k++)
@@ -105,6 +103,7 @@ static int longpoll_probe(struct source *s, FILE *out, struct gw_err *err)
 			    cfg->servers[i], cfg->n_groups, n);
 			continue;
 		}
+		enum sync_fail why = (enum sync_fail)e.kind;
 		if (why == SYNC_STOPPED)
 			return gw_errf(err, "the listener call was interrupted");
 		if (why == SYNC_FAIL_CONNECT || why == SYNC_FAIL_TIMEOUT) {

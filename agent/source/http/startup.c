@@ -61,10 +61,10 @@ int startup_stopped(struct startup *s)
 
 /* One server: open, fetch everything, close. */
 static int try_server(struct startup *s, size_t i, struct group_data *got[GW_GROUP_COUNT],
-                      enum sync_fail *why, struct gw_err *err)
+                      struct gw_err *err)
 {
 	struct admin *a;
-	*why = SYNC_OK;
+	err->kind = SYNC_OK;
 	if (admin_open(&a, s->cfg, i, s->log, err) != 0)
 		return -1;
 	pthread_mutex_lock(&s->mu);
@@ -77,7 +77,7 @@ static int try_server(struct startup *s, size_t i, struct group_data *got[GW_GRO
 	struct group_data *held[GW_GROUP_COUNT] = {NULL};
 	for (size_t g = 0; g < s->cfg->n_groups; g++)
 		held[s->cfg->groups[g]] = ingest_held(s->in, s->cfg->groups[g]);
-	int rc = admin_fetch(a, s->cfg->groups, s->cfg->n_groups, held, got, &bytes, why, err);
+	int rc = admin_fetch(a, s->cfg->groups, s->cfg->n_groups, held, got, &bytes, err);
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
 		group_data_unref(held[g]);
 
@@ -96,8 +96,8 @@ int startup_run(struct startup *s, struct gw_err *err)
 		if (startup_stopped(s))
 			return gw_errf(err, "start-up fetch interrupted");
 		struct group_data *got[GW_GROUP_COUNT];
-		enum sync_fail why;
-		if (try_server(s, i, got, &why, &last) != 0) {
+		if (try_server(s, i, got, &last) != 0) {
+			enum sync_fail why = (enum sync_fail)last.kind;
 			if (why == SYNC_STOPPED || startup_stopped(s))
 				return gw_errf(err, "start-up fetch interrupted");
 			if (i + 1 < cfg->n_servers)
