@@ -283,7 +283,7 @@ check() {
 	else
 		local bad
 		bad=$(grep -l -E '^==[0-9]+==ERROR|^SUMMARY: ' build-fuzz/fuzz_*.log build-fuzz/replay_*.log 2>/dev/null |
-			sed -E 's|.*/(fuzz|replay)_([a-z_]+)\.log|\2|' | sort -u | wc -l)
+			sed -E 's#.*/(fuzz|replay)_([a-z_]+)\.log#\2#' | sort -u | wc -l)
 		[ "$bad" -ge 1 ] || bad=1
 		record fuzz $((n_targets - bad)) 0 "$bad" "$t"
 		rc=1

@@ -209,18 +209,31 @@ static int is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
+/* end NULL: v is inside a value a delimiter follows (an item's member), so the scan stops
+ * at the delimiter; otherwise it never reads at or past end (a reply's top-level value may be
+ * its last byte, with no NUL after it). */
+int item_text_is_int_at(const char *v, const char *end)
+{
+	if ((!end || v < end) && *v == '-')
+		v++;
+	if ((end && v >= end) || !is_digit(*v))
+		return 0;
+	while ((!end || v < end) && is_digit(*v))
+		v++;
+	return (end && v >= end) || (*v != '.' && *v != 'e' && *v != 'E');
+}
+
 int item_text_is_int(const char *v)
 {
-	if (*v == '-')
-		v++;
-	if (!is_digit(*v))
-		return 0;
-	while (is_digit(*v))
-		v++;
-	return *v != '.' && *v != 'e' && *v != 'E';
+	return item_text_is_int_at(v, NULL);
 }
 
 const char *item_text_type(const char *v)
+{
+	return item_text_type_at(v, NULL);
+}
+
+const char *item_text_type_at(const char *v, const char *end)
 {
 	switch (*v) {
 	case '{':
@@ -235,7 +248,7 @@ const char *item_text_type(const char *v)
 	case 'n':
 		return "null";
 	default:
-		return item_text_is_int(v) ? "integer" : "number";
+		return item_text_is_int_at(v, end) ? "integer" : "number";
 	}
 }
 

@@ -85,5 +85,8 @@ const char *item_text_type(const char *v);
 const char *item_json_type(const json_t *v);
 /* A number at v is an integer to jansson: no fraction and no exponent. */
 int item_text_is_int(const char *v);
+/* The same for a value that may end the text: nothing at or past end is read (v < end). */
+const char *item_text_type_at(const char *v, const char *end);
+int item_text_is_int_at(const char *v, const char *end);
 
 #endif

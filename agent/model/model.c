@@ -230,7 +230,7 @@ static int parse_item(struct build *b, const char *raw, size_t len, struct gw_it
 	enum gw_group g = c->gd->group;
 	*k = -1;
 	if (*raw != '{')
-		return item_err_not_object(c, item_text_type(raw));
+		return item_err_not_object(c, item_text_type_at(raw, raw + len));
 	long old = same_key_pos(b->prev, g, raw, len);
 	if (old >= 0) {
 		const struct gw_item *o = b->prev->items[old];
@@ -423,8 +423,9 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 
 	if (jspan_object_begin(&it, text, end) != 0)
 		return gw_errf(err, "group %s: expected an object, got %s", gname,
-		               jspan_ws(text, end) < end ? item_text_type(jspan_ws(text, end))
-		                                         : "nothing");
+		               jspan_ws(text, end) < end
+		                   ? item_text_type_at(jspan_ws(text, end), end)
+		                   : "nothing");
 	b.c = (struct item_ctx){.err = err, .group = gname, .syntax = syntax};
 	b.c.untyped = !typed_at_parse(g);
 	b.prev = prev;
@@ -506,7 +507,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	}
 	if (!data || *data != '[') {
 		gw_errf(err, "group %s: 'data' must be an array, got %s", gname,
-		        data ? item_text_type(data) : "nothing");
+		        data ? item_text_type_at(data, end) : "nothing");
 		goto out;
 	}
 	struct group_data *gd = b.c.gd;
@@ -574,7 +575,7 @@ static int parse_groups(const char *data, const char *end, const char **stop,
 		/* a value that is not an object, or nothing at all (then the text is not JSON) */
 		*syntax = p == end;
 		return gw_errf(err, "'data' must be an object keyed by group, got %s",
-		               p < end ? item_text_type(p) : "nothing");
+		               p < end ? item_text_type_at(p, end) : "nothing");
 	}
 	jspan_object_begin(&it, p, end);
 	while ((r = jspan_object_key(&it, &m)) == 1) {

@@ -610,6 +610,23 @@ START_TEST(whitespace_only_group_document)
 }
 END_TEST
 
+/* Regression (found by fuzz_reply): a group document that is one number, its last byte the
+ * reply's, was named "integer" by a scan that read past the end looking for a fraction. */
+START_TEST(a_number_that_ends_the_document_is_named_without_reading_past_it)
+{
+	struct group_data *gd = NULL;
+	struct gw_err err = {0};
+	char *one = malloc(2);
+	memcpy(one, "12", 2);
+	ck_assert_int_eq(model_parse_group(GW_GROUP_RULE, one, 2, "s", &gd, &err), -1);
+	ck_assert_ptr_null(gd);
+	ck_assert_msg(strstr(err.msg, "got integer") != NULL, "%s", err.msg);
+	one[1] = '.';
+	ck_assert_int_eq(model_parse_group(GW_GROUP_RULE, one, 2, "s", &gd, &err), -1);
+	free(one);
+}
+END_TEST
+
 START_TEST(structure_between_values_is_strict)
 {
 	const enum gw_group rule[] = {GW_GROUP_RULE};
@@ -678,6 +695,7 @@ int main(void)
 	tcase_add_test(tc, unchanged_items_are_shared_changed_ones_parsed);
 	tcase_add_test(tc, structure_between_values_is_strict);
 	tcase_add_test(tc, whitespace_only_group_document);
+	tcase_add_test(tc, a_number_that_ends_the_document_is_named_without_reading_past_it);
 	tcase_add_test(tc, carry_over_with_growth_reorder_and_duplicates);
 	tcase_add_test(tc, shared_items_give_the_version_a_fresh_parse_gives);
 	tcase_add_test(tc, a_long_run_of_changes_keeps_the_stores_bounded);
