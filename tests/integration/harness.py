@@ -69,12 +69,40 @@ def wait_until(predicate, timeout=10.0, interval=0.01, message=None):
         time.sleep(interval)
 
 
-def free_port():
-    """A TCP port free on 127.0.0.1 right now (for a listener the test configures)."""
+def free_ports(n=1):
+    """n distinct TCP ports free on 127.0.0.1 right now, for listeners a test configures,
+    chosen below the kernel's ephemeral range: the ports bind(0) hands out are the ones every
+    client socket takes as its source port, so one found that way may be taken by another
+    test's connections (a flood of 2,000 in test_status_flood) before the listener binds it,
+    and the listener then fails (seen in CI as an agent whose /status never answered)."""
+    import random
     import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    low = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    held, ports = [], []
+    try:
+        while len(ports) < n:
+            s = socket.socket()
+            held.append(s)
+            port = 0 if low <= 2048 else random.randint(max(1024, low - 16000), low - 1)
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in held:
+            s.close()
+    return ports
+
+
+def free_port():
+    """A TCP port free on 127.0.0.1 right now (see free_ports)."""
+    return free_ports(1)[0]
 
 
 def http_request(method, url, body=None, headers=None, timeout=10.0, cafile=None):

@@ -70,7 +70,7 @@ class Endpoint:
         assert hdrs.get("Content-Type") == "text/plain; version=0.0.4; charset=utf-8", hdrs
         return parse_prometheus(body.decode("utf-8"))
 
-    def wait_status(self, predicate, timeout=15.0, message=None):
+    def wait_status(self, predicate, timeout=30.0, message=None):
         """Poll /status until predicate(doc) is truthy; returns the document."""
         holder = {}
 

@@ -63,24 +63,14 @@ atexit.register(_stop_all)
 
 # ---------------------------------------------------------------------- small helpers
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def free_ports(n):
-    """n distinct free ports (held open together while choosing, so they differ)."""
-    socks, ports = [], []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-            ports.append(s.getsockname()[1])
-    finally:
-        for s in socks:
-            s.close()
-    return ports
+    """n distinct free ports, below the kernel's ephemeral range (harness.free_ports says
+    why: no client socket of a concurrent test can take one before the server binds it)."""
+    import harness
+    return harness.free_ports(n)
 
 
 def wait_until(predicate, timeout, message, interval=0.05):
