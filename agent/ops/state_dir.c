@@ -48,7 +48,8 @@ int state_dir_prepare(const char *path, int create, struct gw_err *err)
 		if (!S_ISDIR(sb.st_mode))
 			return gw_errf(err, "state_dir %s: not a directory", path);
 		if (access(path, W_OK | X_OK) != 0) {
-			int e = errno; /* how_to_make() looks up users and groups, which sets errno */
+			int e =
+			    errno; /* how_to_make() looks up users and groups, which sets errno */
 			char how[1200];
 			how_to_make(how, sizeof how, path);
 			gw_errf(
