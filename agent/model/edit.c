@@ -208,10 +208,11 @@ static int index_merge(struct group_data *gd, const struct group_data *prev, con
 	gd->by_key = NULL;
 	if (in_order)
 		return 0;
-	uint32_t *bk = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *bk);
+	if (!remap && !gone && !na) /* every key where it was: prev's index is this one */
+		return group_data_share_index(gd, prev) != 0 ? oom(err, gd->group) : 0;
+	uint32_t *bk = group_data_new_index(gd, n);
 	if (!bk)
 		return oom(err, gd->group);
-	gd->by_key = bk;
 	size_t j = 0, k = 0;
 	if (!remap && !gone) { /* positions unchanged: copy runs between the insertions */
 		size_t m = 0;
@@ -670,12 +671,8 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 	if (settle_general(gd, vs, sidx, &copied) != 0)
 		goto fail;
 	if (from) { /* the same order as from: its index, or none when it needs none */
-		if (from->by_key) {
-			gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key);
-			if (!gd->by_key)
-				goto fail;
-			memcpy(gd->by_key, from->by_key, n * sizeof *gd->by_key);
-		}
+		if (group_data_share_index(gd, from) != 0)
+			goto fail;
 	} else {
 		size_t dup;
 		enum gd_index ix = group_data_index(gd, &dup);
