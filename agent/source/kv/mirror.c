@@ -366,30 +366,35 @@ static struct kv_node **order_after(const struct gstate *s, const struct change 
 	return v;
 }
 
-/* How many of the changes insert or remove a node. */
-static size_t order_shifts(const struct change *ch, size_t nc)
+/* How many of the changes insert (ins) and remove (rem) a node. */
+static void order_shifts(const struct change *ch, size_t nc, size_t *ins, size_t *rem)
 {
-	size_t shifts = 0;
-	for (size_t c = 0; c < nc; c++)
-		shifts += ch[c].e.op != EDIT_REPLACE;
-	return shifts;
+	*ins = *rem = 0;
+	for (size_t c = 0; c < nc; c++) {
+		*ins += ch[c].e.op == EDIT_INSERT;
+		*rem += ch[c].e.op == EDIT_REMOVE;
+	}
 }
 
 /* Make room for the base's order after the changes, before the version is offered, so that
  * applying them (order_apply) cannot fail: in place when few insert or remove (the order
- * grown to n_new if needed; a one-node change among 100,000 then copies nothing), else a new
- * array in *fresh. 0 or -1 (out of memory). */
+ * grown if needed to hold the base's nodes and every inserted one, as it does midway; a
+ * one-node change among 100,000 then copies nothing), else a new array in *fresh. 0 or -1
+ * (out of memory). */
 static int order_prepare(struct gstate *s, const struct change *ch, size_t nc, size_t n_new,
                          struct kv_node ***fresh)
 {
+	size_t ins, rem, need;
 	*fresh = NULL;
-	if (order_shifts(ch, nc) > ORDER_SHIFTS_MAX)
+	order_shifts(ch, nc, &ins, &rem);
+	if (ins + rem > ORDER_SHIFTS_MAX)
 		return (*fresh = order_after(s, ch, nc, n_new)) ? 0 : -1;
-	if (n_new <= s->order_cap)
+	need = s->base->n_items + ins;
+	if (need <= s->order_cap)
 		return 0;
 	size_t cap = s->order_cap + s->order_cap / 2;
-	if (cap < n_new)
-		cap = n_new;
+	if (cap < need)
+		cap = need;
 	struct kv_node **v = realloc(s->order, cap * sizeof *v);
 	if (!v)
 		return -1;
