@@ -2,7 +2,9 @@
  * Positional edits of a held version into the next one (see edit.h). One walk copies the
  * held arrays in runs between the edit positions (item pointers, store indices, and where
  * each held position lands), the stores are then chosen, and the key index is the held one
- * with the changed keys merged in at their ranks. The delta from the held version is what
+ * with the changed keys merged in at their ranks, or, when no key moved (texts replaced
+ * under their keys: the usual one-item change), the held one itself, shared by reference
+ * (groupdata.h gd_keys). The delta from the held version is what
  * the edits say, sorted by key: it is carried with the new version (groupdata.h).
  *
  * Stores, in the common case, cost nothing per item: the result references the held

@@ -5,7 +5,10 @@
  * (deletions stay as tombstones until then). A settled group is patched: each changed node
  * is found among those nodes by a binary search on its path and becomes an insert, a
  * replace or a removal of the held version (model/edit.h), so a one-node change among
- * 100,000 parses one value and copies arrays, never the group.
+ * 100,000 parses one value, never the group. The nodes beside the held version are edited
+ * where they stand, not copied per version: a replaced node keeps its place (one node per
+ * path), a few inserted or removed ones move the rest (a REFRESH's many are rebuilt in one
+ * pass).
  *
  * A group is read whole (all its item nodes, in path order) when the held version is not
  * the one the mirror built (start-up, a version from the snapshot, an offer refused), and
