@@ -15,6 +15,7 @@
 The last check also runs on a small tree with a type named outside its folder, so it is known
 to fail when it should."""
 import os
+import pathlib
 import re
 import tempfile
 import unittest
@@ -129,9 +130,8 @@ class SourceRegistry(unittest.TestCase):
         }
         with tempfile.TemporaryDirectory() as d:
             for rel, text in tree.items():
-                os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
-                with open(os.path.join(d, rel), "w", encoding="utf-8") as f:
-                    f.write(text)
+                pathlib.Path(d, rel).parent.mkdir(parents=True, exist_ok=True)
+                pathlib.Path(d, rel).write_text(text, encoding="utf-8")
             errors = "\n".join(named_outside(d, ["foo"]))
             self.assertIn("agent/source/registry.c:1: names foo_source_ops", errors)
             self.assertIn("Makefile.am:2: names agent/source/foo/", errors)
