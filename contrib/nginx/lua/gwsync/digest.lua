@@ -13,6 +13,11 @@
 -- admin, who writes the routes anyway, could send. libcrypto's MD5 (16 bytes, through the FFI)
 -- was measured at about 5,000 instructions for a 512-byte text (10 per byte, with OpenSSL 3's
 -- per-call overhead): a fifth of a first load; XXH64 here costs about a third of that.
+-- Where libxxhash is installed (Debian's libxxhash0, which apt itself depends on, so every
+-- Debian and Ubuntu host has it) its XXH64 is called through the FFI instead: the same
+-- function of the same bytes, about four times faster than the Lua code on a rule's text
+-- (a tenth of a first load). The Lua code is kept for hosts without it, and the test checks
+-- one against the other.
 local ffi = require "ffi"
 local bit = require "bit"
 
@@ -73,11 +78,33 @@ local function xxh64(p, n, seed)
 end
 M.xxh64 = xxh64
 
+-- libxxhash's XXH64, when the host has the library
+local native
+do
+    pcall(ffi.cdef, "unsigned long long XXH64(const void *input, size_t length, unsigned long long seed);")
+    for _, name in ipairs({ "libxxhash.so.0", "xxhash" }) do
+        local ok, lib = pcall(ffi.load, name)
+        if ok and pcall(function() return lib.XXH64 end) then
+            native = lib
+            break
+        end
+    end
+end
+M.native = native ~= nil
+M.native_xxh64 = native and function(p, n, seed) return native.XXH64(p, n, seed or 0) end
+
 -- of(p, n) -> the digest of the n bytes at p (a pointer, or a Lua string of length n)
-function M.of(p, n)
-    if type(p) == "string" then p = cast(u8p, p) end
-    out[0] = xxh64(p, n, 0)
-    return fstr(out, 8)
+if native then
+    function M.of(p, n)
+        out[0] = native.XXH64(p, n, 0)
+        return fstr(out, 8)
+    end
+else
+    function M.of(p, n)
+        if type(p) == "string" then p = cast(u8p, p) end
+        out[0] = xxh64(p, n, 0)
+        return fstr(out, 8)
+    end
 end
 
 return M
