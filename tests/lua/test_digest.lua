@@ -23,6 +23,13 @@ T.case("XXH64 test vectors", function()
     T.eq(hex("", 1), "d5afba1336a3be4b")
 end)
 
+T.case("a digest is the low 52 bits of XXH64, as a number", function()
+    T.eq(type(digest.of("abc", 3)), "number")
+    T.eq(string.format("%x", digest.of("abc", 3)), "c2cf5ad770999")
+    local s = "Nobody inspects the spammish repetition"
+    T.eq(string.format("%x", digest.of(s, #s)), "ea83c8a378bf1")
+end)
+
 T.case("a digest from a pointer equals the digest from the string", function()
     for n = 0, 80 do
         local s = string.rep("x", n)

@@ -1,14 +1,17 @@
 -- gwsync.digest: what a worker keeps of an item's JSON text to tell, at the next whole read of
--- its group, whether the item changed: XXH64 of the text (8 bytes, as a Lua string), computed
--- where the text lies (an LMDB value in the map, or a Lua string).
+-- its group, whether the item changed: the low 52 bits of the text's XXH64, as a Lua number,
+-- computed where the text lies (an LMDB value in the map, or a Lua string).
 --
 -- Why a digest: the text itself (about 450 bytes for a rule) was a seventh of a worker's
--- table; 8 bytes are 32 as a Lua string.
+-- table. Why a number: it is held in the item's field itself, no object at all, where an
+-- 8-byte Lua string was 32 bytes and one more object (of 120,000) for the collector to walk
+-- at every cycle and for a first load to make and intern; 52 bits are what a double holds
+-- exactly.
 -- Why XXH64 (Yann Collet's xxHash, 64-bit; the specification's algorithm, written here in
 -- LuaJIT's 64-bit FFI arithmetic, checked against its published test vectors by
 -- tests/lua/test_digest.lua): it is what decides "unchanged", so it must not collide by
 -- accident, and it runs once per item of a first load (120,000 at 10,000 selectors). Two
--- different texts of an item have the same XXH64 with a chance of about 2^-64 (the texts'
+-- different texts of an item have the same digest with a chance of about 2^-52 (the texts'
 -- lengths are mixed in too); XXH64 is not made to resist a crafted collision, which only the
 -- admin, who writes the routes anyway, could send. libcrypto's MD5 (16 bytes, through the FFI)
 -- was measured at about 5,000 instructions for a 512-byte text (10 per byte, with OpenSSL 3's
@@ -23,8 +26,8 @@ local bit = require "bit"
 
 local M = {}
 
-local rol, bxor, rshift = bit.rol, bit.bxor, bit.rshift
-local cast, fstr = ffi.cast, ffi.string
+local rol, bxor, rshift, band = bit.rol, bit.bxor, bit.rshift, bit.band
+local cast = ffi.cast
 local u8p = ffi.typeof("const uint8_t *")
 local u64p = ffi.typeof("const uint64_t *")
 local u32p = ffi.typeof("const uint32_t *")
@@ -33,7 +36,6 @@ local P1, P2, P3 = 0x9E3779B185EBCA87ULL, 0xC2B2AE3D27D4EB4FULL, 0x165667B19E377
 local P4, P5 = 0x85EBCA77C2B2AE63ULL, 0x27D4EB2F165667C5ULL
 local ZERO = 0ULL
 
-local out = ffi.new("uint64_t[1]")
 
 -- xxh64(p, n, seed) -> the XXH64 of the n bytes at p (a uint64_t cdata)
 local function xxh64(p, n, seed)
@@ -93,17 +95,17 @@ end
 M.native = native ~= nil
 M.native_xxh64 = native and function(p, n, seed) return native.XXH64(p, n, seed or 0) end
 
--- of(p, n) -> the digest of the n bytes at p (a pointer, or a Lua string of length n)
+-- of(p, n) -> the digest of the n bytes at p (a pointer, or a Lua string of length n): a
+-- number, the low 52 bits of their XXH64
+local LOW52 = 0xFFFFFFFFFFFFFULL
 if native then
     function M.of(p, n)
-        out[0] = native.XXH64(p, n, 0)
-        return fstr(out, 8)
+        return tonumber(band(native.XXH64(p, n, 0), LOW52))
     end
 else
     function M.of(p, n)
         if type(p) == "string" then p = cast(u8p, p) end
-        out[0] = xxh64(p, n, 0)
-        return fstr(out, 8)
+        return tonumber(band(xxh64(p, n, 0), LOW52))
     end
 end
 
