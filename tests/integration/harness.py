@@ -843,6 +843,29 @@ class Daemon:
                                         json.dumps(last.get("doc"), indent=1), self.tail()))
             time.sleep(interval)
 
+    def wait_history(self, group, md5, predicate=None, message=None, timeout=30.0):
+        """Wait until the agent's change history (the last changes the control socket
+        reports, as in /history) has an entry for version `md5` of `group` for which
+        predicate(entry) is truthy; returns the entry."""
+        last = {}
+
+        def check():
+            doc = self.status_doc()
+            hist = (doc or {}).get("history") or {}
+            for e in (hist.get("groups") or {}).get(group) or []:
+                if e.get("md5") == md5:
+                    last["entry"] = e
+                    return e if predicate is None or predicate(e) else None
+            if not self.alive():
+                raise AssertionError("gwsyncd exited\n%s" % self.tail())
+            return None
+        try:
+            return wait_until(check, timeout=timeout, interval=0.1,
+                              message=message or "history of %s %s" % (group, md5))
+        except AssertionError as e:
+            raise AssertionError("%s\nlast entry: %s\n%s" % (e, json.dumps(last.get("entry")),
+                                                              self.tail()))
+
     def assert_no_log(self, pattern, since=0, stream=None):
         rx = re.compile(pattern)
         bad = [t for t in self.lines(stream, since) if rx.search(t)]
@@ -975,6 +998,22 @@ def refused(name, group, at_least=1):
         g = ((s or {}).get("groups") or {}).get(group) or {}
         return (g.get("consecutiveFailures") or 0) >= at_least
     pred.__name__ = "%s refused %s %d time(s)" % (name, group, at_least)
+    return pred
+
+
+def changed(entry):
+    """(added, updated, removed) counts of a history entry (None while not counted)."""
+    if entry.get("added") is None:
+        return None
+    return tuple(entry[k]["count"] for k in ("added", "updated", "removed"))
+
+
+def applied_by(name, counts=None):
+    """A history-entry predicate: subscriber `name` applied the version (which changed
+    `counts` = (added, updated, removed) items, when given)."""
+    def pred(entry):
+        return ((entry.get("subscribers") or {}).get(name) or {}).get("state") == "applied" \
+            and (counts is None or changed(entry) == tuple(counts))
     return pred
 
 
