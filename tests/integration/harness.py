@@ -840,7 +840,9 @@ class Daemon:
                     if not self.alive() else "timed out after %.1fs" % timeout
                 raise AssertionError("gwsyncd %s waiting for %s\nlast /status: %s\n%s"
                                      % (why, message or getattr(predicate, "__name__", "a state"),
-                                        json.dumps(last.get("doc"), indent=1), self.tail()))
+                                        json.dumps(last.get("doc"), indent=1) if last else
+                                        "never answered (no control socket, no status.listen)",
+                                        self.tail()))
             time.sleep(interval)
 
     def wait_history(self, group, md5, predicate=None, message=None, timeout=30.0):
