@@ -845,17 +845,17 @@ class Daemon:
                                         self.tail()))
             time.sleep(interval)
 
-    def wait_history(self, group, md5, predicate=None, message=None, timeout=30.0):
+    def wait_history(self, group, md5=None, predicate=None, message=None, timeout=30.0):
         """Wait until the agent's change history (the last changes the control socket
-        reports, as in /history) has an entry for version `md5` of `group` for which
-        predicate(entry) is truthy; returns the entry."""
+        reports, as in /history) has an entry for version `md5` of `group` (md5=None: its
+        newest entry) for which predicate(entry) is truthy; returns the entry."""
         last = {}
 
         def check():
             doc = self.status_doc()
             hist = (doc or {}).get("history") or {}
-            for e in (hist.get("groups") or {}).get(group) or []:
-                if e.get("md5") == md5:
+            for e in ((hist.get("groups") or {}).get(group) or [])[:None if md5 else 1]:
+                if md5 is None or e.get("md5") == md5:
                     last["entry"] = e
                     return e if predicate is None or predicate(e) else None
             if not self.alive():
@@ -1017,6 +1017,11 @@ def applied_by(name, counts=None):
         return ((entry.get("subscribers") or {}).get(name) or {}).get("state") == "applied" \
             and (counts is None or changed(entry) == tuple(counts))
     return pred
+
+
+def healthy(doc):
+    """Ready: /healthz would answer 200 (every configured group holds data)."""
+    return doc.get("healthy") is True
 
 
 def all_of(*preds):
