@@ -1019,6 +1019,26 @@ def applied_by(name, counts=None):
     return pred
 
 
+def watching(*sessions, url=None):
+    """An event source's connection (`url`, or the only one) is connected with a watch
+    running (etcd: on one of the endpoints `sessions`, when given)."""
+    def pred(doc):
+        c = connection(doc, url)
+        return bool(c) and c.get("state") == "connected" and (c.get("watches") or 0) >= 1 \
+            and (not sessions or c.get("session") in sessions)
+    pred.__name__ = "watching%s" % (" on " + "/".join(sessions) if sessions else "")
+    return pred
+
+
+def only_conn(pred_of_conn, name):
+    """A predicate on the only connection's entry (event sources have one)."""
+    def pred(doc):
+        c = connection(doc, None)
+        return bool(c) and pred_of_conn(c)
+    pred.__name__ = name
+    return pred
+
+
 def healthy(doc):
     """Ready: /healthz would answer 200 (every configured group holds data)."""
     return doc.get("healthy") is True
