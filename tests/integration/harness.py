@@ -8,9 +8,14 @@ and always cleans up, even when a test fails:
         def test_change_arrives(self):
             emu = self.emulator(mode="shenyu", hold=2)
             d = self.daemon(emu.config(log_level="debug"))
-            d.wait_log(r"store: accepted RULE")
-            emu.upsert("RULE", {...})
+            d.wait_status(harness.holds("RULE"), "RULE held")
+            v = emu.upsert("RULE", {...})
+            d.wait_status(harness.holds("RULE", v["md5"], emu.url))
             ...
+
+Wait on what the agent reports (/status, over its control socket: Daemon.wait_status with
+the named predicates below), not on its log wording; wait_log is for a log line that is the
+behaviour under test, or a fact no endpoint reports (say which in a comment).
 
     if __name__ == "__main__":
         harness.main()
