@@ -34,7 +34,6 @@ class AdminFaults(harness.IntegrationTest):
         before = self.snapshot_of(files, emu.groups)
         old = {g: emu.group(g)["md5"] for g in emu.groups}
 
-        mark = d.mark()
         t0 = time.monotonic()
         emu.kill()
         # The held poll fails at once (the kernel closes the dead admin's socket), long
@@ -51,7 +50,6 @@ class AdminFaults(harness.IntegrationTest):
 
         # Restarted with other data (another seed): its tokens are new, its data replaces
         # ours group by group.
-        mark = d.mark()
         emu.restart(seed=2)
         new = {g: emu.group(g)["md5"] for g in emu.groups}
         changed = [g for g in emu.groups if new[g] != old[g]]

@@ -4,7 +4,6 @@
 --once delivers everything once and fails if a subscriber rejects a change."""
 import json
 import os
-import re
 
 import harness
 import synclog

@@ -35,7 +35,6 @@ class StartupAndChanges(harness.IntegrationTest):
         harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
         latencies = []
         for i in range(5):
-            mark = d.mark()
             t0 = time.monotonic()
             v = emu.upsert("RULE", synclog.rule("latency-%d" % i))
             d.wait_status(harness.holds("RULE", v["md5"], emu.url), interval=0.005)

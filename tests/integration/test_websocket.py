@@ -7,7 +7,6 @@ SIGTERM, --once, the snapshot cold start and anti-entropy repairs."""
 import json
 import os
 import random
-import re
 import signal
 import time
 
