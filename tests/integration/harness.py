@@ -981,6 +981,17 @@ def conn_recovered(url, state="polling"):
     return pred
 
 
+def conn_worked_since_error(url):
+    """The connection to `url` worked (lastSuccess: a poll answered, an event source's
+    full sync ended) at or after its last error."""
+    def pred(doc):
+        c = connection(doc, url)
+        return bool(c) and c.get("lastSuccess") is not None and c.get("lastErrorAt") is not None \
+            and c["lastSuccess"] >= c["lastErrorAt"] and c.get("consecutiveFailures") == 0
+    pred.__name__ = "%s worked since its last error" % getattr(url, "url", url)
+    return pred
+
+
 def subscriber(doc, name):
     for s in doc.get("subscribers") or []:
         if s.get("name") == name:

@@ -1,4 +1,6 @@
-"""The sync engine's log lines, as regular expressions, for the integration tests.
+"""The sync engine's log lines, as regular expressions, for the integration tests, and
+the waits on what the agent holds (wait_synced, holds), which read /status instead: a test
+waits on a reported fact, and reads log lines only where the line is the behaviour.
 
 These are the exact shapes the engine promises (agent/source/http/poller.h):
   info  store: accepted GROUP version MD5 (lastModifyTime N, K items) from URL
