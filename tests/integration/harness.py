@@ -992,6 +992,22 @@ def conn_worked_since_error(url):
     return pred
 
 
+def nothing_held(doc):
+    """No group holds a version: nothing was accepted (an agent without a snapshot)."""
+    return all(v is None for v in (doc.get("groups") or {}).values())
+
+
+def snapshot_only(doc):
+    """Every group held comes from the snapshot: no admin's version was accepted."""
+    return all(v is None or v.get("fromSnapshot") for v in (doc.get("groups") or {}).values())
+
+
+def changes(doc):
+    """Group versions accepted from every connection of the source, in all."""
+    conns = (doc.get("source") or {}).get("connections") or doc.get("servers") or []
+    return sum(c.get("changes") or 0 for c in conns)
+
+
 def subscriber(doc, name):
     for s in doc.get("subscribers") or []:
         if s.get("name") == name:
