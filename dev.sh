@@ -24,7 +24,7 @@ BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config python3 cur
 	libwebsockets-dev libssl-dev libzookeeper-mt-dev)
 # The gateway tests run a real nginx with the Lua module (contrib/nginx) and read the LMDB
 # cache from Python; wrk drives the gateway benchmark.
-GATEWAY_PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-cjson luajit2
+GATEWAY_PACKAGES=(nginx-light libnginx-mod-http-lua lua-resty-core lua-cjson luajit2 libxxhash0
 	python3-lmdb lmdb-utils wrk)
 # Building and checking the Debian packages (debian/control's Build-Depends are the
 # BUILD_PACKAGES above).

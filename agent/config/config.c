@@ -457,7 +457,8 @@ static int check_source_section(struct loader *ld, const struct ynode *root)
 {
 	struct cfg *c = ld->cfg;
 	const struct ynode *first = ld->admin, *second = NULL;
-	long fi = ld->admin ? -1 : -2, si = -2; /* -1: admin; i: c->sections[i] */
+	/* which section first and second are: -1 admin:, i c->sections[i] (read only once set) */
+	long fi = -1, si = -1;
 	for (size_t i = 0; i < c->n_sections; i++) {
 		const struct ynode *n = ld->section[i];
 		if (!n || c->sections[i]->parent)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ops/history_list.h"
 #include "shared/strbuf.h"
 
 #define MARKER "<!--@DATA@-->"
@@ -328,49 +329,34 @@ static void subscribers(struct strbuf *b, const json_t *st)
 	strbuf_adds(b, "</tbody></table></section>\n");
 }
 
-struct change {
-	const char *group;
-	const json_t *e;
-	int64_t at;
-};
-
-static int newest_first(const void *a, const void *b)
+/* The keys of one entry: "+a, +b  ~c (+2 more)", the kinds it did not change left out. */
+static void keys(struct strbuf *b, const struct history_kind kinds[HISTORY_KINDS])
 {
-	int64_t x = ((const struct change *)a)->at, y = ((const struct change *)b)->at;
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-static void keys(struct strbuf *b, const json_t *e)
-{
-	static const struct {
-		const char *field, *sign;
-	} kinds[] = {{"added", "+"}, {"updated", "~"}, {"removed", "-"}};
 	int any = 0;
-	for (size_t k = 0; k < 3; k++) {
-		const json_t *c = json_object_get(e, kinds[k].field);
-		long long count = (long long)integer(c, "count");
-		if (!count)
+	for (size_t k = 0; k < HISTORY_KINDS; k++) {
+		if (!kinds[k].count)
 			continue;
 		if (any++)
 			strbuf_adds(b, "  ");
 		const json_t *key;
 		size_t i;
-		json_array_foreach(json_object_get(c, "first"), i, key)
+		json_array_foreach(kinds[k].first, i, key)
 		{
 			if (i)
 				strbuf_adds(b, ", ");
 			esc(b, kinds[k].sign);
 			esc(b, json_string_value(key));
 		}
-		long long more = count - (long long)json_array_size(json_object_get(c, "first"));
-		if (more > 0)
-			strbuf_addf(b, " (+%lld more)", more);
+		if (kinds[k].more)
+			strbuf_addf(b, " (+%lld more)", kinds[k].more);
 	}
 }
 
-static void change_item(struct strbuf *b, const struct change *c)
+static void change_item(struct strbuf *b, const struct history_change *c)
 {
 	const json_t *e = c->e;
+	struct history_kind kinds[HISTORY_KINDS];
+	int counted = history_kinds(e, kinds);
 	char buf[48];
 	strbuf_adds(b, "<li class=\"change\" data-group=\"");
 	esc(b, c->group);
@@ -383,16 +369,14 @@ static void change_item(struct strbuf *b, const struct change *c)
 	strbuf_adds(b, " ");
 	md5cell(b, str(e, "md5"));
 	strbuf_adds(b, " <span class=\"counts\">");
-	if (json_is_object(json_object_get(e, "added")))
-		strbuf_addf(b, "+%lld ~%lld -%lld",
-		            (long long)integer(json_object_get(e, "added"), "count"),
-		            (long long)integer(json_object_get(e, "updated"), "count"),
-		            (long long)integer(json_object_get(e, "removed"), "count"));
+	if (counted)
+		strbuf_addf(b, "+%lld ~%lld -%lld", kinds[HISTORY_ADDED].count,
+		            kinds[HISTORY_UPDATED].count, kinds[HISTORY_REMOVED].count);
 	else
 		strbuf_adds(b, "not counted");
 	strbuf_adds(b, "</span> <span class=\"keys\">");
-	if (json_is_object(json_object_get(e, "added")))
-		keys(b, e);
+	if (counted)
+		keys(b, kinds);
 	strbuf_adds(b, "</span> <span class=\"muted\">from ");
 	esc(b, str(e, "source"));
 	strbuf_adds(b, "</span><ul class=\"outcomes\">");
@@ -424,22 +408,10 @@ static void change_item(struct strbuf *b, const struct change *c)
 
 static int timeline(struct strbuf *b, const json_t *hist)
 {
-	size_t n = 0, cap = 0;
-	const char *name;
-	const json_t *list;
-	json_object_foreach((json_t *)json_object_get(hist, "groups"), name, list) cap +=
-	    json_array_size(list);
-	struct change *all = calloc(cap ? cap : 1, sizeof *all);
-	if (!all)
+	struct history_change *all;
+	size_t n;
+	if (history_list(hist, &all, &n) != 0)
 		return -1;
-	json_object_foreach((json_t *)json_object_get(hist, "groups"), name, list)
-	{
-		const json_t *e;
-		size_t i;
-		json_array_foreach(list, i, e) all[n++] =
-		    (struct change){name, e, integer(e, "acceptedAt")};
-	}
-	qsort(all, n, sizeof *all, newest_first);
 	strbuf_adds(b, "<section id=\"timeline\">");
 	elem(b, "h2", NULL, "Recent changes");
 	if (!n)

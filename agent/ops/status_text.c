@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "ops/history_list.h"
+
 static const char *str(const json_t *o, const char *key)
 {
 	const char *s = json_string_value(json_object_get(o, key));
@@ -154,71 +156,42 @@ static void subscribers(FILE *out, const json_t *st)
 	}
 }
 
-struct change {
-	const char *group;
-	const json_t *e;
-	long long at;
-};
-
-static int newest_first(const void *a, const void *b)
+/* The keys of one entry: " +a +b ~c (~2 more)". */
+static void keys(FILE *out, const struct history_kind kinds[HISTORY_KINDS])
 {
-	long long x = ((const struct change *)a)->at, y = ((const struct change *)b)->at;
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-static void keys(FILE *out, const json_t *e)
-{
-	static const struct {
-		const char *field, *sign;
-	} kinds[] = {{"added", "+"}, {"updated", "~"}, {"removed", "-"}};
-	for (size_t k = 0; k < 3; k++) {
-		const json_t *c = json_object_get(e, kinds[k].field), *key;
+	for (size_t k = 0; k < HISTORY_KINDS; k++) {
+		const json_t *key;
 		size_t i;
-		json_array_foreach(json_object_get(c, "first"), i, key)
+		json_array_foreach(kinds[k].first, i, key)
 		{
 			fprintf(out, " %s", kinds[k].sign);
 			put(out, json_string_value(key) ? json_string_value(key) : "");
 		}
-		long long more =
-		    integer(c, "count") - (long long)json_array_size(json_object_get(c, "first"));
-		if (more > 0)
-			fprintf(out, " (%s%lld more)", kinds[k].sign, more);
+		if (kinds[k].more)
+			fprintf(out, " (%s%lld more)", kinds[k].sign, kinds[k].more);
 	}
 }
 
 static int changes(FILE *out, const json_t *hist, int64_t now_ms)
 {
-	size_t n = 0, cap = 0;
-	const char *name;
-	const json_t *list;
-	json_object_foreach((json_t *)json_object_get(hist, "groups"), name, list) cap +=
-	    json_array_size(list);
-	struct change *all = calloc(cap ? cap : 1, sizeof *all);
-	if (!all)
+	struct history_change *all;
+	size_t n;
+	if (history_list(hist, &all, &n) != 0)
 		return -1;
-	json_object_foreach((json_t *)json_object_get(hist, "groups"), name, list)
-	{
-		const json_t *e;
-		size_t i;
-		json_array_foreach(list, i, e) all[n++] =
-		    (struct change){name, e, integer(e, "acceptedAt")};
-	}
-	qsort(all, n, sizeof *all, newest_first);
 	fprintf(out, "last changes:%s\n", n ? "" : " none recorded");
 	char buf[32], ago[32];
 	for (size_t i = 0; i < n && i < STATUS_TEXT_CHANGES; i++) {
 		const json_t *e = all[i].e;
+		struct history_kind kinds[HISTORY_KINDS];
 		fprintf(out, "  %s (%s ago)  %-18s %.8s  ", when(all[i].at, buf),
 		        age((double)(now_ms - all[i].at) / 1000.0, ago), all[i].group,
 		        str(e, "md5"));
-		if (json_is_object(json_object_get(e, "added")))
-			fprintf(out, "+%lld ~%lld -%lld",
-			        integer(json_object_get(e, "added"), "count"),
-			        integer(json_object_get(e, "updated"), "count"),
-			        integer(json_object_get(e, "removed"), "count"));
+		if (history_kinds(e, kinds))
+			fprintf(out, "+%lld ~%lld -%lld", kinds[HISTORY_ADDED].count,
+			        kinds[HISTORY_UPDATED].count, kinds[HISTORY_REMOVED].count);
 		else
 			fprintf(out, "(not counted)");
-		keys(out, e);
+		keys(out, kinds);
 		fprintf(out, "  from ");
 		put(out, str(e, "source"));
 		fputc('\n', out);

@@ -1,26 +1,17 @@
 /*
  * The registry of source types, as curl lists its TLS backends: one NULL-terminated table,
- * and the one place outside its folder that names a source. main picks the type the
- * configuration selects from it, and the configuration loader takes each type's own keys
- * from it (cfg_source_section), so adding a source is its folder and one line below.
+ * source_types[], and the lookups main and the configuration loader make in it. main picks
+ * the type the configuration selects, and the loader takes each type's own keys from it
+ * (cfg_source_section). The table itself is not written here: the build generates it
+ * (agent/source/source_types.c, from the types the source folders declare in their
+ * source.am, in the order agent/source/sources.am includes them), so adding a source is its
+ * folder and its one include line in sources.am, and no file outside the folder names it.
  */
 #include "source/source.h"
 
 #include <string.h>
 
 #include "config/config_walk.h"
-
-/* One line per source type: X(name) for name_source_ops, in source/name/source.c. */
-#define SOURCE_TYPES(X)                                                                            \
-	X(http)                                                                                    \
-	X(websocket)                                                                               \
-	X(zookeeper)                                                                               \
-	X(etcd)
-
-#define DECLARE(name) extern const struct source_ops name##_source_ops;
-SOURCE_TYPES(DECLARE)
-#define ENTRY(name) &name##_source_ops,
-const struct source_ops *const source_types[] = {SOURCE_TYPES(ENTRY) NULL};
 
 const struct source_ops *source_select(const struct cfg *cfg)
 {

@@ -215,11 +215,16 @@ static void supersede_older(struct history *h, const struct ring *r, size_t i, s
 void history_accepted(struct history *h, const struct group_data *from, const struct group_data *to,
                       const char *source)
 {
+	history_accepted_at(h, from, to, source, gw_wall_ms());
+}
+
+void history_accepted_at(struct history *h, const struct group_data *from,
+                         const struct group_data *to, const char *source, int64_t now)
+{
 	if (!h || !to || (unsigned)to->group >= GW_GROUP_COUNT)
 		return;
 	enum gw_group g = to->group;
 	struct group_data *drop[4] = {NULL, NULL, NULL, NULL};
-	int64_t now = gw_wall_ms();
 	pthread_mutex_lock(&h->mu);
 	struct ring *r = &h->rings[g];
 	if (r->n && strcmp(nth(h, r, 0)->e->md5, to->md5) == 0) {

@@ -107,6 +107,11 @@ size_t history_entry_bytes(const struct history *h);
  */
 void history_accepted(struct history *h, const struct group_data *from, const struct group_data *to,
                       const char *source);
+/* The same, accepted at wall-clock `accepted_ms`: the ingest reads the clock before it swaps
+ * the version in, since the dispatcher may apply it (and stamp its outcome) before this call
+ * records it; an acceptance stamped after the swap could be later than that apply. */
+void history_accepted_at(struct history *h, const struct group_data *from,
+                         const struct group_data *to, const char *source, int64_t accepted_ms);
 
 struct store;
 /* Record what the store holds of `groups` as accepted from where it came ("snapshot" for a

@@ -3,6 +3,7 @@
  * source, so an operator reads the same "store: accepted ..." whatever the protocol.
  */
 #include "store/ingest.h"
+#include "core/clock.h"
 #include "model/groups.h"
 #include "store/history.h"
 #include "store/store.h"
@@ -69,13 +70,15 @@ size_t ingest_offer(struct ingest *in, const char *server, ingest_accept_fn acce
 		versions[groups[i]] = NULL;
 		const char *name = gw_group_name(gd->group);
 		struct group_data *replaced = NULL;
+		/* before the swap: the dispatcher may apply the version before it is recorded */
+		int64_t accepted_ms = gw_wall_ms();
 		switch (store_swap(in->st, gd, accept, &replaced)) {
 		case INGEST_ACCEPTED:
 			accepted++;
 			LOG_I(in->log, "store",
 			      "accepted %s version %s (lastModifyTime %lld, %zu items) from %s",
 			      name, gd->md5, (long long)gd->last_modify_time, gd->n_items, server);
-			history_accepted(in->history, replaced, gd, server);
+			history_accepted_at(in->history, replaced, gd, server, accepted_ms);
 			group_data_unref(replaced);
 			break;
 		case INGEST_OLDER: {

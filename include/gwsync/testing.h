@@ -23,6 +23,10 @@
  *     (gwt_host_set_size);
  *   - tick() driven as the dispatcher drives it, on a fake clock (gwt_clock_set,
  *     gwt_apply, gwt_tick_until), so a debounce is tested without sleeping.
+ *   - the .so you ship, opened as the agent opens it (gwt_plugin_open), and an instance of
+ *     it run as the agent runs one: started, delivered to version after version, the delta
+ *     always from what it last accepted, stopped (gwt_instance_start, gwt_instance_deliver,
+ *     gwt_instance_stop).
  * Errors are returned as text in a caller's buffer; nothing here exits or aborts. Nothing
  * is global: every object is independent of the others.
  */
@@ -145,6 +149,8 @@ GWSYNC_EXPORT struct gwt_version *gwt_version_new_unknown(int group, const char 
 GWSYNC_EXPORT void gwt_version_set_stale(struct gwt_version *v, int stale);
 /** Its md5 (the one given or the digest). */
 GWSYNC_EXPORT const char *gwt_version_md5(const struct gwt_version *v);
+/** Its group: the enum gw_group given, or the number of a group the header does not know. */
+GWSYNC_EXPORT int gwt_version_group(const struct gwt_version *v);
 GWSYNC_EXPORT void gwt_version_free(struct gwt_version *v);
 
 /** One change of one group. */
@@ -168,6 +174,59 @@ GWSYNC_EXPORT struct gwt_change *gwt_change_new(enum gw_group group, const char 
 /** What apply() receives; valid until gwt_change_free(). */
 GWSYNC_EXPORT const struct gw_change *gwt_change(const struct gwt_change *c);
 GWSYNC_EXPORT void gwt_change_free(struct gwt_change *c);
+
+/* ---------------------------------------------------------------- plugins and instances */
+
+/** A plugin's .so, opened as the agent's loader opens it. */
+struct gwt_plugin;
+
+/** dlopen() `path` (RTLD_NOW | RTLD_LOCAL, as the agent does) and call its
+ *  GWSYNC_SUBSCRIBER_SYMBOL entry point. NULL with the reason in err (dlerror()'s, or the
+ *  entry point missing or returning NULL). The ABI checks are the agent's (`gwsyncd --check`,
+ *  gwsync-replay); this is for driving the very .so you ship from a unit test. */
+GWSYNC_EXPORT struct gwt_plugin *gwt_plugin_open(const char *path, char *err, size_t cap);
+/** Its description, valid until gwt_plugin_close(). */
+GWSYNC_EXPORT const struct gw_subscriber *gwt_plugin_desc(const struct gwt_plugin *p);
+GWSYNC_EXPORT void gwt_plugin_close(struct gwt_plugin *p);
+
+/**
+ * One instance of a plugin as the agent runs it: its `config:` map, a host, its state after
+ * init(), and per group the version it last accepted, from which the next change is built
+ * (as the dispatcher builds a subscriber's delta).
+ */
+struct gwt_instance;
+
+/**
+ * What the agent does at start-up (and `gwsyncd --check`): parse `yaml` (the plugin's
+ * `config:` map), check it against desc->options, make a host named `name` (the
+ * subscriber's name) with those options, call init(). NULL with the reason in err: the
+ * agent's message for a bad option, "init() failed: MESSAGE" (its host->error()) when
+ * init() refused, or "out of memory". Set the host up further (fake clock, groups) with
+ * gwt_instance_host().
+ */
+GWSYNC_EXPORT struct gwt_instance *gwt_instance_start(const struct gw_subscriber *desc,
+                                                      const char *name, const char *yaml, char *err,
+                                                      size_t cap);
+/** Its host, for gwt_host_error(), gwt_host_log(), gwt_clock_set(), gwt_tick_until()... */
+GWSYNC_EXPORT struct gwt_host *gwt_instance_host(const struct gwt_instance *in);
+/** Its state, as init() set it. */
+GWSYNC_EXPORT void *gwt_instance_state(const struct gwt_instance *in);
+/**
+ * Deliver version `v` as the dispatcher does: the change from the version of its group the
+ * instance last accepted (none: the group's first change), then gwt_apply() (apply() and at
+ * once tick(); *next, may be NULL, its deadline). `v` is consumed: kept as the accepted
+ * version when apply() returns 0, freed otherwise, so a retry's delta is again from the last
+ * accepted one. Returns apply()'s result, its message also in err; -1 with the reason in err
+ * when the change could not be built.
+ */
+GWSYNC_EXPORT int gwt_instance_deliver(struct gwt_instance *in, struct gwt_version *v,
+                                       int64_t *next, char *err, size_t cap);
+/** The version of `group` the instance last accepted (NULL: none yet). */
+GWSYNC_EXPORT const struct gwt_version *gwt_instance_accepted(const struct gwt_instance *in,
+                                                              int group);
+/** fini(), as at shutdown, then free everything it holds (a restart's first half). NULL is
+ *  fine. */
+GWSYNC_EXPORT void gwt_instance_stop(struct gwt_instance *in);
 
 #ifdef __cplusplus
 }

@@ -427,6 +427,11 @@ const char *gwt_version_md5(const struct gwt_version *v)
 	return v->gd->md5;
 }
 
+int gwt_version_group(const struct gwt_version *v)
+{
+	return v->group;
+}
+
 void gwt_version_free(struct gwt_version *v)
 {
 	if (!v)

@@ -15,7 +15,7 @@ includes only the rooms the picture lets it see:
   ops/, main.c (and the process shell beside it: options, signals): every room, but of
             source/ only the seam (source.h and the shared parts beside it): no file
             outside source/ includes a source's folder, so a new source is its folder and
-            its line in the registry (source/registry.c)
+            its line in the registry (its include line in source/sources.am)
 
 A rule the code does not keep yet goes in ALLOWED with the reason and who removes it, so the
 exception is one named line, not a silent hole. The checker is run on a small tree of

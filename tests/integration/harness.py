@@ -8,9 +8,14 @@ and always cleans up, even when a test fails:
         def test_change_arrives(self):
             emu = self.emulator(mode="shenyu", hold=2)
             d = self.daemon(emu.config(log_level="debug"))
-            d.wait_log(r"store: accepted RULE")
-            emu.upsert("RULE", {...})
+            d.wait_status(harness.holds("RULE"), "RULE held")
+            v = emu.upsert("RULE", {...})
+            d.wait_status(harness.holds("RULE", v["md5"], emu.url))
             ...
+
+Wait on what the agent reports (/status, over its control socket: Daemon.wait_status with
+the named predicates below), not on its log wording; wait_log is for a log line that is the
+behaviour under test, or a fact no endpoint reports (say which in a comment).
 
     if __name__ == "__main__":
         harness.main()
@@ -748,6 +753,126 @@ class Daemon:
                                          % (why, count, pattern, self.tail()))
                 self._cond.wait(min(left, 0.1))
 
+    # -------------------------------------------------------------- /status
+    def _top_level(self, key):
+        """A top-level scalar of the configuration text (None when absent)."""
+        m = re.search(r"(?m)^%s:[ \t]*(.*?)[ \t]*$" % re.escape(key), self.config_text)
+        if not m:
+            return None
+        return m.group(1).strip("'\"")
+
+    def _status_listen(self):
+        m = re.search(r"(?m)^status:[ \t]*\n((?:[ \t]+.*\n?)*)", self.config_text)
+        if m:
+            lm = re.search(r"(?m)^[ \t]+listen:[ \t]*['\"]?([^'\"\s]+)", m.group(1))
+            if lm and not lm.group(1).startswith(("unix:", "/")):
+                return lm.group(1)
+        return None
+
+    def _ask_control(self, path, timeout):
+        """The control socket's answer to "status" (None while nothing answers). The path
+        is reached through its directory (/proc/self/fd/N/NAME), so any length works."""
+        import socket
+        try:
+            dirfd = os.open(os.path.dirname(path), os.O_PATH)
+        except OSError:
+            return None
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.settimeout(timeout)
+            s.connect("/proc/self/fd/%d/%s" % (dirfd, os.path.basename(path)))
+            s.sendall(b"status\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError:
+            return None
+        finally:
+            s.close()
+            os.close(dirfd)
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except ValueError:
+            return None
+        return doc if isinstance(doc, dict) and "status" in doc else None
+
+    def status_doc(self, timeout=5.0):
+        """{"status": the /status document, "history": the last changes or None} as the
+        agent reports them now, or None while it does not answer. Asked over the control
+        socket (STATE_DIR/control.sock unless configured), or over HTTP at status.listen
+        when the configuration has no control socket."""
+        control = self._top_level("control_socket")
+        state = self._top_level("state_dir")
+        path = control if control else (os.path.join(state, "control.sock")
+                                        if state and control is None else None)
+        if path:
+            doc = self._ask_control(path, timeout)
+            if doc is not None:
+                return doc
+        listen = self._status_listen()
+        if listen:
+            try:
+                st, _, body = http_request("GET", "http://%s/status" % listen, timeout=timeout)
+            except (urllib.error.URLError, ConnectionError, OSError):
+                return None
+            if st == 200:
+                return {"status": json.loads(body.decode("utf-8")), "history": None}
+        return None
+
+    def status(self, timeout=5.0):
+        """The /status document now (None while the agent does not answer)."""
+        doc = self.status_doc(timeout)
+        return doc["status"] if doc else None
+
+    def wait_status(self, predicate, message=None, timeout=30.0, interval=0.1):
+        """Poll the agent's /status until predicate(doc) is truthy; returns the document.
+        AssertionError naming `message`, with the last document and the log's tail, on
+        timeout or if the agent exits first. Use the named predicates below (holds,
+        conn_state, ...) so that a test reads as the fact it waits for."""
+        last = {}
+        deadline = time.monotonic() + timeout
+        while True:
+            doc = self.status()
+            if doc is not None:
+                last["doc"] = doc
+                if predicate(doc):
+                    return doc
+            if not self.alive() or time.monotonic() >= deadline:
+                why = "exited with %s" % (self.proc.returncode if self.proc else None) \
+                    if not self.alive() else "timed out after %.1fs" % timeout
+                raise AssertionError("gwsyncd %s waiting for %s\nlast /status: %s\n%s"
+                                     % (why, message or getattr(predicate, "__name__", "a state"),
+                                        json.dumps(last.get("doc"), indent=1) if last else
+                                        "never answered (no control socket, no status.listen)",
+                                        self.tail()))
+            time.sleep(interval)
+
+    def wait_history(self, group, md5=None, predicate=None, message=None, timeout=30.0):
+        """Wait until the agent's change history (the last changes the control socket
+        reports, as in /history) has an entry for version `md5` of `group` (md5=None: its
+        newest entry) for which predicate(entry) is truthy; returns the entry."""
+        last = {}
+
+        def check():
+            doc = self.status_doc()
+            hist = (doc or {}).get("history") or {}
+            for e in ((hist.get("groups") or {}).get(group) or [])[:None if md5 else 1]:
+                if md5 is None or e.get("md5") == md5:
+                    last["entry"] = e
+                    return e if predicate is None or predicate(e) else None
+            if not self.alive():
+                raise AssertionError("gwsyncd exited\n%s" % self.tail())
+            return None
+        try:
+            return wait_until(check, timeout=timeout, interval=0.1,
+                              message=message or "history of %s %s" % (group, md5))
+        except AssertionError as e:
+            raise AssertionError("%s\nlast entry: %s\n%s" % (e, json.dumps(last.get("entry")),
+                                                              self.tail()))
+
     def assert_no_log(self, pattern, since=0, stream=None):
         rx = re.compile(pattern)
         bad = [t for t in self.lines(stream, since) if rx.search(t)]
@@ -769,6 +894,192 @@ class Daemon:
 
     def run_check(self, *args, **kw):
         return self.run("--check", *args, **kw)
+
+
+# ---------------------------------------------------------------------- /status facts
+# Predicates on the /status document (docs/operations.md) for Daemon.wait_status: each
+# names one fact, so tests wait on what the agent reports, not on its log wording.
+def connection(doc, url):
+    """The source connection (server, endpoint) whose url is `url` (None if absent); with
+    url=None the only one."""
+    conns = (doc.get("source") or {}).get("connections") or doc.get("servers") or []
+    if url is None:
+        return conns[0] if len(conns) == 1 else None
+    url = getattr(url, "url", url)
+    for c in conns:
+        if c.get("url") == url:
+            return c
+    return None
+
+
+def held(doc, group):
+    """The group's entry in /status (None while nothing is held)."""
+    return (doc.get("groups") or {}).get(group)
+
+
+def holds(group, md5=None, source=None, items=None, from_snapshot=None):
+    """The agent holds a version of `group` (that md5, from that server or "snapshot",
+    with that many items, loaded from the snapshot or not)."""
+    def pred(doc):
+        g = held(doc, group)
+        return bool(g) and (md5 is None or g.get("md5") == md5) and \
+            (source is None or g.get("source") == getattr(source, "url", source)) and \
+            (items is None or g.get("items") == items) and \
+            (from_snapshot is None or g.get("fromSnapshot") == from_snapshot)
+    pred.__name__ = "holds(%s%s%s)" % (group, " " + md5 if md5 else "",
+                                       " from %s" % getattr(source, "url", source) if source else "")
+    return pred
+
+
+def holds_all(versions, source=None, from_snapshot=None):
+    """Every group of {group: md5} held at that md5 (see holds)."""
+    preds = [holds(g, m, source, from_snapshot=from_snapshot) for g, m in versions.items()]
+    pred = lambda doc: all(p(doc) for p in preds)  # noqa: E731
+    pred.__name__ = "holds_all(%s)" % ", ".join(sorted(versions))
+    return pred
+
+
+def conn_state(url, *states):
+    """The connection to `url` is in one of `states` (polling, retrying, backing_off,
+    connected, connecting, ...)."""
+    def pred(doc):
+        c = connection(doc, url)
+        return bool(c) and c.get("state") in states
+    pred.__name__ = "connection %s %s" % (getattr(url, "url", url), "/".join(states))
+    return pred
+
+
+def conn_errors(url, reason, at_least=1):
+    """The connection to `url` counts at least `at_least` failed conversations for
+    `reason` (connect, timeout, http, code, parse, fetch, too_large, auth, session)."""
+    def pred(doc):
+        c = connection(doc, url)
+        return bool(c) and (c.get("errors") or {}).get(reason, 0) >= at_least
+    pred.__name__ = "%d %s error(s) on %s" % (at_least, reason, getattr(url, "url", url))
+    return pred
+
+
+def conn_failing(url, at_least=1, reason=None):
+    """The connection to `url` has failed `at_least` tries in a row now (and counts a
+    failure of kind `reason`, when given: connect, timeout, http, ...)."""
+    def pred(doc):
+        c = connection(doc, url)
+        return bool(c) and (c.get("consecutiveFailures") or 0) >= at_least and \
+            (reason is None or (c.get("errors") or {}).get(reason, 0) >= 1)
+    pred.__name__ = "%s failing %d time(s) in a row" % (getattr(url, "url", url), at_least)
+    return pred
+
+
+def conn_recovered(url, state="polling"):
+    """The connection to `url` works again: in `state`, no failure since it last worked,
+    and it failed before (lastError kept as history)."""
+    def pred(doc):
+        c = connection(doc, url)
+        return bool(c) and c.get("state") == state and c.get("consecutiveFailures") == 0 \
+            and c.get("lastError") is not None
+    pred.__name__ = "%s %s again after failing" % (getattr(url, "url", url), state)
+    return pred
+
+
+def conn_worked_since_error(url):
+    """The connection to `url` worked (lastSuccess: a poll answered, an event source's
+    full sync ended) at or after its last error."""
+    def pred(doc):
+        c = connection(doc, url)
+        return bool(c) and c.get("lastSuccess") is not None and c.get("lastErrorAt") is not None \
+            and c["lastSuccess"] >= c["lastErrorAt"] and c.get("consecutiveFailures") == 0
+    pred.__name__ = "%s worked since its last error" % getattr(url, "url", url)
+    return pred
+
+
+def nothing_held(doc):
+    """No group holds a version: nothing was accepted (an agent without a snapshot)."""
+    return all(v is None for v in (doc.get("groups") or {}).values())
+
+
+def snapshot_only(doc):
+    """Every group held comes from the snapshot: no admin's version was accepted."""
+    return all(v is None or v.get("fromSnapshot") for v in (doc.get("groups") or {}).values())
+
+
+def changes(doc):
+    """Group versions accepted from every connection of the source, in all."""
+    conns = (doc.get("source") or {}).get("connections") or doc.get("servers") or []
+    return sum(c.get("changes") or 0 for c in conns)
+
+
+def subscriber(doc, name):
+    for s in doc.get("subscribers") or []:
+        if s.get("name") == name:
+            return s
+    return None
+
+
+def delivered(name, group, md5):
+    """Subscriber `name` accepted version `md5` of `group`."""
+    def pred(doc):
+        s = subscriber(doc, name)
+        g = ((s or {}).get("groups") or {}).get(group) or {}
+        return g.get("md5") == md5
+    pred.__name__ = "%s holds %s %s" % (name, group, md5)
+    return pred
+
+
+def refused(name, group, at_least=1):
+    """Subscriber `name` has refused `group` at least `at_least` times in a row now."""
+    def pred(doc):
+        s = subscriber(doc, name)
+        g = ((s or {}).get("groups") or {}).get(group) or {}
+        return (g.get("consecutiveFailures") or 0) >= at_least
+    pred.__name__ = "%s refused %s %d time(s)" % (name, group, at_least)
+    return pred
+
+
+def changed(entry):
+    """(added, updated, removed) counts of a history entry (None while not counted)."""
+    if entry.get("added") is None:
+        return None
+    return tuple(entry[k]["count"] for k in ("added", "updated", "removed"))
+
+
+def applied_by(name, counts=None):
+    """A history-entry predicate: subscriber `name` applied the version (which changed
+    `counts` = (added, updated, removed) items, when given)."""
+    def pred(entry):
+        return ((entry.get("subscribers") or {}).get(name) or {}).get("state") == "applied" \
+            and (counts is None or changed(entry) == tuple(counts))
+    return pred
+
+
+def watching(*sessions, url=None):
+    """An event source's connection (`url`, or the only one) is connected with a watch
+    running (etcd: on one of the endpoints `sessions`, when given)."""
+    def pred(doc):
+        c = connection(doc, url)
+        return bool(c) and c.get("state") == "connected" and (c.get("watches") or 0) >= 1 \
+            and (not sessions or c.get("session") in sessions)
+    pred.__name__ = "watching%s" % (" on " + "/".join(sessions) if sessions else "")
+    return pred
+
+
+def only_conn(pred_of_conn, name):
+    """A predicate on the only connection's entry (event sources have one)."""
+    def pred(doc):
+        c = connection(doc, None)
+        return bool(c) and pred_of_conn(c)
+    pred.__name__ = name
+    return pred
+
+
+def healthy(doc):
+    """Ready: /healthz would answer 200 (every configured group holds data)."""
+    return doc.get("healthy") is True
+
+
+def all_of(*preds):
+    pred = lambda doc: all(p(doc) for p in preds)  # noqa: E731
+    pred.__name__ = " and ".join(getattr(p, "__name__", "?") for p in preds)
+    return pred
 
 
 # ---------------------------------------------------------------------- unittest glue

@@ -1,4 +1,6 @@
-"""The sync engine's log lines, as regular expressions, for the integration tests.
+"""The sync engine's log lines, as regular expressions, for the integration tests, and
+the waits on what the agent holds (wait_synced, holds), which read /status instead: a test
+waits on a reported fact, and reads log lines only where the line is the behaviour.
 
 These are the exact shapes the engine promises (agent/source/http/poller.h):
   info  store: accepted GROUP version MD5 (lastModifyTime N, K items) from URL
@@ -6,6 +8,8 @@ These are the exact shapes the engine promises (agent/source/http/poller.h):
   debug store: ignored GROUP version MD5 from URL: already held
 """
 import re
+
+import harness
 
 
 def _opt(value, default):
@@ -43,11 +47,19 @@ def accepted_lines(daemon, since=0, group=None):
     return out
 
 
-def wait_synced(daemon, emu, groups=None, timeout=15.0, since=0, url=None):
-    """Wait until the daemon has accepted the admin's current version of every group."""
-    for g in groups or emu.groups:
-        v = emu.group(g)
-        daemon.wait_log(accepted(g, v["md5"], url), timeout=timeout, since=since, stream=None)
+def wait_synced(daemon, emu, groups=None, timeout=15.0, url=None):
+    """Wait until the daemon's /status holds the admin's current version of every group,
+    received from an admin (from `url` when given), not loaded from the snapshot."""
+    versions = {g: emu.group(g)["md5"] for g in groups or emu.groups}
+    return daemon.wait_status(harness.holds_all(versions, source=url, from_snapshot=False),
+                              "the admin's versions of %s" % ", ".join(versions), timeout)
+
+
+def holds(daemon, group, v, url=None, timeout=15.0, items=None):
+    """Wait until /status holds version v (an emulator answer: {"md5", ...}) of group,
+    from `url` when given; returns the document."""
+    return daemon.wait_status(harness.holds(group, v["md5"], url, items),
+                              "%s version %s" % (group, v["md5"]), timeout)
 
 
 def rule(key, name="rule"):

@@ -149,7 +149,7 @@ class Cli(harness.IntegrationTest):
         emu = self.emulator(mode="shenyu", hold=30)
         for sig in (signal.SIGTERM, signal.SIGINT):
             d = self.daemon(emu.config(log_level="info"))
-            d.wait_log(r"accepted RULE", stream=None)
+            d.wait_status(harness.holds("RULE"), "RULE held")
             rc, secs = d.stop(sig=sig, timeout=5)
             self.assertEqual(rc, 0)
             self.assertLess(secs, 1.0)
@@ -157,7 +157,7 @@ class Cli(harness.IntegrationTest):
     def test_log_lines_have_time_level_component(self):
         emu = self.emulator(mode="shenyu", hold=30)
         d = self.daemon(emu.config(log_level="info"))
-        d.wait_log(r"accepted RULE", stream=None)
+        d.wait_status(harness.holds("RULE"), "RULE held")
         d.stop()
         for line in d.lines("stderr"):
             if line.strip():

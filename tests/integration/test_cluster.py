@@ -6,7 +6,6 @@ import time
 
 import harness
 import synclog
-from synclog import accepted
 
 
 class TwoAdmins(harness.IntegrationTest):
@@ -17,20 +16,23 @@ class TwoAdmins(harness.IntegrationTest):
         synclog.wait_synced(d, c[0])
         harness.wait_until(lambda: all(e.state()["held"] >= 1 for e in c.emulators),
                            message="both pollers holding")
-        mark = d.mark()
+        before = d.status()["servers"]
         versions = c.upsert("RULE", synclog.rule("both"))
         self.assertEqual(versions[0]["md5"], versions[1]["md5"])
-        d.wait_log(accepted("RULE", versions[0]["md5"]), since=mark, stream=None)
-        # The other poller fetched the same md5 and left it alone.
-        d.wait_log(synclog.ignored_same("RULE"), since=mark, stream=None)
+        # Both pollers fetched it; the store took it from one and left the other alone.
+        fetched = lambda doc: all(s["fetches"] > b["fetches"]  # noqa: E731
+                                  for s, b in zip(doc["servers"], before))
+        d.wait_status(harness.all_of(harness.holds("RULE", versions[0]["md5"]), fetched),
+                      "RULE fetched through both admins")
         time.sleep(0.3)
-        self.assertEqual(len(synclog.accepted_lines(d, mark, "RULE")), 1)
+        after = d.status()["servers"]
+        self.assertEqual(sum(s["changes"] for s in after) - sum(b["changes"] for b in before),
+                         1, after)
 
         # Either admin alone is enough: stop the first, change through the second.
         c[0].stop()
-        mark = d.mark()
         v = c[1].upsert("RULE", synclog.rule("second-only"))
-        d.wait_log(accepted("RULE", v["md5"], c[1].url), since=mark, stream=None)
+        synclog.holds(d, "RULE", v, c[1].url)
         self.assertTrue(d.alive())
 
     def test_first_server_down_at_startup_fetches_from_the_second(self):
@@ -41,14 +43,14 @@ class TwoAdmins(harness.IntegrationTest):
                                   retry=(3, "300ms", "5s"))
         d = self.daemon(cfg)
         synclog.wait_synced(d, emu, url=emu.url)
+        # no /status field reports this: the start-up fetch is in no per-server counter
         d.wait_log(r"startup: server %s: .*\[connect\]; trying the next server, %s"
                    % (dead, emu.url), stream=None)
         self.assertEqual(len(emu.requests("fetch")), 1)
         # The poller of the dead server reports, the other one polls on.
-        d.wait_log(r"poller: server %s: .*\[connect\]; try 1 of 3 failed" % dead, stream=None)
-        mark = d.mark()
+        d.wait_status(harness.conn_failing(dead, 1, "connect"), "the dead server's poller failing")
         v = emu.upsert("RULE", synclog.rule("after-start"))
-        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
+        synclog.holds(d, "RULE", v, emu.url)
 
 
 class LaggingAdmin(harness.IntegrationTest):
@@ -69,17 +71,25 @@ class LaggingAdmin(harness.IntegrationTest):
         self.assertLess(lagged["lastModifyTime"], held["lastModifyTime"])
         c[1].reset_requests()
         mark = d.mark()
+        st = d.status()
+        base, taken = harness.connection(st, c[1].url), harness.changes(st)
         # Wake its held poll: from now on it answers every poll at once ("RULE changed").
         c[1].notify("RULE")
-        d.wait_log(synclog.ignored_older("RULE", lagged["md5"], c[1].url), since=mark,
-                   stream=None)
+        # It fetched the older RULE and the store kept what it held.
+        doc = d.wait_status(lambda doc: harness.connection(doc, c[1].url)["fetches"]
+                            > base["fetches"], "a fetch from the lagging admin")
+        self.assertEqual(harness.held(doc, "RULE")["md5"], held["md5"])
+        self.assertEqual(harness.connection(doc, c[1].url)["changes"], base["changes"])
+        # log wording is the behaviour here: the warning an operator must see
         d.wait_log(r"poller: server %s serves older data than held" % c[1].url, since=mark,
                    stream=None)
         t0 = time.monotonic()
         time.sleep(3.0)
         elapsed = time.monotonic() - t0
         # No roll-back ...
-        self.assertEqual(synclog.accepted_lines(d, mark), [])
+        st = d.status()
+        self.assertEqual(harness.changes(st), taken)
+        self.assertEqual(harness.held(st, "RULE")["md5"], held["md5"])
         # ... and no storm: one listener and one fetch per retry interval at most.
         listeners = len(c[1].requests("listener"))
         fetches = len(c[1].requests("fetch"))
@@ -94,13 +104,14 @@ class LaggingAdmin(harness.IntegrationTest):
 
         # Meanwhile a real change through the healthy admin is applied.
         v = c[0].upsert("RULE", synclog.rule("newer"))
-        d.wait_log(accepted("RULE", v["md5"], c[0].url), since=mark, stream=None)
+        synclog.holds(d, "RULE", v, c[0].url)
 
         # Once it catches up (serves what we hold), it is held like any other.
         c[1].upsert("RULE", synclog.rule("newer"))
         c[1].lag_off()
+        # no /status field reports this (a lagging admin is in no field)
         d.wait_log(r"poller: server %s caught up" % c[1].url, since=mark, timeout=10)
-        self.assertEqual(len(synclog.accepted_lines(d, mark, "RULE")), 1)
+        self.assertEqual(harness.changes(d.status()) - taken, 1)   # the healthy admin's
 
 
 if __name__ == "__main__":

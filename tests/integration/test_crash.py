@@ -18,7 +18,6 @@ import unittest
 import groupfiles
 import harness
 import synclog
-from synclog import accepted
 
 RETRY = (3, "200ms", "500ms")
 
@@ -88,8 +87,9 @@ class KilledWhileWriting(harness.IntegrationTest):
             d = self.daemon(cfg)
             # Once it is busy taking changes, kill it the moment a write is under way (a
             # temporary file exists), or at a random moment if none is seen.
-            d.wait_log(r"store: accepted RULE .* from %s$" % re.escape(emu.url), count=2,
-                       timeout=30)
+            d.wait_status(lambda doc: harness.held(doc, "RULE") and
+                          harness.connection(doc, emu.url)["changes"] >= 1,
+                          "RULE held and a change taken from the admin", timeout=30)
             # Every group delivered once before the kill (a loaded machine delivers later
             # than it accepts): the test is about writes being whole, not about timing.
             harness.wait_until(lambda: sorted(groupfiles.check_dir_whole(files)) ==
@@ -125,14 +125,13 @@ class KilledWhileWriting(harness.IntegrationTest):
         # What the crashes left is a snapshot the agent itself loads without complaint...
         emu.stop()
         d = self.daemon(cfg)
-        d.wait_log(r"serving %d of %d group\(s\) from the snapshot" % (len(emu.groups),
-                                                                        len(emu.groups)))
+        d.wait_status(harness.all_of(*[harness.holds(g, from_snapshot=True) for g in emu.groups]),
+                      "every group from the snapshot")
         d.assert_no_log(r"ignoring snapshot")
         # ... and once the admin is back the agent converges on its data.
-        mark = d.mark()
         emu.start()
         v = emu.upsert("RULE", synclog.rule("after-the-crashes"))
-        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None, timeout=30)
+        synclog.holds(d, "RULE", v, emu.url, timeout=30)
         groupfiles.wait_admin_data(files, emu, times=False)
         groupfiles.wait_version(state, "RULE", v["md5"])
         groupfiles.check_dir_whole(state)
@@ -146,14 +145,14 @@ class StateDirProblems(harness.IntegrationTest):
         emu = self.emulator(mode="shenyu", hold=2, rules=400)   # RULE alone > 64 KiB
         d = self.daemon(emu.config(log_level="info", retry=RETRY, state_dir=state,
                                    subscribers=[groupfiles.file_subscriber(files)]))
+        # no /status field reports this: a snapshot that cannot be written
         m = d.wait_log(r"error snapshot: snapshot of RULE: .*%s.*: No space left on device; "
                        r"the agent keeps serving subscribers" % re.escape(state))
         groupfiles.wait_admin_data(files, emu)
         # Changes keep reaching the subscriber while the snapshot cannot be written.
         for i in range(3):
-            mark = d.mark()
             v = emu.upsert("RULE", synclog.rule("while-full-%d" % i))
-            d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
+            synclog.holds(d, "RULE", v, emu.url)
             groupfiles.wait_version(files, "RULE", v["md5"])
         self.assertTrue(d.alive())
         self.assertFalse(os.path.exists(os.path.join(state, "RULE.json")))
@@ -167,6 +166,7 @@ class StateDirProblems(harness.IntegrationTest):
         mark = d.mark()
         remount(state, "size=8m")
         v = emu.upsert("RULE", synclog.rule("room-again"))
+        # no /status field reports this: snapshots written again
         d.wait_log(r"info  snapshot: writing snapshots to %s again" % re.escape(state),
                    since=mark, timeout=15)
         groupfiles.wait_version(state, "RULE", v["md5"])
@@ -179,8 +179,10 @@ class StateDirProblems(harness.IntegrationTest):
         emu = self.emulator(mode="shenyu", hold=2)
 
         def config(files):
+            # the control socket (the test's view of /status) beside, not in, state_dir
             return emu.config(log_level="info", retry=RETRY, state_dir=state,
-                              subscribers=[groupfiles.file_subscriber(files)])
+                              subscribers=[groupfiles.file_subscriber(files)],
+                              extra={"control_socket": os.path.join(tmp, "control.sock")})
         r = harness.Daemon(config(os.path.join(tmp, "files0"))).run_once()
         self.assertEqual(r.returncode, 0, r.stderr)
         held = {g: emu.group(g)["md5"] for g in emu.groups}
@@ -190,7 +192,7 @@ class StateDirProblems(harness.IntegrationTest):
         # A read-only snapshot still bridges an outage at start ...
         files = os.path.join(tmp, "files")
         d = self.daemon(config(files))
-        d.wait_log(r"serving %d of %d group\(s\) from the snapshot" % (len(held), len(held)))
+        d.wait_status(harness.holds_all(held, from_snapshot=True), "the read-only snapshot served")
         for g, md5 in held.items():
             groupfiles.wait_version(files, g, md5)
 
@@ -199,6 +201,7 @@ class StateDirProblems(harness.IntegrationTest):
         mark = d.mark()
         emu.start()
         v = emu.upsert("RULE", synclog.rule("while-read-only"))
+        # no /status field reports this: the state_dir cannot be written
         d.wait_log(r"error snapshot: (snapshot of \w+|history): .*%s.*: Read-only file system; "
                    r"the agent keeps serving subscribers" % re.escape(state), timeout=15)
         groupfiles.wait_version(files, "RULE", v["md5"])
@@ -212,6 +215,7 @@ class StateDirProblems(harness.IntegrationTest):
         mark = d.mark()
         remount(state, "rw")
         v = emu.upsert("RULE", synclog.rule("writable-again"))
+        # no /status field reports this: snapshots written again
         d.wait_log(r"info  snapshot: writing snapshots to %s again" % re.escape(state),
                    since=mark, timeout=15)
         groupfiles.wait_version(state, "RULE", v["md5"])

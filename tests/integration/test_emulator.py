@@ -683,6 +683,7 @@ class HarnessTest(harness.IntegrationTest):
         self.assertEqual((result.returncode, result.stdout, result.stderr),
                          (3, "once state_dir: %s/state\n" % d.tmp, "bye\n"))
         d.start()
+        # log wording is the behaviour here: this tests the harness's own wait_log
         d.wait_log(r"^started " + d.config_path + "$")
         m = d.wait_log(r"tick (\d+)", count=3)
         self.assertEqual(m.group(1), "2")

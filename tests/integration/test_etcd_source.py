@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import ssl
+import re
 import subprocess
 import sys
 import time
@@ -261,17 +262,15 @@ class EtcdSourceTest(harness.IntegrationTest):
         files = self.tmpdir()
         d = self.daemon(etcd_config([self.etcd.public_url], files))
         self.wait_files(files)
-        d.wait_log(r"etcd: endpoint %s: watching %s/ from revision \d+"
-                   % (self.etcd.public_url, ROOT))
+        d.wait_status(harness.watching(self.etcd.public_url))
 
         # one change and one delete, through the watch
-        mark = d.mark()
         self.put("RULE", "201", "/rule/divide/101-201", rule("201", "101", "divide"))
         changed = selector("100", "divide", "s1-moved")
         self.put("SELECTOR", "100", "/selector/divide/100", changed)
         self.delete("PLUGIN", "sign", "/plugin/sign")
         self.wait_files(files)
-        d.wait_log(r"store: accepted PLUGIN", since=mark)
+        d.wait_status(harness.holds("PLUGIN", items=len(self.held["PLUGIN"])))
 
         # the agent is stopped; meanwhile etcd changes and compacts past its revision
         rc, _ = d.stop()
@@ -314,6 +313,7 @@ class EtcdSourceTest(harness.IntegrationTest):
         self.wait_files(files, timeout=30)
         harness.wait_until(lambda: status_of(port)["errors"]["session"] >= 1, timeout=20,
                            message="/status: the compacted watch counted as a session failure")
+        # no /status field reports this: the read that recovers a compacted watch
         d.wait_log(r"etcd: endpoint .*: recovery read of %s/" % ROOT, since=0)
         # and the watch works after the recovery
         rev = self.put("RULE", "202", "/rule/divide/100-202", rule("202", "100", "divide"))
@@ -334,9 +334,10 @@ class EtcdSourceTest(harness.IntegrationTest):
         files = self.tmpdir()
         d = self.daemon(etcd_config([self.etcd.public_url], files))
         self.wait_files(files)
-        d.wait_log(r"etcd: endpoint .*: watching ")
+        d.wait_status(harness.watching(self.etcd.public_url))
         time.sleep(1.2)  # a watch that ran at least a second is resumed at once
         self.etcd.close()
+        # no /status field reports this: the revision a watch resumes from
         m = d.wait_log(r"etcd: endpoint .*: watch of .*; resuming the watch from revision "
                        r"(\d+)", timeout=20)
         self.etcd.start(hidden=True)
@@ -346,6 +347,7 @@ class EtcdSourceTest(harness.IntegrationTest):
         self.etcd.close()
         self.etcd.start()
         self.wait_files(files, timeout=30)
+        # no /status field reports this: the revision a watch starts from
         d.wait_log(r"etcd: endpoint .*: watching .* from revision %d" % first)
         self.assertNotRegex(d.text(), r"recovery read|resync read")
 
@@ -355,8 +357,9 @@ class EtcdSourceTest(harness.IntegrationTest):
         dead = "http://127.0.0.1:%d" % harness.free_port()
         d = self.daemon(etcd_config([dead, self.etcd.public_url], files))
         self.wait_files(files)
-        d.wait_log(r"etcd: endpoint %s: range of .*\[connect\]" % dead)
-        d.wait_log(r"etcd: endpoint %s: watching " % self.etcd.public_url)
+        doc = d.wait_status(harness.watching(self.etcd.public_url))
+        self.assertGreaterEqual(harness.connection(doc, None)["errors"]["connect"], 1, doc)
+        self.assertIn(dead, harness.connection(doc, None)["lastError"])
         self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
         self.wait_files(files)
 
@@ -385,10 +388,10 @@ class EtcdSourceTest(harness.IntegrationTest):
         d = self.daemon(etcd_config([frozen.url, self.etcd.public_url], files,
                                     etcd={"connect_timeout": "1s"}))
         self.wait_files(files)
-        d.wait_log(r"etcd: endpoint %s: watch of %s/: not created within 1000 ms "
-                   r"\[timeout\]; trying endpoint %s"
-                   % (frozen.url, ROOT, self.etcd.public_url), timeout=10)
-        d.wait_log(r"etcd: endpoint %s: watching " % self.etcd.public_url)
+        doc = d.wait_status(harness.watching(self.etcd.public_url), timeout=10)
+        self.assertGreaterEqual(harness.connection(doc, None)["errors"]["timeout"], 1, doc)
+        self.assertIn("endpoint %s: watch of %s/: not created within 1000 ms"
+                      % (frozen.url, ROOT), harness.connection(doc, None)["lastError"])
         self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
         self.wait_files(files)
 
@@ -400,7 +403,7 @@ class EtcdSourceTest(harness.IntegrationTest):
         d = self.daemon(etcd_config([self.etcd.public_url], files,
                                     etcd={"username": "root", "password": password}))
         self.wait_files(files)
-        d.wait_log(r"etcd: endpoint .*: watching ")
+        d.wait_status(harness.watching(self.etcd.public_url))
         self.put("SELECTOR", "102", "/selector/divide/102", selector("102", "divide", "s3"))
         self.wait_files(files)
         self.assertNotIn(password, d.text())
@@ -422,15 +425,16 @@ class EtcdSourceTest(harness.IntegrationTest):
         d = self.daemon(etcd_config([self.etcd.public_url], files,
                                     etcd={"username": "root", "password": password}))
         self.wait_files(files)
-        d.wait_log(r"etcd: endpoint .*: watching ")
+        d.wait_status(harness.watching(self.etcd.public_url))
         # the running watch keeps going; the one resumed after a restart meets the
         # forgotten token
         self.invalidate_tokens(password)
         self.etcd.close()
         self.etcd.start()
+        # no /status field reports this: a token renewed is no failure
         d.wait_log(r"etcd: endpoint .*: watch of .* cancelled: .*invalid auth token "
                    r"\[auth\]; authenticating again", timeout=20)
-        d.wait_log(r"etcd: endpoint .*: watching ", count=2)
+        d.wait_status(harness.watching(self.etcd.public_url))
         self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
         self.wait_files(files)
         self.assertNotIn(password, d.text())
@@ -446,11 +450,14 @@ class EtcdSourceTest(harness.IntegrationTest):
                                           "resync_interval": "1s"},
                                     status={"listen": "127.0.0.1:%d" % port}))
         self.wait_files(files)
+        # no /status field reports this: that a resync ran
         d.wait_log(r"etcd: endpoint .*: resync read of ")
         mark = d.mark()
         self.invalidate_tokens(password)
+        # no /status field reports this: a token renewed is no failure
         d.wait_log(r"etcd: endpoint .*: range of .*: HTTP 401: etcdserver: invalid auth "
                    r"token; authenticating again", since=mark, timeout=10)
+        # no /status field reports this: that a resync ran, and what it found
         m = d.wait_log(r"etcd: endpoint .*: resync read of .* (\d+) new", since=mark)
         self.assertEqual(m.group(1), "0")
         self.assertEqual(status_of(port)["errors"]["auth"], 0)
@@ -465,6 +472,7 @@ class EtcdSourceTest(harness.IntegrationTest):
         d = self.daemon(etcd_config([self.etcd.public_url], files,
                                     etcd={"username": "root", "password": "wrong-Pa55"},
                                     status={"listen": "127.0.0.1:%d" % port}))
+        # log wording is the behaviour here: the failure names the user, not the password
         d.wait_log(r"etcd: endpoint .*: authenticate as root refused: HTTP 400: .*"
                    r"authentication failed.*\[auth\]")
         harness.wait_until(lambda: status_of(port)["errors"]["auth"] >= 2, timeout=10)
@@ -480,6 +488,7 @@ class EtcdSourceTest(harness.IntegrationTest):
                                     status={"listen": "127.0.0.1:%d" % port}))
         self.wait_files(files)
         self.put("PLUGIN", "waf", "/plugin/waf", plugin("waf", "7"))
+        # no /status field reports this: that a resync ran, and what it found
         d.wait_log(r"etcd: endpoint .*: resync read of .*: 6 key\(s\) at revision \d+, "
                    r"0 new version", timeout=10)
         self.assertEqual(status_of(port)["repairs"], 0)
@@ -492,7 +501,7 @@ class EtcdSourceTest(harness.IntegrationTest):
         d = self.daemon(etcd_config([self.etcd.public_url], files,
                                     etcd={"resync_interval": "0", "connect_timeout": "1s"}))
         self.wait_files(files)
-        d.wait_log(r"etcd: endpoint .*: watching ")
+        d.wait_status(harness.watching(self.etcd.public_url))
         # libcurl's own one-shot timers of a new connection (happy eyeballs at 200 ms, the
         # connect timeout) fire once after it connected; the measurement starts after them
         time.sleep(1.5)
@@ -514,7 +523,7 @@ class EtcdSourceTest(harness.IntegrationTest):
         files = self.tmpdir()
         d = self.daemon(etcd_config([self.etcd.public_url], files))
         self.wait_files(files)
-        d.wait_log(r"etcd: endpoint .*: watching ")
+        d.wait_status(harness.watching(self.etcd.public_url))
         rc, elapsed = d.stop()
         self.assertEqual(rc, 0)
         self.assertLess(elapsed, 1.0)
@@ -614,11 +623,14 @@ class EtcdFakeGatewayTest(harness.IntegrationTest):
         self.addCleanup(gw.close)
         files = self.tmpdir()
         d = self.daemon(etcd_config([gw.url], files))
-        d.wait_log(r"etcd: endpoint %s: watch of %s/: watch stream: an answer larger than "
-                   r"67108864 bytes \[too_large\]" % (gw.url, ROOT), timeout=20)
-        d.wait_log(r"etcd: endpoint %s: recovery read of %s/: 0 key\(s\) at revision 20"
-                   % (gw.url, ROOT), timeout=10)
-        d.wait_log(r"etcd: endpoint %s: watching " % gw.url, count=2)
+        # the answer refused, then a read at a fresh revision (20) and a watch again
+        doc = d.wait_status(harness.all_of(
+            harness.only_conn(lambda c: c["errors"]["too_large"] >= 1, "an answer refused"),
+            harness.only_conn(lambda c: c["revision"] == 20, "at revision 20"),
+            harness.watching(gw.url)), timeout=30)
+        self.assertIn("watch of %s/: watch stream: an answer larger than 67108864 bytes" % ROOT,
+                      harness.connection(doc, None)["lastError"])
+        harness.wait_until(lambda: len(gw.watches) >= 2, timeout=10, message="a second watch")
         with gw.lock:
             self.assertEqual(gw.watches[:2], ["6", "21"])
 
@@ -633,9 +645,12 @@ class EtcdFakeGatewayTest(harness.IntegrationTest):
             "username": "root", "password": "pw",
             "retry": {"attempts": 2, "interval": "300ms", "backoff": "1s",
                       "startup_backoff": "1s"}}))
+        # no /status field reports this: a token renewed once is no failure
         d.wait_log(r"etcd: .*invalid auth token \[auth\]; authenticating again")
-        d.wait_log(r"etcd: .*invalid auth token \[auth\]; round 1 of 2 over 1 endpoint\(s\) "
-                   r"failed, next try in 300 ms")
+        # the renewed token refused too: a failed try
+        doc = d.wait_status(harness.only_conn(lambda c: c["errors"]["auth"] >= 1 and
+                                              c["consecutiveFailures"] >= 1, "a failed try"))
+        self.assertIn("invalid auth token", harness.connection(doc, None)["lastError"])
         time.sleep(1.5)  # a rate: what the thread does in a stretch of time
         with gw.lock:
             self.assertLess(gw.authenticates, 15)
@@ -663,7 +678,7 @@ class EtcdTlsTest(harness.IntegrationTest):
         d = self.daemon(etcd_config([self.etcd.public_url], files,
                                     etcd={"groups": ["PLUGIN"],
                                           "tls": {"ca_file": self.certs["ca"]}}))
-        d.wait_log(r"etcd: endpoint %s: watching " % self.etcd.public_url)
+        d.wait_status(harness.watching(self.etcd.public_url))
         self.etcd.put(ROOT + "/plugin/waf", plugin("waf", "7"))
         harness.wait_until(lambda: len((groupfiles.read(files, "PLUGIN") or
                                         {"data": []})["data"]) == 2, timeout=10,
@@ -674,8 +689,10 @@ class EtcdTlsTest(harness.IntegrationTest):
         d = self.daemon(etcd_config([self.etcd.public_url], files,
                                     etcd={"groups": ["PLUGIN"],
                                           "tls": {"ca_file": self.certs["wrong_ca"]}}))
-        d.wait_log(r"etcd: endpoint %s: range of .*(certificate|TLS).*\[connect\]"
-                   % self.etcd.public_url)
+        doc = d.wait_status(harness.only_conn(lambda c: c["errors"]["connect"] >= 1,
+                                              "a refused certificate"))
+        self.assertRegex(harness.connection(doc, None)["lastError"],
+                         r"endpoint %s: range of .*(certificate|TLS)" % re.escape(self.etcd.public_url))
         self.assertIsNone(groupfiles.read(files, "PLUGIN"))
 
 
@@ -707,7 +724,7 @@ class EtcdClusterTest(harness.IntegrationTest):
                                               doc["data"]) == \
                 sorted(json.dumps(i, sort_keys=True) for i in held.values())
         harness.wait_until(same, timeout=20, message="PLUGIN equal to etcd's")
-        d.wait_log(r"etcd: endpoint %s: watching " % m[0].public_url)
+        d.wait_status(harness.watching(m[0].public_url))
 
         # the watched member goes down; writes go on through another one
         m[0].close()
@@ -718,7 +735,7 @@ class EtcdClusterTest(harness.IntegrationTest):
         harness.wait_until(same, timeout=30, message="PLUGIN equal after a member is down")
         # the next member, or the one after it when the next had no leader yet (the one
         # that went down was the leader)
-        d.wait_log(r"etcd: endpoint (%s|%s): watching " % (m[1].public_url, m[2].public_url))
+        d.wait_status(harness.watching(m[1].public_url, m[2].public_url))
 
         # the leader moves to another live member while writes go on
         leader = self.cluster.leader()

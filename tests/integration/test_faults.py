@@ -11,7 +11,6 @@ import time
 import groupfiles
 import harness
 import synclog
-from synclog import accepted
 
 RETRY = (3, "200ms", "500ms")
 
@@ -35,16 +34,15 @@ class AdminFaults(harness.IntegrationTest):
         before = self.snapshot_of(files, emu.groups)
         old = {g: emu.group(g)["md5"] for g in emu.groups}
 
-        mark = d.mark()
         t0 = time.monotonic()
         emu.kill()
         # The held poll fails at once (the kernel closes the dead admin's socket), long
         # before the 30 s hold or the read timeout.
-        d.wait_log(r"poller: server %s: POST /configs/listener: .* \[connect\]; try 1 of 3 "
-                   r"failed" % emu.url, since=mark, timeout=10)
+        doc = d.wait_status(harness.conn_failing(emu.url, 1, "connect"), "a failed poll",
+                            timeout=10)
+        self.assertIn("/configs/listener", harness.connection(doc, emu.url)["lastError"])
         self.assertLess(time.monotonic() - t0, 10)
-        d.wait_log(r"poller: server %s: .*\[connect\]; all 3 tries of this round failed"
-                   % emu.url, since=mark)
+        d.wait_status(harness.conn_failing(emu.url, 3, "connect"), "a whole failed round")
         self.assertTrue(d.alive())
         self.assertEqual(self.snapshot_of(files, emu.groups), before)
         for g in emu.groups:
@@ -52,17 +50,16 @@ class AdminFaults(harness.IntegrationTest):
 
         # Restarted with other data (another seed): its tokens are new, its data replaces
         # ours group by group.
-        mark = d.mark()
         emu.restart(seed=2)
         new = {g: emu.group(g)["md5"] for g in emu.groups}
         changed = [g for g in emu.groups if new[g] != old[g]]
         self.assertGreaterEqual(len(changed), 5)
         groupfiles.wait_admin_data(files, emu, timeout=20, times=False)
+        d.wait_status(harness.holds_all({g: new[g] for g in changed}, source=emu.url),
+                      "the restarted admin's data")
         for g in changed:
-            d.wait_log(accepted(g, new[g], emu.url), since=mark, stream=None)
             groupfiles.wait_version(state, g, new[g])
-        d.wait_log(r"poller: server %s: polling again after \d+ failed tries" % emu.url,
-                   since=mark)
+        d.wait_status(harness.conn_recovered(emu.url), "polling again")
 
     def test_admin_flapping(self):
         files, state = self.dirs()
@@ -83,9 +80,8 @@ class AdminFaults(harness.IntegrationTest):
             for g in emu.groups:   # whatever it holds now is whole
                 groupfiles.check_whole(os.path.join(files, g + ".json"))
         # Once it stays up, the agent converges on exactly its data.
-        mark = d.mark()
         v = emu.upsert("RULE", synclog.rule("after-flapping"))
-        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None, timeout=20)
+        synclog.holds(d, "RULE", v, emu.url, timeout=20)
         groupfiles.wait_admin_data(files, emu, times=False)
         groupfiles.wait_version(state, "RULE", v["md5"])
         # Each restart was a new admin: the agent logged in again, and no more than
@@ -104,33 +100,31 @@ class AdminFaults(harness.IntegrationTest):
                            message="both pollers holding")
         before = self.snapshot_of(files, c[0].groups)
 
-        mark = d.mark()
+        taken = harness.changes(d.status())
         c[0].kill()
         c[1].kill()
-        for e in c.emulators:
-            d.wait_log(r"error poller: server %s: .*\[connect\]; all 3 tries of this round "
-                       r"failed, next try in 500 ms" % e.url, since=mark, count=2)
+        for e in c.emulators:   # two whole failed rounds each
+            d.wait_status(harness.conn_failing(e.url, 6, "connect"), "%s down" % e.url)
         self.assertTrue(d.alive())
         self.assertEqual(self.snapshot_of(files, c[0].groups), before)
-        self.assertEqual(synclog.accepted_lines(d, mark), [])
+        self.assertEqual(harness.changes(d.status()), taken)
 
         # Both come back with new data: each group is taken once, from either.
-        mark = d.mark()
         for e in c.emulators:
             e.restart(seed=3)
         groupfiles.wait_admin_data(files, c[0], timeout=20, times=False)
         for g in c[0].groups:
             self.assertEqual(c[0].group(g)["md5"], c[1].group(g)["md5"])
         for e in c.emulators:
-            d.wait_log(r"poller: server %s: polling again after \d+ failed tries" % e.url,
-                       since=mark, timeout=15)
-        got = synclog.accepted_lines(d, mark)
-        self.assertEqual(sorted(g for g, *_ in got),
-                         sorted(g for g in c[0].groups if before[g]["md5"] != c[0].group(g)["md5"]))
+            d.wait_status(harness.conn_recovered(e.url), "%s polling again" % e.url)
+        new = [g for g in c[0].groups if before[g]["md5"] != c[0].group(g)["md5"]]
+        doc = d.wait_status(harness.holds_all({g: c[0].group(g)["md5"] for g in c[0].groups}),
+                            "the admins' new data")
+        time.sleep(0.5)   # a second fetch of the same version would be counted by now
+        self.assertEqual(harness.changes(d.status()) - taken, len(new), doc)
         # And ordinary changes flow again.
-        mark = d.mark()
         versions = c.upsert("RULE", synclog.rule("after-outage"))
-        d.wait_log(accepted("RULE", versions[0]["md5"]), since=mark, stream=None)
+        synclog.holds(d, "RULE", versions[0])
         groupfiles.wait_version(files, "RULE", versions[0]["md5"])
 
 

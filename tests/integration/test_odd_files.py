@@ -133,6 +133,7 @@ class OddFiles(harness.IntegrationTest):
         os.makedirs(d.state_dir)
         os.mkfifo(os.path.join(d.state_dir, "RULE.json"), 0o600)
         d.start()
+        # log wording is the behaviour here: the warning names the file and what it is
         d.wait_log(r"warn  snapshot: ignoring snapshot \S+/RULE\.json: not a regular file "
                    r"\(a FIFO\)",
                    timeout=DEADLINE)

@@ -7,7 +7,6 @@ import time
 
 import harness
 import synclog
-from synclog import accepted
 
 INTERVAL, BACKOFF = 0.3, 1.5
 
@@ -27,7 +26,6 @@ class Retry(harness.IntegrationTest):
         # (TSan, load) it can arrive after it, and a failed try before reset_requests()
         # shifts the rounds by one.
         harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
-        mark = d.mark()
         emu.fault("http", status=503, endpoint="listener")
         emu.reset_requests()
         # The held listener returns within the hold; from then on every one fails.
@@ -41,19 +39,16 @@ class Retry(harness.IntegrationTest):
               % ", ".join("%.3f" % g for g in gaps))
         for i, (g, w) in enumerate(zip(gaps, want)):
             self.assertGap(g, w, "gap %d" % (i + 1))
-        for n in (1, 2):
-            d.wait_log(r"poller: server %s: listener: HTTP 503.*\[http\]; try %d "
-                       r"of 3 failed, next try in 300 ms" % (emu.url, n), since=mark)
-        d.wait_log(r"error poller: server %s: listener: HTTP 503.*\[http\]; all 3 "
-                   r"tries of this round failed, next try in 1500 ms" % emu.url, since=mark)
+        doc = d.wait_status(harness.all_of(harness.conn_errors(emu.url, "http", 6),
+                                           harness.conn_failing(emu.url, 6, "http")),
+                            "two failed rounds of HTTP 503")
+        self.assertIn("HTTP 503", harness.connection(doc, emu.url)["lastError"])
         self.assertEqual(emu.requests("fetch"), [])  # a failed poll fetches nothing
 
         emu.clear_faults()
-        d.wait_log(r"poller: server %s: polling again after \d+ failed tries" % emu.url,
-                   since=mark, timeout=5)
-        mark = d.mark()
+        d.wait_status(harness.conn_recovered(emu.url), "polling again", timeout=10)
         v = emu.upsert("RULE", synclog.rule("recovered"))
-        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
+        synclog.holds(d, "RULE", v, emu.url)
 
     def test_a_sidecar_started_before_its_admin_waits_the_startup_backoff(self):
         # No admin and no snapshot at start: the 5-minute backoff would leave the agent
@@ -64,7 +59,8 @@ class Retry(harness.IntegrationTest):
                                   retry={"attempts": 2, "interval": "200ms", "backoff": "5m",
                                          "startup_backoff": "1s"})
         d = self.daemon(cfg)
-        d.wait_log(r"all 2 tries of this round failed, next try in 1000 ms", stream=None)
+        d.wait_status(harness.conn_state("http://127.0.0.1:%d" % port, "backing_off"),
+                      "a failed round")
         emu = self.emulator(start=False, mode="shenyu", hold=2)
         emu.port = port
         emu.start()
@@ -77,12 +73,10 @@ class Retry(harness.IntegrationTest):
         harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
         emu.fault("code", code=500, endpoint="fetch", count=2)
         emu.reset_requests()
-        mark = d.mark()
         v = emu.upsert("RULE", synclog.rule("after-fetch-faults"))
-        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None, timeout=10)
-        d.wait_log(r"poller: server %s: fetch of RULE: admin code 500.*\[code\]; try 1 of 3 failed"
-                   % emu.url, since=mark)
-        d.wait_log(r"\[code\]; try 2 of 3 failed", since=mark)
+        doc = synclog.holds(d, "RULE", v, emu.url)
+        self.assertEqual(harness.connection(doc, emu.url)["errors"]["code"], 2, doc)
+        self.assertIn("fetch of RULE", harness.connection(doc, emu.url)["lastError"])
         fetches = emu.requests("fetch")
         self.assertEqual([f["code"] for f in fetches], [500, 500, 200])
         for a, b in zip(fetches, fetches[1:]):
@@ -99,13 +93,12 @@ class Retry(harness.IntegrationTest):
         held = emu.group("RULE")
         harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
         emu.fault("bad_item", endpoint="fetch", count=1)
-        mark = d.mark()
         v = emu.upsert("RULE", synclog.rule("bad-then-good"))
-        d.wait_log(r"poller: server %s: fetch of RULE: .*RULE.*\[fetch\]; try 1 of 3 failed"
-                   % emu.url, since=mark)
-        self.assertEqual(synclog.accepted_lines(d, mark), [])
+        doc = d.wait_status(harness.conn_errors(emu.url, "fetch"), "a refused fetch")
+        self.assertEqual(harness.held(doc, "RULE")["md5"], held["md5"])
+        self.assertIn("fetch of RULE", harness.connection(doc, emu.url)["lastError"])
         self.assertNotEqual(held["md5"], v["md5"])
-        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
+        synclog.holds(d, "RULE", v, emu.url)
 
     def test_oversized_reply_is_refused_and_recovered_from(self):
         emu = self.emulator(mode="shenyu", hold=5)
@@ -114,12 +107,11 @@ class Retry(harness.IntegrationTest):
         synclog.wait_synced(d, emu)
         harness.wait_until(lambda: emu.state()["held"] >= 1, message="a held listener")
         emu.fault("oversize", endpoint="fetch", bytes=3 * 1024 * 1024, count=1)
-        mark = d.mark()
         v = emu.upsert("RULE", synclog.rule("after-oversize"))
-        d.wait_log(r"poller: server %s: fetch of RULE: GET /configs/fetch: reply larger than "
-                   r"admin.max_response \(1048576 bytes\) \[too_large\]; try 1 of 3 failed"
-                   % emu.url, since=mark)
-        d.wait_log(accepted("RULE", v["md5"], emu.url), since=mark, stream=None)
+        doc = d.wait_status(harness.conn_errors(emu.url, "too_large"), "an oversized reply")
+        self.assertIn("admin.max_response (1048576 bytes)",
+                      harness.connection(doc, emu.url)["lastError"])
+        synclog.holds(d, "RULE", v, emu.url)
 
 
 if __name__ == "__main__":

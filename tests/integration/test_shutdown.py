@@ -8,7 +8,6 @@ import time
 
 import harness
 import synclog
-from synclog import accepted
 
 
 class Shutdown(harness.IntegrationTest):
@@ -23,13 +22,15 @@ class Shutdown(harness.IntegrationTest):
         print("SIGTERM with two held polls: exit %s after %.0f ms" % (rc, elapsed * 1000))
         self.assertEqual(rc, 0)
         self.assertLess(elapsed, 1.0)
+        # no /status field reports this: the agent has exited
         d.wait_log(r"poller: server %s: long polling stopped" % c[1].url, timeout=1)
 
     def test_sigint_while_backing_off(self):
         emu = self.emulator(mode="shenyu", hold=60)
         emu.fault("http", status=502, endpoint="listener")
         d = self.daemon(emu.config(log_level="info", retry=(1, "100ms", "5m")))
-        d.wait_log(r"all 1 tries of this round failed, next try in 300000 ms")
+        d.wait_status(harness.all_of(harness.conn_state(emu.url, "backing_off"),
+                                     harness.conn_errors(emu.url, "http")), "backing off")
         rc, elapsed = d.stop(signal.SIGINT)
         self.assertEqual(rc, 0)
         self.assertLess(elapsed, 1.0)
@@ -69,11 +70,10 @@ class RequestDiscipline(harness.IntegrationTest):
         # All on one kept-alive connection.
         self.assertEqual(len({r["conn"] for r in listeners}), 1)
 
-        mark = d.mark()
         emu.reset_requests()
         v = emu.upsert("SELECTOR", {"id": "s-new", "pluginName": "divide", "name": "new",
                                     "enabled": True, "conditionList": []})
-        d.wait_log(accepted("SELECTOR", v["md5"], emu.url), since=mark, stream=None)
+        synclog.holds(d, "SELECTOR", v, emu.url)
         time.sleep(1.5)
         fetches = emu.requests("fetch")
         self.assertEqual(len(fetches), 1)

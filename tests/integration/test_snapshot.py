@@ -11,7 +11,6 @@ import re
 import groupfiles
 import harness
 import synclog
-from synclog import accepted
 
 RETRY = (3, "200ms", "500ms")
 
@@ -69,18 +68,20 @@ class ColdStart(harness.IntegrationTest):
 
         # Every admin down: the snapshot reaches the file plugin, marked stale.
         d = self.daemon(config(emu, state, files))
+        d.wait_status(harness.holds_all({g: v["md5"] for g, v in held.items()},
+                                        source="snapshot", from_snapshot=True),
+                      "every group from the snapshot")
+        # log wording is the behaviour here: the STALE warning an operator must see
         d.wait_log(stale_line(len(emu.groups), len(emu.groups), state))
-        d.wait_log(r"snapshot: loaded RULE version %s .*STALE until an admin answers"
-                   % held["RULE"]["md5"])
         for g, v in held.items():
             doc = groupfiles.wait_version(files, g, v["md5"])
             self.assertEqual(doc["data"], v["data"])
-        d.wait_log(r"dispatch: delivered RULE version %s to files \(\+%d ~0 -0\)"
-                   % (held["RULE"]["md5"], len(held["RULE"]["data"])))
+        d.wait_history("RULE", held["RULE"]["md5"],
+                       harness.applied_by("files", (len(held["RULE"]["data"]), 0, 0)))
         # ... and it keeps trying the admin.
-        d.wait_log(r"poller: server %s: .*\[connect\]; try 2 of 3 failed" % emu.url)
+        d.wait_status(harness.conn_failing(emu.url, 2, "connect"), "two failed polls")
         self.assertTrue(d.alive())
-        self.assertEqual(synclog.accepted_lines(d), [])
+        self.assertTrue(harness.snapshot_only(d.status()))
 
         # The admin comes back with other data stamped a day OLDER than the snapshot: the
         # admin is the source of truth, so it still replaces the snapshot, as a delta.
@@ -95,10 +96,11 @@ class ColdStart(harness.IntegrationTest):
         back.start()
         v = back.data("RULE")
         self.assertEqual(v["lastModifyTime"], older)
-        d.wait_log(accepted("RULE", v["md5"], back.url, len(new_rules), older), timeout=15)
+        st = synclog.holds(d, "RULE", v, back.url, items=len(new_rules))
+        self.assertEqual(harness.held(st, "RULE")["lastModifyTime"], older)
         doc = groupfiles.wait_version(files, "RULE", v["md5"])
         self.assertEqual(doc["data"], new_rules)
-        d.wait_log(r"dispatch: delivered RULE version %s to files \(\+1 ~1 -1\)" % v["md5"])
+        d.wait_history("RULE", v["md5"], harness.applied_by("files", (1, 1, 1)))
         groupfiles.wait_admin_data(files, back)
         # The snapshot follows the admin's data.
         groupfiles.wait_version(state, "RULE", v["md5"])
@@ -118,7 +120,8 @@ class ColdStart(harness.IntegrationTest):
         d = self.daemon(harness.Cluster.config_for(
             [good, lagging], state_dir=state, log_level="debug", retry=RETRY,
             subscribers=[groupfiles.file_subscriber(files)]))
-        d.wait_log(stale_line(len(good.groups), len(good.groups), state))
+        d.wait_status(harness.holds_all({g: v["md5"] for g, v in held.items()},
+                                        from_snapshot=True), "every group from the snapshot")
         groupfiles.wait_version(files, "RULE", held["RULE"]["md5"])
 
         # The good admin comes back with exactly the snapshot's data (same seed): each
@@ -127,7 +130,8 @@ class ColdStart(harness.IntegrationTest):
         good.start()
         for g in good.groups:
             self.assertEqual(good.group(g)["md5"], held[g]["md5"])
-            d.wait_log(accepted(g, held[g]["md5"], good.url), since=mark, timeout=15)
+        d.wait_status(harness.holds_all({g: v["md5"] for g, v in held.items()}, good.url,
+                                        from_snapshot=False), "the admin's confirmation")
         harness.wait_until(lambda: good.state()["held"] >= 1, timeout=10,
                            message="a held poll on the good admin")
 
@@ -136,8 +140,11 @@ class ColdStart(harness.IntegrationTest):
         lagging.lag(groups=["RULE"])
         old = lagging.state()["groups"]["RULE"]["served"]
         self.assertNotEqual(old["md5"], held["RULE"]["md5"])
-        d.wait_log(synclog.ignored_older("RULE", old["md5"], lagging.url), since=mark,
-                   timeout=15)
+        # it fetched the older RULE from the lagging admin, and kept what it held
+        st = d.wait_status(lambda doc: harness.connection(doc, lagging.url)["fetches"] >= 1,
+                           "a fetch from the lagging admin")
+        self.assertEqual(harness.held(st, "RULE")["md5"], held["RULE"]["md5"])
+        self.assertEqual(harness.connection(st, lagging.url)["changes"], 0)
         self.assertEqual(synclog.accepted_lines(d, mark, "RULE"),
                          [("RULE", held["RULE"]["md5"], good.group("RULE")["lastModifyTime"],
                            len(held["RULE"]["data"]), good.url)])
@@ -171,13 +178,16 @@ class ColdStart(harness.IntegrationTest):
 
         d = self.daemon(config(emu, state, files))
         for g, why in bad.items():
+            # log wording is the behaviour here: the warning names the file and the reason
             d.wait_log(r"warn  snapshot: ignoring snapshot %s: .*%s.* \(corrupt or unreadable\)"
                        % (re.escape(path(g)), why))
         good = [g for g in emu.groups if g not in bad]
-        d.wait_log(stale_line(len(good), len(emu.groups), state))
+        st = d.wait_status(harness.holds_all({g: held[g]["md5"] for g in good},
+                                             from_snapshot=True), "the good snapshots")
+        self.assertEqual([g for g in bad if harness.held(st, g) is not None], [])
         for g in good:
             groupfiles.wait_version(files, g, held[g]["md5"])
-        d.wait_log(r"poller: server %s: .*try 1 of 3 failed" % emu.url)
+        d.wait_status(harness.conn_failing(emu.url, 1), "a failed poll")
         self.assertTrue(d.alive())
         for g in bad:
             self.assertIsNone(groupfiles.read(files, g), g)
@@ -192,6 +202,7 @@ class ColdStart(harness.IntegrationTest):
                                message="%s replaced by the snapshot writer" % path(g))
             groupfiles.wait_version(state, g, emu.group(g)["md5"])
         self.assertTrue(os.path.isdir(path("APP_AUTH")))
+        # no /status field reports this: a snapshot that cannot be written
         d.wait_log(r"error snapshot: snapshot of APP_AUTH: .*; the agent keeps serving "
                    r"subscribers")
 

@@ -349,6 +349,7 @@ class Status(harness.IntegrationTest):
                                  subscriber="rec", group="PLUGIN"), 0)
         self.assertGreaterEqual(m.value("gwsync_subscriber_group_consecutive_failures",
                                         subscriber="rec", group="RULE"), 1)
+        # log wording is the behaviour here: the warning an operator must see
         d.wait_log(r"warn  dispatch: subscriber 'rec' rejected RULE version %s .*told to fail"
                    % v["md5"])
 
@@ -474,6 +475,7 @@ class Status(harness.IntegrationTest):
         self.assertTrue(os.path.exists(state_file))
         self.assertTrue(ep.status()["paused"])
         self.assertEqual(ep.metrics().value("gwsync_sync_paused"), 1)
+        # no /status field reports this: who paused (the log is the audit trail)
         d.wait_log(r"pause: sync paused by POST /sync/pause from 127\.0\.0\.1")
 
         # two changes while paused: polled and stored, not delivered
@@ -514,6 +516,7 @@ class Status(harness.IntegrationTest):
         # through the control socket, not the network
         self.assertRegex(r.stdout, r"^sync paused \(agent at unix:%s"
                          % re.escape(os.path.join(d.state_dir, "control.sock")))
+        # no /status field reports this: who paused (the log is the audit trail)
         d.wait_log(r"pause: sync paused by the control socket \(uid \d+, pid \d+\)")
         self.assertTrue(os.path.exists(os.path.join(d.state_dir, "paused")))
         r = d.run("--pause", timeout=20)
@@ -582,15 +585,15 @@ class Status(harness.IntegrationTest):
                                              for i in range(6)), "state")
         self.assertGreater(len(os.path.join(deep, "control.sock")), 200)
         d = self.daemon(emu.config(state_dir=deep))
-        d.wait_log(r"control: pause/resume on %s \(mode 0660\)"
-                   % re.escape(os.path.join(deep, "control.sock")), timeout=20)
-        d.wait_log(r"store: accepted RULE", timeout=20)
+        # the harness asks /status over that control socket (through its directory)
+        d.wait_status(harness.holds("RULE"), "RULE held, asked over the deep control socket")
         self.assertTrue(d.alive())
         for flag, word in (("--pause", "paused"), ("--resume", "resumed")):
             r = d.run(flag, timeout=20)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("sync %s (agent at unix:%s" % (word, os.path.join(deep, "control.sock")),
                           r.stdout)
+        # no /status field reports this: who paused (the log is the audit trail)
         d.wait_log(r"pause: sync paused by the control socket")
 
     def test_pause_cli_fails_without_an_agent_or_endpoint(self):
@@ -667,7 +670,7 @@ class Status(harness.IntegrationTest):
 
         # no status section: no listening socket at all
         d3 = self.daemon(emu.config(log_level="info"))
-        d3.wait_log(synclog.accepted("RULE"))
+        d3.wait_status(harness.holds("RULE"), "RULE held (asked over the control socket)")
         self.assertEqual(listening_ports(d3.pid), [])
 
     def test_systemd_notify_ready_watchdog_and_stopping(self):

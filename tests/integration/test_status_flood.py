@@ -201,6 +201,7 @@ class StatusFlood(harness.IntegrationTest):
         # the agent made room (the flood held more than it keeps) and said so
         self.assertGreater(closed, 0)
         self.assertGreater(held, 0)
+        # log wording is the behaviour here: the warnings an operator must see
         d.wait_log(r"status: 127\.0\.0\.1:%d: \d+ connections held" % ep.port)
         d.wait_log(r"status: raised the open files limit \(RLIMIT_NOFILE\) from 400 to \d+")
         ep.wait_status(lambda s: in_step(s) and s["healthy"], message="in step after the flood")

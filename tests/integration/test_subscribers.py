@@ -4,7 +4,6 @@
 --once delivers everything once and fails if a subscriber rejects a change."""
 import json
 import os
-import re
 
 import harness
 import synclog
@@ -21,10 +20,11 @@ def read_group_file(directory, group):
         return None
 
 
-def delivered(group, md5, instance, counts=None):
-    """The dispatcher's info line for one accepted change (agent/deliver/dispatch.c)."""
-    c = r"\(\+%d ~%d -%d\)" % counts if counts else r"\(\+\d+ ~\d+ -\d+\)"
-    return r"dispatch: delivered %s version %s to %s %s" % (group, re.escape(md5), instance, c)
+def delivered(d, group, md5, counts, names=("files",)):
+    """Wait until the change history says every subscriber of `names` applied version
+    `md5` of `group`, a change of counts = (added, updated, removed) items."""
+    return d.wait_history(group, md5, harness.all_of(*[harness.applied_by(n, counts)
+                                                      for n in names]))
 
 
 class Subscribers(harness.IntegrationTest):
@@ -66,8 +66,8 @@ class Subscribers(harness.IntegrationTest):
         doc = self.wait_file(files, "RULE", v["md5"])
         self.assertEqual([i for i in doc["data"] if i["id"] == "it-rule-1"], [item])
         self.assertEqual(doc["data"], emu.data("RULE")["data"])
-        d.wait_log(delivered("RULE", v["md5"], "files", (1, 0, 0)), since=mark)
-        d.wait_log(delivered("RULE", v["md5"], "gateway-log", (1, 0, 0)), since=mark)
+        delivered(d, "RULE", v["md5"], (1, 0, 0), ("files", "gateway-log"))
+        # log wording is the behaviour here: the log plugin's lines
         d.wait_log(r"gateway-log: RULE added key=it-rule-1 name=/ürün/注文 ✓$", since=mark)
         d.wait_log(r"gateway-log: RULE version %s .*\+1 ~0 -0" % v["md5"], since=mark)
 
@@ -76,23 +76,24 @@ class Subscribers(harness.IntegrationTest):
         item["handle"] = '{"retry":5}'
         v = emu.upsert("RULE", item)
         self.wait_file(files, "RULE", v["md5"])
-        d.wait_log(delivered("RULE", v["md5"], "files", (0, 1, 0)), since=mark)
+        delivered(d, "RULE", v["md5"], (0, 1, 0))
+        # log wording is the behaviour here: the log plugin's lines
         d.wait_log(r"gateway-log: RULE updated key=it-rule-1 ", since=mark)
         mark = d.mark()
         v = emu.delete("RULE", "it-rule-1")
         doc = self.wait_file(files, "RULE", v["md5"])
         self.assertFalse([i for i in doc["data"] if i["id"] == "it-rule-1"])
-        d.wait_log(delivered("RULE", v["md5"], "files", (0, 0, 1)), since=mark)
+        delivered(d, "RULE", v["md5"], (0, 0, 1))
+        # log wording is the behaviour here: the log plugin's lines
         d.wait_log(r"gateway-log: RULE removed key=it-rule-1 ", since=mark)
 
         # An emptied group is delivered: everything removed, an empty list on disk.
         before = len(emu.data("APP_AUTH")["data"])
-        mark = d.mark()
         v = emu.replace("APP_AUTH", [])
         self.assertEqual(v["md5"], EMPTY_MD5)
         doc = self.wait_file(files, "APP_AUTH", EMPTY_MD5)
         self.assertEqual(doc["data"], [])
-        d.wait_log(delivered("APP_AUTH", EMPTY_MD5, "files", (0, 0, before)), since=mark)
+        delivered(d, "APP_AUTH", EMPTY_MD5, (0, 0, before))
 
         # The debounced reload ran after the changes and named the groups.
         reloads = os.path.join(files, "..", "reloads.txt")

@@ -132,10 +132,9 @@ class Tls(harness.IntegrationTest):
         d = self.daemon(config({"ca_file": self.pki["ca"]}))
         # (libcurl's words vary with timing: the TLS alert "certificate required", or the
         # connection already closed by the front.)
-        d.wait_log(r"startup: server %s: POST /platform/login: .* \[connect\]" % front.url)
-        d.wait_log(r"poller: server %s: POST /platform/login: .*\[connect\]; try 1 of 2"
-                   % front.url)
-        self.assertEqual(synclog.accepted_lines(d), [])
+        doc = d.wait_status(harness.conn_failing(front.url, 1, "connect"), "a refused handshake")
+        self.assertIn("POST /platform/login: ", harness.connection(doc, front.url)["lastError"])
+        self.assertTrue(harness.nothing_held(d.status()))
         self.assertEqual(emu.requests(), [])
         self.assertGreaterEqual(front.refused, 1)
         d.close()
@@ -144,9 +143,8 @@ class Tls(harness.IntegrationTest):
         d = self.daemon(config({"ca_file": self.pki["ca"], "cert_file": self.client["cert"],
                                 "key_file": self.client["key"]}))
         synclog.wait_synced(d, emu, url=front.url)
-        mark = d.mark()
         v = emu.upsert("RULE", synclog.rule("over-mutual-tls"))
-        d.wait_log(synclog.accepted("RULE", v["md5"], front.url), since=mark, stream=None)
+        synclog.holds(d, "RULE", v, front.url)
         self.assertGreaterEqual(front.handshakes, 1)
 
     def test_an_untrusted_admin_at_start_leaves_the_agent_on_its_snapshot(self):
@@ -162,14 +160,14 @@ class Tls(harness.IntegrationTest):
                                    tls={"ca_file": self.pki["wrong_ca"]},
                                    retry=(2, "300ms", "5s"),
                                    subscribers=[groupfiles.file_subscriber(files)]))
-        d.wait_log(r"startup: server %s: .*TLS certificate verification failed" % emu.url)
-        d.wait_log(r"serving %d of %d group\(s\) from the snapshot .*STALE" % (len(held),
-                                                                               len(held)))
+        d.wait_status(harness.holds_all(held, from_snapshot=True), "the snapshot served")
         for g, md5 in held.items():
             groupfiles.wait_version(files, g, md5)
-        d.wait_log(r"poller: server %s: .*TLS certificate verification failed.*try 1 of 2"
-                   % emu.url)
-        self.assertEqual(synclog.accepted_lines(d), [])
+        doc = d.wait_status(harness.conn_failing(emu.url, 1, "connect"), "a refused certificate")
+        self.assertIn("TLS certificate verification failed",
+                      harness.connection(doc, emu.url)["lastError"])
+        self.assertTrue(all(harness.held(doc, g)["source"] == "snapshot" for g in held), doc)
+        self.assertTrue(harness.snapshot_only(d.status()))
         self.assertEqual(groupfiles.md5(files, "RULE"), held["RULE"])
 
     def test_https_url_to_a_plain_http_admin_is_a_clear_tls_error(self):
@@ -179,10 +177,10 @@ class Tls(harness.IntegrationTest):
                                             password=emu.password, log_level="info",
                                             tls={"ca_file": self.pki["ca"]},
                                             retry=(2, "300ms", "5s")))
-        m = d.wait_log(r"poller: server %s: POST /platform/login: TLS error: .* \[connect\]; "
-                       r"try 1 of 2 failed" % url)
-        self.assertTrue(d.alive(), m.string)
-        self.assertEqual(synclog.accepted_lines(d), [])
+        doc = d.wait_status(harness.conn_failing(url, 1, "connect"), "a TLS error")
+        self.assertIn("POST /platform/login: TLS error: ", harness.connection(doc, url)["lastError"])
+        self.assertTrue(d.alive())
+        self.assertTrue(harness.nothing_held(d.status()))
 
 
 if __name__ == "__main__":

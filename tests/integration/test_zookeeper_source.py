@@ -384,7 +384,10 @@ class ZooKeeperSource(harness.IntegrationTest):
                        retry={"attempts": 2, "interval": "200ms", "backoff": "500ms"})
         # no server: the first try fails (the connect wait is the 10 s connect timeout),
         # then tries follow the retry schedule
-        d.wait_log(r"start-up fetch failed: .*no session with any server", timeout=20)
+        doc = d.wait_status(harness.only_conn(lambda c: c["errors"]["connect"] >= 1,
+                                              "a failed connect"), timeout=30)
+        self.assertFalse(doc["healthy"], doc)
+        self.assertIn("no session with any server", harness.connection(doc, None)["lastError"])
         harness.wait_until(lambda: connection(port, lambda c: c["errors"]["connect"] >= 2),
                            timeout=30, message="/status: a retry failed too")
         late.start()
@@ -413,6 +416,7 @@ class ZooKeeperSource(harness.IntegrationTest):
                          "log": {"level": "debug"},
                          "status": {"listen": "127.0.0.1:%d" % port},
                          "subscribers": [groupfiles.file_subscriber(files)]})
+        # log wording is the behaviour here: /status must name the session the log names
         session = d.wait_log(r"session (0x[0-9a-f]+): everything read", timeout=20).group(1)
 
         def connection():

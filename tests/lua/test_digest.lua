@@ -23,6 +23,13 @@ T.case("XXH64 test vectors", function()
     T.eq(hex("", 1), "d5afba1336a3be4b")
 end)
 
+T.case("a digest is the low 52 bits of XXH64, as a number", function()
+    T.eq(type(digest.of("abc", 3)), "number")
+    T.eq(string.format("%x", digest.of("abc", 3)), "c2cf5ad770999")
+    local s = "Nobody inspects the spammish repetition"
+    T.eq(string.format("%x", digest.of(s, #s)), "ea83c8a378bf1")
+end)
+
 T.case("a digest from a pointer equals the digest from the string", function()
     for n = 0, 80 do
         local s = string.rep("x", n)
@@ -53,6 +60,24 @@ T.case("texts that differ in one byte or in length have different digests", func
         end
     end
     T.truthy(n > 900, "many texts")
+end)
+
+T.case("libxxhash's XXH64 is used, and equals the Lua code on every length and byte", function()
+    -- libxxhash0 is on every Debian host (apt depends on it) and in dev.sh's packages
+    T.truthy(digest.native, "libxxhash.so.0 not loaded: digests fall back to the Lua code")
+    local rnd = 12345
+    local bytes = {}
+    for n = 0, 300 do
+        for i = 1, n do
+            rnd = (rnd * 1103515245 + 12345) % 2147483648
+            bytes[i] = string.char(rnd % 256)
+        end
+        local s = table.concat(bytes, "", 1, n)
+        for _, seed in ipairs({ 0, 1, 0x9E3779B1 }) do
+            T.eq(tostring(digest.native_xxh64(s, n, seed)),
+                tostring(digest.xxh64(ffi.cast(u8p, s), n, seed) + 0ULL), "length " .. n)
+        end
+    end
 end)
 
 T.done()

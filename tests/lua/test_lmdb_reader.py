@@ -253,6 +253,7 @@ class LmdbReaderTest(unittest.TestCase):
         # every request, on either worker, soon sees the new generation (and says so)
         headers = self.eventually_routed(gw, "/a/y", self.b, streak=12)[1]
         self.assertEqual(headers.get("X-Gwsync-Generation"), str(gen))
+        # no endpoint reports this: the router's build (nginx's error.log is its only report)
         gw.wait_log(r"routes built from generation %d \(PLUGIN 1, SELECTOR 1, RULE 1, "
                     r"DISCOVER_UPSTREAM 1\); in place from no change log, changed "
                     r"DISCOVER_UPSTREAM 1" % gen)
@@ -293,6 +294,7 @@ class LmdbReaderTest(unittest.TestCase):
         gw = self.nginx()
         status, _, body = gw.get("/a/x")
         self.assertEqual((status, body), (200, NO_RULE), gw.log())
+        # no endpoint reports this: the router's build (nginx's error.log is its only report)
         gw.wait_log(r"RULE 0")
         w.commit("RULE", {"r1": rule("r1", "s1", "/a")})
         self.eventually_routed(gw, "/a/x", self.a)
@@ -304,6 +306,7 @@ class LmdbReaderTest(unittest.TestCase):
         status, headers, body = gw.get("/a/x")
         self.assertEqual(status, 503)
         self.assertEqual(headers.get("Content-Type"), "application/json")
+        # log wording is the behaviour here: the error an operator must see
         gw.wait_log(r"\[error\].*refusing the environment: meta `format` is '2', this reader "
                     r"understands only 1")
         w.set_format(b"1")
@@ -313,6 +316,7 @@ class LmdbReaderTest(unittest.TestCase):
         w.set_format(b"3")
         for _ in range(6):
             self.assert_routed(gw, "/a/x", self.a)
+        # log wording is the behaviour here: the error an operator must see
         gw.wait_log(r"meta `format` is '3'.*serving the last routes")
         self.assertIn(len(re.findall(r"format` is '3'", gw.log())), (1, 2),
                       "logged once per worker (2 workers), not per request")
@@ -322,6 +326,7 @@ class LmdbReaderTest(unittest.TestCase):
         status, _, body = gw.get("/a/x")
         self.assertEqual((status, body), (503, b'{"code":503,"message":"Service Unavailable: '
                                                b'no route table loaded yet"}'))
+        # log wording is the behaviour here: the warning an operator must see
         gw.wait_log(r"\[warn\].*cannot open the environment \(No such file or directory\)")
         for _ in range(5):
             gw.get("/a/x")
@@ -385,6 +390,7 @@ class LmdbReaderTest(unittest.TestCase):
         status, _, body = gw.get("/a/x")
         self.assertEqual((status, body), (200, b'{"code":-119,"message":"Can not find healthy '
                                                b'upstream url, please check your configuration!"}'))
+        # log wording is the behaviour here: the warning an operator must see
         gw.wait_log(r"upstream 'localhost:\d+' is not an IP literal")
 
     # ------------------------------------------------------------------ the change log
@@ -401,6 +407,7 @@ class LmdbReaderTest(unittest.TestCase):
         headers = self.eventually_routed(gw, "/long/x", self.b)[1]
         self.assertEqual(headers.get("X-Gwsync-Selector"), sid)
         self.assertEqual(headers.get("X-Gwsync-Rule"), rid)
+        # no endpoint reports this: the router's build (nginx's error.log is its only report)
         gw.wait_log(r"routes built from generation %d .*in place from change log, changed" % gen)
         self.assertTrue(stored_key(sid).startswith("#sha256:"))
 
@@ -473,6 +480,7 @@ class LmdbReaderTest(unittest.TestCase):
         self.assertLess(max(timing), 1.0, "a request spent %.0f ms in nginx outside its upstream "
                         "(%d requests; the client's slowest: %.0f ms)"
                         % (max(timing) * 1000, len(timing), max(lat) * 1000))
+        # no endpoint reports this: the router's build (nginx's error.log is its only report)
         gw.wait_log(r"routes built from generation \d+ \(PLUGIN 1, SELECTOR 2001, RULE 20001, "
                     r"DISCOVER_UPSTREAM 2\); whole table")
         self.assertNotIn("upstream timed out", gw.log())
@@ -570,6 +578,7 @@ class LmdbReaderTest(unittest.TestCase):
     def test_without_the_shared_dict_round_robin_runs_per_worker(self):
         gw, got = self.round_robin_across_workers(
             lambda conf: self.two_workers_config(conf, shared=False))
+        # log wording is the behaviour here: the warning an operator must see
         gw.wait_log(r"no lua_shared_dict gwsync_balance \(nginx.conf\): round-robin and "
                     r"least-active run per worker")
         # each worker alternates on its own: A A B B ...

@@ -9,7 +9,6 @@
  */
 #include <check.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gwsync/testing.h>
@@ -27,73 +26,16 @@
 #include "deliver/dispatch.h"
 #include "store/store.h"
 #include "deliver/subscribers.h"
+#include "plugtest.h"
 #include "subtest.h"
 
-static const struct gw_subscriber *plugin; /* file.so's description */
-static void *dl;
-
-static char *dir;
 static char files[4200], reloads[4200];
-static struct gwt_config *cfg;
-static struct gwt_host *h;
-static void *state;
-static int inited;
-static struct gwt_version *held[GW_GROUP_COUNT]; /* what the plugin last accepted */
-static char err[2048];
 
 static void setup(void)
 {
-	dir = test_tmpdir();
+	plugtest_setup();
 	snprintf(files, sizeof files, "%s/out/nested", dir);
 	snprintf(reloads, sizeof reloads, "%s/reloads.txt", dir);
-	memset(held, 0, sizeof held);
-	cfg = NULL;
-	h = NULL;
-	state = NULL;
-	inited = 0;
-}
-
-/* fini() (as the agent does at shutdown) and forget everything: a restart's first half. */
-static void unload(void)
-{
-	if (inited && plugin->fini)
-		plugin->fini(state, gwt_host(h));
-	inited = 0;
-	state = NULL;
-	gwt_host_free(h);
-	h = NULL;
-	gwt_config_free(cfg);
-	cfg = NULL;
-	for (int g = 0; g < GW_GROUP_COUNT; g++) {
-		gwt_version_free(held[g]);
-		held[g] = NULL;
-	}
-}
-
-static void teardown(void)
-{
-	unload();
-	rm_rf(dir);
-	free(dir);
-}
-
-/* What the agent does at start-up (and gwsyncd --check): the config: map checked against
- * the declared options, then init(). 0, or -1 with the agent's message in err. */
-static int start(const char *yaml)
-{
-	unload();
-	cfg = gwt_config_parse(yaml, err, sizeof err);
-	ck_assert_msg(cfg != NULL, "%s", err);
-	if (gwt_config_check(cfg, plugin->options, err, sizeof err) < 0)
-		return -1;
-	h = gwt_host_new("files", plugin->options);
-	ck_assert_ptr_nonnull(h);
-	if (plugin->init(gwt_host(h), gwt_config(cfg), &state) != 0) {
-		snprintf(err, sizeof err, "init() failed: %s", gwt_host_error(h));
-		return -1;
-	}
-	inited = 1;
-	return 0;
 }
 
 /* One `file` instance with `dir: FILES` plus `extra` options. */
@@ -101,13 +43,7 @@ static void load(const char *extra)
 {
 	char yaml[8400];
 	snprintf(yaml, sizeof yaml, "dir: %s\n%s", files, extra);
-	ck_assert_msg(start(yaml) == 0, "%s", err);
-}
-
-static const char *load_fails(const char *yaml)
-{
-	ck_assert_int_eq(start(yaml), -1);
-	return err;
+	ck_assert_msg(plugtest_start(yaml) == 0, "%s", err);
 }
 
 /* A version of group g: md5, lastModifyTime and its items, a JSON array as the admin sends. */
@@ -118,22 +54,13 @@ static struct gwt_version *ver(enum gw_group g, const char *md5, int64_t lmt, co
 	return v;
 }
 
-/* Deliver `v` of group g (consumed) as the dispatcher would: the delta from the held
- * version, apply(), then tick(). Returns apply's result (the reason: gwt_host_error(h)); *next the
- * tick deadline. */
+/* Deliver `v` of group g (consumed) as the dispatcher would: the delta from the version the
+ * plugin last accepted, apply(), then tick(). Returns apply's result (the reason:
+ * gwt_host_error(h)); *next the tick deadline. */
 static int deliver(enum gw_group g, struct gwt_version *v, int64_t *next)
 {
-	struct gwt_change *c = gwt_change_between(held[g], v, err, sizeof err);
-	ck_assert_msg(c != NULL, "%s", err);
-	int rc = gwt_apply(h, plugin, state, gwt_change(c), next);
-	gwt_change_free(c);
-	if (rc == 0) {
-		gwt_version_free(held[g]);
-		held[g] = v;
-	} else {
-		gwt_version_free(v);
-	}
-	return rc;
+	ck_assert_int_eq(gwt_version_group(v), g);
+	return gwt_instance_deliver(in, v, next, err, sizeof err);
 }
 
 static void deliver_ok(enum gw_group g, const char *md5, int64_t lmt, const char *items)
@@ -231,7 +158,7 @@ START_TEST(world_readable_mode_needs_allow_world_readable)
 {
 	char yaml[8400];
 	snprintf(yaml, sizeof yaml, "dir: %s\nmode: \"0644\"\n", files);
-	const char *msg = load_fails(yaml);
+	const char *msg = plugtest_start_fails(yaml);
 	ck_assert_msg(strstr(msg, "allow_world_readable") && strstr(msg, "APP_AUTH"), "%s", msg);
 	load("mode: \"0644\"\nallow_world_readable: true\n");
 	deliver_ok(GW_GROUP_PLUGIN, "m", 1, "[]");
@@ -514,7 +441,7 @@ START_TEST(fini_runs_the_pending_reload)
 	load(extra);
 	deliver_ok(GW_GROUP_META_DATA, "m", 1, "[]");
 	ck_assert_int_eq(count_lines(reloads, ""), 0);
-	unload();
+	plugtest_stop();
 	ck_assert(has_line(reloads, "META_DATA"));
 }
 END_TEST
@@ -599,30 +526,30 @@ START_TEST(bad_options_stop_start_up)
 	/* A misspelt key is refused with its position and the key it probably meant. */
 	char typo[4400];
 	snprintf(typo, sizeof typo, "dir: %s\ndebounse: 1s\n", files);
-	msg = load_fails(typo);
+	msg = plugtest_start_fails(typo);
 	ck_assert_msg(strstr(msg, "test.yaml:2:1:") && strstr(msg, "unknown key 'debounse'") &&
 	                  strstr(msg, "did you mean 'debounce'"),
 	              "%s", msg);
 
 	char yaml[4400];
 	snprintf(yaml, sizeof yaml, "dir: %s\nmode: \"0999\"\n", files);
-	msg = load_fails(yaml);
+	msg = plugtest_start_fails(yaml);
 	ck_assert_msg(strstr(msg, "config.mode"), "%s", msg);
 
 	snprintf(yaml, sizeof yaml, "dir: %s\ndebounce: 5s\ndebounce_max: 1s\n", files);
-	msg = load_fails(yaml);
+	msg = plugtest_start_fails(yaml);
 	ck_assert_msg(strstr(msg, "debounce_max"), "%s", msg);
 
 	char afile[4300];
 	snprintf(afile, sizeof afile, "%s/plain-file", dir);
 	close(open(afile, O_CREAT | O_WRONLY, 0600));
 	snprintf(yaml, sizeof yaml, "dir: %s/sub\n", afile);
-	msg = load_fails(yaml);
+	msg = plugtest_start_fails(yaml);
 	ck_assert_msg(strstr(msg, "is not a directory"), "%s", msg);
 
 	/* dir is required and has no default: an empty one is not told to fall back on one
 	 * (issue 21, item 11) */
-	msg = load_fails("dir: \"\"\n");
+	msg = plugtest_start_fails("dir: \"\"\n");
 	ck_assert_msg(strstr(msg, "config.dir: must not be empty (the key is required and has no "
 	                          "default: name a path)"),
 	              "%s", msg);
@@ -655,22 +582,7 @@ END_TEST
 
 int main(void)
 {
-	/* the plugin as it ships: the .so built in this tree, opened as the agent opens it */
-	char *path = build_path("plugins/file/.libs/file.so");
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		fprintf(stderr, "%s: %s\n", path, dlerror());
-		return EXIT_FAILURE;
-	}
-	free(path);
-	const struct gw_subscriber *(*entry)(void);
-	void *sym = dlsym(dl, GWSYNC_SUBSCRIBER_SYMBOL);
-	memcpy(&entry, &sym, sizeof entry);
-	plugin = entry();
-	Suite *s = suite_create("file plugin");
-	TCase *tc = tcase_create("file");
-	tcase_set_timeout(tc, 120);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	TCase *tc = plugtest_tcase("file", setup);
 	tcase_add_test(tc, writes_the_exact_document_byte_exact);
 	tcase_add_test(tc, default_mode_keeps_secrets_from_other_users);
 	tcase_add_test(tc, world_readable_mode_needs_allow_world_readable);
@@ -686,11 +598,5 @@ int main(void)
 	tcase_add_test(tc, reload_through_the_dispatcher);
 	tcase_add_test(tc, bad_options_stop_start_up);
 	tcase_add_test(tc, debounce_arithmetic);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	dlclose(dl);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return plugtest_run("plugins/file/.libs/file.so", "files", "file plugin", tc);
 }

@@ -12,7 +12,6 @@
  * key and flow like any other.
  */
 #include <check.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gwsync/cache.h>
@@ -30,92 +29,29 @@
 #include <unistd.h>
 
 #include "cache_reader.h"
+#include "plugtest.h"
 #include "testfiles.h"
 
-static const struct gw_subscriber *plugin; /* lmdb.so's description */
-static void *dl;
-
-static char *dir;
 static char envdir[4200];
-static struct gwt_config *cfg;
-static struct gwt_host *h;
-static void *state;
-static int inited;
-static struct gwt_version *held[GW_GROUP_COUNT]; /* what the plugin last accepted */
-static char err[2048];
 
 static void setup(void)
 {
-	dir = test_tmpdir();
+	plugtest_setup();
 	snprintf(envdir, sizeof envdir, "%s/cache/env", dir);
-	memset(held, 0, sizeof held);
-	cfg = NULL;
-	h = NULL;
-	state = NULL;
-	inited = 0;
-}
-
-/* fini() (as the agent does at shutdown) and forget what was delivered. */
-static void unload(void)
-{
-	if (inited && plugin->fini)
-		plugin->fini(state, gwt_host(h));
-	inited = 0;
-	state = NULL;
-	gwt_host_free(h);
-	h = NULL;
-	gwt_config_free(cfg);
-	cfg = NULL;
-	for (int g = 0; g < GW_GROUP_COUNT; g++) {
-		gwt_version_free(held[g]);
-		held[g] = NULL;
-	}
-}
-
-static void teardown(void)
-{
-	unload();
-	rm_rf(dir);
-	free(dir);
-}
-
-/* What the agent does at start-up (and gwsyncd --check): the config: map checked against
- * the declared options, then init(). 0, or -1 with the agent's message in err. */
-static int start(const char *yaml)
-{
-	unload();
-	cfg = gwt_config_parse(yaml, err, sizeof err);
-	ck_assert_msg(cfg != NULL, "%s", err);
-	if (gwt_config_check(cfg, plugin->options, err, sizeof err) < 0)
-		return -1;
-	h = gwt_host_new("cache", plugin->options);
-	ck_assert_ptr_nonnull(h);
-	if (plugin->init(gwt_host(h), gwt_config(cfg), &state) != 0) {
-		snprintf(err, sizeof err, "init() failed: %s", gwt_host_error(h));
-		return -1;
-	}
-	inited = 1;
-	return 0;
 }
 
 static void load(const char *extra)
 {
 	char yaml[8400];
 	snprintf(yaml, sizeof yaml, "path: %s\n%s", envdir, extra);
-	ck_assert_msg(start(yaml) == 0, "%s", err);
+	ck_assert_msg(plugtest_start(yaml) == 0, "%s", err);
 }
 
 /* A restart of the agent: a new plugin instance with nothing delivered. */
 static void reload_plugin(const char *extra)
 {
-	unload();
+	plugtest_stop();
 	load(extra);
-}
-
-static const char *load_fails(const char *yaml)
-{
-	ck_assert_int_eq(start(yaml), -1);
-	return err;
 }
 
 /* A version and its group. */
@@ -155,17 +91,7 @@ static struct tv mk(enum gw_group g, const char *md5, int64_t lmt, const char *c
  * gwt_host_error(h). */
 static int deliver(struct tv t)
 {
-	struct gwt_change *c = gwt_change_between(held[t.g], t.v, err, sizeof err);
-	ck_assert_msg(c != NULL, "%s", err);
-	int rc = gwt_apply(h, plugin, state, gwt_change(c), NULL);
-	gwt_change_free(c);
-	if (rc == 0) {
-		gwt_version_free(held[t.g]);
-		held[t.g] = t.v;
-	} else {
-		gwt_version_free(t.v);
-	}
-	return rc;
+	return gwt_instance_deliver(in, t.v, NULL, err, sizeof err);
 }
 
 static void deliver_ok(struct tv t)
@@ -440,7 +366,7 @@ START_TEST(world_readable_mode_needs_the_operator_to_say_so)
 {
 	char yaml[8400];
 	snprintf(yaml, sizeof yaml, "path: %s\nmode: \"0644\"\n", envdir);
-	const char *msg = load_fails(yaml);
+	const char *msg = plugtest_start_fails(yaml);
 	ck_assert_msg(strstr(msg, "allow_world_readable") && strstr(msg, "0644"), "%s", msg);
 	load("mode: \"0644\"\nallow_world_readable: true\n");
 	deliver_ok(mk(GW_GROUP_PLUGIN, "m", 1, NULL));
@@ -1191,7 +1117,7 @@ START_TEST(a_full_disk_is_reported_as_no_space_left_and_the_retry_succeeds)
 	ck_assert_int_eq(unlink(filler), 0);
 	deliver_ok(big_version(2, 200));
 	ck_assert_int_eq(generation(), gen + 1);
-	unload(); /* the environment closed before its filesystem goes */
+	plugtest_stop(); /* the environment closed before its filesystem goes */
 	ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
 }
 END_TEST
@@ -1228,33 +1154,33 @@ END_TEST
 
 START_TEST(bad_options_stop_start_up)
 {
-	ck_assert(strstr(load_fails(""), "missing required key 'path'"));
+	ck_assert(strstr(plugtest_start_fails(""), "missing required key 'path'"));
 	char yaml[8400];
 	snprintf(yaml, sizeof yaml, "path: %s\nmap_size: 64MB\n", envdir);
-	ck_assert(strstr(load_fails(yaml), "map_size"));
+	ck_assert(strstr(plugtest_start_fails(yaml), "map_size"));
 	snprintf(yaml, sizeof yaml, "path: %s\nmap_size: 1KiB\n", envdir);
-	ck_assert(strstr(load_fails(yaml), "at least 64KiB"));
+	ck_assert(strstr(plugtest_start_fails(yaml), "at least 64KiB"));
 	snprintf(yaml, sizeof yaml, "path: %s\nmode: \"0750\"\n", envdir);
-	ck_assert(strstr(load_fails(yaml), "execute"));
+	ck_assert(strstr(plugtest_start_fails(yaml), "execute"));
 	snprintf(yaml, sizeof yaml, "path: %s\nmode: \"0440\"\n", envdir);
-	ck_assert(strstr(load_fails(yaml), "owner read and write"));
+	ck_assert(strstr(plugtest_start_fails(yaml), "owner read and write"));
 	snprintf(yaml, sizeof yaml, "path: %s\nmax_readers: 0\n", envdir);
-	ck_assert(strstr(load_fails(yaml), "max_readers"));
+	ck_assert(strstr(plugtest_start_fails(yaml), "max_readers"));
 	snprintf(yaml, sizeof yaml, "path: %s\nchange_log: -1\n", envdir);
-	ck_assert(strstr(load_fails(yaml), "change_log: between 0"));
+	ck_assert(strstr(plugtest_start_fails(yaml), "change_log: between 0"));
 	snprintf(yaml, sizeof yaml, "path: %s\nchange_log: many\n", envdir);
-	ck_assert(strstr(load_fails(yaml), "change_log"));
+	ck_assert(strstr(plugtest_start_fails(yaml), "change_log"));
 	/* a file where the directory should be */
 	char file[4300];
 	snprintf(file, sizeof file, "%s/plain", dir);
 	FILE *f = fopen(file, "w");
 	fclose(f);
 	snprintf(yaml, sizeof yaml, "path: %s\n", file);
-	ck_assert(strstr(load_fails(yaml), "not a directory"));
+	ck_assert(strstr(plugtest_start_fails(yaml), "not a directory"));
 	snprintf(yaml, sizeof yaml, "path: %s/below\n", file);
-	ck_assert(strstr(load_fails(yaml), "not a directory"));
+	ck_assert(strstr(plugtest_start_fails(yaml), "not a directory"));
 	/* path is required and has no default: an empty one is not told to fall back on one */
-	ck_assert_msg(strstr(load_fails("path: \"\"\n"),
+	ck_assert_msg(strstr(plugtest_start_fails("path: \"\"\n"),
 	                     "config.path: must not be empty (the key is "
 	                     "required and has no default: name a path)"),
 	              "%s", err);
@@ -1263,22 +1189,7 @@ END_TEST
 
 int main(void)
 {
-	/* the plugin as it ships: the .so built in this tree, opened as the agent opens it */
-	char *path = build_path("plugins/lmdb/.libs/lmdb.so");
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		fprintf(stderr, "%s: %s\n", path, dlerror());
-		return EXIT_FAILURE;
-	}
-	free(path);
-	const struct gw_subscriber *(*entry)(void);
-	void *sym = dlsym(dl, GWSYNC_SUBSCRIBER_SYMBOL);
-	memcpy(&entry, &sym, sizeof entry);
-	plugin = entry();
-	Suite *s = suite_create("lmdb plugin");
-	TCase *tc = tcase_create("lmdb");
-	tcase_set_timeout(tc, 120);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	TCase *tc = plugtest_tcase("lmdb", setup);
 	tcase_add_test(tc, writes_the_documented_layout_byte_exact);
 	tcase_add_test(tc, each_change_is_one_commit_with_the_exact_delta);
 	tcase_add_test(tc, first_change_after_a_restart_replaces_what_an_older_run_left);
@@ -1302,11 +1213,5 @@ int main(void)
 	tcase_add_test(tc, a_full_disk_is_reported_as_no_space_left_and_the_retry_succeeds);
 	tcase_add_test(tc, a_group_it_does_not_know_gets_a_database_of_its_name);
 	tcase_add_test(tc, bad_options_stop_start_up);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	dlclose(dl);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return plugtest_run("plugins/lmdb/.libs/lmdb.so", "cache", "lmdb plugin", tc);
 }

@@ -4,7 +4,8 @@
  * field holds, spelled with \u escapes), items without secrets copied byte for byte; and of
  * `gwsyncd --status`'s text (ops/status_text.h) on a hand-made answer: every group, each
  * subscriber in step or behind and why, pause, the last changes, control characters from
- * outside escaped.
+ * outside escaped; and of what both it and the status page read of /history
+ * (ops/history_list.h).
  */
 #include <check.h>
 #include <jansson.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "shared/strbuf.h"
+#include "ops/history_list.h"
 #include "ops/redact.h"
 #include "ops/status_text.h"
 
@@ -170,6 +172,52 @@ START_TEST(status_text_says_what_is_behind_and_why)
 }
 END_TEST
 
+/* What both renderers read of /history (ops/history_list.h): every group's entries in one
+ * list, newest first whatever group they are in, and an entry's kinds of change with the
+ * keys it names and how many more it counted. */
+START_TEST(history_is_read_as_one_newest_first_list_with_its_kinds_of_change)
+{
+	json_t *hist = json_loads(
+	    "{\"groups\":{\"RULE\":[{\"acceptedAt\":30,\"added\":{\"count\":3,\"first\":[\"a\"]},"
+	    "\"updated\":{\"count\":0,\"first\":[]},\"removed\":{\"count\":1,\"first\":[\"z\"]}},"
+	    "{\"acceptedAt\":10,\"added\":null}],"
+	    "\"PLUGIN\":[{\"acceptedAt\":20}],\"SELECTOR\":[]}}",
+	    0, NULL);
+	ck_assert_ptr_nonnull(hist);
+	struct history_change *all;
+	size_t n;
+	ck_assert_int_eq(history_list(hist, &all, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(all[0].at, 30);
+	ck_assert_str_eq(all[0].group, "RULE");
+	ck_assert_int_eq(all[1].at, 20);
+	ck_assert_str_eq(all[1].group, "PLUGIN");
+	ck_assert_int_eq(all[2].at, 10);
+	struct history_kind k[HISTORY_KINDS];
+	ck_assert_int_eq(history_kinds(all[0].e, k), 1);
+	ck_assert_str_eq(k[HISTORY_ADDED].sign, "+");
+	ck_assert_int_eq(k[HISTORY_ADDED].count, 3);
+	ck_assert_uint_eq(json_array_size(k[HISTORY_ADDED].first), 1);
+	ck_assert_int_eq(k[HISTORY_ADDED].more, 2);
+	ck_assert_int_eq(k[HISTORY_UPDATED].count, 0);
+	ck_assert_int_eq(k[HISTORY_UPDATED].more, 0);
+	ck_assert_str_eq(k[HISTORY_REMOVED].sign, "-");
+	ck_assert_int_eq(k[HISTORY_REMOVED].more, 0);
+	/* an entry whose changes were not counted */
+	ck_assert_int_eq(history_kinds(all[2].e, k), 0);
+	ck_assert_int_eq(k[HISTORY_ADDED].count, 0);
+	ck_assert_ptr_null(k[HISTORY_ADDED].first);
+	free(all);
+	/* nothing recorded: an empty list, still to be freed */
+	json_t *none = json_loads("{\"groups\":{}}", 0, NULL);
+	ck_assert_int_eq(history_list(none, &all, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	free(all);
+	json_decref(none);
+	json_decref(hist);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("redact");
@@ -177,6 +225,7 @@ int main(void)
 	tcase_add_test(tc, items_without_secrets_are_copied_byte_for_byte);
 	tcase_add_test(tc, secret_fields_are_redacted_wherever_they_are);
 	tcase_add_test(tc, status_text_says_what_is_behind_and_why);
+	tcase_add_test(tc, history_is_read_as_one_newest_first_list_with_its_kinds_of_change);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -3,11 +3,14 @@
  * guide tells authors to test: versions with their own md5s and times, a stale change and
  * the confirmed_only change after it, a group the header does not know, the groups the
  * agent syncs (and an older agent without that member), tick() on a fake clock as the
- * dispatcher drives it, and log lines cut as the agent cuts them. The `upstreams` test
+ * dispatcher drives it, log lines cut as the agent cuts them, and a plugin's .so opened and
+ * an instance of it started, delivered to (the delta from what it last accepted) and
+ * stopped as the agent runs one (the `recorder` test plugin). The `upstreams` test
  * plugin (upstreams.c) shows what the synced groups are for: it writes its output once at
  * start, from DISCOVER_UPSTREAM when synced and from the selectors' handles otherwise.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <gwsync/testing.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,6 +425,74 @@ START_TEST(a_plugin_that_knows_the_synced_groups_writes_once_at_start)
 }
 END_TEST
 
+/* ------------------------------------------------------------ a .so and its instances */
+
+/* The recorder test plugin (recorder.c) as it is built: one line per apply() it was given,
+ * told to refuse while a file exists. The kit opens it, starts it from YAML, delivers
+ * version after version with the delta from the last accepted one, as the agent does. */
+START_TEST(an_instance_is_started_delivered_to_and_stopped_as_the_agent_does)
+{
+	char *missing = build_path("tests/unit/.libs/no-such-plugin.so");
+	ck_assert_ptr_null(gwt_plugin_open(missing, err, sizeof err));
+	ck_assert_ptr_nonnull(strstr(err, "no-such-plugin.so"));
+	free(missing);
+	char *path = build_path("tests/unit/.libs/nosymbol.so");
+	ck_assert_ptr_null(gwt_plugin_open(path, err, sizeof err));
+	ck_assert_msg(strstr(err, "no gwsync_subscriber() in it"), "%s", err);
+	free(path);
+	path = build_path("tests/unit/.libs/recorder.so");
+	struct gwt_plugin *so = gwt_plugin_open(path, err, sizeof err);
+	ck_assert_msg(so != NULL, "%s", err);
+	free(path);
+	const struct gw_subscriber *rec = gwt_plugin_desc(so);
+	ck_assert_str_eq(rec->name, "recorder");
+
+	char *dir = test_tmpdir(), out[600], fail[600], yaml[1400];
+	snprintf(out, sizeof out, "%s/out.txt", dir);
+	snprintf(fail, sizeof fail, "%s/fail", dir);
+	/* a bad option is the agent's message; a refused init() says so with its reason */
+	ck_assert_ptr_null(gwt_instance_start(rec, "r", "fail_init: maybe\n", err, sizeof err));
+	ck_assert_msg(strstr(err, "fail_init"), "%s", err);
+	snprintf(yaml, sizeof yaml, "out: %s\nfail_init: true\n", out);
+	ck_assert_ptr_null(gwt_instance_start(rec, "r", yaml, err, sizeof err));
+	ck_assert_str_eq(err, "init() failed: told to fail in init");
+
+	snprintf(yaml, sizeof yaml, "out: %s\nfail_if_exists: %s\n", out, fail);
+	struct gwt_instance *in = gwt_instance_start(rec, "r", yaml, err, sizeof err);
+	ck_assert_msg(in != NULL, "%s", err);
+	ck_assert_ptr_nonnull(gwt_instance_host(in));
+	ck_assert_ptr_nonnull(gwt_instance_state(in));
+	ck_assert_ptr_null(gwt_instance_accepted(in, GW_GROUP_RULE));
+	struct gwt_version *v =
+	    gwt_version_new(GW_GROUP_RULE, "v1", 1, "[{\"id\":\"a\"}]", err, sizeof err);
+	ck_assert_int_eq(gwt_version_group(v), GW_GROUP_RULE);
+	ck_assert_int_eq(gwt_instance_deliver(in, v, NULL, err, sizeof err), 0);
+	ck_assert_str_eq(gwt_version_md5(gwt_instance_accepted(in, GW_GROUP_RULE)), "v1");
+	/* refused: forgotten, its reason in err; the retry's delta is from v1 again */
+	close(creat(fail, 0600));
+	v = gwt_version_new(GW_GROUP_RULE, "v2", 2, "[{\"id\":\"b\"}]", err, sizeof err);
+	ck_assert_int_eq(gwt_instance_deliver(in, v, NULL, err, sizeof err), 1);
+	ck_assert_msg(strstr(err, "told to fail by"), "%s", err);
+	ck_assert_str_eq(gwt_version_md5(gwt_instance_accepted(in, GW_GROUP_RULE)), "v1");
+	unlink(fail);
+	v = gwt_version_new(GW_GROUP_RULE, "v3", 3, "[{\"id\":\"b\"}]", err, sizeof err);
+	ck_assert_int_eq(gwt_instance_deliver(in, v, NULL, err, sizeof err), 0);
+	ck_assert_str_eq(gwt_version_md5(gwt_instance_accepted(in, GW_GROUP_RULE)), "v3");
+	gwt_instance_stop(in); /* fini() closes the recorder's file */
+	char *lines = slurp(out, NULL);
+	ck_assert_ptr_nonnull(strstr(lines, "apply RULE md5=v1 prev=- lmt=1 items=1 added=a"));
+	ck_assert_ptr_nonnull(strstr(lines, "apply RULE md5=v2 prev=v1 lmt=2 items=1 added=b "
+	                                    "updated= removed=a stale=0 fail"));
+	ck_assert_ptr_nonnull(strstr(lines, "apply RULE md5=v3 prev=v1 lmt=3 items=1 added=b "
+	                                    "updated= removed=a stale=0 ok"));
+	free(lines);
+	gwt_instance_stop(NULL);
+	gwt_plugin_close(so);
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sdk kit");
@@ -433,6 +504,7 @@ int main(void)
 	tcase_add_test(tc, tick_runs_on_a_fake_clock_as_the_dispatcher_drives_it);
 	tcase_add_test(tc, a_long_log_message_is_cut_and_says_so);
 	tcase_add_test(tc, a_plugin_that_knows_the_synced_groups_writes_once_at_start);
+	tcase_add_test(tc, an_instance_is_started_delivered_to_and_stopped_as_the_agent_does);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

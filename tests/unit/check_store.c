@@ -3,10 +3,14 @@
  * provisional snapshot version yields to any admin version) and of its wake-ups.
  */
 #include <check.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "core/clock.h"
+#include "store/history.h"
 #include "store/ingest.h"
 #include "store/store.h"
 
@@ -130,6 +134,55 @@ START_TEST(ingest_applies_the_sources_policy_and_tells_stamps)
 }
 END_TEST
 
+/* The policy runs inside store_swap: when it returns the version is the store's, and the
+ * dispatcher may apply it (and stamp that) before ingest_offer records it in the history. */
+static int64_t policy_ran_at;
+static enum ingest_verdict take_after_a_while(const struct group_data *held,
+                                              const struct group_data *offered)
+{
+	(void)held;
+	(void)offered;
+	policy_ran_at = gw_wall_ms();
+	struct timespec pause = {0, 30 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	return INGEST_ACCEPTED;
+}
+
+START_TEST(a_version_is_stamped_accepted_before_the_store_takes_it)
+{
+	/* a regression: the stamp was read after the swap, so a subscriber's apply could be
+	 * recorded a millisecond before the acceptance of what it applied */
+	static const char *const subs[] = {"rec"};
+	struct history *h = history_new(10, subs, 1, NULL);
+	ck_assert_ptr_nonnull(h);
+	struct store *st = store_new();
+	struct gw_err err;
+	struct gw_log *log;
+	ck_assert_int_eq(gw_log_open(&log, GW_LOG_ERROR, GW_LOG_TEXT, "/dev/null", &err), 0);
+	struct ingest *in = ingest_new(st, log);
+	ingest_set_history(in, h);
+	const enum gw_group rule[] = {GW_GROUP_RULE};
+	struct group_data *v[GW_GROUP_COUNT] = {NULL};
+	int older = 0;
+	v[GW_GROUP_RULE] = version(GW_GROUP_RULE, "m1", 10);
+	ck_assert_uint_eq(ingest_offer(in, "s", take_after_a_while, rule, 1, v, &older), 1);
+
+	json_t *doc = history_json(h, rule, 1, ~0u, 0, 0);
+	ck_assert_ptr_nonnull(doc);
+	json_t *e = json_array_get(json_object_get(json_object_get(doc, "groups"), "RULE"), 0);
+	ck_assert_ptr_nonnull(e);
+	json_int_t accepted = json_integer_value(json_object_get(e, "acceptedAt"));
+	ck_assert_msg(accepted > 0 && accepted <= policy_ran_at,
+	              "acceptedAt %lld, the store took it at %lld", (long long)accepted,
+	              (long long)policy_ran_at);
+	json_decref(doc);
+	ingest_free(in);
+	gw_log_close(log);
+	store_free(st);
+	history_free(h);
+}
+END_TEST
+
 static void *wait_thread(void *arg)
 {
 	struct waiter *w = arg;
@@ -161,6 +214,7 @@ int main(void)
 	tcase_add_test(tc, offer_keeps_newest_and_bumps_generation);
 	tcase_add_test(tc, wait_wakes_on_accept);
 	tcase_add_test(tc, ingest_applies_the_sources_policy_and_tells_stamps);
+	tcase_add_test(tc, a_version_is_stamped_accepted_before_the_store_takes_it);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

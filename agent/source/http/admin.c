@@ -310,21 +310,14 @@ int admin_fetch(struct admin *a, const enum gw_group *groups, size_t n,
 	return rc;
 }
 
-int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT],
-                 unsigned *changed_mask, struct gw_err *err)
+/* One listener call with these stamps and extra headers (NULL: none): the groups the
+ * admin names as changed into *mask. Whether it waits is the admin's: a stamp it does not
+ * hold is answered at once. */
+static int listen_with(struct admin *a, const struct admin_stamp stamps[GW_GROUP_COUNT],
+                       const char *port_header, const char *instance_header, unsigned *mask,
+                       struct gw_err *err)
 {
-	*changed_mask = 0;
-	struct admin_stamp stamps[GW_GROUP_COUNT];
-	memset(stamps, 0, sizeof stamps);
-	for (size_t i = 0; i < a->cfg->n_groups; i++) {
-		enum gw_group g = a->cfg->groups[i];
-		/* A version from the snapshot is reported as none held, so the admin names the
-		 * group at once and its own version replaces the provisional one. */
-		if (held[g].md5[0] && !held[g].provisional) {
-			memcpy(stamps[g].md5, held[g].md5, sizeof stamps[g].md5);
-			stamps[g].last_modify_time = held[g].last_modify_time;
-		}
-	}
+	*mask = 0;
 	char *body =
 	    admin_listener_body(a->cfg->groups, a->cfg->n_groups, stamps, a->cfg->namespace_id);
 	if (!body) {
@@ -337,46 +330,40 @@ int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT]
 	    .body = body,
 	    .body_len = strlen(body),
 	    .content_type = "application/x-www-form-urlencoded",
-	    .held = 1,
+	    .held = 1, /* held by the admin, or answered at once, but bounded the same */
 	};
 	struct http_reply rep;
-	int rc = call(a, &rq, "listener", a->port_header, a->instance_header, &rep, err);
+	int rc = call(a, &rq, "listener", port_header, instance_header, &rep, err);
 	free(body);
 	if (rc != 0)
 		return -1;
 	rc = admin_parse_listener(rep.body, rep.len, a->cfg->groups, a->cfg->n_groups, a->server,
-	                          a->log, changed_mask, err);
+	                          a->log, mask, err);
 	http_reply_recycle(a->http, &rep);
 	return rc;
 }
 
+int admin_listen(struct admin *a, const struct ingest_stamp held[GW_GROUP_COUNT],
+                 unsigned *changed_mask, struct gw_err *err)
+{
+	struct admin_stamp stamps[GW_GROUP_COUNT];
+	memset(stamps, 0, sizeof stamps);
+	for (size_t i = 0; i < a->cfg->n_groups; i++) {
+		enum gw_group g = a->cfg->groups[i];
+		/* A version from the snapshot is reported as none held, so the admin names the
+		 * group at once and its own version replaces the provisional one. */
+		if (held[g].md5[0] && !held[g].provisional) {
+			memcpy(stamps[g].md5, held[g].md5, sizeof stamps[g].md5);
+			stamps[g].last_modify_time = held[g].last_modify_time;
+		}
+	}
+	return listen_with(a, stamps, a->port_header, a->instance_header, changed_mask, err);
+}
+
 int admin_listen_now(struct admin *a, unsigned *named_mask, struct gw_err *err)
 {
-	*named_mask = 0;
 	struct admin_stamp none[GW_GROUP_COUNT];
 	memset(none, 0, sizeof none); /* nothing held: ADMIN_NO_MD5 for every group */
-	char *body =
-	    admin_listener_body(a->cfg->groups, a->cfg->n_groups, none, a->cfg->namespace_id);
-	if (!body) {
-		err->kind = SYNC_FAIL_PARSE;
-		return gw_errf(err, "server %s: listener: out of memory", a->server);
-	}
-	struct http_request rq = {
-	    .method = "POST",
-	    .path = "/configs/listener",
-	    .body = body,
-	    .body_len = strlen(body),
-	    .content_type = "application/x-www-form-urlencoded",
-	    .held = 1, /* answered at once, but bounded like any listener call */
-	};
-	struct http_reply rep;
 	/* X-Real-PORT 0 and no bootstrapInstanceInfo: a dry run registers no gateway instance */
-	int rc = call(a, &rq, "listener", "X-Real-PORT: 0", NULL, &rep, err);
-	free(body);
-	if (rc != 0)
-		return -1;
-	rc = admin_parse_listener(rep.body, rep.len, a->cfg->groups, a->cfg->n_groups, a->server,
-	                          a->log, named_mask, err);
-	http_reply_recycle(a->http, &rep);
-	return rc;
+	return listen_with(a, none, "X-Real-PORT: 0", NULL, named_mask, err);
 }
