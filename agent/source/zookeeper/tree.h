@@ -7,7 +7,7 @@
  * "new" by the table rather than by the old list matters: a node deleted and created again
  * between two reads was forgotten at its delete event and must be walked again.
  *
- * Pure data, no library calls: tested alone (tests/unit/check_zk_tree.c).
+ * Pure data, no library calls: tested alone (tests/unit/source/zookeeper/check_zk_tree.c).
  */
 #ifndef GW_ZK_TREE_H
 #define GW_ZK_TREE_H

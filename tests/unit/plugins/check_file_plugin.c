@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../plugins/file/debounce.h"
+#include "../../../plugins/file/debounce.h"
 #include "core/clock.h"
 #include "deliver/dispatch.h"
 #include "store/store.h"

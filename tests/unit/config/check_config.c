@@ -997,9 +997,9 @@ START_TEST(every_source_type_answers_main_and_documents_its_keys)
 			ck_assert_ptr_nonnull(k->load);
 		}
 	}
-	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_ge(n, 4); /* a new source adds itself; these four stay */
 	ck_assert_ptr_null(cfg_source_section(sections));
-	/* exactly one type takes each source section */
+	/* exactly one type takes each source section (a new type's own tests try its own) */
 	const char *yaml[] = {MINIMAL, "admin:\n  servers: [ \"ws://a:9095/websocket\" ]\n",
 	                      "zookeeper:\n  servers: [ \"z:2181\" ]\n",
 	                      "etcd:\n  endpoints: [ \"http://e:2379\" ]\n"};
