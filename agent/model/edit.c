@@ -2,7 +2,9 @@
  * Positional edits of a held version into the next one (see edit.h). One walk copies the
  * held arrays in runs between the edit positions (item pointers, store indices, and where
  * each held position lands), the stores are then chosen, and the key index is the held one
- * with the changed keys merged in at their ranks. The delta from the held version is what
+ * with the changed keys merged in at their ranks, or, when no key moved (texts replaced
+ * under their keys: the usual one-item change), the held one itself, shared by reference
+ * (groupdata.h gd_keys). The delta from the held version is what
  * the edits say, sorted by key: it is carried with the new version (groupdata.h).
  *
  * Stores, in the common case, cost nothing per item: the result references the held
@@ -208,10 +210,11 @@ static int index_merge(struct group_data *gd, const struct group_data *prev, con
 	gd->by_key = NULL;
 	if (in_order)
 		return 0;
-	uint32_t *bk = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *bk);
+	if (!remap && !gone && !na) /* every key where it was: prev's index is this one */
+		return group_data_share_index(gd, prev) != 0 ? oom(err, gd->group) : 0;
+	uint32_t *bk = group_data_new_index(gd, n);
 	if (!bk)
 		return oom(err, gd->group);
-	gd->by_key = bk;
 	size_t j = 0, k = 0;
 	if (!remap && !gone) { /* positions unchanged: copy runs between the insertions */
 		size_t m = 0;
@@ -670,12 +673,8 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 	if (settle_general(gd, vs, sidx, &copied) != 0)
 		goto fail;
 	if (from) { /* the same order as from: its index, or none when it needs none */
-		if (from->by_key) {
-			gd->by_key = arena_alloc(&gd->arena, (n ? n : 1) * sizeof *gd->by_key);
-			if (!gd->by_key)
-				goto fail;
-			memcpy(gd->by_key, from->by_key, n * sizeof *gd->by_key);
-		}
+		if (group_data_share_index(gd, from) != 0)
+			goto fail;
 	} else {
 		size_t dup;
 		enum gd_index ix = group_data_index(gd, &dup);

@@ -38,6 +38,8 @@ void group_data_unref(struct group_data *gd)
 	for (size_t i = 0; i < gd->n_stores; i++)
 		gd_store_unref(gd->stores[i]);
 	free(gd->heap_items);
+	if (gd->keys && atomic_fetch_sub_explicit(&gd->keys->refs, 1, memory_order_acq_rel) == 1)
+		free(gd->keys);
 	arena_free(&gd->arena);
 	arena_free(&gd->lazy);
 	free(gd);
@@ -107,6 +109,35 @@ void gd_store_unref(struct gd_store *s)
 	free(s);
 }
 
+uint32_t *group_data_new_index(struct group_data *gd, size_t n)
+{
+	struct gd_keys *k = malloc(sizeof *k + (n ? n : 1) * sizeof k->pos[0]);
+	if (!k)
+		return NULL;
+	atomic_init(&k->refs, 1);
+	if (gd->keys && atomic_fetch_sub_explicit(&gd->keys->refs, 1, memory_order_acq_rel) == 1)
+		free(gd->keys);
+	gd->keys = k;
+	return gd->by_key = k->pos;
+}
+
+int group_data_share_index(struct group_data *gd, const struct group_data *from)
+{
+	gd->by_key = NULL;
+	if (!from->by_key)
+		return 0;
+	if (from->keys) {
+		atomic_fetch_add_explicit(&from->keys->refs, 1, memory_order_relaxed);
+		gd->keys = from->keys;
+		gd->by_key = from->by_key;
+		return 0;
+	}
+	if (!group_data_new_index(gd, from->n_items))
+		return -1;
+	memcpy(gd->by_key, from->by_key, from->n_items * sizeof *gd->by_key);
+	return 0;
+}
+
 /* qsort_r (glibc's, _GNU_SOURCE): the index itself is sorted, by the keys of the items it
  * names, so no array of (key, index) pairs is made beside it (1.7 MB at 111,040 items). */
 static int cmp_at(const void *a, const void *b, void *ctx)
@@ -126,8 +157,7 @@ enum gd_index group_data_index(struct group_data *gd, size_t *dup)
 		i++;
 	if (i >= n)
 		return GD_INDEX_DISTINCT;
-	gd->by_key = arena_alloc(&gd->arena, n * sizeof *gd->by_key);
-	if (!gd->by_key)
+	if (!group_data_new_index(gd, n))
 		return GD_INDEX_NO_MEMORY;
 	for (i = 0; i < n; i++)
 		gd->by_key[i] = (uint32_t)i;

@@ -56,10 +56,13 @@ struct group_data {
 
 	struct gw_item **items; /* n_items pointers, in the admin's order: gw_change.items */
 	size_t n_items;
-	uint32_t *by_key;  /* positions of items sorted by key (strcmp), for diff/lookup; NULL
-	                    * when the items are in key order already (an admin's group
-	                    * usually is): rank r is then position r (group_data_at) */
-	size_t json_bytes; /* sum of the items' raw JSON lengths */
+	uint32_t *by_key;     /* positions of items sorted by key (strcmp), for diff/lookup; NULL
+	                       * when the items are in key order already (an admin's group
+	                       * usually is): rank r is then position r (group_data_at) */
+	struct gd_keys *keys; /* what by_key points into (a reference), when made by
+	                       * group_data_new_index; shared with the versions whose keys
+	                       * are at the same positions */
+	size_t json_bytes;    /* sum of the items' raw JSON lengths */
 
 	struct arena arena;
 
@@ -86,6 +89,14 @@ struct group_data {
 	 * go. */
 	int typed_all;
 	struct arena lazy;
+};
+
+/* A key index (by_key) as a refcounted block: a version made by replacing items in place
+ * under their keys (a one-rule change) has its predecessor's keys at the same positions, so
+ * it takes a reference instead of copying 4 bytes per item (400 KB at 100,000 rules). */
+struct gd_keys {
+	atomic_int refs;
+	uint32_t pos[];
 };
 
 /* At most this many stores per version: beyond, the model copies every item into one new
@@ -132,6 +143,15 @@ enum gd_index {
 	GD_INDEX_DUPLICATE,    /* *dup is the index of the first duplicate key found */
 	GD_INDEX_NO_MEMORY,
 };
+
+/* A new key index of n positions for gd (gd->by_key and gd->keys set; its contents the
+ * caller's to write). NULL on out of memory. */
+uint32_t *group_data_new_index(struct group_data *gd, size_t n);
+
+/* gd's key index is from's (the same keys at the same positions): shared, or copied when
+ * from's is not a gd_keys block (a version made by hand); none when from has none. 0 or -1
+ * (out of memory). */
+int group_data_share_index(struct group_data *gd, const struct group_data *from);
 
 /* Sort by_key after items are filled (none made when they are in key order: by_key stays
  * NULL). dup may be NULL. */

@@ -344,12 +344,9 @@ static int build_finish(struct build *b)
 		memcpy(gd->item_store, b->vst, n);
 	const struct group_data *prev = b->prev;
 	if (b->same_keys && prev && n == prev->n_items) {
-		if (prev->by_key) { /* none when prev is in key order: nor is this one */
-			gd->by_key = arena_alloc(&gd->arena, n * sizeof *gd->by_key);
-			if (!gd->by_key)
-				return gw_errf(b->c.err, "group %s: out of memory", gname);
-			memcpy(gd->by_key, prev->by_key, n * sizeof *gd->by_key);
-		}
+		/* none when prev is in key order: nor is this one */
+		if (group_data_share_index(gd, prev) != 0)
+			return gw_errf(b->c.err, "group %s: out of memory", gname);
 		return 0;
 	}
 	size_t dup;

@@ -5,7 +5,10 @@
  * (deletions stay as tombstones until then). A settled group is patched: each changed node
  * is found among those nodes by a binary search on its path and becomes an insert, a
  * replace or a removal of the held version (model/edit.h), so a one-node change among
- * 100,000 parses one value and copies arrays, never the group.
+ * 100,000 parses one value, never the group. The nodes beside the held version are edited
+ * where they stand, not copied per version: a replaced node keeps its place (one node per
+ * path), a few inserted or removed ones move the rest (a REFRESH's many are rebuilt in one
+ * pass).
  *
  * A group is read whole (all its item nodes, in path order) when the held version is not
  * the one the mirror built (start-up, a version from the snapshot, an offer refused), and
@@ -42,6 +45,7 @@ struct gstate {
 	struct group_data *base; /* the version last built and accepted (a reference); NULL:
 	                          * the next build reads the whole group */
 	struct kv_node **order;  /* base's items' nodes, in base's order (path order) */
+	size_t order_cap;        /* room in order (a patch edits it in place) */
 	struct kv_node **ghosts; /* PLUGIN: nodes hidden by a newer node with their id */
 	size_t n_ghosts;
 	struct kv_node *dirty; /* nodes changed since the last build (tombstones too) */
@@ -94,6 +98,7 @@ static void forget_base(struct gstate *s)
 	s->base = NULL;
 	free(s->order);
 	s->order = NULL;
+	s->order_cap = 0;
 	free(s->ghosts);
 	s->ghosts = NULL;
 	s->n_ghosts = 0;
@@ -336,7 +341,12 @@ struct change {
 	struct kv_node *node;
 };
 
-/* The base's nodes after the changes (in the edits' order), for the version they made. */
+/* Edits that insert or remove a node: up to this many are made in place, each moving the
+ * tail of the order (a memmove, no allocation); more (a REFRESH) rebuild it in one pass. */
+#define ORDER_SHIFTS_MAX 16
+
+/* The base's nodes after the changes (in the edits' order), for the version they made: a
+ * new array, in one pass over the old. NULL on out of memory. */
 static struct kv_node **order_after(const struct gstate *s, const struct change *ch, size_t nc,
                                     size_t n_new)
 {
@@ -357,6 +367,66 @@ static struct kv_node **order_after(const struct gstate *s, const struct change 
 			pos++;
 	}
 	return v;
+}
+
+/* How many of the changes insert (ins) and remove (rem) a node. */
+static void order_shifts(const struct change *ch, size_t nc, size_t *ins, size_t *rem)
+{
+	*ins = *rem = 0;
+	for (size_t c = 0; c < nc; c++) {
+		*ins += ch[c].e.op == EDIT_INSERT;
+		*rem += ch[c].e.op == EDIT_REMOVE;
+	}
+}
+
+/* Make room for the base's order after the changes, before the version is offered, so that
+ * applying them (order_apply) cannot fail: in place when few insert or remove (the order
+ * grown if needed to hold the base's nodes and every inserted one, as it does midway; a
+ * one-node change among 100,000 then copies nothing), else a new array in *fresh. 0 or -1
+ * (out of memory). */
+static int order_prepare(struct gstate *s, const struct change *ch, size_t nc, size_t n_new,
+                         struct kv_node ***fresh)
+{
+	size_t ins, rem, need;
+	*fresh = NULL;
+	order_shifts(ch, nc, &ins, &rem);
+	if (ins + rem > ORDER_SHIFTS_MAX)
+		return (*fresh = order_after(s, ch, nc, n_new)) ? 0 : -1;
+	need = s->base->n_items + ins;
+	if (need <= s->order_cap)
+		return 0;
+	size_t cap = s->order_cap + s->order_cap / 2;
+	if (cap < need)
+		cap = need;
+	struct kv_node **v = realloc(s->order, cap * sizeof *v);
+	if (!v)
+		return -1;
+	s->order = v;
+	s->order_cap = cap;
+	return 0;
+}
+
+/* The changes made to the base's order (its room made by order_prepare): a replaced node
+ * keeps its place (one node per path: it is the same node), an inserted or removed one
+ * moves the tail. The last edit first, so the positions the earlier ones name still hold
+ * (edits at one position go in as listed: the one applied last lands first). */
+static void order_apply(struct gstate *s, const struct change *ch, size_t nc, size_t n_old)
+{
+	size_t len = n_old;
+	for (size_t c = nc; c-- > 0;) {
+		size_t at = ch[c].e.at;
+		if (ch[c].e.op == EDIT_REPLACE) {
+			s->order[at] = ch[c].node;
+		} else if (ch[c].e.op == EDIT_INSERT) {
+			memmove(&s->order[at + 1], &s->order[at], (len - at) * sizeof *s->order);
+			s->order[at] = ch[c].node;
+			len++;
+		} else {
+			memmove(&s->order[at], &s->order[at + 1],
+			        (len - at - 1) * sizeof *s->order);
+			len--;
+		}
+	}
 }
 
 /* The held version (the base) patched with the group's changed nodes. 1 accepted, 0 not
@@ -416,15 +486,22 @@ static int build_patch(struct kv_mirror *m, enum gw_group g, struct group_data *
 	}
 	model_stamp(gd, held, m->server, gw_wall_ms());
 	gd->received_us = ups->received_us;
-	struct kv_node **order = order_after(s, ch, nc, gd->n_items);
-	if (!order)
+	struct kv_node **fresh;
+	size_t n_old = held->n_items, n_new = gd->n_items;
+	if (order_prepare(s, ch, nc, n_new, &fresh) != 0)
 		goto out;
 	rc = offer(m, g, gd);
 	gd = NULL;
-	free(s->order);
-	s->order = rc ? order : NULL;
-	if (!rc)
-		free(order);
+	if (rc && fresh) {
+		free(s->order);
+		s->order = fresh;
+		s->order_cap = n_new;
+	} else if (rc) {
+		order_apply(s, ch, nc, n_old);
+	} else {
+		free(fresh);
+		forget_base(s); /* refused: read whole next time */
+	}
 	dirty_clear(m, g);
 out:
 	free(d);
@@ -586,6 +663,7 @@ static int build_whole(struct kv_mirror *m, enum gw_group g, struct group_data *
 		s->base = group_data_ref(held);
 		free(s->order);
 		s->order = order;
+		s->order_cap = nw ? nw : 1;
 		rc = 0;
 	} else {
 		if (model_whole(g, held, list, &gd, &err) != 0)
@@ -596,6 +674,7 @@ static int build_whole(struct kv_mirror *m, enum gw_group g, struct group_data *
 		gd = NULL;
 		free(s->order);
 		s->order = rc ? win : NULL;
+		s->order_cap = rc ? (n ? n : 1) : 0;
 		if (rc)
 			win = NULL;
 	}

@@ -173,6 +173,88 @@ START_TEST(a_version_in_key_order_keeps_no_key_index)
 }
 END_TEST
 
+/* One positional edit of `held`: op at position `at` with the single item of `json` (NULL for
+ * a removal). */
+static struct group_data *edit_one(const struct group_data *held, size_t at, enum edit_op op,
+                                   const char *json)
+{
+	struct group_data *up = json ? items(GW_GROUP_RULE, json) : NULL;
+	struct edit e = {at, op, up ? up->items[0] : NULL};
+	struct group_data *out = NULL;
+	struct gw_err err = {0};
+	ck_assert_msg(model_edit(held, up, &e, 1, &out, &err) == 0, "%s", err.msg);
+	group_data_unref(up);
+	return out;
+}
+
+/* Every key found at its rank, and the ranks in key order. */
+static void lookups_right(const struct group_data *gd, const char *const *keys, size_t n)
+{
+	ck_assert_uint_eq(gd->n_items, n);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(gd->items[group_data_at(gd, i)]->key, keys[i]);
+		ck_assert_ptr_eq(group_data_find(gd, keys[i]), gd->items[group_data_at(gd, i)]);
+	}
+}
+
+/* A group not in key order (a path store's RULE: path order is selector then rule id) has a
+ * key index. A change that leaves every key where it was (an item's text replaced under its
+ * key: the usual one-rule change) makes a version with the same index: it shares its
+ * predecessor's (one reference, nothing copied), and keeps it when the predecessor is gone.
+ * A change that moves a key (a replace under another key, an insertion, a removal) makes
+ * its own. */
+START_TEST(a_change_that_moves_no_key_shares_the_key_index)
+{
+	struct group_data *first =
+	    items(GW_GROUP_RULE, "[" R("c", "1") "," R("a", "1") "," R("b", "1") "]");
+	struct group_data *v1 = patch(NULL, first, NULL, 0, 1, 1000);
+	ck_assert_ptr_nonnull(v1->by_key);
+	ck_assert_ptr_nonnull(v1->keys);
+	const char *abc[] = {"a", "b", "c"};
+	lookups_right(v1, abc, 3);
+
+	/* positional (the path stores): a's text replaced in place */
+	struct group_data *v2 = edit_one(v1, 1, EDIT_REPLACE, "[" R("a", "2") "]");
+	ck_assert_str_eq(order(v2), "c,a,b");
+	ck_assert_ptr_eq(v2->by_key, v1->by_key);
+	ck_assert_ptr_eq(v2->keys, v1->keys);
+	/* by key (WebSocket's upsert): b's text replaced in place */
+	struct group_data *up = items(GW_GROUP_RULE, "[" R("b", "2") "]");
+	struct group_data *v3 = patch(v2, up, NULL, 0, 0, 2000);
+	ck_assert_str_eq(order(v3), "c,a,b");
+	ck_assert_ptr_eq(v3->by_key, v1->by_key);
+	/* the index outlives the version that made it */
+	group_data_unref(v1);
+	group_data_unref(v2);
+	lookups_right(v3, abc, 3);
+	ck_assert_str_eq(group_data_find(v3, "a")->json, R("a", "2"));
+
+	/* a moves: replaced at its place by d */
+	struct group_data *v4 = edit_one(v3, 1, EDIT_REPLACE, "[" R("d", "1") "]");
+	ck_assert_str_eq(order(v4), "c,d,b");
+	ck_assert_ptr_ne(v4->by_key, v3->by_key);
+	const char *bcd[] = {"b", "c", "d"};
+	lookups_right(v4, bcd, 3);
+	lookups_right(v3, abc, 3); /* its own untouched */
+	/* an insertion and a removal shift positions */
+	struct group_data *v5 = edit_one(v4, 0, EDIT_INSERT, "[" R("e", "1") "]");
+	ck_assert_str_eq(order(v5), "e,c,d,b");
+	ck_assert_ptr_ne(v5->by_key, v4->by_key);
+	const char *bcde[] = {"b", "c", "d", "e"};
+	lookups_right(v5, bcde, 4);
+	struct group_data *v6 = edit_one(v5, 1, EDIT_REMOVE, NULL);
+	ck_assert_str_eq(order(v6), "e,d,b");
+	ck_assert_ptr_ne(v6->by_key, v5->by_key);
+	const char *bde[] = {"b", "d", "e"};
+	lookups_right(v6, bde, 3);
+	lookups_right(v4, bcd, 3);
+
+	struct group_data *all[] = {first, up, v3, v4, v5, v6};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		group_data_unref(all[i]);
+}
+END_TEST
+
 START_TEST(identity_is_the_item_sets_whatever_the_path)
 {
 	struct group_data *a = items(GW_GROUP_RULE, "[" R("x", "1") "," R("y", "1") "]");
@@ -702,6 +784,7 @@ int main(void)
 	tcase_add_test(tc, upsert_delete_replace);
 	tcase_add_test(tc, identity_is_the_item_sets_whatever_the_path);
 	tcase_add_test(tc, a_version_in_key_order_keeps_no_key_index);
+	tcase_add_test(tc, a_change_that_moves_no_key_shares_the_key_index);
 	tcase_add_test(tc, items_refused);
 	tcase_add_test(tc, per_plugin_refresh);
 	tcase_add_test(tc, a_renamed_plugin_replaces_the_held_one_with_its_id);

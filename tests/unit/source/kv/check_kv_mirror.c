@@ -529,6 +529,104 @@ START_TEST(a_settled_group_is_patched_in_path_order_not_read_whole)
 }
 END_TEST
 
+/* The held SELECTOR keys, in the version's order, of ids s000..s099 present in `in`. */
+static const char *expected_ids(const int *in)
+{
+	static char buf[1024];
+	buf[0] = '\0';
+	for (int i = 0; i < 100; i++)
+		if (in[i])
+			snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%ss%03d",
+			         buf[0] ? "," : "", i);
+	return buf;
+}
+
+static void put_id(struct fix *f, int *in, int i, const char *name, int64_t now)
+{
+	char path[96], id[8];
+	snprintf(id, sizeof id, "s%03d", i);
+	snprintf(path, sizeof path, ROOT "/selector/divide/%s", id);
+	put(f, path, selector(id, name), now);
+	in[i] = 1;
+}
+
+static void del_id(struct fix *f, int *in, int i, int64_t now)
+{
+	char path[96];
+	snprintf(path, sizeof path, ROOT "/selector/divide/s%03d", i);
+	kv_mirror_delete(f->m, path, strlen(path), now);
+	in[i] = 0;
+}
+
+/* A patch edits the mirror's order of the held nodes where it stands (a replaced node keeps
+ * its place, an inserted or removed one moves the rest), or anew when many nodes come or go
+ * at once: either way the next patch finds each node where the version has its item. Runs
+ * of inserts at one place, removals beside them, replacements, then more than the in-place
+ * limit, each build checked against the path order. */
+START_TEST(the_node_order_follows_inserts_removals_and_replaces)
+{
+	struct fix f;
+	fix_init(&f, 10);
+	start(&f);
+	kv_mirror_delete_tree(f.m, ROOT "/selector/divide", strlen(ROOT "/selector/divide"), 1);
+	int in[100] = {0};
+	int64_t now = 100;
+	for (int i = 0; i < 100; i += 10)
+		put_id(&f, in, i, "a", now);
+	ck_assert_int_eq(kv_mirror_flush(f.m, now += 100, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_SELECTOR), expected_ids(in));
+	uint64_t whole = whole_reads(&f);
+	/* five inserts into one gap, the nodes on both sides of it removed, one replaced */
+	for (int i = 41; i <= 45; i++)
+		put_id(&f, in, i, "b", now);
+	del_id(&f, in, 40, now);
+	del_id(&f, in, 50, now);
+	put_id(&f, in, 60, "b", now);
+	ck_assert_int_eq(kv_mirror_flush(f.m, now += 100, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_SELECTOR), expected_ids(in));
+	/* inserts first and last, the first node removed, one in the middle replaced */
+	put_id(&f, in, 99, "c", now);
+	put_id(&f, in, 1, "c", now);
+	del_id(&f, in, 0, now);
+	put_id(&f, in, 43, "c", now);
+	ck_assert_int_eq(kv_mirror_flush(f.m, now += 100, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_SELECTOR), expected_ids(in));
+	/* replacements only, several */
+	for (int i = 41; i <= 45; i++)
+		put_id(&f, in, i, "d", now);
+	ck_assert_int_eq(kv_mirror_flush(f.m, now += 100, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_SELECTOR), expected_ids(in));
+	/* more than the in-place limit at once: 20 in, 4 out */
+	for (int i = 70; i < 90; i++)
+		if (i % 10)
+			put_id(&f, in, i, "e", now);
+	for (int i = 2; i < 6; i++)
+		put_id(&f, in, i, "e", now);
+	for (int i = 41; i <= 44; i++)
+		del_id(&f, in, i, now);
+	ck_assert_int_eq(kv_mirror_flush(f.m, now += 100, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_SELECTOR), expected_ids(in));
+	/* and small patches after it, at both ends */
+	del_id(&f, in, 99, now);
+	put_id(&f, in, 98, "f", now);
+	del_id(&f, in, 1, now);
+	put_id(&f, in, 0, "f", now);
+	ck_assert_int_eq(kv_mirror_flush(f.m, now += 100, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_SELECTOR), expected_ids(in));
+	/* every node removed, then one back */
+	for (int i = 0; i < 100; i++)
+		if (in[i])
+			del_id(&f, in, i, now);
+	ck_assert_int_eq(kv_mirror_flush(f.m, now += 100, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_SELECTOR), "");
+	put_id(&f, in, 7, "g", now);
+	ck_assert_int_eq(kv_mirror_flush(f.m, now += 100, 0), 1);
+	ck_assert_str_eq(items_in_order(&f, GW_GROUP_SELECTOR), expected_ids(in));
+	ck_assert_uint_eq(whole_reads(&f), whole); /* every one of them a patch */
+	fix_free(&f);
+}
+END_TEST
+
 /* The truth of a random run: path -> value (NULL: absent). */
 #define TRUTH_N 60
 static const char *truth_path(int i)
@@ -711,6 +809,7 @@ int main(void)
 	tcase_add_test(tc, paths_outside_the_configured_groups_are_ignored);
 	tcase_add_test(tc, delete_tree_per_node_does_not_scan_the_whole_mirror);
 	tcase_add_test(tc, a_settled_group_is_patched_in_path_order_not_read_whole);
+	tcase_add_test(tc, the_node_order_follows_inserts_removals_and_replaces);
 	tcase_add_test(tc, patching_from_changed_nodes_equals_a_rebuild);
 	tcase_add_test(tc, a_renamed_plugin_leaves_no_ghost);
 	suite_add_tcase(s, tc);
