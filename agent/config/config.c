@@ -282,7 +282,8 @@ static int expand_tree(struct loader *ld, struct ynode *n, const char *path)
 		if (env_expand(n->text, &out, NULL, NULL, ld->err) < 0)
 			return gw_err_prefix(ld->err, "%s:%d:%d: %s", n->file, n->line, n->col,
 			                     *path ? path : "value");
-		free(n->text);
+		free(n->own_text);
+		n->own_text = out;
 		n->text = out;
 		n->len = strlen(out);
 		return 0;
@@ -367,7 +368,7 @@ static int section_defaults(struct loader *ld, const struct cfg_section *sec, vo
 			continue;
 		struct ynode def = {.type = YNODE_SCALAR,
 		                    .file = "(built-in default)",
-		                    .text = (char *)k->def,
+		                    .text = k->def,
 		                    .len = strlen(k->def),
 		                    .plain = 1};
 		char path[128];

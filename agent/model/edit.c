@@ -508,9 +508,10 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 		}
 		if (ed->op == EDIT_REMOVE)
 			continue;
-		struct gw_item *it = (struct gw_item *)ed->item; /* from's: shared, not written */
+		size_t fi = from_index(from, ed->item);
+		struct gw_item *it = from->items[fi]; /* from's: shared, not written */
 		gd->items[k] = it;
-		new_sidx[nn] = from_store(vs, from, from_index(from, it));
+		new_sidx[nn] = from_store(vs, from, fi);
 		new_at[nn++] = k;
 		entering[nn - 1] = (struct moved){it, k};
 		if (!md5 && account(dg, &sum, it, 1) != 0)

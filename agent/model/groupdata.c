@@ -87,8 +87,8 @@ void group_data_seal(struct group_data *gd, const struct gd_store *text)
 	const char *lo = text->text, *hi = text->text + text->text_len;
 	for (size_t i = 0; i < gd->n_items; i++) {
 		const char *j = gd->items[i]->json;
-		if (j >= lo && j < hi)
-			((char *)j)[gd->items[i]->json_len] = '\0'; /* the text is ours: see .h */
+		if (j >= lo && j < hi) /* the text is ours (see .h): written through its owner */
+			text->text[(size_t)(j - lo) + gd->items[i]->json_len] = '\0';
 	}
 }
 

@@ -14,6 +14,13 @@
  * while parsing, in `heap_items`. Versions built elsewhere (tests) may put everything in
  * `arena` and have no stores.
  *
+ * Immutable means: once a version is in the store, nothing writes it, with one documented
+ * exception, owned by the dispatcher: the typed views (model/typed.h) are made on delivery,
+ * by the delivering thread only, into the items' typed pointers, `typed_all` and `lazy`
+ * below (and a store's `lazy`). Nobody else reads or writes those fields, so no lock is
+ * needed and nobody casts const away: the dispatcher holds its versions by plain pointer
+ * (references it took), everyone else through const.
+ *
  * A version made from the held one by edits (model/edit.h) carries the delta from it
  * (`delta`), so whoever still holds that predecessor gets what changed without merging two
  * key indexes (diff.h).
@@ -84,9 +91,9 @@ struct group_data {
 	struct gd_delta delta; /* from the version it was made from; its arrays in `arena` */
 	int delta_shares;      /* every item not in `delta` is the predecessor's own */
 
-	/* Typed views made on delivery (model/typed.h), touched only by the delivering
-	 * thread: every item has its view; and where the views of a version without stores
-	 * go. */
+	/* The dispatcher's (see the top): typed views made on delivery (model/typed.h),
+	 * touched only by the delivering thread: every item has its view; and where the
+	 * views of a version without stores go. */
 	int typed_all;
 	struct arena lazy;
 };

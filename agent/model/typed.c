@@ -13,15 +13,22 @@
 #include "model/groups.h"
 #include "model/itemdec.h"
 
-static void **view_slot(const struct gw_item *it)
+/* The item's typed pointer (the view), NULL for a group without typed fields: read by
+ * anyone, written only through view_slot by the delivering thread (groupdata.h). */
+static void *const *view_of(const struct gw_item *it)
 {
 	const struct group_shape *sh = fields_group(it->group);
-	return sh->fields ? (void **)((char *)it + sh->item_ptr_off) : NULL;
+	return sh->fields ? (void *const *)((const char *)it + sh->item_ptr_off) : NULL;
+}
+
+static void **view_slot(struct gw_item *it)
+{
+	return (void **)((char *)it + fields_group(it->group)->item_ptr_off);
 }
 
 int model_typed_missing(const struct gw_item *it)
 {
-	void **slot = view_slot(it);
+	void *const *slot = view_of(it);
 	return slot && !*slot;
 }
 

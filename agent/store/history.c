@@ -212,14 +212,14 @@ static void supersede_older(struct history *h, const struct ring *r, size_t i, s
 	}
 }
 
-void history_accepted(struct history *h, const struct group_data *from, const struct group_data *to,
+void history_accepted(struct history *h, struct group_data *from, struct group_data *to,
                       const char *source)
 {
 	history_accepted_at(h, from, to, source, gw_wall_ms());
 }
 
-void history_accepted_at(struct history *h, const struct group_data *from,
-                         const struct group_data *to, const char *source, int64_t now)
+void history_accepted_at(struct history *h, struct group_data *from, struct group_data *to,
+                         const char *source, int64_t now)
 {
 	if (!h || !to || (unsigned)to->group >= GW_GROUP_COUNT)
 		return;
@@ -238,8 +238,8 @@ void history_accepted_at(struct history *h, const struct group_data *from,
 		e->last_modify_time = to->last_modify_time;
 		e->accepted_ms = now;
 		copy_text(e->source, sizeof e->source, source ? source : to->source);
-		s->from = group_data_ref((struct group_data *)from);
-		s->to = group_data_ref((struct group_data *)to);
+		s->from = group_data_ref(from);
+		s->to = group_data_ref(to);
 		for (size_t i = 0; i < h->n_subs; i++) {
 			struct early *early = &h->early[g * h->n_subs + i];
 			if (early->md5[0] && strcmp(early->md5, e->md5) == 0) {
@@ -624,7 +624,7 @@ static int change_from(const json_t *e, const char *name, struct history_change 
 	return 0;
 }
 
-static int outcome_from(const struct history *h, const json_t *subs, struct history_entry *e,
+static int outcome_from(const struct history *h, json_t *subs, struct history_entry *e,
                         struct gw_err *err)
 {
 	if (!subs || json_is_null(subs))
@@ -633,7 +633,7 @@ static int outcome_from(const struct history *h, const json_t *subs, struct hist
 		return gw_errf(err, "\"subscribers\" is not an object");
 	const char *name;
 	const json_t *o;
-	json_object_foreach((json_t *)subs, name, o)
+	json_object_foreach(subs, name, o)
 	{
 		const char *state = json_string_value(json_object_get(o, "state"));
 		int st = -1;
@@ -697,7 +697,7 @@ static int group_index(const char *name)
 static int load_doc(struct history *h, const json_t *doc, const enum gw_group *groups, size_t n,
                     size_t *loaded, struct gw_err *err)
 {
-	const json_t *gs = json_object_get(doc, "groups");
+	json_t *gs = json_object_get(doc, "groups");
 	if (!json_is_object(doc) || !json_is_string(json_object_get(doc, "format")) ||
 	    strcmp(json_string_value(json_object_get(doc, "format")), HISTORY_FORMAT) != 0)
 		return gw_errf(err, "not a gwsync history (no \"format\": \"%s\")", HISTORY_FORMAT);
@@ -714,7 +714,7 @@ static int load_doc(struct history *h, const json_t *doc, const enum gw_group *g
 	for (int pass = 0; pass < 2; pass++) {
 		const char *name;
 		const json_t *list;
-		json_object_foreach((json_t *)gs, name, list)
+		json_object_foreach(gs, name, list)
 		{
 			int g = group_index(name);
 			if (g < 0) {

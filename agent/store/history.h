@@ -105,13 +105,13 @@ size_t history_entry_bytes(const struct history *h);
  * its own references. A version with the md5 of the group's newest entry is not a change
  * (an admin confirming what the snapshot held) and is not recorded. NULL h: nothing.
  */
-void history_accepted(struct history *h, const struct group_data *from, const struct group_data *to,
+void history_accepted(struct history *h, struct group_data *from, struct group_data *to,
                       const char *source);
 /* The same, accepted at wall-clock `accepted_ms`: the ingest reads the clock before it swaps
  * the version in, since the dispatcher may apply it (and stamp its outcome) before this call
  * records it; an acceptance stamped after the swap could be later than that apply. */
-void history_accepted_at(struct history *h, const struct group_data *from,
-                         const struct group_data *to, const char *source, int64_t accepted_ms);
+void history_accepted_at(struct history *h, struct group_data *from, struct group_data *to,
+                         const char *source, int64_t accepted_ms);
 
 struct store;
 /* Record what the store holds of `groups` as accepted from where it came ("snapshot" for a
