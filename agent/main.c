@@ -36,6 +36,7 @@
 #include "source/source.h"
 #include "signals.h"
 #include "store/history.h"
+#include "store/history_file.h"
 #include "store/snapshot.h"
 #include "ops/status_client.h"
 #include "ops/status_server.h"

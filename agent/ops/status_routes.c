@@ -2,6 +2,7 @@
  * The status endpoint's routes (see status_routes.h): the table, then one handler per
  * route. A handler fills the response; the table decides 404 and 405 before it runs.
  */
+#include "ops/history_json.h"
 #include "ops/status_routes.h"
 
 #include <jansson.h>
