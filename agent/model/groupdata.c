@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/search.h"
+
 struct group_data *group_data_new(enum gw_group group)
 {
 	struct group_data *gd = calloc(1, sizeof *gd);
@@ -173,23 +175,15 @@ enum gd_index group_data_index(struct group_data *gd, size_t *dup)
 	return GD_INDEX_DISTINCT;
 }
 
+static int key_cmp(const void *list, size_t rank, const void *key)
+{
+	const struct group_data *gd = list;
+	return strcmp(gd->items[group_data_at(gd, rank)]->key, key);
+}
+
 size_t group_data_rank(const struct group_data *gd, const char *key, int *found)
 {
-	size_t lo = 0, hi = gd ? gd->n_items : 0;
-	*found = 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(gd->items[group_data_at(gd, mid)]->key, key);
-		if (c == 0) {
-			*found = 1;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return gw_search_rank(gd ? gd->n_items : 0, key_cmp, gd, key, found);
 }
 
 const struct gw_item *group_data_find(const struct group_data *gd, const char *key)
