@@ -113,9 +113,9 @@ static json_t *server_json(struct doc *d, const struct status_view *v,
 	put(d, o, "watches", json_integer((json_int_t)st->watches));
 	put(d, o, "revision", json_integer((json_int_t)st->revision));
 	json_t *errors = put(d, o, "errors", json_object());
-	for (int r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
+	for (enum sync_fail r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
 		if (r != SYNC_STOPPED)
-			put(d, errors, sync_fail_name((enum sync_fail)r),
+			put(d, errors, sync_fail_name(r),
 			    json_integer((json_int_t)st->failures[r]));
 	return o;
 }

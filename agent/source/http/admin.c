@@ -90,8 +90,7 @@ int admin_parse_listener(const char *body, size_t len, const enum gw_group *grou
 	*changed = 0;
 	json_t *data;
 	struct reply_envelope env;
-	err->kind = reply_data_tree(server, "listener", body, len, &env, &data, err);
-	if (err->kind != SYNC_OK) {
+	if (reply_data_tree(server, "listener", body, len, &env, &data, err) != 0) {
 		/* A ShenYu 2.7 admin refuses a listener that lacks any group it knows; its own
 		 * message is the only sign of that. */
 		size_t l = strlen(err->msg);

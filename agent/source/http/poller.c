@@ -170,7 +170,7 @@ static void note_success(struct poller *p)
 
 static void note_failure(struct poller *p, uint64_t failures, const struct gw_err *err)
 {
-	enum sync_fail why = (enum sync_fail)err->kind;
+	enum sync_fail why = err->kind;
 	pthread_mutex_lock(&p->mu);
 	p->status.consecutive_failures = failures;
 	if ((unsigned)why < SYNC_FAIL_COUNT)
@@ -222,7 +222,7 @@ static void *run(void *arg)
 		struct outcome o;
 		memset(&o, 0, sizeof o);
 		int rc = cycle(p, &o, &err);
-		enum sync_fail why = (enum sync_fail)err.kind;
+		enum sync_fail why = err.kind;
 		if (why == SYNC_STOPPED || stopping(p))
 			break;
 		if (rc == 0) {

@@ -103,7 +103,7 @@ static int longpoll_probe(struct source *s, FILE *out, struct gw_err *err)
 			    cfg->servers[i], cfg->n_groups, n);
 			continue;
 		}
-		enum sync_fail why = (enum sync_fail)e.kind;
+		enum sync_fail why = e.kind;
 		if (why == SYNC_STOPPED)
 			return gw_errf(err, "the listener call was interrupted");
 		if (why == SYNC_FAIL_CONNECT || why == SYNC_FAIL_TIMEOUT) {

@@ -97,7 +97,7 @@ int startup_run(struct startup *s, struct gw_err *err)
 			return gw_errf(err, "start-up fetch interrupted");
 		struct group_data *got[GW_GROUP_COUNT];
 		if (try_server(s, i, got, &last) != 0) {
-			enum sync_fail why = (enum sync_fail)last.kind;
+			enum sync_fail why = last.kind;
 			if (why == SYNC_STOPPED || startup_stopped(s))
 				return gw_errf(err, "start-up fetch interrupted");
 			if (i + 1 < cfg->n_servers)

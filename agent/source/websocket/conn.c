@@ -74,9 +74,9 @@ static void *run(void *arg)
 			break;
 		if (c->synced) {
 			/* it worked, then ended: try again at once, then on the schedule */
-			LOG_W(c->sh->log, "websocket", "%s [%s]; reconnecting", c->err,
-			      sync_fail_name(c->why));
-			ws_conn_count_failure(c, c->why, c->err);
+			LOG_W(c->sh->log, "websocket", "%s [%s]; reconnecting", c->end.msg,
+			      sync_fail_name(c->end.kind));
+			ws_conn_count_failure(c, c->end.kind, c->end.msg);
 			failures = 0;
 			continue;
 		}
@@ -87,7 +87,7 @@ static void *run(void *arg)
 			c->first = NULL;
 		}
 		failures++;
-		ws_conn_count_failure(c, c->why, c->err);
+		ws_conn_count_failure(c, c->end.kind, c->end.msg);
 		pthread_mutex_lock(&c->mu);
 		c->status.consecutive_failures = failures;
 		pthread_mutex_unlock(&c->mu);
@@ -96,12 +96,13 @@ static void *run(void *arg)
 		if (step == RETRY_BACKOFF) {
 			LOG_E(c->sh->log, "websocket",
 			      "%s [%s]; all %d tries of this round failed, next try in %lld ms",
-			      c->err, sync_fail_name(c->why), c->policy.attempts, (long long)delay);
+			      c->end.msg, sync_fail_name(c->end.kind), c->policy.attempts,
+			      (long long)delay);
 			ws_conn_set_state(c, SOURCE_CONN_BACKING_OFF);
 		} else {
 			LOG_W(c->sh->log, "websocket",
-			      "%s [%s]; try %d of %d failed, next try in %lld ms", c->err,
-			      sync_fail_name(c->why), retry_try_in_round(&c->policy, failures),
+			      "%s [%s]; try %d of %d failed, next try in %lld ms", c->end.msg,
+			      sync_fail_name(c->end.kind), retry_try_in_round(&c->policy, failures),
 			      c->policy.attempts, (long long)delay);
 			ws_conn_set_state(c, SOURCE_CONN_RETRYING);
 		}
