@@ -67,6 +67,14 @@ struct gw_item *model_copy_item(struct arena *a, const struct gw_item *src);
 /* A new zeroed item in arena a (its size set), packed at the struct's own alignment. */
 struct gw_item *model_item_new(struct arena *a);
 
+/* (itemcopy.c) A new item in a with old's group, JSON length and contents (key, name, and
+ * for PLUGIN its typed fields); its raw JSON is `json` (NULL: out of memory, returns NULL). */
+struct gw_item *model_copy_item_to(struct arena *a, const struct gw_item *old, const char *json);
+
+/* Whether a group's items are parsed with their typed views: PLUGIN's, whose ids the model
+ * reads itself (keys.h key_alias); the others' are made on delivery (model/typed.h). */
+int model_typed_at_parse(enum gw_group g);
+
 /*
  * Where the syntax error in `text` is: "PREFIXinvalid JSON at line L column C: what", from
  * jansson. Returns -1; leaves err as it was if jansson finds no error.

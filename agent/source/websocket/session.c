@@ -334,6 +334,9 @@ static int peer_still_there(struct lws *wsi)
 	return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
 }
 
+/* libwebsockets' protocol callback. One piece: libwebsockets calls one function per protocol
+ * with the reason, so this is the switch over the reasons the session handles, each case a
+ * few lines that hand the work to the functions above. */
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                     size_t len)
 {
