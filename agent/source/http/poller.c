@@ -8,6 +8,7 @@
  * monotonic clock). The status block is guarded by the same mutex as the stop flag; it is
  * only touched between requests, so the lock is never held across network I/O.
  */
+#include "source/admin/config.h"
 #include "source/http/poller.h"
 
 #include <pthread.h>
@@ -325,7 +326,7 @@ int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index
 		pthread_cond_destroy(&p->cv);
 		pthread_mutex_destroy(&p->mu);
 		gw_errf(err, "server %s: cannot start the poller thread: %s",
-		        cfg->servers[server_index], strerror(rc));
+		        admin_config(cfg)->servers[server_index], strerror(rc));
 		free(p);
 		return -1;
 	}

@@ -7,6 +7,7 @@
  * conn_stop() sets the flag and wakes the thread wherever it waits: in lws_service() via
  * lws_cancel_service() (thread-safe), or in the retry pause via the condition variable.
  */
+#include "source/admin/config.h"
 #include "source/websocket/conn.h"
 
 #include <stdio.h>
@@ -160,11 +161,11 @@ int conn_start(struct ws_conn **out, struct ws_shared *sh, size_t index, ws_firs
 	c->cfg = cfg;
 	c->ws = ws_config(cfg);
 	c->index = index;
-	c->url = cfg->servers[index];
+	c->url = admin_config(cfg)->servers[index];
 	if (!c->ws) {
 		free(c);
 		return gw_errf(err, "server %s: no admin.websocket settings in the configuration",
-		               cfg->servers[index]);
+		               admin_config(cfg)->servers[index]);
 	}
 	c->first = first;
 	c->first_arg = first_arg;
@@ -193,7 +194,7 @@ int conn_start(struct ws_conn **out, struct ws_shared *sh, size_t index, ws_firs
 	/* libwebsockets reads the TLS files now, by path: regular files only */
 	if (c->tls && cfg_tls_check(cfg, err) != 0) {
 		free(c);
-		return gw_err_prefix(err, "server %s", cfg->servers[index]);
+		return gw_err_prefix(err, "server %s", admin_config(cfg)->servers[index]);
 	}
 	if (c->tls) {
 		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
@@ -205,7 +206,7 @@ int conn_start(struct ws_conn **out, struct ws_shared *sh, size_t index, ws_firs
 	if (!c->ctx) {
 		free(c);
 		return gw_errf(err, "server %s: cannot create the WebSocket client context",
-		               cfg->servers[index]);
+		               admin_config(cfg)->servers[index]);
 	}
 	pthread_mutex_init(&c->mu, NULL);
 	gw_cond_init_mono(&c->cv);
@@ -218,7 +219,7 @@ int conn_start(struct ws_conn **out, struct ws_shared *sh, size_t index, ws_firs
 		pthread_mutex_destroy(&c->mu);
 		free(c);
 		return gw_errf(err, "server %s: cannot start the WebSocket thread: %s",
-		               cfg->servers[index], strerror(rc));
+		               admin_config(cfg)->servers[index], strerror(rc));
 	}
 	*out = c;
 	return 0;
