@@ -222,15 +222,15 @@ static int full_sync(struct ctx *c, int rounds)
 		t1 = bench_now_ns();
 		arena_bytes = json_bytes = 0;
 		size_t list_bytes = 0, typed_bytes = 0, text_bytes = 0;
-		const struct gd_store *seen[64]; /* groups share the reply's text: count it once */
+		const struct gd_pool *seen[64]; /* groups share the reply's text: count it once */
 		size_t n_seen = 0;
 		for (size_t g = 0; g < c->n_want; g++) {
 			struct group_data *gd = store_get(st, c->want[g]);
 			if (gd) {
 				list_bytes += gd->arena.total + gd->n_items * sizeof *gd->items;
 				json_bytes += gd->json_bytes;
-				for (size_t i = 0; i < gd->n_stores; i++) {
-					const struct gd_store *s = gd->stores[i], *t = s->text_of;
+				for (size_t i = 0; i < gd->n_pools; i++) {
+					const struct gd_pool *s = gd->pools[i], *t = s->text_of;
 					typed_bytes += s->arena.total;
 					text_bytes += s->text ? s->text_len : 0;
 					size_t k = 0;

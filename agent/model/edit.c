@@ -1,16 +1,16 @@
 /*
  * Positional edits of a held version into the next one (see edit.h). One walk copies the
- * held arrays in runs between the edit positions (item pointers, store indices, and where
- * each held position lands), the stores are then chosen, and the key index is the held one
+ * held arrays in runs between the edit positions (item pointers, pool indices, and where
+ * each held position lands), the pools are then chosen, and the key index is the held one
  * with the changed keys merged in at their ranks, or, when no key moved (texts replaced
  * under their keys: the usual one-item change), the held one itself, shared by reference
  * (groupdata.h gd_keys). The delta from the held version is what
  * the edits say, sorted by key: it is carried with the new version (groupdata.h).
  *
- * Stores, in the common case, cost nothing per item: the result references the held
- * version's stores at the same indices (so its store indices are copied as they are) plus
- * the event's own. A store none of the result's items use any more stays referenced until
- * the next general settling, which happens when the stores would be too many or hold too
+ * Pools, in the common case, cost nothing per item: the result references the held
+ * version's pools at the same indices (so its pool indices are copied as they are) plus
+ * the event's own. A pool none of the result's items use any more stays referenced until
+ * the next general settling, which happens when the pools would be too many or hold too
  * much (edit.h): that one looks at every item, so it is paid once in many changes.
  */
 #include "model/edit.h"
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "model/digest.h"
-#include "model/edit_stores.h"
+#include "model/edit_pools.h"
 #include "model/groups.h"
 #include "model/keys.h"
 #include "model/model.h"
@@ -267,7 +267,7 @@ static size_t from_index(const struct group_data *from, const struct gw_item *it
 }
 
 /* The result of the edits, built in one pass over them. One piece: the pass keeps a dozen
- * running positions and arrays (item pointers, the key index merge, the stores, the delta,
+ * running positions and arrays (item pointers, the key index merge, the pools, the delta,
  * the digest) that every step reads and advances together; split, they would travel as
  * one struct through every part, which is this function again. */
 static int edit_build(const struct group_data *prev, const struct group_data *from,
@@ -301,15 +301,15 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 	struct moved *entering = malloc(ne * sizeof *entering);
 	uint16_t *new_sidx = malloc(ne * sizeof *new_sidx);
 	size_t *new_at = malloc(ne * sizeof *new_at);
-	struct vstores *vs = malloc(sizeof *vs);
+	struct vpools *vs = malloc(sizeof *vs);
 	uint16_t *sidx = NULL;
 	size_t na = 0, nl = 0, nn = 0;
 	if (!gd || (!md5 && !dg) || (shift && !remap) || !added || !leaving || !entering ||
 	    !new_sidx || !new_at || !vs)
 		goto fail;
 	gd->items = gd->heap_items = malloc((n_new ? n_new : 1) * sizeof *gd->items);
-	gd->item_store = arena_alloc(&gd->arena, n_new ? n_new : 1);
-	if (!gd->items || !gd->item_store)
+	gd->item_pool = arena_alloc(&gd->arena, n_new ? n_new : 1);
+	if (!gd->items || !gd->item_pool)
 		goto fail;
 	gd->n_items = n_new;
 	edit_vstores_init(vs, prev, from);
@@ -320,14 +320,14 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 	if (prev && prev->n_items && !json) /* a version made by hand (tests) */
 		for (size_t i = 0; i < n_prev; i++)
 			json += prev->items[i]->json_len;
-	int prev_stores = prev && prev->n_stores;
+	int prev_stores = prev && prev->n_pools;
 	for (size_t e = 0; e <= n_edits; e++) {
 		size_t upto = e < n_edits ? edits[e].at : n_prev;
 		if (upto > pos) { /* the held items up to the next edit, as they are */
 			size_t run = upto - pos;
 			memcpy(&gd->items[k], &prev->items[pos], run * sizeof *gd->items);
 			if (prev_stores)
-				memcpy(&gd->item_store[k], &prev->item_store[pos], run);
+				memcpy(&gd->item_pool[k], &prev->item_pool[pos], run);
 			for (size_t i = 0; remap && i < run; i++)
 				remap[pos + i] = (int32_t)(k + i);
 			k += run;
@@ -375,11 +375,11 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 	if (cheap < 0)
 		goto fail;
 	if (!cheap) {
-		/* every item's virtual store, for the general settling */
+		/* every item's virtual pool, for the general settling */
 		if (!(sidx = malloc((n_new ? n_new : 1) * sizeof *sidx)))
 			goto fail;
 		for (size_t i = 0; i < n_new; i++)
-			sidx[i] = prev_stores ? gd->item_store[i] : COPY;
+			sidx[i] = prev_stores ? gd->item_pool[i] : COPY;
 		for (size_t i = 0; i < nn; i++)
 			sidx[new_at[i]] = new_sidx[i];
 		int copied;
@@ -504,7 +504,7 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 	struct group_data *gd = group_data_new(group);
 	struct digester *dg = digester_new();
 	uint16_t *sidx = calloc(n ? n : 1, sizeof *sidx);
-	struct vstores *vs = malloc(sizeof *vs);
+	struct vpools *vs = malloc(sizeof *vs);
 	if (!gd || !dg || !sidx || !vs)
 		goto fail;
 	gd->items = gd->heap_items = malloc((n ? n : 1) * sizeof *gd->items);

@@ -1,6 +1,6 @@
 /*
- * Items copied into a store (see model.h): how an item unchanged since the held version is
- * carried into a new store without parsing it again (a compaction, an edit's general
+ * Items copied into a pool (see model.h): how an item unchanged since the held version is
+ * carried into a new pool without parsing it again (a compaction, an edit's general
  * settling), its strings and PLUGIN's typed fields deep-copied.
  */
 #include <string.h>

@@ -3,7 +3,7 @@
  *
  * The reply is walked once, in place (jspan.h): envelope, groups, each group's item list.
  * Each item that differs from the held version is decoded straight into the version's
- * store by the direct decoder (itemdec.h; the typed fields of the ABI are described by the
+ * pool by the direct decoder (itemdec.h; the typed fields of the ABI are described by the
  * tables of fields.h); an item byte-identical to the held one is shared with it. A field
  * of the wrong type refuses the whole group version, naming group, item and field,
  * because a gateway must never run on half a version.
@@ -90,23 +90,23 @@ static int valid_md5(const json_t *md5)
  * Building one version's item list. Items are compared with the held version (`prev`)
  * before anything is walked: the element at the cursor is first tried against prev's item
  * at the same position with jspan_array_next_same(), a memcmp of its text; equal bytes are
- * the same valid item, shared (its gw_item copied, pointing into prev's store) without
+ * the same valid item, shared (its gw_item copied, pointing into prev's pool) without
  * scanning or parsing it. Only an element that differs is walked and parsed into the new
- * version's own store; the cursor then moves past prev's item with the same key (or one
+ * version's own pool; the cursor then moves past prev's item with the same key (or one
  * place on, when the key cannot be read without parsing), so an insertion, a removal or a
  * change costs one miss, not a miss for every item after it.
  */
 struct build {
 	struct item_ctx c;
 	const struct group_data *prev;
-	int share;                  /* prev's items can be shared (else they are copied) */
-	int16_t map[GD_MAX_STORES]; /* prev's store index -> ours; -1: not adopted yet */
-	struct gw_item **vec;       /* the items while the list grows */
-	uint8_t *vst;               /* their stores */
-	size_t cap, j;              /* j: the cursor in prev */
-	int same_keys;              /* every item has the key prev has at its position */
-	int presize;                /* a whole group: room for prev's count at once */
-	struct itemdec *dec;        /* the decoder's scratch, made at the first item decoded */
+	int share;                 /* prev's items can be shared (else they are copied) */
+	int16_t map[GD_MAX_POOLS]; /* prev's pool index -> ours; -1: not adopted yet */
+	struct gw_item **vec;      /* the items while the list grows */
+	uint8_t *vst;              /* their pools */
+	size_t cap, j;             /* j: the cursor in prev */
+	int same_keys;             /* every item has the key prev has at its position */
+	int presize;               /* a whole group: room for prev's count at once */
+	struct itemdec *dec;       /* the decoder's scratch, made at the first item decoded */
 };
 
 /* Item j of prev as the next item (its text is at raw in the new reply): shared, or
@@ -119,11 +119,11 @@ static int take_old(struct build *b, size_t j, const char *raw, struct gw_item *
 		*st = 0;
 		return copy_item(&b->c, old, raw, it);
 	}
-	uint8_t from = prev->item_store[j];
+	uint8_t from = prev->item_pool[j];
 	if (b->map[from] < 0) {
 		struct group_data *gd = b->c.gd;
-		gd->stores[gd->n_stores] = gd_store_ref(prev->stores[from]);
-		b->map[from] = (int16_t)gd->n_stores++;
+		gd->pools[gd->n_pools] = gd_pool_ref(prev->pools[from]);
+		b->map[from] = (int16_t)gd->n_pools++;
 	}
 	*it = old;
 	*st = (uint8_t)b->map[from];
@@ -245,11 +245,11 @@ static int build_finish(struct build *b)
 	if (items)
 		b->vec = NULL;
 	gd->items = gd->heap_items = items;
-	gd->item_store = arena_alloc(&gd->arena, n ? n : 1);
-	if (!gd->items || !gd->item_store)
+	gd->item_pool = arena_alloc(&gd->arena, n ? n : 1);
+	if (!gd->items || !gd->item_pool)
 		return gw_errf(b->c.err, "group %s: out of memory", gname);
 	if (n)
-		memcpy(gd->item_store, b->vst, n);
+		memcpy(gd->item_pool, b->vst, n);
 	const struct group_data *prev = b->prev;
 	if (b->same_keys && prev && n == prev->n_items) {
 		/* none when prev is in key order: nor is this one */
@@ -270,15 +270,15 @@ static int build_finish(struct build *b)
 	return 0;
 }
 
-/* A store that has kept many replaced items, or many stores: copy instead of sharing, so
- * the next version starts over with one store holding exactly its items. */
+/* A pool that has kept many replaced items, or many pools: copy instead of sharing, so
+ * the next version starts over with one pool holding exactly its items. */
 static int shareable(const struct group_data *prev)
 {
-	if (!prev || prev->n_stores == 0 || prev->n_stores >= GD_MAX_STORES)
+	if (!prev || prev->n_pools == 0 || prev->n_pools >= GD_MAX_POOLS)
 		return 0;
 	size_t held = 0;
-	for (size_t i = 0; i < prev->n_stores; i++)
-		held += gd_store_bytes(prev->stores[i]);
+	for (size_t i = 0; i < prev->n_pools; i++)
+		held += gd_pool_bytes(prev->pools[i]);
 	return held <= 4 * prev->json_bytes + (1u << 20);
 }
 
@@ -288,18 +288,18 @@ static int group_is(const json_t *grp, const char *gname)
 	return json_is_string(grp) && strcmp(json_string_value(grp), gname) == 0;
 }
 
-/* A new version with its own store (index 0) ready for items. */
+/* A new version with its own pool (index 0) ready for items. */
 static struct group_data *version_new(enum gw_group g)
 {
 	struct group_data *gd = group_data_new(g);
 	if (!gd)
 		return NULL;
-	gd->stores = arena_alloc(&gd->arena, GD_MAX_STORES * sizeof *gd->stores);
-	if (!gd->stores || !(gd->stores[0] = gd_store_new())) {
+	gd->pools = arena_alloc(&gd->arena, GD_MAX_POOLS * sizeof *gd->pools);
+	if (!gd->pools || !(gd->pools[0] = gd_pool_new())) {
 		group_data_unref(gd);
 		return NULL;
 	}
-	gd->n_stores = 1;
+	gd->n_pools = 1;
 	return gd;
 }
 
@@ -312,11 +312,11 @@ static struct group_data *version_new(enum gw_group g)
  * its bytes are read once. *syntax is set when the failure is text that is not JSON (not
  * when it is JSON of the wrong shape), so the caller knows to ask jansson where it is.
  * One piece: one walk of the object's members, each case filling the version under
- * construction and the state the items' loop shares with them (the store, the shared
+ * construction and the state the items' loop shares with them (the pool, the shared
  * items of prev, the position), freed at one exit.
  */
 static int parse_config_text(enum gw_group g, const char *text, const char *end, const char **stop,
-                             struct gd_store *owner, const char *source,
+                             struct gd_pool *owner, const char *source,
                              const struct group_data *prev, struct group_data **out, int *syntax,
                              struct gw_err *err)
 {
@@ -344,7 +344,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	            end <= owner->text + owner->text_len;
 	b.same_keys = prev != NULL;
 	b.presize = 1;
-	for (size_t i = 0; i < GD_MAX_STORES; i++)
+	for (size_t i = 0; i < GD_MAX_POOLS; i++)
 		b.map[i] = -1;
 	while ((r = jspan_object_key(&it, &m)) == 1) {
 		json_t **slot = NULL;
@@ -363,9 +363,9 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 				gw_errf(err, "group %s: out of memory", gname);
 				goto out;
 			}
-			b.c.mem = &b.c.gd->stores[0]->arena;
+			b.c.mem = &b.c.gd->pools[0]->arena;
 			if (b.c.adopt)
-				b.c.gd->stores[0]->text_of = gd_store_ref(owner);
+				b.c.gd->pools[0]->text_of = gd_pool_ref(owner);
 			const char *vend = build_items(&b, data, end);
 			if (!vend)
 				goto out;
@@ -421,7 +421,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	struct group_data *gd = b.c.gd;
 	snprintf(gd->md5, sizeof gd->md5, "%s", json_string_value(md5));
 	gd->last_modify_time = json_integer_value(lmt);
-	snprintf(gd->source, sizeof gd->source, "%s", source ? source : "");
+	snprintf(gd->server, sizeof gd->server, "%s", source ? source : "");
 	gd->received_us = received;
 	if (build_finish(&b) != 0)
 		goto out;
@@ -466,9 +466,9 @@ static int wanted(const struct jspan_member *m, const enum gw_group *want, size_
 
 /* The data object walked member by member, each wanted group through parse_config_text()
  * (which walks its value once, in place), the others validated and ignored. */
-static int parse_groups(const char *data, const char *end, const char **stop,
-                        struct gd_store *owner, const enum gw_group *want, size_t n_want,
-                        const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+static int parse_groups(const char *data, const char *end, const char **stop, struct gd_pool *owner,
+                        const enum gw_group *want, size_t n_want, const char *source,
+                        struct group_data *const prev[GW_GROUP_COUNT],
                         struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
@@ -541,7 +541,7 @@ int model_parse_groups(const char *data, size_t len, const enum gw_group *want, 
 }
 
 int model_parse_groups_at(const char *data, const char *end, const char **stop,
-                          struct gd_store *owner, const enum gw_group *want, size_t n_want,
+                          struct gd_pool *owner, const enum gw_group *want, size_t n_want,
                           const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                           struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
 {
@@ -579,13 +579,13 @@ int model_parse_array(enum gw_group g, const char *text, size_t len, const char 
 	b.prev = prev;
 	b.share = shareable(prev);
 	b.same_keys = prev != NULL;
-	for (size_t i = 0; i < GD_MAX_STORES; i++)
+	for (size_t i = 0; i < GD_MAX_POOLS; i++)
 		b.map[i] = -1;
 	if (!(b.c.gd = version_new(g))) {
 		gw_errf(err, "group %s: out of memory", gname);
 		goto out;
 	}
-	b.c.mem = &b.c.gd->stores[0]->arena;
+	b.c.mem = &b.c.gd->pools[0]->arena;
 	b.c.gd->received_us = gw_mono_us();
 	const char *vend = build_items(&b, p, end);
 	if (!vend)
@@ -595,7 +595,7 @@ int model_parse_array(enum gw_group g, const char *text, size_t len, const char 
 		gw_errf(err, "group %s: invalid JSON: text after the 'data' array", gname);
 		goto out;
 	}
-	snprintf(b.c.gd->source, sizeof b.c.gd->source, "%s", source ? source : "");
+	snprintf(b.c.gd->server, sizeof b.c.gd->server, "%s", source ? source : "");
 	if (build_finish(&b) != 0)
 		goto out;
 	*out = b.c.gd;

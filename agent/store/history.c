@@ -202,7 +202,7 @@ void history_accepted_at(struct history *h, struct group_data *from, struct grou
 		snprintf(e->md5, sizeof e->md5, "%s", to->md5);
 		e->last_modify_time = to->last_modify_time;
 		e->accepted_ms = now;
-		history_copy_text(e->source, sizeof e->source, source ? source : to->source);
+		history_copy_text(e->source, sizeof e->source, source ? source : to->server);
 		s->from = group_data_ref(from);
 		s->to = group_data_ref(to);
 		for (size_t i = 0; i < h->n_subs; i++) {
@@ -230,7 +230,7 @@ void history_held(struct history *h, struct store *st, const enum gw_group *grou
 	for (size_t i = 0; h && i < n; i++) {
 		struct group_data *gd = store_get(st, groups[i]);
 		if (gd)
-			history_accepted(h, NULL, gd, gd->provisional ? "snapshot" : gd->source);
+			history_accepted(h, NULL, gd, gd->provisional ? "snapshot" : gd->server);
 		group_data_unref(gd);
 	}
 }

@@ -63,9 +63,9 @@ struct inplace {
 	const char *source;
 	struct group_data *const *prev;
 	struct group_data **out;
-	struct gd_store *owner; /* owns body: items may point into it (NULL: copy them) */
-	int done;               /* out[] holds the parsed groups */
-	int bad_json;           /* the groups failed as text that is not JSON */
+	struct gd_pool *owner; /* owns body: items may point into it (NULL: copy them) */
+	int done;              /* out[] holds the parsed groups */
+	int bad_json;          /* the groups failed as text that is not JSON */
 };
 
 /* The envelope, member by member. With `ip`, a 'data' member that comes after code 200
@@ -193,7 +193,7 @@ int reply_data_tree(const char *server, const char *what, const char *body, size
 	return rc;
 }
 
-static int fetch(const char *body, size_t len, struct gd_store *owner, const enum gw_group *want,
+static int fetch(const char *body, size_t len, struct gd_pool *owner, const enum gw_group *want,
                  size_t n_want, const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                  struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
 {
@@ -231,7 +231,7 @@ int reply_parse_fetch_adopt(char **body, size_t len, const enum gw_group *want, 
                             const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                             struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
 {
-	struct gd_store *owner = gd_store_wrap(*body, len);
+	struct gd_pool *owner = gd_pool_wrap(*body, len);
 	if (!owner)
 		return fetch(*body, len, NULL, want, n_want, source, prev, out, err);
 	int rc = fetch(*body, len, owner, want, n_want, source, prev, out, err);
@@ -241,9 +241,9 @@ int reply_parse_fetch_adopt(char **body, size_t len, const enum gw_group *want, 
 	/* nobody has seen the versions yet: the count is ours to read */
 	if (atomic_load(&owner->refs) > 1) {
 		*body = NULL; /* the versions keep it */
-		gd_store_unref(owner);
+		gd_pool_unref(owner);
 	} else {
-		*body = gd_store_unwrap(owner);
+		*body = gd_pool_unwrap(owner);
 	}
 	return rc;
 }
