@@ -31,6 +31,7 @@
 
 #include "benchdata.h"
 #include "config/config.h"
+#include "source/source.h"
 #include "deliver/dispatch.h"
 #include "model/groupdata.h"
 #include "core/log.h"
@@ -155,7 +156,9 @@ static int setup(struct ctx *c, const char *dir, const char *plugin)
 	         "      report: %s\n",
 	         groups, plugin, c->sock);
 	struct gw_err err = {0};
-	if (cfg_parse("bench_inproc.yaml", yaml, strlen(yaml), &c->cfg, &err) < 0 ||
+	const struct cfg_section *bench_sections[CFG_SECTIONS_MAX + 1];
+	source_config_sections(bench_sections); /* as main hands them to the loader */
+	if (cfg_parse("bench_inproc.yaml", yaml, strlen(yaml), bench_sections, &c->cfg, &err) < 0 ||
 	    gw_log_open(&c->log, GW_LOG_WARN, GW_LOG_TEXT, NULL, &err) < 0 ||
 	    subscribers_load(c->cfg, c->log, &c->subs, &err) < 0) {
 		fprintf(stderr, "bench_inproc: %s\n", err.msg);
