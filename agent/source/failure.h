@@ -1,7 +1,7 @@
 /*
  * Why a conversation with an admin server failed: one vocabulary shared by the HTTP layer,
  * login, the admin calls, the sources' counters, /status and /metrics, so an operator sees
- * the same reason names everywhere. The kinds themselves (enum sync_fail) are carried by
+ * the same reason names everywhere. The kinds themselves, enum sync_fail, are carried by
  * every error (core/error.h, struct gw_err's kind); here are their words.
  */
 #ifndef GW_FAILURE_H
