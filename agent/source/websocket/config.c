@@ -3,6 +3,7 @@
  * in one table, the token's loaders (a secret like the password, never quoted in a
  * message), and the checks after the walk.
  */
+#include "source/admin/config.h"
 #include "source/websocket/config.h"
 
 #include <stdlib.h>
@@ -64,11 +65,13 @@ static const struct key websocket_keys[] = {
 static int check(struct loader *ld, const struct ynode *node, void *settings)
 {
 	const struct ws_config *w = settings;
-	if (node && !ld->cfg->websocket)
+	const struct admin_config *a = admin_config(ld->cfg);
+	int websocket = a && a->websocket;
+	if (node && !websocket)
 		return cfgw_err(ld, node, "admin.websocket",
 		                "applies to ws:// or wss:// servers only; admin.servers are "
 		                "http(s):// (long-polling)");
-	if (ld->cfg->websocket && w->resync_interval_ms > 0 && w->resync_interval_ms < 1000)
+	if (websocket && w->resync_interval_ms > 0 && w->resync_interval_ms < 1000)
 		return cfgw_err(ld, node, "admin.websocket.resync_interval",
 		                "must be 0 (off) or at least 1s");
 	return 0;
