@@ -1,0 +1,197 @@
+-- gwsync.signcache: keeps one worker's sign table (gwsync.signtable) in step with the LMDB
+-- cache, off the request path: the sign plugin's PLUGIN, SELECTOR and RULE items and every
+-- APP_AUTH item.
+--
+-- It follows the environment the route cache (gwsync.cache) has opened, with a read
+-- transaction of its own, and is refreshed by the same timer right after the route table
+-- (gwsync.updater's `also`): a commit a request notices wakes both. Like the route cache it
+-- reads, in one read transaction, only the keys the change log says changed since the
+-- generation it reflects; a group rewritten whole (`replace`), a gap, no log or the first load
+-- read the four groups whole instead, and only items whose text changed (their digest,
+-- gwsync.digest) are compiled again. So a disabled app or a rotated secret costs one lookup
+-- and one small JSON decode, and is in force for the worker's next request.
+--
+-- Most SELECTOR and RULE items belong to other plugins: an item whose text does not contain
+-- `"sign"` (nor a `\u` escape that could spell it) cannot be the sign plugin's, and is passed
+-- over without decoding (libc's memmem on the value in place), so a whole read of a 100,000-
+-- rule table costs a scan, not a decode per rule.
+--
+-- Failures (a read error, a refused format) keep the last good sign table, logged once, as
+-- the route cache does. Nothing logged here names an app's key or secret.
+local ffi = require "ffi"
+local lmdb = require "gwsync.lmdb"
+local changes = require "gwsync.changes"
+local digest = require "gwsync.digest"
+local signtable = require "gwsync.signtable"
+
+pcall(ffi.cdef, "void *memmem(const void *h, size_t hl, const void *n, size_t nl);")
+
+local M = {}
+
+local GROUPS = signtable.GROUPS
+local GROUPSET = {}
+for _, g in ipairs(GROUPS) do GROUPSET[g] = true end
+local FILTERED = { SELECTOR = true, RULE = true, PLUGIN = true }
+local GENERATION = lmdb.key("generation")
+local FORMAT = "1"
+local NEEDLE, ESCAPE = '"sign"', "\\u"
+
+local fstr = ffi.string
+
+local SC = {}
+SC.__index = SC
+
+-- new{ cache = the route cache (gwsync.cache), log = fn(level, msg) } -> signcache
+function M.new(opts)
+    return setmetatable({
+        cache = opts.cache, log = opts.log or function() end, pace = nil,
+        env = nil, txn = nil, generation = nil, need_full = true,
+        tbl = signtable.new(), reported = nil,
+        stats = { refreshes = 0, items = 0, full = 0 },
+    }, SC)
+end
+
+function SC:report(key, level, msg)
+    if self.reported == key then return end
+    self.reported = key
+    self.log(level, "gwsync sign table: " .. msg)
+end
+
+-- could the text at p (n bytes) be the sign plugin's item?
+local function maybe_sign(p, n)
+    return ffi.C.memmem(p, n, NEEDLE, #NEEDLE) ~= nil or ffi.C.memmem(p, n, ESCAPE, #ESCAPE) ~= nil
+end
+
+-- one changed value (p, n: nil when the key is absent) -> applied to the table unless unchanged
+local function put(self, group, key, p, n)
+    local tbl = self.tbl
+    local old = tbl.items[group][key]
+    if not p then
+        if old then tbl:set(group, key, nil); return 1 end
+        return 0
+    end
+    if FILTERED[group] and not maybe_sign(p, n) then
+        if old then tbl:set(group, key, nil); return 1 end
+        return 0
+    end
+    local dg = digest.of(p, n)
+    if old and old.digest == dg then return 0 end
+    local it = signtable.compile(group, key, fstr(p, n))
+    it.digest = dg
+    tbl:set(group, key, it)
+    if it.warning then self.log("warn", "gwsync sign table: " .. it.warning) end
+    return 1
+end
+
+local function walk(self, txn, group, dbi)
+    local seen, n, changed = {}, 0, 0
+    if dbi then
+        local cur, err = txn:cursor(dbi)
+        if not cur then return nil, err end
+        local k, p, len = cur:first_at()
+        while k do
+            changed = changed + put(self, group, k, p, len)
+            seen[k] = true
+            n = n + 1
+            if n % 256 == 0 and self.pace then self.pace() end
+            k, p, len = cur:next_at()
+        end
+        cur:close()
+        if p then return nil, p end
+    end
+    local gone = {}
+    for key in pairs(self.tbl.items[group]) do
+        if not seen[key] then gone[#gone + 1] = key end
+    end
+    for _, key in ipairs(gone) do self.tbl:set(group, key, nil) end
+    return changed + #gone
+end
+
+function SC:dbis()
+    local env = self.env
+    local meta, err = env:dbi("meta")
+    if not meta then return nil, err end
+    local out = { meta = meta }
+    for _, name in ipairs(GROUPS) do
+        local d, e, code = env:dbi(name)
+        if d then out[name] = d elseif code ~= lmdb.NOTFOUND then return nil, e end
+    end
+    local d, e, code = env:dbi("changes")
+    if d then out.changes = d elseif code ~= lmdb.NOTFOUND then return nil, e end
+    return out
+end
+
+-- refresh() -> true when the sign table changed
+function SC:refresh()
+    local env = self.cache and self.cache.env
+    if not env then return false end
+    if env ~= self.env then -- first use, or the route cache reopened the environment
+        if self.txn then self.txn:close() end
+        self.env, self.txn, self.generation, self.need_full = env, env:reader(), nil, true
+    end
+    local dbis, derr = self:dbis()
+    if not dbis then
+        self:report("dbis", "error", "cannot open the groups (" .. tostring(derr) .. "); keeping the last sign table")
+        return false
+    end
+    local txn = self.txn
+    local ok, berr = txn:begin()
+    if not ok then
+        self:report("txn", "error", "read transaction failed: " .. tostring(berr))
+        return false
+    end
+    local gen = txn:get(dbis.meta, GENERATION)
+    if gen == nil or gen == self.generation then txn:reset(); return false end
+    if txn:get(dbis.meta, "format") ~= FORMAT then
+        txn:reset()
+        self.need_full = true
+        self:report("format", "error", "refusing the environment's format; keeping the last sign table")
+        return false
+    end
+    local gnum = tonumber(gen) or 0
+    local plan, why
+    if not self.need_full and self.generation and gnum > tonumber(self.generation) then
+        plan, why = changes.read(txn, dbis, tonumber(self.generation), gnum, GROUPSET)
+    end
+    local rok, changed, err = pcall(function()
+        local total = 0
+        for _, group in ipairs(GROUPS) do
+            local gp = plan and plan[group]
+            if not plan or gp and gp.replace then
+                local c, e = walk(self, txn, group, dbis[group])
+                if not c then return nil, "reading `" .. group .. "`: " .. tostring(e) end
+                total = total + c
+            elseif gp then
+                for key in pairs(gp.keys) do
+                    local p, n = nil, nil
+                    if dbis[group] then
+                        p, n = txn:get_at(dbis[group], key)
+                        if p == nil and n then return nil, "reading `" .. group .. "`: " .. tostring(n) end
+                    end
+                    total = total + put(self, group, key, p, n)
+                end
+            end
+        end
+        return total
+    end)
+    txn:reset()
+    if not rok or not changed then
+        self.need_full = true
+        self:report("read", "error", tostring(rok and err or changed) .. "; keeping the last sign table")
+        return false
+    end
+    self.tbl:finish()
+    self.generation, self.need_full = gen, false
+    self.stats.refreshes = self.stats.refreshes + 1
+    self.stats.items = self.stats.items + changed
+    if not plan then self.stats.full = self.stats.full + 1 end
+    if changed > 0 or not plan then
+        self.reported = nil
+        self.log("notice", string.format("gwsync sign table from generation %s (%s): plugin %s, %d selectors, %d apps; changed %d items",
+            tostring(gen), plan and "change log" or (why or "whole read"),
+            self.tbl.enabled and "on" or "off", #self.tbl.selectors, self.tbl.napps, changed))
+    end
+    return changed > 0
+end
+
+return M
