@@ -291,15 +291,20 @@ local function check_raising(tbl, rule, req, ctx)
     return nil, app_param(res, req.path)
 end
 
+-- check_rule(tbl, rule, req, ctx) -> as check(), for the rule signtable.match() chose
+local function check_rule(tbl, rule, req, ctx)
+    local ok, res, param = pcall(check_raising, tbl, rule, req, ctx)
+    if ok then return res, param end
+    if errors.is_ours(res) then return errors.result(res.status, res.message) end
+    error(res, 0)
+end
+
 function M.check(tbl, req, ctx)
     if not tbl or not tbl.enabled then return nil end
     local rule = tbl:match(req)
     if rule == nil then return nil end
     if rule.action == "error" then return rule end
-    local ok, res, param = pcall(check_raising, tbl, rule, req, ctx)
-    if ok then return res, param end
-    if errors.is_ours(res) then return errors.result(res.status, res.message) end
-    error(res, 0)
+    return check_rule(tbl, rule, req, ctx)
 end
 
 -- the request body as ShenYu's sign plugin reads it (in memory, or from the temporary file
@@ -320,12 +325,16 @@ end
 local function now_ms() return ngx.now() * 1000 end
 
 -- access(tbl, req, delay) -> nil | answer: check() in nginx's access phase; a passed request
--- gets the app's `appParam` header, as ShenYu sends it upstream
+-- gets the app's `appParam` header, as ShenYu sends it upstream. A request no sign selector
+-- and rule matches (most of them) costs the match alone: nothing else is read or made.
 function M.access(tbl, req, delay)
+    local rule = tbl:match(req)
+    if rule == nil then return nil end
+    if rule.action == "error" then return rule end
     local uri = ngx.var.request_uri or "/"
     local q = find(uri, "?", 1, true)
-    local deny, param = M.check(tbl, req, { query = q and sub(uri, q + 1) or nil, delay = delay,
-                                            now_ms = now_ms(), body = read_body })
+    local deny, param = check_rule(tbl, rule, req, { query = q and sub(uri, q + 1) or nil,
+                                                     delay = delay, now_ms = now_ms(), body = read_body })
     if deny then return deny end
     if param then ngx.req.set_header("appParam", param) end
     return nil

@@ -196,6 +196,7 @@ function M.new()
         napps = 0,
         enabled = false,    -- the sign plugin is on
         selectors = {},     -- usable sign selectors sorted by (sort, key), each with .rules
+        _cands = {},        -- match()'s scratch list
         dirty_plugin = false,
         warnings = nil,
     }, Table)
@@ -311,7 +312,7 @@ end
 -- match_pass(tbl, req, plain) -> rule | nil (let through) | nil, true (the fast pass gave up)
 local function match_pass(tbl, req, plain)
     local sels = tbl.selectors
-    local cands, n = {}, 0
+    local cands, n = tbl._cands, 0 -- scratch list reused (one request at a time per worker)
     for i = 1, #sels do -- every selector is evaluated: a later one's error still counts
         local node = sels[i]
         local s = node.sel
