@@ -32,6 +32,7 @@ import argparse
 import hashlib
 import os
 import socket
+import statistics
 import sys
 import threading
 import time
@@ -168,15 +169,47 @@ class Revoke(scale.Config):
             self.wait_routed()
             self.wait_idle("after gwsyncd's first delivery", 300)
 
-            def tell(item):
+            def tell(item, group="APP_AUTH"):
                 t = time.monotonic_ns()
-                admin.control("ws-send", {"text": ws_messages.envelope("APP_AUTH", "UPDATE", [item])})
+                admin.control("ws-send", {"text": ws_messages.envelope(group, "UPDATE", [item])})
                 return t
+            self.plugin_cost(tell)
             self.rounds(tell, sock)
         finally:
             daemon.close()
             admin.close()
             sock.close()
+
+    def probe_all(self, want, timeout=30):
+        """Until every worker answers an unsigned PROBE with status `want`."""
+        deadline = time.monotonic() + timeout
+        res = st.concurrently([lambda c=self.conns[p]: self.until(c, "none", "none", lambda s: s == want,
+                                                                deadline, time.monotonic_ns())
+                               for p in self.pids], timeout + 5)
+        if not all(isinstance(r, float) for r in res):
+            raise RuntimeError("the workers did not answer the probe with %d: %s" % (want, res))
+
+    def plugin_cost(self, tell):
+        """The routed maximum with the sign plugin on and off (the admin switching it),
+        interleaved: what the plugin's hook costs a request it does not protect."""
+        load = os.path.join(self.ctx.tools, "pacedload")
+        on, off = [], []
+        for r in range(self.args.rounds):
+            for state, out in ((True, on), (False, off)):
+                tell(dict(SIGN_PLUGIN, enabled=state, namespaceId=self.ns), "PLUGIN")
+                self.probe_all(401 if state else 200)
+                self.wait_idle("sign plugin %s" % ("on" if state else "off"))
+                res = st.load(load, self.nginx.port, 0, self.args.max_seconds, self.paths, timeout=30)
+                out.append(res["rate"])
+            self.say("maximum, round %d: sign plugin on %.0f/s, off %.0f/s" % (r + 1, on[-1], off[-1]))
+        tell(dict(SIGN_PLUGIN, namespaceId=self.ns), "PLUGIN")
+        self.probe_all(401)
+        a, b = statistics.median(on), statistics.median(off)
+        self.ctx.record("revoke-plugin-cost", config=self.name, on=on, off=off)
+        scale.row(self.fig("routed requests/s with the sign plugin on (1 sign selector, %d apps), "
+                           "unprotected paths" % self.args.apps), "%.0f/s" % a,
+                  "sign plugin off %.0f/s" % b, a / b if b else None, ">= 0.95x",
+                  "met" if b and a >= 0.95 * b else "NOT met")
 
     def until(self, c, key, secret, refused, deadline, t_ref):
         """Poll c every 5 ms with a request signed by (key, secret) until refused(status) is

@@ -383,6 +383,23 @@ T.case("selector ranking, continued false, full flow, disabled rules", function(
     -- only the full-flow selector: no rules, the request goes on
     expect_pass(run(t, "/b", {}))
 end)
+T.case("many selectors: the fifth one can win (past the unrolled three)", function()
+    local items = { { "PLUGIN", "sign", plugin(true) } }
+    for i = 1, 5 do
+        local conds = { uri("startsWith", "/m/") }
+        if i == 5 then conds[2] = uri("endsWith", "/x") end
+        items[#items + 1] = { "SELECTOR", "s" .. i, sel("s" .. i, conds, { sort = i, continued = i == 5 }) }
+    end
+    items[#items + 1] = { "RULE", "r5", rul("r5", "s5", { uri("startsWith", "/m/") }) }
+    local t = table_of(items)
+    -- /m/x: s5 (two AND conditions) wins and its rule asks for a signature
+    expect_refusal(run(t, "/m/x", {}), "sign version does not exist or is wrong!")
+    -- /m/y: s1..s4 tie on score 1, s1 (sort 1) wins: continued false, the default rule checks
+    expect_refusal(run(t, "/m/y", {}), "sign version does not exist or is wrong!")
+    T.eq(t:match(req_of("/m/y")), signtable.DEFAULT_RULE)
+    T.eq(t:match(req_of("/m/x")).id, "r5")
+    T.eq(t:match(req_of("/n")), nil)
+end)
 T.case("an unknown operator in a sign selector: HTTP 400, as ShenYu", function()
     local t = table_of({ { "PLUGIN", "sign", plugin(true) },
         { "SELECTOR", "s1", sel("s1", { { paramType = "uri", operator = "like", paramValue = "/a" } }) } })

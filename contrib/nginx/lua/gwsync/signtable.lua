@@ -309,22 +309,40 @@ local function hit(it, req, plain)
     return it.test(it, req)
 end
 
+-- one selector's verdict: true, false, or nil (the fast pass gives up)
+local function sel_hit(node, req, plain)
+    local s = node.sel
+    if not s.enabled then return false end
+    if s.type ~= 1 then return true end -- full flow: conditions ignored
+    if not s.has_conditions then return false end
+    return hit(s, req, plain)
+end
+
 -- match_pass(tbl, req, plain) -> rule | nil (let through) | nil, true (the fast pass gave up)
+-- Every selector is evaluated (a later one's error still counts). The first three are
+-- tested without a loop: a loop entered and left on its first pass (one sign selector, the
+-- common case) makes LuaJIT abort the trace of the request path it runs in (README,
+-- Performance notes), and every request, protected or not, runs this.
 local function match_pass(tbl, req, plain)
     local sels = tbl.selectors
+    local ns = #sels
     local cands, n = tbl._cands, 0 -- scratch list reused (one request at a time per worker)
-    for i = 1, #sels do -- every selector is evaluated: a later one's error still counts
-        local node = sels[i]
-        local s = node.sel
-        if s.enabled then
-            local h
-            if s.type == 1 then
-                h = s.has_conditions and hit(s, req, plain)
-            else
-                h = true
-            end
+    local h = sel_hit(sels[1], req, plain)
+    if h == nil then return nil, true end
+    if h then n = 1; cands[1] = sels[1] end
+    if ns >= 2 then
+        h = sel_hit(sels[2], req, plain)
+        if h == nil then return nil, true end
+        if h then n = n + 1; cands[n] = sels[2] end
+        if ns >= 3 then
+            h = sel_hit(sels[3], req, plain)
             if h == nil then return nil, true end
-            if h then n = n + 1; cands[n] = node end
+            if h then n = n + 1; cands[n] = sels[3] end
+            for i = 4, ns do
+                h = sel_hit(sels[i], req, plain)
+                if h == nil then return nil, true end
+                if h then n = n + 1; cands[n] = sels[i] end
+            end
         end
     end
     if n == 0 then return nil end
