@@ -250,7 +250,7 @@ class Revoke(scale.Config):
             ld.stop()
             raise RuntimeError("a signed request was not let through before any change: %s" % ok)
         t_end = time.monotonic() + a.budget
-        e2e, prop, missed, kinds = [], [], 0, []
+        e2e, prop, missed, kinds, gw = [], [], 0, [], []
         sock.settimeout(0)
         for k in range(min(a.changes, a.apps)):
             if time.monotonic() > t_end:
@@ -292,13 +292,15 @@ class Revoke(scale.Config):
             if t_ann is not None and all(isinstance(r, float) for r in res):
                 e2e.append(max(res) - scale.ms(t_ann - t0))
                 kinds.append(kind)
+                if applied is not None:      # the gateway's part: cache commit -> refused
+                    gw.append(max(res) - scale.ms(applied - t0))
             else:
                 missed += 1
             time.sleep(0.05)
         r = ld.stop()
         tried = len(e2e) + missed
-        self.ctx.record("revoke", config=self.name, e2e=e2e, kinds=kinds, prop=prop, missed=missed,
-                        load=r, apps=a.apps)
+        self.ctx.record("revoke", config=self.name, e2e=e2e, kinds=kinds, prop=prop, gateway=gw,
+                        missed=missed, load=r, apps=a.apps)
         self.say("admin -> refused by every worker %s ms; admin -> cache %s ms; %d not reached; "
                  "load %.0f/s p99 %.2f ms" % (" ".join("%.0f" % x for x in e2e),
                                               " ".join("%.0f" % x for x in prop), missed, r["rate"], r["p99"]))
@@ -314,6 +316,12 @@ class Revoke(scale.Config):
             scale.row(what, "not reached: %d of %d changes within %g s" % (missed, tried, a.reflect_timeout),
                       floor_text, None, target, "NOT met")
             return
+        if gw:
+            scale.row(self.fig("the gateway's part: cache commit -> old credentials refused by every "
+                               "worker, p99 (70%% load)"), "%.1f ms (p50 %.1f)" % (
+                          scale.pct(gw, 99), scale.pct(gw, 50)),
+                      "refresh_interval 100 ms (an idle worker's bound)", scale.pct(gw, 99) / 100.0,
+                      "-", "-")
         p99 = scale.pct(e2e, 99)
         scale.row(what, "%.1f ms (p50 %.1f, %d changes: %d disabled, %d rotated)" % (
             p99, scale.pct(e2e, 50), tried, kinds.count("disable"), kinds.count("rotate")),

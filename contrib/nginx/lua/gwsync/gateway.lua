@@ -319,8 +319,10 @@ function M.access()
     local w = state()
     local tbl, newer = w.cache:current()
     if newer then w.updater:wake() end       -- the timer applies it; this request goes on
-    if not tbl then
-        tbl = w.updater:wait_first(30)       -- the worker's first table is being built
+    if not tbl or (w.sign and not w.sign.generation) then
+        -- the worker's first table (or its first sign table: never let a request through
+        -- unchecked) is being built
+        tbl = w.updater:wait_first(30)
         if not tbl then return answer(w, NO_CACHE) end
     end
     local req = request.new(raw_request(w))

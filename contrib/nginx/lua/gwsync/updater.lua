@@ -147,16 +147,28 @@ function Updater:wake()
     return true
 end
 
--- wait_first(max_seconds) -> table | nil: for a request that finds no table yet: wait (without
--- blocking the worker) until a refresh that starts after now has finished
+-- ready() -> the table, when it and every follower have loaded once (a follower that has
+-- not, the sign plugin's table, must not let requests through unchecked)
+function Updater:ready()
+    local tbl = self.cache.tbl
+    if not tbl then return nil end
+    for i = 1, #self.followers do
+        if not self.followers[i].generation then return nil end
+    end
+    return tbl
+end
+
+-- wait_first(max_seconds) -> table | nil: for a request that finds no table yet (or a
+-- follower not loaded yet): wait (without blocking the worker) until a refresh that starts
+-- after now has finished
 function Updater:wait_first(max)
     local target = self.started + 1
     if not self:wake() then self:run() end
     local deadline = ngx.now() + (max or 30)
-    while not self.cache.tbl and self.finished < target and ngx.now() < deadline do
+    while not self:ready() and self.finished < target and ngx.now() < deadline do
         ngx.sleep(0.002)
     end
-    return self.cache.tbl
+    return self:ready()
 end
 
 return M
