@@ -358,8 +358,10 @@ class SignThroughNginx(unittest.TestCase):
             harness.wait_until(lambda: all(answer_is(SECRET, "signature value is error!")() for _ in range(12)),
                                timeout=30, message="the old secret refused by every worker")
             self.assertPassed(self.send(path, signed("ROTATED0000000000000000000000000")), path, APP_PARAM)
-            w.commit("APP_AUTH", {}, delete=[APP_KEY])
-            harness.wait_until(lambda: all(answer_is(SECRET, "sign appKey does not exist.")() for _ in range(12)),
+            # the group rewritten whole without the app (a `replace`: read whole, compared)
+            w.commit("APP_AUTH", {IT_KEY: IT_APP}, replace=True)
+            harness.wait_until(lambda: all(answer_is("ROTATED0000000000000000000000000",
+                                                     "sign appKey does not exist.")() for _ in range(12)),
                                timeout=30, message="a deleted app refused by every worker")
             w.commit("PLUGIN", {"20": sign_plugin(False)})
             gw.eventually(path, lambda s, h, b: s == 200 and b'"path": "/test-api/rev"' in b,

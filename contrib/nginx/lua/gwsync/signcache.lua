@@ -85,13 +85,14 @@ end
 
 local function walk(self, txn, group, dbi)
     local seen, n, changed = {}, 0, 0
+    local held = self.tbl.items[group]
     if dbi then
         local cur, err = txn:cursor(dbi)
         if not cur then return nil, err end
         local k, p, len = cur:first_at()
         while k do
             changed = changed + put(self, group, k, p, len)
-            seen[k] = true
+            if held[k] then seen[k] = true end -- only what the table holds can be deleted
             n = n + 1
             if n % 256 == 0 and self.pace then self.pace() end
             k, p, len = cur:next_at()
