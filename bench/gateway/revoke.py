@@ -318,7 +318,7 @@ class Revoke(scale.Config):
             return
         if gw:
             scale.row(self.fig("the gateway's part: cache commit -> old credentials refused by every "
-                               "worker, p99 (70%% load)"), "%.1f ms (p50 %.1f)" % (
+                               "worker, p99 (70% load)"), "%.1f ms (p50 %.1f)" % (
                           scale.pct(gw, 99), scale.pct(gw, 50)),
                       "refresh_interval 100 ms (an idle worker's bound)", scale.pct(gw, 99) / 100.0,
                       "-", "-")
