@@ -456,4 +456,23 @@ T.case("signbody never raises on random input", function()
     end
 end)
 
+T.case("random headers and tokens: an answer or a pass, never a Lua error", function()
+    math.randomseed(11)
+    local t = std_table('{"signRequestBody":true}')
+    local pieces = { "1.0.0", "2.0.0", APP_KEY, TS, "-1", "9999999999999999999", "", " ", ".",
+                     "..", "a.b", params_v2(TS, APP_KEY), params_v2(TS, APP_KEY, "HS256") .. ".X",
+                     b64('{"appKey":1}') .. ".s", b64("null") .. ".s", b64('{"timestamp":"x"}') .. ".s",
+                     "=", "ab=c", "YQ", "Y", "%", "\\u0000", "{}" }
+    local function pick() return pieces[math.random(#pieces)] end
+    local bodies = { nil, "", "null", "[1]", '{"a":', '{"a":1}', '{"a":{"b":[1,2,{"c":null}]}}' }
+    for _ = 1, 3000 do
+        local h = { version = pick(), appKey = pick(), timestamp = pick(), sign = pick(),
+                    Authorization = pick() .. (math.random() < 0.5 and ("." .. pick()) or "") }
+        local ok, res = pcall(run, t, PATH .. (math.random() < 0.5 and "?a=%41&b" or ""), h,
+            bodies[math.random(#bodies)])
+        if not ok then error("raised: " .. tostring(res)) end
+        if res ~= nil then T.truthy(res.code == 401 or res.code == 400 or res.code == 500, tostring(res.code)) end
+    end
+end)
+
 T.done()
