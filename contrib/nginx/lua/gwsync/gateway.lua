@@ -19,6 +19,10 @@
 --   after a failure follows the rule's retryStrategy: `current` tries the same upstream
 --   again (ShenYu retries the same URI), `failover` picks another one not tried yet with the
 --   rule's load balancer (ShenYu's DefaultRetryStrategy.resend).
+-- * ShenYu's sign plugin (gwsync.sign, SIGN-SEMANTICS.md) runs first in access(), as it runs
+--   before divide in ShenYu: its table (the plugin's selectors and rules, the apps) is kept by
+--   gwsync.signcache, refreshed by the same timer right after the route table; a request that
+--   no sign rule matches costs one match of the sign selectors.
 -- * Upstream hosts must be IP literals (the balancer phase cannot resolve names) and the
 --   protocol http:// (proxy_pass names one scheme); others are unusable, logged once.
 -- * All mutable state lives in one per-worker table (`worker`), made by configure(); the
