@@ -42,6 +42,7 @@ IT_KEY = "108C27175A2C43C1BC29B1E483D57E3D"          # SignPluginVersionOneTest,
 IT_SECRET = "061521A73DD94A3FA873C25D050685BB"
 PATH = "/test-api/demo/test"
 APP_PARAM = '{"tenant":"t1"}'
+NOT_CONFIGURED = "/http/test/notConfiguredPath"
 
 
 # ---------------------------------------------------------------------- signing (the tests' own)
@@ -186,13 +187,15 @@ class SignThroughNginx(unittest.TestCase):
             "s1": sign_selector("s1", "startsWith", "/test-api/"),
             "s2": sign_selector("s2", "startsWith", "/body/"),
             "s3": sign_selector("s3", "=", "/http/test/path/456"),
-            "s4": sign_selector("s4", "=", "/http/test/payment")})
+            "s4": sign_selector("s4", "=", "/http/test/payment"),
+            "s5": sign_selector("s5", "=", NOT_CONFIGURED)})
         w.commit("RULE", {
             "dr1": rule("dr1", "d1", "/", conditions=[uri_cond("startsWith", "/")]),
             "r1": sign_rule("r1", "s1", "startsWith", "/test-api/", False),
             "r2": sign_rule("r2", "s2", "startsWith", "/body/", True),
             "r3": sign_rule("r3", "s3", "=", "/http/test/path/456", False),
-            "r4": sign_rule("r4", "s4", "=", "/http/test/payment", True)})
+            "r4": sign_rule("r4", "s4", "=", "/http/test/payment", True),
+            "r5": sign_rule("r5", "s5", "=", NOT_CONFIGURED, False)})
         w.commit("DISCOVER_UPSTREAM", {"d1": discover("d1", [cls.echo.url])})
         w.commit("APP_AUTH", {APP_KEY: MAIN_APP, IT_KEY: IT_APP})
         cls.gw = NginxGateway(cls.cache).start()
@@ -289,7 +292,31 @@ class SignThroughNginx(unittest.TestCase):
         self.assertRefused(self.send(post_url, v1(ts, IT_KEY, sg), body=json.dumps(body)),
                            "signature value is error!")
 
+        self.assertRefused(self.send(NOT_CONFIGURED, v1(ts, IT_KEY, sign_v1(IT_SECRET, ts, NOT_CONFIGURED))),
+                           "you have not configured the sign path.")
+
     # ------------------------------------------------------------------ version 2
+    def test_v2_integrated_test_cases(self):
+        """SignPluginVersionTwoTest, against its app and paths."""
+        ts = now_ms()
+
+        def token(url, ts=ts, key=IT_KEY, body=None):
+            p = params_v2(ts, key)
+            return v2(p, md5_sign(IT_SECRET, p + url + (body or "")))
+        get_url = "/http/test/path/456?name=Lee&data=3"
+        self.assertPassed(self.send(get_url, token(get_url)), get_url)
+        self.assertRefused(self.send(get_url, token("/wrong_path")), "signature value is error!")
+        self.assertRefused(self.send(get_url, token(get_url, key="ERRORKEY")), "sign appKey does not exist.")
+        self.assertRefused(self.send(get_url, token(get_url, ts=str(int(ts) - 360000))),
+                           "The signature timestamp has exceeded 5 minutes!")
+        post_url = "/http/test/payment?userName=Lee&userId=3"
+        body = json.dumps({"userName": "Lee", "userId": "3"}, separators=(",", ":"))
+        self.assertPassed(self.send(post_url, token(post_url, body=body), body=body), post_url, None, body)
+        self.assertRefused(self.send(post_url, token(post_url, body=json.dumps({"userId": "1234"})), body=body),
+                           "signature value is error!")
+        self.assertRefused(self.send(get_url, token(post_url, ts=None)), "sign parameters are incomplete!")
+        self.assertRefused(self.send(NOT_CONFIGURED, token(NOT_CONFIGURED)), "you have not configured the sign path.")
+
     def test_v2_shenyu_service_cases(self):
         ts = now_ms()
         p = params_v2(ts, APP_KEY)
