@@ -320,7 +320,6 @@ T.case("a disabled app is refused; a null enabled counts as enabled", function()
     expect_pass(run(std_table(nil, app({ enabled = cjson.null })), PATH, v1_headers(TS, APP_KEY, p)))
 end)
 T.case("open false or null: any path; open true: enabled Ant patterns only", function()
-    local p = sign_v1(SECRET, "x", "/")
     local ts = TS
     local sg = sign_v1(SECRET, ts, "/other/x")
     expect_pass(run(std_table(nil, app({ open = false })), "/other/x", v1_headers(ts, APP_KEY, sg)))
@@ -334,7 +333,6 @@ T.case("open false or null: any path; open true: enabled Ant patterns only", fun
     -- a null enabled reached before a match: NullPointerException, HTTP 500
     local r = run(std_table(nil, app({ pathDataList = { { path = "/x" } } })), "/other/x", v1_headers(ts, APP_KEY, sg))
     T.eq(r.code, 500); T.eq(r.message, "Internal Server Error")
-    T.truthy(p)
 end)
 T.case("a null secret or an unknown alg: HTTP 500", function()
     local r = run(std_table(nil, app({ appSecret = cjson.null })), PATH, v1_headers(TS, APP_KEY, "X"))

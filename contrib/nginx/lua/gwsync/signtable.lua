@@ -33,7 +33,6 @@ local PLUGIN = "sign"
 M.PLUGIN = PLUGIN
 M.GROUPS = { "PLUGIN", "SELECTOR", "RULE", "APP_AUTH" }
 
-local NULL = cjson.null
 
 local function is_bool(v) return type(v) == "boolean" end
 local function as_num(v)
@@ -180,7 +179,6 @@ function M.compile(group, key, text)
     if group == "RULE" then return rule(key, obj) end
     return {}
 end
-M.NULL = NULL
 
 ---------------------------------------------------------------------------------------------
 -- the table
