@@ -398,6 +398,30 @@ class SignThroughNginx(unittest.TestCase):
             w.commit("APP_AUTH", {APP_KEY: MAIN_APP})
             gw.eventually(path, lambda s, h, b: s == 200, headers=signed(SECRET), streak=12)
 
+    def test_the_first_request_after_a_revocation_is_refused(self):
+        """A small change is applied by the request that notices it (signcache.catch_up): no
+        request after the commit is let through with the revoked app, on any worker."""
+        w, gw = self.writer, self.gw
+        path = "/test-api/first"
+
+        def signed(secret=SECRET):
+            ts = now_ms()
+            return v1(ts, APP_KEY, sign_v1(secret, ts, path))
+        gw.eventually(path, lambda s, h, b: s == 200 and b'"path": "/test-api/first"' in b,
+                      headers=signed(), streak=12)
+        try:
+            for change, message in ((dict(MAIN_APP, enabled=False), "sign appKey does not exist."),
+                                    (dict(MAIN_APP, appSecret="ROTATED2222222222222222222222222"),
+                                     "signature value is error!")):
+                w.commit("APP_AUTH", {APP_KEY: change})
+                for _ in range(20):   # fresh connections: both workers
+                    self.assertRefused(self.send(path, signed()), message)
+                w.commit("APP_AUTH", {APP_KEY: MAIN_APP})
+                for _ in range(6):
+                    self.assertPassed(self.send(path, signed()), path, APP_PARAM)
+        finally:
+            w.commit("APP_AUTH", {APP_KEY: MAIN_APP})
+
     def _answer(self, path, headers):
         status, _, data = self.send(path, headers)
         if status != 200:

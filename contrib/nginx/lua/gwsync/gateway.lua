@@ -322,7 +322,12 @@ end
 function M.access()
     local w = state()
     local tbl, newer = w.cache:current()
-    if newer then w.updater:wake() end       -- the timer applies it; this request goes on
+    if newer then
+        w.updater:wake()                     -- the timer applies it; this request goes on
+        -- but an app's change (a few keys through the change log) is applied now, so that
+        -- this request is already checked against it (revocation)
+        if w.sign then w.sign:catch_up() end
+    end
     if not tbl or (w.sign and not w.sign.generation) then
         -- the worker's first table (or its first sign table: never let a request through
         -- unchecked) is being built

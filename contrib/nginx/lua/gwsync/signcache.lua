@@ -4,7 +4,11 @@
 --
 -- It follows the environment the route cache (gwsync.cache) has opened, with a read
 -- transaction of its own, and is refreshed by the same timer right after the route table
--- (gwsync.updater's `also`): a commit a request notices wakes both. Like the route cache it
+-- (gwsync.updater's follow()): a commit a request notices wakes both. Unlike the route table,
+-- a small change (a few keys in the change log: an app disabled, a secret rotated) is also
+-- applied by the request that notices it (catch_up()), before that request is checked: a
+-- revoked app is refused from the first request the worker answers after the commit. Like
+-- the route cache it
 -- reads, in one read transaction, only the keys the change log says changed since the
 -- generation it reflects; a group rewritten whole (`replace`), a gap, no log or the first load
 -- read the four groups whole instead, and only items whose text changed (their digest,
@@ -122,8 +126,20 @@ function SC:dbis()
     return out
 end
 
--- refresh() -> true when the sign table changed
-function SC:refresh()
+-- what catch_up() reads in a request at most: more is left to the timer
+M.QUICK = { commits = 16, keys = 64 }
+
+-- the keys a plan looks up, or nil when it rewrites a group whole (a `replace`)
+local function plan_keys(plan)
+    local n = 0
+    for _, gp in pairs(plan) do
+        if gp.replace then return nil end
+        for _ in pairs(gp.keys) do n = n + 1 end
+    end
+    return n
+end
+
+local function refresh_body(self, quick)
     local env = self.cache and self.cache.env
     if not env then return false end
     if env ~= self.env then -- first use, or the route cache reopened the environment
@@ -151,8 +167,17 @@ function SC:refresh()
     end
     local gnum = tonumber(gen) or 0
     local plan, why
+    if quick and (self.need_full or not self.generation
+                  or gnum - (tonumber(self.generation) or 0) > M.QUICK.commits) then
+        txn:reset()
+        return false
+    end
     if not self.need_full and self.generation and gnum > tonumber(self.generation) then
         plan, why = changes.read(txn, dbis, tonumber(self.generation), gnum, GROUPSET)
+    end
+    if quick then -- only a few keys through the change log (no whole read in a request)
+        local n = plan and plan_keys(plan)
+        if not n or n > M.QUICK.keys then txn:reset(); return false end
     end
     local rok, changed, err = pcall(function()
         local total = 0
@@ -186,6 +211,7 @@ function SC:refresh()
     self.stats.refreshes = self.stats.refreshes + 1
     self.stats.items = self.stats.items + changed
     if not plan then self.stats.full = self.stats.full + 1 end
+    if quick then self.stats.quick = (self.stats.quick or 0) + 1 end
     if changed > 0 or not plan then
         self.reported = nil
         self.log("notice", string.format("gwsync sign table from generation %s (%s): plugin %s, %d selectors, %d apps; changed %d items",
@@ -193,6 +219,28 @@ function SC:refresh()
             self.tbl.enabled and "on" or "off", #self.tbl.selectors, self.tbl.napps, changed))
     end
     return changed > 0
+end
+
+-- refresh() -> true when the sign table changed. The timer's (gwsync.updater); one at a time:
+-- a refresh that yields (pace(), during a whole read) holds the transaction meanwhile.
+function SC:refresh(quick)
+    if self.busy then return false end
+    self.busy = true
+    local ok, res = pcall(refresh_body, self, quick)
+    self.busy = false
+    if not ok then error(res, 0) end
+    return res
+end
+
+-- catch_up(): in the request that notices a newer generation (gwsync.gateway), apply the
+-- change at once when it is a few keys read through the change log (an app disabled or
+-- rotated: one lookup, one small decode), so that this very request is checked against it;
+-- anything larger (a whole read, a long gap, a refresh already running) is left to the
+-- timer, which the request has woken. Never yields, never raises.
+function SC:catch_up()
+    if self.busy or not self.generation then return false end
+    local ok, res = pcall(self.refresh, self, true)
+    return ok and res
 end
 
 return M
