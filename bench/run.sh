@@ -139,6 +139,7 @@ if wants revoke; then
 	# shellcheck disable=SC2086
 	/usr/bin/python3 "$src/bench/gateway/revoke.py" "$build" ${BENCH_REVOKE_ARGS:-} |
 		tee -a "$results" || rc=1
+	/usr/bin/python3 "$src/bench/gateway/signcatchup.py" | tee -a "$results" || rc=1
 fi
 
 if wants events; then
