@@ -328,7 +328,7 @@ function M.access()
         -- this request is already checked against it (revocation)
         if w.sign then w.sign:catch_up() end
     end
-    if not tbl or (w.sign and not w.sign.generation) then
+    if not tbl or (w.sign and not w.sign.loaded) then
         -- the worker's first table (or its first sign table: never let a request through
         -- unchecked) is being built
         tbl = w.updater:wait_first(30)

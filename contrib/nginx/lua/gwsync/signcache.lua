@@ -50,6 +50,7 @@ function M.new(opts)
     return setmetatable({
         cache = opts.cache, log = opts.log or function() end, pace = nil,
         env = nil, txn = nil, generation = nil, need_full = true,
+        loaded = false,     -- a table has been read once (requests wait for it: fail closed)
         tbl = signtable.new(), reported = nil,
         stats = { refreshes = 0, items = 0, full = 0 },
     }, SC)
@@ -207,7 +208,7 @@ local function refresh_body(self, quick)
         return false
     end
     self.tbl:finish()
-    self.generation, self.need_full = gen, false
+    self.generation, self.need_full, self.loaded = gen, false, true
     self.stats.refreshes = self.stats.refreshes + 1
     self.stats.items = self.stats.items + changed
     if not plan then self.stats.full = self.stats.full + 1 end
@@ -230,6 +231,15 @@ function SC:refresh(quick)
     self.busy = false
     if not ok then error(res, 0) end
     return res
+end
+
+-- release(): close the read transaction on the environment this table follows. Call it
+-- before that environment is closed (LMDB requires every transaction of an environment to be
+-- closed first): the next refresh opens a reader on whatever environment the route cache
+-- then has, and reads it whole. The table keeps serving meanwhile (`loaded` stays true).
+function SC:release()
+    if self.txn then self.txn:close() end
+    self.env, self.txn, self.generation, self.need_full = nil, nil, nil, true
 end
 
 -- catch_up(): in the request that notices a newer generation (gwsync.gateway), apply the

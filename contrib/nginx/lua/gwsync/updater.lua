@@ -153,7 +153,7 @@ function Updater:ready()
     local tbl = self.cache.tbl
     if not tbl then return nil end
     for i = 1, #self.followers do
-        if not self.followers[i].generation then return nil end
+        if not self.followers[i].loaded then return nil end
     end
     return tbl
 end
