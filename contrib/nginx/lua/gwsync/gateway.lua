@@ -324,9 +324,10 @@ function M.access()
     local tbl, newer = w.cache:current()
     if newer then
         w.updater:wake()                     -- the timer applies it; this request goes on
-        -- but an app's change (a few keys through the change log) is applied now, so that
-        -- this request is already checked against it (revocation)
-        if w.sign then w.sign:catch_up() end
+        -- but with the sign plugin on, a change of its data (a few keys through the change
+        -- log: an app revoked) is applied now, so that this request is checked against it
+        local sc = w.sign
+        if sc and sc.tbl.enabled then sc:catch_up() end
     end
     if not tbl or (w.sign and not w.sign.loaded) then
         -- the worker's first table (or its first sign table: never let a request through
