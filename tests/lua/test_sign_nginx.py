@@ -393,9 +393,21 @@ class SignThroughNginx(unittest.TestCase):
             w.commit("PLUGIN", {"20": sign_plugin(False)})
             gw.eventually(path, lambda s, h, b: s == 200 and b'"path": "/test-api/rev"' in b,
                           headers=signed("nothing"), streak=12)
+            # changed while the plugin is off (its selectors are not followed then), in force
+            # once it is on again: the selectors are read whole
+            w.commit("SELECTOR", {"s1": sign_selector("s1", "startsWith", "/test-api/only/")})
+            # idle workers take a commit in within refresh_interval (0.1 s): the selector's
+            # change is read (and passed over) while the plugin is off, not with the next one
+            time.sleep(0.5)
+            w.commit("PLUGIN", {"20": sign_plugin(True)})
+            gw.eventually("/test-api/only/x", lambda s, h, b: b == refusal("sign version does not exist or is wrong!"),
+                          streak=12)
+            self.assertPassed(self.send(path), path)   # no longer protected: no rule for it
         finally:
+            w.commit("SELECTOR", {"s1": sign_selector("s1", "startsWith", "/test-api/")})
             w.commit("PLUGIN", {"20": sign_plugin(True)})
             w.commit("APP_AUTH", {APP_KEY: MAIN_APP})
+            gw.eventually(path, lambda s, h, b: b == refusal("sign version does not exist or is wrong!"), streak=12)
             gw.eventually(path, lambda s, h, b: s == 200, headers=signed(SECRET), streak=12)
 
     def test_the_first_request_after_a_revocation_is_refused(self):

@@ -15,6 +15,9 @@
 -- gwsync.digest) are compiled again. So a disabled app or a rotated secret costs one lookup
 -- and one small JSON decode, and is in force for the worker's next request.
 --
+-- While the sign plugin is off (or absent: most gateways) its selectors and rules are not
+-- followed at all, so the route table's groups are never scanned for it; when the plugin is
+-- switched on they are read whole once. Only the apps are always followed.
 -- Most SELECTOR and RULE items belong to other plugins: an item whose text does not contain
 -- `"sign"` (nor a `\u` escape that could spell it) cannot be the sign plugin's, and is passed
 -- over without decoding (libc's memmem on the value in place), so a whole read of a 100,000-
@@ -51,6 +54,7 @@ function M.new(opts)
         cache = opts.cache, log = opts.log or function() end, pace = nil,
         env = nil, txn = nil, generation = nil, need_full = true,
         loaded = false,     -- a table has been read once (requests wait for it: fail closed)
+        unfollowed = true,  -- SELECTOR and RULE not followed (the plugin was off): read whole
         tbl = signtable.new(), reported = nil,
         stats = { refreshes = 0, items = 0, full = 0 },
     }, SC)
@@ -127,6 +131,16 @@ function SC:dbis()
     return out
 end
 
+-- is the sign plugin on in the table's PLUGIN items? (the greatest key named sign, as
+-- signtable.finish decides)
+local function plugin_on(tbl)
+    local pk, on = nil, false
+    for k, p in pairs(tbl.items.PLUGIN) do
+        if p.sign and (not pk or k > pk) then pk, on = k, p.enabled == true end
+    end
+    return on
+end
+
 -- what catch_up() reads in a request at most: more is left to the timer
 M.QUICK = { commits = 16, keys = 64 }
 
@@ -177,14 +191,26 @@ local function refresh_body(self, quick)
         plan, why = changes.read(txn, dbis, tonumber(self.generation), gnum, GROUPSET)
     end
     if quick then -- only a few keys through the change log (no whole read in a request)
-        local n = plan and plan_keys(plan)
+        local n = not self.unfollowed and plan and plan_keys(plan)
         if not n or n > M.QUICK.keys then txn:reset(); return false end
     end
     local rok, changed, err = pcall(function()
         local total = 0
         for _, group in ipairs(GROUPS) do
             local gp = plan and plan[group]
-            if not plan or gp and gp.replace then
+            local whole = not plan or (gp and gp.replace)
+            if FILTERED[group] and group ~= "PLUGIN" then
+                -- the plugin's selectors and rules are followed only while it is on (ShenYu
+                -- skips an off plugin): a gateway without the sign plugin never scans the
+                -- route table's groups; switched on, they are read whole
+                if not plugin_on(self.tbl) then
+                    self.unfollowed = true
+                    gp, whole = nil, false
+                elseif self.unfollowed then
+                    whole = true
+                end
+            end
+            if whole then
                 local c, e = walk(self, txn, group, dbis[group])
                 if not c then return nil, "reading `" .. group .. "`: " .. tostring(e) end
                 total = total + c
@@ -199,6 +225,7 @@ local function refresh_body(self, quick)
                 end
             end
         end
+        if plugin_on(self.tbl) then self.unfollowed = false end
         return total
     end)
     txn:reset()
