@@ -33,6 +33,7 @@ local router = require "gwsync.router"
 local balance = require "gwsync.balance"
 local cachemod = require "gwsync.cache"
 local updatermod = require "gwsync.updater"
+local limits = require "gwsync.limits"
 local ngx_balancer = require "ngx.balancer"
 
 local M = {}
@@ -92,7 +93,8 @@ local function state()
     if not w then error("gwsync.gateway.configure() was not called (init_by_lua_block)") end
     if not w.cache then
         w.cache = cachemod.new{ path = w.path, log = log }
-        w.updater = updatermod.new(w.cache, { interval = w.refresh_interval, log = log })
+        w.updater = updatermod.new(w.cache, { interval = w.refresh_interval, log = log,
+            on_tick = function() limits.report(log, ngx.now()) end })
         if w.balance_dict then
             local d = ngx.shared and ngx.shared[w.balance_dict]
             if d then
