@@ -31,7 +31,6 @@ local lmdb = require "gwsync.lmdb"
 local items = require "gwsync.items"
 local routes = require "gwsync.routes"
 local changes = require "gwsync.changes"
-local digest = require "gwsync.digest"
 
 local GROUPS = routes.GROUPS       -- PLUGIN, SELECTOR, RULE, DISCOVER_UPSTREAM
 local GROUPSET = {}
@@ -207,7 +206,7 @@ end
 -- compile: items.compile_raw (raises on a bug: the whole read is then done again with
 -- items.compile_at, which catches it per item) or items.compile_at.
 local function put(self, list, group, key, p, n, now, compile)
-    local dg = digest.of(p, n)
+    local dg = items.digest_of(p, n)
     local old = self.tbl and self.tbl:get(group, key)
     if not old or old.digest ~= dg then
         add(list, group, key, compile(group, key, p, n, now, dg))
