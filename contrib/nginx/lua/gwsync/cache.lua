@@ -22,6 +22,14 @@
 -- * The environment is opened lazily, in the worker (an LMDB env must not cross fork(), and
 --   init_by_lua runs in the master); if it is absent it is tried again on the next refresh,
 --   so nginx may start before gwsyncd has written anything.
+-- * The environment may be replaced under a running nginx (the directory removed and written
+--   afresh at the same path: an operator's reset, a restore, a reinstall). The worker would go
+--   on reading the deleted file it still maps, which no writer updates any more. So each
+--   refresh (the worker's timer, every refresh_interval) compares the identity (device and
+--   inode) of <path>/data.mdb with that of the file the env maps; when they differ it logs
+--   once, closes the env, opens the new one and reads it whole, whatever its generation
+--   (a new environment counts from 1 again). Until then, and while the file is absent, the
+--   last good table serves.
 -- * A failed read, a refused `format` or a failed build keeps the last good table: serving
 --   the last configuration beats refusing traffic (the same rule gwsyncd follows).
 -- * Every condition is reported once when it starts (self.state), never per request.
@@ -103,6 +111,7 @@ function Cache:open()
             return nil
         end
         self.env, self.reader, self.treader = env, env:reader(), env:reader()
+        self.identity = env:identity()
     end
     if not self.meta then
         local dbi, err, code = self.env:dbi(META)
@@ -365,7 +374,28 @@ function Cache:refresh()
     return res
 end
 
+-- replaced() -> true when <path>/data.mdb is no longer the file the open env maps (it was
+-- removed, or removed and written afresh); the env is then closed and the state reset so that
+-- open() takes the new one and the refresh reads it whole. Logged once per change.
+function Cache:replaced()
+    if not self.env or not self.identity then return false end
+    local now = lmdb.identity(self.path .. "/data.mdb")
+    if now == self.identity then return false end
+    if not now then
+        self:report("gone:" .. self.identity, "warn", "data.mdb was removed (the environment is"
+            .. " being replaced?); serving the last routes until a new one appears")
+        return false
+    end
+    self:report("replaced:" .. now, "warn", "the environment was replaced (data.mdb is another"
+        .. " file: " .. self.identity .. " -> " .. now .. "); reopening it and reading it whole")
+    self:close()
+    self.identity, self.resized = nil, nil
+    self.generation, self.failed_generation, self.need_full = nil, nil, true
+    return true
+end
+
 function Cache:refresh_held()
+    self:replaced()
     if not self:open() then return false end
     local pace = pace_of(self)
     local txn = self.treader
