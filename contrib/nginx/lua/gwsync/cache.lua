@@ -36,6 +36,7 @@
 -- * The logger and the pace are passed in, so this file runs under plain luajit too (tests
 --   call refresh() and table() directly).
 local lmdb = require "gwsync.lmdb"
+local contract = require "gwsync.contract"
 local items = require "gwsync.items"
 local routes = require "gwsync.routes"
 local changes = require "gwsync.changes"
@@ -43,10 +44,11 @@ local changes = require "gwsync.changes"
 local GROUPS = routes.GROUPS       -- PLUGIN, SELECTOR, RULE, DISCOVER_UPSTREAM
 local GROUPSET = {}
 for _, g in ipairs(GROUPS) do GROUPSET[g] = true end
-local FORMAT = "1"                 -- GW_CACHE_FORMAT
-local META = "meta"
-local CHANGES = "changes"
-local GENERATION = lmdb.key("generation")   -- asked on every request: one MDB_val, made once
+local FORMAT = contract.FORMAT
+local META = contract.META_DB
+local CHANGES = contract.CHANGES_DB
+local KEY_FORMAT = contract.KEY_FORMAT
+local GENERATION = lmdb.key(contract.KEY_GENERATION) -- asked on every request: one MDB_val, made once
 
 local M = {}
 local Cache = {}
@@ -433,7 +435,7 @@ function Cache:refresh_held()
         return false
     end
     gen = txn:get(self.meta, GENERATION)
-    local format = txn:get(self.meta, "format")
+    local format = txn:get(self.meta, KEY_FORMAT)
     if format ~= FORMAT then
         txn:reset()
         self.generation = gen

@@ -82,7 +82,7 @@ local M = {
     NOTLS = 0x200000,
     NOTFOUND = -30798,
     MAP_RESIZED = -30785,
-    MAX_DBS = 32,             -- GW_CACHE_MAX_DBS in include/gwsync/cache.h
+    MAX_DBS = require("gwsync.contract").MAX_DBS,
 }
 
 local MDB_FIRST, MDB_NEXT, MDB_SET_KEY, MDB_SET_RANGE = 0, 8, 16, 17
