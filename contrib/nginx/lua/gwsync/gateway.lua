@@ -88,13 +88,20 @@ function M.configure(opts)
     }
 end
 
+-- the worker timer's chore after each refresh: the limit-hit report (gwsync.limits). A
+-- function of the module, not a closure made in state(): state() runs in every request, and
+-- a closure made (or an upvalue closed) there would abort the JIT traces of access().
+local function on_tick()
+    limits.report(log, ngx.now())
+end
+
 local function state()
     local w = worker
     if not w then error("gwsync.gateway.configure() was not called (init_by_lua_block)") end
     if not w.cache then
         w.cache = cachemod.new{ path = w.path, log = log }
         w.updater = updatermod.new(w.cache, { interval = w.refresh_interval, log = log,
-            on_tick = function() limits.report(log, ngx.now()) end })
+            on_tick = on_tick })
         if w.balance_dict then
             local d = ngx.shared and ngx.shared[w.balance_dict]
             if d then
