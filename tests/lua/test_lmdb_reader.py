@@ -387,6 +387,30 @@ class LmdbReaderTest(unittest.TestCase):
         time.sleep(0.5)
         self.assertLessEqual(len(re.findall("regex matches stopped", gw.log())), 2, gw.log())
 
+    def test_debug_headers_come_from_add_header_or_an_older_lua_header_filter(self):
+        # issue 29: the example adds the debug headers with nginx's add_header from variables
+        # access() sets, so no Lua header filter runs per request; a configuration written
+        # before them (header_filter_by_lua_block, no $gwsync_debug_*) still gets them
+        w = self.writer()
+        write_routes(w, [self.a.url])
+        off = self.nginx(debug_headers=False)
+        headers = self.eventually_routed(off, "/a/x", self.a)[1]
+        self.assertFalse([h for h in headers if h.lower().startswith("x-gwsync")], headers)
+
+        def older(conf):
+            conf, n = re.subn(r"\n *set \$gwsync_debug_\w+ \"\";|\n *add_header X-Gwsync-\S+ "
+                              r"\$gwsync_debug_\w+ always;", "", conf)
+            self.assertEqual(n, 8, "the example's debug header lines changed")
+            return conf.replace("            access_by_lua_block {\n",
+                                "            header_filter_by_lua_block {\n"
+                                "                require(\"gwsync.gateway\").header_filter()\n"
+                                "            }\n            access_by_lua_block {\n", 1)
+        for gw in (self.nginx(), self.nginx(edit=older)):
+            headers = self.eventually_routed(gw, "/a/x", self.a)[1]
+            self.assertEqual((headers.get("X-Gwsync-Upstream"), headers.get("X-Gwsync-Selector"),
+                              headers.get("X-Gwsync-Rule"), headers.get("X-Gwsync-Generation")),
+                             (self.a.url, "s1", "r1", "4"), gw.log())
+
     def test_plain_errors_mode_answers_plain_statuses(self):
         w = self.writer()
         write_routes(w, [self.a.url])
