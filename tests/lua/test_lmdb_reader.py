@@ -638,8 +638,10 @@ class LmdbReaderTest(unittest.TestCase):
     @staticmethod
     def two_workers_config(conf, shared=True):
         conf = re.sub(r"listen 127\.0\.0\.1:(\d+);", r"listen 127.0.0.1:\1 reuseport;", conf)
-        conf = conf.replace("        location / {\n", "        add_header X-Worker $pid always;\n"
-                            "        location / {\n", 1)
+        # in the location: it has add_header lines of its own (the debug headers), so it
+        # inherits none from the server
+        conf = conf.replace("        location / {\n", "        location / {\n"
+                            "            add_header X-Worker $pid always;\n", 1)
         if not shared:
             conf = conf.replace("    lua_shared_dict gwsync_balance 1m;\n", "")
         return conf
