@@ -29,9 +29,7 @@ import grp
 import http.client
 import json
 import os
-import re
 import shutil
-import socket
 import sys
 import tempfile
 import multiprocessing
