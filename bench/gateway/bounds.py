@@ -28,11 +28,11 @@ import argparse
 import grp
 import http.client
 import json
+import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
-import multiprocessing
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
