@@ -10,8 +10,8 @@
 # BENCH_CACHE_ROUNDS (figure 7 repetitions, 200),
 # BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 10's 1k
 # rules, 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation
-# propagation100k propagation1k memory idle shutdown cache gateway fanout gatewayscale events
-# revoke),
+# propagation100k propagation1k memory idle shutdown cache gateway fanout gatewayscale
+# gatewaybounds events revoke),
 # GWSYNC_FANOUT (figure 9's number of agents, 100), BENCH_EVENT_CHANGES (figure 12's
 # changes per source and size, 30); figure 11 (gatewayscale):
 # BENCH_SCALE_SIZES (50x4,1000x10,10000x10), BENCH_SCALE_WORKERS (1,2), BENCH_SCALE_SECONDS
@@ -23,7 +23,7 @@ set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale events revoke}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale gatewaybounds events revoke}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -36,7 +36,7 @@ wants() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # Datasets are regenerated only when their generator changed (figures 8, 9 and 11 use none).
 data=$build/bench-data
-if [ -n "$(echo " $only " | sed 's/ gateway / /g; s/ fanout / /g; s/ gatewayscale / /g; s/ //g')" ] && {
+if [ -n "$(echo " $only " | sed 's/ gateway / /g; s/ fanout / /g; s/ gatewayscale / /g; s/ gatewaybounds / /g; s/ //g')" ] && {
 	[ ! -f "$data/big/manifest" ] || [ "$src/bench/gendata.py" -nt "$data/big/manifest" ] ||
 		[ "$src/tests/admin/dataset.py" -nt "$data/big/manifest" ]
 }; then
@@ -140,6 +140,16 @@ if wants revoke; then
 	/usr/bin/python3 "$src/bench/gateway/revoke.py" "$build" ${BENCH_REVOKE_ARGS:-} |
 		tee -a "$results" || rc=1
 	/usr/bin/python3 "$src/bench/gateway/signcatchup.py" | tee -a "$results" || rc=1
+fi
+
+if wants gatewaybounds; then
+	# figure 11b: one request's worst case (a catastrophic regex, Ant pattern, large input,
+	# a million conditions, the environment replaced) beside an ordinary routed request
+	py=python3
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	say "figure 11b: what one request can cost the gateway"
+	"$py" "$src/bench/gateway/bounds.py" ${BENCH_SCALE_LUA:+--lua "$BENCH_SCALE_LUA"} |
+		tee -a "$results" || rc=1
 fi
 
 if wants events; then

@@ -30,7 +30,8 @@ rows, their floors and targets are described in bench/README.md, "The gateway at
     followed at once by one request per worker to the changed selector. Value: median over
     changes of the slowest worker's first request minus its steady time.
  4. maximum: pacedload as fast as nginx answers, direct then routed, --rounds times
-    --max-seconds; medians, and the workers' CPU per request.
+    --max-seconds; medians, and the workers' CPU per request. Then the same with wrk
+    (-t1 -c32, a script cycling through the same paths): issue 29's outside figure.
  5. paced load at 70% of the routed maximum (its lowest round, or the direct median if
     lower: a round can catch a shared machine idle, and 70% of that overloads the router),
     --seconds each: no changes (the floor), 1 change/s, 10 changes/s (a rule and an
@@ -57,9 +58,11 @@ configuration's error.log beside them.
 import argparse
 import json
 import os
+import re
 import shutil
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -449,6 +452,43 @@ class Config:
         row(self.fig("routed requests/s"), "%.0f/s (nginx CPU %.0f us/request)" % (
             t, statistics.median(rcpu)), "fixed upstream %.0f/s (%.0f us)" % (
             d, statistics.median(dcpu)), t / d, ">= 0.8x", "met" if t >= 0.8 * d else "NOT met")
+        self.maximum_wrk(secs)
+
+    def maximum_wrk(self, secs):
+        """The outside figure as issue 29 states it: wrk (-t1 -c32) over every path of the
+        load, direct then routed, --rounds times; medians of requests/s."""
+        wrk = shutil.which("wrk")
+        if not wrk:
+            self.say("wrk not installed: no wrk row")
+            return
+        script = os.path.join(self.dir, "paths.lua")
+        with open(self.paths) as f:
+            paths = [p for p in f.read().split("\n") if p]
+        with open(script, "w") as f:
+            f.write("local paths = {\n%s\n}\nlocal i = 0\nrequest = function()\n"
+                    "    i = i %% #paths + 1\n    return wrk.format(nil, paths[i])\nend\n"
+                    % ",\n".join(json.dumps(p) for p in paths))
+
+        def run(port):
+            out = subprocess.run([wrk, "-t1", "-c32", "-d%ds" % max(1, round(secs)), "-s", script,
+                                  "http://127.0.0.1:%d/" % port], capture_output=True, text=True,
+                                 timeout=secs + 60).stdout
+            m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+            bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+            return (float(m.group(1)) if m else 0.0), (int(bad.group(1)) if bad else 0)
+        direct, routed = [], []
+        for r in range(self.args.rounds):
+            dr, _ = run(self.ctx.ports["direct"])
+            rr, bad = run(self.nginx.port)
+            direct.append(dr)
+            routed.append(rr)
+            self.say("maximum (wrk over all paths), round %d: direct %.0f/s, routed %.0f/s (%.2fx), "
+                     "%d non-2xx" % (r + 1, dr, rr, rr / dr if dr else 0, bad))
+        d, t = statistics.median(direct), statistics.median(routed)
+        self.ctx.record("maximum_wrk", config=self.name, direct=direct, routed=routed)
+        row(self.fig("routed requests/s, wrk over all paths"), "%.0f/s" % t,
+            "fixed upstream %.0f/s" % d, t / d if d else None, ">= 0.8x",
+            "met" if d and t >= 0.8 * d else "NOT met")
 
     # ------------------------------------------------------------------ 5. paced load
     def changer(self, per_second, seconds, stop):

@@ -2,9 +2,9 @@
 python3-lmdb), in the layout docs/lmdb-cache.md documents: one database per group, `meta`
 with `format`, `generation` and per-group entries, one write transaction per change.
 
-With log=True it also keeps the change log in the format agreed with the `lmdb` subscriber
-(/work/wt/SPEC-cache-changes.md, docs/lmdb-cache.md): database `changes`, one entry per commit
-keyed by the generation as 20 zero-padded digits, {"group","put","del"} or
+With log=True it also keeps the change log in the format the `lmdb` subscriber writes
+(include/gwsync/cache.h, GW_CACHE_CHANGES_DB; docs/lmdb-cache.md): database `changes`, one
+entry per commit keyed by the generation as 20 zero-padded digits, {"group","put","del"} or
 {"group","replace":true}; meta `changes_from` the oldest generation held; at most `keep`
 entries. Long keys (over 511 bytes, or starting with "#sha256:") are stored under the derived
 key "#sha256:" + sha256 hex of the key, as the subscriber stores them.

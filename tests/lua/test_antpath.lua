@@ -64,4 +64,32 @@ T.case("compiled matcher accepts pre-split path tokens", function()
     T.eq(antpath.matches(m, "/a/b/d", antpath.tokenize("/a/b/d")), false)
 end)
 
+-- issue 29: the search for the tokens between two "**" costs path tokens x tokens between;
+-- it runs on a step budget. The counts prove the budget stopped it, not a clock.
+local limits = require "gwsync.limits"
+local P8 = string.rep("/a", 4000)   -- an 8 KB path of 4,000 tokens
+
+T.case("many {var} tokens between two ** against an 8 KB path: stopped by the budget", function()
+    local before = limits.count.antpath
+    T.eq(antpath.match("/**/" .. string.rep("{v}/", 30) .. "z/**", P8), false)
+    T.eq(limits.count.antpath, before + 1, "budget hits")
+end)
+T.case("a token regex at its match limit inside the search ends the match", function()
+    local before = limits.count.antpath
+    local path = string.rep("/" .. string.rep("a", 30) .. "b", 200)
+    T.eq(antpath.match("/**/{v:(.*a){12}}/z/**", path), false)
+    T.eq(limits.count.antpath, before + 1, "counted")
+end)
+T.case("within the budget the search matches as Spring does, far along a long path", function()
+    local toks = {}
+    for i = 1, 2000 do toks[i] = "a" .. i end
+    local path = "/" .. table.concat(toks, "/")
+    local before = limits.count.antpath
+    T.eq(antpath.match("/**/a1999/**", path), true)
+    T.eq(antpath.match("/**/a1998/{v}/**", path), true)
+    T.eq(antpath.match("/**/a1998/a1/**", path), false)
+    T.eq(antpath.match("/**/{x}/a1000/**", path), true)
+    T.eq(limits.count.antpath, before, "no budget hit")
+end)
+
 T.done()

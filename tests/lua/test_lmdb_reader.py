@@ -335,6 +335,82 @@ class LmdbReaderTest(unittest.TestCase):
         write_routes(w, [self.a.url])
         self.eventually_routed(gw, "/a/x", self.a)
 
+    def test_an_environment_replaced_under_nginx_is_reopened(self):
+        # issue 29: an operator's reset, restore or reinstall removes the directory and writes
+        # it afresh at the same path. The workers mapped the deleted file: they must notice
+        # (data.mdb's device and inode, from their timer), log once, reopen and route the new
+        # data, although its generation counts from 1 again to the very number they hold.
+        w = self.writer()
+        write_routes(w, [self.a.url])
+        gw = self.nginx()
+        self.on_both_workers(gw, r"routes built from generation 4 ", upstream=self.a)
+        w.close()
+        shutil.rmtree(self.cache)
+        start = time.monotonic()
+        w2 = self.writer()
+        write_routes(w2, [self.b.url])
+        self.assertEqual(w2.generation(), 4, "the same generation number as before")
+        self.eventually_routed(gw, "/a/x", self.b, streak=12)
+        took = time.monotonic() - start
+        # log wording is the behaviour here: the warning an operator must see
+        self.on_both_workers(gw, r"\[warn\].*the environment was replaced \(data\.mdb is "
+                             r"another file: \d+:\d+ -> \d+:\d+\); reopening it",
+                             upstream=self.b)
+        for _ in range(10):
+            self.assert_routed(gw, "/a/x", self.b)
+        self.assertEqual(len(re.findall("the environment was replaced", gw.log())), 2,
+                         "once per worker:\n" + gw.log())
+        # the bound is a second (refresh_interval 0.1 s); the wait above allows for a loaded
+        # machine, this says what it was
+        sys.stderr.write("[replaced environment routed after %.2f s] " % took)
+        # the new environment is followed as usual
+        w2.commit("DISCOVER_UPSTREAM", {"s1": discover("s1", [self.a.url])})
+        self.eventually_routed(gw, "/a/x", self.a)
+
+    def test_a_catastrophic_regex_is_cut_at_its_limit_and_reported(self):
+        w = self.writer()
+        w.commit("PLUGIN", {"5": divide_plugin()})
+        w.commit("SELECTOR", {"s1": selector("s1", "/redos3", conditions=[
+            uri_cond("regex", "/redos3/(.*a){12}")])})
+        w.commit("RULE", {"r1": rule("r1", "s1", "/redos3", conditions=[
+            uri_cond("match", "/**")])})
+        w.commit("DISCOVER_UPSTREAM", {"s1": discover("s1", [self.a.url])})
+        gw = self.nginx()
+        self.eventually_routed(gw, "/redos3/" + "a" * 12, self.a)
+        status, _, body = gw.get("/redos3/" + "a" * 30 + "b")
+        self.assertEqual((status, body), (200, NO_SELECTOR), "a limit hit is no match")
+        # log wording is the behaviour here: the warning an operator must see (at most one
+        # line a minute per worker, from the worker's timer)
+        gw.wait_log(r"\[warn\].*gwsync: 1 regex matches stopped at PCRE2's match or depth limit")
+        for _ in range(20):
+            gw.get("/redos3/" + "a" * 30 + "b")
+        time.sleep(0.5)
+        self.assertLessEqual(len(re.findall("regex matches stopped", gw.log())), 2, gw.log())
+
+    def test_debug_headers_come_from_add_header_or_an_older_lua_header_filter(self):
+        # issue 29: the example adds the debug headers with nginx's add_header from variables
+        # access() sets, so no Lua header filter runs per request; a configuration written
+        # before them (header_filter_by_lua_block, no $gwsync_debug_*) still gets them
+        w = self.writer()
+        write_routes(w, [self.a.url])
+        off = self.nginx(debug_headers=False)
+        headers = self.eventually_routed(off, "/a/x", self.a)[1]
+        self.assertFalse([h for h in headers if h.lower().startswith("x-gwsync")], headers)
+
+        def older(conf):
+            conf, n = re.subn(r"\n *set \$gwsync_debug_\w+ \"\";|\n *add_header X-Gwsync-\S+ "
+                              r"\$gwsync_debug_\w+ always;", "", conf)
+            self.assertEqual(n, 8, "the example's debug header lines changed")
+            return conf.replace("            access_by_lua_block {\n",
+                                "            header_filter_by_lua_block {\n"
+                                "                require(\"gwsync.gateway\").header_filter()\n"
+                                "            }\n            access_by_lua_block {\n", 1)
+        for gw in (self.nginx(), self.nginx(edit=older)):
+            headers = self.eventually_routed(gw, "/a/x", self.a)[1]
+            self.assertEqual((headers.get("X-Gwsync-Upstream"), headers.get("X-Gwsync-Selector"),
+                              headers.get("X-Gwsync-Rule"), headers.get("X-Gwsync-Generation")),
+                             (self.a.url, "s1", "r1", "4"), gw.log())
+
     def test_plain_errors_mode_answers_plain_statuses(self):
         w = self.writer()
         write_routes(w, [self.a.url])
@@ -562,8 +638,10 @@ class LmdbReaderTest(unittest.TestCase):
     @staticmethod
     def two_workers_config(conf, shared=True):
         conf = re.sub(r"listen 127\.0\.0\.1:(\d+);", r"listen 127.0.0.1:\1 reuseport;", conf)
-        conf = conf.replace("        location / {\n", "        add_header X-Worker $pid always;\n"
-                            "        location / {\n", 1)
+        # in the location: it has add_header lines of its own (the debug headers), so it
+        # inherits none from the server
+        conf = conf.replace("        location / {\n", "        location / {\n"
+                            "            add_header X-Worker $pid always;\n", 1)
         if not shared:
             conf = conf.replace("    lua_shared_dict gwsync_balance 1m;\n", "")
         return conf

@@ -1,6 +1,7 @@
 -- The `regex` operator: Pattern.matches (whole string) through PCRE2 (DIVIDE-SEMANTICS §1).
 local T = require "tinytest"
 local regex = require "gwsync.regex"
+local limits = require "gwsync.limits"
 
 local function m(p, s) return assert(regex.compile(p))(s) end
 
@@ -41,5 +42,39 @@ end)
 T.case("quote escapes metacharacters", function()
     T.eq(m(regex.quote("a.b*c"), "a.b*c"), true)
     T.eq(m(regex.quote("a.b*c"), "axbbc"), false)
+end)
+T.case("a catastrophic pattern stops at the match limit: no match, counted", function()
+    -- 22-24 ms of CPU per request under PCRE2's default limit (issue 29); stopped at
+    -- MATCH_LIMIT it is about 0.1 ms. The count proves the limit, not the clock, stopped it.
+    local before = limits.count.regex
+    local fn = assert(regex.compile("/redos3/(.*a){12}"))
+    T.eq(fn("/redos3/" .. string.rep("a", 30) .. "b"), false)
+    T.eq(limits.count.regex, before + 1, "limit hits")
+    T.eq(fn("/redos3/" .. string.rep("a", 12)), true, "a matching path still matches")
+    T.eq(limits.count.regex, before + 1, "no hit for a quick match")
+end)
+T.case("the limits are well below PCRE2's defaults (10,000,000)", function()
+    T.truthy(regex.MATCH_LIMIT <= 100000, "match limit")
+    T.truthy(regex.DEPTH_LIMIT <= 100000, "depth limit")
+end)
+T.case("a repeated group over an 8 KB path matches (past the JIT's stack, within the limits)", function()
+    local path = "/" .. string.rep("abc/", 2000) .. "x"
+    local before = limits.count.regex
+    T.eq(m("(/[^/]+)+", path), true)
+    T.eq(m("/(abc/)+x", path), true)
+    T.eq(m("/(abc/)+y", path), false)
+    T.eq(limits.count.regex, before, "no limit hit")
+end)
+T.case("limit hits are logged at most once per interval, with their count", function()
+    local lines = {}
+    local function log(level, line) lines[#lines + 1] = level .. " " .. line end
+    limits.hit("regex")
+    T.eq(limits.report(log, 1000), true)
+    T.truthy(lines[1]:find("regex matches stopped", 1, true), lines[1])
+    limits.hit("regex")
+    T.eq(limits.report(log, 1000 + limits.INTERVAL / 2), false, "within the interval")
+    T.eq(limits.report(log, 1000 + limits.INTERVAL), true, "after it")
+    T.truthy(lines[2]:find("^warn gwsync: 1 regex"), lines[2])
+    T.eq(limits.report(log, 1000 + 3 * limits.INTERVAL), false, "nothing new")
 end)
 T.done()

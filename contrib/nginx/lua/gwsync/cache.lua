@@ -22,24 +22,33 @@
 -- * The environment is opened lazily, in the worker (an LMDB env must not cross fork(), and
 --   init_by_lua runs in the master); if it is absent it is tried again on the next refresh,
 --   so nginx may start before gwsyncd has written anything.
+-- * The environment may be replaced under a running nginx (the directory removed and written
+--   afresh at the same path: an operator's reset, a restore, a reinstall). The worker would go
+--   on reading the deleted file it still maps, which no writer updates any more. So each
+--   refresh (the worker's timer, every refresh_interval) compares the identity (device and
+--   inode) of <path>/data.mdb with that of the file the env maps; when they differ it logs
+--   once, closes the env, opens the new one and reads it whole, whatever its generation
+--   (a new environment counts from 1 again). Until then, and while the file is absent, the
+--   last good table serves.
 -- * A failed read, a refused `format` or a failed build keeps the last good table: serving
 --   the last configuration beats refusing traffic (the same rule gwsyncd follows).
 -- * Every condition is reported once when it starts (self.state), never per request.
 -- * The logger and the pace are passed in, so this file runs under plain luajit too (tests
 --   call refresh() and table() directly).
 local lmdb = require "gwsync.lmdb"
+local contract = require "gwsync.contract"
 local items = require "gwsync.items"
 local routes = require "gwsync.routes"
 local changes = require "gwsync.changes"
-local digest = require "gwsync.digest"
 
 local GROUPS = routes.GROUPS       -- PLUGIN, SELECTOR, RULE, DISCOVER_UPSTREAM
 local GROUPSET = {}
 for _, g in ipairs(GROUPS) do GROUPSET[g] = true end
-local FORMAT = "1"                 -- GW_CACHE_FORMAT
-local META = "meta"
-local CHANGES = "changes"
-local GENERATION = lmdb.key("generation")   -- asked on every request: one MDB_val, made once
+local FORMAT = contract.FORMAT
+local META = contract.META_DB
+local CHANGES = contract.CHANGES_DB
+local KEY_FORMAT = contract.KEY_FORMAT
+local GENERATION = lmdb.key(contract.KEY_GENERATION) -- asked on every request: one MDB_val, made once
 
 local M = {}
 local Cache = {}
@@ -87,7 +96,10 @@ function Cache:report(key, level, msg)
     end
 end
 
+-- close(): every transaction on the env first (LMDB requires it): the cache's own and those
+-- of the tables that follow it (`followers`, e.g. the sign table: each has release()).
 function Cache:close()
+    for _, f in ipairs(self.followers or {}) do f:release() end
     if self.reader then self.reader:close() end
     if self.treader then self.treader:close() end
     if self.env then self.env:close() end
@@ -104,6 +116,7 @@ function Cache:open()
             return nil
         end
         self.env, self.reader, self.treader = env, env:reader(), env:reader()
+        self.identity = env:identity()
     end
     if not self.meta then
         local dbi, err, code = self.env:dbi(META)
@@ -207,7 +220,7 @@ end
 -- compile: items.compile_raw (raises on a bug: the whole read is then done again with
 -- items.compile_at, which catches it per item) or items.compile_at.
 local function put(self, list, group, key, p, n, now, compile)
-    local dg = digest.of(p, n)
+    local dg = items.digest_of(p, n)
     local old = self.tbl and self.tbl:get(group, key)
     if not old or old.digest ~= dg then
         add(list, group, key, compile(group, key, p, n, now, dg))
@@ -366,7 +379,28 @@ function Cache:refresh()
     return res
 end
 
+-- replaced() -> true when <path>/data.mdb is no longer the file the open env maps (it was
+-- removed, or removed and written afresh); the env is then closed and the state reset so that
+-- open() takes the new one and the refresh reads it whole. Logged once per change.
+function Cache:replaced()
+    if not self.env or not self.identity then return false end
+    local now = lmdb.identity(self.path .. "/data.mdb")
+    if now == self.identity then return false end
+    if not now then
+        self:report("gone:" .. self.identity, "warn", "data.mdb was removed (the environment is"
+            .. " being replaced?); serving the last routes until a new one appears")
+        return false
+    end
+    self:report("replaced:" .. now, "warn", "the environment was replaced (data.mdb is another"
+        .. " file: " .. self.identity .. " -> " .. now .. "); reopening it and reading it whole")
+    self:close()
+    self.identity, self.resized = nil, nil
+    self.generation, self.failed_generation, self.need_full = nil, nil, true
+    return true
+end
+
 function Cache:refresh_held()
+    self:replaced()
     if not self:open() then return false end
     local pace = pace_of(self)
     local txn = self.treader
@@ -404,7 +438,7 @@ function Cache:refresh_held()
         return false
     end
     gen = txn:get(self.meta, GENERATION)
-    local format = txn:get(self.meta, "format")
+    local format = txn:get(self.meta, KEY_FORMAT)
     if format ~= FORMAT then
         txn:reset()
         self.generation = gen

@@ -1,6 +1,6 @@
 -- gwsync.changes: what changed in the cache since the generation a reader last applied, from
--- the cache's change log (the `changes` database, docs/lmdb-cache.md; the format is the one
--- agreed with the `lmdb` subscriber: /work/wt/SPEC-cache-changes.md while it is written).
+-- the cache's change log (the `changes` database: include/gwsync/cache.h, GW_CACHE_CHANGES_DB,
+-- and docs/lmdb-cache.md; names from gwsync.contract).
 --
 --   changes database: key = the generation as 20 ASCII decimal digits (zero-padded), value =
 --   {"group":"RULE","put":["k1"],"del":["k2"]} or {"group":"RULE","replace":true}
@@ -14,14 +14,16 @@
 -- Groups outside `groups` are ignored. nil, why when the log cannot say (no log, the reader
 -- is behind what it holds, a missing or unreadable entry): the caller reads everything.
 local cjson = require "cjson.safe"
+local contract = require "gwsync.contract"
 
 local M = {}
 
 local format = string.format
+local KEY_FORMAT = "%0" .. contract.LOG_KEY_DIGITS .. "d"
 
 -- key(generation) -> the log key of a generation
 function M.key(g)
-    return format("%020d", g)
+    return format(KEY_FORMAT, g)
 end
 
 -- add the keys of a put/del list to set; false when the list is not a list of strings
@@ -39,7 +41,7 @@ end
 function M.read(txn, dbis, from, to, groups)
     local meta, log = dbis.meta, dbis.changes
     if not log then return nil, "no change log" end
-    local cf = txn:get(meta, "changes_from")
+    local cf = txn:get(meta, contract.KEY_CHANGES_FROM)
     cf = cf and tonumber(cf)
     if not cf then return nil, "no change log" end
     if cf > from + 1 then

@@ -5,7 +5,8 @@
 --   init_worker_by_lua_block { require("gwsync.gateway").init_worker() }
 --   access_by_lua_block    { require("gwsync.gateway").access() }
 --   balancer_by_lua_block  { require("gwsync.gateway").balancer() }
---   header_filter_by_lua_block { require("gwsync.gateway").header_filter() }   -- debug_headers
+--   (debug headers: the example's `add_header X-Gwsync-... $gwsync_debug_...` lines, no Lua
+--   header filter; header_filter() remains for configurations written before them)
 --
 -- Why it is split this way:
 -- * The route table is kept up to date by a timer per worker (gwsync.updater), never by a
@@ -28,6 +29,9 @@
 -- * All mutable state lives in one per-worker table (`worker`), made by configure(); the
 --   load balancers' state that must be the gateway's, not the worker's (round-robin's
 --   sequence, least-active counts), lives in a lua_shared_dict when one is declared.
+-- * The debug headers of a proxied response are added by nginx's own `add_header` from
+--   variables access() sets (only when debug_headers is on; an empty value adds no header),
+--   not by a Lua header filter: a Lua phase per request costs whether or not it has work.
 -- * Per request the work is kept to what routing needs (README, Performance notes): the raw
 --   request is a lazy table (headers, query, client address... are fetched from nginx only
 --   when the router first reads them), a usable peer is worked out once per upstream of a
@@ -37,6 +41,7 @@ local router = require "gwsync.router"
 local balance = require "gwsync.balance"
 local cachemod = require "gwsync.cache"
 local updatermod = require "gwsync.updater"
+local limits = require "gwsync.limits"
 local ngx_balancer = require "ngx.balancer"
 local signcache = require "gwsync.signcache"
 local sign = require "gwsync.sign"
@@ -96,7 +101,16 @@ function M.configure(opts)
         sign_on = opts.sign ~= false, -- ShenYu's sign plugin from APP_AUTH (gwsync.sign)
         sign_delay = sign_delay,   -- shenyu.sign.delay: minutes a signature's timestamp may be off
         sign = nil,                -- the worker's gwsync.signcache
+        debug_vars = nil,          -- $gwsync_debug_* settable? (learnt on first use, with
+                                   -- debug_headers only)
     }
+end
+
+-- the worker timer's chore after each refresh: the limit-hit report (gwsync.limits). A
+-- function of the module, not a closure made in state(): state() runs in every request, and
+-- a closure made (or an upvalue closed) there would abort the JIT traces of access().
+local function on_tick()
+    limits.report(log, ngx.now())
 end
 
 local function state()
@@ -104,7 +118,8 @@ local function state()
     if not w then error("gwsync.gateway.configure() was not called (init_by_lua_block)") end
     if not w.cache then
         w.cache = cachemod.new{ path = w.path, log = log }
-        w.updater = updatermod.new(w.cache, { interval = w.refresh_interval, log = log })
+        w.updater = updatermod.new(w.cache, { interval = w.refresh_interval, log = log,
+            on_tick = on_tick })
         if w.balance_dict then
             local d = ngx.shared and ngx.shared[w.balance_dict]
             if d then
@@ -117,6 +132,8 @@ local function state()
         if w.sign_on then
             w.sign = signcache.new{ cache = w.cache, log = log }
             w.updater:follow(w.sign)
+            -- released before the cache closes its env (a replaced environment: cache.lua)
+            w.cache.followers = { w.sign }
         end
         w.updater:start()
     end
@@ -319,6 +336,25 @@ local function set_host_var(w, url)
     end
 end
 
+local function assign_debug_vars(g)
+    local v = ngx.var
+    v.gwsync_debug_upstream = g.peer.up.url
+    v.gwsync_debug_selector = g.sel.id
+    v.gwsync_debug_rule = g.rule.id
+    v.gwsync_debug_generation = g.gen
+end
+
+-- debug_headers: the response's X-Gwsync-* headers through the location's `add_header ...
+-- $gwsync_debug_*` (nginx.conf). Learnt once per worker whether the location declares the
+-- variables; without them (an older configuration) header_filter() adds the headers.
+local function set_debug_vars(w, g)
+    if w.debug_vars then
+        assign_debug_vars(g)
+    elseif w.debug_vars == nil then
+        w.debug_vars = pcall(assign_debug_vars, g)
+    end
+end
+
 function M.access()
     local w = state()
     local tbl, newer = w.cache:current()
@@ -359,6 +395,7 @@ function M.access()
     g.peer, g.tried = p, tried
     ngx.ctx.gwsync = g
     set_host_var(w, p.up.url)
+    if w.debug_headers then set_debug_vars(w, g) end
 end
 
 function M.balancer()
@@ -395,6 +432,7 @@ function M.balancer()
         end
         g.peer = p
         set_host_var(w, p.up.url)
+        if w.debug_vars then ngx.var.gwsync_debug_upstream = p.up.url end
         if b.recreate_request then b.recreate_request() end   -- the Host header changed
     end
     g.tries = g.tries + 1
@@ -405,9 +443,11 @@ function M.balancer()
     end
 end
 
+-- header_filter(): the debug headers for a configuration whose location has no
+-- `$gwsync_debug_*` variables (written before them); a no-op otherwise
 function M.header_filter()
     local w = worker
-    if not (w and w.debug_headers) then return end
+    if not (w and w.debug_headers) or w.debug_vars then return end
     local g = ngx.ctx.gwsync
     if g and g.peer then
         local h = ngx.header

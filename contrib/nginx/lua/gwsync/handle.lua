@@ -16,39 +16,47 @@ local M = {}
 M.DEFAULT = { load_balance = "random", retry_strategy = "current", retry = 3, timeout = 3000,
               header_max_size = 0, request_max_size = 0 }
 
+-- gson_int(v, default, key) -> the int Gson reads | nil, err (nil, err as everywhere in the
+-- router: README, "Errors")
 local function gson_int(v, default, key)
     if v == nil or v == cjson.null then return default end
     if type(v) == "string" then v = tonumber(v) end
     if type(v) ~= "number" or v ~= math.floor(v) then
-        error("handle field " .. key .. " is not an integer", 0)
+        return nil, "handle field " .. key .. " is not an integer"
     end
     return v
 end
 
+-- gson_string(v, default, key) -> the String Gson reads (nil: absent) | false, err
 local function gson_string(v, default, key)
     if v == nil then return default end
     if v == cjson.null then return "" end -- GsonUtils' StringTypeAdapter: null -> ""
     if type(v) == "string" then return v end
     if type(v) == "number" or type(v) == "boolean" then return tostring(v) end
-    error("handle field " .. key .. " is not a string", 0)
+    return false, "handle field " .. key .. " is not a string"
 end
 
 -- the DivideRuleHandle fields of a decoded handle object -> handle | nil, err
-local function pcall_fields(obj)
-    local ok, h = pcall(function()
-        local lb = gson_string(obj.loadBalance, "random", "loadBalance")
-        local rs = gson_string(obj.retryStrategy, "current", "retryStrategy")
-        return {
-            load_balance = lb,
-            -- DividePlugin: StringUtils.defaultIfEmpty(retryStrategy, "current")
-            retry_strategy = (rs == nil or rs == "") and "current" or rs,
-            retry = gson_int(obj.retry, 3, "retry"),
-            timeout = gson_int(obj.timeout, 3000, "timeout"),
-            header_max_size = gson_int(obj.headerMaxSize, 0, "headerMaxSize"),
-            request_max_size = gson_int(obj.requestMaxSize, 0, "requestMaxSize"),
-        }
-    end)
-    if not ok then return nil, h end
+local INTS = { { "retry", "retry", 3 }, { "timeout", "timeout", 3000 },
+               { "headerMaxSize", "header_max_size", 0 }, { "requestMaxSize", "request_max_size", 0 } }
+local function fields(obj)
+    local lb, err = gson_string(obj.loadBalance, "random", "loadBalance")
+    if lb == false then return nil, err end
+    local rs
+    rs, err = gson_string(obj.retryStrategy, "current", "retryStrategy")
+    if rs == false then return nil, err end
+    local h = {
+        load_balance = lb,
+        -- DividePlugin: StringUtils.defaultIfEmpty(retryStrategy, "current")
+        retry_strategy = (rs == nil or rs == "") and "current" or rs,
+    }
+    for i = 1, #INTS do
+        local f = INTS[i]
+        local v
+        v, err = gson_int(obj[f[1]], f[3], f[1])
+        if v == nil then return nil, err end
+        h[f[2]] = v
+    end
     return h
 end
 
@@ -69,7 +77,7 @@ local parsed = setmetatable({}, { __mode = "v" })
 local function parse_new(text)
     local obj = cjson.decode(text)
     if type(obj) ~= "table" then return nil, "rule handle is not a JSON object" end
-    return pcall_fields(obj)
+    return fields(obj)
 end
 
 -- parse(text) -> handle, lb_error | nil, err   (the handle is shared: never modify it)

@@ -24,6 +24,12 @@
 -- Items ShenYu would accept but then fail on with a NullPointerException (HTTP 500) for every
 -- request that reaches them (missing required fields, a missing or unparseable rule handle)
 -- are compiled as `valid = false` with a warning, and left out by the table.
+--
+-- An item's text longer than MAX_BYTES (256 KiB: about 3,000 conditions, or 1,500 upstreams)
+-- is left out the same way, unread: a selector of a million conditions (80 MB of JSON) would
+-- hold the worker for seconds in one compile (no item is compiled in slices) and every request
+-- reaching it for tens of ms, so it is refused before any byte of it is scanned or hashed
+-- (contrib/nginx/README.md, "What a request can cost"). Requests route as if it were absent.
 local ffi = require "ffi"
 local cjson = require "cjson.safe"
 local jsonscan = require "gwsync.jsonscan"
@@ -37,6 +43,16 @@ local M = {}
 
 local PLUGIN = "divide"
 M.PLUGIN = PLUGIN
+
+M.MAX_BYTES = 256 * 1024
+
+-- digest_of(p, n) -> the digest the table keeps of an item's text (gwsync.digest), or, for a
+-- text over MAX_BYTES, -n: such a text is not hashed (nor read), and one of another length
+-- is another digest (an unchanged length leaves it out unchanged, as it should)
+function M.digest_of(p, n)
+    if n > M.MAX_BYTES then return -n end
+    return digest.of(p, n)
+end
 
 local function is_bool(v) return type(v) == "boolean" end
 local function as_num(v)
@@ -198,6 +214,11 @@ local cast, fstr = ffi.cast, ffi.string
 -- Fields: digest; divide (it is the divide plugin's); valid (a usable selector or rule);
 -- warnings (list of strings or nil); decode_error; and per group what gwsync.routes reads.
 local function compile_raw(group, key, p, n, now_ms, dg)
+    if n > M.MAX_BYTES then
+        return { digest = dg, decode_error = true,
+                 warnings = { group .. " item " .. key .. ": " .. n .. " bytes, over the "
+                     .. M.MAX_BYTES .. " an item may have here; skipped (routed as if absent)" } }
+    end
     local want = WANT[group]
     local obj
     if want and scan(p, n, want, scratch) then
@@ -224,7 +245,7 @@ end
 
 -- compile_at(group, key, p, n, now_ms, dg) -> item (as compile_raw; never raises)
 function M.compile_at(group, key, p, n, now_ms, dg)
-    dg = dg or digest.of(p, n)
+    dg = dg or M.digest_of(p, n)
     local ok, it = pcall(compile_raw, group, key, p, n, now_ms, dg)
     if ok then return it end
     return M.failed(group, key, dg, it)
@@ -233,7 +254,7 @@ end
 -- compile(group, key, text, now_ms) -> item. Never raises on bad data: an item that is not a
 -- JSON object, or that belongs to another plugin, is compiled to an item the table ignores.
 function M.compile(group, key, text, now_ms)
-    return M.compile_at(group, key, cast(u8p, text), #text, now_ms, digest.of(text, #text))
+    return M.compile_at(group, key, cast(u8p, text), #text, now_ms, M.digest_of(text, #text))
 end
 
 -- decode(text) -> the whole decoded item (lua-cjson): for tools and tests

@@ -49,12 +49,29 @@ int  mdb_cursor_open(MDB_txn *txn, MDB_dbi dbi, MDB_cursor **cursor);
 void mdb_cursor_close(MDB_cursor *cursor);
 int  mdb_cursor_get(MDB_cursor *cursor, MDB_val *key, MDB_val *data, int op);
 char *mdb_strerror(int err);
+int  mdb_env_get_fd(MDB_env *env, int *fd);
 ]]
 
 -- A second copy of this module (package.loaded cleared by a test) must not re-declare
 -- the types: ffi.cdef of an existing struct raises "attempt to redefine".
 if not pcall(ffi.typeof, "MDB_val") then
     ffi.cdef(C_DEFS)
+end
+
+-- stat(2) and fstat(2), for a file's identity (Env:identity, M.identity). glibc 2.33+ exports
+-- both symbols (Debian 12 has 2.36). struct stat is read as bytes: st_dev and st_ino are the
+-- first two 64-bit fields on every 64-bit Linux ABI LuaJIT runs on (x86_64, arm64, the
+-- generic layout); 256 bytes cover the largest struct stat there.
+pcall(ffi.cdef, [[
+int stat(const char *path, void *buf);
+int fstat(int fd, void *buf);
+]])
+local statbuf = ffi.new("uint64_t[32]")
+local fdbuf = ffi.new("int[1]")
+
+local function identity_of(rc)
+    if rc ~= 0 then return nil end
+    return string.format("%d:%d", tonumber(statbuf[0]), tonumber(statbuf[1]))
 end
 
 local lib = ffi.load("liblmdb.so.0")
@@ -65,7 +82,7 @@ local M = {
     NOTLS = 0x200000,
     NOTFOUND = -30798,
     MAP_RESIZED = -30785,
-    MAX_DBS = 32,             -- GW_CACHE_MAX_DBS in include/gwsync/cache.h
+    MAX_DBS = require("gwsync.contract").MAX_DBS,
 }
 
 local MDB_FIRST, MDB_NEXT, MDB_SET_KEY, MDB_SET_RANGE = 0, 8, 16, 17
@@ -95,6 +112,17 @@ function M.open(path, maxdbs)
         return fail(rc)
     end
     return setmetatable({ handle = handle, path = path, dbis = {}, active = 0 }, Env)
+end
+
+-- identity(path) -> "dev:inode" of the file at path | nil (absent or unreadable)
+function M.identity(path)
+    return identity_of(ffi.C.stat(path, statbuf))
+end
+
+-- env:identity() -> "dev:inode" of the data file this env maps (fstat of LMDB's descriptor)
+function Env:identity()
+    if self.handle == nil or lib.mdb_env_get_fd(self.handle, fdbuf) ~= 0 then return nil end
+    return identity_of(ffi.C.fstat(fdbuf[0], statbuf))
 end
 
 function Env:close()

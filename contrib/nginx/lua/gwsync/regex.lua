@@ -21,8 +21,16 @@
 --  * Java-only syntax (class intersections [a-z&&[^e]], \p{javaLowerCase}, possessive forms are
 --    shared) fails to compile here or means something else; a lone "{" is literal in PCRE2 but a
 --    syntax error in Java. Compile errors are reported with PCRE2's message, not Java's.
---  * Catastrophic backtracking: Java throws StackOverflowError (HTTP 500); PCRE2 stops at its
---    match limit and we answer "no match".
+--  * Catastrophic backtracking: Java throws StackOverflowError (HTTP 500) or runs for
+--    seconds; here every match runs under a match context with a match limit (MATCH_LIMIT,
+--    50,000 where PCRE2's default is 10,000,000) and a depth limit (DEPTH_LIMIT, 20,000, the
+--    default 10,000,000), so one match costs at most about 0.1 ms of CPU compiled (JIT) and
+--    0.6 ms interpreted, whatever the pattern and the subject (contrib/nginx/README.md, "What
+--    a request can cost"). A match that hits a limit answers "no match" (never an error: the
+--    request is routed on as if this condition were false) and is counted in
+--    gwsync.limits, which the worker's timer logs at most once a minute. A match that
+--    overflows the JIT's own stack (-46, e.g. a repeated group over an 8 KB path) is tried
+--    again by the interpreter under the same limits instead of failing.
 local ffi = require "ffi"
 
 local M = {}
@@ -39,10 +47,15 @@ int pcre2_get_error_message_8(int errorcode, unsigned char *buffer, size_t buffl
 void *pcre2_compile_context_create_8(void *gcontext);
 int pcre2_set_newline_8(void *ccontext, uint32_t newline);
 int pcre2_pattern_info_8(const void *code, uint32_t what, void *where);
+void *pcre2_match_context_create_8(void *gcontext);
+int pcre2_set_match_limit_8(void *mcontext, uint32_t value);
+int pcre2_set_depth_limit_8(void *mcontext, uint32_t value);
 ]]
 -- Another module (lua-resty-core does not, but a user's might) may have declared these already:
 -- a redefinition error then is harmless, the existing declarations have the same symbols.
 pcall(ffi.cdef, C_DEFS)
+
+local limits = require "gwsync.limits"
 
 local lib
 for _, name in ipairs({ "pcre2-8", "libpcre2-8.so.0" }) do
@@ -59,13 +72,23 @@ local PCRE2_NEWLINE_ANYCRLF = 5
 local PCRE2_INFO_CAPTURECOUNT = 4
 local PCRE2_JIT_COMPLETE = 1
 local PCRE2_ERROR_NOMATCH = -1
+local PCRE2_NO_JIT = 0x00002000
+local PCRE2_ERROR_JIT_STACKLIMIT = -46
+-- the errors of a match stopped by a limit: MATCHLIMIT, DEPTHLIMIT, HEAPLIMIT
+local LIMIT_ERRORS = { [-47] = true, [-53] = true, [-63] = true }
+
+-- The per-match bounds (header comment); the measured cost at these values is in
+-- contrib/nginx/README.md. Legitimate patterns stay far below them: a path regex over an 8 KB
+-- path takes a few hundred steps per repetition, not tens of thousands.
+M.MATCH_LIMIT = 50000
+M.DEPTH_LIMIT = 20000
 -- PCRE2_ERROR_UTF8_ERR1 .. ERR21 are -3 .. -23: the subject is not valid UTF-8.
 local UTF8_ERR_FIRST, UTF8_ERR_LAST = -23, -3
 
 -- Scratch state shared by every pattern of this process. A worker runs one request at a time
 -- and a match never yields, so one match-data block (ovector of one pair: we only need
 -- "matched or not") and one error buffer serve all patterns.
-local match_data, ccontext
+local match_data, ccontext, mcontext
 local errcode = ffi.new("int[1]")
 local erroff = ffi.new("size_t[1]")
 local errbuf = ffi.new("unsigned char[256]")
@@ -74,6 +97,9 @@ if lib then
     match_data = ffi.gc(lib.pcre2_match_data_create_8(1, nil), nil)
     ccontext = lib.pcre2_compile_context_create_8(nil)
     lib.pcre2_set_newline_8(ccontext, PCRE2_NEWLINE_ANYCRLF)
+    mcontext = lib.pcre2_match_context_create_8(nil)
+    lib.pcre2_set_match_limit_8(mcontext, M.MATCH_LIMIT)
+    lib.pcre2_set_depth_limit_8(mcontext, M.DEPTH_LIMIT)
 end
 
 M.available = lib ~= nil
@@ -121,7 +147,11 @@ function M.compile_ex(pattern, opts)
     local ncap = tonumber(u32[0])
     local bytecode = not utf and code or nil -- byte-mode twin, compiled on first non-UTF-8 subject
     local function run(c, subject)
-        local rc = lib.pcre2_match_8(c, subject, #subject, 0, 0, match_data, nil)
+        local rc = lib.pcre2_match_8(c, subject, #subject, 0, 0, match_data, mcontext)
+        if rc == PCRE2_ERROR_JIT_STACKLIMIT then
+            rc = lib.pcre2_match_8(c, subject, #subject, 0, PCRE2_NO_JIT, match_data, mcontext)
+        end
+        if LIMIT_ERRORS[rc] then limits.hit("regex") end
         return rc
     end
     local matcher = function(subject)
@@ -135,7 +165,7 @@ function M.compile_ex(pattern, opts)
             end
             return run(bytecode, subject) >= 0
         end
-        return false -- match limit etc.: see the header comment
+        return false -- a limit (counted in run) or another error: see the header comment
     end
     return matcher, nil, ncap
 end

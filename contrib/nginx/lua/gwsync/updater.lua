@@ -30,7 +30,10 @@ local M = {}
 local Updater = {}
 Updater.__index = Updater
 
--- new(cache, { interval = 0.1, slice = 0.003, first_slice = 0.05, log = fn(level, msg) })
+-- new(cache, { interval = 0.1, slice = 0.003, first_slice = 0.05, log = fn(level, msg),
+--              on_tick = fn() | nil })
+-- on_tick runs after each run of the timer: the worker's periodic chores that must stay off
+-- the request path (the limit-hit report, gwsync.limits)
 function M.new(cache, opts)
     opts = opts or {}
     local u = setmetatable({
@@ -39,6 +42,7 @@ function M.new(cache, opts)
         slice = opts.slice or 0.003,
         first_slice = opts.first_slice or 0.05,
         log = opts.log or function() end,
+        on_tick = opts.on_tick,
         running = false, again = false, scheduled = false,
         started = 0, finished = 0,    -- runs started / completed
         timers = false,
@@ -49,6 +53,7 @@ function M.new(cache, opts)
         if premature then return end
         u.scheduled = false
         u:run()
+        if u.on_tick then u.on_tick() end
     end
     cache.pace = function() u:pace() end
     return u
