@@ -199,6 +199,8 @@ static const struct key apollo_keys[] = {
      "the longest a notification request may be held (90s, as Apollo's Java client)", 1},
     {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL, NULL,
      "the longest one configuration read may take whole (5m)", 1},
+    {"max_response", cfgw_size, CFG(max_response), 1, 0, NULL, NULL,
+     "a reply larger than this is refused, the last good data kept (64MiB)", 1},
     {NULL, NULL, 0, 0, 0, NULL, CFGW_NODOC},
 };
 

@@ -22,7 +22,6 @@
 Values are Gson text (tests/kv/publisher.gson). The interface is tests/kv/publisher.Publisher's
 (write, delete, refresh, path, published), so tests/kv/publisher.RandomData drives it.
 """
-import importlib.util
 import json
 import os
 import sys
@@ -30,11 +29,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.environ.get("GWSYNC_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SRCDIR, "tests", "kv"))
-# tests/kv/publisher.py by path: this module has the same name
-_spec = importlib.util.spec_from_file_location(
-    "kv_publisher", os.path.join(SRCDIR, "tests", "kv", "publisher.py"))
-kvpub = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(kvpub)  # (gson, item_key, RandomData, the group lists)
+import publisher as kvpub  # noqa: E402  (gson, item_key, RandomData, the group lists)
 
 GROUPS = kvpub.KV_GROUPS
 DATA_IDS = {"PLUGIN": "plugin", "SELECTOR": "selector", "RULE": "rule", "APP_AUTH": "auth",
@@ -198,7 +193,7 @@ class Publisher:
         """{GROUP: {key: item}} of the current release, as the list keys decide: a plugin is
         in {ns}.plugin.list; its selectors in {ns}.selector.{plugin}.list, their rules in
         {ns}.rule.{plugin}.{sid}.list; proxy selectors and discovery upstreams under a
-        their plugin's lists; apps and meta in their lists (the gateway's walk,
+        a listed plugin's lists; apps and meta in their lists (the gateway's walk,
         AbstractNodeDataSyncService). An id without its item key holds nothing."""
         rel = self.emu.released(**self._kw())
         out = {g: {} for g in groups}
@@ -228,14 +223,17 @@ class Publisher:
                 put("SELECTOR", "%s%s.%s" % (self.prefix("SELECTOR"), p, s))
                 for r in lst("%s%s.%s.list" % (self.prefix("RULE"), p, s)):
                     put("RULE", "%s%s.%s.%s" % (self.prefix("RULE"), p, s, r))
-        # proxy selectors and discovery upstreams by their own lists (their pluginName,
-        # "tcp", is a proxy plugin that need not be in the plugin list)
-        for g in ("PROXY_SELECTOR", "DISCOVER_UPSTREAM"):
-            pre = self.prefix(g)
-            for key in rel:
-                mid = key[len(pre):-len(".list")] if key.startswith(pre) and \
-                    key.endswith(".list") else ""
-                if mid and "." not in mid:
-                    for i in lst(key):
-                        put(g, "%s%s.%s" % (pre, mid, i))
+            for g in ("PROXY_SELECTOR", "DISCOVER_UPSTREAM"):
+                for i in lst("%s%s.list" % (self.prefix(g), p)):
+                    put(g, "%s%s.%s" % (self.prefix(g), p, i))
         return out
+
+
+def random_data(seed=1, namespace=kvpub.DEFAULT_NAMESPACE, **kw):
+    """RandomData whose plugins include "tcp", the plugin its proxy selectors and discovery
+    upstreams belong to: in the node layout they are read under a listed plugin only."""
+    d = RandomData(seed=seed, namespace=namespace, **kw)
+    if not any(p["name"] == "tcp" for p in d.items["PLUGIN"]):
+        tcp = dict(d.items["PLUGIN"][0], name="tcp", id="40", config="{}")
+        d.items["PLUGIN"].append(d._ns(tcp))
+    return d
