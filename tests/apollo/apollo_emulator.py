@@ -70,6 +70,7 @@ class Emulator:
         self.trickle = None             # (kind, bytes per second) for "configs"/"notifications"
         self.flood = set()              # kinds answered with an endless body
         self.drop_generation = 0        # bumped by drop_held(): held requests then close
+        self.held = 0                   # notification requests being held now
         self.server = None
         self.thread = None
         self.port = port
@@ -94,7 +95,7 @@ class Emulator:
 
     def stop(self):
         if self.server:
-            self.drop_held()
+            self.drop_held(wait_s=0)
             self.server.shutdown()
             self.server.server_close()
             self.server = None
@@ -152,11 +153,24 @@ class Emulator:
             return dict(rel[1]) if rel else {}
 
     # ---------------------------------------------------------------- faults
-    def drop_held(self):
-        """Close every held notification request without an answer."""
+    def drop_held(self, wait_s=5.0):
+        """Close every held notification request without an answer, after waiting up to
+        wait_s for one to be held (a request on its way would otherwise miss the drop)."""
+        deadline = time.monotonic() + wait_s
         with self.lock:
+            while self.held == 0 and time.monotonic() < deadline:
+                self.lock.wait(0.02)
             self.drop_generation += 1
             self.lock.notify_all()
+
+    def wait_held(self, timeout=10.0):
+        """Wait until a notification request is held (the client is idle, waiting)."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while self.held == 0:
+                if time.monotonic() >= deadline:
+                    raise AssertionError("no notification request held after %.0fs" % timeout)
+                self.lock.wait(0.02)
 
     def now_ms(self):
         return int((time.time() + self.clock_offset_s) * 1000)
@@ -343,12 +357,15 @@ class _Handler(BaseHTTPRequestHandler):
         with emu.lock:
             gen = emu.drop_generation
             found = newer()
+            emu.held += 1
+            emu.lock.notify_all()
             while not found:
                 left = deadline - time.monotonic()
                 if left <= 0 or emu.drop_generation != gen:
                     break
                 emu.lock.wait(left)
                 found = newer()
+            emu.held -= 1
             dropped = emu.drop_generation != gen
         if dropped and not found:
             self._record(0)

@@ -36,6 +36,7 @@ class ApolloTest(harness.IntegrationTest):
     def setUp(self):
         e = self.emu
         e.clock_offset_s = 0.0
+        e.hold = 60
         e.reply_override.clear()
         e.trickle = None
         e.flood.clear()
@@ -59,10 +60,11 @@ class ApolloTest(harness.IntegrationTest):
         data, pub, a = self.start(seed=11)
         want = pub.published()
         self.assertTrue(all(want[g] for g in publisher.GROUPS), want.keys())
-        c = a.conn()
+        # the notification id reached (the first poll, with -1, is answered at once)
+        c = kvagent.connection(a.wait_status(lambda d: kvagent.connection(d)["revision"] >= 1,
+                                             "a notification id held"))
         self.assertEqual("connected", c["state"])
         self.assertEqual(self.emu.url, c["session"])
-        self.assertGreaterEqual(c["revision"], 1)  # the notification id reached
         self.assertEqual(0, c["errors"]["auth"])
         # one version per group at start-up, nothing partial
         for g in publisher.GROUPS:
@@ -189,9 +191,13 @@ class ApolloTest(harness.IntegrationTest):
     # ------------------------------------------------------------------ faults
     def test_dropped_holds_and_a_server_restart_are_followed(self):
         data, pub, a = self.start(seed=17)
-        polls = a.conn()["polls"]
+        dropped = self.emu.count("/notifications/v2", status=0)
         self.emu.drop_held()
-        a.wait_status(lambda d: kvagent.connection(d)["polls"] > polls, "a poll after the drop")
+        # the connection closed without an answer; a new request is held (libcurl itself
+        # sends it again at once when the connection was a reused one)
+        harness.wait_until(lambda: self.emu.count("/notifications/v2", status=0) > dropped,
+                           message="the held request dropped")
+        self.emu.wait_held()
         rule = data.new_rule()
         pub.write("RULE", rule)
         a.wait_converged()
@@ -226,6 +232,7 @@ class ApolloTest(harness.IntegrationTest):
         a.wait_converged()
 
     def test_anti_entropy_repairs_a_release_changed_behind_the_notifications(self):
+        self.emu.hold = 1  # a poll answered every second: the resync runs between polls
         data, pub, a = self.start(seed=20, extra={"resync_interval": "1s"})
         self.assertEqual(0, a.conn()["repairs"])
         # the service's release changed without a release message or a new releaseKey:
@@ -236,7 +243,6 @@ class ApolloTest(harness.IntegrationTest):
             conf = dict(n.release[1])
             conf[pub.path("APP_AUTH", app)] = publisher.gson(app)
             n.release = (n.release[0], conf)
-        self.emu.drop_held()  # the resync runs between polls
         a.wait_status(lambda d: kvagent.connection(d)["repairs"] >= 1, "a repair counted")
         a.wait_converged()
         m = a.ep.metrics()
@@ -256,6 +262,7 @@ class ApolloTest(harness.IntegrationTest):
         failure of `failure` is counted; the last good data stays; once the service
         answers properly again the agent catches up."""
         before = {g: kvagent.file_items(a.files, g) for g in ("RULE",)}
+        self.emu.wait_held()  # not in a settle window, where reads need no notification
         self.emu.reply_override[kind] = body
         rule = data.new_rule()
         pub.write("RULE", rule)
@@ -288,7 +295,7 @@ class ApolloTest(harness.IntegrationTest):
         self.emu.trickle = None
         a.wait_converged()
         self.emu.flood.add("notifications")
-        self.emu.drop_held()
+        pub.write("RULE", data.new_rule())  # the notification of it floods
         a.wait_failure("too_large", "a flooding notification reply cut off")
         self.emu.flood.clear()
         rule2 = data.new_rule()

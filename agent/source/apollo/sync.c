@@ -216,9 +216,12 @@ int apollo_session(struct source *s, struct gw_err *err)
 			schedule_resync(s);
 		}
 		struct http_reply rep = {0};
-		if (apollo_client_notifications(s->client, s->notification, &rep, err) != 0)
-			return atomic_load(&s->stop) ? 0 : -1;
-		apollo_count(s, 1, 0);
+		int rc = apollo_client_notifications(s->client, s->notification, &rep, err);
+		if (atomic_load(&s->stop))
+			return 0;
+		apollo_count(s, 1, 0); /* polls: answered or failed */
+		if (rc != 0)
+			return -1;
 		if (rep.status == 304) {
 			apollo_client_recycle(s->client, &rep);
 			apollo_mark_success(s);
