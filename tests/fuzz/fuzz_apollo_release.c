@@ -25,7 +25,8 @@ static int count(void *ctx, const char *key, size_t klen, const char *value, siz
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct gw_err err;
-	json_t *held = json_pack("{s:s, s:s}", "ns.plugin.list", "[\"waf\"]", "ns.plugin.waf", "{}");
+	json_t *held =
+	    json_pack("{s:s, s:s}", "ns.plugin.list", "[\"waf\"]", "ns.plugin.waf", "{}");
 	struct apollo_release r;
 	if (apollo_parse_release((const char *)data, size, held, &r, &err) == 0) {
 		size_t n = 0;
