@@ -302,6 +302,76 @@ class ApolloTest(harness.IntegrationTest):
         pub.write("RULE", rule2)
         a.wait_converged()
 
+    # ------------------------------------------------------------------ layouts
+    def test_the_26x_layout_without_a_namespace_prefix(self):
+        pub = self.new_pub()
+        pub.namespace = None  # a 2.6.1+ admin: "plugin.list", "selector.divide.1", ...
+        data = publisher.random_data(seed=26, namespace=None)
+        for g in publisher.GROUPS:
+            pub.write_many(g, data.items[g])
+        self.assertIn("plugin.list", self.emu.released(namespace=pub.apollo_namespace))
+        a = apolloagent.Agent(self, pub, secret=SECRET, extra={"shenyu_namespace": ""})
+        a.wait_converged()
+        victim = data.items["META_DATA"][0]
+        pub.delete("META_DATA", victim)
+        a.wait_converged()
+        self.assertNotIn(victim["id"], kvagent.file_items(a.files, "META_DATA"))
+
+    def test_the_260_whole_group_documents(self):
+        """ShenYu 2.6.0 wrote one document per group (AbstractListDataChangedListener):
+        shenyu.plugin.json name -> plugin, shenyu.selector.json plugin -> [selectors],
+        shenyu.rule.json selectorId -> [rules], shenyu.auth.json appKey -> app,
+        shenyu.meta.json path -> meta; each write is the whole document, one release."""
+        pub = self.new_pub()
+        groups = ["PLUGIN", "SELECTOR", "RULE", "APP_AUTH", "META_DATA"]
+        data = publisher.random_data(seed=27, namespace=None, groups=groups)
+
+        def docs():
+            sel, rule = {}, {}
+            for it in data.items["SELECTOR"]:
+                sel.setdefault(it["pluginName"], []).append(it)
+            for it in data.items["RULE"]:
+                rule.setdefault(it["selectorId"], []).append(it)
+            return {"shenyu.plugin.json": {p["name"]: p for p in data.items["PLUGIN"]},
+                    "shenyu.selector.json": sel, "shenyu.rule.json": rule,
+                    "shenyu.auth.json": {x["appKey"]: x for x in data.items["APP_AUTH"]},
+                    "shenyu.meta.json": {x["path"]: x for x in data.items["META_DATA"]}}
+
+        def publish(name):
+            pub.publish_config(name, publisher.gson(docs()[name]))
+
+        for name in docs():
+            publish(name)
+        a = apolloagent.Agent(self, pub, secret=SECRET, groups=groups,
+                              extra={"layout": "whole"})
+        a.wait_converged(data.expected())
+        gone = data.items["APP_AUTH"].pop(0)  # ShenYu's own gateway never removed it
+        publish("shenyu.auth.json")
+        a.wait_converged(data.expected())
+        self.assertNotIn(gone["appKey"], kvagent.file_items(a.files, "APP_AUTH"))
+        data.items["RULE"][0] = data.changed("RULE", data.items["RULE"][0])
+        publish("shenyu.rule.json")
+        a.wait_converged(data.expected())
+
+    # ------------------------------------------------------------------ snapshot
+    def test_snapshot_cold_start_then_catch_up(self):
+        data, pub, a = self.start(seed=28)
+        a.d.stop()
+        self.emu.stop()
+        try:
+            a.d.start()
+            # the snapshot is served while the config service is down
+            a.wait_status(lambda d: all(g and g["fromSnapshot"] for g in
+                                        (d["groups"].get(x) for x in publisher.GROUPS)),
+                          "every group from the snapshot")
+            kvagent.wait_converged(a.files, pub.published(), timeout=apolloagent.WAIT)
+            rule = data.new_rule()
+            pub.write("RULE", rule)
+        finally:
+            self.emu.start()
+        a.wait_converged()
+        self.assertIn(rule["id"], kvagent.file_items(a.files, "RULE"))
+
     # ------------------------------------------------------------------ configuration
     def test_meta_discovery_finds_the_config_service(self):
         pub = self.new_pub()
@@ -316,6 +386,40 @@ class ApolloTest(harness.IntegrationTest):
         d = self.daemon(cfg)
         kvagent.wait_converged(files, pub.published(), timeout=apolloagent.WAIT)
         self.assertTrue(d.alive())
+
+    def test_check_refuses_what_cannot_work(self):
+        base = {"app_id": "shenyu", "servers": [self.emu.url]}
+        cases = [
+            ({"servers": None}, "apollo.servers: required (or apollo.meta)"),
+            ({"app_id": None}, "apollo.app_id: required"),
+            ({"servers": ["http://u:p@h:1"]}, "credentials in the URL are not supported"),
+            ({"servers": ["h:1"]}, "is not an http:// or https:// URL"),
+            ({"meta": "http://h:1/?x=1"}, "without a query or fragment"),
+            ({"secret": "a", "secret_file": "/etc/hostname"}, "cannot be used together"),
+            ({"layout": "tree"}, "expected nodes"),
+            ({"layout": "whole", "shenyu_namespace": "x"}, "does not apply to layout: whole"),
+            ({"shenyu_namespace": "a.b"}, "contains a '.'"),
+            ({"settle": "2s"}, "apollo.settle"),
+            ({"servre": []}, "did you mean"),
+        ]
+        for change, message in cases:
+            sec = dict(base)
+            for k, v in change.items():
+                if v is None:
+                    sec.pop(k, None)
+                else:
+                    sec[k] = v
+            d = self.daemon(harness.to_yaml({"apollo": sec, "state_dir": "@TMP@/state"}),
+                            start=False)
+            r = d.run_check()
+            self.assertEqual(2, r.returncode, (change, r.stderr))
+            self.assertIn(message, r.stderr, change)
+        # a valid one passes, and never shows the secret
+        d = self.daemon(harness.to_yaml({"apollo": dict(base, secret=SECRET),
+                                         "state_dir": "@TMP@/state"}), start=False)
+        r = d.run_check()
+        self.assertEqual(0, r.returncode, r.stderr)
+        self.assertNotIn(SECRET, r.stdout + r.stderr)
 
     def test_ai_proxy_api_key_is_refused_at_check_saying_why(self):
         cfg = apolloagent.config(self.emu.url, "shenyu", "application", "/tmp", "/tmp/r", 1,
