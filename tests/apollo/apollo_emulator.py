@@ -357,15 +357,18 @@ class _Handler(BaseHTTPRequestHandler):
         with emu.lock:
             gen = emu.drop_generation
             found = newer()
-            emu.held += 1
-            emu.lock.notify_all()
+            held = not found  # counted while it waits, not when answered at once
+            if held:
+                emu.held += 1
+                emu.lock.notify_all()
             while not found:
                 left = deadline - time.monotonic()
                 if left <= 0 or emu.drop_generation != gen:
                     break
                 emu.lock.wait(left)
                 found = newer()
-            emu.held -= 1
+            if held:
+                emu.held -= 1
             dropped = emu.drop_generation != gen
         if dropped and not found:
             self._record(0)

@@ -81,7 +81,11 @@ class Agent:
     def wait_status(self, predicate, message, timeout=WAIT):
         return self.ep.wait_status(predicate, timeout=timeout, message=message)
 
-    def wait_failure(self, kind, message, timeout=WAIT):
-        """Wait until the connection has counted a failure of `kind` ("auth", "parse"...)."""
+    def failures(self, kind):
+        return self.conn()["errors"].get(kind, 0)
+
+    def wait_failure(self, kind, message, since=0, timeout=WAIT):
+        """Wait until the connection has counted more than `since` failures of `kind`
+        ("auth", "parse"...)."""
         return self.wait_status(
-            lambda d: kvagent.connection(d)["errors"].get(kind, 0) >= 1, message, timeout)
+            lambda d: kvagent.connection(d)["errors"].get(kind, 0) > since, message, timeout)

@@ -263,10 +263,11 @@ class ApolloTest(harness.IntegrationTest):
         answers properly again the agent catches up."""
         before = {g: kvagent.file_items(a.files, g) for g in ("RULE",)}
         self.emu.wait_held()  # not in a settle window, where reads need no notification
+        since = a.failures(failure)
         self.emu.reply_override[kind] = body
         rule = data.new_rule()
         pub.write("RULE", rule)
-        a.wait_failure(failure, "a %s failure on a bad %s reply" % (failure, kind))
+        a.wait_failure(failure, "a %s failure on a bad %s reply" % (failure, kind), since)
         self.assertEqual(before["RULE"], kvagent.file_items(a.files, "RULE"))
         self.emu.reply_override.clear()
         a.wait_converged()
