@@ -9,8 +9,8 @@ includes only the rooms the picture lets it see:
   config/   core/, model/ (the group names), config/
   source/   core/, model/, config/, source/, and of the store store/ingest.h alone, never
             store/store.h, not even through another header; a source's folder sees the
-            shared parts beside source.h, its own folder, and kv/ (the path stores' part),
-            never another source's folder
+            shared parts beside source.h, its own folder, kv/ (the path stores' part) and
+            node/ (ShenYu's node layout, over kv/), never another source's folder
   deliver/  core/, model/, config/, store/, deliver/: never source/
   ops/, main.c (and the process shell beside it: options, signals): every room, but of
             source/ only the seam (source.h and the shared parts beside it): no file
@@ -114,10 +114,10 @@ def check(agent, allowed=frozenset(ALLOWED)):
                     where, name, ", ".join(sorted(SOURCE_STORE))))
             elif room == "source" and target == "source":
                 other = source_folder(name)
-                if folder and other and other not in (folder, "kv"):
+                if folder and other and other not in (folder, "kv", "node"):
                     errors.append("%s: source/%s/ includes %s: a source's folder sees the "
-                                  "shared parts beside source.h, its own folder and kv/, "
-                                  "never another source's folder" % (where, folder, name))
+                                  "shared parts beside source.h, its own folder, kv/ and "
+                                  "node/, never another source's folder" % (where, folder, name))
                 elif not folder and other:
                     errors.append("%s: the shared part %s includes %s: what every source "
                                   "shares depends on no source's folder" % (where, rel, name))
