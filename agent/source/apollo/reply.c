@@ -124,12 +124,14 @@ int apollo_parse_release(const char *body, size_t len, const json_t *held,
 		json_object_foreach(conf, k, v)
 		{
 			if (!json_is_string(v)) {
-				json_decref(j);
+				/* the message first: k lives in j */
 				err->kind = SYNC_FAIL_PARSE;
-				return gw_errf(err,
-				               "%s: configurations[\"%.200s\"] is not a string (an "
-				               "Apollo item's value is text)",
-				               what, k);
+				gw_errf(err,
+				        "%s: configurations[\"%.200s\"] is not a string (an Apollo "
+				        "item's value is text)",
+				        what, k);
+				json_decref(j);
+				return -1;
 			}
 		}
 		map = json_incref(conf);
