@@ -64,6 +64,7 @@ class Emulator:
         self.messages = {}        # watch key "app+cluster+ns" -> latest release message id
         self.next_message_id = 1  # ReleaseMessage ids are global and only grow
         self.requests = []        # (method, path, status) of every answered request
+        self.body_cache = None    # (release, (app, cluster, name), body): the last served
         # faults
         self.clock_offset_s = 0.0       # the emulator's clock minus the real one
         self.reply_override = {}        # "configs" | "notifications" -> bytes or callable
@@ -314,8 +315,20 @@ class _Handler(BaseHTTPRequestHandler):
         if rel[0] == client_key:
             self._send(304)
             return
-        self._json(200, {"appId": app_id, "cluster": cluster, "namespaceName": parts[2],
-                         "configurations": rel[1], "releaseKey": rel[0]}, kind="configs")
+        # the body of a release is made once (the config service caches releases too:
+        # ConfigServiceWithCache), so a read costs what serving it costs
+        c = emu.body_cache
+        if c and c[0] is rel and c[1] == (app_id, cluster, parts[2]):
+            body = c[2]
+        else:
+            body = json.dumps({"appId": app_id, "cluster": cluster, "namespaceName": parts[2],
+                               "configurations": rel[1], "releaseKey": rel[0]},
+                              separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            emu.body_cache = (rel, (app_id, cluster, parts[2]), body)
+        over = emu.reply_override.get("configs")
+        if over is not None:
+            body = over() if callable(over) else over
+        self._send(200, body, "configs")
 
     def _notifications(self, query):
         emu = self.emulator

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Figure 12 for the Apollo source (issue 28): a one-rule change among 1,000, 10,000 and
+100,000 rules, through the Apollo config service emulator (tests/apollo/apollo_emulator.py,
+in this process), measured by bench/events.py's loop (run_one, report) with this server.
+
+The dataset (gendata.py's small, prop and big: PLUGIN, SELECTOR, RULE) is written in
+ShenYu's node layout ({ns}.plugin.list, {ns}.rule.{plugin}.{selectorId}.{id}, ...) into
+app `shenyu`, namespace `application`, as one release; each change is one release of the
+mutable rule's key (what the admin's createOrUpdateItem + publishNamespace of that key
+does; the list key it rewrites next is unchanged and adds a second, empty-diff release).
+
+Apollo's client API has no per-key read: every newer notification means reading the whole
+namespace (`GET /configs/...`, the release's every key) and comparing it. So the floor is
+that read as a plain client does it in the same run (the emulator serving the release's
+cached JSON, read and parsed by Python's urllib and json): the agent's event -> apply()
+is compared with it, and its CPU per change grows with the namespace by design of the API;
+the rows say so beside the figures (the agent's own share after the read is the diff, one
+hash lookup and compare per key, and what changed).
+
+    bench/apollo.py BUILD [--sizes small,prop,big] [--changes N]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(SRC, "tests", "apollo"))
+import events  # noqa: E402  (run_one, report, the datasets)
+from procfs import percentile  # noqa: E402
+
+import apollo_emulator  # noqa: E402
+
+NS = events.NS
+
+
+class ApolloServer:
+    """The emulator holding the dataset in ShenYu's node layout (2.7, prefix "{ns}.")."""
+    label = "Apollo"
+
+    def __init__(self, procs, tmp, data):
+        self.data = data
+        self.emu = apollo_emulator.Emulator(app_id="shenyu", hold=60).start()
+        self.prefix = NS + "."
+        self.floor = []
+
+    def key(self, group, item):
+        p = self.prefix
+        if group == "PLUGIN":
+            return p + "plugin." + item["name"]
+        if group == "SELECTOR":
+            return "%sselector.%s.%s" % (p, item["pluginName"], item["id"])
+        return "%srule.%s.%s.%s" % (p, item["pluginName"], item["selectorId"], item["id"])
+
+    def load(self):
+        lists = {}
+        for g in events.GROUPS:
+            for item in self.data.items[g]:
+                self.emu.create_or_update_item(self.key(g, item), self.data.item_text(g, item))
+                if g == "PLUGIN":
+                    lk, ident = self.prefix + "plugin.list", item["name"]
+                elif g == "SELECTOR":
+                    lk, ident = "%sselector.%s.list" % (self.prefix, item["pluginName"]), item["id"]
+                else:
+                    lk, ident = "%srule.%s.%s.list" % (self.prefix, item["pluginName"],
+                                                       item["selectorId"]), item["id"]
+                lists.setdefault(lk, []).append(ident)
+        for lk, ids in lists.items():
+            self.emu.create_or_update_item(lk, json.dumps(ids, separators=(",", ":")))
+        self.emu.publish_namespace()
+
+    def agent_section(self):
+        return ["apollo:",
+                '  servers: ["%s"]' % self.emu.url,
+                "  app_id: shenyu",
+                "  groups: [%s]" % ", ".join(events.GROUPS),
+                "  settle: 1ms",
+                "  max_response: 256MiB"]
+
+    def change(self, k):
+        """One release of the mutable rule's key; (t0 ns, None). Then, off the clock, the
+        floor: one whole read of the namespace as a plain client does it."""
+        item, text = self.data.changed_rule(k)
+        t0 = time.monotonic_ns()
+        self.emu.create_or_update_item(self.key("RULE", item), text)
+        self.emu.publish_namespace()
+        return t0, None
+
+    def read_floor(self):
+        t = time.monotonic()
+        with urllib.request.urlopen(self.emu.url + "/configs/shenyu/default/application",
+                                    timeout=120) as r:
+            json.loads(r.read())
+        self.floor.append((time.monotonic() - t) * 1000)
+
+    def close(self):
+        self.emu.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build")
+    ap.add_argument("--data")
+    ap.add_argument("--sizes", default="small,prop,big")
+    ap.add_argument("--changes", type=int, default=int(os.environ.get("BENCH_EVENT_CHANGES", 30)))
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--start-timeout", type=float, default=300.0)
+    ap.add_argument("--change-timeout", type=float, default=60.0)
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    args.data = os.path.abspath(args.data or os.path.join(build, "bench-data"))
+    args.sizes = [s for s in args.sizes.split(",") if s]
+    events.SERVERS["apollo"] = ApolloServer
+    keep = os.path.join(build, "bench-run", "events")
+    os.makedirs(keep, exist_ok=True)
+    results, floors, ok = {}, {}, True
+    for dataset in args.sizes:
+        try:
+            results[dataset] = events.run_one("apollo", dataset, args, build, keep)
+            # the floor in the same run, on a server holding the same dataset
+            srv = ApolloServer(None, None, events.Dataset(os.path.join(args.data, dataset)))
+            try:
+                srv.load()
+                for _ in range(5):
+                    srv.read_floor()
+            finally:
+                srv.close()
+            floors[dataset] = percentile(sorted(srv.floor), 50)
+            r = results[dataset]
+            events.log("apollo %s: p50 %.2f ms, CPU %.2f ms per change, whole read %.2f ms" % (
+                dataset, percentile(r["lat"], 50), r["cpu"], floors[dataset]))
+        except Exception as e:  # one failure must not hide the other figures
+            events.log("apollo %s failed: %s" % (dataset, e))
+            events.row("12. Apollo, %s rules" % events.SIZES[dataset],
+                       "failed: %s" % str(e)[:100], "-", None, "-", "NOT met")
+            ok = False
+    events.report("apollo", results, args)
+    for dataset in args.sizes:
+        if dataset in results and dataset in floors:
+            p50 = percentile(results[dataset]["lat"], 50)
+            events.row("12. Apollo, one rule changed among %s: event -> apply() p50 against a "
+                       "client's whole read of the namespace (Apollo has no per-key read)"
+                       % events.SIZES[dataset], "%.2f ms" % p50,
+                       "whole read %.2f ms" % floors[dataset], p50 / floors[dataset])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
