@@ -182,8 +182,13 @@ static int settle(struct source *s, struct gw_err *err)
 		if (apollo_sleep_until(s, dl))
 			return 0;
 		long n = read_changes(s, err);
-		if (n < 0)
+		if (n < 0) {
+			/* the rest of the burst cannot be read now: what was read is whole and
+			 * valid, so it is delivered rather than held back for the retries (an
+			 * item its list does not name yet stays out) */
+			node_flush(s->map, gw_mono_ms(), 1);
 			return -1;
+		}
 		node_flush(s->map, gw_mono_ms(), 0);
 	}
 	return 0;
