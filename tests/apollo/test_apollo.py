@@ -311,7 +311,7 @@ class ApolloTest(harness.IntegrationTest):
         for g in publisher.GROUPS:
             pub.write_many(g, data.items[g])
         self.assertIn("plugin.list", self.emu.released(namespace=pub.apollo_namespace))
-        a = apolloagent.Agent(self, pub, secret=SECRET, extra={"shenyu_namespace": ""})
+        a = apolloagent.Agent(self, pub, secret=SECRET, extra={"layout": "plain"})
         a.wait_converged()
         victim = data.items["META_DATA"][0]
         pub.delete("META_DATA", victim)
@@ -344,7 +344,7 @@ class ApolloTest(harness.IntegrationTest):
         for name in docs():
             publish(name)
         a = apolloagent.Agent(self, pub, secret=SECRET, groups=groups,
-                              extra={"layout": "whole"})
+                              extra={"layout": "legacy"})
         a.wait_converged(data.expected())
         gone = data.items["APP_AUTH"].pop(0)  # ShenYu's own gateway never removed it
         publish("shenyu.auth.json")
@@ -397,8 +397,7 @@ class ApolloTest(harness.IntegrationTest):
             ({"servers": ["h:1"]}, "is not an http:// or https:// URL"),
             ({"meta": "http://h:1/?x=1"}, "without a query or fragment"),
             ({"secret": "a", "secret_file": "/etc/hostname"}, "cannot be used together"),
-            ({"layout": "tree"}, "expected nodes"),
-            ({"layout": "whole", "shenyu_namespace": "x"}, "does not apply to layout: whole"),
+            ({"layout": "tree"}, "expected namespaced"),
             ({"shenyu_namespace": "a.b"}, "contains a '.'"),
             ({"settle": "2s"}, "apollo.settle"),
             ({"servre": []}, "did you mean"),

@@ -127,40 +127,37 @@ static int load_secret_file(struct loader *ld, const struct key *k, const struct
 	return cfga_read_secret_file(ld, v, path, a->secret_file, &a->secret);
 }
 
-/* apollo.shenyu_namespace: "" is allowed (a 2.6.x admin writes no "{ns}." prefix). */
-static int load_shenyu_ns(struct loader *ld, const struct key *k, const struct ynode *v,
-                          const char *path, void *base)
-{
-	struct apollo_config *a = base;
-	const char *t = cfgw_scalar(ld, v, path, "a namespace id, or \"\" for none");
-	if (!t)
-		return -1;
-	if (strchr(t, '.'))
-		return cfgw_err(ld, v, path,
-		                "\"%s\" contains a '.', which joins the parts of ShenYu's keys", t);
-	char **f = cfgw_field_str(base, k);
-	free(*f);
-	if (!(*f = strdup(t)))
-		return cfgw_err(ld, v, path, "out of memory");
-	a->shenyu_ns_node = v;
-	return 0;
-}
-
+/* apollo.layout: the words nacos.layout uses, for the same three layouts. */
 static int load_layout(struct loader *ld, const struct key *k, const struct ynode *v,
                        const char *path, void *base)
 {
 	struct apollo_config *a = base;
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
-	if (strcmp(a->layout_name, "nodes") == 0)
+	if (strcmp(a->layout_name, "namespaced") == 0 || strcmp(a->layout_name, "plain") == 0)
 		a->whole = 0;
-	else if (strcmp(a->layout_name, "whole") == 0)
+	else if (strcmp(a->layout_name, "legacy") == 0)
 		a->whole = 1;
 	else
 		return cfgw_err(ld, v, path,
-		                "expected nodes (ShenYu 2.6.1 and later: list keys and item keys) "
-		                "or whole (ShenYu 2.6.0: one document per group), got \"%s\"",
+		                "expected namespaced ({namespace}.plugin.list, ShenYu 2.7), plain "
+		                "(plugin.list, 2.6.1+) or legacy (shenyu.plugin.json, 2.6.0), got "
+		                "\"%s\"",
 		                a->layout_name);
+	return 0;
+}
+
+/* apollo.shenyu_namespace: ShenYu's namespace id, struct cfg's (as admin.namespace). */
+static int load_shenyu_ns(struct loader *ld, const struct key *k, const struct ynode *v,
+                          const char *path, void *base)
+{
+	if (cfgw_string(ld, k, v, path, base) < 0)
+		return -1;
+	const char *ns = *cfgw_field_str(base, k);
+	if (strchr(ns, '.'))
+		return cfgw_err(ld, v, path,
+		                "\"%s\" contains a '.', which joins the parts of ShenYu's keys",
+		                ns);
 	return 0;
 }
 
@@ -180,12 +177,14 @@ static const struct key apollo_keys[] = {
      "the app's access key secret (a secret); none by default", 0},
     {"secret_file", load_secret_file, AP(secret_file), 0, 0, NULL, NULL,
      "a file holding the secret instead (not with secret)", 0},
-    {"shenyu_namespace", load_shenyu_ns, AP(shenyu_namespace), 0, 0, NULL, NULL,
-     "the ShenYu namespace id that starts every key (2.7; the default namespace by "
-     "default); \"\" for a 2.6.x admin's keys without it",
+    {"layout", load_layout, AP(layout_name), 0, 0, NULL, "namespaced",
+     "namespaced ({namespace}.plugin.list, ShenYu 2.7), plain (plugin.list, 2.6.1+) or legacy "
+     "(shenyu.plugin.json, 2.6.0), as nacos.layout",
      0},
-    {"layout", load_layout, AP(layout_name), 0, 0, NULL, "nodes",
-     "nodes (ShenYu 2.6.1+: list and item keys) or whole (2.6.0: one document per group)", 0},
+    {"shenyu_namespace", load_shenyu_ns, CFG(namespace_id), 0, 0, NULL, NULL,
+     "the ShenYu namespace: the prefix of the namespaced layout's keys (apollo.namespace is "
+     "Apollo's)",
+     1},
     {"groups", cfga_groups, 0, 0, 0, NULL, NULL, "the groups to sync, as under admin:", 1},
     {"tls", cfgw_submap, 0, 0, 0, cfg_tls_keys, NULL, "TLS files, as admin.tls", 1},
     {"retry", cfgw_submap, 0, 0, 0, cfg_retry_keys, NULL, "the retry schedule, as admin.retry", 1},
@@ -249,17 +248,14 @@ static int check(struct loader *ld, const struct ynode *sec, void *settings)
 			                "AI_PROXY_API_KEY is never published to Apollo by ShenYu's "
 			                "admin (it syncs AI proxy API keys over HTTP long-polling "
 			                "only): remove it, or sync that group from admin:");
-	if (a->whole && a->shenyu_ns_node)
-		return cfgw_err(ld, a->shenyu_ns_node, "apollo.shenyu_namespace",
-		                "does not apply to layout: whole (ShenYu 2.6.0 had no namespaces)");
-	const char *ns = a->shenyu_namespace ? a->shenyu_namespace : c->namespace_id;
+	/* the prefix: "{namespace}." for namespaced, none for plain and legacy */
+	int namespaced = strcmp(a->layout_name, "namespaced") == 0;
+	const char *ns = namespaced ? c->namespace_id : "";
 	size_t n = strlen(ns) + 2;
 	free(a->prefix);
 	if (!(a->prefix = malloc(n)))
 		return cfgw_err(ld, sec, NULL, "out of memory");
-	snprintf(a->prefix, n, "%s%s", ns, *ns && !a->whole ? "." : "");
-	if (a->whole)
-		a->prefix[0] = '\0';
+	snprintf(a->prefix, n, "%s%s", ns, namespaced ? "." : "");
 	return make_label(ld, sec, a);
 }
 
@@ -278,7 +274,6 @@ static void free_settings(void *settings)
 	free(a->app_id);
 	free(a->cluster);
 	free(a->namespace_name);
-	free(a->shenyu_namespace);
 	free(a->layout_name);
 	free(a->prefix);
 	free(a->label);

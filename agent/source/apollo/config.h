@@ -29,10 +29,10 @@ struct apollo_config {
 	int whole;                  /* layout: whole (ShenYu 2.6.0) */
 	int64_t settle_ms;          /* default 100 ms, at most 1 s */
 	int64_t resync_interval_ms; /* anti-entropy; default 10 min; 0 = off */
-	char *prefix;               /* derived: "{shenyu_namespace}." or "" */
+	char *prefix;               /* derived: "{namespace}." (namespaced) or "" */
 	char *label;                /* derived: "apollo://h:p,h2:p/appId/cluster/namespace" */
 	/* while loading: secret and secret_file exclude each other */
-	const struct ynode *secret_node, *secret_file_node, *shenyu_ns_node;
+	const struct ynode *secret_node, *secret_file_node;
 };
 
 extern const struct cfg_section apollo_config_section;
