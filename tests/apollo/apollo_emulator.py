@@ -45,6 +45,18 @@ def sign(secret, timestamp, path_with_query):
     return base64.b64encode(mac.digest()).decode("ascii")
 
 
+def changes_between(before, after):
+    """DefaultIncrementalSyncService.calcConfigurationChanges: ADDED, DELETED (newValue
+    null), MODIFIED."""
+    out = [{"key": k, "newValue": after[k], "configurationChangeType": "ADDED"}
+           for k in after if k not in before]
+    out += [{"key": k, "configurationChangeType": "DELETED"}  # Gson drops the null
+            for k in before if k not in after]
+    out += [{"key": k, "newValue": after[k], "configurationChangeType": "MODIFIED"}
+            for k in after if k in before and before[k] != after[k]]
+    return out
+
+
 class Namespace:
     """One namespace of one cluster: the items being edited and the current release."""
 
@@ -52,11 +64,16 @@ class Namespace:
         self.items = {}          # key -> value (the working copy the Open API edits)
         self.release = None      # (releaseKey, {key: value}) or None: never released
         self.release_count = 0
+        self.history = {}        # releaseKey -> {key: value}: earlier releases (incremental)
 
 
 class Emulator:
-    def __init__(self, app_id="shenyu", secret=None, hold=60.0, port=0):
+    def __init__(self, app_id="shenyu", secret=None, hold=60.0, port=0, incremental=False):
         self.app_id = app_id
+        # config-service.incremental.change.enabled (BizConfig): a client whose releaseKey
+        # is a known earlier release gets only the changes since (off by default)
+        self.incremental = incremental
+        self.incremental_replies = 0
         self.secret = secret
         self.hold = hold
         self.lock = threading.Condition()
@@ -142,6 +159,7 @@ class Emulator:
             key = "%s-%s-%d-%d" % (time.strftime("%Y%m%d%H%M%S"), namespace, n.release_count,
                                    self.next_message_id)
             n.release = (key, dict(n.items))
+            n.history[key] = n.release[1]
             watch = SEPARATOR.join((self.app_id, cluster, namespace))
             self.messages[watch] = self.next_message_id
             self.next_message_id += 1
@@ -317,6 +335,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         # the body of a release is made once (the config service caches releases too:
         # ConfigServiceWithCache), so a read costs what serving it costs
+        with emu.lock:
+            n = emu.namespaces.get((cluster, namespace))
+            before = n.history.get(client_key) if emu.incremental and n else None
+        if before is not None:
+            with emu.lock:
+                emu.incremental_replies += 1
+            self._json(200, {"appId": app_id, "cluster": cluster, "namespaceName": parts[2],
+                             "releaseKey": rel[0], "configSyncType": "IncrementalSync",
+                             "configurationChanges": changes_between(before, rel[1])},
+                       kind="configs")
+            return
         c = emu.body_cache
         if c and c[0] is rel and c[1] == (app_id, cluster, parts[2]):
             body = c[2]

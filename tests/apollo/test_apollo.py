@@ -37,6 +37,7 @@ class ApolloTest(harness.IntegrationTest):
         e = self.emu
         e.clock_offset_s = 0.0
         e.hold = 60
+        e.incremental = False
         e.reply_override.clear()
         e.trickle = None
         e.flood.clear()
@@ -187,6 +188,24 @@ class ApolloTest(harness.IntegrationTest):
         got = a.applies(since=n)
         self.assertEqual(1, len(got), got)
         self.assertEqual([ids[777]], got[0].updated)
+
+    def test_incremental_replies_are_applied_at_the_cost_of_what_changed(self):
+        """With the config service's incremental option on, a read with a known releaseKey
+        is answered with configurationChanges only."""
+        data, pub, a = self.start(seed=29)
+        self.emu.incremental = True
+        before = self.emu.incremental_replies
+        for _ in range(40):
+            data.random_edit(pub)
+        a.wait_converged()
+        self.assertGreater(self.emu.incremental_replies, before)
+        n = len(a.applies())
+        rule = data.changed("RULE", data.items["RULE"][0])
+        data.items["RULE"][0] = rule
+        pub.write("RULE", rule)
+        a.wait_converged()
+        got = a.applies(since=n)
+        self.assertEqual([(rule["id"],)], [tuple(x.updated) for x in got])
 
     # ------------------------------------------------------------------ faults
     def test_dropped_holds_and_a_server_restart_are_followed(self):

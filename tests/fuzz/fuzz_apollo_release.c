@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: bytes of a /configs reply as the Apollo source reads them
- * (source/apollo/reply.c), with a held map for an incremental reply to apply to, then the
- * key-by-key diff (source/apollo/diff.c) of what it parsed against that map. The same
+ * (source/apollo/reply.c), then what the source does with it (source/apollo/diff.c): the
+ * key-by-key diff of a full reply against a held map, or an incremental reply's changes
+ * applied to it. The same
  * bytes are also read as the meta service's list. Any crash, leak or sanitizer report is a
  * bug; the input that found it goes into tests/fuzz/regress/apollo_release/ and is
  * replayed by every run.
@@ -28,9 +29,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *held =
 	    json_pack("{s:s, s:s}", "ns.plugin.list", "[\"waf\"]", "ns.plugin.waf", "{}");
 	struct apollo_release r;
-	if (apollo_parse_release((const char *)data, size, held, &r, &err) == 0) {
+	if (apollo_parse_release((const char *)data, size, &r, &err) == 0) {
 		size_t n = 0;
-		apollo_diff(held, r.configurations, count, &n);
+		if (r.configurations)
+			apollo_diff(held, r.configurations, count, &n);
+		else
+			apollo_apply_changes(held, r.changes, count, &n);
 		apollo_release_free(&r);
 	}
 	json_decref(held);

@@ -34,3 +34,36 @@ long apollo_diff(const json_t *old, const json_t *next, apollo_diff_fn fn, void 
 	}
 	return n;
 }
+
+long apollo_apply_changes(json_t *held, const json_t *changes, apollo_diff_fn fn, void *ctx)
+{
+	long n = 0;
+	size_t i;
+	json_t *c;
+	json_array_foreach(changes, i, c)
+	{
+		json_t *key = json_object_get(c, "key");
+		const char *k = json_string_value(key);
+		size_t klen = json_string_length(key);
+		json_t *was = json_object_getn(held, k, klen);
+		json_t *v = json_object_get(c, "newValue");
+		const char *t = json_string_value(json_object_get(c, "configurationChangeType"));
+		if (t && strcmp(t, "DELETED") == 0) {
+			if (!was)
+				continue;
+			n++;
+			if (fn(ctx, k, klen, NULL, 0) != 0 || json_object_deln(held, k, klen) != 0)
+				return -1;
+			continue;
+		}
+		size_t vl = json_string_length(v);
+		if (was && json_string_length(was) == vl &&
+		    memcmp(json_string_value(was), json_string_value(v), vl) == 0)
+			continue;
+		n++;
+		if (fn(ctx, k, klen, json_string_value(v), vl) != 0 ||
+		    json_object_setn(held, k, klen, v) != 0)
+			return -1;
+	}
+	return n;
+}

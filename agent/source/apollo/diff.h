@@ -3,7 +3,8 @@
  * (every key), so what changed is found here by comparing the new `configurations` map
  * with the one held, key by key, and only the keys that differ are handed on (node_put,
  * node_delete): a one-item release costs the downstream what changed, not the group. The
- * compare itself is one hash lookup and one string compare per key.
+ * compare itself is one hash lookup and one string compare per key. A service with
+ * incremental replies on sends only the changes; they are applied the same way.
  */
 #ifndef GW_APOLLO_DIFF_H
 #define GW_APOLLO_DIFF_H
@@ -19,5 +20,11 @@ typedef int (*apollo_diff_fn)(void *ctx, const char *key, size_t klen, const cha
  * every key of old missing from next. Both are objects of strings (old may be NULL: all
  * new). Returns how many keys differ, or -1 when fn stopped. */
 long apollo_diff(const json_t *old, const json_t *next, apollo_diff_fn fn, void *ctx);
+
+/* An incremental reply's configurationChanges (checked by reply.c) applied to `held` in
+ * place, so it becomes the new release, calling fn for every key whose value differs: the
+ * cost is what changed, not the namespace. Returns how many keys differ, or -1 when fn
+ * stopped or memory ran out (held is then part way: the caller reads everything again). */
+long apollo_apply_changes(json_t *held, const json_t *changes, apollo_diff_fn fn, void *ctx);
 
 #endif

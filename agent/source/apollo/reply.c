@@ -63,47 +63,33 @@ int apollo_parse_notifications(const char *body, size_t len, const char *namespa
 	return found;
 }
 
-/* configurationChanges applied to a copy of held. NULL with err on a malformed change. */
-static json_t *apply_changes(const json_t *held, json_t *changes, struct gw_err *err)
+/* Every entry of configurationChanges is {key, configurationChangeType} with a newValue
+ * string unless DELETED. 0, or -1 with err. */
+static int check_changes(const json_t *changes, struct gw_err *err)
 {
-	json_t *map = held ? json_copy((json_t *)held) : json_object();
-	if (!map) {
-		err->kind = SYNC_FAIL_PARSE;
-		gw_errf(err, "out of memory");
-		return NULL;
-	}
 	size_t i;
 	json_t *c;
 	json_array_foreach(changes, i, c)
 	{
 		json_t *key = json_object_get(c, "key");
-		json_t *type = json_object_get(c, "configurationChangeType");
-		json_t *value = json_object_get(c, "newValue");
-		if (!json_is_string(key) || !json_is_string(type))
+		const char *t = json_string_value(json_object_get(c, "configurationChangeType"));
+		if (!json_is_string(key) || !t)
 			goto bad;
-		const char *t = json_string_value(type);
-		if (strcmp(t, "DELETED") == 0) {
-			json_object_del(map, json_string_value(key));
+		if (strcmp(t, "DELETED") == 0)
 			continue;
-		}
 		if ((strcmp(t, "ADDED") != 0 && strcmp(t, "MODIFIED") != 0) ||
-		    !json_is_string(value))
-			goto bad;
-		if (json_object_set(map, json_string_value(key), value) != 0)
+		    !json_is_string(json_object_get(c, "newValue")))
 			goto bad;
 	}
-	return map;
+	return 0;
 bad:
-	json_decref(map);
 	err->kind = SYNC_FAIL_PARSE;
-	gw_errf(err,
-	        "the configs reply has a configurationChanges entry that is not {key, newValue, "
-	        "configurationChangeType ADDED|MODIFIED|DELETED}");
-	return NULL;
+	return gw_errf(err, "the configs reply has a configurationChanges entry that is not {key, "
+	                    "newValue, configurationChangeType ADDED|MODIFIED|DELETED}");
 }
 
-int apollo_parse_release(const char *body, size_t len, const json_t *held,
-                         struct apollo_release *out, struct gw_err *err)
+int apollo_parse_release(const char *body, size_t len, struct apollo_release *out,
+                         struct gw_err *err)
 {
 	memset(out, 0, sizeof *out);
 	const char *what = "the configs reply";
@@ -117,7 +103,6 @@ int apollo_parse_release(const char *body, size_t len, const json_t *held,
 		return fail(err, j, "%s has no releaseKey string", what);
 	json_t *conf = json_object_get(j, "configurations");
 	json_t *changes = json_object_get(j, "configurationChanges");
-	json_t *map;
 	if (json_is_object(conf)) {
 		const char *k;
 		json_t *v;
@@ -134,19 +119,19 @@ int apollo_parse_release(const char *body, size_t len, const json_t *held,
 				return -1;
 			}
 		}
-		map = json_incref(conf);
+		out->configurations = json_incref(conf);
 	} else if (json_is_array(changes)) {
-		if (!(map = apply_changes(held, changes, err))) {
+		if (check_changes(changes, err) != 0) {
 			json_decref(j);
 			return -1;
 		}
+		out->changes = json_incref(changes);
 	} else {
 		return fail(err, j,
 		            "%s has neither a configurations object nor configurationChanges",
 		            what);
 	}
 	out->release_key = strdup(json_string_value(rk));
-	out->configurations = map;
 	json_decref(j);
 	if (!out->release_key) {
 		apollo_release_free(out);
@@ -159,6 +144,7 @@ int apollo_parse_release(const char *body, size_t len, const json_t *held,
 void apollo_release_free(struct apollo_release *r)
 {
 	json_decref(r->configurations);
+	json_decref(r->changes);
 	free(r->release_key);
 	memset(r, 0, sizeof *r);
 }

@@ -7,8 +7,8 @@
  *    "configurations":{key: value},"releaseKey"} (ConfigController, ApolloConfig); with the
  *    server's incremental option on and a known releaseKey sent, "configSyncType":
  *    "IncrementalSync" and "configurationChanges":[{"key","newValue",
- *    "configurationChangeType":"ADDED"|"MODIFIED"|"DELETED"}] instead of configurations,
- *    applied here to the held map so the caller always gets the whole new map;
+ *    "configurationChangeType":"ADDED"|"MODIFIED"|"DELETED"}] instead of configurations
+ *    (checked here, applied by diff.h's apollo_apply_changes at the cost of what changed);
  *  - the meta service's /services/config: [{"appName","instanceId","homepageUrl"}].
  * jansson reads the JSON: invalid UTF-8, duplicate keys and nesting beyond its depth limit
  * are refused.
@@ -31,16 +31,15 @@ int apollo_parse_notifications(const char *body, size_t len, const char *namespa
                                int64_t *id, struct gw_err *err);
 
 struct apollo_release {
-	json_t *configurations; /* object: key -> string, the whole release; owned */
+	json_t *configurations; /* a full reply: key -> string, the whole release; else NULL */
+	json_t *changes;        /* an incremental reply: its configurationChanges, each entry
+	                         * checked; else NULL */
 	char *release_key;      /* owned */
 };
 
-/*
- * A configs reply. `held` is the map the client holds (NULL: none), which an incremental
- * reply is applied to (a copy: held is not changed). 0 with *out filled, -1 with err.
- */
-int apollo_parse_release(const char *body, size_t len, const json_t *held,
-                         struct apollo_release *out, struct gw_err *err);
+/* A configs reply: 0 with *out filled (configurations or changes), -1 with err. */
+int apollo_parse_release(const char *body, size_t len, struct apollo_release *out,
+                         struct gw_err *err);
 void apollo_release_free(struct apollo_release *r);
 
 /* The homepageUrls of a meta service reply, each without trailing '/' (an array of

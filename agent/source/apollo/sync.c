@@ -98,7 +98,7 @@ static int read_release(struct source *s, const char *release_key, struct apollo
 		rc = status_error(s, "configs read", &rep, err);
 	} else {
 		struct gw_err perr = {0};
-		rc = apollo_parse_release(rep.body, rep.len, s->held, rel, &perr) == 0 ? 1 : -1;
+		rc = apollo_parse_release(rep.body, rep.len, rel, &perr) == 0 ? 1 : -1;
 		if (rc < 0) {
 			err->kind = perr.kind;
 			gw_errf(err, "%s: %s", apollo_client_server(s->client), perr.msg);
@@ -112,12 +112,18 @@ int apollo_full_read(struct source *s, enum kv_full_kind kind, struct gw_err *er
 {
 	struct apollo_release rel;
 	int rc = read_release(s, NULL, &rel, err);
-	if (rc <= 0) {
-		if (rc == 0) { /* 304 to a read without a releaseKey: not Apollo */
+	if (rc <= 0 || !rel.configurations) {
+		/* a 304 or changes to a read without a releaseKey: not what Apollo answers */
+		if (rc >= 0) {
 			err->kind = SYNC_FAIL_HTTP;
-			gw_errf(err, "%s: configs read: HTTP 304 to a read without a releaseKey",
-			        apollo_client_server(s->client));
+			gw_errf(err,
+			        "%s: configs read: %s to a read without a releaseKey (the whole "
+			        "release was asked for)",
+			        apollo_client_server(s->client),
+			        rc == 0 ? "HTTP 304" : "configurationChanges");
 		}
+		if (rc > 0)
+			apollo_release_free(&rel);
 		return -1;
 	}
 	if (node_full_begin(s->map) != 0)
@@ -164,9 +170,25 @@ static long read_changes(struct source *s, struct gw_err *err)
 	if (rc <= 0)
 		return rc;
 	struct apply_ctx a = {s, gw_mono_ms()};
-	long n = apollo_diff(s->held, rel.configurations, apply_key, &a);
+	long n;
+	if (rel.configurations) {
+		n = apollo_diff(s->held, rel.configurations, apply_key, &a);
+	} else {
+		/* incremental: the held map becomes the new release in place */
+		if (!s->held && !(s->held = json_object()))
+			n = -1;
+		else
+			n = apollo_apply_changes(s->held, rel.changes, apply_key, &a);
+		if (n >= 0) {
+			json_decref(rel.changes);
+			rel.changes = NULL;
+			rel.configurations = json_incref(s->held);
+		}
+	}
 	if (n < 0) {
 		apollo_release_free(&rel);
+		/* the held map may be part way: read everything at the next session */
+		s->need_full = KV_FULL_RECOVER;
 		err->kind = SYNC_FAIL_PARSE;
 		return gw_errf(err, "apollo: out of memory");
 	}

@@ -117,10 +117,34 @@ END_TEST
 
 /* ---------------------------------------------------------------- releases */
 
-static int release(const char *body, const json_t *held, struct apollo_release *r)
+/* what a diff callback was handed, one "key=value" ("key=-": gone) line each */
+struct seen {
+	char lines[16][64];
+	size_t n;
+	int stop_at; /* stop at this call (1-based); 0: never */
+};
+
+static int record(void *ctx, const char *key, size_t klen, const char *value, size_t vlen)
+{
+	struct seen *s = ctx;
+	snprintf(s->lines[s->n], sizeof s->lines[s->n], "%.*s=%.*s", (int)klen, key,
+	         value ? (int)vlen : 1, value ? value : "-");
+	s->n++;
+	return s->stop_at && (int)s->n == s->stop_at;
+}
+
+static int has(const struct seen *s, const char *line)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->lines[i], line) == 0)
+			return 1;
+	return 0;
+}
+
+static int release(const char *body, struct apollo_release *r)
 {
 	struct gw_err err = {0};
-	int rc = apollo_parse_release(body, strlen(body), held, r, &err);
+	int rc = apollo_parse_release(body, strlen(body), r, &err);
 	if (rc < 0)
 		ck_assert_int_eq(err.kind, SYNC_FAIL_PARSE);
 	return rc;
@@ -133,7 +157,7 @@ START_TEST(a_release_is_its_configurations_and_key)
 	    release("{\"appId\":\"shenyu\",\"cluster\":\"default\",\"namespaceName\":"
 	            "\"application\",\"configurations\":{\"a.plugin.list\":"
 	            "\"[\\\"waf\\\"]\",\"a.plugin.waf\":\"{}\"},\"releaseKey\":\"rk1\"}",
-	            NULL, &r),
+	            &r),
 	    0);
 	ck_assert_str_eq(r.release_key, "rk1");
 	ck_assert_uint_eq(json_object_size(r.configurations), 2);
@@ -141,31 +165,38 @@ START_TEST(a_release_is_its_configurations_and_key)
 	                 "[\"waf\"]");
 	apollo_release_free(&r);
 	/* an empty namespace released */
-	ck_assert_int_eq(release("{\"configurations\":{},\"releaseKey\":\"rk2\"}", NULL, &r), 0);
+	ck_assert_int_eq(release("{\"configurations\":{},\"releaseKey\":\"rk2\"}", &r), 0);
 	ck_assert_uint_eq(json_object_size(r.configurations), 0);
 	apollo_release_free(&r);
 }
 END_TEST
 
-START_TEST(an_incremental_release_is_applied_to_the_held_map)
+START_TEST(an_incremental_release_is_its_changes_applied_in_place)
 {
-	json_t *held = json_pack("{s:s, s:s, s:s}", "k1", "v1", "k2", "v2", "k3", "v3");
 	struct apollo_release r;
 	ck_assert_int_eq(
 	    release("{\"releaseKey\":\"rk9\",\"configSyncType\":\"IncrementalSync\","
 	            "\"configurationChanges\":[{\"key\":\"k1\",\"newValue\":\"v1b\","
 	            "\"configurationChangeType\":\"MODIFIED\"},{\"key\":\"k2\","
-	            "\"configurationChangeType\":\"DELETED\"},{\"key\":\"k4\",\"newValue\":\"v4\","
-	            "\"configurationChangeType\":\"ADDED\"}]}",
-	            held, &r),
+	            "\"configurationChangeType\":\"DELETED\"},{\"key\":\"k4\",\"newValue\":"
+	            "\"v4\",\"configurationChangeType\":\"ADDED\"},{\"key\":\"k3\",\"newValue\":"
+	            "\"v3\",\"configurationChangeType\":\"MODIFIED\"},{\"key\":\"k9\","
+	            "\"configurationChangeType\":\"DELETED\"}]}",
+	            &r),
 	    0);
-	ck_assert_uint_eq(json_object_size(r.configurations), 3);
-	ck_assert_str_eq(json_string_value(json_object_get(r.configurations, "k1")), "v1b");
-	ck_assert_ptr_null(json_object_get(r.configurations, "k2"));
-	ck_assert_str_eq(json_string_value(json_object_get(r.configurations, "k4")), "v4");
-	/* the held map is not changed */
-	ck_assert_str_eq(json_string_value(json_object_get(held, "k1")), "v1");
+	ck_assert_ptr_null(r.configurations);
+	ck_assert_str_eq(r.release_key, "rk9");
+	json_t *held = json_pack("{s:s, s:s, s:s}", "k1", "v1", "k2", "v2", "k3", "v3");
+	struct seen s = {0};
+	/* k3 rewritten with its own value and k9 deleted though absent: no difference */
+	ck_assert_int_eq(apollo_apply_changes(held, r.changes, record, &s), 3);
+	ck_assert(has(&s, "k1=v1b"));
+	ck_assert(has(&s, "k2=-"));
+	ck_assert(has(&s, "k4=v4"));
 	ck_assert_uint_eq(json_object_size(held), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(held, "k1")), "v1b");
+	ck_assert_ptr_null(json_object_get(held, "k2"));
+	ck_assert_str_eq(json_string_value(json_object_get(held, "k4")), "v4");
 	apollo_release_free(&r);
 	json_decref(held);
 }
@@ -190,7 +221,7 @@ START_TEST(releases_refuse_what_is_not)
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct apollo_release r;
-		ck_assert_msg(release(bad[i], NULL, &r) == -1, "%s", bad[i]);
+		ck_assert_msg(release(bad[i], &r) == -1, "%s", bad[i]);
 		ck_assert_ptr_null(r.configurations);
 	}
 	/* nesting deeper than jansson's limit */
@@ -200,7 +231,7 @@ START_TEST(releases_refuse_what_is_not)
 	memset(deep + n, ']', n);
 	deep[2 * n] = '\0';
 	struct apollo_release r;
-	ck_assert_int_eq(release(deep, NULL, &r), -1);
+	ck_assert_int_eq(release(deep, &r), -1);
 	free(deep);
 }
 END_TEST
@@ -229,29 +260,6 @@ START_TEST(the_meta_service_lists_homepage_urls)
 END_TEST
 
 /* ---------------------------------------------------------------- diff */
-
-struct seen {
-	char lines[16][64];
-	size_t n;
-	int stop_at; /* stop at this call (1-based); 0: never */
-};
-
-static int record(void *ctx, const char *key, size_t klen, const char *value, size_t vlen)
-{
-	struct seen *s = ctx;
-	snprintf(s->lines[s->n], sizeof s->lines[s->n], "%.*s=%.*s", (int)klen, key,
-	         value ? (int)vlen : 1, value ? value : "-");
-	s->n++;
-	return s->stop_at && (int)s->n == s->stop_at;
-}
-
-static int has(const struct seen *s, const char *line)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->lines[i], line) == 0)
-			return 1;
-	return 0;
-}
 
 START_TEST(diff_hands_on_only_what_differs)
 {
@@ -306,7 +314,7 @@ static Suite *suite(void)
 	tcase_add_test(t, notifications_give_the_namespaces_id);
 	tcase_add_test(t, notifications_refuse_what_is_not);
 	tcase_add_test(t, a_release_is_its_configurations_and_key);
-	tcase_add_test(t, an_incremental_release_is_applied_to_the_held_map);
+	tcase_add_test(t, an_incremental_release_is_its_changes_applied_in_place);
 	tcase_add_test(t, releases_refuse_what_is_not);
 	tcase_add_test(t, the_meta_service_lists_homepage_urls);
 	suite_add_tcase(s, t);
