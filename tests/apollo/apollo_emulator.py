@@ -203,6 +203,9 @@ class Emulator:
 class _Handler(BaseHTTPRequestHandler):
     emulator = None
     protocol_version = "HTTP/1.1"
+    # headers and body are two writes: without TCP_NODELAY the body waits for the client's
+    # delayed ACK (40 ms a reply), which a real service does not add
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
