@@ -21,7 +21,7 @@ set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale events}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale events apollo}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -137,6 +137,12 @@ if wants events; then
 	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
 	say "figure 12: a one-item change among 1k, 10k and 100k rules over WebSocket, ZooKeeper and etcd"
 	"$py" "$src/bench/events.py" "$build" | tee -a "$results" || rc=1
+fi
+
+if wants apollo; then
+	say "figure 12, Apollo: a one-rule change among 1k, 10k and 100k rules (full replies, then incremental)"
+	"${py:-python3}" "$src/bench/apollo.py" "$build" | tee -a "$results" || rc=1
+	"${py:-python3}" "$src/bench/apollo.py" "$build" --incremental | tee -a "$results" || rc=1
 fi
 
 say "results"
