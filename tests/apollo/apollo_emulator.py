@@ -28,6 +28,7 @@ import hashlib
 import hmac
 import json
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -68,8 +69,10 @@ class Namespace:
 
 
 class Emulator:
-    def __init__(self, app_id="shenyu", secret=None, hold=60.0, port=0, incremental=False):
+    def __init__(self, app_id="shenyu", secret=None, hold=60.0, port=0, incremental=False,
+                 tls=None):
         self.app_id = app_id
+        self.tls = tls  # (certfile, keyfile): serve https
         # config-service.incremental.change.enabled (BizConfig): a client whose releaseKey
         # is a known earlier release gets only the changes since (off by default)
         self.incremental = incremental
@@ -107,6 +110,10 @@ class Emulator:
 
         self.server = Server(("127.0.0.1", self.port), Handler)
         self.port = self.server.server_address[1]
+        if self.tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*self.tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
         return self
@@ -127,7 +134,7 @@ class Emulator:
 
     @property
     def url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)
 
     # ---------------------------------------------------------------- the Open API's part
     def ns(self, cluster="default", namespace="application"):

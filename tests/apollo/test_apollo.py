@@ -440,6 +440,26 @@ class ApolloTest(harness.IntegrationTest):
         self.assertEqual(0, r.returncode, r.stderr)
         self.assertNotIn(SECRET, r.stdout + r.stderr)
 
+    def test_an_https_config_service_is_verified_with_the_configured_ca(self):
+        pki = harness.make_test_ca(self.tmpdir())
+        emu = emulator.Emulator(app_id="shenyu", secret=SECRET,
+                                tls=(pki["cert"], pki["key"])).start()
+        self.addCleanup(emu.stop)
+        pub = publisher.Publisher(emu)
+        data = publisher.random_data(seed=30)
+        for g in publisher.GROUPS:
+            pub.write_many(g, data.items[g])
+        a = apolloagent.Agent(self, pub, secret=SECRET, extra={"tls": {"ca_file": pki["ca"]}})
+        a.wait_converged()
+        rule = data.new_rule()
+        pub.write("RULE", rule)
+        a.wait_converged()
+        # another CA: refused, named as a connection failure, nothing delivered
+        b = apolloagent.Agent(self, pub, secret=SECRET,
+                              extra={"tls": {"ca_file": pki["wrong_ca"]}})
+        b.wait_failure("connect", "a certificate refused")
+        self.assertIsNone(kvagent.file_items(b.files, "RULE"))
+
     def test_ai_proxy_api_key_is_refused_at_check_saying_why(self):
         cfg = apolloagent.config(self.emu.url, "shenyu", "application", "/tmp", "/tmp/r", 1,
                                  groups=["PLUGIN", "AI_PROXY_API_KEY"])
