@@ -85,6 +85,9 @@ class ApolloTest(harness.IntegrationTest):
         self.assertEqual(1, len(new), new)
         self.assertEqual(["RULE"], [x.group for x in new])
         self.assertEqual([rule["id"]], new[0].added)
+        # /history names the source and the one rule added
+        entry = a.d.wait_history("RULE", new[0].md5)
+        self.assertIn(rule["id"], json.dumps(entry))
         # UPDATE of one item per group: only that item is delivered
         for g in ("PLUGIN", "SELECTOR", "APP_AUTH", "META_DATA", "PROXY_SELECTOR",
                   "DISCOVER_UPSTREAM"):
