@@ -26,6 +26,7 @@ cost is then what changed.
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 import urllib.request
@@ -108,6 +109,37 @@ class ApolloServer:
         self.emu.stop()
 
 
+def full_sync(build, dataset_dir, keep):
+    """`gwsyncd --once` against an emulator holding the dataset: the whole first read
+    (one release of every key) and every group delivered, in ms; and the floor, a client's
+    whole read of the same namespace."""
+    srv = ApolloServer(None, None, events.Dataset(dataset_dir))
+    try:
+        srv.load()
+        srv.read_floor()  # the release's body made once, as for the agent
+        cfg = os.path.join(keep, "apollo-once.yaml")
+        with open(cfg, "w") as f:
+            f.write("\n".join(srv.agent_section() + [
+                "state_dir: %s" % os.path.join(keep, "apollo-once-state"),
+                "log:", "  level: warn",
+                "subscribers:",
+                "  - name: bench",
+                "    library: %s" % os.path.join(build, "bench", "bench_sub.so")]) + "\n")
+        t = time.monotonic()
+        rc = subprocess.run([os.path.join(build, "gwsyncd"), "-c", cfg, "--once"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=600)
+        took = (time.monotonic() - t) * 1000
+        if rc.returncode != 0:
+            raise RuntimeError("gwsyncd --once exited %d: %s" % (rc.returncode,
+                                                                 rc.stderr[-300:]))
+        srv.floor.clear()
+        for _ in range(3):
+            srv.read_floor()
+        return took, percentile(sorted(srv.floor), 50)
+    finally:
+        srv.close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build")
@@ -152,6 +184,16 @@ def main():
                        "failed: %s" % str(e)[:100], "-", None, "-", "NOT met")
             ok = False
     events.report("apollo", results, args)
+    if not args.incremental:
+        for dataset in args.sizes:
+            try:
+                took, floor = full_sync(build, os.path.join(args.data, dataset), keep)
+                events.row("12. Apollo, full sync of %s rules (gwsyncd --once: read, build, "
+                           "deliver)" % events.SIZES[dataset], "%.0f ms" % took,
+                           "whole read %.0f ms" % floor, took / floor)
+            except Exception as e:
+                events.log("apollo full sync %s failed: %s" % (dataset, e))
+                ok = False
     for dataset in args.sizes:
         if dataset in results and dataset in floors:
             p50 = percentile(results[dataset]["lat"], 50)
