@@ -30,6 +30,7 @@
 #include "source/apollo/apollo.h"
 #include "source/apollo/diff.h"
 #include "source/apollo/reply.h"
+#include "source/apollo/scan.h"
 
 int apollo_sleep_until(struct source *s, int64_t until)
 {
@@ -82,12 +83,27 @@ static void hold_release(struct source *s, struct apollo_release *rel)
 	rel->release_key = NULL;
 }
 
+struct apply_ctx {
+	struct source *s;
+	int64_t now;
+};
+
+static int apply_key(void *ctx, const char *key, size_t klen, const char *value, size_t vlen)
+{
+	struct apply_ctx *a = ctx;
+	int rc = value ? node_put(a->s->map, key, klen, value, vlen, NULL, a->now)
+	               : node_delete(a->s->map, key, klen, a->now);
+	return rc < 0 ? -1 : 0;
+}
+
 /* GET /configs (release_key: what is held, NULL for the whole release). 1 with *rel
- * filled, 0 on 304, -1 with err. */
+ * filled, 0 on 304, -1 with err. With `scanned` (a read of changes, a map held), a full
+ * reply the walk takes (scan.h) is applied at once: 2, *scanned the keys that differed. */
 static int read_release(struct source *s, const char *release_key, struct apollo_release *rel,
-                        struct gw_err *err)
+                        long *scanned, struct gw_err *err)
 {
 	struct http_reply rep = {0};
+	memset(rel, 0, sizeof *rel);
 	if (apollo_client_configs(s->client, release_key, &rep, err) != 0)
 		return -1;
 	apollo_count(s, 0, rep.status == 200 ? rep.len : 0);
@@ -97,11 +113,27 @@ static int read_release(struct source *s, const char *release_key, struct apollo
 	} else if (rep.status != 200) {
 		rc = status_error(s, "configs read", &rep, err);
 	} else {
-		struct gw_err perr = {0};
-		rc = apollo_parse_release(rep.body, rep.len, rel, &perr) == 0 ? 1 : -1;
-		if (rc < 0) {
-			err->kind = perr.kind;
-			gw_errf(err, "%s: %s", apollo_client_server(s->client), perr.msg);
+		char *key = NULL;
+		struct apply_ctx a = {s, gw_mono_ms()};
+		rc = scanned && s->held ? apollo_scan_release(rep.body, rep.len, s->held, apply_key,
+		                                              &a, &key, scanned)
+		                        : 0;
+		if (rc == 1) {
+			free(s->release_key);
+			s->release_key = key;
+			rc = 2;
+		} else if (rc < 0) {
+			/* the held map may be part way: read everything at the next session */
+			s->need_full = KV_FULL_RECOVER;
+			err->kind = SYNC_FAIL_PARSE;
+			gw_errf(err, "apollo: out of memory");
+		} else {
+			struct gw_err perr = {0};
+			rc = apollo_parse_release(rep.body, rep.len, rel, &perr) == 0 ? 1 : -1;
+			if (rc < 0) {
+				err->kind = perr.kind;
+				gw_errf(err, "%s: %s", apollo_client_server(s->client), perr.msg);
+			}
 		}
 	}
 	apollo_client_recycle(s->client, &rep);
@@ -111,7 +143,7 @@ static int read_release(struct source *s, const char *release_key, struct apollo
 int apollo_full_read(struct source *s, enum kv_full_kind kind, struct gw_err *err)
 {
 	struct apollo_release rel;
-	int rc = read_release(s, NULL, &rel, err);
+	int rc = read_release(s, NULL, &rel, NULL, err);
 	if (rc <= 0 || !rel.configurations) {
 		/* a 304 or changes to a read without a releaseKey: not what Apollo answers */
 		if (rc >= 0) {
@@ -148,25 +180,15 @@ oom:
 	return gw_errf(err, "apollo: out of memory");
 }
 
-struct apply_ctx {
-	struct source *s;
-	int64_t now;
-};
-
-static int apply_key(void *ctx, const char *key, size_t klen, const char *value, size_t vlen)
-{
-	struct apply_ctx *a = ctx;
-	int rc = value ? node_put(a->s->map, key, klen, value, vlen, NULL, a->now)
-	               : node_delete(a->s->map, key, klen, a->now);
-	return rc < 0 ? -1 : 0;
-}
-
 /* Read what changed since the release held and hand the differing keys on. The number
  * of keys that differed (0 on 304), or -1 with err. */
 static long read_changes(struct source *s, struct gw_err *err)
 {
 	struct apollo_release rel;
-	int rc = read_release(s, s->release_key, &rel, err);
+	long scanned = 0;
+	int rc = read_release(s, s->release_key, &rel, &scanned, err);
+	if (rc == 2)
+		return scanned;
 	if (rc <= 0)
 		return rc;
 	struct apply_ctx a = {s, gw_mono_ms()};

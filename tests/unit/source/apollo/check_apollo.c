@@ -13,6 +13,7 @@
 #include "source/apollo/client.h"
 #include "source/apollo/diff.h"
 #include "source/apollo/reply.h"
+#include "source/apollo/scan.h"
 #include "source/apollo/sign.h"
 #include "source/failure.h"
 
@@ -302,6 +303,86 @@ START_TEST(diff_compares_values_with_nul_bytes_whole)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- scan */
+
+/* The walk against the parser on one reply and one held map: the walk either takes it and
+ * ends with what the parser and the diff give (the same new map, the same keys handed on),
+ * or leaves it (changing nothing). Returns what the walk returned. */
+static int scan_as_parser(const char *body, const json_t *held0)
+{
+	json_t *a = json_deep_copy(held0), *b = json_deep_copy(held0);
+	struct seen sa = {0}, sb = {0};
+	char *rk = NULL;
+	long n = -1;
+	int r = apollo_scan_release(body, strlen(body), a, record, &sa, &rk, &n);
+	struct apollo_release rel;
+	struct gw_err err = {0};
+	int p = apollo_parse_release(body, strlen(body), &rel, &err);
+	if (r == 1) {
+		ck_assert_msg(p == 0 && rel.configurations,
+		              "the walk took what the parser refuses: %s", body);
+		long m = apollo_diff(b, rel.configurations, record, &sb);
+		ck_assert_int_eq(n, m);
+		ck_assert_uint_eq(sa.n, sb.n);
+		for (size_t i = 0; i < sb.n; i++)
+			ck_assert_msg(has(&sa, sb.lines[i]), "%s", sb.lines[i]);
+		ck_assert(json_equal(a, rel.configurations));
+		ck_assert_str_eq(rk, rel.release_key);
+	} else {
+		ck_assert_int_eq(r, 0);
+		ck_assert_uint_eq(sa.n, 0);
+		ck_assert(json_equal(a, held0));
+		ck_assert_ptr_null(rk);
+	}
+	if (p == 0)
+		apollo_release_free(&rel);
+	free(rk);
+	json_decref(a);
+	json_decref(b);
+	return r;
+}
+
+START_TEST(the_walk_gives_what_the_parser_and_the_diff_give)
+{
+	json_t *held = json_pack("{s:s, s:s, s:s, s:s}", "same", "1", "changed", "a", "gone", "x",
+	                         "esc", "q\"uote");
+	/* taken: changes, additions, deletions, escapes (same and changed), UTF-8, numbers and
+	 * literals among the other members, whitespace */
+	const char *taken[] = {
+	    "{\"appId\":\"shenyu\",\"configurations\":{\"same\":\"1\",\"changed\":\"b\",\"new\":"
+	    "\"n\",\"esc\":\"q\\\"uote\"},\"releaseKey\":\"rk2\"}",
+	    " { \"releaseKey\" : \"r\\u0041\" , \"n\" : -1.5e3 , \"t\" : true , \"z\" : null , "
+	    "\"configurations\" : { \"same\" : \"1\" , \"changed\" : \"a\" , \"gone\" : \"x\" , "
+	    "\"esc\" : \"q\\\"uote2\" , \"k\\u00e9\" : \"v\xc3\xa9\" } } \n",
+	    "{\"configurations\":{},\"releaseKey\":\"empty\"}",
+	    "{\"configurations\":{\"same\":\"1\",\"changed\":\"a\",\"gone\":\"x\",\"esc\":"
+	    "\"q\\\"uote\"},\"releaseKey\":\"nothing\"}",
+	};
+	for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
+		ck_assert_msg(scan_as_parser(taken[i], held) == 1, "%s", taken[i]);
+	/* left to the parser: every one either refused by it or not a full reply */
+	const char *left[] = {
+	    "",
+	    "[]",
+	    "{\"configurations\":{\"k\":1},\"releaseKey\":\"r\"}",
+	    "{\"configurations\":{\"k\":\"a\",\"k\":\"b\"},\"releaseKey\":\"r\"}",
+	    "{\"configurations\":{},\"releaseKey\":\"r\",\"releaseKey\":\"s\"}",
+	    "{\"configurations\":{\"k\":\"\xc3\x28\"},\"releaseKey\":\"r\"}",
+	    "{\"configurations\":{\"k\":\"a\"}}",
+	    "{\"configurations\":{\"k\":\"a\"},\"releaseKey\":\"r\"} x",
+	    "{\"configurations\":{\"k\":\"a\",},\"releaseKey\":\"r\"}",
+	    "{\"configurations\":{\"k\":\"a\"},\"releaseKey\":\"r\",\"x\":tru}",
+	    "{\"configurations\":{\"k\":\"a\"},\"releaseKey\":\"r\",\"x\":01}",
+	    "{\"releaseKey\":\"r\",\"configurationChanges\":[]}",
+	    "{\"configurations\":{\"k\":\"a\"},\"releaseKey\":\"r\",\"x\":{\"y\":1}}",
+	    "{\"configurations\":{\"k\":\"a\\u0000\"},\"releaseKey\":\"r\"}",
+	};
+	for (size_t i = 0; i < sizeof left / sizeof *left; i++)
+		ck_assert_msg(scan_as_parser(left[i], held) == 0, "%s", left[i]);
+	json_decref(held);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("apollo");
@@ -321,6 +402,7 @@ static Suite *suite(void)
 	t = tcase_create("diff");
 	tcase_add_test(t, diff_hands_on_only_what_differs);
 	tcase_add_test(t, diff_compares_values_with_nul_bytes_whole);
+	tcase_add_test(t, the_walk_gives_what_the_parser_and_the_diff_give);
 	suite_add_tcase(s, t);
 	return s;
 }
