@@ -6,8 +6,9 @@
  * answered at once when the namespace has a newer release (the first poll, with -1,
  * always is) and otherwise held about 60 s and answered 304; each newer id means a read of
  * /configs with the releaseKey held (304: nothing new). A read gives the whole release,
- * compared key by key with the map held (diff.h), and only the differing keys reach the
- * node map (node.h), then the kv mirror, which builds the groups that changed.
+ * compared key by key with the map held, as text where it stands (scan.h) or, for what the
+ * walk leaves, parsed (reply.h, diff.h), and only the differing keys reach the node map
+ * (node.h), then the kv mirror, which builds the groups that changed.
  *
  * The settle rule: ShenYu's admin makes one release per key it writes (the item keys,
  * then the list key), so a change arrives as a burst of releases. A read that changed keys
