@@ -59,7 +59,9 @@ struct source {
 	                     * NACOS_NO_FULL_READ */
 	int64_t resync_at;  /* monotonic ms of the next anti-entropy read; -1: off */
 	uint64_t built_gen; /* the wanted set the bodies were built for */
-	int bodies_dirty;   /* a tag changed since the bodies were built */
+	int bodies_dirty;   /* every body must be built again */
+	uint8_t chunk_dirty[NACOS_WATCHERS_MAX]; /* a key of that listener changed its tag */
+	int released; /* listeners that answered or failed wait for a body */
 
 	/* under mu */
 	pthread_mutex_t mu;
@@ -86,9 +88,12 @@ struct source {
 int nacos_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct gw_err *err);
 /* Re-read the keys a listener named, then every key they made wanted. 0 or -1 with err. */
 int nacos_reread(struct source *s, char **keys, size_t n, struct gw_err *err);
-/* Build the listeners' bodies for what is wanted now and hand them out (starting listener
- * threads as needed). 0, or -1 with err. */
-int nacos_publish_bodies(struct source *s, struct gw_err *err);
+/* Build the listeners' bodies for what is wanted now (every body when `all`, else those
+ * whose keys changed) and hand them out, releasing the listeners that answered and
+ * starting listener threads as needed. 0, or -1 with err. */
+int nacos_publish_bodies(struct source *s, int all, struct gw_err *err);
+/* A key was read again: its listener's body is to be built again. */
+void nacos_chunk_dirty(struct source *s, const char *key);
 
 /* watch.c */
 void *nacos_watch_run(void *arg);

@@ -183,12 +183,13 @@ static void *run(void *arg)
 			sc.failures = 0;
 			schedule_resync(s);
 			mark_success(s);
-			if (nacos_publish_bodies(s, &err) != 0)
+			if (nacos_publish_bodies(s, 1, &err) != 0)
 				LOG_E(s->log, "nacos", "%s: %s", s->nc->kv.label, err.msg);
 			continue;
 		}
-		if (s->built_gen != node_wanted_gen(s->map) || s->bodies_dirty) {
-			if (nacos_publish_bodies(s, &err) != 0)
+		if (s->built_gen != node_wanted_gen(s->map) || s->bodies_dirty || s->released) {
+			s->released = 0;
+			if (nacos_publish_bodies(s, 0, &err) != 0)
 				LOG_E(s->log, "nacos", "%s: %s", s->nc->kv.label, err.msg);
 		}
 		int64_t wake = earliest(earliest(node_deadline(s->map), s->resync_at),
@@ -217,7 +218,7 @@ static void *run(void *arg)
 		int rc = 0;
 		if (n_changed) {
 			rc = nacos_reread(s, changed, n_changed, &err);
-			s->bodies_dirty = 1; /* releases the listeners that answered */
+			s->released = 1; /* the listeners that answered wait for their bodies */
 		}
 		for (size_t i = 0; i < n_changed; i++)
 			free(changed[i]);
@@ -227,7 +228,7 @@ static void *run(void *arg)
 		if (failed && why == SYNC_FAIL_AUTH && cfg->username) {
 			LOG_W(s->log, "nacos", "%s [auth]; logging in again", msg);
 			if (nacos_client_login(s->client, s->ep, &err) == 0) {
-				s->bodies_dirty = 1;
+				s->released = 1;
 				continue;
 			}
 			rc = -1;

@@ -4,7 +4,8 @@
  * wanted key is unread), re-reads of the keys a listener named followed by the keys they
  * made wanted, and the listeners' bodies: every wanted key with the md5 of what was read
  * ("" for an absent key, which Nacos then does not report until it appears), split in
- * bodies of at most 10,000 keys, the most one listener request may carry.
+ * bodies of at most 10,000 keys, the most one listener request may carry; a key stays with
+ * its listener, so a change rebuilds that listener's body only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,7 @@ static int read_key(struct source *s, size_t ep, const char *key, int full, stru
 		return gw_errf(err, "server %s: read of %s: out of memory", s->nc->kv.servers[ep],
 		               key);
 	}
-	s->bodies_dirty = 1;
+	nacos_chunk_dirty(s, key);
 	return 0;
 }
 
@@ -150,24 +151,58 @@ int nacos_reread(struct source *s, char **keys, size_t n, struct gw_err *err)
 
 /* ---- the listeners' bodies ---- */
 
+/* Each key keeps the listener that watches it (its node slot, 1-based), so a changed tag
+ * costs the body of its own listener, not every listener's; a key new to the wanted set
+ * goes to the first listener with room. */
 struct bodies {
 	struct source *s;
 	struct strbuf b[NACOS_WATCHERS_MAX];
-	size_t n_keys;
+	size_t count[NACOS_WATCHERS_MAX];
+	int rebuild[NACOS_WATCHERS_MAX];
+	size_t n_keys, unplaced, over;
+	int pass; /* 0: count; 1: place and build */
 };
 
-static void add_key(void *ctx, const char *key, size_t klen, const char *tag, int present, int read)
+static void add_key(void *ctx, const char *key, size_t klen, const char *tag, int present,
+                    uint32_t *slot)
 {
-	(void)read;
 	struct bodies *bs = ctx;
-	size_t i = bs->n_keys / NACOS_LISTEN_MAX;
-	bs->n_keys++;
-	if (i >= NACOS_WATCHERS_MAX)
+	if (bs->pass == 0) {
+		bs->n_keys++;
+		if (*slot >= 1 && *slot <= NACOS_WATCHERS_MAX)
+			bs->count[*slot - 1]++;
+		else
+			bs->unplaced++;
+		return;
+	}
+	if (*slot < 1 || *slot > NACOS_WATCHERS_MAX) {
+		size_t i = 0;
+		while (i < NACOS_WATCHERS_MAX && bs->count[i] >= NACOS_LISTEN_MAX)
+			i++;
+		if (i == NACOS_WATCHERS_MAX) {
+			bs->over++;
+			return;
+		}
+		bs->count[i]++;
+		bs->rebuild[i] = 1;
+		*slot = (uint32_t)i + 1;
+	}
+	size_t i = *slot - 1;
+	if (!bs->rebuild[i])
 		return;
 	if (!bs->b[i].len)
 		nacos_listen_begin(&bs->b[i]);
 	nacos_listen_add(&bs->b[i], key, klen, bs->s->nc->group, present ? tag : "",
 	                 bs->s->nc->tenant);
+}
+
+void nacos_chunk_dirty(struct source *s, const char *key)
+{
+	uint32_t *slot = node_slot(s->map, key, strlen(key));
+	if (slot && *slot >= 1 && *slot <= NACOS_WATCHERS_MAX)
+		s->chunk_dirty[*slot - 1] = 1;
+	else
+		s->bodies_dirty = 1;
 }
 
 static int start_watcher(struct source *s, size_t i, struct gw_err *err)
@@ -187,7 +222,7 @@ static int start_watcher(struct source *s, size_t i, struct gw_err *err)
 	return 0;
 }
 
-int nacos_publish_bodies(struct source *s, struct gw_err *err)
+int nacos_publish_bodies(struct source *s, int all, struct gw_err *err)
 {
 	struct bodies *bs = calloc(1, sizeof *bs);
 	if (!bs) {
@@ -195,21 +230,34 @@ int nacos_publish_bodies(struct source *s, struct gw_err *err)
 		return gw_errf(err, "nacos: out of memory");
 	}
 	bs->s = s;
-	node_wanted(s->map, add_key, bs);
-	size_t chunks = (bs->n_keys + NACOS_LISTEN_MAX - 1) / NACOS_LISTEN_MAX;
-	if (chunks > NACOS_WATCHERS_MAX) {
+	node_wanted_slots(s->map, add_key, bs);
+	all = all || s->bodies_dirty || s->built_gen != node_wanted_gen(s->map);
+	for (size_t i = 0; i < NACOS_WATCHERS_MAX; i++)
+		bs->rebuild[i] = all || s->chunk_dirty[i];
+	bs->pass = 1;
+	node_wanted_slots(s->map, add_key, bs);
+	size_t chunks = 0;
+	for (size_t i = 0; i < NACOS_WATCHERS_MAX; i++)
+		if (bs->count[i])
+			chunks = i + 1;
+	if (bs->over)
 		LOG_E(s->log, "nacos",
-		      "%s: %zu keys are wanted, more than %d listeners of %d keys watch; the "
-		      "rest is read at each resync only",
-		      s->nc->kv.label, bs->n_keys, NACOS_WATCHERS_MAX, NACOS_LISTEN_MAX);
-		chunks = NACOS_WATCHERS_MAX;
-	}
+		      "%s: %zu keys are wanted, more than %d listeners of %d keys watch; %zu are "
+		      "read at each resync only",
+		      s->nc->kv.label, bs->n_keys, NACOS_WATCHERS_MAX, NACOS_LISTEN_MAX, bs->over);
 	int rc = 0;
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < NACOS_WATCHERS_MAX && (i < chunks || i < s->n_w); i++) {
 		struct nacos_watcher *w = &s->w[i];
-		char *body = i < chunks ? strbuf_finish(&bs->b[i]) : NULL;
-		if (i < chunks && !body) {
+		if (!bs->rebuild[i]) {
+			if (w->answered) { /* the same body releases it */
+				w->body_gen++;
+				w->answered = 0;
+			}
+			continue;
+		}
+		char *body = bs->count[i] ? strbuf_finish(&bs->b[i]) : NULL;
+		if (bs->count[i] && !body) {
 			rc = gw_errf(err, "nacos: out of memory");
 			err->kind = SYNC_FAIL_FETCH;
 			continue;
@@ -232,8 +280,11 @@ int nacos_publish_bodies(struct source *s, struct gw_err *err)
 		if (i >= s->n_w && body && start_watcher(s, i, err) != 0)
 			rc = -1;
 	}
-	s->n_use = chunks;
-	s->st.watches = chunks;
+	size_t used = 0;
+	for (size_t i = 0; i < chunks; i++)
+		used += bs->count[i] > 0;
+	s->n_use = used;
+	s->st.watches = used;
 	pthread_cond_broadcast(&s->wcv);
 	pthread_mutex_unlock(&s->mu);
 	for (size_t i = 0; i < NACOS_WATCHERS_MAX; i++)
@@ -241,5 +292,6 @@ int nacos_publish_bodies(struct source *s, struct gw_err *err)
 	free(bs);
 	s->built_gen = node_wanted_gen(s->map);
 	s->bodies_dirty = 0;
+	memset(s->chunk_dirty, 0, sizeof s->chunk_dirty);
 	return rc;
 }

@@ -41,6 +41,7 @@ struct entry {
 	uint32_t refs;
 	uint32_t seen; /* the epoch it was last read in; 0: never */
 	int64_t rev;
+	uint32_t slot; /* the transport's (node_wanted_slots) */
 	uint8_t kind, list, live, root;
 	int group;  /* items and documents: their group; lists: -1 */
 	char *path; /* items: the mirror path */
@@ -67,6 +68,7 @@ struct node_map {
 	int oom;
 	uint64_t gen;
 	atomic_size_t n_keys, n_wanted, n_aside;
+	size_t n_unread; /* wanted and not read in this epoch: node_unread() walks only if any */
 	atomic_uint_fast64_t n_bad;
 };
 
@@ -122,6 +124,8 @@ static void entry_free(struct entry *e)
 /* The counters /status shows: what e adds to them (sign -1 before a change, +1 after). */
 static void acct(struct node_map *m, const struct entry *e, int sign)
 {
+	if (e->refs > 0 && e->seen != m->epoch)
+		m->n_unread += (size_t)sign;
 	if (e->refs > 0)
 		atomic_fetch_add(&m->n_wanted, (size_t)sign);
 	else if (e->value && e->kind != K_LIST)
@@ -550,7 +554,9 @@ static int set(struct node_map *m, const char *key, size_t klen, const char *val
 	struct entry *e = value ? find_or_add(m, key, klen) : find(m, key, klen);
 	if (!e)
 		return m->oom ? -1 : 0;
+	acct(m, e, -1);
 	e->seen = m->epoch;
+	acct(m, e, +1);
 	snprintf(e->tag, sizeof e->tag, "%s", value && tag ? tag : "");
 	if (value ? e->value && e->vlen == vlen && memcmp(e->value, value, vlen) == 0 : !e->value)
 		return 0;
@@ -607,6 +613,12 @@ int node_full_begin(struct node_map *m)
 {
 	m->epoch++;
 	m->in_full = 1;
+	/* every wanted key is unread again */
+	m->n_unread = 0;
+	size_t slot = 0;
+	struct htab_link *l = NULL;
+	while ((l = htab_next(&m->keys, &slot, l)) != NULL)
+		m->n_unread += ((struct entry *)l)->refs > 0;
 	return 0;
 }
 
@@ -732,7 +744,27 @@ size_t node_wanted(const struct node_map *m, node_key_fn fn, void *ctx)
 
 size_t node_unread(const struct node_map *m, node_key_fn fn, void *ctx)
 {
-	return walk(m, fn, ctx, 1);
+	return m->n_unread ? walk(m, fn, ctx, 1) : 0;
+}
+
+size_t node_wanted_slots(struct node_map *m, node_slot_fn fn, void *ctx)
+{
+	size_t n = 0, slot = 0;
+	struct htab_link *l = NULL;
+	while ((l = htab_next(&m->keys, &slot, l)) != NULL) {
+		struct entry *e = (struct entry *)l;
+		if (e->refs == 0)
+			continue;
+		fn(ctx, e->key, e->klen, e->value ? e->tag : "", e->value != NULL, &e->slot);
+		n++;
+	}
+	return n;
+}
+
+uint32_t *node_slot(struct node_map *m, const char *key, size_t klen)
+{
+	struct entry *e = find(m, key, klen);
+	return e ? &e->slot : NULL;
 }
 
 int node_is_wanted(const struct node_map *m, const char *key, size_t klen)

@@ -137,6 +137,13 @@ typedef void (*node_key_fn)(void *ctx, const char *key, size_t klen, const char 
 size_t node_wanted(const struct node_map *m, node_key_fn fn, void *ctx);
 /* The wanted keys not read yet (since the last full_begin, or since they became wanted). */
 size_t node_unread(const struct node_map *m, node_key_fn fn, void *ctx);
+/* The same walk, with a number the transport may keep with each key (0 until it sets one;
+ * Nacos: which listener watches it), so it can rebuild only what a change touched. */
+typedef void (*node_slot_fn)(void *ctx, const char *key, size_t klen, const char *tag, int present,
+                             uint32_t *slot);
+size_t node_wanted_slots(struct node_map *m, node_slot_fn fn, void *ctx);
+/* The number kept with key, or NULL when the key is not held. */
+uint32_t *node_slot(struct node_map *m, const char *key, size_t klen);
 /* Whether key is to be read and watched now. */
 int node_is_wanted(const struct node_map *m, const char *key, size_t klen);
 /* Moves whenever the wanted set changes: a watcher re-registers when it differs from the
