@@ -28,6 +28,18 @@
 #define NACOS_NO_FULL_READ (-1)
 #define NACOS_WATCHERS_MAX 64 /* 640,000 keys */
 
+/* The keys one listener watches: pointers into the node map (node_wanted_slots), valid
+ * until the wanted set changes, when they are listed again. */
+struct nacos_chunk_key {
+	const char *key;
+	size_t klen;
+	const char *tag; /* the md5 of what was read, "" while absent */
+};
+struct nacos_chunk {
+	struct nacos_chunk_key *keys;
+	size_t n, cap;
+};
+
 struct nacos_watcher {
 	struct source *s;
 	size_t idx;
@@ -61,6 +73,7 @@ struct source {
 	uint64_t built_gen; /* the wanted set the bodies were built for */
 	int bodies_dirty;   /* every body must be built again */
 	uint8_t chunk_dirty[NACOS_WATCHERS_MAX]; /* a key of that listener changed its tag */
+	struct nacos_chunk chunks[NACOS_WATCHERS_MAX];
 	int released; /* listeners that answered or failed wait for a body */
 
 	/* under mu */

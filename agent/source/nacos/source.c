@@ -383,6 +383,8 @@ static void nacos_free(struct source *s)
 	for (size_t i = 0; i < s->n_changed; i++)
 		free(s->changed[i]);
 	free(s->changed);
+	for (size_t i = 0; i < NACOS_WATCHERS_MAX; i++)
+		free(s->chunks[i].keys);
 	nacos_client_close(s->client);
 	node_free(s->map);
 	pthread_cond_destroy(&s->cv);

@@ -755,7 +755,7 @@ size_t node_wanted_slots(struct node_map *m, node_slot_fn fn, void *ctx)
 		struct entry *e = (struct entry *)l;
 		if (e->refs == 0)
 			continue;
-		fn(ctx, e->key, e->klen, e->value ? e->tag : "", e->value != NULL, &e->slot);
+		fn(ctx, e->key, e->klen, e->tag, e->value != NULL, &e->slot);
 		n++;
 	}
 	return n;

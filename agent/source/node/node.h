@@ -138,7 +138,9 @@ size_t node_wanted(const struct node_map *m, node_key_fn fn, void *ctx);
 /* The wanted keys not read yet (since the last full_begin, or since they became wanted). */
 size_t node_unread(const struct node_map *m, node_key_fn fn, void *ctx);
 /* The same walk, with a number the transport may keep with each key (0 until it sets one;
- * Nacos: which listener watches it), so it can rebuild only what a change touched. */
+ * Nacos: which listener watches it), so it can rebuild only what a change touched. Here
+ * `key` and `tag` point into the map and stay valid, showing the key's tag as it changes
+ * ("" while absent), until node_wanted_gen() moves. */
 typedef void (*node_slot_fn)(void *ctx, const char *key, size_t klen, const char *tag, int present,
                              uint32_t *slot);
 size_t node_wanted_slots(struct node_map *m, node_slot_fn fn, void *ctx);
