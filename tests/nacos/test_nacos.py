@@ -43,7 +43,8 @@ class Agent:
     """A gwsyncd with a nacos: section, a file subscriber, a recorder and /status."""
 
     def __init__(self, test, pub, namespace=None, layout=None, groups=GROUPS, start=True,
-                 username="nacos", password="s3cret-pw", extra=None, servers=None):
+                 username="nacos", password="s3cret-pw", extra=None, servers=None,
+                 state_dir="@TMP@/state"):
         self.test = test
         self.pub = pub
         self.groups = list(groups)
@@ -61,7 +62,7 @@ class Agent:
             sec["username"] = username
             sec["password"] = password
         sec.update(extra or {})
-        doc = {"nacos": sec, "state_dir": "@TMP@/state", "log": {"level": "debug"},
+        doc = {"nacos": sec, "state_dir": state_dir, "log": {"level": "debug"},
                "status": {"listen": "127.0.0.1:%d" % self.port},
                "subscribers": [{"name": "files", "library": "file",
                                 "config": {"dir": self.files}},
@@ -319,6 +320,27 @@ class NacosSource(harness.IntegrationTest):
         st = a.status()
         for g in GROUPS:
             self.assertEqual(len(want[g]), st["groups"][g]["items"], g)
+
+    def test_snapshot_cold_start_serves_the_snapshot_then_catches_up(self):
+        ns, pub = self.new_publisher()
+        data = with_tcp(publisher.RandomData(seed=61, namespace=ns))
+        pub.sync_all(data.items)
+        state = self.tmpdir()
+        first = Agent(self, pub, namespace=ns, state_dir=state)
+        first.wait_converged()
+        old = first.want()
+        first.d.stop()
+        self.emu.stop()  # the server is down when the agent starts
+        for _ in range(5):
+            data.random_edit(pub)
+        a = Agent(self, pub, namespace=ns, state_dir=state)
+        a.wait_converged(old)
+        doc = a.wait_status(lambda d: all(d["groups"][g] for g in GROUPS), "every group held")
+        self.assertTrue(all(doc["groups"][g]["fromSnapshot"] for g in GROUPS))
+        self.emu.start(self.emu.port)  # the server comes
+        a.wait_converged()
+        a.wait_status(lambda d: not any(d["groups"][g]["fromSnapshot"] for g in GROUPS),
+                      "snapshot replaced")
 
     def test_resync_repairs_what_a_lost_answer_missed_and_counts_it(self):
         data, pub, a = self.published_agent(seed=42, extra={"resync_interval": "2s"})

@@ -63,8 +63,9 @@ struct node_map {
 	struct htab keys;
 	uint32_t epoch;
 	int in_full;
-	int64_t now; /* of the call in progress */
-	int64_t seq; /* revisions handed to the mirror */
+	int delivered; /* a full read has reached the mirror */
+	int64_t now;   /* of the call in progress */
+	int64_t seq;   /* revisions handed to the mirror */
 	int oom;
 	uint64_t gen;
 	atomic_size_t n_keys, n_wanted, n_aside;
@@ -703,6 +704,7 @@ static int rebuild(struct node_map *m, enum kv_full_kind kind, int drop_missing)
 		kv_mirror_full_abort(m->mirror);
 		return -1;
 	}
+	m->delivered = 1;
 	return kv_mirror_full_end(m->mirror, kind, m->now);
 }
 
@@ -715,6 +717,12 @@ int node_full_end(struct node_map *m, enum kv_full_kind kind, int64_t now_ms)
 int node_full_abort(struct node_map *m, int64_t now_ms)
 {
 	m->now = now_ms;
+	if (!m->delivered) {
+		/* the first read: half of it is no version to offer (the snapshot stands);
+		 * the next full read hands the mirror everything */
+		m->in_full = 0;
+		return 0;
+	}
 	return rebuild(m, KV_FULL_RECOVER, 0);
 }
 

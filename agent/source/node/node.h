@@ -126,7 +126,8 @@ int node_full_put(struct node_map *m, const char *key, size_t klen, const char *
 int node_full_end(struct node_map *m, enum kv_full_kind kind, int64_t now_ms);
 /* A full read that failed half way: keep what was read (handed to the mirror as a
  * KV_FULL_RECOVER read, keys not read this time kept), so the map and the mirror agree;
- * node_unread() still lists the keys not read. */
+ * node_unread() still lists the keys not read. Before any full read has ended, nothing is
+ * handed over: half a first read is no version (the snapshot stands). */
 int node_full_abort(struct node_map *m, int64_t now_ms);
 
 /* What node_wanted() and node_unread() call for each key: its tag ("" when the key was read
