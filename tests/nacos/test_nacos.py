@@ -298,7 +298,9 @@ class NacosSource(harness.IntegrationTest):
     def test_a_wrong_password_is_logged_and_retried(self):
         ns, pub = self.new_publisher()
         a = Agent(self, pub, namespace=ns, password="wrong")
-        a.d.wait_log("login as nacos refused", timeout=WAIT)
+        # the line names the server and the groups
+        a.d.wait_log(r"server http://127\.0\.0\.1:\d+: login as nacos refused: HTTP 403.*"
+                     r"\(groups PLUGIN,SELECTOR,RULE", timeout=WAIT)
         self.assertNotIn("wrong", "\n".join(a.d.lines(None, 0)))
 
     def test_absent_keys_are_empty_groups(self):
@@ -356,6 +358,22 @@ class NacosSource(harness.IntegrationTest):
                       timeout=WAIT)
         harness.wait_until(lambda: a.held("RULE")[rule["id"]] == publisher.strip_nulls(rule),
                            timeout=WAIT, message="the rule repaired")
+        m = a.ep.metrics()
+        self.assertGreaterEqual(m.value("gwsync_source_repairs_total", source="nacos",
+                                        type="nacos", connection=a.conn()["url"]), 1)
+
+    def test_a_multi_key_admin_write_is_one_version(self):
+        data, pub, a = self.published_agent(seed=43)
+        time.sleep(0.3)
+        since = len(a.applies())
+        sel = data.items["SELECTOR"][0]
+        rules = [data.new_rule(sel) for _ in range(5)]
+        pub.write_many("RULE", rules)  # five item keys, then the rule list once
+        data.items["RULE"].extend(rules)
+        a.wait_converged(data.expected())
+        got = a.applies("RULE", since)
+        self.assertEqual(1, len(got), got)
+        self.assertEqual(sorted(r["id"] for r in rules), sorted(got[0].added))
 
     # ------------------------------------------------------------------ bad input
     def test_bad_values_are_refused_and_the_last_good_kept(self):
