@@ -11,8 +11,8 @@ Served (path prefix = the context path, /nacos by default):
   POST /v1/cs/configs/listener                form Listening-Configs; held while nothing
                                               differs, max(10000, Long-Pulling-Timeout - 500)
                                               ms; 400 above 10,000 keys | 403 token
-Fault controls: restart(), drop_holds(), expire_tokens(), trickle/flood, raw bytes as
-content (non-JSON, invalid UTF-8), counters of what was asked.
+Fault controls: restart(), drop_holds(), expire_tokens(), trickle/flood, refuse_listen,
+raw bytes as content (non-JSON, invalid UTF-8), counters of what was asked.
 
 In-process: NacosEmulator runs a ThreadingHTTPServer on a thread of the test process; the
 publisher writes straight into its store (the admin's own writes are not what is tested).
@@ -60,6 +60,7 @@ class NacosEmulator:
         self.held = set()  # sockets of held listener requests
         self.trickle = 0.0  # seconds between bytes of every GET answer
         self.flood = 0  # GET answers are this many bytes of junk instead
+        self.refuse_listen = 0  # an HTTP status every listener request gets instead
         self.down = False
         self.on_edit = None  # the demo's POST /_control/edit: one random admin edit
         self.port = None
@@ -325,6 +326,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path != "/v1/cs/configs/listener":
             return self._send(404, "no such path")
         emu.counts["listen"] += 1
+        if emu.refuse_listen:
+            return self._send(emu.refuse_listen, "refused by the test")
         refused = self._token(q, form)
         if refused:
             emu.counts["listen_403"] += 1

@@ -271,6 +271,20 @@ class NacosSource(harness.IntegrationTest):
         a.wait_converged(data.expected())
         a.wait_status(lambda d: d["healthy"], "healthy again")
 
+    def test_a_server_refusing_every_listener_reaches_the_backoff(self):
+        # reads work, listeners fail: the retry rule still counts to its backoff (3 tries,
+        # then the backoff), it does not start over at every successful full read
+        data, pub, a = self.published_agent(seed=35)
+        self.emu.refuse_listen = 500
+        self.addCleanup(setattr, self.emu, "refuse_listen", 0)
+        self.emu.drop_holds()
+        a.d.wait_log(r"all 3 tries failed", timeout=WAIT)
+        self.emu.refuse_listen = 0
+        rule = data.new_rule()
+        pub.write("RULE", rule)
+        data.items["RULE"].append(rule)
+        a.wait_converged(data.expected())
+
     def test_an_expired_token_is_renewed_on_403(self):
         data, pub, a = self.published_agent(seed=32)
         logins = self.emu.counts["login"]

@@ -74,7 +74,8 @@ struct source {
 	int bodies_dirty;   /* every body must be built again */
 	uint8_t chunk_dirty[NACOS_WATCHERS_MAX]; /* a key of that listener changed its tag */
 	struct nacos_chunk chunks[NACOS_WATCHERS_MAX];
-	int released; /* listeners that answered or failed wait for a body */
+	int released;        /* listeners that answered or failed wait for a body */
+	uint64_t good_polls; /* listener requests answered (under mu): a try that worked */
 
 	/* under mu */
 	pthread_mutex_t mu;

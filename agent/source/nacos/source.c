@@ -169,6 +169,7 @@ static void *run(void *arg)
 	struct schedule sc = {{cfg->retry_attempts, cfg->retry_interval_ms, cfg->retry_backoff_ms,
 	                       cfg->retry_startup_backoff_ms},
 	                      0};
+	uint64_t good_seen = 0;
 	LOG_I(s->log, "nacos", "%s: nacos sync started", s->nc->kv.label);
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
@@ -180,7 +181,8 @@ static void *run(void *arg)
 				continue;
 			}
 			s->need_full = NACOS_NO_FULL_READ;
-			sc.failures = 0;
+			/* the schedule starts over once a listener is answered, not here: a server
+			 * that reads but refuses every listener must still reach the backoff */
 			schedule_resync(s);
 			mark_success(s);
 			if (nacos_publish_bodies(s, 1, &err) != 0)
@@ -197,6 +199,11 @@ static void *run(void *arg)
 		pthread_mutex_lock(&s->mu);
 		if (!atomic_load(&s->stop) && !s->n_changed && !s->watch_failed)
 			wait_until(s, wake);
+		if (s->good_polls != good_seen) {
+			good_seen = s->good_polls;
+			sc.failures = 0;
+			s->st.consecutive_failures = 0;
+		}
 		char **changed = s->changed;
 		size_t n_changed = s->n_changed;
 		s->changed = NULL;
