@@ -588,11 +588,10 @@ static int set(struct node_map *m, const char *key, size_t klen, const char *val
 	} else if (e->kind == K_DOC) {
 		doc_changed(m, e, m->in_full ? 0 : 1);
 	}
+	int changed = ((e->kind == K_ITEM || e->kind == K_DOC) && wanted) || m->gen != gen;
 	if (!e->value && !wanted)
-		drop(m, e); /* an absent key nobody asks for */
-	if (m->oom)
-		return -1;
-	return (e->kind == K_ITEM || e->kind == K_DOC) && wanted ? 1 : m->gen != gen;
+		drop(m, e); /* an absent key nobody asks for (e is gone) */
+	return m->oom ? -1 : changed;
 }
 
 int node_put(struct node_map *m, const char *key, size_t klen, const char *value, size_t vlen,
