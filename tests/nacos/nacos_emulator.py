@@ -311,6 +311,15 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/_control/edit" and emu.on_edit:
             self._form()
             return self._send(200, emu.on_edit() + "\n")
+        if self.path == "/_control/publish":
+            # the bench's writes: {"dataId": "content" or null (remove), ...}
+            n = int(self.headers.get("Content-Length") or 0)
+            for k, v in json.loads(self.rfile.read(n)).items():
+                if v is None:
+                    emu.remove(k)
+                else:
+                    emu.publish(k, v)
+            return self._send(200, "ok\n")
         path, q = self._route()
         form = self._form()
         if path in ("/v1/auth/login", "/v1/auth/users/login"):
@@ -598,6 +607,8 @@ def main():
     ap.add_argument("--namespace", default=kvpub.DEFAULT_NAMESPACE)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rules", type=int, default=20)
+    ap.add_argument("--empty", action="store_true",
+                    help="no dataset: the keys come by POST /_control/publish")
     args = ap.parse_args()
     users = {args.username: args.password} if args.username else None
     emu = NacosEmulator(users=users)
@@ -605,7 +616,8 @@ def main():
     data = kvpub.RandomData(seed=args.seed, namespace=args.namespace, rules=args.rules)
     if data.items["PROXY_SELECTOR"] or data.items["DISCOVER_UPSTREAM"]:
         data.items["PLUGIN"].append(dict(data.items["PLUGIN"][0], name="tcp", id="99"))
-    pub.sync_all(data.items)
+    if not args.empty:
+        pub.sync_all(data.items)
     lock = threading.Lock()
 
     def edit():
