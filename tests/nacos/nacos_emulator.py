@@ -11,8 +11,8 @@ Served (path prefix = the context path, /nacos by default):
   POST /v1/cs/configs/listener                form Listening-Configs; held while nothing
                                               differs, max(10000, Long-Pulling-Timeout - 500)
                                               ms; 400 above 10,000 keys | 403 token
-Fault controls: restart(), drop_holds(), expire_tokens(), trickle/flood, raw bytes as
-content (non-JSON, invalid UTF-8), counters of what was asked.
+Fault controls: restart(), drop_holds(), expire_tokens(), trickle/flood, refuse_listen,
+raw bytes as content (non-JSON, invalid UTF-8), counters of what was asked.
 
 In-process: NacosEmulator runs a ThreadingHTTPServer on a thread of the test process; the
 publisher writes straight into its store (the admin's own writes are not what is tested).
@@ -51,6 +51,7 @@ class NacosEmulator:
         self.context_path = context_path
         self.min_hold_ms = MIN_HOLD_MS if min_hold_ms is None else min_hold_ms
         self.store = {}  # (tenant, group, dataId) -> bytes
+        self._md5 = {}  # id(content) -> (content, md5)
         self.tokens = {}  # token -> expiry (time.time())
         self.cv = threading.Condition()
         self.counts = {"get": 0, "listen": 0, "login": 0, "get_403": 0, "listen_403": 0,
@@ -59,7 +60,9 @@ class NacosEmulator:
         self.held = set()  # sockets of held listener requests
         self.trickle = 0.0  # seconds between bytes of every GET answer
         self.flood = 0  # GET answers are this many bytes of junk instead
+        self.refuse_listen = 0  # an HTTP status every listener request gets instead
         self.down = False
+        self.on_edit = None  # the demo's POST /_control/edit: one random admin edit
         self.port = None
         self.server = None
         self.thread = None
@@ -122,13 +125,30 @@ class NacosEmulator:
         if isinstance(content, str):
             content = content.encode("utf-8")
         with self.cv:
+            old = self.store.get((tenant, group, data_id))
+            if old is not None:
+                self._md5.pop(id(old), None)
             self.store[(tenant, group, data_id)] = content
             self.cv.notify_all()
 
     def remove(self, data_id, group=DEFAULT_GROUP, tenant=""):
         with self.cv:
-            self.store.pop((tenant, group, data_id), None)
+            old = self.store.pop((tenant, group, data_id), None)
+            if old is not None:
+                self._md5.pop(id(old), None)
             self.cv.notify_all()
+
+    def md5_of(self, tenant, group, data_id):
+        """The md5 Nacos keeps with each config (ConfigCacheService): computed once per
+        content, not at every listener check."""
+        v = self.store.get((tenant, group, data_id))
+        if v is None:
+            return ""
+        m = self._md5.get(id(v))
+        if m is None or m[0] is not v:
+            m = (v, md5_hex(v))
+            self._md5[id(v)] = m
+        return m[1]
 
     def get(self, data_id, group=DEFAULT_GROUP, tenant=""):
         with self.cv:
@@ -173,29 +193,26 @@ class _Server(ThreadingHTTPServer):
 
 def _parse_listening(s):
     """MD5Util.getClientMd5Map: [(dataId, group, md5, tenant)]; ValueError when malformed
-    or above MAX_LISTEN keys."""
+    or above MAX_LISTEN keys. (Split by lines and words: the same result as Nacos's scan
+    of the characters for a well-formed field, and the same refusals.)"""
     out = []
-    start = 0
-    words = []
-    for i, c in enumerate(s):
-        if c == WORD:
-            words.append(s[start:i])
-            start = i + 1
-            if len(words) > 3:
-                raise ValueError("invalid protocol,too much key")
-        elif c == LINE:
-            end = s[start:i] if start + 1 <= i else ""
-            start = i + 1
-            if len(words) == 2:
-                md5, tenant = end, ""
-            elif len(words) == 3:
-                md5, tenant = words[2], end
-            else:
-                raise ValueError("invalid protocol")
-            out.append((words[0], words[1], md5, tenant))
-            words = []
-            if len(out) > MAX_LISTEN:
-                raise ValueError("invalid protocol, too much listener")
+    lines = s.split(LINE)
+    if lines and lines[-1] == "":
+        lines.pop()
+    elif lines:
+        lines.pop()  # text after the last ^A: Nacos keeps it unread
+    for line in lines:
+        words = line.split(WORD)
+        if len(words) > 4:
+            raise ValueError("invalid protocol,too much key")
+        if len(words) == 3:
+            out.append((words[0], words[1], words[2], ""))
+        elif len(words) == 4:
+            out.append((words[0], words[1], words[2], words[3]))
+        else:
+            raise ValueError("invalid protocol")
+        if len(out) > MAX_LISTEN:
+            raise ValueError("invalid protocol, too much listener")
     return out
 
 
@@ -291,6 +308,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         emu = self.emu
+        if self.path == "/_control/edit" and emu.on_edit:
+            self._form()
+            return self._send(200, emu.on_edit() + "\n")
+        if self.path == "/_control/publish":
+            # the bench's writes: {"dataId": "content" or null (remove), ...}
+            n = int(self.headers.get("Content-Length") or 0)
+            for k, v in json.loads(self.rfile.read(n)).items():
+                if v is None:
+                    emu.remove(k)
+                else:
+                    emu.publish(k, v)
+            return self._send(200, "ok\n")
         path, q = self._route()
         form = self._form()
         if path in ("/v1/auth/login", "/v1/auth/users/login"):
@@ -306,6 +335,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path != "/v1/cs/configs/listener":
             return self._send(404, "no such path")
         emu.counts["listen"] += 1
+        if emu.refuse_listen:
+            return self._send(emu.refuse_listen, "refused by the test")
         refused = self._token(q, form)
         if refused:
             emu.counts["listen_403"] += 1
@@ -330,8 +361,7 @@ class _Handler(BaseHTTPRequestHandler):
             emu.held.add(sock)
             try:
                 while True:
-                    changed = [k for k in keys
-                               if md5_hex(emu.store.get((k[3], k[1], k[0]))) != k[2]]
+                    changed = [k for k in keys if emu.md5_of(k[3], k[1], k[0]) != k[2]]
                     if changed or hold is None or emu.down or sock not in emu.held:
                         break
                     left = deadline - time.time()
@@ -562,3 +592,47 @@ class LegacyPublisher:
     def published(self, groups):
         return {g: {kvpub.item_key(g, it): kvpub.strip_nulls(it) for it in self.items.get(g, [])}
                 for g in groups}
+
+
+def main():
+    """Serve a ShenYu dataset as the admin publishes it to Nacos, for ./dev.sh demo and
+    bench/: python3 nacos_emulator.py --port 8848 [--username U --password P] [--namespace
+    NS] [--seed N] [--rules N]. POST /_control/edit makes one random admin edit."""
+    import argparse
+    import signal
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=8848)
+    ap.add_argument("--username")
+    ap.add_argument("--password")
+    ap.add_argument("--namespace", default=kvpub.DEFAULT_NAMESPACE)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rules", type=int, default=20)
+    ap.add_argument("--empty", action="store_true",
+                    help="no dataset: the keys come by POST /_control/publish")
+    args = ap.parse_args()
+    users = {args.username: args.password} if args.username else None
+    emu = NacosEmulator(users=users)
+    pub = NodePublisher(emu, args.namespace + ".")
+    data = kvpub.RandomData(seed=args.seed, namespace=args.namespace, rules=args.rules)
+    if data.items["PROXY_SELECTOR"] or data.items["DISCOVER_UPSTREAM"]:
+        data.items["PLUGIN"].append(dict(data.items["PLUGIN"][0], name="tcp", id="99"))
+    if not args.empty:
+        pub.sync_all(data.items)
+    lock = threading.Lock()
+
+    def edit():
+        with lock:
+            return data.random_edit(pub)
+    emu.on_edit = edit
+    emu.start(args.port)
+    print("nacos emulator on %s: %d keys in namespace %s" % (emu.url(), len(emu.keys()),
+                                                            args.namespace), flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    signal.signal(signal.SIGINT, lambda *a: stop.set())
+    stop.wait()
+    emu.stop()
+
+
+if __name__ == "__main__":
+    main()
