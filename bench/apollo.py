@@ -22,8 +22,10 @@ only (Apollo's config-service.incremental.change.enabled, off by default): the a
 cost is then what changed.
 
     bench/apollo.py BUILD [--sizes small,prop,big] [--changes N] [--incremental]
+    bench/apollo.py BUILD --fanout [fanout.py's options]   (figure 9's Apollo row)
 """
 import argparse
+import http.client
 import json
 import os
 import subprocess
@@ -109,6 +111,84 @@ class ApolloServer:
         self.emu.stop()
 
 
+class ApolloFanout:
+    """Figure 9's Apollo row: the emulator as a process of its own (its CPU is the
+    server's), the data and each change written through its /_control/publish as the
+    admin's createOrUpdateItem + publishNamespace (one release), in ShenYu 2.7's node layout.
+    Every agent long-polls the notifications and reads the namespace on each release."""
+    key = "apollo"
+    label = "Apollo (emulator)"
+
+    def __init__(self, procs, tmp, sizes):
+        import fanout
+        self.fanout = fanout
+        self.port = fanout.free_port()
+        argv = [sys.executable, os.path.join(SRC, "tests", "apollo", "apollo_emulator.py"),
+                "--port", str(self.port)]
+        self.proc = procs.spawn(argv, os.path.join(tmp, "emulator.log"))
+        self.pids = [self.proc.pid]
+        self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        fanout.wait_for(self.ready, 30, "the Apollo emulator")
+
+    def ready(self):
+        try:
+            self.publish({})
+            return True
+        except (OSError, http.client.HTTPException):
+            self.conn.close()
+            return False
+
+    def publish(self, keys):
+        self.conn.request("POST", "/_control/publish", json.dumps(keys),
+                          {"Content-Type": "application/json"})
+        r = self.conn.getresponse()
+        r.read()
+        if r.status != 200:
+            raise RuntimeError("emulator publish: HTTP %d" % r.status)
+
+    def load(self, data):
+        srv = ApolloServer.__new__(ApolloServer)
+        srv.prefix = NS + "."
+        keys, lists = {}, {}
+        for group in events.GROUPS:
+            for item in data[group]:
+                keys[srv.key(group, item)] = self.fanout.ws_messages.gson(item)
+                if group == "PLUGIN":
+                    lists.setdefault(NS + ".plugin.list", []).append(item["name"])
+                elif group == "SELECTOR":
+                    lists.setdefault("%s.selector.%s.list" % (NS, item["pluginName"]),
+                                     []).append(item["id"])
+                else:
+                    lists.setdefault("%s.rule.%s.%s.list" % (
+                        NS, item["pluginName"], item["selectorId"]), []).append(item["id"])
+        keys.update({k: json.dumps(v) for k, v in lists.items()})
+        self.key_of = srv.key
+        self.publish(keys)
+
+    def agent_section(self):
+        return ["apollo:",
+                '  servers: ["http://127.0.0.1:%d"]' % self.port,
+                "  app_id: shenyu",
+                "  settle: 20ms",
+                "  groups: [%s]" % ", ".join(events.GROUPS)]
+
+    def write(self, item):
+        self.publish({self.key_of("RULE", item): self.fanout.ws_messages.gson(item)})
+
+    def close(self):
+        self.conn.close()
+
+
+def fanout_main(argv):
+    """bench/apollo.py BUILD --fanout [fanout.py's options]: figure 9 for Apollo."""
+    import fanout
+    fanout.SERVERS["apollo"] = ApolloFanout
+    sys.argv = [sys.argv[0]] + [a for a in argv if a != "--fanout"]
+    if not any(a.startswith("--servers") for a in sys.argv):
+        sys.argv += ["--servers", "apollo"]
+    return fanout.main()
+
+
 def full_sync(build, dataset_dir, keep):
     """`gwsyncd --once` against an emulator holding the dataset: the whole first read
     (one release of every key) and every group delivered, in ms; and the floor, a client's
@@ -141,6 +221,8 @@ def full_sync(build, dataset_dir, keep):
 
 
 def main():
+    if "--fanout" in sys.argv[1:]:
+        return fanout_main(sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build")
     ap.add_argument("--data")

@@ -13,6 +13,7 @@ Served (one app per emulator, any number of clusters and namespaces):
       `hold` seconds (60, apollo's default) and answered 304; 400 for a notifications
       parameter that is not a non-empty JSON array of them.
   GET /services/config?appId=&ip=   (the meta service) [{"appName","instanceId","homepageUrl"}]
+  POST /_control/publish            (not Apollo's: the test's) keys written, one release
 The access key: when `secret` is set, every /configs and /notifications request needs
 Timestamp within 60 s of the emulator's clock and Authorization "Apollo appId:sign",
 sign = base64(HMAC-SHA1(secret, timestamp + "\n" + path[?query])), path and query as sent
@@ -293,6 +294,33 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     # ---------------------------------------------------------------- routes
+    def do_POST(self):
+        """POST /_control/publish {key: value or null, ...}: the keys written (null: removed)
+        and one release, for a test or bench driving the emulator as its own process."""
+        emu = self.emulator
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n)
+        if urllib.parse.urlsplit(self.path).path != "/_control/publish":
+            self._error(404, "no such path")
+            return
+        try:
+            keys = json.loads(body or b"{}")
+            if not isinstance(keys, dict):
+                raise ValueError
+        except ValueError:
+            self._error(400, "expected a JSON object of keys")
+            return
+        with emu.lock:
+            items = emu.ns().items
+            for k, v in keys.items():
+                if v is None:
+                    items.pop(k, None)
+                else:
+                    items[k] = v
+        if keys:
+            emu.publish_namespace()
+        self._send(200, b"{}")
+
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
