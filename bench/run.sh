@@ -154,6 +154,9 @@ if wants apollo; then
 	say "figure 12, Apollo: a one-rule change among 1k, 10k and 100k rules (full replies, then incremental)"
 	"${py:-python3}" "$src/bench/apollo.py" "$build" | tee -a "$results" || rc=1
 	"${py:-python3}" "$src/bench/apollo.py" "$build" --incremental | tee -a "$results" || rc=1
+	say "figure 9, Apollo: fan-out to ${GWSYNC_FANOUT:-100} agents from the Apollo emulator"
+	"${py:-python3}" "$src/bench/apollo.py" "$build" --fanout --agents "${GWSYNC_FANOUT:-100}" |
+		tee -a "$results" || rc=1
 fi
 
 say "results"
