@@ -303,6 +303,8 @@ check() {
 demo() {
 	deps "${GATEWAY_PACKAGES[@]}"
 	build
+	# GWSYNC_DEMO_SOURCE=apollo: the same demo against the Apollo config service emulator
+	[ "${GWSYNC_DEMO_SOURCE:-}" != apollo ] || exec "$here/tests/apollo/demo.sh" "$here/build"
 	exec "$here/tests/admin/demo.sh" "$here/build"
 }
 

@@ -9,8 +9,8 @@ includes only the rooms the picture lets it see:
   config/   core/, model/ (the group names), config/
   source/   core/, model/, config/, source/, and of the store store/ingest.h alone, never
             store/store.h, not even through another header; a source's folder sees the
-            shared parts beside source.h, its own folder, kv/ (the path stores' part) and admin/ (admin:'s),
-            never another source's folder
+            shared parts beside source.h, its own folder, kv/ (the path stores' part), node/
+            (ShenYu's node layout, over kv/) and admin/ (admin:'s), never another source's folder
   deliver/  core/, model/, config/, store/, deliver/: never source/
   ops/, main.c (and the process shell beside it: options, signals): every room, but of
             source/ only the seam (source.h and the shared parts beside it): no file
@@ -58,7 +58,7 @@ ROOMS = {
 ABI = {"core": {"gwsync/log_level.h"}}
 # The folders under source/ that are parts several sources share, not sources: kv/ (the
 # path stores: ZooKeeper and etcd) and admin/ (ShenYu's admin: long-polling and WebSocket).
-SHARED_FOLDERS = ("kv", "admin")
+SHARED_FOLDERS = ("kv", "node", "admin")
 # The only header of store/ a source may include.
 SOURCE_STORE = {"store/ingest.h"}
 # Headers a source must never reach, directly or through other headers.
@@ -134,8 +134,8 @@ def check(agent, allowed=frozenset(ALLOWED)):
                 other = source_folder(name)
                 if folder and other and other != folder and other not in SHARED_FOLDERS:
                     errors.append("%s: source/%s/ includes %s: a source's folder sees the "
-                                  "shared parts beside source.h, its own folder, kv/ and "
-                                  "admin/, never another source's folder" % (where, folder, name))
+                                  "shared parts beside source.h, its own folder, kv/, "
+                                  "node/ and admin/, never another source's folder" % (where, folder, name))
                 elif not folder and other:
                     errors.append("%s: the shared part %s includes %s: what every source "
                                   "shares depends on no source's folder" % (where, rel, name))

@@ -149,7 +149,8 @@ def synopsis_options():
 
 # How the documents name each source of agent/source/*/source.c (its `.type`).
 SOURCE_WORDS = {"http": "long-polling", "websocket": "WebSocket", "zookeeper": "ZooKeeper",
-                "etcd": "etcd"}
+                "etcd": "etcd", "nacos": "Nacos",
+                "apollo": "Apollo"}
 
 
 def code_sources():

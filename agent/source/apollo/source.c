@@ -1,0 +1,333 @@
+/*
+ * Apollo behind the source table (see source.h), over the config service's client API,
+ * which is plain HTTP: libcurl (curl_http.h) and jansson, no Apollo library. One thread
+ * ("apollo-0") owns the node map (node.h over the kv mirror) and the client; it is either
+ * in a request (a held notification poll, a read) or asleep until the mirror's settle
+ * deadline or a retry: no periodic tick.
+ *
+ * Services are tried in order; a failing one moves to the next at once, and the retry
+ * schedule (retry.h: `attempts` tries at `interval`, then `backoff`) counts rounds over all
+ * of them. With a meta server, its list is asked again after every failed round. A session
+ * that got somewhere (a poll answered, a release applied) and then failed starts the
+ * schedule over. What the map held stays through failures: nothing is delivered from a
+ * reply that was not whole and valid, and the snapshot serves until the first full read.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/thread.h"
+#include "model/groups.h"
+#include "source/apollo/apollo.h"
+#include "source/retry.h"
+
+/* ---------------------------------------------------------------- status */
+
+void apollo_set_state(struct source *s, enum source_conn_state state)
+{
+	pthread_mutex_lock(&s->mu);
+	s->st.state = state;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void apollo_count_failure(struct source *s, enum sync_fail why, const char *msg)
+{
+	pthread_mutex_lock(&s->mu);
+	if ((unsigned)why < SYNC_FAIL_COUNT && why != SYNC_STOPPED)
+		s->st.failures[why]++;
+	snprintf(s->st.last_error, sizeof s->st.last_error, "%s", msg);
+	s->st.last_error_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->mu);
+}
+
+void apollo_mark_success(struct source *s)
+{
+	s->progress = 1;
+	pthread_mutex_lock(&s->mu);
+	s->st.state = SOURCE_CONN_CONNECTED;
+	s->st.consecutive_failures = 0;
+	s->st.last_success_ms = gw_wall_ms();
+	snprintf(s->st.session, sizeof s->st.session, "%s", apollo_client_server(s->client));
+	pthread_mutex_unlock(&s->mu);
+}
+
+void apollo_count(struct source *s, int poll, size_t fetched_bytes)
+{
+	pthread_mutex_lock(&s->mu);
+	if (poll) {
+		s->st.polls++;
+	} else {
+		s->st.fetches++;
+		s->st.bytes_fetched += fetched_bytes;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* ---------------------------------------------------------------- the thread */
+
+/* Some configured group has no version yet (neither from Apollo nor the snapshot). */
+static int starting(struct source *s)
+{
+	struct ingest_stamp st[GW_GROUP_COUNT];
+	ingest_stamps(s->args.ingest, st);
+	for (size_t i = 0; i < s->cfg->n_groups; i++)
+		if (!st[s->cfg->groups[i]].md5[0])
+			return 1;
+	return 0;
+}
+
+/* "PLUGIN,SELECTOR,...": the groups a failure leaves behind, for its log line. */
+static void group_names(const struct cfg *cfg, char *buf, size_t cap)
+{
+	size_t pos = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < cfg->n_groups && pos < cap; i++)
+		pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", i ? "," : "",
+		                        gw_group_name(cfg->groups[i]));
+}
+
+static void *run(void *arg)
+{
+	struct source *s = arg;
+	const struct cfg *cfg = s->cfg;
+	struct retry_policy policy = {cfg->retry_attempts, cfg->retry_interval_ms,
+	                              cfg->retry_backoff_ms, cfg->retry_startup_backoff_ms};
+	uint64_t failures = 0;
+	size_t tried = 0; /* services failed in this round */
+	char groups[256];
+	group_names(cfg, groups, sizeof groups);
+	LOG_I(s->log, "apollo", "%s: apollo sync started", s->ac->label);
+	while (!atomic_load(&s->stop)) {
+		struct gw_err err = {0};
+		s->progress = 0;
+		if (apollo_client_count(s->client) == 0 && apollo_client_discover(s->client, &err))
+			goto failed;
+		if (apollo_session(s, &err) == 0 || atomic_load(&s->stop))
+			break;
+	failed:;
+		enum sync_fail why = err.kind;
+		apollo_count_failure(s, why, err.msg);
+		if (s->progress) {
+			failures = 0;
+			tried = 0;
+		}
+		size_t n = apollo_client_count(s->client);
+		apollo_client_next(s->client);
+		if (++tried < n) {
+			LOG_W(s->log, "apollo", "%s [%s] (groups %s); trying config service %s",
+			      err.msg, sync_fail_name(why), groups,
+			      apollo_client_server(s->client));
+			continue;
+		}
+		tried = 0;
+		failures++;
+		pthread_mutex_lock(&s->mu);
+		s->st.consecutive_failures = failures;
+		pthread_mutex_unlock(&s->mu);
+		int64_t delay;
+		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
+		if (step == RETRY_BACKOFF) {
+			LOG_E(
+			    s->log, "apollo",
+			    "%s [%s] (groups %s); all %d tries over %zu config service(s) failed, "
+			    "next try in %lld ms",
+			    err.msg, sync_fail_name(why), groups, policy.attempts, n ? n : 1,
+			    (long long)delay);
+			apollo_set_state(s, SOURCE_CONN_BACKING_OFF);
+		} else {
+			LOG_W(
+			    s->log, "apollo",
+			    "%s [%s] (groups %s); try %d of %d over %zu config service(s) failed, "
+			    "next try in %lld ms",
+			    err.msg, sync_fail_name(why), groups,
+			    retry_try_in_round(&policy, failures), policy.attempts, n ? n : 1,
+			    (long long)delay);
+			apollo_set_state(s, SOURCE_CONN_RETRYING);
+		}
+		if (apollo_sleep_until(s, gw_mono_ms() + delay))
+			break;
+		struct gw_err derr = {0};
+		if (apollo_client_discover(s->client, &derr) != 0)
+			LOG_W(s->log, "apollo", "%s [%s]", derr.msg,
+			      sync_fail_name(derr.kind));
+	}
+	/* what settled-in-waiting changes there are still reach the subscribers */
+	node_flush(s->map, gw_mono_ms(), 1);
+	apollo_set_state(s, SOURCE_CONN_STOPPED);
+	LOG_I(s->log, "apollo", "%s: apollo sync stopped", s->ac->label);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+static void apollo_free(struct source *s);
+
+static int apollo_open(struct source **out, const struct source_args *args, struct gw_err *err)
+{
+	*out = NULL;
+	const struct cfg *cfg = args->cfg;
+	const struct apollo_config *ac = apollo_config(cfg);
+	if (!ac || !ac->label)
+		return gw_errf(err, "apollo: no config service configured");
+	struct source *s = calloc(1, sizeof *s);
+	if (!s)
+		return gw_errf(err, "apollo: out of memory");
+	s->args = *args;
+	s->cfg = cfg;
+	s->ac = ac;
+	s->log = args->log;
+	s->need_full = KV_FULL_START;
+	s->resync_at = -1;
+	s->notification = -1;
+	atomic_init(&s->stop, 0);
+	pthread_mutex_init(&s->mu, NULL);
+	gw_cond_init_mono(&s->cv);
+	snprintf(s->st.server, sizeof s->st.server, "%s", ac->label);
+	s->st.state = SOURCE_CONN_CONNECTING;
+	s->st.revision = -1;
+	struct node_args na = {
+	    .layout = ac->whole ? NODE_LAYOUT_WHOLE : NODE_LAYOUT_NODES,
+	    .prefix = ac->prefix,
+	    .doc_names = NULL,
+	    .complete = 1,
+	    .groups = cfg->groups,
+	    .n_groups = cfg->n_groups,
+	    .ingest = args->ingest,
+	    .log = args->log,
+	    .type = "apollo",
+	    .server = s->st.server,
+	    .settle_ms = ac->settle_ms > 0 ? ac->settle_ms : 100,
+	};
+	if (!(s->map = node_new(&na, err)) || apollo_client_open(&s->client, cfg, ac, err) != 0) {
+		apollo_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+static int apollo_initial_sync(struct source *s, struct gw_err *err)
+{
+	struct gw_err e = {0};
+	if (apollo_client_count(s->client) == 0 && apollo_client_discover(s->client, &e) != 0) {
+		apollo_count_failure(s, e.kind, e.msg);
+		LOG_W(s->log, "apollo", "%s [%s]", e.msg, sync_fail_name(e.kind));
+		return gw_errf(err, "%s", e.msg);
+	}
+	const size_t n = apollo_client_count(s->client);
+	for (size_t i = 0; i < n; i++) {
+		if (atomic_load(&s->stop))
+			return gw_errf(err, "start-up sync interrupted");
+		memset(&e, 0, sizeof e);
+		if (apollo_full_read(s, KV_FULL_START, &e) == 0) {
+			s->need_full = APOLLO_NO_FULL_READ;
+			s->resync_at = s->ac->resync_interval_ms > 0
+			                   ? gw_mono_ms() + s->ac->resync_interval_ms
+			                   : -1;
+			return 0;
+		}
+		if (atomic_load(&s->stop))
+			return gw_errf(err, "start-up sync interrupted");
+		apollo_count_failure(s, e.kind, e.msg);
+		LOG_W(s->log, "apollo", "%s [%s]", e.msg, sync_fail_name(e.kind));
+		apollo_client_next(s->client);
+	}
+	return gw_errf(err, "no Apollo config service answered (%zu tried); the last: %.900s", n,
+	               e.msg);
+}
+
+static int apollo_start(struct source *s, struct gw_err *err)
+{
+	if (s->started)
+		return 0;
+	int rc = gw_thread_start(&s->thread, "apollo-0", run, s);
+	if (rc != 0)
+		return gw_errf(err, "apollo: cannot start the source thread: %s", strerror(rc));
+	s->started = 1;
+	return 0;
+}
+
+static void apollo_stop(struct source *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	atomic_store(&s->stop, 1);
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	if (s->client)
+		apollo_client_interrupt(s->client);
+}
+
+static void apollo_free(struct source *s)
+{
+	if (!s)
+		return;
+	apollo_stop(s);
+	if (s->started)
+		pthread_join(s->thread, NULL);
+	apollo_client_close(s->client);
+	node_free(s->map);
+	json_decref(s->held);
+	free(s->release_key);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+static int apollo_status(struct source *s, size_t i, struct source_conn_status *out)
+{
+	if (i != 0)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	*out = s->st;
+	pthread_mutex_unlock(&s->mu);
+	struct node_stats ns;
+	node_stats(s->map, &ns);
+	out->changes = ns.mirror.versions;
+	out->repairs = ns.mirror.repairs;
+	out->watches = ns.keys;
+	if (ns.mirror.last_event_ms > out->last_event_ms)
+		out->last_event_ms = ns.mirror.last_event_ms;
+	return 1;
+}
+
+static int apollo_selects(const struct cfg *cfg)
+{
+	return cfg->section && strcmp(cfg->section, "apollo") == 0;
+}
+
+static void apollo_summary(const struct cfg *cfg, char *buf, size_t cap)
+{
+	const struct apollo_config *ac = apollo_config(cfg);
+	snprintf(buf, cap, "apollo source %s", ac && ac->label ? ac->label : "");
+}
+
+static size_t apollo_conns(const struct cfg *cfg)
+{
+	return apollo_config(cfg) ? 1 : 0;
+}
+
+static const char *apollo_conn_name(const struct cfg *cfg, size_t i)
+{
+	const struct apollo_config *ac = apollo_config(cfg);
+	return ac && i == 0 && ac->label ? ac->label : "";
+}
+
+const struct source_ops apollo_source_ops = {
+    .type = "apollo",
+    .section = "apollo",
+    .config = &apollo_config_section,
+    .selects = apollo_selects,
+    .summary = apollo_summary,
+    .running = "config service session(s)",
+    .conns = apollo_conns,
+    .conn_name = apollo_conn_name,
+    .open = apollo_open,
+    .initial_sync = apollo_initial_sync,
+    .start = apollo_start,
+    .stop = apollo_stop,
+    .free = apollo_free,
+    .status = apollo_status,
+};
