@@ -149,8 +149,7 @@ static void *run(void *arg)
 			break;
 		struct gw_err derr = {0};
 		if (apollo_client_discover(s->client, &derr) != 0)
-			LOG_W(s->log, "apollo", "%s [%s]", derr.msg,
-			      sync_fail_name(derr.kind));
+			LOG_W(s->log, "apollo", "%s [%s]", derr.msg, sync_fail_name(derr.kind));
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	node_flush(s->map, gw_mono_ms(), 1);
