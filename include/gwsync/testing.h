@@ -1,3 +1,4 @@
+// clang-format off
 /*
  * gwsync plugin testing library: the values a plugin receives, built the way the agent
  * builds them, for a plugin's own unit tests. Link with -lgwsync-testing
@@ -7,8 +8,8 @@
  *   struct gwt_host *h = gwt_host_new("mine", my_plugin_options);
  *   void *state;
  *   desc->init(gwt_host(h), gwt_config(cfg), &state);
- *   struct gwt_change *c = gwt_change_new(GW_GROUP_RULE, NULL, "[{\"id\":\"r1\"}]", err, sizeof
- * err); desc->apply(state, gwt_host(h), gwt_change(c));
+ *   struct gwt_change *c = gwt_change_new(GW_GROUP_RULE, NULL, "[{\"id\":\"r1\"}]", err, sizeof err);
+ *   desc->apply(state, gwt_host(h), gwt_change(c));
  *
  * Everything goes through the agent's own code (its YAML reader, option checks, value
  * parsers, JSON model and delta), so a test needs no re-implementation of their rules.
@@ -30,6 +31,7 @@
  * Errors are returned as text in a caller's buffer; nothing here exits or aborts. Nothing
  * is global: every object is independent of the others.
  */
+// clang-format on
 #ifndef GWSYNC_TESTING_H
 #define GWSYNC_TESTING_H
 
