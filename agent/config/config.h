@@ -29,6 +29,8 @@ struct cfg_subscriber {
 	int col;
 	int library_line, library_col; /* where `library:`'s value is (0: unknown) */
 	struct ynode *own_config;      /* private: the empty map made when `config:` is absent */
+	int bare_config; /* gwsync-replay: `config` is a file of its own (-c), so messages name
+	                  * its keys alone and the entry has no position ("" = no prefix) */
 };
 
 struct cfg_tls {

@@ -187,12 +187,12 @@ int cfgw_int(struct loader *ld, const struct key *k, const struct ynode *v, cons
 int cfgw_bool(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
               void *base)
 {
-	const char *s = cfgw_scalar(ld, v, path, "true or false");
+	const char *s = cfgw_scalar(ld, v, path, UNITS_BOOL_FORMS);
 	int b;
 	if (!s)
 		return -1;
 	if (units_bool(s, &b) < 0)
-		return cfgw_err(ld, v, path, "expected true or false, got '%.100s'", s);
+		return cfgw_err(ld, v, path, "expected " UNITS_BOOL_FORMS ", got '%.100s'", s);
 	if (base)
 		*(int *)((char *)base + k->off) = b;
 	return 0;

@@ -214,7 +214,7 @@ static struct ynode *load_config(const char *path, struct gw_err *err)
 {
 	struct ynode *root = NULL;
 	if (!path)
-		return ytree_new_map("(no config)", 1, 1);
+		return ytree_new_map("(no -c FILE)", 1, 1);
 	if (ytree_parse_file(path, &root, err) < 0)
 		return NULL;
 	if (root->type != YNODE_MAP) {
@@ -355,8 +355,11 @@ int main(int argc, char **argv)
 		free(more);
 	}
 
-	struct cfg_subscriber cs = {.name = (char *)name, .library = argv[optind], .line = 1};
+	/* its -c file is the bare config: map, so messages name its keys, not gwsyncd's paths */
+	struct cfg_subscriber cs = {
+	    .name = (char *)name, .library = argv[optind], .line = 1, .bare_config = 1};
 	cs.config = config;
+	cs.own_config = config_path ? NULL : config; /* no -c: the empty map, no file to name */
 	struct cfg cfg = {.path = (char *)(config_path ? config_path : "(no config)")};
 	if (synced_groups(&cfg, groups, &r, &err) < 0) {
 		fprintf(stderr, "gwsync-replay: %s\n", err.msg);

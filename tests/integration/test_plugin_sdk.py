@@ -124,6 +124,27 @@ class PluginSdk(harness.IntegrationTest):
         r = replay("recorder")
         self.assertEqual(r.returncode, 2)
 
+    def test_replay_errors_name_the_keys_of_its_own_config_file(self):
+        """Its -c file is the bare config: map: a message names its keys, not gwsyncd's
+        subscribers[0].config paths, and a bad boolean lists every accepted spelling."""
+        data = os.path.join(EXAMPLE, "data", "RULE-1.json")
+        out = os.path.join(self.tmpdir(), "rec.txt")
+        bad = self.write("out: %s\nfail_init: 1\n" % out, "bad.yaml")
+        r = replay("-c", bad, "recorder", data)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("bad.yaml:2:12: fail_init: expected true or false (also yes/no, on/off), "
+                      "got '1'", r.stderr)
+        self.assertNotIn("subscribers[", r.stderr)
+        typo = self.write("out: %s\nfail_iff: x\n" % out, "typo.yaml")
+        r = replay("-c", typo, "recorder", data)
+        self.assertIn("typo.yaml:2:1: unknown key 'fail_iff' (did you mean", r.stderr)
+        self.assertNotIn("subscribers[", r.stderr)
+        refuse = self.write("out: %s\nfail_init: yes\n" % out, "refuse.yaml")
+        r = replay("-c", refuse, "recorder", data)
+        self.assertRegex(r.stderr, r"gwsync-replay: \S*refuse.yaml: \S*recorder.so: init\(\) "
+                                   r"failed: told to fail in init")
+        self.assertNotIn("subscribers[", r.stderr)
+
     def test_replay_skips_a_version_twice_and_never_goes_back_in_time(self):
         out = os.path.join(self.tmpdir(), "rec.txt")
         config = self.write("out: %s\n" % out, "rec.yaml")

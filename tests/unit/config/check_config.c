@@ -443,7 +443,8 @@ START_TEST(wrong_types)
 	         "admin.retry.attempts: must be between 1 and 10000, got 0");
 	load_err(MINIMAL "  retry: { attempts: 2.5 }\n", 3, 22, "expected a whole number");
 	load_err(MINIMAL "  tls: { insecure_skip_verify: maybe }\n", 3, 32,
-	         "admin.tls.insecure_skip_verify: expected true or false, got 'maybe'");
+	         "admin.tls.insecure_skip_verify: expected true or false (also yes/no, on/off), "
+	         "got 'maybe'");
 	load_err(MINIMAL "gateway: { port: 70000 }\n", 3, 18,
 	         "gateway.port: must be between 0 and 65535, got 70000");
 	load_err(MINIMAL "gateway: { port: -1 }\n", 3, 18, "must be between 0 and 65535");
@@ -952,8 +953,8 @@ START_TEST(plugin_getters)
 	ck_assert_ptr_nonnull(
 	    strstr(fh.last, "config.bad_count: expected a whole number, got '4x'"));
 	ck_assert_int_eq(plugin_config_bool(h, NULL, conf, "bad_bool", &b), GW_CONFIG_INVALID);
-	ck_assert_ptr_nonnull(
-	    strstr(fh.last, "config.bad_bool: expected true or false, got 'maybe'"));
+	ck_assert_ptr_nonnull(strstr(
+	    fh.last, "config.bad_bool: expected true or false (also yes/no, on/off), got 'maybe'"));
 	ck_assert_int_eq(plugin_config_string(h, NULL, conf, "list", &s), GW_CONFIG_INVALID);
 	ck_assert_ptr_nonnull(strstr(fh.last, ":14:13: subscriber 'files' config.list: expected a "
 	                                      "string, got a list"));
