@@ -10,6 +10,7 @@ unless status.expose_config is on, and then never shows an appSecret or a proxy 
 control socket, and exits 1 when no agent answers."""
 import json
 import os
+import subprocess
 import re
 import time
 
@@ -299,6 +300,13 @@ class History(harness.IntegrationTest):
         self.assertEqual(d.run("--pause").returncode, 0)
         out = d.run("--status").stdout
         self.assertIn("delivery: PAUSED", out)
+        # --status SOCKET: the control socket named directly, no configuration read
+        sock = os.path.join(d._top_level("state_dir"), "control.sock")
+        r = subprocess.run([d.binary, "-c", "/nonexistent/gwsync.yaml", "--status", sock],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("delivery: PAUSED", r.stdout)
 
         d.stop()
         r = d.run("--status")
