@@ -46,6 +46,7 @@
 #define HISTORY_MAX            1000
 #define HISTORY_KEYS           5   /* first keys kept of each kind */
 #define HISTORY_KEY_MAX        128 /* bytes of one key as shown (longer ones end in "...") */
+#define HISTORY_NAME_MAX       64  /* bytes of an item's display name kept beside its key */
 #define HISTORY_SOURCE_MAX     256
 #define HISTORY_REASON_MAX     256
 #define HISTORY_SUBSCRIBERS    64 /* subscribers followed (more are not recorded) */
@@ -73,6 +74,9 @@ struct history_change {
 	size_t count;
 	size_t n_first;
 	char first[HISTORY_KEYS][HISTORY_KEY_MAX]; /* in key order, as key_display() shows them */
+	/* their items' display names (a selector's, rule's or method's name beside its 19-digit
+	 * id, as the log shows them), "" when it has none or in any other group */
+	char names[HISTORY_KEYS][HISTORY_NAME_MAX];
 };
 
 struct history_entry {

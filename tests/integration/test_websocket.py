@@ -446,7 +446,7 @@ class Convergence(harness.IntegrationTest):
         e = d.wait_history("RULE", None, lambda e: harness.changed(e) and
                            "lost-event" in e["added"]["first"], "the repair's version", timeout=5)
         self.assertEqual((e["added"], e["updated"]["count"], e["removed"]["count"]),
-                         ({"count": 1, "first": ["lost-event"]}, 0, 0))
+                         ({"count": 1, "first": ["lost-event"], "names": ["rule"]}, 0, 0))
         wait_converged(files, emu, ["RULE"])
         self.assertEqual(harness.changes(d.status()), n + 1)   # one version, the repair
         _, _, body = harness.http_request("GET", "http://127.0.0.1:%d/metrics" % port)
