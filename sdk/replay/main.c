@@ -151,11 +151,14 @@ static void play(struct replay *r)
 		for (size_t i = 0; i < r->n_docs && !r->error; i++) {
 			struct group_data *gd = NULL;
 			struct gw_err err;
-			if (replay_read_doc(r->docs[i], &gd, &err) < 0) {
+			char jnote[600];
+			if (replay_read_doc(r->docs[i], &gd, jnote, sizeof jnote, &err) < 0) {
 				fprintf(stderr, "gwsync-replay: %s\n", err.msg);
 				r->error = 1;
 				break;
 			}
+			if (jnote[0])
+				printf("-- %s %s: %s\n", gw_group_name(gd->group), gd->md5, jnote);
 			enum gw_group g = gd->group;
 			if (!r->synced[g]) {
 				fprintf(stderr,

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 
+import groupfiles
 import harness
 
 SRC = os.environ.get("GWSYNC_SRCDIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -123,6 +124,35 @@ class PluginSdk(harness.IntegrationTest):
         self.assertIn("did you mean 'fail_if_exists'", r.stderr)
         r = replay("recorder")
         self.assertEqual(r.returncode, 2)
+
+    def test_replay_of_a_state_dir_applies_its_journal_as_the_cold_start_does(self):
+        """An agent's state_dir holds GROUP.json and, after it, GROUP.journal: the versions
+        accepted since the file was written (a delete among them). Replay plays the version
+        the agent holds, the journal applied (issue 31, item 4: it played the file's older
+        version, a key deleted since included, and said nothing)."""
+        emu = self.emulator(mode="shenyu", hold=1)
+        state = os.path.join(self.tmpdir(), "state")
+        d = self.daemon(emu.config(state_dir=state, log_level="info"))
+        groupfiles.wait_version(state, "APP_AUTH", emu.group("APP_AUTH")["md5"])
+        gone = emu.data("APP_AUTH")["data"][0]["appKey"]
+        v = emu.delete("APP_AUTH", gone)
+        harness.wait_until(lambda: os.path.exists(os.path.join(state, "APP_AUTH.journal")) and
+                           groupfiles.md5(state, "APP_AUTH") == v["md5"], timeout=20,
+                           message="the delete journaled")
+        d.stop()
+        with open(os.path.join(state, "APP_AUTH.json")) as f:
+            self.assertIn(gone, f.read())  # the file alone still holds the deleted key
+        out = os.path.join(self.tmpdir(), "rec.txt")
+        config = self.write("out: %s\n" % out, "rec.yaml")
+        r = replay("-c", config, "--groups", ",".join(emu.groups), "recorder", state)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"-- APP_AUTH %s: \S*APP_AUTH.journal: 1 change\(s\) after "
+                         r"the file applied\n" % v["md5"])
+        with open(out) as f:
+            played = [line for line in f if line.startswith("apply APP_AUTH ")]
+        self.assertEqual(len(played), 1, played)
+        self.assertIn("md5=%s " % v["md5"], played[0])
+        self.assertNotIn(gone, played[0])
 
     def test_replay_errors_name_the_keys_of_its_own_config_file(self):
         """Its -c file is the bare config: map: a message names its keys, not gwsyncd's
