@@ -83,6 +83,8 @@ static int start_history(struct agent *a, struct gw_err *err)
 	free(names);
 	if (!a->history)
 		return gw_errf(err, "history: out of memory");
+	for (size_t i = 0; i < a->subs->n; i++) /* an entry lists the subscribers it concerns */
+		history_set_takes(a->history, i, a->subs->v[i].groups);
 	struct gw_err lerr = {0};
 	history_load(a->history, a->cfg->state_dir, a->cfg->groups, a->cfg->n_groups, &lerr);
 	ingest_set_history(a->ingest, a->history);

@@ -335,7 +335,13 @@ static int load_one(struct subscriber *s, const struct cfg *cfg, const struct cf
 	s->ctx.config_bare = cs->bare_config;
 	s->ctx.log = log;
 	host_table_init(&s->host, &s->ctx);
-	host_set_groups(&s->ctx, cfg->groups, cfg->n_groups);
+	/* its own `groups:` (each one synced: config.c checked), else every synced group:
+	 * what it is delivered, and what host->group_configured() answers */
+	const enum gw_group *groups = cs->n_groups ? cs->groups : cfg->groups;
+	size_t n_groups = cs->n_groups ? cs->n_groups : cfg->n_groups;
+	host_set_groups(&s->ctx, groups, n_groups);
+	for (size_t k = 0; k < n_groups; k++)
+		s->groups |= 1u << groups[k];
 	if (open_plugin(s, cs->library, err) < 0)
 		return at_entry(err, cfg, cs, index, "library");
 	if (check_options(s, cs, index, err) < 0) /* positioned by the check itself */

@@ -50,6 +50,7 @@ struct history {
 	size_t size;
 	size_t n_subs;
 	char (*subs)[SUB_NAME_MAX];
+	unsigned *takes; /* per subscriber: the groups it takes (bit 1u << group) */
 	struct gw_log *log;
 	struct ring rings[GW_GROUP_COUNT];
 	uint64_t seq;
@@ -94,19 +95,29 @@ struct history *history_new(size_t size, const char *const *subscribers, size_t 
 		return NULL;
 	h->subs = calloc(n_subscribers ? n_subscribers : 1, sizeof *h->subs);
 	h->early = calloc(GW_GROUP_COUNT * (n_subscribers ? n_subscribers : 1), sizeof *h->early);
-	if (!h->subs || !h->early) {
+	h->takes = malloc((n_subscribers ? n_subscribers : 1) * sizeof *h->takes);
+	if (!h->subs || !h->early || !h->takes) {
 		free(h->subs);
 		free(h->early);
+		free(h->takes);
 		free(h);
 		return NULL;
 	}
 	for (size_t i = 0; i < n_subscribers; i++)
 		copy_text(h->subs[i], SUB_NAME_MAX, subscribers[i] ? subscribers[i] : "?");
 	h->n_subs = n_subscribers;
+	for (size_t i = 0; i < n_subscribers; i++)
+		h->takes[i] = ~0u;
 	h->size = size;
 	h->log = log;
 	pthread_mutex_init(&h->mu, NULL);
 	return h;
+}
+
+void history_set_takes(struct history *h, size_t sub, unsigned groups)
+{
+	if (h && sub < h->n_subs)
+		h->takes[sub] = groups;
 }
 
 void history_free(struct history *h)
@@ -125,6 +136,7 @@ void history_free(struct history *h)
 	pthread_mutex_destroy(&h->mu);
 	free(h->early);
 	free(h->subs);
+	free(h->takes);
 	free(h);
 }
 
@@ -425,7 +437,9 @@ json_t *history_entry_json(const struct history *h, const struct history_entry *
 {
 	json_t *subs = json_object();
 	for (size_t i = 0; subs && i < h->n_subs; i++)
-		if (json_object_set_new(subs, h->subs[i], outcome_json(&e->subs[i])) != 0) {
+		if (!(h->takes[i] & (1u << e->group)))
+			continue; /* not one of its groups: nothing to say */
+		else if (json_object_set_new(subs, h->subs[i], outcome_json(&e->subs[i])) != 0) {
 			json_decref(subs);
 			subs = NULL;
 		}

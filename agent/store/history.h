@@ -100,6 +100,9 @@ struct history;
 struct history *history_new(size_t size, const char *const *subscribers, size_t n_subscribers,
                             struct gw_log *log);
 void history_free(struct history *h);
+/* The groups subscriber `sub` takes (bit 1u << group; its `groups:`): an entry of another
+ * group does not list it. Every group until set. */
+void history_set_takes(struct history *h, size_t sub, unsigned groups);
 
 /* Bytes one entry takes (for the documentation's bound and the tests). */
 size_t history_entry_bytes(const struct history *h);

@@ -258,15 +258,20 @@ class PluginSdk(harness.IntegrationTest):
         dataset = {"PLUGIN": [{"id": "5", "name": "divide", "enabled": True}],
                    "SELECTOR": self.SELECTORS, "RULE": [],
                    "DISCOVER_UPSTREAM": self.DISCOVERY}
-        for groups, want, source in (
-                (["PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM"], "10.0.0.2:8080", "discovery"),
-                (["PLUGIN", "SELECTOR", "RULE"], "10.0.0.1:8080", "handle")):
+        every = ["PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM"]
+        for groups, takes, want, source in (
+                (every, None, "10.0.0.2:8080", "discovery"),
+                (["PLUGIN", "SELECTOR", "RULE"], None, "10.0.0.1:8080", "handle"),
+                # its own groups: (issue 31, item 5): the host answers for them, not for
+                # every group the agent syncs
+                (every, ["PLUGIN", "SELECTOR", "RULE"], "10.0.0.1:8080", "handle")):
             work = self.tmpdir()
             out, writes = os.path.join(work, "out"), os.path.join(work, "writes")
             emu = self.emulator(dataset=dataset, groups=groups)
-            d = self.daemon(emu.config(subscribers=[
-                {"name": "ups", "library": "upstreams", "config": {"out": out, "writes": writes}}]),
-                start=False)
+            sub = {"name": "ups", "library": "upstreams", "config": {"out": out, "writes": writes}}
+            if takes:
+                sub["groups"] = takes
+            d = self.daemon(emu.config(subscribers=[sub]), start=False)
             r = d.run_once()
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(self.read(out), "s1 %s\n" % want)

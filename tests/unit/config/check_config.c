@@ -1110,6 +1110,49 @@ START_TEST(websocket_refusals)
 }
 END_TEST
 
+/* subscribers[].groups: the groups one subscriber takes, each one the agent syncs */
+START_TEST(a_subscriber_takes_the_groups_it_names_each_one_synced)
+{
+	struct cfg *c = load_ok(MINIMAL "  groups: [PLUGIN, SELECTOR, RULE, APP_AUTH]\n"
+	                                "subscribers:\n"
+	                                "  - name: acl\n"
+	                                "    library: log\n"
+	                                "    groups: [APP_AUTH]\n"
+	                                "  - name: all\n"
+	                                "    library: log\n"
+	                                "  - name: two\n"
+	                                "    library: log\n"
+	                                "    groups: RULE, SELECTOR\n");
+	ck_assert_uint_eq(c->subscribers[0].n_groups, 1);
+	ck_assert_int_eq(c->subscribers[0].groups[0], GW_GROUP_APP_AUTH);
+	ck_assert_uint_eq(c->subscribers[1].n_groups, 0); /* every synced group */
+	ck_assert_uint_eq(c->subscribers[2].n_groups, 2);
+	ck_assert_int_eq(c->subscribers[2].groups[0], GW_GROUP_RULE);
+	ck_assert_int_eq(c->subscribers[2].groups[1], GW_GROUP_SELECTOR);
+	cfg_free(c);
+	/* a group not synced: named, with the subscriber, at its `groups:` */
+	load_err(MINIMAL "subscribers:\n"
+	                 "  - name: acl\n"
+	                 "    library: log\n"
+	                 "    groups: [APP_AUTH, DISCOVER_UPSTREAM]\n",
+	         6, 13,
+	         "subscribers[0].groups: subscriber 'acl' takes group DISCOVER_UPSTREAM, which "
+	         "this agent does not sync (admin.groups: PLUGIN, SELECTOR, RULE, APP_AUTH, "
+	         "META_DATA)");
+	load_err(MINIMAL "subscribers:\n"
+	                 "  - name: acl\n"
+	                 "    library: log\n"
+	                 "    groups: [APP_AUHT]\n",
+	         6, 14,
+	         "subscribers[0].groups[0]: unknown group 'APP_AUHT' (did you mean 'APP_AUTH'?)");
+	load_err(MINIMAL "subscribers:\n"
+	                 "  - name: acl\n"
+	                 "    library: log\n"
+	                 "    groups: [RULE, RULE]\n",
+	         6, 20, "subscribers[0].groups[1]: duplicate group 'RULE'");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -1150,6 +1193,7 @@ int main(void)
 	tcase_add_test(parts, group_names);
 	tcase_add_test(parts, ytree_nodes);
 	tcase_add_test(parts, plugin_getters);
+	tcase_add_test(parts, a_subscriber_takes_the_groups_it_names_each_one_synced);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
