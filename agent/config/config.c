@@ -608,6 +608,7 @@ static int load_tree(struct ynode *root, struct cfg **out, struct gw_err *err)
 	}
 	struct key top[N_KEYS(top_keys) + CFG_SECTIONS_MAX];
 	struct key admin[N_KEYS(admin_keys) + CFG_SECTIONS_MAX];
+	ld.root_keys = top; /* filled by sections_tables() below */
 	if (sections_open(&ld) < 0 || sections_tables(&ld, top, admin) < 0 ||
 	    expand_tree(&ld, root, "") < 0 || cfgw_map(&ld, root, top, "", c) < 0 ||
 	    check_source_section(&ld, root) < 0 || check_subscriber_groups(&ld) < 0 ||

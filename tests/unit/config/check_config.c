@@ -1153,6 +1153,39 @@ START_TEST(a_subscriber_takes_the_groups_it_names_each_one_synced)
 }
 END_TEST
 
+/* Indentation slips in words, at the line of the slip (libyaml stops on the line after),
+ * a key valid at another level says where it belongs, a bare number for a duration gets
+ * its unit suggested (issue 31, item 11). */
+START_TEST(yaml_slips_are_told_in_words_where_they_are)
+{
+	load_err(MINIMAL "log:\n"
+	                 "level: info\n"
+	                 "  format: text\n",
+	         4, 1, "`level` is not indented under `log:` (line 3)");
+	load_err(MINIMAL "log:\n"
+	                 "  level:info\n"
+	                 "  format: text\n",
+	         4, 9, "a space is needed after `level:`");
+	load_err(MINIMAL "subscribers:\n"
+	                 "  - name: files\n"
+	                 "    library: file\n"
+	                 "    config:\n"
+	                 "    dir: /tmp/x\n"
+	                 "      mode: \"0640\"\n",
+	         7, 5, "`dir` is not indented under `config:` (line 6)");
+	load_err(MINIMAL "status:\n"
+	                 "listen: \"127.0.0.1:9196\"\n",
+	         4, 1, "unknown key 'listen': it belongs under `status:` (status.listen)");
+	load_err(MINIMAL "  level: info\n", 3, 3,
+	         "unknown key 'level' in admin: it belongs under `log:` (log.level)");
+	load_err(MINIMAL "  hold: 30\n", 3, 9,
+	         "admin.hold: expected a duration like 200ms, 5s, 2m or 1h (a unit is required), "
+	         "got '30' (did you mean '30s'?)");
+	/* a misspelt key still gets its closest one */
+	load_err(MINIMAL "  read_timout: 90s\n", 3, 3, "did you mean 'read_timeout'");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -1194,6 +1227,7 @@ int main(void)
 	tcase_add_test(parts, ytree_nodes);
 	tcase_add_test(parts, plugin_getters);
 	tcase_add_test(parts, a_subscriber_takes_the_groups_it_names_each_one_synced);
+	tcase_add_test(parts, yaml_slips_are_told_in_words_where_they_are);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
