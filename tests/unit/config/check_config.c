@@ -1186,6 +1186,43 @@ START_TEST(yaml_slips_are_told_in_words_where_they_are)
 }
 END_TEST
 
+/* admin.websocket.resync_groups: a group's own anti-entropy interval; the full sync (which
+ * the admin answers with every group) then runs at the shortest (issue 31, item 9). */
+START_TEST(a_group_sets_its_own_anti_entropy_interval)
+{
+	struct cfg *c = load_ok(WS_MINIMAL "  groups: [RULE, APP_AUTH]\n"
+	                                   "  websocket:\n"
+	                                   "    resync_groups: { APP_AUTH: 30s }\n");
+	ck_assert_int_eq(ws_config(c)->resync_interval_ms, 600000);
+	ck_assert_int_eq(ws_config(c)->group_resync_ms[GW_GROUP_APP_AUTH], 30000);
+	ck_assert_int_eq(ws_config(c)->sync_every_ms, 30000);
+	cfg_free(c);
+	/* the default alone: every 10 minutes; resync_interval 0 with a group's: that one */
+	c = load_ok(WS_MINIMAL);
+	ck_assert_int_eq(ws_config(c)->sync_every_ms, 600000);
+	cfg_free(c);
+	c = load_ok(WS_MINIMAL "  groups: [APP_AUTH]\n"
+	                       "  websocket:\n"
+	                       "    resync_interval: 0\n"
+	                       "    resync_groups: { APP_AUTH: 1m }\n");
+	ck_assert_int_eq(ws_config(c)->sync_every_ms, 60000);
+	cfg_free(c);
+	load_err(WS_MINIMAL "  groups: [RULE]\n"
+	                    "  websocket:\n"
+	                    "    resync_groups: { APP_AUTH: 30s }\n",
+	         5, 20, "admin.websocket.resync_groups: APP_AUTH is not among the groups");
+	load_err(WS_MINIMAL "  websocket:\n"
+	                    "    resync_groups: { APP_AUTH: 30 }\n",
+	         4, 32, "(did you mean '30s'?)");
+	load_err(WS_MINIMAL "  websocket:\n"
+	                    "    resync_groups: { APP_AUTH: 500ms }\n",
+	         4, 32, "must be at least 1s");
+	load_err(WS_MINIMAL "  websocket:\n"
+	                    "    resync_groups: { APP_AUHT: 30s }\n",
+	         4, 22, "unknown group 'APP_AUHT'");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -1228,6 +1265,7 @@ int main(void)
 	tcase_add_test(parts, plugin_getters);
 	tcase_add_test(parts, a_subscriber_takes_the_groups_it_names_each_one_synced);
 	tcase_add_test(parts, yaml_slips_are_told_in_words_where_they_are);
+	tcase_add_test(parts, a_group_sets_its_own_anti_entropy_interval);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
