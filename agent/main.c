@@ -36,6 +36,7 @@
 #include "source/source.h"
 #include "signals.h"
 #include "store/history.h"
+#include "store/history_file.h"
 #include "store/snapshot.h"
 #include "ops/status_client.h"
 #include "ops/status_server.h"
@@ -153,7 +154,10 @@ static void scrub_secret_env(const char *secret)
 static int agent_configure(struct agent *a)
 {
 	struct gw_err err = {0};
-	if (cfg_load(a->opt.config_path, &a->cfg, &err) != 0) {
+	/* the sources' sections, from the registry: config/ knows no source */
+	const struct cfg_section *sections[CFG_SECTIONS_MAX + 1];
+	source_config_sections(sections);
+	if (cfg_load(a->opt.config_path, sections, &a->cfg, &err) != 0) {
 		fprintf(stderr, "gwsyncd: %s\n", err.msg);
 		return EXIT_CONFIG;
 	}

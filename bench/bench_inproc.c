@@ -31,6 +31,7 @@
 
 #include "benchdata.h"
 #include "config/config.h"
+#include "source/source.h"
 #include "deliver/dispatch.h"
 #include "model/groupdata.h"
 #include "core/log.h"
@@ -155,7 +156,9 @@ static int setup(struct ctx *c, const char *dir, const char *plugin)
 	         "      report: %s\n",
 	         groups, plugin, c->sock);
 	struct gw_err err = {0};
-	if (cfg_parse("bench_inproc.yaml", yaml, strlen(yaml), &c->cfg, &err) < 0 ||
+	const struct cfg_section *bench_sections[CFG_SECTIONS_MAX + 1];
+	source_config_sections(bench_sections); /* as main hands them to the loader */
+	if (cfg_parse("bench_inproc.yaml", yaml, strlen(yaml), bench_sections, &c->cfg, &err) < 0 ||
 	    gw_log_open(&c->log, GW_LOG_WARN, GW_LOG_TEXT, NULL, &err) < 0 ||
 	    subscribers_load(c->cfg, c->log, &c->subs, &err) < 0) {
 		fprintf(stderr, "bench_inproc: %s\n", err.msg);
@@ -222,15 +225,15 @@ static int full_sync(struct ctx *c, int rounds)
 		t1 = bench_now_ns();
 		arena_bytes = json_bytes = 0;
 		size_t list_bytes = 0, typed_bytes = 0, text_bytes = 0;
-		const struct gd_store *seen[64]; /* groups share the reply's text: count it once */
+		const struct gd_pool *seen[64]; /* groups share the reply's text: count it once */
 		size_t n_seen = 0;
 		for (size_t g = 0; g < c->n_want; g++) {
 			struct group_data *gd = store_get(st, c->want[g]);
 			if (gd) {
 				list_bytes += gd->arena.total + gd->n_items * sizeof *gd->items;
 				json_bytes += gd->json_bytes;
-				for (size_t i = 0; i < gd->n_stores; i++) {
-					const struct gd_store *s = gd->stores[i], *t = s->text_of;
+				for (size_t i = 0; i < gd->n_pools; i++) {
+					const struct gd_pool *s = gd->pools[i], *t = s->text_of;
 					typed_bytes += s->arena.total;
 					text_bytes += s->text ? s->text_len : 0;
 					size_t k = 0;

@@ -31,6 +31,7 @@
 
 #include "benchdata.h"
 #include "config/config.h"
+#include "source/source.h"
 #include "core/log.h"
 #include "deliver/subscribers.h"
 #include "model/diff.h"
@@ -210,7 +211,9 @@ int main(int argc, char **argv)
 	struct gw_log *log;
 	struct subscribers *subs;
 	struct gw_err err = {0};
-	if (cfg_parse("cachewriter.yaml", yaml, strlen(yaml), &cfg, &err) < 0 ||
+	const struct cfg_section *bench_sections[CFG_SECTIONS_MAX + 1];
+	source_config_sections(bench_sections); /* as main hands them to the loader */
+	if (cfg_parse("cachewriter.yaml", yaml, strlen(yaml), bench_sections, &cfg, &err) < 0 ||
 	    gw_log_open(&log, GW_LOG_WARN, GW_LOG_TEXT, NULL, &err) < 0 ||
 	    subscribers_load(cfg, log, &subs, &err) < 0) {
 		fprintf(stderr, "cachewriter: %s\n", err.msg);

@@ -10,18 +10,20 @@
 # BENCH_CACHE_ROUNDS (figure 7 repetitions, 200),
 # BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 10's 1k
 # rules, 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation
-# propagation100k propagation1k memory idle shutdown cache gateway fanout gatewayscale events),
+# propagation100k propagation1k memory idle shutdown cache gateway fanout gatewayscale events
+# revoke),
 # GWSYNC_FANOUT (figure 9's number of agents, 100), BENCH_EVENT_CHANGES (figure 12's
 # changes per source and size, 30); figure 11 (gatewayscale):
 # BENCH_SCALE_SIZES (50x4,1000x10,10000x10), BENCH_SCALE_WORKERS (1,2), BENCH_SCALE_SECONDS
 # (each paced run, 30), BENCH_SCALE_LUA (the router's Lua directory), BENCH_SCALE_WRITER
 # (the build whose lmdb plugin and gwsyncd write the cache), BENCH_SCALE_ARGS (more
-# options of bench/gateway/scale.py).
+# options of bench/gateway/scale.py); figure 13 (revoke): BENCH_REVOKE_ARGS (options of
+# bench/gateway/revoke.py: --size, --apps, --changes...).
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale events}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale events revoke}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -130,6 +132,14 @@ if wants gatewayscale; then
 		${BENCH_SCALE_LUA:+--lua "$BENCH_SCALE_LUA"} \
 		${BENCH_SCALE_WRITER:+--writer "$BENCH_SCALE_WRITER"} ${BENCH_SCALE_ARGS:-} |
 		tee -a "$results" || rc=1
+fi
+
+if wants revoke; then
+	say "figure 13: an app disabled or its secret rotated -> refused by every nginx worker"
+	# shellcheck disable=SC2086
+	/usr/bin/python3 "$src/bench/gateway/revoke.py" "$build" ${BENCH_REVOKE_ARGS:-} |
+		tee -a "$results" || rc=1
+	/usr/bin/python3 "$src/bench/gateway/signcatchup.py" | tee -a "$results" || rc=1
 fi
 
 if wants events; then

@@ -2,9 +2,10 @@
  * The configuration loader: YAML text -> ytree -> ${VAR} expansion -> one validated
  * struct cfg (config.h). This file holds the tables of the agent's own keys, the
  * log/status/subscribers loaders, the rule of exactly one source section, and the entry
- * points; the walk is in config_walk.c, the admin section in config_admin.c, and each
- * source's own section (zookeeper:, etcd:, admin.websocket) in the source's folder, found
- * through the source registry (cfg_source_section). The first
+ * points; the walk is in config_walk.c, the loaders of the keys the sources' sections share
+ * in config_admin.c, and each source's section (admin:, zookeeper:, etcd:, admin.websocket)
+ * in the source's folder, handed over by the caller (main takes them from the source
+ * registry), so this folder knows no source. The first
  * refusal ends the load ("FILE:LINE:COL: key.path: what is wrong"): an operator fixes one
  * line at a time, and a half-valid configuration is never used.
  */
@@ -211,7 +212,7 @@ static int load_subscribers(struct loader *ld, const struct key *k, const struct
 }
 
 /* control_socket: an absolute path, or "" for none (kept as "" until the default is
- * decided after the whole file is read: default_control_socket()). */
+ * decided after the whole file is read: cfg_default_control_socket()). */
 static int load_control_socket(struct loader *ld, const struct key *k, const struct ynode *v,
                                const char *path, void *base)
 {
@@ -251,25 +252,6 @@ const struct key cfg_tls_keys[] = {
     {NULL, NULL, 0, NOSUB, CFGW_NODOC},
 };
 
-/* admin:'s own keys; a source's section inside it (admin.websocket) is added at load */
-static const struct key admin_keys[] = {
-    {"servers", cfga_servers, 0, NOSUB, CFGW_NODOC},
-    {"username", cfga_username, CFG(username), NOSUB, CFGW_NODOC},
-    {"password", cfga_password, 0, NOSUB, CFGW_NODOC},
-    {"password_file", cfga_password_file, CFG(password_file), NOSUB, CFGW_NODOC},
-    {"namespace", cfgw_string, CFG(namespace_id), NOSUB, CFGW_NODOC},
-    {"groups", cfga_groups, 0, NOSUB, CFGW_NODOC},
-    {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL, CFGW_NODOC},
-    {"read_timeout", cfga_read_timeout, CFG(read_timeout_ms), 1, INT64_MAX, NULL, CFGW_NODOC},
-    /* a trickled reply must not hold a poller for days: at least 1s, at most a day */
-    {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL, CFGW_NODOC},
-    {"hold", cfga_hold, CFG(hold_ms), 1, INT64_MAX, NULL, CFGW_NODOC},
-    {"retry", cfgw_submap, 0, 0, 0, cfg_retry_keys, CFGW_NODOC},
-    {"max_response", cfgw_size, CFG(max_response), 1, INT64_MAX, NULL, CFGW_NODOC},
-    {"tls", cfgw_submap, 0, 0, 0, cfg_tls_keys, CFGW_NODOC},
-    {NULL, NULL, 0, NOSUB, CFGW_NODOC},
-};
-
 static const struct key gateway_keys[] = {
     {"port", cfgw_int, CFG(gateway_port), 0, 65535, NULL, CFGW_NODOC},
     {NULL, NULL, 0, NOSUB, CFGW_NODOC},
@@ -294,9 +276,9 @@ static const struct key status_keys[] = {
     {NULL, NULL, 0, NOSUB, CFGW_NODOC},
 };
 
-/* the top level; the sources' own sections (zookeeper:, etcd:) are added at load */
+/* the top level; the sources' sections (admin:, zookeeper:, etcd:) are added at load,
+ * first */
 static const struct key top_keys[] = {
-    {"admin", cfga_admin, 0, 0, 0, admin_keys, CFGW_NODOC},
     {"gateway", cfgw_submap, 0, 0, 0, gateway_keys, CFGW_NODOC},
     {"state_dir", cfgw_string, CFG(state_dir), NOSUB, CFGW_NODOC},
     /* the Unix socket for --pause/--resume (ops/control.h); default STATE_DIR/control.sock */
@@ -320,7 +302,8 @@ static int expand_tree(struct loader *ld, struct ynode *n, const char *path)
 		if (env_expand(n->text, &out, NULL, NULL, ld->err) < 0)
 			return gw_err_prefix(ld->err, "%s:%d:%d: %s", n->file, n->line, n->col,
 			                     *path ? path : "value");
-		free(n->text);
+		free(n->own_text);
+		n->own_text = out;
 		n->text = out;
 		n->len = strlen(out);
 		return 0;
@@ -339,7 +322,7 @@ static int expand_tree(struct loader *ld, struct ynode *n, const char *path)
 
 /* ---------------------------------------------------------------- entry points */
 
-static struct cfg *cfg_new(void)
+struct cfg *cfg_new(void)
 {
 	struct cfg *c = calloc(1, sizeof *c);
 	if (!c)
@@ -347,7 +330,6 @@ static struct cfg *cfg_new(void)
 	c->connect_timeout_ms = 10 * 1000;
 	c->read_timeout_ms = 90 * 1000;
 	c->transfer_timeout_ms = 5 * 60 * 1000;
-	c->hold_ms = 60 * 1000;
 	c->retry_attempts = 3;
 	c->retry_interval_ms = 5 * 1000;
 	c->retry_backoff_ms = 5 * 60 * 1000;
@@ -368,7 +350,7 @@ static struct cfg *cfg_new(void)
 /* control_socket: STATE_DIR/control.sock unless set; "" turns it off. Its length does not
  * matter: the socket is reached through its directory when its path does not fit a Unix
  * socket's address (ops/unix_addr.h), so a deep state_dir never stops the agent. */
-static int default_control_socket(struct cfg *c, struct gw_err *err)
+int cfg_default_control_socket(struct cfg *c, struct gw_err *err)
 {
 	if (c->control_socket) {
 		if (!*c->control_socket) {
@@ -405,7 +387,7 @@ static int section_defaults(struct loader *ld, const struct cfg_section *sec, vo
 			continue;
 		struct ynode def = {.type = YNODE_SCALAR,
 		                    .file = "(built-in default)",
-		                    .text = (char *)k->def,
+		                    .text = k->def,
 		                    .len = strlen(k->def),
 		                    .plain = 1};
 		char path[128];
@@ -417,11 +399,11 @@ static int section_defaults(struct loader *ld, const struct cfg_section *sec, vo
 	return 0;
 }
 
-static int sections_open(struct loader *ld)
+static int sections_open(struct loader *ld, const struct cfg_section *const *sections)
 {
 	struct cfg *c = ld->cfg;
 	const struct cfg_section *sec;
-	for (size_t i = 0; (sec = cfg_source_section(i)) != NULL; i++) {
+	for (size_t i = 0; sections && (sec = sections[i]) != NULL; i++) {
 		if (i == CFG_SECTIONS_MAX)
 			return gw_errf(ld->err, "more than %d source sections", CFG_SECTIONS_MAX);
 		c->sections[i] = sec;
@@ -437,56 +419,75 @@ static int sections_open(struct loader *ld)
 
 #define N_KEYS(t) (sizeof(t) / sizeof((t)[0]))
 
-/* The tables of the file with the sources' sections in: a top-level section right after
- * admin:, a section of admin: after admin's own keys (the order "valid keys here" lists). */
-static int sections_tables(struct loader *ld, struct key *top, struct key *admin)
+/* The tables of the top-level sections with the sections that go inside them (a section of
+ * admin: after admin's own keys: the order "valid keys here" lists), malloc'd into
+ * tables[i] (NULL: the section's own table will do), freed by the caller. */
+static int sections_nest(struct loader *ld, struct key *tables[CFG_SECTIONS_MAX])
 {
 	const struct cfg *c = ld->cfg;
-	size_t na = 0, nt = 0;
-	for (const struct key *k = admin_keys; k->name; k++)
-		admin[na++] = *k;
 	for (size_t i = 0; i < c->n_sections; i++) {
 		const struct cfg_section *sec = c->sections[i];
-		if (sec->parent && strcmp(sec->parent, "admin") != 0)
+		size_t p = 0;
+		while (sec->parent && p < c->n_sections &&
+		       (c->sections[p]->parent || strcmp(c->sections[p]->name, sec->parent) != 0))
+			p++;
+		if (sec->parent && p == c->n_sections)
 			return gw_errf(ld->err, "source section %s: no section %s to go in",
 			               sec->name, sec->parent);
-		if (sec->parent)
-			admin[na++] =
-			    (struct key){sec->name, load_section, i, 0, 0, sec->keys, CFGW_NODOC};
-	}
-	admin[na] = (struct key){NULL, NULL, 0, NOSUB, CFGW_NODOC};
-	for (const struct key *k = top_keys; k->name; k++) {
-		top[nt] = *k;
-		if (strcmp(k->name, "admin") != 0) {
-			nt++;
+		if (!sec->parent)
 			continue;
-		}
-		top[nt++].sub = admin;
-		for (size_t i = 0; i < c->n_sections; i++)
-			if (!c->sections[i]->parent)
-				top[nt++] =
-				    (struct key){c->sections[i]->name, load_section, i, 0, 0,
-				                 c->sections[i]->keys, CFGW_NODOC};
+		size_t n = 0;
+		const struct key *own = tables[p] ? tables[p] : c->sections[p]->keys;
+		while (own[n].name)
+			n++;
+		struct key *t = malloc((n + 2) * sizeof *t);
+		if (!t)
+			return gw_errf(ld->err, "out of memory");
+		memcpy(t, own, n * sizeof *t);
+		t[n] = (struct key){sec->name, load_section, i, 0, 0, sec->keys, CFGW_NODOC};
+		t[n + 1] = (struct key){NULL, NULL, 0, NOSUB, CFGW_NODOC};
+		free(tables[p]);
+		tables[p] = t;
 	}
-	top[nt] = (struct key){NULL, NULL, 0, NOSUB, CFGW_NODOC};
 	return 0;
 }
 
-/* "admin: (HTTP long-polling or WebSocket), zookeeper: or etcd:"; `what` 0 leaves out the
- * words after admin:. */
+/* The top level with the sources' sections in, first (the order "valid keys here" lists). */
+static void sections_top(const struct cfg *c, struct key *const tables[CFG_SECTIONS_MAX],
+                         struct key *top)
+{
+	size_t nt = 0;
+	for (size_t i = 0; i < c->n_sections; i++)
+		if (!c->sections[i]->parent)
+			top[nt++] = (struct key){c->sections[i]->name,
+			                         load_section,
+			                         i,
+			                         0,
+			                         0,
+			                         tables[i] ? tables[i] : c->sections[i]->keys,
+			                         CFGW_NODOC};
+	for (const struct key *k = top_keys; k->name; k++)
+		top[nt++] = *k;
+	top[nt] = (struct key){NULL, NULL, 0, NOSUB, CFGW_NODOC};
+}
+
+/* "admin: (HTTP long-polling or WebSocket), zookeeper: or etcd:": the top-level sections,
+ * each with its words (struct cfg_section.what) when `what` is 1. */
 static void section_list(const struct cfg *c, int what, char *buf, size_t cap)
 {
-	size_t n = 1, pos;
+	size_t n = 0, pos = 0;
+	buf[0] = '\0';
 	for (size_t i = 0; i < c->n_sections; i++)
 		n += c->sections[i]->parent ? 0 : 1;
-	pos =
-	    (size_t)snprintf(buf, cap, "admin:%s", what ? " (HTTP long-polling or WebSocket)" : "");
-	for (size_t i = 0, k = 1; i < c->n_sections && pos < cap; i++) {
-		if (c->sections[i]->parent)
+	for (size_t i = 0, k = 0; i < c->n_sections && pos < cap; i++) {
+		const struct cfg_section *sec = c->sections[i];
+		if (sec->parent)
 			continue;
 		k++;
-		pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s:", k == n ? " or " : ", ",
-		                        c->sections[i]->name);
+		pos += (size_t)snprintf(
+		    buf + pos, cap - pos, "%s%s:%s%s%s", k == 1 ? "" : (k == n ? " or " : ", "),
+		    sec->name, what && sec->what ? " (" : "", what && sec->what ? sec->what : "",
+		    what && sec->what ? ")" : "");
 	}
 }
 
@@ -519,22 +520,22 @@ static int check_subscriber_groups(struct loader *ld)
 	return 0;
 }
 
-/* Exactly one source section: admin:, or one of the sources' own; then its checks. */
+/* Exactly one source section; then its checks, those of the sections inside it, and the
+ * default groups. */
 static int check_source_section(struct loader *ld, const struct ynode *root)
 {
 	struct cfg *c = ld->cfg;
-	const struct ynode *first = ld->admin, *second = NULL;
-	/* which section first and second are: -1 admin:, i c->sections[i] (read only once set) */
-	long fi = -1, si = -1;
+	const struct ynode *first = NULL, *second = NULL;
+	size_t fi = 0, si = 0; /* which sections first and second are (read only once set) */
 	for (size_t i = 0; i < c->n_sections; i++) {
 		const struct ynode *n = ld->section[i];
 		if (!n || c->sections[i]->parent)
 			continue;
 		if (!first || ytree_line(n) < ytree_line(first)) {
 			second = first, si = fi;
-			first = n, fi = (long)i;
+			first = n, fi = i;
 		} else if (!second || ytree_line(n) < ytree_line(second)) {
-			second = n, si = (long)i;
+			second = n, si = i;
 		}
 	}
 	char list[256];
@@ -544,19 +545,21 @@ static int check_source_section(struct loader *ld, const struct ynode *root)
 	}
 	if (second) {
 		section_list(c, 0, list, sizeof list);
-		return cfgw_err(ld, second, si < 0 ? "admin" : c->sections[si]->name,
+		return cfgw_err(ld, second, c->sections[si]->name,
 		                "cannot be used together with %s: (line %d): an agent has "
 		                "exactly one source section (%s)",
-		                fi < 0 ? "admin" : c->sections[fi]->name, ytree_line(first), list);
-	}
-	if (fi < 0) {
-		c->section = "admin";
-		return cfga_check(ld, root);
+		                c->sections[fi]->name, ytree_line(first), list);
 	}
 	const struct cfg_section *sec = c->sections[fi];
 	c->section = sec->name;
 	if (sec->check && sec->check(ld, first, c->settings[fi]) < 0)
 		return -1;
+	for (size_t i = 0; i < c->n_sections; i++) {
+		const struct cfg_section *in = c->sections[i];
+		if (in->parent && strcmp(in->parent, sec->name) == 0 && in->check &&
+		    in->check(ld, ld->section[i], c->settings[i]) < 0)
+			return -1;
+	}
 	cfga_default_groups(c);
 	return 0;
 }
@@ -585,7 +588,8 @@ size_t cfg_secrets(const struct cfg *c, const char **out, size_t cap)
 	return n;
 }
 
-static int load_tree(struct ynode *root, struct cfg **out, struct gw_err *err)
+static int load_tree(struct ynode *root, const struct cfg_section *const *sections,
+                     struct cfg **out, struct gw_err *err)
 {
 	struct cfg *c = cfg_new();
 	if (!c) {
@@ -598,7 +602,7 @@ static int load_tree(struct ynode *root, struct cfg **out, struct gw_err *err)
 		cfg_free(c);
 		return gw_errf(err, "out of memory");
 	}
-	struct loader ld = {.cfg = c, .err = err};
+	struct loader ld = {.cfg = c, .err = err, .root = root};
 	if (root->type != YNODE_MAP) {
 		cfgw_err(&ld, root, NULL,
 		         "expected a map of keys at the top level (admin:, ...), got %s",
@@ -607,12 +611,18 @@ static int load_tree(struct ynode *root, struct cfg **out, struct gw_err *err)
 		return -1;
 	}
 	struct key top[N_KEYS(top_keys) + CFG_SECTIONS_MAX];
-	struct key admin[N_KEYS(admin_keys) + CFG_SECTIONS_MAX];
-	ld.root_keys = top; /* filled by sections_tables() below */
-	if (sections_open(&ld) < 0 || sections_tables(&ld, top, admin) < 0 ||
-	    expand_tree(&ld, root, "") < 0 || cfgw_map(&ld, root, top, "", c) < 0 ||
+	struct key *tables[CFG_SECTIONS_MAX] = {NULL};
+	ld.root_keys = top; /* filled by sections_top() below */
+	int rc = sections_open(&ld, sections) < 0 || sections_nest(&ld, tables) < 0 ? -1 : 0;
+	if (rc == 0)
+		sections_top(c, tables, top);
+	if (rc < 0 || expand_tree(&ld, root, "") < 0 || cfgw_map(&ld, root, top, "", c) < 0 ||
 	    check_source_section(&ld, root) < 0 || check_subscriber_groups(&ld) < 0 ||
-	    default_control_socket(c, err) < 0) {
+	    cfg_default_control_socket(c, err) < 0)
+		rc = -1;
+	for (size_t i = 0; i < CFG_SECTIONS_MAX; i++)
+		free(tables[i]);
+	if (rc < 0) {
 		cfg_free(c);
 		return -1;
 	}
@@ -620,100 +630,22 @@ static int load_tree(struct ynode *root, struct cfg **out, struct gw_err *err)
 	return 0;
 }
 
-int cfg_parse(const char *name, const char *text, size_t len, struct cfg **out, struct gw_err *err)
+int cfg_parse(const char *name, const char *text, size_t len,
+              const struct cfg_section *const *sections, struct cfg **out, struct gw_err *err)
 {
 	struct ynode *root;
 	if (ytree_parse(name, text, len, &root, err) < 0)
 		return -1;
-	return load_tree(root, out, err);
+	return load_tree(root, sections, out, err);
 }
 
-int cfg_load(const char *path, struct cfg **out, struct gw_err *err)
+int cfg_load(const char *path, const struct cfg_section *const *sections, struct cfg **out,
+             struct gw_err *err)
 {
 	struct ynode *root;
 	if (ytree_parse_file(path, &root, err) < 0)
 		return -1;
-	return load_tree(root, out, err);
-}
-
-/* ---------------------------------------------------------------- --pause / --resume */
-
-static const struct ynode *child(const struct ynode *map, const char *name)
-{
-	if (!map || map->type != YNODE_MAP)
-		return NULL;
-	for (size_t i = 0; i < map->n; i++)
-		if (strcmp(map->keys[i]->text, name) == 0)
-			return map->items[i];
-	return NULL;
-}
-
-/* A string value with ${VAR} expanded; absent or null leaves *out NULL. */
-static int control_text(const struct ynode *n, const char *key, char **out, struct gw_err *err)
-{
-	if (!n || (n->type == YNODE_SCALAR && n->null))
-		return 0;
-	if (n->type != YNODE_SCALAR)
-		return gw_errf(err, "%s:%d:%d: %s: expected a string", n->file, n->line, n->col,
-		               key);
-	if (env_expand(n->text, out, NULL, NULL, err) < 0)
-		return gw_err_prefix(err, "%s:%d:%d: %s", n->file, n->line, n->col, key);
-	return 0;
-}
-
-int cfg_load_control(const char *path, struct cfg **out, struct gw_err *err)
-{
-	struct ynode *root;
-	if (ytree_parse_file(path, &root, err) < 0)
-		return -1;
-	struct cfg *c = cfg_new();
-	if (!c) {
-		ytree_free(root);
-		return gw_errf(err, "out of memory");
-	}
-	c->tree = root;
-	char *state_dir = NULL, *token_file = NULL;
-	const struct ynode *status = child(root, "status");
-	if (!(c->path = strdup(path)) ||
-	    control_text(child(root, "state_dir"), "state_dir", &state_dir, err) < 0 ||
-	    control_text(child(root, "control_socket"), "control_socket", &c->control_socket, err) <
-	        0 ||
-	    control_text(child(status, "listen"), "status.listen", &c->status_listen, err) < 0 ||
-	    control_text(child(status, "token"), "status.token", &c->status_token, err) < 0 ||
-	    control_text(child(status, "token_file"), "status.token_file", &token_file, err) < 0)
-		goto fail;
-	if (state_dir) {
-		free(c->state_dir);
-		c->state_dir = state_dir;
-		state_dir = NULL;
-	}
-	if (token_file && !c->status_token) {
-		/* only for the HTTP fallback: a token this user cannot read (or that is not a
-		 * regular file, which must not hang the client: core/readfile.h) is absent */
-		char *buf = NULL;
-		size_t len = 0;
-		struct gw_err ferr;
-		if (readfile(token_file, 4096, &buf, &len, &ferr) == 0) {
-			buf[strcspn(buf, "\n")] = '\0';
-			c->status_token = strdup(buf);
-			explicit_bzero(buf, len);
-			free(buf);
-		}
-	}
-	free(token_file);
-	if (c->status_token && !*c->status_token) {
-		free(c->status_token);
-		c->status_token = NULL;
-	}
-	if (default_control_socket(c, err) < 0)
-		goto fail;
-	*out = c;
-	return 0;
-fail:
-	free(state_dir);
-	free(token_file);
-	cfg_free(c);
-	return -1;
+	return load_tree(root, sections, out, err);
 }
 
 int cfg_tls_check(const struct cfg *c, struct gw_err *err)
@@ -734,9 +666,6 @@ void cfg_free(struct cfg *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n_servers; i++)
-		free(c->servers[i]);
-	free(c->servers);
 	free(c->username);
 	if (c->password) {
 		explicit_bzero(c->password, strlen(c->password));

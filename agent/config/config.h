@@ -50,14 +50,12 @@ struct cfg_tls {
 
 struct cfg {
 	char *path; /* the file it came from */
-	/* The source section in use: "admin" (HTTP long-polling or WebSocket, by the servers'
-	 * URLs), or the name of a source's own section ("zookeeper", "etcd"). */
+	/* The source section in use: the name of the top-level section a source declares
+	 * ("admin", "zookeeper", "etcd"; struct cfg_section). */
 	const char *section;
 
-	/* admin: (groups, namespace_id, retry_*, tls, timeouts, username and password are shared
-	 * by every source section: a source's own section fills them too, cfg_section) */
-	char **servers; /* admin.servers, without a trailing '/'; none for another section */
-	size_t n_servers;
+	/* What every source section shares, filled by the section in use (its keys marked
+	 * in_cfg, struct cfg_section); the rest of a section is its own settings. */
 	char *username;      /* NULL: no login */
 	char *password;      /* secret: never log; NULL if neither password nor password_file */
 	char *password_file; /* as written, or NULL; the password was read from it */
@@ -65,19 +63,15 @@ struct cfg {
 	enum gw_group groups[GW_GROUP_COUNT]; /* in the order configured */
 	size_t n_groups;
 	int64_t connect_timeout_ms;       /* default 10 s */
-	int64_t read_timeout_ms;          /* default 90 s; must be > hold_ms */
+	int64_t read_timeout_ms;          /* default 90 s; admin: must be > admin.hold */
 	int64_t transfer_timeout_ms;      /* default 5 min: the longest a fetch, a login (an etcd
 	                                   * call) may take whole; the listener: read_timeout */
-	int64_t hold_ms;                  /* admin.hold: how long the admin holds a poll (60 s) */
 	int retry_attempts;               /* default 3 */
 	int64_t retry_interval_ms;        /* default 5 s */
 	int64_t retry_backoff_ms;         /* default 5 min */
 	int64_t retry_startup_backoff_ms; /* default 10 s: the backoff's cap until data is held */
 	int64_t max_response;             /* bytes; default 64 MiB */
 	struct cfg_tls tls;
-	/* the protocol family of every admin server: 0 http(s):// (long-polling), 1 ws(s)://
-	 * (WebSocket, whose own keys are its section admin.websocket) */
-	int websocket;
 
 	/* gateway: */
 	int gateway_port; /* default 0 */
@@ -102,17 +96,11 @@ struct cfg {
 
 	struct ynode *tree; /* the parsed document; owns the subscriber config maps */
 
-	/* the sources' own sections (cfg_source_section) and their settings: cfg_settings() */
+	/* the sources' sections (handed to cfg_load) and their settings: cfg_settings() */
 	const struct cfg_section *sections[CFG_SECTIONS_MAX];
 	void *settings[CFG_SECTIONS_MAX];
 	size_t n_sections;
 };
-
-/* The sections the sources declare in their own folders, one per source type that has
- * one: the i-th from 0, NULL past the last. Defined by the source registry
- * (source/registry.c), so that this folder names no source and a new source changes
- * nothing here. */
-const struct cfg_section *cfg_source_section(size_t i);
 
 /* The settings of a source's section (its own struct, filled and checked by the load), or
  * NULL when the configuration has none (cfg_load_control, a struct cfg made by hand). */
@@ -123,11 +111,14 @@ const void *cfg_settings(const struct cfg *cfg, const struct cfg_section *sectio
 size_t cfg_secrets(const struct cfg *cfg, const char **out, size_t cap);
 
 /*
- * Load and validate `path`. On error returns -1 with err->msg as
- * "FILE:LINE:COL: message" naming the key (and, for an unknown key, the closest known
- * one). Every such error is a configuration error (exit code 2).
+ * Load and validate `path`. `sections`: the sources' sections, NULL-terminated, as the source
+ * registry lists them (main asks it: source.h source_config_sections), so this folder knows
+ * no source. On error returns -1 with err->msg as "FILE:LINE:COL: message" naming the key
+ * (and, for an unknown key, the closest known one). Every such error is a configuration
+ * error (exit code 2).
  */
-int cfg_load(const char *path, struct cfg **out, struct gw_err *err);
+int cfg_load(const char *path, const struct cfg_section *const *sections, struct cfg **out,
+             struct gw_err *err);
 
 /* For `gwsyncd --pause` / `--resume`: only what is needed to reach the running agent
  * (state_dir, control_socket, status.listen, status.token or token_file), with ${VAR}
@@ -137,7 +128,8 @@ int cfg_load_control(const char *path, struct cfg **out, struct gw_err *err);
 
 /* The same from text already in memory; `name` stands for the file in messages (tests,
  * fuzzing). A password_file is still read from disk. */
-int cfg_parse(const char *name, const char *text, size_t len, struct cfg **out, struct gw_err *err);
+int cfg_parse(const char *name, const char *text, size_t len,
+              const struct cfg_section *const *sections, struct cfg **out, struct gw_err *err);
 void cfg_free(struct cfg *cfg);
 
 /* The TLS files of the source section's tls: are still regular files this process can

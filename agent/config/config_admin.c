@@ -17,86 +17,6 @@
 
 #define PASSWORD_FILE_MAX (64 * 1024)
 
-/* ---------------------------------------------------------------- admin.servers */
-
-static int add_server(struct loader *ld, const struct ynode *at, const char *path, const char *url,
-                      size_t len, void *base)
-{
-	(void)base;
-	struct cfg *c = ld->cfg;
-	/* first, before any message quotes the URL: the part before an '@' is a credential */
-	const char *sep = memmem(url, len, "://", 3);
-	const char *auth = sep ? sep + 3 : url, *end = url + len;
-	const char *slash = memchr(auth, '/', (size_t)(end - auth));
-	if (memchr(auth, '@', (size_t)((slash ? slash : end) - auth)))
-		return cfgw_err(ld, at, path,
-		                "credentials in the URL are not supported: use admin.username and "
-		                "admin.password");
-	size_t scheme;
-	int ws = 0;
-	if (len >= 7 && strncasecmp(url, "http://", 7) == 0)
-		scheme = 7;
-	else if (len >= 8 && strncasecmp(url, "https://", 8) == 0)
-		scheme = 8;
-	else if (len >= 5 && strncasecmp(url, "ws://", 5) == 0)
-		scheme = 5, ws = 1;
-	else if (len >= 6 && strncasecmp(url, "wss://", 6) == 0)
-		scheme = 6, ws = 1;
-	else
-		return cfgw_err(ld, at, path,
-		                "'%.*s' is not an http:// or https:// URL (nor ws:// or "
-		                "wss:// for WebSocket sync)",
-		                (int)(len > 200 ? 200 : len), url);
-	/* one protocol family per agent: the first server decides */
-	if (!ld->first_server) {
-		ld->first_server = at;
-		c->websocket = ws;
-	} else if (c->websocket != ws) {
-		return cfgw_err(ld, at, path,
-		                "'%.*s' is a%s URL but the first server (line %d) is a%s one: "
-		                "all servers of one agent use one protocol family, http(s):// "
-		                "(long-polling) or ws(s):// (WebSocket)",
-		                (int)(len > 200 ? 200 : len), url, ws ? " WebSocket" : "n HTTP",
-		                ytree_line(ld->first_server), ws ? "n HTTP" : " WebSocket");
-	}
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)url[i];
-		if (ch <= ' ' || ch == 0x7f || ch == '?' || ch == '#')
-			return cfgw_err(
-			    ld, at, path,
-			    "'%.*s' must be a base URL like http://host:port[/path], without "
-			    "spaces, query or fragment",
-			    (int)(len > 200 ? 200 : len), url);
-	}
-	size_t host_end = scheme;
-	while (host_end < len && url[host_end] != '/')
-		host_end++;
-	if (host_end == scheme)
-		return cfgw_err(ld, at, path, "'%.*s' has no host", (int)(len > 200 ? 200 : len),
-		                url);
-	while (len > host_end && url[len - 1] == '/')
-		len--;
-	for (size_t i = 0; i < c->n_servers; i++)
-		if (strlen(c->servers[i]) == len && strncasecmp(c->servers[i], url, len) == 0)
-			return cfgw_err(ld, at, path, "duplicate server '%s'", c->servers[i]);
-	char **grown = realloc(c->servers, (c->n_servers + 1) * sizeof *grown);
-	if (!grown)
-		return cfgw_err(ld, at, path, "out of memory");
-	c->servers = grown;
-	if (!(c->servers[c->n_servers] = strndup(url, len)))
-		return cfgw_err(ld, at, path, "out of memory");
-	c->n_servers++;
-	return 0;
-}
-
-/* admin.servers: a list of URLs, or one comma-separated string of them. */
-int cfga_servers(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
-                 void *base)
-{
-	(void)k;
-	return cfgw_each_word(ld, v, path, "admin URLs", add_server, base);
-}
-
 /* ---------------------------------------------------------------- admin.groups */
 
 int cfg_group_parse(const char *name)
@@ -261,29 +181,6 @@ int cfga_status_token_file(struct loader *ld, const struct key *k, const struct 
 	return 0;
 }
 
-/* ---------------------------------------------------------------- nodes kept for later */
-
-int cfga_read_timeout(struct loader *ld, const struct key *k, const struct ynode *v,
-                      const char *path, void *base)
-{
-	ld->read_timeout = v;
-	return cfgw_duration(ld, k, v, path, base);
-}
-
-int cfga_hold(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
-              void *base)
-{
-	ld->hold = v;
-	return cfgw_duration(ld, k, v, path, base);
-}
-
-int cfga_admin(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
-               void *base)
-{
-	ld->admin = v;
-	return cfgw_submap(ld, k, v, path, base);
-}
-
 /* A file that must be readable now, so --check finds a wrong path before the first poll. */
 int cfga_readable_file(struct loader *ld, const struct key *k, const struct ynode *v,
                        const char *path, void *base)
@@ -312,48 +209,4 @@ void cfga_default_groups(struct cfg *c)
 		memcpy(c->groups, classic, sizeof classic);
 		c->n_groups = sizeof classic / sizeof classic[0];
 	}
-}
-
-int cfga_check(struct loader *ld, const struct ynode *root)
-{
-	struct cfg *c = ld->cfg;
-	const struct ynode *admin = ld->admin;
-	if (c->n_servers == 0)
-		return cfgw_err(
-		    ld, admin, "admin.servers",
-		    "required: a list of admin URLs such as [ \"http://127.0.0.1:9095\" ]");
-	if (c->read_timeout_ms <= c->hold_ms) {
-		char hold[32], rt[32];
-		cfgw_fmt_duration(hold, sizeof hold, c->hold_ms);
-		cfgw_fmt_duration(rt, sizeof rt, c->read_timeout_ms);
-		if (ld->read_timeout)
-			return cfgw_err(ld, ld->read_timeout, "admin.read_timeout",
-			                "must be more than %s (the admin holds a poll %s)", hold,
-			                hold);
-		return cfgw_err(
-		    ld, ld->hold ? ld->hold : root, "admin.hold",
-		    "must be less than admin.read_timeout (%s), or every held poll times "
-		    "out",
-		    rt);
-	}
-	if (c->username && !c->password)
-		return cfgw_err(
-		    ld, ld->username, "admin.username",
-		    "is set, so admin.password or admin.password_file is required (leave "
-		    "username out or empty for an admin without login)");
-	if (!!c->tls.cert_file != !!c->tls.key_file) {
-		const struct ynode *at = c->tls.cert_file ? ld->cert_file : ld->key_file;
-		return cfgw_err(ld, at,
-		                c->tls.cert_file ? "admin.tls.cert_file" : "admin.tls.key_file",
-		                "cert_file and key_file go together: set both or neither");
-	}
-	/* the sections of the sources that share admin: (admin.websocket) */
-	for (size_t i = 0; i < c->n_sections; i++) {
-		const struct cfg_section *sec = c->sections[i];
-		if (sec->parent && strcmp(sec->parent, "admin") == 0 && sec->check &&
-		    sec->check(ld, ld->section[i], c->settings[i]) < 0)
-			return -1;
-	}
-	cfga_default_groups(c);
-	return 0;
 }

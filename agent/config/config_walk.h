@@ -25,10 +25,10 @@
 struct loader {
 	struct cfg *cfg;
 	struct gw_err *err;
+	const struct ynode *root; /* the document */
 	/* nodes kept for the checks that involve several keys (NULL: key absent) */
-	const struct ynode *admin, *read_timeout, *hold, *username, *password, *password_file;
+	const struct ynode *username, *password, *password_file;
 	const struct ynode *cert_file, *key_file;
-	const struct ynode *first_server;
 	const struct ynode *status_token, *status_token_file;
 	const struct ynode *groups;
 	/* the top level's table (NULL: none), to say where an unknown key belongs */
@@ -62,17 +62,20 @@ struct key {
 #define CFGW_NODOC NULL, NULL, 0
 
 /*
- * A section of the file that a source declares in its own folder (source/NAME/config.c),
- * listed by the source registry (cfg_source_section() in config.h), so a new source adds its
- * keys without changing this folder. Its settings are a struct of its own, zeroed, given
- * every key's default, filled by the walk and completed by `check`; a source reads them with
- * cfg_settings(). A section at the top level ("zookeeper") is a source section of its own:
- * an agent has exactly one source section, admin: or one of these. A section with a parent
- * ("websocket" in "admin") is a map inside that section, for the source that shares it.
+ * A section of the file that a source declares in its own folder (source/NAME/config.c, or
+ * the part two sources share: source/admin/, source/kv/), listed by the source registry and
+ * handed to the loader by its caller (cfg_load()), so a new source adds its keys without
+ * changing this folder, and this folder knows no source. Its settings are a struct of its
+ * own, zeroed, given every key's default, filled by the walk and completed by `check`; a
+ * source reads them with cfg_settings(). A section at the top level ("admin", "zookeeper")
+ * is a source section: an agent has exactly one. A section with a parent ("websocket" in
+ * "admin") is a map inside that section, for the source that shares it, checked after it.
  */
 struct cfg_section {
 	const char *name;       /* its key */
 	const char *parent;     /* NULL: the top level; "admin": a map inside admin: */
+	const char *what;       /* top level: the words after its key where the sections are
+	                         * listed ("admin: (HTTP long-polling or WebSocket)"); NULL: none */
 	const struct key *keys; /* its table: offsets into its settings (or struct cfg: in_cfg) */
 	size_t size;            /* of its settings struct */
 	/* After the walk, when the section is the source section in use (top level) or inside
@@ -85,6 +88,12 @@ struct cfg_section {
 	 * the environment like the password; NULL (or a NULL function) for none. */
 	const char *(*secret)(const void *settings);
 };
+
+/* (config.c) A struct cfg with every default filled, for the entry points; NULL on out of
+ * memory. */
+struct cfg *cfg_new(void);
+/* (config.c) control_socket: STATE_DIR/control.sock unless set; "" turns it off. */
+int cfg_default_control_socket(struct cfg *c, struct gw_err *err);
 
 /* The keys every source section may share with admin:, filling struct cfg (in_cfg). */
 extern const struct key cfg_retry_keys[];

@@ -39,7 +39,8 @@ static void node_free(struct ynode *n)
 	}
 	free(n->keys);
 	free(n->items);
-	free(n->text);
+	free(n->own_text);
+	free(n->own_file);
 	free(n);
 }
 
@@ -47,7 +48,6 @@ void ytree_free(struct ynode *root)
 {
 	if (!root)
 		return;
-	free((char *)root->file);
 	node_free(root);
 }
 
@@ -69,6 +69,8 @@ struct ynode *ytree_new_map(const char *file, int line, int col)
 	struct ynode *n = f ? node_new(YNODE_MAP, f, line, col) : NULL;
 	if (!n)
 		free(f);
+	else
+		n->own_file = f;
 	return n;
 }
 
@@ -270,12 +272,13 @@ static int parse_scalar(struct yp *p, yaml_event_t *ev, int line, int col, struc
 	if (memchr(v, '\0', len))
 		return perr(p, line, col, "NUL characters are not allowed in values");
 	struct ynode *n = node_new(YNODE_SCALAR, p->file, line, col);
-	if (!n || !(n->text = malloc(len + 1))) {
+	if (!n || !(n->own_text = malloc(len + 1))) {
 		free(n);
 		return gw_errf(p->err, "%s: out of memory", p->file);
 	}
-	memcpy(n->text, v, len);
-	n->text[len] = '\0';
+	memcpy(n->own_text, v, len);
+	n->own_text[len] = '\0';
+	n->text = n->own_text;
 	n->len = len;
 	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag;
 	n->null = n->plain && is_null_text(v, len);
@@ -447,6 +450,7 @@ int ytree_parse(const char *name, const char *text, size_t len, struct ynode **o
 		goto fail;
 done:
 	yaml_parser_delete(&p.parser);
+	root->own_file = file;
 	*out = root;
 	return 0;
 fail:

@@ -26,12 +26,15 @@ enum ynode_type { YNODE_SCALAR = 1, YNODE_MAP, YNODE_SEQ };
 struct ynode {
 	enum ynode_type type;
 	const char *file;        /* the document's name, for messages; owned by the root */
+	char *own_file;          /* the root's: `file`, freed with it; NULL elsewhere */
 	int line, col;           /* 1-based; where the node starts (a block map or list starts at
 	                          * its first entry: ytree_line() says where a message points) */
 	const struct ynode *key; /* in a map: the key this node is the value of; else NULL */
 
 	/* YNODE_SCALAR */
-	char *text; /* NUL-terminated, never NULL */
+	const char *text; /* NUL-terminated, never NULL */
+	char *own_text;   /* `text` when the node owns it (freed with it); NULL when the text is
+	                   * borrowed, as a declared default's is */
 	size_t len;
 	int plain; /* written without quotes or block indicator */
 	int null;  /* YAML null: a plain "", "~", "null", "Null" or "NULL" */

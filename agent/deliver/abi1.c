@@ -14,7 +14,8 @@
 
 static const struct gw_host *up(const struct gw1_host *h)
 {
-	return h->priv;
+	const struct abi1 *a = h->priv; /* the adapter, which holds the ABI-2 host */
+	return a->host2;
 }
 
 static void h1_log(const struct gw1_host *h, enum gw_log_level level, const char *fmt, ...)
@@ -250,7 +251,8 @@ struct abi1 *abi1_new(const void *desc, const struct gw_host *host2)
 	h->config_duration_ms = h1_duration;
 	h->config_mode = h1_mode;
 	h->now_ms = h1_now;
-	h->priv = (void *)host2;
+	a->host2 = host2;
+	h->priv = a;
 	return a;
 }
 

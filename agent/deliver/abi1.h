@@ -88,7 +88,8 @@ struct gw1_subscriber {
 struct abi1 {
 	const struct gw1_subscriber *desc; /* the plugin's own description */
 	struct gw_subscriber face;         /* the ABI-2 description the agent uses */
-	struct gw1_host host;              /* what the plugin sees; priv: the ABI-2 host */
+	struct gw1_host host;              /* what the plugin sees; priv: this adapter */
+	const struct gw_host *host2;       /* the ABI-2 host it forwards to */
 	void *state;                       /* what the plugin's init() returned */
 };
 

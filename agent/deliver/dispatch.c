@@ -75,16 +75,15 @@ static void copy(char *dst, size_t cap, const char *src)
 }
 
 /* Build the delta from..to, hand it to the plugin, tick it. 0 accepted, -1 rejected. */
-static int deliver(struct subscriber *s, enum gw_group g, const struct group_data *from,
-                   const struct group_data *to, struct gw_log *log, struct outcome *o,
-                   int64_t *tick_at)
+static int deliver(struct subscriber *s, enum gw_group g, struct group_data *from,
+                   struct group_data *to, struct gw_log *log, struct outcome *o, int64_t *tick_at)
 {
 	struct diff df;
 	memset(o, 0, sizeof *o);
 	/* the typed views, for a subscriber that reads them: made on this thread, the one
-	 * thing delivery adds to a version (model/typed.h) */
-	if ((s->typed &&
-	     model_typed_fill((struct group_data *)to, (struct group_data *)from, &o->why) != 0) ||
+	 * thing delivery adds to a version, in the fields groupdata.h gives the delivering
+	 * thread (model/typed.h); hence from and to are not const here */
+	if ((s->typed && model_typed_fill(to, from, &o->why) != 0) ||
 	    diff_build(&df, g, from, to, &o->why) < 0)
 		return -1;
 	o->na = df.change.n_added;

@@ -60,7 +60,7 @@ static const struct ynode *find(const struct gw_option *declared, const struct g
 	memset(def, 0, sizeof *def);
 	def->type = YNODE_SCALAR;
 	def->file = "(declared default)";
-	def->text = (char *)o->def;
+	def->text = o->def;
 	def->len = strlen(o->def);
 	return def;
 }

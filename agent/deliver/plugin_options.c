@@ -116,7 +116,7 @@ static int check_default(struct loader *ld, const struct gw_option *o, const str
 	if (!o->def || o->type == GW_OPT_LIST)
 		return 0;
 	struct ynode n = {.type = YNODE_SCALAR, .file = "(declared default)", .line = 0};
-	n.text = (char *)o->def;
+	n.text = o->def;
 	n.len = strlen(o->def);
 	struct gw_err inner;
 	struct loader sub = {.err = &inner};

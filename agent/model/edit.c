@@ -1,16 +1,16 @@
 /*
  * Positional edits of a held version into the next one (see edit.h). One walk copies the
- * held arrays in runs between the edit positions (item pointers, store indices, and where
- * each held position lands), the stores are then chosen, and the key index is the held one
+ * held arrays in runs between the edit positions (item pointers, pool indices, and where
+ * each held position lands), the pools are then chosen, and the key index is the held one
  * with the changed keys merged in at their ranks, or, when no key moved (texts replaced
  * under their keys: the usual one-item change), the held one itself, shared by reference
  * (groupdata.h gd_keys). The delta from the held version is what
  * the edits say, sorted by key: it is carried with the new version (groupdata.h).
  *
- * Stores, in the common case, cost nothing per item: the result references the held
- * version's stores at the same indices (so its store indices are copied as they are) plus
- * the event's own. A store none of the result's items use any more stays referenced until
- * the next general settling, which happens when the stores would be too many or hold too
+ * Pools, in the common case, cost nothing per item: the result references the held
+ * version's pools at the same indices (so its pool indices are copied as they are) plus
+ * the event's own. A pool none of the result's items use any more stays referenced until
+ * the next general settling, which happens when the pools would be too many or hold too
  * much (edit.h): that one looks at every item, so it is paid once in many changes.
  */
 #include "model/edit.h"
@@ -21,129 +21,14 @@
 #include <string.h>
 
 #include "model/digest.h"
+#include "model/edit_pools.h"
 #include "model/groups.h"
 #include "model/keys.h"
 #include "model/model.h"
 
-#define COPY        ((uint16_t)0xFFFF) /* an item whose store cannot be shared: copied */
-#define MAX_VIRTUAL (2 * GD_MAX_STORES)
-
-/* The stores a result may reference before they are chosen: prev's (same indices), then
- * from's that prev does not hold. */
-struct vstores {
-	struct gd_store *s[MAX_VIRTUAL];
-	size_t n, n_prev;
-	uint16_t from_map[GD_MAX_STORES]; /* from's store index -> ours */
-};
-
-static void vstores_init(struct vstores *v, const struct group_data *prev,
-                         const struct group_data *from)
-{
-	v->n = 0;
-	for (size_t i = 0; prev && i < prev->n_stores; i++)
-		v->s[v->n++] = prev->stores[i];
-	size_t np = v->n_prev = v->n;
-	for (size_t i = 0; from && i < from->n_stores; i++) {
-		size_t k = 0;
-		while (k < np && v->s[k] != from->stores[i])
-			k++;
-		if (k == np)
-			v->s[k = v->n++] = from->stores[i];
-		v->from_map[i] = (uint16_t)k;
-	}
-}
-
-static uint16_t from_store(const struct vstores *v, const struct group_data *from, size_t i)
-{
-	return from->n_stores ? v->from_map[from->item_store[i]] : COPY;
-}
-
 static int oom(struct gw_err *err, enum gw_group g)
 {
 	return gw_errf(err, "group %s: out of memory", gw_group_name(g));
-}
-
-/* Bytes held by stores (each counted whole). */
-static size_t stores_bytes(const struct vstores *v, const uint8_t *used)
-{
-	size_t held = 0;
-	for (size_t s = 0; s < v->n; s++)
-		if (!used || used[s])
-			held += gd_store_bytes(v->s[s]);
-	return held;
-}
-
-static int too_much(size_t held, size_t json)
-{
-	return held > 4 * json + (1u << 20);
-}
-
-/*
- * The general settling: gd's items are in place, item i in virtual store sidx[i]; choose
- * the stores the version references (gd->stores, gd->item_store), copying into one new
- * store the items whose store is not kept (see edit.h). Looks at every item. 0 or -1 (out
- * of memory).
- */
-static int settle_general(struct group_data *gd, const struct vstores *v, const uint16_t *sidx,
-                          int *copied)
-{
-	size_t n = gd->n_items, ncopy = 0, used = 0, top = MAX_VIRTUAL;
-	uint32_t count[MAX_VIRTUAL] = {0};
-	uint8_t in_use[MAX_VIRTUAL] = {0};
-	for (size_t i = 0; i < n; i++) {
-		if (sidx[i] == COPY)
-			ncopy++;
-		else
-			count[sidx[i]]++;
-	}
-	for (size_t s = 0; s < v->n; s++) {
-		if (!count[s])
-			continue;
-		used++;
-		in_use[s] = 1;
-		if (top == MAX_VIRTUAL || count[s] > count[top])
-			top = s;
-	}
-	int all = too_much(stores_bytes(v, in_use), gd->json_bytes);
-	int few = used + (ncopy ? 1 : 0) > GD_MAX_STORES;
-	uint8_t fin[MAX_VIRTUAL];
-	int keep[MAX_VIRTUAL] = {0};
-	int copying = ncopy > 0;
-	gd->stores = arena_alloc(&gd->arena, GD_MAX_STORES * sizeof *gd->stores);
-	if (!gd->item_store)
-		gd->item_store = arena_alloc(&gd->arena, n ? n : 1);
-	if (!gd->stores || !gd->item_store)
-		return -1;
-	for (size_t s = 0; s < v->n; s++) {
-		if (!count[s])
-			continue;
-		keep[s] = !all && (!few || s == top);
-		if (!keep[s]) {
-			copying = 1;
-			continue;
-		}
-		fin[s] = (uint8_t)gd->n_stores;
-		gd->stores[gd->n_stores++] = gd_store_ref(v->s[s]);
-	}
-	struct gd_store *fresh = NULL;
-	uint8_t fresh_idx = 0;
-	*copied = copying;
-	if (copying) {
-		if (!(fresh = gd_store_new()))
-			return -1;
-		fresh_idx = (uint8_t)gd->n_stores;
-		gd->stores[gd->n_stores++] = fresh; /* the version owns this reference */
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (sidx[i] != COPY && keep[sidx[i]]) {
-			gd->item_store[i] = fin[sidx[i]];
-			continue;
-		}
-		if (!(gd->items[i] = model_copy_item(&fresh->arena, gd->items[i])))
-			return -1;
-		gd->item_store[i] = fresh_idx;
-	}
-	return 0;
 }
 
 /* A key that enters the index: an inserted item, or a replaced one whose key changed. */
@@ -381,48 +266,10 @@ static size_t from_index(const struct group_data *from, const struct gw_item *it
 	return group_data_at(from, group_data_rank(from, it->key, &found));
 }
 
-/*
- * The stores of the result when nothing needs settling: prev's at their indices, then
- * those of from's that the new items use. 1 done, 0 not possible here (too many stores,
- * too much held, or an item to copy: the general settling does it), -1 out of memory.
- */
-static int settle_cheap(struct group_data *gd, const struct group_data *prev,
-                        const struct vstores *v, const uint16_t *new_sidx, size_t n_new_items,
-                        const size_t *new_at)
-{
-	if (!prev || !prev->n_stores)
-		return 0;
-	int extra[MAX_VIRTUAL] = {0};
-	size_t n_st = prev->n_stores;
-	for (size_t i = 0; i < n_new_items; i++) {
-		if (new_sidx[i] == COPY)
-			return 0;
-		if (new_sidx[i] >= v->n_prev && !extra[new_sidx[i]])
-			extra[new_sidx[i]] = (int)n_st++ + 1; /* final index + 1 */
-	}
-	if (n_st > GD_MAX_STORES)
-		return 0;
-	size_t held = 0;
-	for (size_t s = 0; s < v->n; s++)
-		if (s < v->n_prev || extra[s])
-			held += gd_store_bytes(v->s[s]);
-	if (too_much(held, gd->json_bytes))
-		return 0;
-	gd->stores = arena_alloc(&gd->arena, GD_MAX_STORES * sizeof *gd->stores);
-	if (!gd->stores)
-		return -1;
-	for (size_t s = 0; s < v->n; s++)
-		if (s < v->n_prev || extra[s])
-			gd->stores[s < v->n_prev ? s : (size_t)extra[s] - 1] =
-			    gd_store_ref(v->s[s]);
-	gd->n_stores = n_st;
-	for (size_t i = 0; i < n_new_items; i++) {
-		uint16_t s = new_sidx[i];
-		gd->item_store[new_at[i]] = (uint8_t)(s < v->n_prev ? s : (size_t)extra[s] - 1);
-	}
-	return 1;
-}
-
+/* The result of the edits, built in one pass over them. One piece: the pass keeps a dozen
+ * running positions and arrays (item pointers, the key index merge, the pools, the delta,
+ * the digest) that every step reads and advances together; split, they would travel as
+ * one struct through every part, which is this function again. */
 static int edit_build(const struct group_data *prev, const struct group_data *from,
                       const struct edit *edits, size_t n_edits, const char *md5,
                       struct group_data **out, struct gw_err *err)
@@ -454,18 +301,18 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 	struct moved *entering = malloc(ne * sizeof *entering);
 	uint16_t *new_sidx = malloc(ne * sizeof *new_sidx);
 	size_t *new_at = malloc(ne * sizeof *new_at);
-	struct vstores *vs = malloc(sizeof *vs);
+	struct vpools *vs = malloc(sizeof *vs);
 	uint16_t *sidx = NULL;
 	size_t na = 0, nl = 0, nn = 0;
 	if (!gd || (!md5 && !dg) || (shift && !remap) || !added || !leaving || !entering ||
 	    !new_sidx || !new_at || !vs)
 		goto fail;
 	gd->items = gd->heap_items = malloc((n_new ? n_new : 1) * sizeof *gd->items);
-	gd->item_store = arena_alloc(&gd->arena, n_new ? n_new : 1);
-	if (!gd->items || !gd->item_store)
+	gd->item_pool = arena_alloc(&gd->arena, n_new ? n_new : 1);
+	if (!gd->items || !gd->item_pool)
 		goto fail;
 	gd->n_items = n_new;
-	vstores_init(vs, prev, from);
+	edit_vstores_init(vs, prev, from);
 	struct item_digest sum = {0, 0};
 	if (!md5 && held_sum(prev, dg, &sum) != 0)
 		goto fail;
@@ -473,14 +320,14 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 	if (prev && prev->n_items && !json) /* a version made by hand (tests) */
 		for (size_t i = 0; i < n_prev; i++)
 			json += prev->items[i]->json_len;
-	int prev_stores = prev && prev->n_stores;
+	int prev_stores = prev && prev->n_pools;
 	for (size_t e = 0; e <= n_edits; e++) {
 		size_t upto = e < n_edits ? edits[e].at : n_prev;
 		if (upto > pos) { /* the held items up to the next edit, as they are */
 			size_t run = upto - pos;
 			memcpy(&gd->items[k], &prev->items[pos], run * sizeof *gd->items);
 			if (prev_stores)
-				memcpy(&gd->item_store[k], &prev->item_store[pos], run);
+				memcpy(&gd->item_pool[k], &prev->item_pool[pos], run);
 			for (size_t i = 0; remap && i < run; i++)
 				remap[pos + i] = (int32_t)(k + i);
 			k += run;
@@ -508,9 +355,10 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 		}
 		if (ed->op == EDIT_REMOVE)
 			continue;
-		struct gw_item *it = (struct gw_item *)ed->item; /* from's: shared, not written */
+		size_t fi = from_index(from, ed->item);
+		struct gw_item *it = from->items[fi]; /* from's: shared, not written */
 		gd->items[k] = it;
-		new_sidx[nn] = from_store(vs, from, from_index(from, it));
+		new_sidx[nn] = edit_from_store(vs, from, fi);
 		new_at[nn++] = k;
 		entering[nn - 1] = (struct moved){it, k};
 		if (!md5 && account(dg, &sum, it, 1) != 0)
@@ -523,19 +371,19 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 		k++;
 	}
 	gd->json_bytes = json;
-	int cheap = settle_cheap(gd, prev, vs, new_sidx, nn, new_at);
+	int cheap = edit_settle_cheap(gd, prev, vs, new_sidx, nn, new_at);
 	if (cheap < 0)
 		goto fail;
 	if (!cheap) {
-		/* every item's virtual store, for the general settling */
+		/* every item's virtual pool, for the general settling */
 		if (!(sidx = malloc((n_new ? n_new : 1) * sizeof *sidx)))
 			goto fail;
 		for (size_t i = 0; i < n_new; i++)
-			sidx[i] = prev_stores ? gd->item_store[i] : COPY;
+			sidx[i] = prev_stores ? gd->item_pool[i] : COPY;
 		for (size_t i = 0; i < nn; i++)
 			sidx[new_at[i]] = new_sidx[i];
 		int copied;
-		if (settle_general(gd, vs, sidx, &copied) != 0)
+		if (edit_settle_general(gd, vs, sidx, &copied) != 0)
 			goto fail;
 		cheap = !copied;
 	}
@@ -656,21 +504,21 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 	struct group_data *gd = group_data_new(group);
 	struct digester *dg = digester_new();
 	uint16_t *sidx = calloc(n ? n : 1, sizeof *sidx);
-	struct vstores *vs = malloc(sizeof *vs);
+	struct vpools *vs = malloc(sizeof *vs);
 	if (!gd || !dg || !sidx || !vs)
 		goto fail;
 	gd->items = gd->heap_items = malloc((n ? n : 1) * sizeof *gd->items);
 	if (!gd->items)
 		goto fail;
 	gd->n_items = n;
-	vstores_init(vs, NULL, from);
+	edit_vstores_init(vs, NULL, from);
 	if (n)
 		memcpy(gd->items, from->items, n * sizeof *gd->items);
 	for (size_t i = 0; i < n; i++)
-		sidx[i] = from_store(vs, from, i);
+		sidx[i] = edit_from_store(vs, from, i);
 	gd->json_bytes = from ? from->json_bytes : 0;
 	int copied;
-	if (settle_general(gd, vs, sidx, &copied) != 0)
+	if (edit_settle_general(gd, vs, sidx, &copied) != 0)
 		goto fail;
 	if (from) { /* the same order as from: its index, or none when it needs none */
 		if (group_data_share_index(gd, from) != 0)

@@ -7,10 +7,10 @@
  *
  * The changes are positional edits of the held version's item list: insert an item before
  * a position, replace the item at a position, remove it. The result shares every item it
- * keeps with the held version (the same pointer; the items live in refcounted stores,
+ * keeps with the held version (the same pointer; the items live in refcounted pools,
  * groupdata.h) and takes the new items from `from`, the parsed items of the event, whose
- * stores it shares too. What is linear in the group is plain copying of arrays (the item
- * pointers, their store indices, the key index), never parsing, hashing or comparing keys:
+ * pools it shares too. What is linear in the group is plain copying of arrays (the item
+ * pointers, their pool indices, the key index), never parsing, hashing or comparing keys:
  * the key index is the held one with the few changed keys merged in at the ranks a binary
  * search finds, and the identity (digest.h) is the held one's sum minus the digests of the
  * items that left plus those of the items that came, each computed from its JSON then (an
@@ -18,12 +18,12 @@
  * held version (groupdata.h: what left, came and changed, in key order), built from the
  * edits alone.
  *
- * Stores: a version may reference at most GD_MAX_STORES, and a store keeps the memory of
+ * Pools: a version may reference at most GD_MAX_POOLS, and a pool keeps the memory of
  * items that later versions replaced. Usually the result references the held version's
- * stores as they are plus the event's (nothing per item). When that would be too many
- * stores, every item outside the store most items live in (the full sync's, usually) is
- * copied into one new store; and when its stores hold more than 4x its items' JSON (plus
- * 1 MiB), every item is copied into one new store. Both look at every item and copy what
+ * pools as they are plus the event's (nothing per item). When that would be too many
+ * pools, every item outside the pool most items live in (the full sync's, usually) is
+ * copied into one new pool; and when its pools hold more than 4x its items' JSON (plus
+ * 1 MiB), every item is copied into one new pool. Both look at every item and copy what
  * accumulated over many changes, so they cost a bounded amount per change on average.
  */
 #ifndef GW_MODEL_EDIT_H
@@ -66,7 +66,7 @@ int model_edit_as(const struct group_data *prev, const struct group_data *from,
                   struct group_data **out, struct gw_err *err);
 
 /* A full list: exactly from's items in from's order (from NULL: none) as a new unstamped
- * version of `group`, sharing from's stores; its identity is prev's (the held version, may
+ * version of `group`, sharing from's pools; its identity is prev's (the held version, may
  * be NULL) adjusted by the items that differ, found by walking both key orders (an item
  * shared with prev is one pointer: no hashing), or computed from every item without one;
  * the walk also gives the delta from prev it carries. 0 or -1 (out of memory). */

@@ -54,7 +54,7 @@ int fields_name_index(enum gw_group g);
 /* Filling one item of one version. */
 struct item_ctx {
 	struct group_data *gd;
-	struct arena *mem; /* where new item contents go: the version's own store */
+	struct arena *mem; /* where new item contents go: the version's own pool */
 	int adopt;         /* items' raw JSON points into the reply's text (no copy) */
 	struct gw_err *err;
 	const char *group;

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/search.h"
+
 struct group_data *group_data_new(enum gw_group group)
 {
 	struct group_data *gd = calloc(1, sizeof *gd);
@@ -35,8 +37,8 @@ void group_data_unref(struct group_data *gd)
 {
 	if (!gd || atomic_fetch_sub_explicit(&gd->refs, 1, memory_order_acq_rel) != 1)
 		return;
-	for (size_t i = 0; i < gd->n_stores; i++)
-		gd_store_unref(gd->stores[i]);
+	for (size_t i = 0; i < gd->n_pools; i++)
+		gd_pool_unref(gd->pools[i]);
 	free(gd->heap_items);
 	if (gd->keys && atomic_fetch_sub_explicit(&gd->keys->refs, 1, memory_order_acq_rel) == 1)
 		free(gd->keys);
@@ -45,9 +47,9 @@ void group_data_unref(struct group_data *gd)
 	free(gd);
 }
 
-struct gd_store *gd_store_new(void)
+struct gd_pool *gd_pool_new(void)
 {
-	struct gd_store *s = calloc(1, sizeof *s);
+	struct gd_pool *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
 	atomic_init(&s->refs, 1);
@@ -56,9 +58,9 @@ struct gd_store *gd_store_new(void)
 	return s;
 }
 
-struct gd_store *gd_store_wrap(char *text, size_t len)
+struct gd_pool *gd_pool_wrap(char *text, size_t len)
 {
-	struct gd_store *s = gd_store_new();
+	struct gd_pool *s = gd_pool_new();
 	if (s) {
 		s->text = text;
 		s->text_len = len;
@@ -66,46 +68,46 @@ struct gd_store *gd_store_wrap(char *text, size_t len)
 	return s;
 }
 
-char *gd_store_unwrap(struct gd_store *s)
+char *gd_pool_unwrap(struct gd_pool *s)
 {
 	char *text = s->text;
 	s->text = NULL;
-	gd_store_unref(s);
+	gd_pool_unref(s);
 	return text;
 }
 
-size_t gd_store_bytes(const struct gd_store *s)
+size_t gd_pool_bytes(const struct gd_pool *s)
 {
 	return s->arena.total + (s->text ? s->text_len : 0) +
 	       (s->text_of && s->text_of->text ? s->text_of->text_len : 0);
 }
 
-void group_data_seal(struct group_data *gd, const struct gd_store *text)
+void group_data_seal(struct group_data *gd, const struct gd_pool *text)
 {
 	if (!text || !text->text)
 		return;
 	const char *lo = text->text, *hi = text->text + text->text_len;
 	for (size_t i = 0; i < gd->n_items; i++) {
 		const char *j = gd->items[i]->json;
-		if (j >= lo && j < hi)
-			((char *)j)[gd->items[i]->json_len] = '\0'; /* the text is ours: see .h */
+		if (j >= lo && j < hi) /* the text is ours (see .h): written through its owner */
+			text->text[(size_t)(j - lo) + gd->items[i]->json_len] = '\0';
 	}
 }
 
-struct gd_store *gd_store_ref(struct gd_store *s)
+struct gd_pool *gd_pool_ref(struct gd_pool *s)
 {
 	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
 	return s;
 }
 
-void gd_store_unref(struct gd_store *s)
+void gd_pool_unref(struct gd_pool *s)
 {
 	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	arena_free(&s->arena);
 	arena_free(&s->lazy);
 	free(s->text);
-	gd_store_unref(s->text_of);
+	gd_pool_unref(s->text_of);
 	free(s);
 }
 
@@ -173,23 +175,15 @@ enum gd_index group_data_index(struct group_data *gd, size_t *dup)
 	return GD_INDEX_DISTINCT;
 }
 
+static int key_cmp(const void *list, size_t rank, const void *key)
+{
+	const struct group_data *gd = list;
+	return strcmp(gd->items[group_data_at(gd, rank)]->key, key);
+}
+
 size_t group_data_rank(const struct group_data *gd, const char *key, int *found)
 {
-	size_t lo = 0, hi = gd ? gd->n_items : 0;
-	*found = 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(gd->items[group_data_at(gd, mid)]->key, key);
-		if (c == 0) {
-			*found = 1;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return gw_search_rank(gd ? gd->n_items : 0, key_cmp, gd, key, found);
 }
 
 const struct gw_item *group_data_find(const struct group_data *gd, const char *key)

@@ -4,15 +4,22 @@
  * snapshot writer and the status endpoint. Nobody holds a lock while reading it.
  *
  * A version is a list of pointers to items, not the items: the items (their gw_item
- * structs, strings, typed fields and raw JSON) live in item stores, refcounted arenas that
- * successive versions share. The model parses only what changed into a new store; an
+ * structs, strings, typed fields and raw JSON) live in item pools, refcounted arenas that
+ * successive versions share. The model parses only what changed into a new pool; an
  * unchanged item of the next version is the same item (the same pointer), so one changed
  * rule among 100,000 costs one item and a copy of the pointer array, never 100,000 item
- * structs. A version holds a reference on every store one of its items lives in, and on no
- * other, so a store is freed with the last version that still uses it. A version's own
+ * structs. A version holds a reference on every pool one of its items lives in, and on no
+ * other, so a pool is freed with the last version that still uses it. A version's own
  * memory (the pointer list, the key index) lives in its arena, or for a list the model grew
  * while parsing, in `heap_items`. Versions built elsewhere (tests) may put everything in
- * `arena` and have no stores.
+ * `arena` and have no pools.
+ *
+ * Immutable means: once a version is in the store, nothing writes it, with one documented
+ * exception, owned by the dispatcher: the typed views (model/typed.h) are made on delivery,
+ * by the delivering thread only, into the items' typed pointers, `typed_all` and `lazy`
+ * below (and a pool's `lazy`). Nobody else reads or writes those fields, so no lock is
+ * needed and nobody casts const away: the dispatcher holds its versions by plain pointer
+ * (references it took), everyone else through const.
  *
  * A version made from the held one by edits (model/edit.h) carries the delta from it
  * (`delta`), so whoever still holds that predecessor gets what changed without merging two
@@ -48,7 +55,7 @@ struct group_data {
 	enum gw_group group;
 	char md5[65];
 	int64_t last_modify_time;
-	char source[256];    /* the admin server URL it came from, or "snapshot" */
+	char server[256];    /* the admin server URL it came from, or "snapshot" */
 	int provisional;     /* loaded from the snapshot: any admin version replaces it */
 	int64_t received_us; /* gw_mono_us() when the admin's reply arrived (latency figures) */
 
@@ -66,11 +73,11 @@ struct group_data {
 
 	struct arena arena;
 
-	/* The stores this version's items live in (one reference each) and, per item, the
-	 * index of its store; n_stores 0: contents in `arena` (not shared). */
-	struct gd_store **stores;
-	uint8_t *item_store;
-	size_t n_stores;
+	/* The pools this version's items live in (one reference each) and, per item, the
+	 * index of its pool; n_pools 0: contents in `arena` (not shared). */
+	struct gd_pool **pools;
+	uint8_t *item_pool;
+	size_t n_pools;
 	struct gw_item **heap_items; /* `items` when malloc'd (the model's), freed with it */
 
 	/* Versions of event sources (model/edit.h): the sum of their items' digests, their
@@ -84,9 +91,9 @@ struct group_data {
 	struct gd_delta delta; /* from the version it was made from; its arrays in `arena` */
 	int delta_shares;      /* every item not in `delta` is the predecessor's own */
 
-	/* Typed views made on delivery (model/typed.h), touched only by the delivering
-	 * thread: every item has its view; and where the views of a version without stores
-	 * go. */
+	/* The dispatcher's (see the top): typed views made on delivery (model/typed.h),
+	 * touched only by the delivering thread: every item has its view; and where the
+	 * views of a version without pools go. */
 	int typed_all;
 	struct arena lazy;
 };
@@ -99,38 +106,38 @@ struct gd_keys {
 	uint32_t pos[];
 };
 
-/* At most this many stores per version: beyond, the model copies every item into one new
- * store (a compaction), which also bounds the memory of replaced items kept by a store. */
-#define GD_MAX_STORES 255
+/* At most this many pools per version: beyond, the model copies every item into one new
+ * pool (a compaction), which also bounds the memory of replaced items kept by a pool. */
+#define GD_MAX_POOLS 255
 
-/* A refcounted arena of item contents (see above). A store can also own a text (the
+/* A refcounted arena of item contents (see above). A pool can also own a text (the
  * admin's reply, whose bytes the items of a full parse point into instead of copying
- * them), and depend on another store's text (`text_of`: held as long as this one is). */
-struct gd_store {
+ * them), and depend on another pool's text (`text_of`: held as long as this one is). */
+struct gd_pool {
 	atomic_int refs;
 	struct arena arena;
 	struct arena lazy; /* typed views made on delivery (model/typed.h): that thread's */
-	char *text;        /* malloc'd, freed with the store; NULL: none */
+	char *text;        /* malloc'd, freed with the pool; NULL: none */
 	size_t text_len;
-	struct gd_store *text_of;
+	struct gd_pool *text_of;
 };
 
-struct gd_store *gd_store_new(void);
-/* A store owning `text` (len bytes, malloc'd; a NUL at text[len]). NULL on out of memory
+struct gd_pool *gd_pool_new(void);
+/* A pool owning `text` (len bytes, malloc'd; a NUL at text[len]). NULL on out of memory
  * (text is then still the caller's). */
-struct gd_store *gd_store_wrap(char *text, size_t len);
-/* The text back from a store nobody else holds (refs 1): the store is freed. */
-char *gd_store_unwrap(struct gd_store *s);
-struct gd_store *gd_store_ref(struct gd_store *s);
-void gd_store_unref(struct gd_store *s);
-/* Bytes the store keeps alive: its arena, its text and the text it depends on (not the
+struct gd_pool *gd_pool_wrap(char *text, size_t len);
+/* The text back from a pool nobody else holds (refs 1): the pool is freed. */
+char *gd_pool_unwrap(struct gd_pool *s);
+struct gd_pool *gd_pool_ref(struct gd_pool *s);
+void gd_pool_unref(struct gd_pool *s);
+/* Bytes the pool keeps alive: its arena, its text and the text it depends on (not the
  * typed views made on delivery: those are the delivering thread's to count, lazy.total). */
-size_t gd_store_bytes(const struct gd_store *s);
+size_t gd_pool_bytes(const struct gd_pool *s);
 
 /* Make the items whose raw JSON lies in `text` NUL-terminated, as the ABI promises, by
  * writing a NUL on the byte after each (the ',' or ']' the parser has read already). The
  * last step of a parse that pointed items into the text instead of copying them. */
-void group_data_seal(struct group_data *gd, const struct gd_store *text);
+void group_data_seal(struct group_data *gd, const struct gd_pool *text);
 
 /* A new, empty version with one reference. NULL on out of memory. */
 struct group_data *group_data_new(enum gw_group group);

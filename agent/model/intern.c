@@ -1,7 +1,7 @@
 /*
- * The intern table (see intern.h): open addressing over (arena, bytes), FNV-1a hashed,
- * doubled at 70% full. Written by hand: the table is a few lines, and what it keys on (an
- * arena and a byte span, the copy made in that arena) is the caller's own.
+ * The intern table (see intern.h), on the agent's one hash table (core/htab.h): an entry
+ * per string made, keyed on (arena, bytes), held in the table's own arena so the table
+ * allocates nothing per string beyond it and frees everything at once.
  */
 #include "model/intern.h"
 
@@ -9,29 +9,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct slot {
-	const char *s; /* NULL: empty */
+#include "core/htab.h"
+
+struct entry {
+	struct htab_link link; /* first: the table's */
+	const char *s;         /* the copy made in a */
 	const struct arena *a;
-	uint32_t hash;
-	uint32_t len;
+	size_t len;
+};
+
+/* What an entry is looked up by: the arena the copy goes to and the bytes. */
+struct key {
+	const struct arena *a;
+	const char *s;
 };
 
 struct intern {
-	struct slot *v;
-	size_t cap, n; /* cap a power of two */
+	struct htab t;
+	struct arena mem; /* the entries */
 	size_t asked;
 };
 
 struct intern *intern_new(void)
 {
 	struct intern *in = calloc(1, sizeof *in);
-	if (!in)
-		return NULL;
-	in->cap = 1024;
-	if (!(in->v = calloc(in->cap, sizeof *in->v))) {
-		free(in);
-		return NULL;
-	}
+	if (in)
+		arena_init(&in->mem);
 	return in;
 }
 
@@ -39,63 +42,41 @@ void intern_free(struct intern *in)
 {
 	if (!in)
 		return;
-	free(in->v);
+	htab_free(&in->t);
+	arena_free(&in->mem);
 	free(in);
 }
 
-static uint32_t hash_of(const struct arena *a, const char *s, size_t n)
+static int same(const struct htab_link *l, const void *key, size_t len)
 {
-	uint64_t h = 1469598103934665603ull ^ (uintptr_t)a;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return (uint32_t)(h ^ (h >> 32));
-}
-
-static int grow(struct intern *in)
-{
-	size_t cap = in->cap * 2;
-	struct slot *v = calloc(cap, sizeof *v);
-	if (!v)
-		return -1;
-	for (size_t i = 0; i < in->cap; i++) {
-		if (!in->v[i].s)
-			continue;
-		size_t k = in->v[i].hash & (cap - 1);
-		while (v[k].s)
-			k = (k + 1) & (cap - 1);
-		v[k] = in->v[i];
-	}
-	free(in->v);
-	in->v = v;
-	in->cap = cap;
-	return 0;
+	const struct entry *e = (const struct entry *)(const void *)l;
+	const struct key *k = key;
+	return e->a == k->a && e->len == len && memcmp(e->s, k->s, len) == 0;
 }
 
 const char *intern_get(struct intern *in, struct arena *a, const char *s, size_t n)
 {
 	in->asked++;
-	if (n > UINT32_MAX) /* never shared: too long to key */
+	struct key k = {a, s};
+	/* one string in two arenas is two entries: the arena is part of the key */
+	uint64_t h = htab_hash(s, n) ^ ((uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ull);
+	struct htab_link **at;
+	if (htab_reserve(&in->t) != 0) /* no room: a copy of its own, still good */
 		return arena_strndup(a, s, n);
-	uint32_t h = hash_of(a, s, n);
-	size_t k = h & (in->cap - 1);
-	for (; in->v[k].s; k = (k + 1) & (in->cap - 1)) {
-		const struct slot *e = &in->v[k];
-		if (e->hash == h && e->a == a && e->len == n && memcmp(e->s, s, n) == 0)
-			return e->s;
-	}
+	at = htab_find(&in->t, h, same, &k, n);
+	if (*at)
+		return ((const struct entry *)(const void *)*at)->s;
 	char *copy = arena_strndup(a, s, n);
-	if (!copy)
-		return NULL;
-	in->v[k] = (struct slot){copy, a, h, (uint32_t)n};
-	if (++in->n * 10 > in->cap * 7 && grow(in) != 0) {
-		in->n--; /* not kept (the last one in: no chain runs through it); still good */
-		in->v[k].s = NULL;
-	}
+	struct entry *e = copy ? arena_alloc(&in->mem, sizeof *e) : NULL;
+	if (!e)
+		return copy;
+	*e = (struct entry){.s = copy, .a = a, .len = n};
+	htab_insert(&in->t, at, &e->link, h);
 	return copy;
 }
 
 void intern_counts(const struct intern *in, size_t *asked, size_t *made)
 {
 	*asked = in->asked;
-	*made = in->n;
+	*made = in->t.n;
 }

@@ -1,11 +1,11 @@
 /*
  * Interned strings of the typed view: the strings items repeat (namespace ids, plugin
  * names, the selector ids rules name, handle templates, condition fields) are held once
- * per item store instead of once per item. A table lives for one batch of typed views
- * made into stores (model/typed.h); the strings themselves live in the store they were
- * made for, so they are freed with the last version that uses that store, as the items
+ * per item pool instead of once per item. A table lives for one batch of typed views
+ * made into pools (model/typed.h); the strings themselves live in the pool they were
+ * made for, so they are freed with the last version that uses that pool, as the items
  * are, and nothing is counted per string or per version. A string is shared only within
- * its store: an item never points into a store its version may not hold.
+ * its pool: an item never points into a pool its version may not hold.
  */
 #ifndef GW_MODEL_INTERN_H
 #define GW_MODEL_INTERN_H

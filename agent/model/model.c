@@ -3,7 +3,7 @@
  *
  * The reply is walked once, in place (jspan.h): envelope, groups, each group's item list.
  * Each item that differs from the held version is decoded straight into the version's
- * store by the direct decoder (itemdec.h; the typed fields of the ABI are described by the
+ * pool by the direct decoder (itemdec.h; the typed fields of the ABI are described by the
  * tables of fields.h); an item byte-identical to the held one is shared with it. A field
  * of the wrong type refuses the whole group version, naming group, item and field,
  * because a gateway must never run on half a version.
@@ -27,103 +27,11 @@
 #include "model/itemdec.h"
 #include "model/keys.h"
 
-/* Deep copy of a typed struct described by `fields` (strings and nested lists) into the
- * new version's arena: how an item unchanged since the previous version is carried over
- * without parsing it again. */
-static int copy_fields(struct arena *a, const struct field *fields, size_t n, void *dst)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct field *f = &fields[i];
-		char *slot = (char *)dst + f->off;
-		if (f->kind == K_STR || f->kind == K_STR_OR_NUM) {
-			const char *src = *(const char **)slot;
-			if (src && !(*(const char **)slot = arena_strdup(a, src)))
-				return -1;
-		} else if (f->kind == K_CONDS || f->kind == K_PARAMS || f->kind == K_PATHS) {
-			const struct list_shape *ls = fields_list(f->kind);
-			size_t count = *(size_t *)((char *)dst + f->count_off);
-			const void *src = *(const void **)slot;
-			if (!count)
-				continue;
-			unsigned char *copy = arena_alloc(a, count * ls->size);
-			if (!copy)
-				return -1;
-			memcpy(copy, src, count * ls->size);
-			for (size_t j = 0; j < count; j++)
-				if (copy_fields(a, ls->fields, ls->n, copy + j * ls->size) != 0)
-					return -1;
-			*(void **)slot = copy;
-		}
-	}
-	return 0;
-}
-
-/* Whether a group's items are parsed with their typed views (model/typed.h): PLUGIN's,
- * whose ids the model reads itself (keys.h key_alias). The others' are made on delivery. */
-static int typed_at_parse(enum gw_group g)
-{
-	return g == GW_GROUP_PLUGIN;
-}
-
-/* The contents of `old` (key, name, and for PLUGIN its typed fields) deep-copied into
- * arena a; it->json is left to the caller. Another group's typed view is never read here
- * (the delivering thread may be making it: model/typed.h): the copy gets its own when it
- * is delivered. 0 or -1 (out of memory). */
-static int copy_contents(struct arena *a, const struct gw_item *old, struct gw_item *it)
-{
-	const struct group_shape *sh = fields_group(old->group);
-	if (!(it->key = arena_strdup(a, old->key)))
-		return -1;
-	if (!sh->fields || !typed_at_parse(old->group)) {
-		it->name = old->name
-		               ? (old->name == old->key ? it->key : arena_strdup(a, old->name))
-		               : NULL;
-		return old->name && !it->name ? -1 : 0;
-	}
-	void *typed = arena_alloc(a, sh->size);
-	if (!typed)
-		return -1;
-	memcpy(typed, *(void *const *)((const char *)old + sh->item_ptr_off), sh->size);
-	if (copy_fields(a, sh->fields, sh->n_fields, typed) != 0)
-		return -1;
-	*(void **)((char *)it + sh->item_ptr_off) = typed;
-	int ni = fields_name_index(old->group);
-	it->name = ni >= 0 ? *(const char **)((char *)typed + sh->fields[ni].off) : NULL;
-	return 0;
-}
-
-struct gw_item *model_item_new(struct arena *a)
-{
-	struct gw_item *it = arena_alloc_align(a, sizeof *it, _Alignof(struct gw_item));
-	if (it) {
-		memset(it, 0, sizeof *it);
-		it->size = sizeof *it;
-	}
-	return it;
-}
-
-/* A new item in a with old's group, JSON length and contents; its raw JSON is `json`. */
-static struct gw_item *copy_to(struct arena *a, const struct gw_item *old, const char *json)
-{
-	struct gw_item *it = json ? model_item_new(a) : NULL;
-	if (!it)
-		return NULL;
-	it->group = old->group;
-	it->json = json;
-	it->json_len = old->json_len;
-	return copy_contents(a, old, it) == 0 ? it : NULL;
-}
-
-struct gw_item *model_copy_item(struct arena *a, const struct gw_item *old)
-{
-	return copy_to(a, old, arena_strndup(a, old->json, old->json_len));
-}
-
 static int copy_item(struct item_ctx *c, const struct gw_item *old, const char *raw,
                      struct gw_item **it)
 {
-	*it =
-	    copy_to(c->mem, old, c->adopt ? raw : arena_strndup(c->mem, old->json, old->json_len));
+	*it = model_copy_item_to(c->mem, old,
+	                         c->adopt ? raw : arena_strndup(c->mem, old->json, old->json_len));
 	if (!*it)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	c->gd->json_bytes += old->json_len;
@@ -182,23 +90,23 @@ static int valid_md5(const json_t *md5)
  * Building one version's item list. Items are compared with the held version (`prev`)
  * before anything is walked: the element at the cursor is first tried against prev's item
  * at the same position with jspan_array_next_same(), a memcmp of its text; equal bytes are
- * the same valid item, shared (its gw_item copied, pointing into prev's store) without
+ * the same valid item, shared (its gw_item copied, pointing into prev's pool) without
  * scanning or parsing it. Only an element that differs is walked and parsed into the new
- * version's own store; the cursor then moves past prev's item with the same key (or one
+ * version's own pool; the cursor then moves past prev's item with the same key (or one
  * place on, when the key cannot be read without parsing), so an insertion, a removal or a
  * change costs one miss, not a miss for every item after it.
  */
 struct build {
 	struct item_ctx c;
 	const struct group_data *prev;
-	int share;                  /* prev's items can be shared (else they are copied) */
-	int16_t map[GD_MAX_STORES]; /* prev's store index -> ours; -1: not adopted yet */
-	struct gw_item **vec;       /* the items while the list grows */
-	uint8_t *vst;               /* their stores */
-	size_t cap, j;              /* j: the cursor in prev */
-	int same_keys;              /* every item has the key prev has at its position */
-	int presize;                /* a whole group: room for prev's count at once */
-	struct itemdec *dec;        /* the decoder's scratch, made at the first item decoded */
+	int share;                 /* prev's items can be shared (else they are copied) */
+	int16_t map[GD_MAX_POOLS]; /* prev's pool index -> ours; -1: not adopted yet */
+	struct gw_item **vec;      /* the items while the list grows */
+	uint8_t *vst;              /* their pools */
+	size_t cap, j;             /* j: the cursor in prev */
+	int same_keys;             /* every item has the key prev has at its position */
+	int presize;               /* a whole group: room for prev's count at once */
+	struct itemdec *dec;       /* the decoder's scratch, made at the first item decoded */
 };
 
 /* Item j of prev as the next item (its text is at raw in the new reply): shared, or
@@ -211,11 +119,11 @@ static int take_old(struct build *b, size_t j, const char *raw, struct gw_item *
 		*st = 0;
 		return copy_item(&b->c, old, raw, it);
 	}
-	uint8_t from = prev->item_store[j];
+	uint8_t from = prev->item_pool[j];
 	if (b->map[from] < 0) {
 		struct group_data *gd = b->c.gd;
-		gd->stores[gd->n_stores] = gd_store_ref(prev->stores[from]);
-		b->map[from] = (int16_t)gd->n_stores++;
+		gd->pools[gd->n_pools] = gd_pool_ref(prev->pools[from]);
+		b->map[from] = (int16_t)gd->n_pools++;
 	}
 	*it = old;
 	*st = (uint8_t)b->map[from];
@@ -337,11 +245,11 @@ static int build_finish(struct build *b)
 	if (items)
 		b->vec = NULL;
 	gd->items = gd->heap_items = items;
-	gd->item_store = arena_alloc(&gd->arena, n ? n : 1);
-	if (!gd->items || !gd->item_store)
+	gd->item_pool = arena_alloc(&gd->arena, n ? n : 1);
+	if (!gd->items || !gd->item_pool)
 		return gw_errf(b->c.err, "group %s: out of memory", gname);
 	if (n)
-		memcpy(gd->item_store, b->vst, n);
+		memcpy(gd->item_pool, b->vst, n);
 	const struct group_data *prev = b->prev;
 	if (b->same_keys && prev && n == prev->n_items) {
 		/* none when prev is in key order: nor is this one */
@@ -362,15 +270,15 @@ static int build_finish(struct build *b)
 	return 0;
 }
 
-/* A store that has kept many replaced items, or many stores: copy instead of sharing, so
- * the next version starts over with one store holding exactly its items. */
+/* A pool that has kept many replaced items, or many pools: copy instead of sharing, so
+ * the next version starts over with one pool holding exactly its items. */
 static int shareable(const struct group_data *prev)
 {
-	if (!prev || prev->n_stores == 0 || prev->n_stores >= GD_MAX_STORES)
+	if (!prev || prev->n_pools == 0 || prev->n_pools >= GD_MAX_POOLS)
 		return 0;
 	size_t held = 0;
-	for (size_t i = 0; i < prev->n_stores; i++)
-		held += gd_store_bytes(prev->stores[i]);
+	for (size_t i = 0; i < prev->n_pools; i++)
+		held += gd_pool_bytes(prev->pools[i]);
 	return held <= 4 * prev->json_bytes + (1u << 20);
 }
 
@@ -380,18 +288,18 @@ static int group_is(const json_t *grp, const char *gname)
 	return json_is_string(grp) && strcmp(json_string_value(grp), gname) == 0;
 }
 
-/* A new version with its own store (index 0) ready for items. */
+/* A new version with its own pool (index 0) ready for items. */
 static struct group_data *version_new(enum gw_group g)
 {
 	struct group_data *gd = group_data_new(g);
 	if (!gd)
 		return NULL;
-	gd->stores = arena_alloc(&gd->arena, GD_MAX_STORES * sizeof *gd->stores);
-	if (!gd->stores || !(gd->stores[0] = gd_store_new())) {
+	gd->pools = arena_alloc(&gd->arena, GD_MAX_POOLS * sizeof *gd->pools);
+	if (!gd->pools || !(gd->pools[0] = gd_pool_new())) {
 		group_data_unref(gd);
 		return NULL;
 	}
-	gd->n_stores = 1;
+	gd->n_pools = 1;
 	return gd;
 }
 
@@ -403,9 +311,12 @@ static struct group_data *version_new(enum gw_group g)
  * unchanged) while the 'data' member is walked, so no tree of the whole group is built and
  * its bytes are read once. *syntax is set when the failure is text that is not JSON (not
  * when it is JSON of the wrong shape), so the caller knows to ask jansson where it is.
+ * One piece: one walk of the object's members, each case filling the version under
+ * construction and the state the items' loop shares with them (the pool, the shared
+ * items of prev, the position), freed at one exit.
  */
 static int parse_config_text(enum gw_group g, const char *text, const char *end, const char **stop,
-                             struct gd_store *owner, const char *source,
+                             struct gd_pool *owner, const char *source,
                              const struct group_data *prev, struct group_data **out, int *syntax,
                              struct gw_err *err)
 {
@@ -424,7 +335,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		                   ? item_text_type_at(jspan_ws(text, end), end)
 		                   : "nothing");
 	b.c = (struct item_ctx){.err = err, .group = gname, .syntax = syntax};
-	b.c.untyped = !typed_at_parse(g);
+	b.c.untyped = !model_typed_at_parse(g);
 	b.prev = prev;
 	b.share = shareable(prev);
 	/* a group parsed whole (nothing held to share) points into the reply's text instead
@@ -433,7 +344,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	            end <= owner->text + owner->text_len;
 	b.same_keys = prev != NULL;
 	b.presize = 1;
-	for (size_t i = 0; i < GD_MAX_STORES; i++)
+	for (size_t i = 0; i < GD_MAX_POOLS; i++)
 		b.map[i] = -1;
 	while ((r = jspan_object_key(&it, &m)) == 1) {
 		json_t **slot = NULL;
@@ -452,9 +363,9 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 				gw_errf(err, "group %s: out of memory", gname);
 				goto out;
 			}
-			b.c.mem = &b.c.gd->stores[0]->arena;
+			b.c.mem = &b.c.gd->pools[0]->arena;
 			if (b.c.adopt)
-				b.c.gd->stores[0]->text_of = gd_store_ref(owner);
+				b.c.gd->pools[0]->text_of = gd_pool_ref(owner);
 			const char *vend = build_items(&b, data, end);
 			if (!vend)
 				goto out;
@@ -510,7 +421,7 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 	struct group_data *gd = b.c.gd;
 	snprintf(gd->md5, sizeof gd->md5, "%s", json_string_value(md5));
 	gd->last_modify_time = json_integer_value(lmt);
-	snprintf(gd->source, sizeof gd->source, "%s", source ? source : "");
+	snprintf(gd->server, sizeof gd->server, "%s", source ? source : "");
 	gd->received_us = received;
 	if (build_finish(&b) != 0)
 		goto out;
@@ -555,9 +466,9 @@ static int wanted(const struct jspan_member *m, const enum gw_group *want, size_
 
 /* The data object walked member by member, each wanted group through parse_config_text()
  * (which walks its value once, in place), the others validated and ignored. */
-static int parse_groups(const char *data, const char *end, const char **stop,
-                        struct gd_store *owner, const enum gw_group *want, size_t n_want,
-                        const char *source, struct group_data *const prev[GW_GROUP_COUNT],
+static int parse_groups(const char *data, const char *end, const char **stop, struct gd_pool *owner,
+                        const enum gw_group *want, size_t n_want, const char *source,
+                        struct group_data *const prev[GW_GROUP_COUNT],
                         struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
 {
 	for (int g = 0; g < GW_GROUP_COUNT; g++)
@@ -630,7 +541,7 @@ int model_parse_groups(const char *data, size_t len, const enum gw_group *want, 
 }
 
 int model_parse_groups_at(const char *data, const char *end, const char **stop,
-                          struct gd_store *owner, const enum gw_group *want, size_t n_want,
+                          struct gd_pool *owner, const enum gw_group *want, size_t n_want,
                           const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                           struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err)
 {
@@ -664,17 +575,17 @@ int model_parse_array(enum gw_group g, const char *text, size_t len, const char 
 		return gw_errf(err, "group %s: 'data' must be an array", gname);
 	struct build b = {0};
 	b.c = (struct item_ctx){.err = err, .group = gname, .syntax = &syntax};
-	b.c.untyped = !typed_at_parse(g);
+	b.c.untyped = !model_typed_at_parse(g);
 	b.prev = prev;
 	b.share = shareable(prev);
 	b.same_keys = prev != NULL;
-	for (size_t i = 0; i < GD_MAX_STORES; i++)
+	for (size_t i = 0; i < GD_MAX_POOLS; i++)
 		b.map[i] = -1;
 	if (!(b.c.gd = version_new(g))) {
 		gw_errf(err, "group %s: out of memory", gname);
 		goto out;
 	}
-	b.c.mem = &b.c.gd->stores[0]->arena;
+	b.c.mem = &b.c.gd->pools[0]->arena;
 	b.c.gd->received_us = gw_mono_us();
 	const char *vend = build_items(&b, p, end);
 	if (!vend)
@@ -684,7 +595,7 @@ int model_parse_array(enum gw_group g, const char *text, size_t len, const char 
 		gw_errf(err, "group %s: invalid JSON: text after the 'data' array", gname);
 		goto out;
 	}
-	snprintf(b.c.gd->source, sizeof b.c.gd->source, "%s", source ? source : "");
+	snprintf(b.c.gd->server, sizeof b.c.gd->server, "%s", source ? source : "");
 	if (build_finish(&b) != 0)
 		goto out;
 	*out = b.c.gd;

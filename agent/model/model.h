@@ -32,14 +32,14 @@ int model_parse_groups(const char *data, size_t len, const enum gw_group *want, 
  * The same for a data object that text may follow (a member of a larger document, such as
  * the reply's envelope): it starts at `data` (whitespace first is fine) and ends before
  * `end`; *stop is the byte after it. The reply is then read once, not first skipped over
- * and then parsed. `owner` (may be NULL) is a store owning the whole text
- * (gd_store_wrap): a group with nothing held to share from then points its items' raw
- * JSON into that text instead of copying it, and holds the store. Those items are not
+ * and then parsed. `owner` (may be NULL) is a pool owning the whole text
+ * (gd_pool_wrap): a group with nothing held to share from then points its items' raw
+ * JSON into that text instead of copying it, and holds the pool. Those items are not
  * NUL-terminated until group_data_seal(out[g], owner), which writes into the text: call
  * it once the whole text has been read, before anyone else sees the versions.
  */
 int model_parse_groups_at(const char *data, const char *end, const char **stop,
-                          struct gd_store *owner, const enum gw_group *want, size_t n_want,
+                          struct gd_pool *owner, const enum gw_group *want, size_t n_want,
                           const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                           struct group_data *out[GW_GROUP_COUNT], int *syntax, struct gw_err *err);
 
@@ -61,11 +61,19 @@ int model_parse_array(enum gw_group group, const char *text, size_t len, const c
                       const struct group_data *prev, struct group_data **out, struct gw_err *err);
 
 /* A deep copy of item `src` (raw JSON, key, typed fields) as a new item in arena a, for a
- * version that must not depend on the store src lives in. NULL on out of memory. */
+ * version that must not depend on the pool src lives in. NULL on out of memory. */
 struct gw_item *model_copy_item(struct arena *a, const struct gw_item *src);
 
 /* A new zeroed item in arena a (its size set), packed at the struct's own alignment. */
 struct gw_item *model_item_new(struct arena *a);
+
+/* (itemcopy.c) A new item in a with old's group, JSON length and contents (key, name, and
+ * for PLUGIN its typed fields); its raw JSON is `json` (NULL: out of memory, returns NULL). */
+struct gw_item *model_copy_item_to(struct arena *a, const struct gw_item *old, const char *json);
+
+/* Whether a group's items are parsed with their typed views: PLUGIN's, whose ids the model
+ * reads itself (keys.h key_alias); the others' are made on delivery (model/typed.h). */
+int model_typed_at_parse(enum gw_group g);
 
 /*
  * Where the syntax error in `text` is: "PREFIXinvalid JSON at line L column C: what", from

@@ -31,7 +31,7 @@ void model_stamp(struct group_data *gd, const struct group_data *prev, const cha
 		t = prev->last_modify_time + 1;
 	gd->last_modify_time = t;
 	gd->provisional = 0;
-	snprintf(gd->source, sizeof gd->source, "%s", source ? source : "");
+	snprintf(gd->server, sizeof gd->server, "%s", source ? source : "");
 }
 
 /* An edit and the order it was made in (edits at one position keep it). */

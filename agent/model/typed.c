@@ -1,6 +1,6 @@
 /*
  * Typed views on demand (see typed.h): the item's text is decoded again by the direct
- * decoder, known valid, straight into its store, with the key and the name it has and
+ * decoder, known valid, straight into its pool, with the key and the name it has and
  * the other strings interned.
  */
 #include "model/typed.h"
@@ -13,15 +13,22 @@
 #include "model/groups.h"
 #include "model/itemdec.h"
 
-static void **view_slot(const struct gw_item *it)
+/* The item's typed pointer (the view), NULL for a group without typed fields: read by
+ * anyone, written only through view_slot by the delivering thread (groupdata.h). */
+static void *const *view_of(const struct gw_item *it)
 {
 	const struct group_shape *sh = fields_group(it->group);
-	return sh->fields ? (void **)((char *)it + sh->item_ptr_off) : NULL;
+	return sh->fields ? (void *const *)((const char *)it + sh->item_ptr_off) : NULL;
+}
+
+static void **view_slot(struct gw_item *it)
+{
+	return (void **)((char *)it + fields_group(it->group)->item_ptr_off);
 }
 
 int model_typed_missing(const struct gw_item *it)
 {
-	void **slot = view_slot(it);
+	void *const *slot = view_of(it);
 	return slot && !*slot;
 }
 
@@ -45,10 +52,10 @@ static int make(struct batch *b, struct gw_item *it, struct arena *mem)
 	return 0;
 }
 
-/* Where the views of gd's item i go: its store's lazy arena (gd's own without stores). */
+/* Where the views of gd's item i go: its pool's lazy arena (gd's own without pools). */
 static struct arena *lazy_of(struct group_data *gd, size_t i)
 {
-	return gd->n_stores ? &gd->stores[gd->item_store[i]]->lazy : &gd->lazy;
+	return gd->n_pools ? &gd->pools[gd->item_pool[i]]->lazy : &gd->lazy;
 }
 
 static int fill_all(struct batch *b, struct group_data *gd)

@@ -7,7 +7,7 @@
  *
  * A subscriber that reads the typed pointers of every item (ABI 1, or ABI 2 without
  * GW_SUB_TYPED_ON_DEMAND) gets them made before its apply(): into the shared items
- * themselves, once, their strings interned per store (intern.h), so the versions that
+ * themselves, once, their strings interned per pool (intern.h), so the versions that
  * share an item share its view; for a version made by edits from the one the subscriber
  * holds, only the items the edits brought. One that asks for them (host->item_typed())
  * gets a copy made for that call.
@@ -15,7 +15,7 @@
  * Threads: a typed pointer of an item outside PLUGIN is written here and read by
  * subscribers, both only on the thread that delivers (the dispatcher; gwsync-replay and
  * the testing library have one thread); the model's own threads never read one (they copy
- * an item by its key, name and JSON). The views live in the store of their item (its
+ * an item by its key, name and JSON). The views live in the pool of their item (its
  * `lazy` arena, written only here), so they are freed with it.
  */
 #ifndef GW_MODEL_TYPED_H

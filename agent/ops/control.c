@@ -4,6 +4,7 @@
  * at once on Linux. Each connection is answered in turn (they are rare and short: a pause is
  * one file write), with a receive timeout so a silent client cannot hold the thread.
  */
+#include "ops/history_json.h"
 #include "ops/control.h"
 
 #include <errno.h>

@@ -141,13 +141,12 @@ static void server_metrics(FILE *f, const struct status_view *v)
 	for (size_t i = 0; i < v->n_servers; i++) {
 		char url[1024];
 		metrics_escape_label(v->servers[i].url, url, sizeof url);
-		for (int r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
+		for (enum sync_fail r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
 			if (r != SYNC_STOPPED)
 				fprintf(f,
 				        "gwsync_errors_total{server=\"%s\",reason=\"%s\"} %" PRIu64
 				        "\n",
-				        url, sync_fail_name((enum sync_fail)r),
-				        v->servers[i].st.failures[r]);
+				        url, sync_fail_name(r), v->servers[i].st.failures[r]);
 	}
 
 	family(f, "gwsync_server_consecutive_failures", "gauge",
@@ -241,12 +240,12 @@ static void source_metrics(FILE *f, const struct status_view *v)
 	for (size_t i = 0; i < v->n_servers; i++) {
 		char conn[1024];
 		metrics_escape_label(v->servers[i].url, conn, sizeof conn);
-		for (int r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
+		for (enum sync_fail r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
 			if (r != SYNC_STOPPED)
 				fprintf(f,
 				        "gwsync_source_errors_total{source=\"%s\",type=\"%s\","
 				        "connection=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
-				        sec, type, conn, sync_fail_name((enum sync_fail)r),
+				        sec, type, conn, sync_fail_name(r),
 				        v->servers[i].st.failures[r]);
 	}
 }

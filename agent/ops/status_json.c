@@ -113,9 +113,9 @@ static json_t *server_json(struct doc *d, const struct status_view *v,
 	put(d, o, "watches", json_integer((json_int_t)st->watches));
 	put(d, o, "revision", json_integer((json_int_t)st->revision));
 	json_t *errors = put(d, o, "errors", json_object());
-	for (int r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
+	for (enum sync_fail r = SYNC_OK + 1; r < SYNC_FAIL_COUNT; r++)
 		if (r != SYNC_STOPPED)
-			put(d, errors, sync_fail_name((enum sync_fail)r),
+			put(d, errors, sync_fail_name(r),
 			    json_integer((json_int_t)st->failures[r]));
 	return o;
 }
@@ -131,7 +131,7 @@ static json_t *group_json(struct doc *d, const struct status_view *v, const stru
 	put(d, o, "md5", json_string(gd->md5));
 	put(d, o, "lastModifyTime", json_integer((json_int_t)gd->last_modify_time));
 	put(d, o, "items", json_integer((json_int_t)gd->n_items));
-	put(d, o, "source", json_string(gd->provisional ? "snapshot" : gd->source));
+	put(d, o, "source", json_string(gd->provisional ? "snapshot" : gd->server));
 	put(d, o, "fromSnapshot", json_boolean(gd->provisional));
 	put(d, o, "receivedAt", time_or_null(v->wall_ms - age_ms));
 	put(d, o, "ageSeconds", seconds(age_ms));

@@ -2,6 +2,7 @@
  * The status endpoint's routes (see status_routes.h): the table, then one handler per
  * route. A handler fills the response; the table decides 404 and 405 before it runs.
  */
+#include "ops/history_json.h"
 #include "ops/status_routes.h"
 
 #include <jansson.h>
@@ -356,7 +357,7 @@ static void get_config(struct status_sources *src, const struct http_request *re
 	json_t *head = json_pack(
 	    "{s:s, s:s, s:I, s:I, s:s, s:b}", "group", name, "md5", gd->md5, "lastModifyTime",
 	    (json_int_t)gd->last_modify_time, "items", (json_int_t)gd->n_items, "source",
-	    gd->provisional ? "snapshot" : gd->source, "fromSnapshot", gd->provisional);
+	    gd->provisional ? "snapshot" : gd->server, "fromSnapshot", gd->provisional);
 	json_t *fields = json_array();
 	for (const char *const *f = redact_fields; fields && *f; f++)
 		json_array_append_new(fields, json_string(*f));

@@ -30,9 +30,9 @@ int status_view_take(struct status_sources *src, struct status_view *v, struct g
 		v->data[cfg->groups[k]] = store_get(src->store, cfg->groups[k]);
 
 	/* the source's connections as it names them (a path store: one, its label); without a
-	 * source, admin.servers */
+	 * source, none */
 	const struct source_ops *ops = src->source_ops;
-	size_t n = ops ? ops->conns(cfg) : cfg->n_servers;
+	size_t n = ops ? ops->conns(cfg) : 0;
 	v->servers = calloc(n ? n : 1, sizeof *v->servers);
 	if (!v->servers) {
 		status_view_free(v);
@@ -42,7 +42,7 @@ int status_view_take(struct status_sources *src, struct status_view *v, struct g
 	v->source_type = ops ? ops->type : "none";
 	v->source_section = ops ? ops->section : "none";
 	for (size_t i = 0; i < n; i++) {
-		v->servers[i].url = ops ? ops->conn_name(cfg, i) : cfg->servers[i];
+		v->servers[i].url = ops->conn_name(cfg, i);
 		if (src->source_ops && src->source)
 			v->servers[i].running =
 			    src->source_ops->status(src->source, i, &v->servers[i].st);

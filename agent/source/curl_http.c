@@ -292,6 +292,9 @@ static int classify(struct http *h, const struct http_request *rq, CURLcode rc,
 	}
 }
 
+/* One piece: one request is the libcurl sequence of setting its options, performing it and
+ * reading back what happened, on one handle and one header list freed at one exit; its
+ * classification of failures is classify() above. */
 int http_do(struct http *h, const struct http_request *rq, struct http_reply *rep,
             struct gw_err *err)
 {

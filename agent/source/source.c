@@ -25,18 +25,3 @@ const char *source_conn_state_name(enum source_conn_state s)
 	}
 	return "?";
 }
-
-void source_admin_summary(const struct cfg *cfg, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "%zu admin server(s)", cfg->n_servers);
-}
-
-size_t source_admin_conns(const struct cfg *cfg)
-{
-	return cfg->n_servers;
-}
-
-const char *source_admin_conn_name(const struct cfg *cfg, size_t i)
-{
-	return i < cfg->n_servers ? cfg->servers[i] : "";
-}

@@ -78,7 +78,8 @@ struct cfg_section;
 struct source_ops {
 	const char *type;    /* "http": names the source in logs, /status and /metrics */
 	const char *section; /* its configuration section ("admin"): the `source` label */
-	/* Its own keys (config/config_walk.h), in its folder; NULL: admin:'s suffice. */
+	/* Its configuration section (config/config_walk.h), in its folder or the part it shares
+	 * (long-polling's is admin:, source/admin/); NULL: another type's suffices. */
 	const struct cfg_section *config;
 	/* 1 when this configuration selects this source (exactly one source does). */
 	int (*selects)(const struct cfg *cfg);
@@ -122,10 +123,12 @@ const struct source_ops *source_select(const struct cfg *cfg);
 /* The source type named `type` ("http"), NULL if none is. */
 const struct source_ops *source_find(const char *type);
 
-/* For the sources that read admin.servers (long-polling, WebSocket): N admin servers, one
- * connection each. */
-void source_admin_summary(const struct cfg *cfg, char *buf, size_t cap);
-size_t source_admin_conns(const struct cfg *cfg);
-const char *source_admin_conn_name(const struct cfg *cfg, size_t i);
+/* The configuration sections the source types declare (their `config`), the i-th from 0,
+ * NULL past the last: what main hands the configuration loader (cfg_load), so that
+ * config/ names no source and a new source changes nothing there. */
+const struct cfg_section *source_config_section(size_t i);
+/* All of them, NULL-terminated (at most CFG_SECTIONS_MAX; more are left out, and the
+ * loader's own count refuses none). */
+void source_config_sections(const struct cfg_section *out[CFG_SECTIONS_MAX + 1]);
 
 #endif

@@ -22,10 +22,10 @@
  * Memory: an entry is HISTORY_ENTRY_BYTES plus HISTORY_OUTCOME_BYTES per subscriber, at
  * most N (status.history) per configured group, allocated as versions arrive.
  *
- * Persistence: history_save() writes STATE_DIR/history (the /history document,
- * replaced atomically, mode 0600) after each pass of the snapshot writer and at stop;
- * history_load() reads it back at start. A file that is not what history_save() writes is
- * refused whole, with a log line, and the history starts empty: never a reason to stop.
+ * The parts, one job each: the rings, their lock and the recording (history.c, where the
+ * pending outcome rule is), the counting (history_count.c), the file and the document form
+ * (history_file.h: kept in STATE_DIR/history across restarts) and the view GET /history
+ * asks for (ops/history_json.h).
  *
  * Keys are shown as the log shows them (model/keys.h key_display(): an AI proxy API key's
  * own part is cut to 4 characters); the history never holds an item's JSON.
@@ -34,7 +34,6 @@
 #define GW_HISTORY_H
 
 #include <gwsync/subscriber.h>
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,19 +41,15 @@
 #include "core/log.h"
 #include "model/groupdata.h"
 
-#define HISTORY_DEFAULT        50 /* status.history */
-#define HISTORY_MAX            1000
-#define HISTORY_KEYS           5   /* first keys kept of each kind */
-#define HISTORY_KEY_MAX        128 /* bytes of one key as shown (longer ones end in "...") */
-#define HISTORY_NAME_MAX       64  /* bytes of an item's display name kept beside its key */
-#define HISTORY_SOURCE_MAX     256
-#define HISTORY_REASON_MAX     256
-#define HISTORY_SUBSCRIBERS    64 /* subscribers followed (more are not recorded) */
-#define HISTORY_PENDING        8
-#define HISTORY_FILE           "history"
-#define HISTORY_FILE_MAX       (64 * 1024 * 1024)
-#define HISTORY_FORMAT         "gwsync-history"
-#define HISTORY_FORMAT_VERSION 1
+#define HISTORY_DEFAULT     50 /* status.history */
+#define HISTORY_MAX         1000
+#define HISTORY_KEYS        5   /* first keys kept of each kind */
+#define HISTORY_KEY_MAX     128 /* bytes of one key as shown (longer ones end in "...") */
+#define HISTORY_NAME_MAX    64  /* bytes of an item's display name kept beside its key */
+#define HISTORY_SOURCE_MAX  256
+#define HISTORY_REASON_MAX  256
+#define HISTORY_SUBSCRIBERS 64 /* subscribers followed (more are not recorded) */
+#define HISTORY_PENDING     8
 
 enum history_state {
 	HISTORY_WAITING = 0, /* not delivered yet (paused, busy, retrying) */
@@ -112,13 +107,13 @@ size_t history_entry_bytes(const struct history *h);
  * its own references. A version with the md5 of the group's newest entry is not a change
  * (an admin confirming what the snapshot held) and is not recorded. NULL h: nothing.
  */
-void history_accepted(struct history *h, const struct group_data *from, const struct group_data *to,
+void history_accepted(struct history *h, struct group_data *from, struct group_data *to,
                       const char *source);
 /* The same, accepted at wall-clock `accepted_ms`: the ingest reads the clock before it swaps
  * the version in, since the dispatcher may apply it (and stamp its outcome) before this call
  * records it; an acceptance stamped after the swap could be later than that apply. */
-void history_accepted_at(struct history *h, const struct group_data *from,
-                         const struct group_data *to, const char *source, int64_t accepted_ms);
+void history_accepted_at(struct history *h, struct group_data *from, struct group_data *to,
+                         const char *source, int64_t accepted_ms);
 
 struct store;
 /* Record what the store holds of `groups` as accepted from where it came ("snapshot" for a
@@ -135,30 +130,15 @@ void history_outcome(struct history *h, size_t sub, enum gw_group group, const c
 /* Count what changed in every entry still waiting to be counted. Returns how many were. */
 size_t history_settle(struct history *h);
 
-/*
- * The history as JSON (docs/operations.md, GET /history):
- *   {"size": N, "subscribers": [names], "groups": {"RULE": [entries, newest first]}}
- * only groups whose bit (1 << group) is in `groups` (in the order of `order`, n_order of
- * them), only entries accepted at or after `since_ms`, at most `limit` entries in all
- * (the newest; 0: no limit). Counts not known yet are null. NULL on out of memory.
- */
-json_t *history_json(struct history *h, const enum gw_group *order, size_t n_order, unsigned groups,
-                     int64_t since_ms, size_t limit);
+/* A copy, taken under the lock, of the entries of the groups whose bit (1 << group) is in
+ * `groups`, in the order of `order` (n_order of them), newest first per group, accepted at
+ * or after since_ms: one block of *n entries of history_entry_bytes(h) bytes each (free()
+ * it), per[k] of them order[k]'s. NULL on out of memory. */
+void *history_copy(struct history *h, const enum gw_group *order, size_t n_order, unsigned groups,
+                   int64_t since_ms, size_t *per, size_t *n);
 
-/* One entry as the document above has it (a new reference, NULL on out of memory). */
-json_t *history_entry_json(const struct history *h, const struct history_entry *e);
-
-/* Whether anything changed since the last history_save(). */
+/* Whether anything changed since the last history_save() (history_file.h). */
 int history_dirty(struct history *h);
-
-/* Write dir/history now (settling first). 0, or -1 with err. */
-int history_save(struct history *h, const char *dir, struct gw_err *err);
-
-/* Read dir/history into an empty history: 0 loaded (or no file: 1), -1 refused with
- * err saying why (the history stays empty). Entries of groups not in `groups` (n of them) and
- * outcomes of subscribers not configured now are dropped. */
-int history_load(struct history *h, const char *dir, const enum gw_group *groups, size_t n,
-                 struct gw_err *err);
 
 /* The name of an enum history_state ("pending", "applied", "refused", "superseded"). */
 const char *history_state_name(int state);

@@ -432,7 +432,7 @@ static int record_apply(const struct group_data *cur, const char *p, size_t n,
 	    model_edit_as(cur, ups, e, ne, json_string_value(r.md5), out, why) != 0)
 		goto out;
 	(*out)->last_modify_time = json_integer_value(r.lmt);
-	snprintf((*out)->source, sizeof(*out)->source, "snapshot");
+	snprintf((*out)->server, sizeof(*out)->server, "snapshot");
 	(*out)->provisional = 1;
 	rc = 0;
 out:

@@ -20,6 +20,7 @@
 #include "core/thread.h"
 #include "shared/groupdoc.h"
 #include "store/history.h"
+#include "store/history_file.h"
 #include "store/journal.h"
 #include "model/model.h"
 #include "model/groups.h"

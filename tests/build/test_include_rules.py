@@ -9,7 +9,7 @@ includes only the rooms the picture lets it see:
   config/   core/, model/ (the group names), config/
   source/   core/, model/, config/, source/, and of the store store/ingest.h alone, never
             store/store.h, not even through another header; a source's folder sees the
-            shared parts beside source.h, its own folder, and kv/ (the path stores' part),
+            shared parts beside source.h, its own folder, kv/ (the path stores' part) and admin/ (admin:'s),
             never another source's folder
   deliver/  core/, model/, config/, store/, deliver/: never source/
   ops/, main.c (and the process shell beside it: options, signals): every room, but of
@@ -17,11 +17,26 @@ includes only the rooms the picture lets it see:
             outside source/ includes a source's folder, so a new source is its folder and
             its line in the registry (its include line in source/sources.am)
 
+Beside agent/, the two other trees built from the agent's code keep rules of their own:
+
+  plugins/  the public ABI, their own folder, and of the agent only what libgwshared
+            carries: shared/ and core/error.h (its error vocabulary, built into it)
+  sdk/      the plugin author's kit: its own folder and core/, shared/, model/, config/
+            and deliver/ (the rooms it is built from), never source/, store/ or ops/
+
+And what an #include check cannot see, the link: a call from one room to a function defined
+in a room it may not include (config/ calling the source registry, say) is an edge of the
+same graph. The built objects are read with `nm` (the build tree, GWSYNC_BUILDDIR), each
+global symbol a room uses is found where it is defined, and the same rules apply.
+
 A rule the code does not keep yet goes in ALLOWED with the reason and who removes it, so the
-exception is one named line, not a silent hole. The checker is run on a small tree of
-deliberate violations too, so it is known to fail when it should."""
+exception is one named line, not a silent hole. The checker is run on small trees of
+deliberate violations too (includes and compiled objects), so it is known to fail when it
+should."""
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -41,6 +56,9 @@ ROOMS = {
 }
 # <gwsync/...> headers a room may include; None: any.
 ABI = {"core": {"gwsync/log_level.h"}}
+# The folders under source/ that are parts several sources share, not sources: kv/ (the
+# path stores: ZooKeeper and etcd) and admin/ (ShenYu's admin: long-polling and WebSocket).
+SHARED_FOLDERS = ("kv", "admin")
 # The only header of store/ a source may include.
 SOURCE_STORE = {"store/ingest.h"}
 # Headers a source must never reach, directly or through other headers.
@@ -114,10 +132,10 @@ def check(agent, allowed=frozenset(ALLOWED)):
                     where, name, ", ".join(sorted(SOURCE_STORE))))
             elif room == "source" and target == "source":
                 other = source_folder(name)
-                if folder and other and other not in (folder, "kv"):
+                if folder and other and other != folder and other not in SHARED_FOLDERS:
                     errors.append("%s: source/%s/ includes %s: a source's folder sees the "
-                                  "shared parts beside source.h, its own folder and kv/, "
-                                  "never another source's folder" % (where, folder, name))
+                                  "shared parts beside source.h, its own folder, kv/ and "
+                                  "admin/, never another source's folder" % (where, folder, name))
                 elif not folder and other:
                     errors.append("%s: the shared part %s includes %s: what every source "
                                   "shares depends on no source's folder" % (where, rel, name))
@@ -147,11 +165,231 @@ def check(agent, allowed=frozenset(ALLOWED)):
     return errors
 
 
+# plugins/ may include of the agent only what libgwshared carries.
+PLUGIN_SEES = {"shared"}
+PLUGIN_HEADERS = {"core/error.h"}
+# sdk/ is built from these rooms of the agent.
+SDK_SEES = {"core", "shared", "model", "config", "deliver"}
+
+
+def check_outside(top, tree):
+    """The include rules of plugins/ or sdk/ (`tree`), under the source root `top`, as
+    'FILE:LINE: why' lines."""
+    errors = []
+    base = os.path.join(top, tree)
+    for root, _, names in os.walk(base):
+        for n in sorted(names):
+            if not n.endswith((".c", ".h")):
+                continue
+            path = os.path.join(root, n)
+            rel = os.path.relpath(path, top).replace(os.sep, "/")
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            for m in INCLUDE.finditer(text):
+                if m.group(1) == "<":
+                    continue
+                name, line = m.group(2), text.count("\n", 0, m.start()) + 1
+                where = "%s:%d" % (rel, line)
+                if "/" not in name:
+                    if not os.path.isfile(os.path.join(root, name)):
+                        errors.append('%s: "%s" is not a file of its own folder' % (where, name))
+                    continue
+                room = room_of(name)
+                if tree == "plugins":
+                    ok = room in PLUGIN_SEES or name in PLUGIN_HEADERS
+                    why = "a plugin sees of the agent only shared/ and core/error.h"
+                else:
+                    ok = room in SDK_SEES
+                    why = "sdk/ sees only %s" % ", ".join(r + "/" for r in sorted(SDK_SEES))
+                if not ok:
+                    errors.append("%s: %s/ includes %s: %s" % (where, tree, name, why))
+                elif not os.path.isfile(os.path.join(top, "agent", name)):
+                    errors.append('%s: "%s" is not a path under agent/' % (where, name))
+    return errors
+
+
+def object_room(rel):
+    """The room of a built object (a path under the build tree), and its source folder:
+    ('config', None), ('source', 'http'), ('plugins', 'file'), ('sdk', 'replay'), or None
+    for an object no rule is about (tests, stale objects of another product, the
+    generated registry table, which lists every source's folder by design)."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if parts[0] == "agent":
+        if not re.match(r"(libgwagent_la|libgwshared_la|gwsyncd)-", name):
+            return None
+        if name.startswith("libgwagent_la-source_types"):
+            return None
+        dirs = [p for p in parts[1:-1] if p != ".libs"]
+        if not dirs:
+            return ("main", None)
+        return (dirs[0], dirs[1] if dirs[0] == "source" and len(dirs) > 1 else None)
+    if parts[0] == "plugins" and len(parts) > 2 and not name.startswith("tests_"):
+        return ("plugins", parts[1])
+    if parts[0] == "sdk" and len(parts) > 2 and re.match(r"(libgwsync_testing_la|gwsync_replay)-",
+                                                         name):
+        return ("sdk", parts[1])
+    return None
+
+
+def may_call(caller, callee, home):
+    """None if room `caller` may call a function defined in room `callee` (in the object
+    `home`), else why not."""
+    (room, folder), (target, tfolder) = caller, callee
+    if room == "plugins":
+        if (target == "plugins" and tfolder == folder) or target == "shared" or \
+                home.endswith("libgwshared_la-error.o"):
+            return None
+        return "a plugin calls of the agent only what libgwshared carries (shared/, core/error.c)"
+    if room == "sdk":
+        if target == "sdk" and tfolder == folder:
+            return None
+        return None if target in SDK_SEES else "sdk/ sees only %s" % ", ".join(
+            r + "/" for r in sorted(SDK_SEES))
+    if target in ("plugins", "sdk"):
+        return "the agent calls nothing of %s/" % target
+    seen = ROOMS.get(room)
+    if seen is not None and target not in seen:
+        return "%s/ sees only %s" % (room, ", ".join(r + "/" for r in sorted(seen)))
+    if room != "source" and tfolder:
+        return "outside source/ only the seam is seen, never a source's folder"
+    if room == "source" and folder and tfolder and tfolder != folder and \
+            tfolder not in SHARED_FOLDERS:
+        return "a source's folder calls no other source's folder"
+    if room == "source" and not folder and tfolder:
+        return "what every source shares depends on no source's folder"
+    return None
+
+
+def check_links(build):
+    """Every call across rooms that the rules forbid, from the objects of the build tree
+    `build`, as 'OBJECT: calls SYMBOL (defined in OBJECT): why' lines. [] when nothing is
+    built (a clean tree)."""
+    objects = []
+    for tree in ("agent", "plugins", "sdk"):
+        for root, _, names in os.walk(os.path.join(build, tree)):
+            for n in names:
+                if n.endswith(".o"):
+                    rel = os.path.relpath(os.path.join(root, n), build).replace(os.sep, "/")
+                    if object_room(rel):
+                        objects.append(rel)
+    if not objects:
+        return []
+    # PIC and non-PIC copies of one object define the same symbols: the .libs one is kept
+    def twin(o):
+        return os.path.join(build, os.path.dirname(o), ".libs", os.path.basename(o))
+    objects = sorted(o for o in objects if "/.libs/" in o or not os.path.exists(twin(o)))
+    out = subprocess.run(["nm", "-A"] + objects, cwd=build, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, check=True).stdout
+    defined, used = {}, []
+    for line in out.splitlines():
+        m = re.match(r"^(.+?):\s*(?:[0-9a-fA-F]+)?\s+([A-Za-z])\s+(\S+)$", line)
+        if not m:
+            continue
+        obj, kind, sym = m.groups()
+        if kind == "U":
+            used.append((obj, sym))
+        elif kind in "TDBRCVWG" and sym not in defined:
+            defined[sym] = obj
+    errors = []
+    for obj, sym in used:
+        home = defined.get(sym)
+        if not home or home == obj:
+            continue
+        caller, callee = object_room(obj), object_room(home)
+        why = may_call(caller, callee, home)
+        if why and (caller, callee) not in ALLOWED_LINKS:
+            errors.append("%s: calls %s (defined in %s): %s" % (obj, sym, home, why))
+    return sorted(set(errors))
+
+
+# ((room, folder), (room, folder)): a call the code makes that the rules do not allow yet,
+# each with its reason. None today.
+ALLOWED_LINKS = {}
+
+
 class IncludeRules(unittest.TestCase):
 
     def test_the_agent_keeps_the_include_rules(self):
         errors = check(os.path.join(SRC, "agent"))
         self.assertEqual(errors, [], "\n" + "\n".join(errors))
+
+    def test_plugins_and_sdk_keep_their_include_rules(self):
+        errors = check_outside(SRC, "plugins") + check_outside(SRC, "sdk")
+        self.assertEqual(errors, [], "\n" + "\n".join(errors))
+
+    def test_no_room_calls_a_function_of_a_room_it_may_not_see(self):
+        build = os.environ.get("GWSYNC_BUILDDIR")
+        if not build or not shutil.which("nm"):
+            self.skipTest("needs the build tree (GWSYNC_BUILDDIR) and nm")
+        errors = check_links(build)
+        self.assertEqual(errors, [], "\n" + "\n".join(errors))
+
+    def test_the_link_check_finds_each_kind_of_forbidden_call(self):
+        cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+        if not cc or not shutil.which("nm"):
+            self.skipTest("needs a C compiler and nm")
+        objects = {  # object -> its C text
+            "agent/source/.libs/libgwagent_la-registry.o": "int reg(void) { return 1; }\n",
+            "agent/config/.libs/libgwagent_la-config.o":
+                "int reg(void);\nint cfg(void) { return reg(); }\n",
+            "agent/source/http/.libs/libgwagent_la-a.o": "int http_fn(void) { return 2; }\n",
+            "agent/source/etcd/.libs/libgwagent_la-b.o":
+                "int http_fn(void);\nint etcd_fn(void) { return http_fn(); }\n",
+            "agent/source/kv/.libs/libgwagent_la-k.o": "int kv_fn(void) { return 3; }\n",
+            "agent/source/zookeeper/.libs/libgwagent_la-z.o":
+                "int kv_fn(void);\nint zk_fn(void) { return kv_fn(); }\n",
+            "agent/model/.libs/libgwagent_la-m.o": "int model_fn(void) { return 4; }\n",
+            "agent/core/.libs/libgwshared_la-error.o": "int err_fn(void) { return 5; }\n",
+            "plugins/p/.libs/p_la-p.o": "int model_fn(void);\nint err_fn(void);\n"
+                                        "int p_fn(void) { return model_fn() + err_fn(); }\n",
+            "sdk/replay/gwsync_replay-main.o": "int reg(void);\nint model_fn(void);\n"
+                                               "int main(void) { return reg() + model_fn(); }\n",
+            "agent/ops/.libs/libgwagent_la-o.o": "int reg(void);\nint model_fn(void);\n"
+                                                 "int o_fn(void) { return reg() + model_fn(); }\n",
+        }
+        with tempfile.TemporaryDirectory() as d:
+            for rel, text in objects.items():
+                os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
+                src = os.path.join(d, rel[:-2] + ".c")
+                with open(src, "w", encoding="utf-8") as f:
+                    f.write(text)
+                subprocess.run([cc, "-c", "-o", os.path.join(d, rel), src], check=True)
+            errors = "\n".join(check_links(d))
+            for want in ("agent/config/.libs/libgwagent_la-config.o: calls reg "
+                         "(defined in agent/source/.libs/libgwagent_la-registry.o): config/ "
+                         "sees only",
+                         "agent/source/etcd/.libs/libgwagent_la-b.o: calls http_fn",
+                         "plugins/p/.libs/p_la-p.o: calls model_fn",
+                         "sdk/replay/gwsync_replay-main.o: calls reg"):
+                self.assertIn(want, errors)
+            for clean in ("calls kv_fn", "calls err_fn", "agent/ops/",
+                          "sdk/replay/gwsync_replay-main.o: calls model_fn"):
+                self.assertNotIn(clean, errors)
+
+    def test_the_checker_finds_plugin_and_sdk_include_violations(self):
+        tree = {
+            "agent/core/error.h": "\n",
+            "agent/model/model.h": "\n",
+            "agent/store/store.h": "\n",
+            "agent/shared/strbuf.h": "\n",
+            "plugins/p/p.c": '#include "core/error.h"\n#include "shared/strbuf.h"\n'
+                             '#include "model/model.h"\n#include "own.h"\n#include "gone.h"\n',
+            "plugins/p/own.h": "\n",
+            "sdk/x/x.c": '#include "model/model.h"\n#include "store/store.h"\n',
+        }
+        with tempfile.TemporaryDirectory() as d:
+            for rel, text in tree.items():
+                os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
+                with open(os.path.join(d, rel), "w", encoding="utf-8") as f:
+                    f.write(text)
+            errors = "\n".join(check_outside(d, "plugins") + check_outside(d, "sdk"))
+            for want in ("plugins/p/p.c:3: plugins/ includes model/model.h",
+                         'plugins/p/p.c:5: "gone.h" is not a file of its own folder',
+                         "sdk/x/x.c:2: sdk/ includes store/store.h"):
+                self.assertIn(want, errors)
+            for clean in ("p.c:1", "p.c:2", "p.c:4", "sdk/x/x.c:1"):
+                self.assertNotIn(clean, errors)
 
     def test_every_allowed_exception_is_still_needed(self):
         """An exception the code no longer needs is deleted, so ALLOWED never grows stale."""

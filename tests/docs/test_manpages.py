@@ -161,8 +161,8 @@ def code_sources():
 
 
 def code_schemes():
-    """The URL schemes agent/config/config_admin.c accepts for admin.servers."""
-    text = read("agent", "config", "config_admin.c")
+    """The URL schemes agent/source/admin/config.c accepts for admin.servers."""
+    text = read("agent", "source", "admin", "config.c")
     return set(re.findall(r'strncasecmp\(url, "([a-z]+)://"', text))
 
 

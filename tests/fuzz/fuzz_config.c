@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "source/source.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -13,7 +14,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cfg *cfg = NULL;
 	struct gw_err err;
-	if (cfg_parse("fuzz.yaml", (const char *)data, size, &cfg, &err) == 0)
+	const struct cfg_section *sections[CFG_SECTIONS_MAX + 1];
+	source_config_sections(sections);
+	if (cfg_parse("fuzz.yaml", (const char *)data, size, sections, &cfg, &err) == 0)
 		cfg_free(cfg);
 	return 0;
 }

@@ -19,7 +19,7 @@ struct group_data *gd_make(enum gw_group g, const char *md5, int64_t lmt, const 
 	ck_assert_ptr_nonnull(gd);
 	snprintf(gd->md5, sizeof gd->md5, "%s", md5);
 	gd->last_modify_time = lmt;
-	snprintf(gd->source, sizeof gd->source, "test");
+	snprintf(gd->server, sizeof gd->server, "test");
 	gd->received_us = gw_mono_us();
 	size_t n = 0;
 	while (kv && kv[2 * n])

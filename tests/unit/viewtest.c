@@ -62,7 +62,7 @@ void vt_hold(struct status_view *v, enum gw_group g, const char *md5, int64_t lm
 	kv[2 * n_items] = NULL;
 	struct group_data *gd = gd_make(g, md5, lmt, kv);
 	gd->provisional = provisional;
-	snprintf(gd->source, sizeof gd->source, "%s", provisional ? "snapshot" : "http://a:9095");
+	snprintf(gd->server, sizeof gd->server, "%s", provisional ? "snapshot" : "http://a:9095");
 	gd->received_us = v->mono_us - age_ms * 1000;
 	group_data_unref(v->data[g]);
 	v->data[g] = gd;

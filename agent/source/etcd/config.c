@@ -87,7 +87,7 @@ static const struct kv_config_words words = {
     .section = "etcd",
     .servers = "endpoints",
     .example = "a list of etcd URLs such as [ \"http://127.0.0.1:2379\" ]",
-    .store = "etcd",
+    .system = "etcd",
 };
 
 static int check(struct loader *ld, const struct ynode *node, void *settings)

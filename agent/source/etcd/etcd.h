@@ -56,8 +56,7 @@ struct source {
 	int auth_retried;       /* the watch was already refused for its token once (since
 	                         * the last watch that lived) */
 	int end_code;           /* set by the stream callback when it ends the stream */
-	enum sync_fail end_why;
-	char end_msg[1024];
+	struct gw_err end;      /* why the stream callback ended it */
 
 	atomic_int stop;
 	pthread_t thread;

@@ -95,7 +95,7 @@ static void *run(void *arg)
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
 		enum etcd_outcome out = etcd_session(s, &err);
-		enum sync_fail why = (enum sync_fail)err.kind;
+		enum sync_fail why = err.kind;
 		if (out == ETCD_STOPPED || atomic_load(&s->stop))
 			break;
 		etcd_count_failure(s, why, err.msg);
@@ -125,7 +125,7 @@ static void *run(void *arg)
 			struct gw_err aerr = {0};
 			if (etcd_client_authenticate(s->client, s->ep, &aerr) == 0)
 				continue;
-			why = (enum sync_fail)aerr.kind;
+			why = aerr.kind;
 			snprintf(err.msg, sizeof err.msg, "%s", aerr.msg);
 			etcd_count_failure(s, why, err.msg);
 			out = ETCD_FAILED;
@@ -254,8 +254,8 @@ static int etcd_initial_sync(struct source *s, struct gw_err *err)
 		}
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		etcd_count_failure(s, (enum sync_fail)e.kind, e.msg);
-		LOG_W(s->log, "etcd", "%s [%s]", e.msg, sync_fail_name((enum sync_fail)e.kind));
+		etcd_count_failure(s, e.kind, e.msg);
+		LOG_W(s->log, "etcd", "%s [%s]", e.msg, sync_fail_name(e.kind));
 		gw_errf(err, "%s", e.msg);
 	}
 	return gw_errf(err, "no etcd endpoint answered (%zu tried); the last: %.900s", n,

@@ -173,9 +173,9 @@ static int end_stream(struct source *s, int code, enum sync_fail why, const char
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(s->end_msg, sizeof s->end_msg, fmt, ap);
+	vsnprintf(s->end.msg, sizeof s->end.msg, fmt, ap);
 	va_end(ap);
-	s->end_why = why;
+	s->end.kind = why;
 	s->end_code = code;
 	return code;
 }
@@ -257,8 +257,8 @@ static enum etcd_outcome stream_ended(struct source *s, int fn_rc, const struct 
 {
 	etcd_set_state(s, SOURCE_CONN_CONNECTING, 0);
 	if (fn_rc) {
-		err->kind = s->end_why;
-		gw_errf(err, "%s", s->end_msg);
+		err->kind = s->end.kind;
+		gw_errf(err, "%s", s->end.msg);
 		if (fn_rc == END_COMPACTED)
 			return ETCD_COMPACTED;
 		if (fn_rc == END_AUTH && s->cfg->username && !s->auth_retried) {

@@ -3,6 +3,7 @@
  * in, send with the token, and on HTTP 401 log in again once and repeat, as the upstream
  * client does. What a reply means is judged here; moving bytes is source/curl_http.c's job.
  */
+#include "source/admin/config.h"
 #include "source/http/admin.h"
 
 #include <jansson.h>
@@ -90,8 +91,7 @@ int admin_parse_listener(const char *body, size_t len, const enum gw_group *grou
 	*changed = 0;
 	json_t *data;
 	struct reply_envelope env;
-	err->kind = reply_data_tree(server, "listener", body, len, &env, &data, err);
-	if (err->kind != SYNC_OK) {
+	if (reply_data_tree(server, "listener", body, len, &env, &data, err) != 0) {
 		/* A ShenYu 2.7 admin refuses a listener that lacks any group it knows; its own
 		 * message is the only sign of that. */
 		size_t l = strlen(err->msg);
@@ -149,13 +149,13 @@ int admin_open(struct admin **out, const struct cfg *cfg, size_t server_index, s
                struct gw_err *err)
 {
 	*out = NULL;
-	if (server_index >= cfg->n_servers)
+	if (server_index >= admin_config(cfg)->n_servers)
 		return gw_errf(err, "admin server index %zu out of range", server_index);
 	struct admin *a = calloc(1, sizeof *a);
 	if (!a)
 		return gw_errf(err, "out of memory");
 	a->cfg = cfg;
-	a->server = cfg->servers[server_index];
+	a->server = admin_config(cfg)->servers[server_index];
 	a->log = log;
 	login_init(&a->login);
 	if (cfg->password)

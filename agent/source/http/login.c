@@ -51,8 +51,9 @@ int login_parse_reply(const char *body, size_t len, char **token, int64_t *expir
 	json_t *data;
 	struct reply_envelope env;
 	struct gw_err quiet;
-	err->kind = reply_data_tree("", "login", body, len, &env, &data, &quiet);
-	if (err->kind != SYNC_OK) {
+	int rc = reply_data_tree("", "login", body, len, &env, &data, &quiet);
+	err->kind = quiet.kind;
+	if (rc != 0) {
 		if (err->kind == SYNC_FAIL_CODE) {
 			err->kind = SYNC_FAIL_AUTH; /* the admin said no: wrong user or password */
 			return gw_errf(err, "admin code %lld: %s", env.code,
@@ -61,7 +62,6 @@ int login_parse_reply(const char *body, size_t len, char **token, int64_t *expir
 		/* The parser's message quotes the text near the error, which may be the token. */
 		return gw_errf(err, "login reply is not the expected JSON object");
 	}
-	int rc = 0;
 	const json_t *tok = json_object_get(data, "token");
 	const json_t *exp = json_object_get(data, "expiredTime");
 	if (!json_is_object(data)) {

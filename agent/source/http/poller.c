@@ -8,6 +8,7 @@
  * monotonic clock). The status block is guarded by the same mutex as the stop flag; it is
  * only touched between requests, so the lock is never held across network I/O.
  */
+#include "source/admin/config.h"
 #include "source/http/poller.h"
 
 #include <pthread.h>
@@ -170,7 +171,7 @@ static void note_success(struct poller *p)
 
 static void note_failure(struct poller *p, uint64_t failures, const struct gw_err *err)
 {
-	enum sync_fail why = (enum sync_fail)err->kind;
+	enum sync_fail why = err->kind;
 	pthread_mutex_lock(&p->mu);
 	p->status.consecutive_failures = failures;
 	if ((unsigned)why < SYNC_FAIL_COUNT)
@@ -222,7 +223,7 @@ static void *run(void *arg)
 		struct outcome o;
 		memset(&o, 0, sizeof o);
 		int rc = cycle(p, &o, &err);
-		enum sync_fail why = (enum sync_fail)err.kind;
+		enum sync_fail why = err.kind;
 		if (why == SYNC_STOPPED || stopping(p))
 			break;
 		if (rc == 0) {
@@ -326,7 +327,7 @@ int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index
 		pthread_cond_destroy(&p->cv);
 		pthread_mutex_destroy(&p->mu);
 		gw_errf(err, "server %s: cannot start the poller thread: %s",
-		        cfg->servers[server_index], strerror(rc));
+		        admin_config(cfg)->servers[server_index], strerror(rc));
 		free(p);
 		return -1;
 	}

@@ -1,7 +1,7 @@
 /*
  * Judging admin replies (see reply.h). The envelope is walked once with jspan (its small
- * members through jansson), and every verdict comes back as a reason (the return value,
- * or err->kind) with the message, so no caller ever decides by reading the message text.
+ * members through jansson), and every verdict comes back as 0 or -1 with its reason in
+ * err->kind beside the message, so no caller ever decides by reading the message text.
  * jansson is asked where a syntax error is only on the failure path, so a good reply is
  * parsed exactly once.
  */
@@ -63,16 +63,17 @@ struct inplace {
 	const char *source;
 	struct group_data *const *prev;
 	struct group_data **out;
-	struct gd_store *owner; /* owns body: items may point into it (NULL: copy them) */
-	int done;               /* out[] holds the parsed groups */
-	int bad_json;           /* the groups failed as text that is not JSON */
+	struct gd_pool *owner; /* owns body: items may point into it (NULL: copy them) */
+	int done;              /* out[] holds the parsed groups */
+	int bad_json;          /* the groups failed as text that is not JSON */
 };
 
 /* The envelope, member by member. With `ip`, a 'data' member that comes after code 200
  * (the admin writes code, message, data) is parsed by the model where it stands, so the
- * 50 MB of a big reply are read once; otherwise its span is only skipped. */
-static enum sync_fail walk(const char *body, size_t len, struct reply_envelope *env,
-                           struct inplace *ip, struct gw_err *err)
+ * 50 MB of a big reply are read once; otherwise its span is only skipped. 0 (err->kind
+ * SYNC_OK), or -1 with err saying why and its kind. */
+static int walk(const char *body, size_t len, struct reply_envelope *env, struct inplace *ip,
+                struct gw_err *err)
 {
 	memset(env, 0, sizeof *env);
 	const char *end = body + len;
@@ -85,11 +86,13 @@ static enum sync_fail walk(const char *body, size_t len, struct reply_envelope *
 	const char *p = jspan_ws(body, end);
 	if (p == end || *p != '{') {
 		json_t *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
-		if (!v)
-			return syntax(body, len, "the reply is not a JSON document", err);
+		if (!v) {
+			err->kind = syntax(body, len, "the reply is not a JSON document", err);
+			return -1;
+		}
 		json_decref(v); /* valid JSON, only not an object */
-		gw_errf(err, "reply is not a JSON object");
-		return SYNC_FAIL_PARSE;
+		err->kind = SYNC_FAIL_PARSE;
+		return gw_errf(err, "reply is not a JSON object");
 	}
 	jspan_object_begin(&it, p, end);
 	while ((r = jspan_object_key(&it, &m)) == 1) {
@@ -162,32 +165,35 @@ static enum sync_fail walk(const char *body, size_t len, struct reply_envelope *
 out:
 	json_decref(code);
 	json_decref(msg);
-	return why;
+	err->kind = why;
+	return why == SYNC_OK ? 0 : -1;
 }
 
-enum sync_fail reply_parse_envelope(const char *body, size_t len, struct reply_envelope *env,
-                                    struct gw_err *err)
+int reply_parse_envelope(const char *body, size_t len, struct reply_envelope *env,
+                         struct gw_err *err)
 {
 	return walk(body, len, env, NULL, err);
 }
 
-enum sync_fail reply_data_tree(const char *server, const char *what, const char *body, size_t len,
-                               struct reply_envelope *env, json_t **data, struct gw_err *err)
+int reply_data_tree(const char *server, const char *what, const char *body, size_t len,
+                    struct reply_envelope *env, json_t **data, struct gw_err *err)
 {
 	*data = NULL;
-	enum sync_fail why = reply_parse_envelope(body, len, env, err);
-	if (why == SYNC_OK) {
+	int rc = reply_parse_envelope(body, len, env, err);
+	if (rc == 0) {
 		*data = json_loadb(env->data, env->data_len,
 		                   JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
-		if (!*data)
-			why = syntax(body, len, "malformed 'data'", err);
+		if (!*data) {
+			err->kind = syntax(body, len, "malformed 'data'", err);
+			rc = -1;
+		}
 	}
-	if (why != SYNC_OK)
+	if (rc != 0)
 		gw_err_prefix(err, "server %s: %s", server, what);
-	return why;
+	return rc;
 }
 
-static int fetch(const char *body, size_t len, struct gd_store *owner, const enum gw_group *want,
+static int fetch(const char *body, size_t len, struct gd_pool *owner, const enum gw_group *want,
                  size_t n_want, const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                  struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
 {
@@ -195,8 +201,7 @@ static int fetch(const char *body, size_t len, struct gd_store *owner, const enu
 		out[g] = NULL;
 	struct reply_envelope env;
 	struct inplace ip = {want, n_want, source, prev, out, owner, 0, 0};
-	err->kind = walk(body, len, &env, &ip, err);
-	if (err->kind != SYNC_OK) {
+	if (walk(body, len, &env, &ip, err) != 0) {
 		for (int g = 0; g < GW_GROUP_COUNT; g++) {
 			group_data_unref(out[g]);
 			out[g] = NULL;
@@ -226,7 +231,7 @@ int reply_parse_fetch_adopt(char **body, size_t len, const enum gw_group *want, 
                             const char *source, struct group_data *const prev[GW_GROUP_COUNT],
                             struct group_data *out[GW_GROUP_COUNT], struct gw_err *err)
 {
-	struct gd_store *owner = gd_store_wrap(*body, len);
+	struct gd_pool *owner = gd_pool_wrap(*body, len);
 	if (!owner)
 		return fetch(*body, len, NULL, want, n_want, source, prev, out, err);
 	int rc = fetch(*body, len, owner, want, n_want, source, prev, out, err);
@@ -236,9 +241,9 @@ int reply_parse_fetch_adopt(char **body, size_t len, const enum gw_group *want, 
 	/* nobody has seen the versions yet: the count is ours to read */
 	if (atomic_load(&owner->refs) > 1) {
 		*body = NULL; /* the versions keep it */
-		gd_store_unref(owner);
+		gd_pool_unref(owner);
 	} else {
-		*body = gd_store_unwrap(owner);
+		*body = gd_pool_unwrap(owner);
 	}
 	return rc;
 }

@@ -1,9 +1,9 @@
 /*
  * Judging an admin's reply, the same way for login, listener and fetch: first the HTTP
  * status, then the body's envelope {"code":200,"data":..}. Every admin error is an HTTP 200
- * with another code, so both are checked; each verdict carries a reason (failure.h; in
- * err->kind, or returned by the envelope readers) for the counters and a message naming
- * the server and the call.
+ * with another code, so both are checked; each verdict is 0 or -1 with the error carrying
+ * its reason (err->kind, failure.h) for the counters and a message naming the server and
+ * the call: one channel.
  */
 #ifndef GW_REPLY_H
 #define GW_REPLY_H
@@ -35,21 +35,21 @@ struct reply_envelope {
 };
 
 /*
- * SYNC_OK, or why the body is not a good envelope, with err saying so:
+ * 0 (err->kind SYNC_OK), or -1 with err saying why the body is not a good envelope and
+ * err->kind which kind:
  *   SYNC_FAIL_PARSE  not JSON ("invalid JSON at line L column C: ..."), not an object, no
  *                    integer "code", or no "data" with code 200;
  *   SYNC_FAIL_CODE   "code" is not 200 ("admin code N: message"); env->code and
  *                    env->message hold what the admin said, for callers that act on it.
  */
-enum sync_fail reply_parse_envelope(const char *body, size_t len, struct reply_envelope *env,
-                                    struct gw_err *err);
+int reply_parse_envelope(const char *body, size_t len, struct reply_envelope *env,
+                         struct gw_err *err);
 
 /* The envelope of a small reply (login, listener) with its data as a jansson tree
- * (*data, caller json_decref()s): the envelope's reason, or SYNC_FAIL_PARSE if the data
- * is not JSON. err is prefixed "server S: WHAT: ". */
-enum sync_fail reply_data_tree(const char *server, const char *what, const char *body, size_t len,
-                               struct reply_envelope *env, struct json_t **data,
-                               struct gw_err *err);
+ * (*data, caller json_decref()s): 0, or -1 with the envelope's reason, or SYNC_FAIL_PARSE
+ * if the data is not JSON, in err->kind. err is prefixed "server S: WHAT: ". */
+int reply_data_tree(const char *server, const char *what, const char *body, size_t len,
+                    struct reply_envelope *env, struct json_t **data, struct gw_err *err);
 
 /*
  * A fetch reply, {"code":200,"data":{GROUP: ConfigData}}, into versions (model_parse_groups,

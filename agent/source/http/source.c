@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "source/admin/config.h"
 #include "source/http/admin.h"
 #include "source/http/poller.h"
 #include "source/http/startup.h"
@@ -21,7 +22,7 @@ struct source {
 	struct startup *startup; /* under mu: the running start-up fetch, if any */
 	struct admin *probing;   /* under mu: the server the dry run's probe is asking */
 	int stop;                /* under mu */
-	struct poller **pollers; /* cfg->n_servers slots */
+	struct poller **pollers; /* one per admin server */
 	atomic_size_t running;   /* pollers[0 .. running) are started */
 	/* The start-up fetch that delivered: a success of that server's, counted by its
 	 * poller from its start (else /status said "no success yet" until its first poll
@@ -34,8 +35,9 @@ static int longpoll_open(struct source **out, const struct source_args *args, st
 {
 	struct source *s = calloc(1, sizeof *s);
 	if (s)
-		s->pollers =
-		    calloc(args->cfg->n_servers ? args->cfg->n_servers : 1, sizeof *s->pollers);
+		s->pollers = calloc(
+		    admin_config(args->cfg)->n_servers ? admin_config(args->cfg)->n_servers : 1,
+		    sizeof *s->pollers);
 	if (!s || !s->pollers) {
 		free(s);
 		return gw_errf(err, "http source: out of memory");
@@ -96,7 +98,7 @@ static int longpoll_probe(struct source *s, FILE *out, struct gw_err *err)
 	const struct cfg *cfg = s->args.cfg;
 	size_t answered = 0, refused = 0;
 	struct gw_err first = {0}, e;
-	for (size_t i = 0; i < cfg->n_servers; i++) {
+	for (size_t i = 0; i < admin_config(cfg)->n_servers; i++) {
 		unsigned named = 0;
 		if (probe_one(s, i, &named, &e) == 0) {
 			answered++;
@@ -107,19 +109,19 @@ static int longpoll_probe(struct source *s, FILE *out, struct gw_err *err)
 			    out,
 			    "listener %s: accepted the %zu configured group(s), answered at once "
 			    "(%zu named)\n",
-			    cfg->servers[i], cfg->n_groups, n);
+			    admin_config(cfg)->servers[i], cfg->n_groups, n);
 			continue;
 		}
-		enum sync_fail why = (enum sync_fail)e.kind;
+		enum sync_fail why = e.kind;
 		if (why == SYNC_STOPPED)
 			return gw_errf(err, "the listener call was interrupted");
 		if (why == SYNC_FAIL_CONNECT || why == SYNC_FAIL_TIMEOUT) {
 			fprintf(out, "listener %s: not reachable now (%s): not checked\n",
-			        cfg->servers[i], e.msg);
+			        admin_config(cfg)->servers[i], e.msg);
 			continue;
 		}
 		answered++;
-		fprintf(out, "listener %s: REFUSED [%s]: %s\n", cfg->servers[i],
+		fprintf(out, "listener %s: REFUSED [%s]: %s\n", admin_config(cfg)->servers[i],
 		        sync_fail_name(why), e.msg);
 		if (!refused++)
 			first = e;
@@ -129,7 +131,7 @@ static int longpoll_probe(struct source *s, FILE *out, struct gw_err *err)
 		    err,
 		    "%zu of %zu admin server(s) refused the listener call a running agent "
 		    "makes: %s",
-		    refused, cfg->n_servers, first.msg);
+		    refused, admin_config(cfg)->n_servers, first.msg);
 	if (!answered)
 		return gw_errf(err, "no admin server answered the listener call");
 	return 0;
@@ -138,7 +140,7 @@ static int longpoll_probe(struct source *s, FILE *out, struct gw_err *err)
 static int longpoll_start(struct source *s, struct gw_err *err)
 {
 	const struct cfg *cfg = s->args.cfg;
-	for (size_t i = atomic_load(&s->running); i < cfg->n_servers; i++) {
+	for (size_t i = atomic_load(&s->running); i < admin_config(cfg)->n_servers; i++) {
 		pthread_mutex_lock(&s->mu);
 		int64_t served_ms = s->served == i ? s->served_ms : 0;
 		pthread_mutex_unlock(&s->mu);
@@ -190,17 +192,19 @@ static int longpoll_status(struct source *s, size_t i, struct source_conn_status
 /* admin: with http:// or https:// servers. */
 static int longpoll_selects(const struct cfg *cfg)
 {
-	return cfg->section && strcmp(cfg->section, "admin") == 0 && !cfg->websocket;
+	const struct admin_config *a = admin_config(cfg);
+	return cfg->section && strcmp(cfg->section, "admin") == 0 && a && !a->websocket;
 }
 
 const struct source_ops http_source_ops = {
     .type = "http",
     .section = "admin",
+    .config = &admin_config_section,
     .selects = longpoll_selects,
-    .summary = source_admin_summary,
+    .summary = admin_summary,
     .running = "poller(s)",
-    .conns = source_admin_conns,
-    .conn_name = source_admin_conn_name,
+    .conns = admin_conns,
+    .conn_name = admin_conn_name,
     .open = longpoll_open,
     .initial_sync = longpoll_initial_sync,
     .probe = longpoll_probe,

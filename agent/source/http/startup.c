@@ -3,6 +3,7 @@
  * one server at a time; the mutex only guards which admin is current, so that
  * startup_stop() never touches one that is being closed.
  */
+#include "source/admin/config.h"
 #include "source/http/startup.h"
 
 #include <pthread.h>
@@ -101,17 +102,18 @@ int startup_run(struct startup *s, struct gw_err *err)
 {
 	const struct cfg *cfg = s->cfg;
 	struct gw_err last = {0};
-	for (size_t i = 0; i < cfg->n_servers; i++) {
+	for (size_t i = 0; i < admin_config(cfg)->n_servers; i++) {
 		if (startup_stopped(s))
 			return gw_errf(err, "start-up fetch interrupted");
 		struct group_data *got[GW_GROUP_COUNT];
 		if (try_server(s, i, got, &last) != 0) {
-			enum sync_fail why = (enum sync_fail)last.kind;
+			enum sync_fail why = last.kind;
 			if (why == SYNC_STOPPED || startup_stopped(s))
 				return gw_errf(err, "start-up fetch interrupted");
-			if (i + 1 < cfg->n_servers)
+			if (i + 1 < admin_config(cfg)->n_servers)
 				LOG_W(s->log, "startup", "%s [%s]; trying the next server, %s",
-				      last.msg, sync_fail_name(why), cfg->servers[i + 1]);
+				      last.msg, sync_fail_name(why),
+				      admin_config(cfg)->servers[i + 1]);
 			else
 				LOG_W(s->log, "startup", "%s [%s]", last.msg, sync_fail_name(why));
 			continue;
@@ -119,14 +121,14 @@ int startup_run(struct startup *s, struct gw_err *err)
 		s->served = i;
 		s->served_ms = gw_wall_ms();
 		int older = 0;
-		size_t n = ingest_offer(s->in, cfg->servers[i], ingest_accept_polled, cfg->groups,
-		                        cfg->n_groups, got, &older);
+		size_t n = ingest_offer(s->in, admin_config(cfg)->servers[i], ingest_accept_polled,
+		                        cfg->groups, cfg->n_groups, got, &older);
 		LOG_I(s->log, "startup", "start-up fetch of %zu groups from %s: %zu accepted",
-		      cfg->n_groups, cfg->servers[i], n);
+		      cfg->n_groups, admin_config(cfg)->servers[i], n);
 		return 0;
 	}
 	return gw_errf(err,
 	               "no admin server answered the start-up fetch (%zu tried); last "
 	               "error: %s",
-	               cfg->n_servers, last.msg);
+	               admin_config(cfg)->n_servers, last.msg);
 }

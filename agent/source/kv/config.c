@@ -147,7 +147,7 @@ int kv_config_check(struct loader *ld, const struct ynode *sec, struct kv_config
 		                "AI_PROXY_API_KEY is never published to %s by ShenYu's admin (it "
 		                "syncs AI proxy API keys over HTTP and WebSocket only): remove it, "
 		                "or sync that group from admin:",
-		                words->store);
+		                words->system);
 	}
 	if (!kv->root) {
 		size_t n = strlen(c->namespace_id) + sizeof "//shenyu";

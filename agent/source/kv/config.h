@@ -38,7 +38,7 @@ struct kv_config_words {
 	const char *section; /* "zookeeper" */
 	const char *servers; /* "servers": its key of servers */
 	const char *example; /* "a list of ZooKeeper servers such as [ \"127.0.0.1:2181\" ]" */
-	const char *store;   /* "ZooKeeper" */
+	const char *system;  /* "ZooKeeper": the server software, in messages */
 };
 
 /* After the walk: servers present, credentials and TLS files whole, no group the admin

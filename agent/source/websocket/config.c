@@ -3,6 +3,7 @@
  * in one table, the token's loaders (a secret like the password, never quoted in a
  * message), and the checks after the walk.
  */
+#include "source/admin/config.h"
 #include "source/websocket/config.h"
 
 #include <stdio.h>
@@ -98,21 +99,24 @@ static const struct key websocket_keys[] = {
 static int check(struct loader *ld, const struct ynode *node, void *settings)
 {
 	struct ws_config *w = settings;
-	if (node && !ld->cfg->websocket)
+	const struct admin_config *a = admin_config(ld->cfg);
+	int websocket = a && a->websocket;
+	if (node && !websocket)
 		return cfgw_err(ld, node, "admin.websocket",
 		                "applies to ws:// or wss:// servers only; admin.servers are "
 		                "http(s):// (long-polling)");
-	if (ld->cfg->websocket && w->resync_interval_ms > 0 && w->resync_interval_ms < 1000)
+	if (websocket && w->resync_interval_ms > 0 && w->resync_interval_ms < 1000)
 		return cfgw_err(ld, node, "admin.websocket.resync_interval",
 		                "must be 0 (off) or at least 1s");
 	w->sync_every_ms = w->resync_interval_ms;
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		if (!w->group_resync_ms[g])
 			continue;
+		/* no admin.groups yet: the defaults (PLUGIN to META_DATA) follow this check */
 		size_t k = 0;
 		while (k < ld->cfg->n_groups && ld->cfg->groups[k] != (enum gw_group)g)
 			k++;
-		if (k == ld->cfg->n_groups)
+		if (ld->cfg->n_groups ? k == ld->cfg->n_groups : g > GW_GROUP_META_DATA)
 			return cfgw_err(
 			    ld, w->resync_groups_node, "admin.websocket.resync_groups",
 			    "%s is not among the groups this agent syncs (admin.groups)",

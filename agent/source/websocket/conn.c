@@ -7,6 +7,7 @@
  * conn_stop() sets the flag and wakes the thread wherever it waits: in lws_service() via
  * lws_cancel_service() (thread-safe), or in the retry pause via the condition variable.
  */
+#include "source/admin/config.h"
 #include "source/websocket/conn.h"
 
 #include <stdio.h>
@@ -74,9 +75,9 @@ static void *run(void *arg)
 			break;
 		if (c->synced) {
 			/* it worked, then ended: try again at once, then on the schedule */
-			LOG_W(c->sh->log, "websocket", "%s [%s]; reconnecting", c->err,
-			      sync_fail_name(c->why));
-			ws_conn_count_failure(c, c->why, c->err);
+			LOG_W(c->sh->log, "websocket", "%s [%s]; reconnecting", c->end.msg,
+			      sync_fail_name(c->end.kind));
+			ws_conn_count_failure(c, c->end.kind, c->end.msg);
 			failures = 0;
 			continue;
 		}
@@ -87,7 +88,7 @@ static void *run(void *arg)
 			c->first = NULL;
 		}
 		failures++;
-		ws_conn_count_failure(c, c->why, c->err);
+		ws_conn_count_failure(c, c->end.kind, c->end.msg);
 		pthread_mutex_lock(&c->mu);
 		c->status.consecutive_failures = failures;
 		pthread_mutex_unlock(&c->mu);
@@ -96,12 +97,13 @@ static void *run(void *arg)
 		if (step == RETRY_BACKOFF) {
 			LOG_E(c->sh->log, "websocket",
 			      "%s [%s]; all %d tries of this round failed, next try in %lld ms",
-			      c->err, sync_fail_name(c->why), c->policy.attempts, (long long)delay);
+			      c->end.msg, sync_fail_name(c->end.kind), c->policy.attempts,
+			      (long long)delay);
 			ws_conn_set_state(c, SOURCE_CONN_BACKING_OFF);
 		} else {
 			LOG_W(c->sh->log, "websocket",
-			      "%s [%s]; try %d of %d failed, next try in %lld ms", c->err,
-			      sync_fail_name(c->why), retry_try_in_round(&c->policy, failures),
+			      "%s [%s]; try %d of %d failed, next try in %lld ms", c->end.msg,
+			      sync_fail_name(c->end.kind), retry_try_in_round(&c->policy, failures),
 			      c->policy.attempts, (long long)delay);
 			ws_conn_set_state(c, SOURCE_CONN_RETRYING);
 		}
@@ -159,11 +161,11 @@ int conn_start(struct ws_conn **out, struct ws_shared *sh, size_t index, ws_firs
 	c->cfg = cfg;
 	c->ws = ws_config(cfg);
 	c->index = index;
-	c->url = cfg->servers[index];
+	c->url = admin_config(cfg)->servers[index];
 	if (!c->ws) {
 		free(c);
 		return gw_errf(err, "server %s: no admin.websocket settings in the configuration",
-		               cfg->servers[index]);
+		               admin_config(cfg)->servers[index]);
 	}
 	c->first = first;
 	c->first_arg = first_arg;
@@ -192,7 +194,7 @@ int conn_start(struct ws_conn **out, struct ws_shared *sh, size_t index, ws_firs
 	/* libwebsockets reads the TLS files now, by path: regular files only */
 	if (c->tls && cfg_tls_check(cfg, err) != 0) {
 		free(c);
-		return gw_err_prefix(err, "server %s", cfg->servers[index]);
+		return gw_err_prefix(err, "server %s", admin_config(cfg)->servers[index]);
 	}
 	if (c->tls) {
 		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
@@ -204,7 +206,7 @@ int conn_start(struct ws_conn **out, struct ws_shared *sh, size_t index, ws_firs
 	if (!c->ctx) {
 		free(c);
 		return gw_errf(err, "server %s: cannot create the WebSocket client context",
-		               cfg->servers[index]);
+		               admin_config(cfg)->servers[index]);
 	}
 	pthread_mutex_init(&c->mu, NULL);
 	gw_cond_init_mono(&c->cv);
@@ -217,7 +219,7 @@ int conn_start(struct ws_conn **out, struct ws_shared *sh, size_t index, ws_firs
 		pthread_mutex_destroy(&c->mu);
 		free(c);
 		return gw_errf(err, "server %s: cannot start the WebSocket thread: %s",
-		               cfg->servers[index], strerror(rc));
+		               admin_config(cfg)->servers[index], strerror(rc));
 	}
 	*out = c;
 	return 0;

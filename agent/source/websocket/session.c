@@ -25,12 +25,12 @@ static void fail(struct ws_conn *c, enum sync_fail why, enum lws_close_status co
 static void fail(struct ws_conn *c, enum sync_fail why, enum lws_close_status code, const char *fmt,
                  ...)
 {
-	if (c->why == SYNC_OK) {
+	if (c->end.kind == SYNC_OK) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(c->err, sizeof c->err, fmt, ap);
+		vsnprintf(c->end.msg, sizeof c->end.msg, fmt, ap);
 		va_end(ap);
-		c->why = why;
+		c->end.kind = why;
 	}
 	c->closing = 1;
 	c->close_code = code;
@@ -334,6 +334,9 @@ static int peer_still_there(struct lws *wsi)
 	return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
 }
 
+/* libwebsockets' protocol callback. One piece: libwebsockets calls one function per protocol
+ * with the reason, so this is the switch over the reasons the session handles, each case a
+ * few lines that hand the work to the functions above. */
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                     size_t len)
 {
@@ -415,7 +418,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		break;
 	}
 	case LWS_CALLBACK_CLIENT_CLOSED:
-		if (c->why == SYNC_OK && !c->peer_close_code && c->established &&
+		if (c->end.kind == SYNC_OK && !c->peer_close_code && c->established &&
 		    peer_still_there(wsi)) {
 			fail(c, SYNC_FAIL_PARSE, LWS_CLOSE_STATUS_PROTOCOL_ERR,
 			     "server %s: WebSocket protocol error: libwebsockets refused what the "
@@ -423,7 +426,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			     "without an extension, a fragmented or oversized control frame, a "
 			     "continuation with no message...%s) and closed the connection",
 			     c->url, c->tls ? "; or a TLS record it could not read" : "");
-		} else if (c->why == SYNC_OK) {
+		} else if (c->end.kind == SYNC_OK) {
 			char how[200] = "without a close frame";
 			if (c->peer_close_code)
 				snprintf(how, sizeof how, "with close code %d%s%s",
@@ -450,7 +453,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		 * without this the session would wait for an end that never comes. */
 		if (wsi != c->wsi)
 			break;
-		if (c->why == SYNC_OK)
+		if (c->end.kind == SYNC_OK)
 			fail(c, SYNC_FAIL_CONNECT, LWS_CLOSE_STATUS_NOSTATUS,
 			     "server %s: the connection ended before the WebSocket handshake "
 			     "completed",
@@ -481,8 +484,8 @@ void session_run(struct ws_conn *c)
 	c->n_out = c->want_ping = c->closing = 0;
 	c->peer_close_code = 0;
 	c->peer_close_reason[0] = '\0';
-	c->why = SYNC_OK;
-	c->err[0] = '\0';
+	c->end.kind = SYNC_OK;
+	c->end.msg[0] = '\0';
 	c->last_rx_us = gw_mono_us();
 	strbuf_reset(&c->rx);
 
@@ -508,7 +511,7 @@ void session_run(struct ws_conn *c)
 	if (!lws_client_connect_via_info(&ci) && !c->done) {
 		fail(c, SYNC_FAIL_CONNECT, LWS_CLOSE_STATUS_NOSTATUS,
 		     "server %s: cannot connect: %s", c->url,
-		     c->err[0] ? c->err : "the connection could not be started");
+		     c->end.msg[0] ? c->end.msg : "the connection could not be started");
 		c->done = 1;
 	}
 	if (!c->done)

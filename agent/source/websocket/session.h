@@ -66,8 +66,7 @@ struct ws_conn {
 	enum lws_close_status close_code;
 	int peer_close_code;
 	char peer_close_reason[124];
-	enum sync_fail why;
-	char err[900];
+	struct gw_err end; /* why the session ended; kind SYNC_OK: it has not failed */
 	lws_sorted_usec_list_t sul_ping, sul_window, sul_resync;
 	lws_sorted_usec_list_t sul_handshake; /* connect + upgrade within connect_timeout */
 };
@@ -75,8 +74,8 @@ struct ws_conn {
 /* The protocol table every connection's context is made with. */
 extern const struct lws_protocols ws_protocols[];
 
-/* One session: connect, handshake, full sync, messages, until it ends or stop. c->why and
- * c->err then say why it ended; c->synced whether a full sync completed. */
+/* One session: connect, handshake, full sync, messages, until it ends or stop. c->end then
+ * says why it ended; c->synced whether a full sync completed. */
 void session_run(struct ws_conn *c);
 
 /* conn.c, for the session: the stop flag, the state /status shows, a counted failure. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/thread.h"
+#include "source/admin/config.h"
 #include "source/source.h"
 #include "source/websocket/config.h"
 #include "source/websocket/conn.h"
@@ -20,7 +21,7 @@
 struct source {
 	struct source_args args;
 	struct ws_shared sh;
-	struct ws_conn **conns; /* cfg->n_servers slots */
+	struct ws_conn **conns; /* one per admin server */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	size_t running; /* under mu: conns[0 .. running) exist */
@@ -33,8 +34,9 @@ static int ws_open(struct source **out, const struct source_args *args, struct g
 {
 	struct source *s = calloc(1, sizeof *s);
 	if (s)
-		s->conns =
-		    calloc(args->cfg->n_servers ? args->cfg->n_servers : 1, sizeof *s->conns);
+		s->conns = calloc(
+		    admin_config(args->cfg)->n_servers ? admin_config(args->cfg)->n_servers : 1,
+		    sizeof *s->conns);
 	if (!s || !s->conns) {
 		free(s);
 		return gw_errf(err, "websocket source: out of memory");
@@ -70,7 +72,7 @@ static int start_conns(struct source *s, struct gw_err *err)
 {
 	const struct cfg *cfg = s->args.cfg;
 	pthread_mutex_lock(&s->mu);
-	for (size_t i = s->running; i < cfg->n_servers && !s->stop; i++) {
+	for (size_t i = s->running; i < admin_config(cfg)->n_servers && !s->stop; i++) {
 		if (conn_start(&s->conns[i], &s->sh, i, first_try, s, err) != 0) {
 			pthread_mutex_unlock(&s->mu);
 			return -1;
@@ -100,7 +102,7 @@ static int ws_initial_sync(struct source *s, struct gw_err *err)
 {
 	if (start_conns(s, err) != 0)
 		return -1;
-	const size_t n = s->args.cfg->n_servers;
+	const size_t n = admin_config(s->args.cfg)->n_servers;
 	pthread_mutex_lock(&s->mu);
 	while (!s->stop && !s->synced && s->failed < n)
 		pthread_cond_wait(&s->cv, &s->mu);
@@ -165,7 +167,8 @@ static int ws_status(struct source *s, size_t i, struct source_conn_status *out)
 /* admin: with ws:// or wss:// servers (config/config_admin.c tells the family). */
 static int ws_selects(const struct cfg *cfg)
 {
-	return cfg->section && strcmp(cfg->section, "admin") == 0 && cfg->websocket;
+	const struct admin_config *a = admin_config(cfg);
+	return cfg->section && strcmp(cfg->section, "admin") == 0 && a && a->websocket;
 }
 
 const struct source_ops websocket_source_ops = {
@@ -173,10 +176,10 @@ const struct source_ops websocket_source_ops = {
     .section = "admin",
     .config = &websocket_config_section,
     .selects = ws_selects,
-    .summary = source_admin_summary,
+    .summary = admin_summary,
     .running = "WebSocket connection(s)",
-    .conns = source_admin_conns,
-    .conn_name = source_admin_conn_name,
+    .conns = admin_conns,
+    .conn_name = admin_conn_name,
     .open = ws_open,
     .initial_sync = ws_initial_sync,
     .start = ws_start,

@@ -58,7 +58,7 @@ static const struct kv_config_words words = {
     .section = "zookeeper",
     .servers = "servers",
     .example = "a list of ZooKeeper servers such as [ \"127.0.0.1:2181\" ]",
-    .store = "ZooKeeper",
+    .system = "ZooKeeper",
 };
 
 static int check(struct loader *ld, const struct ynode *node, void *settings)

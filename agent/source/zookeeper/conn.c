@@ -64,9 +64,9 @@ static void succeeded(struct zk_conn *c)
 
 /* ---------------------------------------------------------------- full reads */
 
-int zk_conn_full_read(struct zk_conn *c, enum kv_full_kind kind)
+int zk_conn_full_read(struct zk_conn *c, enum kv_full_kind kind, struct gw_err *err)
 {
-	int n = zk_walk_full(&c->w, kind, gw_mono_ms());
+	int n = zk_walk_full(&c->w, err, kind, gw_mono_ms());
 	if (n < 0)
 		return -1;
 	c->filled = 1;
@@ -133,14 +133,11 @@ static enum try_result try_session(struct zk_conn *c, struct gw_err *err)
 	snprintf(c->session, sizeof c->session, "0x%llx",
 	         (unsigned long long)zk_session_id(&c->zs));
 	enum kv_full_kind kind = c->filled ? KV_FULL_RECOVER : KV_FULL_START;
-	int n = zk_conn_full_read(c, kind);
+	int n = zk_conn_full_read(c, kind, err);
 	if (n < 0 && zk_events_stopping(&c->q))
 		return TRY_STOPPED;
-	if (n < 0) {
-		err->kind = c->w.why;
-		gw_errf(err, "%s", c->w.err);
+	if (n < 0)
 		return TRY_FAILED;
-	}
 	LOG_I(c->log, ZK_LOG, "%s: session %s: %s: %llu node(s) watched, %d version(s) accepted",
 	      c->server, c->session,
 	      kind == KV_FULL_START ? "everything read" : "everything read again",
@@ -194,15 +191,15 @@ static enum try_result attempt(struct zk_conn *c)
 		return r;
 	zk_session_close(&c->zs);
 	c->failures++;
-	zk_conn_count_failure(c, (enum sync_fail)err.kind, err.msg);
-	return pause_after(c, err.msg, (enum sync_fail)err.kind) ? TRY_STOPPED : TRY_FAILED;
+	zk_conn_count_failure(c, err.kind, err.msg);
+	return pause_after(c, err.msg, err.kind) ? TRY_STOPPED : TRY_FAILED;
 }
 
 static void *run(void *arg)
 {
 	struct zk_conn *c = arg;
 	LOG_I(c->log, ZK_LOG, "%s: ZooKeeper sync started", c->server);
-	if (c->pending_pause && pause_after(c, c->pending_msg, c->pending_why))
+	if (c->pending_pause && pause_after(c, c->pending.msg, c->pending.kind))
 		goto out;
 	c->pending_pause = 0;
 	while (!zk_events_stopping(&c->q)) {
@@ -313,12 +310,11 @@ int zk_conn_sync(struct zk_conn *c, struct gw_err *err)
 		return gw_errf(err, "start-up sync interrupted");
 	/* the thread goes on from this failure on the schedule */
 	c->failures = 1;
-	zk_conn_count_failure(c, (enum sync_fail)e.kind, e.msg);
+	zk_conn_count_failure(c, e.kind, e.msg);
 	c->pending_pause = 1;
-	c->pending_why = (enum sync_fail)e.kind;
-	snprintf(c->pending_msg, sizeof c->pending_msg, "%s", e.msg);
+	c->pending = e;
 	zk_conn_set_state(c, SOURCE_CONN_RETRYING);
-	return gw_errf(err, "%s [%s]", e.msg, sync_fail_name((enum sync_fail)e.kind));
+	return gw_errf(err, "%s [%s]", e.msg, sync_fail_name(e.kind));
 }
 
 int zk_conn_start(struct zk_conn *c, struct gw_err *err)

@@ -51,8 +51,7 @@ struct zk_conn {
 	int64_t lost_since_ms;  /* monotonic; -1: connected */
 	char session[32];       /* "0x..." of the session last established, for messages */
 	int pending_pause;      /* the start-up try failed: the thread waits the schedule first */
-	enum sync_fail pending_why;
-	char pending_msg[1024];
+	struct gw_err pending;  /* why it failed */
 };
 
 /* The status block (under mu). */
@@ -62,7 +61,7 @@ void zk_conn_count_failure(struct zk_conn *c, enum sync_fail why, const char *ms
 void zk_conn_publish(struct zk_conn *c);
 /* Read everything (walk.h) and note it: the next resync's deadline, no recovery owed.
  * The versions accepted, or -1 (c->w says why). */
-int zk_conn_full_read(struct zk_conn *c, enum kv_full_kind kind);
+int zk_conn_full_read(struct zk_conn *c, enum kv_full_kind kind, struct gw_err *err);
 
 /* Serve the established session until it is over (expired, lost for its whole timeout,
  * a read that needs a new one) or stop is asked (serve.c). */

@@ -65,7 +65,7 @@ static int on_session(struct zk_conn *c, int state)
 }
 
 /* A read that should have re-armed a watch failed. Returns 1 if the session is over. */
-static int on_read_failure(struct zk_conn *c)
+static int on_read_failure(struct zk_conn *c, const struct gw_err *err)
 {
 	if (zk_events_stopping(&c->q))
 		return 1; /* the read was cut short by stop: no failure */
@@ -75,12 +75,12 @@ static int on_read_failure(struct zk_conn *c)
 		int state = zk_session_state(&c->zs);
 		if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
 			return on_session(c, state);
-		zk_conn_count_failure(c, c->w.why, c->w.err);
-		LOG_W(c->log, ZK_LOG, "%s; a new session reads everything again", c->w.err);
+		zk_conn_count_failure(c, err->kind, err->msg);
+		LOG_W(c->log, ZK_LOG, "%s; a new session reads everything again", err->msg);
 		return 1;
 	}
-	zk_conn_count_failure(c, c->w.why, c->w.err);
-	LOG_W(c->log, ZK_LOG, "%s; everything is read again once connected", c->w.err);
+	zk_conn_count_failure(c, err->kind, err->msg);
+	LOG_W(c->log, ZK_LOG, "%s; everything is read again once connected", err->msg);
 	if (!c->need_full)
 		c->full_retry_ms = 0; /* at once, the first time */
 	c->need_full = 1;
@@ -107,12 +107,13 @@ static int64_t wake_at(const struct zk_conn *c, int connected)
 static int drain(struct zk_conn *c)
 {
 	int lost = 0, over = 0;
+	struct gw_err err = {0};
 	struct zk_event *list = zk_events_take(&c->q, &lost);
 	for (struct zk_event *e = list; e && !over; e = e->next) {
 		if (e->type == ZOO_SESSION_EVENT)
 			over = on_session(c, e->state);
-		else if (!c->need_full && zk_walk_event(&c->w, e, gw_mono_ms()) < 0)
-			over = on_read_failure(c);
+		else if (!c->need_full && zk_walk_event(&c->w, &err, e, gw_mono_ms()) < 0)
+			over = on_read_failure(c, &err);
 	}
 	zk_events_free_list(list);
 	if (lost && !c->need_full) {
@@ -140,15 +141,17 @@ static int drain(struct zk_conn *c)
 static int catch_up(struct zk_conn *c)
 {
 	int64_t now = gw_mono_ms();
-	if (c->need_full && now >= c->full_retry_ms && zk_conn_full_read(c, KV_FULL_RECOVER) < 0) {
+	struct gw_err err = {0};
+	if (c->need_full && now >= c->full_retry_ms &&
+	    zk_conn_full_read(c, KV_FULL_RECOVER, &err) < 0) {
 		c->full_retry_ms = gw_mono_ms() + c->policy.interval_ms;
-		if (on_read_failure(c))
+		if (on_read_failure(c, &err))
 			return 1;
 	}
 	if (c->next_resync_ms >= 0 && now >= c->next_resync_ms && !c->need_full) {
 		LOG_D(c->log, ZK_LOG, "%s: anti-entropy: reading everything again", c->server);
 		c->next_resync_ms = now + c->zc->kv.resync_interval_ms;
-		if (zk_conn_full_read(c, KV_FULL_RESYNC) < 0 && on_read_failure(c))
+		if (zk_conn_full_read(c, KV_FULL_RESYNC, &err) < 0 && on_read_failure(c, &err))
 			return 1;
 	}
 	return 0;

@@ -79,6 +79,7 @@ static void *open_handle(void *arg)
 int zk_session_open(struct zk_session *s, const char *hosts, int timeout_ms, struct zk_events *q)
 {
 	s->q = q;
+	s->self = s;
 	s->events_named = 0; /* a new completion thread; the old one was joined at close */
 	struct opener o = {s, hosts, timeout_ms, NULL, 0};
 	pthread_t t;
@@ -141,7 +142,7 @@ static void finish(struct zk_session *s, int rc, const struct Stat *st)
 static void on_data(int rc, const char *value, int value_len, const struct Stat *st,
                     const void *data)
 {
-	struct zk_session *s = (struct zk_session *)data;
+	struct zk_session *s = *(struct zk_session *const *)data;
 	name_events_thread(s);
 	if (rc == ZOK && value && value_len > 0) {
 		s->reply.data = malloc((size_t)value_len);
@@ -158,7 +159,7 @@ static void on_data(int rc, const char *value, int value_len, const struct Stat 
 static void on_kids(int rc, const struct String_vector *kids, const struct Stat *st,
                     const void *data)
 {
-	struct zk_session *s = (struct zk_session *)data;
+	struct zk_session *s = *(struct zk_session *const *)data;
 	name_events_thread(s);
 	if (rc == ZOK && kids && kids->count > 0) {
 		struct String_vector *v = &s->reply.kids;
@@ -177,7 +178,7 @@ static void on_kids(int rc, const struct String_vector *kids, const struct Stat 
 
 static void on_stat(int rc, const struct Stat *st, const void *data)
 {
-	struct zk_session *s = (struct zk_session *)data;
+	struct zk_session *s = *(struct zk_session *const *)data;
 	name_events_thread(s);
 	finish(s, rc, rc == ZOK ? st : NULL);
 }
@@ -223,7 +224,7 @@ int zk_read_data(struct zk_session *s, const char *path, const char **val, size_
 {
 	int rc = begin(s);
 	if (rc == ZOK)
-		rc = await(s, zoo_awget(s->zh, path, on_watch, s, on_data, s));
+		rc = await(s, zoo_awget(s->zh, path, on_watch, s, on_data, &s->self));
 	if (rc == ZOK) {
 		*val = s->reply.data ? s->reply.data : "";
 		*len = s->reply.len;
@@ -236,7 +237,7 @@ int zk_read_kids(struct zk_session *s, const char *path, struct String_vector *k
 	memset(kids, 0, sizeof *kids);
 	int rc = begin(s);
 	if (rc == ZOK)
-		rc = await(s, zoo_awget_children2(s->zh, path, on_watch, s, on_kids, s));
+		rc = await(s, zoo_awget_children2(s->zh, path, on_watch, s, on_kids, &s->self));
 	if (rc == ZOK) {
 		*kids = s->reply.kids; /* handed over */
 		memset(&s->reply.kids, 0, sizeof s->reply.kids);
@@ -248,7 +249,7 @@ int zk_watch_exists(struct zk_session *s, const char *path)
 {
 	int rc = begin(s);
 	if (rc == ZOK)
-		rc = await(s, zoo_awexists(s->zh, path, on_watch, s, on_stat, s));
+		rc = await(s, zoo_awexists(s->zh, path, on_watch, s, on_stat, &s->self));
 	return rc;
 }
 

@@ -45,8 +45,10 @@ struct zk_session {
 	zhandle_t *zh; /* NULL: none open */
 	struct zk_events *q;
 	struct zk_reply reply;
-	int64_t max_zxid; /* highest czxid/mzxid/pzxid read; kept across sessions */
-	int events_named; /* the completion thread named itself (set on it, see session.c) */
+	int64_t max_zxid;        /* highest czxid/mzxid/pzxid read; kept across sessions */
+	int events_named;        /* the completion thread named itself (set on it, see session.c) */
+	struct zk_session *self; /* what a completion's `const void *data` points at: the
+	                          * library hands the session back as const (session.c) */
 };
 
 /* Make the library quiet: its own log goes to stderr by default and would bypass the

@@ -30,10 +30,8 @@ struct zk_walk {
 	struct zk_tree tree;
 	unsigned missing; /* bit g: group g's directory is missing (an exists watch on it) */
 	int full;         /* inside a full read: nodes go to kv_mirror_full_put */
-	/* the last failure: which library code, why, and a message naming server and path */
-	int rc;
-	enum sync_fail why;
-	char err[1024];
+	int rc; /* the library code of the last failure (its kind and message: the caller's
+	         * struct gw_err) */
 	const char *server; /* the store's label, for messages */
 };
 
@@ -43,12 +41,13 @@ void zk_walk_free(struct zk_walk *w);
 
 /* Read every configured group's directory into the mirror with watches set:
  * full_begin, full_put, full_end(kind). Returns the versions accepted (>= 0), or -1 with
- * w->err/why/rc set (the full read is aborted; nothing changed in the mirror). */
-int zk_walk_full(struct zk_walk *w, enum kv_full_kind kind, int64_t now_ms);
+ * err (its kind, a message naming server and path) and w->rc set (the full read is aborted;
+ * nothing changed in the mirror). */
+int zk_walk_full(struct zk_walk *w, struct gw_err *err, enum kv_full_kind kind, int64_t now_ms);
 
-/* Apply one node event (not a session event). 0, or -1 with w->err/why/rc set: the read
+/* Apply one node event (not a session event). 0, or -1 with err and w->rc set: the read
  * that would have re-armed the watch failed, so the caller must read everything again. */
-int zk_walk_event(struct zk_walk *w, const struct zk_event *e, int64_t now_ms);
+int zk_walk_event(struct zk_walk *w, struct gw_err *err, const struct zk_event *e, int64_t now_ms);
 
 /* Watches set now: nodes read plus missing group directories watched. */
 uint64_t zk_walk_watches(const struct zk_walk *w);

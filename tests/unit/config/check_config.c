@@ -19,12 +19,24 @@
 #include "deliver/plugin_config.h"
 #include "config/ytree.h"
 #include "model/groups.h"
+#include "source/admin/config.h"
 #include "source/etcd/config.h"
 #include "source/source.h"
 #include "source/websocket/config.h"
 #include "source/zookeeper/config.h"
 
 static char tmpdir[256];
+
+/* The sources' sections, as main hands them to the loader (source/source.h). */
+static const struct cfg_section *const *sections(void)
+{
+	static const struct cfg_section *list[CFG_SECTIONS_MAX + 1];
+	source_config_sections(list);
+	return list;
+}
+
+/* admin:'s settings (source/admin/config.h), where admin.servers and admin.hold are read. */
+#define ADMIN(c) admin_config(c)
 static char cfg_path[512];
 
 static void setup(void)
@@ -72,8 +84,8 @@ static struct cfg *load_ok(const char *yaml)
 	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	write_file("gwsync.yaml", yaml);
-	ck_assert_msg(cfg_load(cfg_path, &c, &err) == 0, "refused: %s\n--- yaml:\n%s", err.msg,
-	              yaml);
+	ck_assert_msg(cfg_load(cfg_path, sections(), &c, &err) == 0, "refused: %s\n--- yaml:\n%s",
+	              err.msg, yaml);
 	ck_assert_ptr_nonnull(c);
 	return c;
 }
@@ -85,7 +97,7 @@ static void load_err(const char *yaml, int line, int col, const char *part)
 	struct cfg *c = NULL;
 	char prefix[600];
 	write_file("gwsync.yaml", yaml);
-	int rc = cfg_load(cfg_path, &c, &err);
+	int rc = cfg_load(cfg_path, sections(), &c, &err);
 	ck_assert_msg(rc == -1, "accepted, expected '%s'\n--- yaml:\n%s", part, yaml);
 	ck_assert_ptr_null(c);
 	snprintf(prefix, sizeof prefix, "%s:%d:%d: ", cfg_path, line, col);
@@ -102,8 +114,8 @@ START_TEST(minimal_defaults)
 {
 	struct cfg *c = load_ok(MINIMAL);
 	ck_assert_str_eq(c->path, cfg_path);
-	ck_assert_uint_eq(c->n_servers, 1);
-	ck_assert_str_eq(c->servers[0], "http://127.0.0.1:9095");
+	ck_assert_uint_eq(ADMIN(c)->n_servers, 1);
+	ck_assert_str_eq(ADMIN(c)->servers[0], "http://127.0.0.1:9095");
 	ck_assert_ptr_null(c->username);
 	ck_assert_ptr_null(c->password);
 	ck_assert_ptr_null(c->password_file);
@@ -116,7 +128,7 @@ START_TEST(minimal_defaults)
 	ck_assert_int_eq(c->groups[4], GW_GROUP_META_DATA);
 	ck_assert_int_eq(c->connect_timeout_ms, 10000);
 	ck_assert_int_eq(c->read_timeout_ms, 90000);
-	ck_assert_int_eq(c->hold_ms, 60000);
+	ck_assert_int_eq(ADMIN(c)->hold_ms, 60000);
 	ck_assert_int_eq(c->retry_attempts, 3);
 	ck_assert_int_eq(c->retry_interval_ms, 5000);
 	ck_assert_int_eq(c->retry_backoff_ms, 300000);
@@ -176,9 +188,9 @@ START_TEST(every_key)
 	         "    library: /opt/plugins/log.so\n",
 	         ca, crt, key);
 	struct cfg *c = load_ok(yaml);
-	ck_assert_uint_eq(c->n_servers, 2);
-	ck_assert_str_eq(c->servers[0], "http://10.0.0.1:9095");
-	ck_assert_str_eq(c->servers[1], "HTTPS://admin.example:8443/shenyu-admin");
+	ck_assert_uint_eq(ADMIN(c)->n_servers, 2);
+	ck_assert_str_eq(ADMIN(c)->servers[0], "http://10.0.0.1:9095");
+	ck_assert_str_eq(ADMIN(c)->servers[1], "HTTPS://admin.example:8443/shenyu-admin");
 	ck_assert_str_eq(c->username, "root");
 	ck_assert_str_eq(c->password, "pa$$word"); /* the value is not re-expanded */
 	ck_assert_str_eq(c->namespace_id, "my-ns");
@@ -257,15 +269,17 @@ START_TEST(sample_file)
 {
 	struct gw_err err = {0};
 	struct cfg *c = NULL;
-	ck_assert_msg(cfg_load(SRCDIR "/etc/gwsync.yaml", &c, &err) == 0, "%s", err.msg);
-	ck_assert_str_eq(c->servers[0], "http://127.0.0.1:9095");
+	ck_assert_msg(cfg_load(SRCDIR "/etc/gwsync.yaml", sections(), &c, &err) == 0, "%s",
+	              err.msg);
+	ck_assert_str_eq(ADMIN(c)->servers[0], "http://127.0.0.1:9095");
 	ck_assert_str_eq(c->username, "admin");
 	ck_assert_str_eq(c->password, "123456");
 	ck_assert_uint_ge(c->n_subscribers, 2);
 	cfg_free(c);
 
 	setenv("GWSYNC_ADMIN_PASSWORD", "from-the-environment", 1);
-	ck_assert_msg(cfg_load(SRCDIR "/etc/gwsync.yaml", &c, &err) == 0, "%s", err.msg);
+	ck_assert_msg(cfg_load(SRCDIR "/etc/gwsync.yaml", sections(), &c, &err) == 0, "%s",
+	              err.msg);
 	ck_assert_str_eq(c->password, "from-the-environment");
 	cfg_free(c);
 }
@@ -275,15 +289,15 @@ START_TEST(servers_as_string)
 {
 	struct cfg *c = load_ok("admin:\n"
 	                        "  servers: http://a:9095/, https://b:9096 ,http://c\n");
-	ck_assert_uint_eq(c->n_servers, 3);
-	ck_assert_str_eq(c->servers[0], "http://a:9095");
-	ck_assert_str_eq(c->servers[1], "https://b:9096");
-	ck_assert_str_eq(c->servers[2], "http://c");
+	ck_assert_uint_eq(ADMIN(c)->n_servers, 3);
+	ck_assert_str_eq(ADMIN(c)->servers[0], "http://a:9095");
+	ck_assert_str_eq(ADMIN(c)->servers[1], "https://b:9096");
+	ck_assert_str_eq(ADMIN(c)->servers[2], "http://c");
 	cfg_free(c);
 
 	c = load_ok("admin: { servers: \"http://only:1\", groups: \"RULE,SELECTOR\" }\n");
-	ck_assert_uint_eq(c->n_servers, 1);
-	ck_assert_str_eq(c->servers[0], "http://only:1");
+	ck_assert_uint_eq(ADMIN(c)->n_servers, 1);
+	ck_assert_str_eq(ADMIN(c)->servers[0], "http://only:1");
 	ck_assert_uint_eq(c->n_groups, 2);
 	ck_assert_int_eq(c->groups[0], GW_GROUP_RULE);
 	ck_assert_int_eq(c->groups[1], GW_GROUP_SELECTOR);
@@ -498,7 +512,7 @@ START_TEST(read_timeout_above_hold)
 	cfg_free(c);
 	/* a test admin with a short hold allows a short read timeout */
 	c = load_ok(MINIMAL "  hold: 2s\n  read_timeout: 3s\n");
-	ck_assert_int_eq(c->hold_ms, 2000);
+	ck_assert_int_eq(ADMIN(c)->hold_ms, 2000);
 	ck_assert_int_eq(c->read_timeout_ms, 3000);
 	cfg_free(c);
 	load_err(MINIMAL "  hold: 2s\n  read_timeout: 1500ms\n", 4, 17,
@@ -523,7 +537,7 @@ START_TEST(zookeeper_section_loads_with_defaults)
 	ck_assert_int_eq(c->retry_backoff_ms, 5 * 60 * 1000);
 	ck_assert_uint_eq(c->n_groups, 5);
 	/* one connection row, named by the servers and the root; admin.servers stays empty */
-	ck_assert_uint_eq(c->n_servers, 0);
+	ck_assert_uint_eq(ADMIN(c)->n_servers, 0);
 	ck_assert_uint_eq(source_find("zookeeper")->conns(c), 1);
 	ck_assert_str_eq(source_find("zookeeper")->conn_name(c, 0),
 	                 "zookeeper://z1:2181,z2:2182/" GW_DEFAULT_NAMESPACE "/shenyu");
@@ -637,16 +651,16 @@ START_TEST(servers_refused)
 	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	write_file("gwsync.yaml", "admin:\n  servers: [ \"http://u:hunter2@a:1\" ]\n");
-	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
+	ck_assert_int_eq(cfg_load(cfg_path, sections(), &c, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "credentials in the URL are not supported"));
 	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
 	/* ... whatever else is wrong with the URL */
 	write_file("gwsync.yaml", "admin:\n  servers: [ \"ftp://u:hunter2@a:1\" ]\n");
-	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
+	ck_assert_int_eq(cfg_load(cfg_path, sections(), &c, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "credentials in the URL are not supported"));
 	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
 	write_file("gwsync.yaml", "admin:\n  servers: u:hunter2@a:1\n");
-	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
+	ck_assert_int_eq(cfg_load(cfg_path, sections(), &c, &err), -1);
 	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
 }
 END_TEST
@@ -774,7 +788,7 @@ START_TEST(unreadable_config)
 	struct cfg *c = NULL;
 	char path[600];
 	snprintf(path, sizeof path, "%s/absent.yaml", tmpdir);
-	ck_assert_int_eq(cfg_load(path, &c, &err), -1);
+	ck_assert_int_eq(cfg_load(path, sections(), &c, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, path));
 	ck_assert_ptr_nonnull(strstr(err.msg, "No such file"));
 }
@@ -785,12 +799,12 @@ START_TEST(parse_from_memory)
 	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	const char *text = MINIMAL "log: { level: warn }\n";
-	ck_assert_int_eq(cfg_parse("inline.yaml", text, strlen(text), &c, &err), 0);
+	ck_assert_int_eq(cfg_parse("inline.yaml", text, strlen(text), sections(), &c, &err), 0);
 	ck_assert_int_eq(c->log_level, GW_LOG_WARN);
 	ck_assert_str_eq(c->path, "inline.yaml");
 	cfg_free(c);
 	const char *bad = MINIMAL "log: { level: loud }\n";
-	ck_assert_int_eq(cfg_parse("inline.yaml", bad, strlen(bad), &c, &err), -1);
+	ck_assert_int_eq(cfg_parse("inline.yaml", bad, strlen(bad), sections(), &c, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "inline.yaml:3:15: log.level"));
 }
 END_TEST
@@ -991,7 +1005,7 @@ START_TEST(every_source_type_answers_main_and_documents_its_keys)
 		ck_assert_ptr_eq(source_find(t->type), t);
 		if (!t->config)
 			continue;
-		ck_assert_ptr_eq(cfg_source_section(sections++), t->config);
+		ck_assert_ptr_eq(source_config_section(sections++), t->config);
 		for (const struct key *k = t->config->keys; k->name; k++) {
 			ck_assert_msg(k->help && *k->help, "%s.%s: no documentation",
 			              t->config->name, k->name);
@@ -999,7 +1013,7 @@ START_TEST(every_source_type_answers_main_and_documents_its_keys)
 		}
 	}
 	ck_assert_uint_ge(n, 4); /* a new source adds itself; these four stay */
-	ck_assert_ptr_null(cfg_source_section(sections));
+	ck_assert_ptr_null(source_config_section(sections));
 	/* exactly one type takes each source section (a new type's own tests try its own) */
 	const char *yaml[] = {MINIMAL, "admin:\n  servers: [ \"ws://a:9095/websocket\" ]\n",
 	                      "zookeeper:\n  servers: [ \"z:2181\" ]\n",
@@ -1021,7 +1035,7 @@ START_TEST(websocket_keys)
 {
 	/* defaults: an http agent is not a WebSocket one; a ws agent has the defaults */
 	struct cfg *c = load_ok(MINIMAL);
-	ck_assert_int_eq(c->websocket, 0);
+	ck_assert_int_eq(ADMIN(c)->websocket, 0);
 	ck_assert_ptr_eq(source_select(c), source_find("http"));
 	ck_assert_int_eq(ws_config(c)->ping_interval_ms, 10000);
 	ck_assert_int_eq(ws_config(c)->resync_interval_ms, 600000);
@@ -1029,9 +1043,9 @@ START_TEST(websocket_keys)
 	ck_assert_ptr_null(ws_config(c)->origin);
 	cfg_free(c);
 	c = load_ok(WS_MINIMAL);
-	ck_assert_int_eq(c->websocket, 1);
+	ck_assert_int_eq(ADMIN(c)->websocket, 1);
 	ck_assert_ptr_eq(source_select(c), source_find("websocket"));
-	ck_assert_str_eq(c->servers[0], "ws://127.0.0.1:9095/websocket");
+	ck_assert_str_eq(ADMIN(c)->servers[0], "ws://127.0.0.1:9095/websocket");
 	cfg_free(c);
 	/* every key */
 	setenv("GWSYNC_TEST_WS_TOKEN", "tok-from-env", 1);
@@ -1044,9 +1058,9 @@ START_TEST(websocket_keys)
 	            "    ping_interval: 250ms\n"
 	            "    resync_interval: 0\n"
 	            "gateway: { port: 9195 }\n");
-	ck_assert_int_eq(c->websocket, 1);
-	ck_assert_uint_eq(c->n_servers, 2);
-	ck_assert_str_eq(c->servers[1], "WSS://b:9095/websocket");
+	ck_assert_int_eq(ADMIN(c)->websocket, 1);
+	ck_assert_uint_eq(ADMIN(c)->n_servers, 2);
+	ck_assert_str_eq(ADMIN(c)->servers[1], "WSS://b:9095/websocket");
 	ck_assert_str_eq(ws_config(c)->origin, "ws://gw:9195");
 	ck_assert_str_eq(ws_config(c)->token, "tok-from-env");
 	ck_assert_int_eq(ws_config(c)->ping_interval_ms, 250);
@@ -1100,10 +1114,10 @@ START_TEST(websocket_refusals)
 	struct gw_err err = {0};
 	struct cfg *c = NULL;
 	write_file("gwsync.yaml", yaml);
-	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
+	ck_assert_int_eq(cfg_load(cfg_path, sections(), &c, &err), -1);
 	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
 	write_file("gwsync.yaml", WS_MINIMAL "  websocket: { token: [ hunter2-tok ] }\n");
-	ck_assert_int_eq(cfg_load(cfg_path, &c, &err), -1);
+	ck_assert_int_eq(cfg_load(cfg_path, sections(), &c, &err), -1);
 	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
 	snprintf(yaml, sizeof yaml, WS_MINIMAL "  websocket: { token_file: %s/absent }\n", tmpdir);
 	load_err(yaml, 3, 28, "admin.websocket.token_file: cannot read");

@@ -84,7 +84,7 @@ START_TEST(fixture_parses)
 	    strstr(p->items[1]->json, "\"config\": \"{\\\"model\\\":\\\"black\\\"}\""));
 	ck_assert_uint_eq(out[GW_GROUP_RULE]->n_items, 0);
 	ck_assert_str_eq(out[GW_GROUP_RULE]->md5, "d751713988987e9331980363e24189ce");
-	ck_assert_str_eq(p->source, "http://a");
+	ck_assert_str_eq(p->server, "http://a");
 	unref_all(out);
 	free(body);
 }
@@ -375,7 +375,7 @@ START_TEST(unchanged_items_are_shared_changed_ones_parsed)
 	ck_assert_ptr_eq(new->items[0]->json, old->items[0]->json);
 	ck_assert_ptr_eq(new->items[0]->rule, old->items[0]->rule);
 	ck_assert_ptr_ne(new->items[1]->json, old->items[1]->json);
-	/* the new version holds the store they live in: the old version can go */
+	/* the new version holds the pool they live in: the old version can go */
 	group_data_unref(old);
 	ck_assert_str_eq(new->items[0]->key, "r1");
 	ck_assert_str_eq(new->items[0]->name, "one");
@@ -508,7 +508,7 @@ START_TEST(shared_items_give_the_version_a_fresh_parse_gives)
 END_TEST
 
 /* A long run of changes, each to another item, never lets a version hold more than
- * GD_MAX_STORES stores (then one compacting copy starts over), and every version stays
+ * GD_MAX_POOLS pools (then one compacting copy starts over), and every version stays
  * whole after all the versions before it are gone. */
 START_TEST(a_long_run_of_changes_keeps_the_stores_bounded)
 {
@@ -523,7 +523,7 @@ START_TEST(a_long_run_of_changes_keeps_the_stores_bounded)
 	ck_assert_int_eq(fetch(b, strlen(b), rule, 1, "s", NULL, held, &err), 0);
 	free(b);
 	size_t most = 0;
-	for (int round = 0; round < 2 * GD_MAX_STORES; round++) {
+	for (int round = 0; round < 2 * GD_MAX_POOLS; round++) {
 		ids[round % N] = 1000 + round; /* another item each time */
 		b = rules_reply("b", 2 + round, ids, N);
 		ck_assert_msg(fetch(b, strlen(b), rule, 1, "s", held, next, &err) == 0, "%s",
@@ -531,9 +531,9 @@ START_TEST(a_long_run_of_changes_keeps_the_stores_bounded)
 		free(b);
 		unref_all(held);
 		struct group_data *gd = next[GW_GROUP_RULE];
-		ck_assert_uint_le(gd->n_stores, GD_MAX_STORES);
-		if (gd->n_stores > most)
-			most = gd->n_stores;
+		ck_assert_uint_le(gd->n_pools, GD_MAX_POOLS);
+		if (gd->n_pools > most)
+			most = gd->n_pools;
 		char k[16], name[16];
 		snprintf(k, sizeof k, "r%d", 1000 + round);
 		snprintf(name, sizeof name, "n%d", 1000 + round);
@@ -541,7 +541,7 @@ START_TEST(a_long_run_of_changes_keeps_the_stores_bounded)
 		ck_assert_str_eq(typed(gd)->items[round % N]->rule->name, name);
 		memcpy(held, next, sizeof held);
 	}
-	ck_assert_uint_gt(most, 2); /* it did share, over many stores */
+	ck_assert_uint_gt(most, 2); /* it did share, over many pools */
 	unref_all(held);
 }
 END_TEST

@@ -5,8 +5,8 @@
  * lastModifyTime strictly increases. The version a patch makes is the version a whole
  * parse of the same items makes (items, their order, keys, typed fields, the key index),
  * after random sequences of upserts and deletes (and of positional edits, as the path
- * stores make them), and its identity is the one computed from scratch, whatever path the
- * items came by. Also the items of one event (model_parse_items), and the stores a long
+ * pools make them), and its identity is the one computed from scratch, whatever path the
+ * items came by. Also the items of one event (model_parse_items), and the pools a long
  * run of patches keeps.
  */
 #include <check.h>
@@ -86,7 +86,7 @@ START_TEST(upsert_delete_replace)
 	ck_assert_ptr_nonnull(v1);
 	ck_assert_str_eq(order(v1), "b,a");
 	ck_assert_int_eq(v1->last_modify_time, 1000);
-	ck_assert_str_eq(v1->source, "ws://a");
+	ck_assert_str_eq(v1->server, "ws://a");
 	ck_assert_uint_eq(strlen(v1->md5), 32);
 	ck_assert_ptr_nonnull(typed(v1)->items[0]->rule); /* typed like a fetched item */
 	ck_assert_str_eq(v1->items[0]->rule->plugin_name, "divide");
@@ -213,7 +213,7 @@ START_TEST(a_change_that_moves_no_key_shares_the_key_index)
 	const char *abc[] = {"a", "b", "c"};
 	lookups_right(v1, abc, 3);
 
-	/* positional (the path stores): a's text replaced in place */
+	/* positional (the path pools): a's text replaced in place */
 	struct group_data *v2 = edit_one(v1, 1, EDIT_REPLACE, "[" R("a", "2") "]");
 	ck_assert_str_eq(order(v2), "c,a,b");
 	ck_assert_ptr_eq(v2->by_key, v1->by_key);
@@ -416,9 +416,9 @@ static void assert_same_version(const struct group_data *a, const struct group_d
 			            *(void *const *)((const char *)x + sh->item_ptr_off),
 			            *(void *const *)((const char *)y + sh->item_ptr_off));
 		ck_assert_uint_eq(group_data_at(a, i), group_data_at(b, i));
-		ck_assert_uint_lt(a->item_store[i], a->n_stores);
+		ck_assert_uint_lt(a->item_pool[i], a->n_pools);
 	}
-	ck_assert_uint_le(a->n_stores, GD_MAX_STORES);
+	ck_assert_uint_le(a->n_pools, GD_MAX_POOLS);
 	char md5[33];
 	ck_assert_int_eq(model_identity(b, md5), 0);
 	ck_assert_str_eq(a->md5, md5);
@@ -607,7 +607,7 @@ START_TEST(random_patches_equal_a_whole_parse)
 }
 END_TEST
 
-/* Positional edits as the path stores make them (inserts in the middle, replaces that
+/* Positional edits as the path pools make them (inserts in the middle, replaces that
  * change the key, removals), at random: the edited version is the fresh parse of the list
  * edited by hand, and two items with one key are refused. */
 START_TEST(random_positional_edits_equal_a_whole_parse)
@@ -707,8 +707,8 @@ START_TEST(random_positional_edits_equal_a_whole_parse)
 }
 END_TEST
 
-/* Thousands of one-item events each leave a store behind; the version never references
- * more than GD_MAX_STORES of them, nor keeps replaced items without bound. */
+/* Thousands of one-item events each leave a pool behind; the version never references
+ * more than GD_MAX_POOLS of them, nor keeps replaced items without bound. */
 START_TEST(stores_stay_bounded_over_many_patches)
 {
 	char json[512];
@@ -733,10 +733,10 @@ START_TEST(stores_stay_bounded_over_many_patches)
 		struct group_data *next = patch(held, up, NULL, 0, 0, k + 1);
 		ck_assert_ptr_nonnull(next);
 		assert_carried_is_the_merge(held, next);
-		ck_assert_uint_le(next->n_stores, GD_MAX_STORES);
+		ck_assert_uint_le(next->n_pools, GD_MAX_POOLS);
 		size_t bytes = 0;
-		for (size_t s = 0; s < next->n_stores; s++)
-			bytes += gd_store_bytes(next->stores[s]);
+		for (size_t s = 0; s < next->n_pools; s++)
+			bytes += gd_pool_bytes(next->pools[s]);
 		ck_assert_uint_le(bytes, 4 * next->json_bytes + (1u << 20) + 64 * 1024);
 		group_data_unref(up);
 		group_data_unref(held);

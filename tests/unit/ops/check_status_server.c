@@ -34,6 +34,8 @@
 #include "ops/status_client.h"
 #include "ops/status_routes.h"
 #include "ops/status_server.h"
+#include "source/admin/config.h"
+#include "source/source.h"
 #include "store/store.h"
 #include "subtest.h"
 #include "model/groups.h"
@@ -51,6 +53,7 @@ static struct pause_switch *ps;
 static struct status_sources src;
 static struct status_server *srv;
 static char *servers[] = {"http://127.0.0.1:1"};
+static struct admin_config admin;
 
 /* A TCP port nobody listens on right now (bound to 0, then released). */
 static int free_port(int family)
@@ -98,8 +101,10 @@ static void setup(void)
 	t.cfg.status_listen = listen_addr;
 	t.cfg.status_token = TOKEN;
 	t.cfg.state_dir = dir;
-	t.cfg.servers = servers;
-	t.cfg.n_servers = 1;
+	admin.servers = servers; /* admin:'s settings (source/admin/config.h) */
+	admin.n_servers = 1;
+	t.cfg.sections[t.cfg.n_sections] = &admin_config_section;
+	t.cfg.settings[t.cfg.n_sections++] = &admin;
 	struct gw_err err = {0};
 	ck_assert_msg(subscribers_load(&t.cfg, lg, &subs, &err) == 0, "%s", err.msg);
 	st = store_new();
@@ -112,6 +117,7 @@ static void setup(void)
 	src.dispatcher = disp;
 	src.pause = ps;
 	src.log = lg;
+	src.source_ops = source_find("http"); /* admin:'s servers, as /status lists them */
 	src.started_wall_ms = gw_wall_ms();
 	ck_assert_msg(status_server_start(&srv, &src, &err) == 0, "%s", err.msg);
 	ck_assert_ptr_nonnull(srv);
@@ -128,7 +134,7 @@ static void teardown(void)
 	t.cfg.status_listen = NULL;
 	t.cfg.status_token = NULL;
 	t.cfg.state_dir = NULL;
-	t.cfg.servers = NULL;
+	t.cfg.n_sections = 0;
 	tcfg_free(&t);
 	gw_log_close(lg);
 	rm_rf(dir);

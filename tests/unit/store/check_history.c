@@ -23,7 +23,9 @@
 #include "model/groups.h"
 #include "ops/status_routes.h"
 #include "ops/status_server.h"
+#include "ops/history_json.h"
 #include "store/history.h"
+#include "store/history_file.h"
 #include "subtest.h"
 
 static const char *const SUBS[] = {"rec", "files"};

@@ -53,7 +53,7 @@ START_TEST(round_trip_is_exact_and_provisional)
 	ck_assert_int_eq(back->provisional, 1);
 	ck_assert_str_eq(back->md5, "abc");
 	ck_assert_int_eq(back->last_modify_time, 42);
-	ck_assert_str_eq(back->source, "snapshot");
+	ck_assert_str_eq(back->server, "snapshot");
 	ck_assert_uint_eq(back->n_items, 2);
 	ck_assert_str_eq(back->items[0]->json, gd->items[0]->json);
 	ck_assert_str_eq(back->items[0]->name, "café 規則");

@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "store/history.h"
+#include "ops/history_json.h"
 #include "store/ingest.h"
 #include "store/store.h"
 

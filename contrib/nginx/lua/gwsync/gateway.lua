@@ -19,6 +19,10 @@
 --   after a failure follows the rule's retryStrategy: `current` tries the same upstream
 --   again (ShenYu retries the same URI), `failover` picks another one not tried yet with the
 --   rule's load balancer (ShenYu's DefaultRetryStrategy.resend).
+-- * ShenYu's sign plugin (gwsync.sign, SIGN-SEMANTICS.md) runs first in access(), as it runs
+--   before divide in ShenYu: its table (the plugin's selectors and rules, the apps) is kept by
+--   gwsync.signcache, refreshed by the same timer right after the route table; a request that
+--   no sign rule matches costs one match of the sign selectors.
 -- * Upstream hosts must be IP literals (the balancer phase cannot resolve names) and the
 --   protocol http:// (proxy_pass names one scheme); others are unusable, logged once.
 -- * All mutable state lives in one per-worker table (`worker`), made by configure(); the
@@ -34,6 +38,8 @@ local balance = require "gwsync.balance"
 local cachemod = require "gwsync.cache"
 local updatermod = require "gwsync.updater"
 local ngx_balancer = require "ngx.balancer"
+local signcache = require "gwsync.signcache"
+local sign = require "gwsync.sign"
 
 local M = {}
 
@@ -56,7 +62,7 @@ end
 
 -- configure{ path = dir, errors = "shenyu"|"plain", debug_headers = false,
 --            client_address = "nginx"|"shenyu", balance_dict = "gwsync_balance",
---            refresh_interval = 0.1 }
+--            refresh_interval = 0.1, sign = true, sign_delay = 5 }
 function M.configure(opts)
     assert(type(opts) == "table" and type(opts.path) == "string" and opts.path ~= "",
         "gwsync.gateway.configure needs { path = <cache directory> }")
@@ -69,6 +75,9 @@ function M.configure(opts)
     local dict = opts.balance_dict
     if dict == nil then dict = "gwsync_balance" end
     assert(dict == false or type(dict) == "string", "balance_dict must be a lua_shared_dict name or false")
+    local sign_delay = opts.sign_delay or sign.DELAY
+    assert(type(sign_delay) == "number" and sign_delay >= 0 and sign_delay == math.floor(sign_delay),
+        "sign_delay must be a whole number of minutes >= 0")
     worker = {
         path = opts.path,
         errors = errors,
@@ -84,6 +93,9 @@ function M.configure(opts)
         -- table's upstream objects, so a rebuilt table's entries go with the old table
         peers = setmetatable({}, { __mode = "k" }),
         host_var = nil,            -- $gwsync_upstream_host settable? (learnt on first use)
+        sign_on = opts.sign ~= false, -- ShenYu's sign plugin from APP_AUTH (gwsync.sign)
+        sign_delay = sign_delay,   -- shenyu.sign.delay: minutes a signature's timestamp may be off
+        sign = nil,                -- the worker's gwsync.signcache
     }
 end
 
@@ -101,6 +113,10 @@ local function state()
                 log("warn", "gwsync: no lua_shared_dict " .. w.balance_dict .. " (nginx.conf):"
                     .. " round-robin and least-active run per worker")
             end
+        end
+        if w.sign_on then
+            w.sign = signcache.new{ cache = w.cache, log = log }
+            w.updater:follow(w.sign)
         end
         w.updater:start()
     end
@@ -306,12 +322,26 @@ end
 function M.access()
     local w = state()
     local tbl, newer = w.cache:current()
-    if newer then w.updater:wake() end       -- the timer applies it; this request goes on
-    if not tbl then
-        tbl = w.updater:wait_first(30)       -- the worker's first table is being built
+    if newer then
+        w.updater:wake()                     -- the timer applies it; this request goes on
+        -- but with the sign plugin on, a change of its data (a few keys through the change
+        -- log: an app revoked) is applied now, so that this request is checked against it
+        local sc = w.sign
+        if sc and sc.tbl.enabled then sc:catch_up() end
+    end
+    if not tbl or (w.sign and not w.sign.loaded) then
+        -- the worker's first table (or its first sign table: never let a request through
+        -- unchecked) is being built
+        tbl = w.updater:wait_first(30)
         if not tbl then return answer(w, NO_CACHE) end
     end
     local req = request.new(raw_request(w))
+    -- ShenYu's sign plugin runs before divide: its refusal is the answer
+    local st = w.sign and w.sign.tbl
+    if st and st.enabled then
+        local deny = sign.access(st, req, w.sign_delay)
+        if deny then return answer(w, deny, tbl) end
+    end
     -- No pcall here: a LuaJIT trace that returns through a pcall frame aborts, and the router
     -- is the hot path. route() answers ShenYu's errors itself; a Lua error from it (a bug)
     -- fails the access phase, which nginx logs and answers with its 500 page.

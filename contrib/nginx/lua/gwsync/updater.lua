@@ -43,6 +43,7 @@ function M.new(cache, opts)
         started = 0, finished = 0,    -- runs started / completed
         timers = false,
         deadline = 0,
+        followers = {},               -- refreshed after the cache, in the same run (follow())
     }, Updater)
     u.tick = function(premature)
         if premature then return end
@@ -68,6 +69,13 @@ function Updater:pace()
     end
 end
 
+-- follow(x): x:refresh() runs right after the cache's in every run (the sign plugin's table,
+-- gwsync.signcache), paced like it: a commit that wakes the route table wakes x too
+function Updater:follow(x)
+    x.pace = function() self:pace() end
+    self.followers[#self.followers + 1] = x
+end
+
 -- run(): refresh until no more runs were asked for (only in a timer, or by wait_first when
 -- no timer can be made)
 function Updater:run()
@@ -84,6 +92,11 @@ function Updater:run()
         local ok, err = pcall(self.cache.refresh, self.cache)
         if not ok then
             self.log("error", "gwsync: refreshing the route table failed: " .. tostring(err))
+        end
+        for i = 1, #self.followers do
+            local f = self.followers[i]
+            ok, err = pcall(f.refresh, f)
+            if not ok then self.log("error", "gwsync: refreshing the sign table failed: " .. tostring(err)) end
         end
         ngx.update_time()
         self.finished = self.started
@@ -134,16 +147,28 @@ function Updater:wake()
     return true
 end
 
--- wait_first(max_seconds) -> table | nil: for a request that finds no table yet: wait (without
--- blocking the worker) until a refresh that starts after now has finished
+-- ready() -> the table, when it and every follower have loaded once (a follower that has
+-- not, the sign plugin's table, must not let requests through unchecked)
+function Updater:ready()
+    local tbl = self.cache.tbl
+    if not tbl then return nil end
+    for i = 1, #self.followers do
+        if not self.followers[i].loaded then return nil end
+    end
+    return tbl
+end
+
+-- wait_first(max_seconds) -> table | nil: for a request that finds no table yet (or a
+-- follower not loaded yet): wait (without blocking the worker) until a refresh that starts
+-- after now has finished
 function Updater:wait_first(max)
     local target = self.started + 1
     if not self:wake() then self:run() end
     local deadline = ngx.now() + (max or 30)
-    while not self.cache.tbl and self.finished < target and ngx.now() < deadline do
+    while not self:ready() and self.finished < target and ngx.now() < deadline do
         ngx.sleep(0.002)
     end
-    return self.cache.tbl
+    return self:ready()
 end
 
 return M

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "source/admin/config.h"
 #include "source/http/admin.h"
 #include "core/clock.h"
 #include "config/config.h"
@@ -183,6 +184,7 @@ static int srv_nreq(struct srv *s)
 /* A configuration as cfg_load would produce it, for one server. */
 struct test_cfg {
 	struct cfg cfg;
+	struct admin_config admin; /* admin:'s settings (source/admin/config.h) */
 	char url[64];
 	char *servers[1];
 };
@@ -192,8 +194,11 @@ static void make_cfg(struct test_cfg *t, int port)
 	memset(t, 0, sizeof *t);
 	snprintf(t->url, sizeof t->url, "http://127.0.0.1:%d", port);
 	t->servers[0] = t->url;
-	t->cfg.servers = t->servers;
-	t->cfg.n_servers = 1;
+	t->admin.servers = t->servers;
+	t->admin.n_servers = 1;
+	t->cfg.sections[0] = &admin_config_section;
+	t->cfg.settings[0] = &t->admin;
+	t->cfg.n_sections = 1;
 	t->cfg.namespace_id = (char *)GW_DEFAULT_NAMESPACE;
 	t->cfg.groups[0] = GW_GROUP_PLUGIN;
 	t->cfg.n_groups = 1;
