@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # dev.sh: the two-command quick start and the developer loop.
 #   ./dev.sh demo    build, start the admin emulator and gwsyncd (Ctrl-C stops both)
+#   ./dev.sh test    build, then the unit and integration tests once: the everyday loop,
+#                    ~5 minutes on 2 cores (check is the whole of it, what CI runs)
 #   ./dev.sh check   build, then every test: unit + integration, an ASan+UBSan pass,
 #                    the integration tests under TSan, the Debian packages (built, then
 #                    installed, run and purged on THIS machine, as root) and a bounded
@@ -188,8 +190,18 @@ package() {
 		if command -v lintian >/dev/null; then
 			log "lintian"
 			local out
-			out=$(lintian --fail-on error,warning dist/gwsync_*.deb dist/gwsync-dev_*.deb 2>&1) || rc=$?
-			grep -v 'running with root privileges' <<<"$out" || true
+			local lrc=0
+			out=$(lintian --fail-on error,warning dist/gwsync_*.deb dist/gwsync-dev_*.deb 2>&1) || lrc=$?
+			out=$(grep -v 'running with root privileges' <<<"$out" || true)
+			if [ $lrc -ne 0 ]; then
+				printf '%s\n' "$out"
+				rc=$lrc
+			elif [ -n "$out" ]; then
+				printf '%s\n' "$out"
+				echo "lintian: passed (the notes above are below warning)"
+			else
+				echo "lintian: clean"
+			fi
 		fi
 	else
 		tail -n 40 dist/build.log >&2
@@ -289,6 +301,11 @@ check() {
 		rc=1
 	fi
 
+	summary
+	return $rc
+}
+
+summary() {
 	log "summary"
 	local p=0 f=0 r
 	for r in "${results[@]}"; do
@@ -297,6 +314,20 @@ check() {
 		f=$((f + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$r")))
 	done
 	echo "$p passed, $f failed"
+}
+
+# test: the everyday loop, check's first two passes only (no sanitizers, packages or fuzzing).
+quick_test() {
+	deps "${TEST_PACKAGES[@]}"
+	local rc=0 t
+	t=$(date +%s)
+	build
+	record build 1 0 0 "$t"
+	log "tests (unit + integration)"
+	t=$(date +%s)
+	run_checks build || rc=1
+	record_suite tests build "$t"
+	summary
 	return $rc
 }
 
@@ -324,10 +355,11 @@ package)
 	;;
 build) build ;;
 check) check ;;
+test) quick_test ;;
 demo) demo ;;
 bench) bench ;;
 *)
-	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

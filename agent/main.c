@@ -84,6 +84,8 @@ static int start_history(struct agent *a, struct gw_err *err)
 	free(names);
 	if (!a->history)
 		return gw_errf(err, "history: out of memory");
+	for (size_t i = 0; i < a->subs->n; i++) /* an entry lists the subscribers it concerns */
+		history_set_takes(a->history, i, a->subs->v[i].groups);
 	struct gw_err lerr = {0};
 	history_load(a->history, a->cfg->state_dir, a->cfg->groups, a->cfg->n_groups, &lerr);
 	ingest_set_history(a->ingest, a->history);
@@ -427,8 +429,18 @@ int main(int argc, char **argv)
 		 * signal mask, so Ctrl-C still ends a client waiting on an agent. */
 		struct gw_err err = {0};
 		int rc = EXIT_OK;
-		if (cfg_load_control(a.opt.config_path, &a.cfg, &err) != 0) {
-			fprintf(stderr, "gwsyncd: %s\n", err.msg);
+		if (a.opt.mode == MODE_STATUS && a.opt.status_addr) {
+			if (status_client_show_at(a.opt.status_addr, stdout, &err) != 0) {
+				fprintf(stderr, "gwsyncd: %s\n", err.msg);
+				rc = EXIT_RUNTIME;
+			}
+		} else if (cfg_load_control(a.opt.config_path, &a.cfg, &err) != 0) {
+			/* --status needs the configuration only to find the control socket */
+			fprintf(stderr, "gwsyncd: %s%s\n", err.msg,
+			        a.opt.mode == MODE_STATUS
+			            ? "\n(or name the agent's control socket instead of its "
+			              "configuration: gwsyncd --status STATE_DIR/control.sock)"
+			            : "");
 			rc = EXIT_CONFIG;
 		} else if ((a.opt.mode == MODE_STATUS
 		                ? status_client_show(a.cfg, stdout, &err)

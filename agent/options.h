@@ -22,9 +22,10 @@ struct gw_err;
 struct options {
 	enum gw_mode mode;
 	const char *config_path;
-	int log_level;      /* -1: from the configuration */
-	const char *plugin; /* --plugin-help NAME */
-	int dry_run;        /* --once --dry-run: show what would change, change nothing */
+	int log_level;           /* -1: from the configuration */
+	const char *plugin;      /* --plugin-help NAME */
+	int dry_run;             /* --once --dry-run: show what would change, change nothing */
+	const char *status_addr; /* --status SOCKET: the agent's control socket, no -c needed */
 };
 
 /* 0 on success; -1 with the message in err (usage error, exit code 2). */

@@ -11,7 +11,7 @@
 # BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 10's 1k
 # rules, 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation
 # propagation100k propagation1k memory idle shutdown cache gateway fanout gatewayscale
-# gatewaybounds events revoke nacos apollo),
+# gatewaybounds events revoke resyncidle nacos apollo),
 # GWSYNC_FANOUT (figure 9's number of agents, 100), BENCH_EVENT_CHANGES (figure 12's
 # changes per source and size, 30); figure 11 (gatewayscale):
 # BENCH_SCALE_SIZES (50x4,1000x10,10000x10), BENCH_SCALE_WORKERS (1,2), BENCH_SCALE_SECONDS
@@ -23,7 +23,7 @@ set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale gatewaybounds events revoke nacos apollo}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale gatewaybounds events revoke resyncidle nacos apollo}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -150,6 +150,11 @@ if wants gatewaybounds; then
 	say "figure 11b: what one request can cost the gateway"
 	"$py" "$src/bench/gateway/bounds.py" ${BENCH_SCALE_LUA:+--lua "$BENCH_SCALE_LUA"} |
 		tee -a "$results" || rc=1
+fi
+
+if wants resyncidle; then
+	say "figure 14: what a short anti-entropy interval costs an idle agent"
+	/usr/bin/python3 "$src/bench/resync_idle.py" "$build" | tee -a "$results" || rc=1
 fi
 
 if wants events; then

@@ -18,6 +18,7 @@
 #include "config/config_admin.h"
 #include "config/config_walk.h"
 #include "config/envexpand.h"
+#include "config/suggest.h"
 #include "core/readfile.h"
 #include "shared/units.h"
 #include "config/ytree.h"
@@ -119,11 +120,48 @@ static int load_sub_config(struct loader *ld, const struct key *k, const struct 
 	return 0;
 }
 
+static int add_sub_group(struct loader *ld, const struct ynode *at, const char *path,
+                         const char *name, size_t len, void *base)
+{
+	struct cfg_subscriber *s = base;
+	char word[64];
+	snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), name);
+	int g = cfg_group_parse(word);
+	if (g < 0) {
+		const char *names[GW_GROUP_COUNT];
+		for (int i = 0; i < GW_GROUP_COUNT; i++)
+			names[i] = gw_group_name((enum gw_group)i);
+		const char *best = suggest_closest(word, names, GW_GROUP_COUNT);
+		return cfgw_err(ld, at, path, "unknown group '%s'%s%s%s", word,
+		                best ? " (did you mean '" : "", best ? best : "",
+		                best ? "'?)" : "");
+	}
+	for (size_t i = 0; i < s->n_groups; i++)
+		if ((int)s->groups[i] == g)
+			return cfgw_err(ld, at, path, "duplicate group '%s'", word);
+	s->groups[s->n_groups++] = (enum gw_group)g;
+	return 0;
+}
+
+/* subscribers[].groups: the groups this subscriber takes, as admin.groups is written (a
+ * list or a comma-separated string); whether they are synced is checked after the source
+ * section (check_subscriber_groups). */
+static int load_sub_groups(struct loader *ld, const struct key *k, const struct ynode *v,
+                           const char *path, void *base)
+{
+	(void)k;
+	struct cfg_subscriber *s = base;
+	s->groups_node = v;
+	s->n_groups = 0;
+	return cfgw_each_word(ld, v, path, "group names", add_sub_group, base);
+}
+
 #define SUB(f) offsetof(struct cfg_subscriber, f)
 static const struct key subscriber_keys[] = {
     {"name", load_sub_name, SUB(name), 0, 0, NULL, CFGW_NODOC},
     {"library", cfgw_string, SUB(library), 0, 0, NULL, CFGW_NODOC},
     {"config", load_sub_config, 0, 0, 0, NULL, CFGW_NODOC},
+    {"groups", load_sub_groups, 0, 0, 0, NULL, CFGW_NODOC},
     {NULL, NULL, 0, 0, 0, NULL, CFGW_NODOC},
 };
 
@@ -453,6 +491,35 @@ static void section_list(const struct cfg *c, int what, char *buf, size_t cap)
 	}
 }
 
+/* Every group a subscriber names in `groups:` is one the agent syncs: a group never synced
+ * would never be delivered, and the subscriber would wait on it for ever. */
+static int check_subscriber_groups(struct loader *ld)
+{
+	const struct cfg *c = ld->cfg;
+	for (size_t i = 0; i < c->n_subscribers; i++) {
+		const struct cfg_subscriber *s = &c->subscribers[i];
+		for (size_t k = 0; k < s->n_groups; k++) {
+			size_t j = 0;
+			while (j < c->n_groups && c->groups[j] != s->groups[k])
+				j++;
+			if (j < c->n_groups)
+				continue;
+			char path[64], synced[256] = "";
+			size_t pos = 0;
+			for (size_t m = 0; m < c->n_groups && pos < sizeof synced; m++)
+				pos += (size_t)snprintf(synced + pos, sizeof synced - pos, "%s%s",
+				                        m ? ", " : "", gw_group_name(c->groups[m]));
+			snprintf(path, sizeof path, "subscribers[%zu].groups", i);
+			return cfgw_err(ld, s->groups_node, path,
+			                "subscriber '%s' takes group %s, which this agent does not "
+			                "sync (%s.groups: %s): add it there, or drop it here",
+			                s->name ? s->name : "?", gw_group_name(s->groups[k]),
+			                c->section ? c->section : "admin", synced);
+		}
+	}
+	return 0;
+}
+
 /* Exactly one source section; then its checks, those of the sections inside it, and the
  * default groups. */
 static int check_source_section(struct loader *ld, const struct ynode *root)
@@ -545,11 +612,13 @@ static int load_tree(struct ynode *root, const struct cfg_section *const *sectio
 	}
 	struct key top[N_KEYS(top_keys) + CFG_SECTIONS_MAX];
 	struct key *tables[CFG_SECTIONS_MAX] = {NULL};
+	ld.root_keys = top; /* filled by sections_top() below */
 	int rc = sections_open(&ld, sections) < 0 || sections_nest(&ld, tables) < 0 ? -1 : 0;
 	if (rc == 0)
 		sections_top(c, tables, top);
 	if (rc < 0 || expand_tree(&ld, root, "") < 0 || cfgw_map(&ld, root, top, "", c) < 0 ||
-	    check_source_section(&ld, root) < 0 || cfg_default_control_socket(c, err) < 0)
+	    check_source_section(&ld, root) < 0 || check_subscriber_groups(&ld) < 0 ||
+	    cfg_default_control_socket(c, err) < 0)
 		rc = -1;
 	for (size_t i = 0; i < CFG_SECTIONS_MAX; i++)
 		free(tables[i]);

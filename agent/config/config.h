@@ -29,6 +29,13 @@ struct cfg_subscriber {
 	int col;
 	int library_line, library_col; /* where `library:`'s value is (0: unknown) */
 	struct ynode *own_config;      /* private: the empty map made when `config:` is absent */
+	int bare_config; /* gwsync-replay: `config` is a file of its own (-c), so messages name
+	                  * its keys alone and the entry has no position ("" = no prefix) */
+	/* `groups:`, the groups it takes, in the order written (each one synced: checked once
+	 * the source section is read); 0 of them: every synced group */
+	enum gw_group groups[GW_GROUP_COUNT];
+	size_t n_groups;
+	const struct ynode *groups_node; /* where `groups:` is, for messages; NULL: absent */
 };
 
 struct cfg_tls {

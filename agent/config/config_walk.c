@@ -112,11 +112,13 @@ int cfgw_duration(struct loader *ld, const struct key *k, const struct ynode *v,
 			                "fractions are not accepted: write %s for '%.100s'", whole,
 			                s);
 		}
+		/* a bare number is the commonest slip: the unit it most likely meant */
+		int bare = *s && strspn(s, "0123456789") == strlen(s) && strlen(s) < 12;
 		return cfgw_err(
 		    ld, v, path,
 		    "expected a duration like 200ms, 5s, 2m or 1h (a unit is required), "
-		    "got '%.100s'",
-		    s);
+		    "got '%.100s'%s%s%s",
+		    s, bare ? " (did you mean '" : "", bare ? s : "", bare ? "s'?)" : "");
 	}
 	if (ms < k->min) {
 		char min[32];
@@ -187,12 +189,12 @@ int cfgw_int(struct loader *ld, const struct key *k, const struct ynode *v, cons
 int cfgw_bool(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
               void *base)
 {
-	const char *s = cfgw_scalar(ld, v, path, "true or false");
+	const char *s = cfgw_scalar(ld, v, path, UNITS_BOOL_FORMS);
 	int b;
 	if (!s)
 		return -1;
 	if (units_bool(s, &b) < 0)
-		return cfgw_err(ld, v, path, "expected true or false, got '%.100s'", s);
+		return cfgw_err(ld, v, path, "expected " UNITS_BOOL_FORMS ", got '%.100s'", s);
 	if (base)
 		*(int *)((char *)base + k->off) = b;
 	return 0;
@@ -225,9 +227,46 @@ static const struct key *find_key(const struct key *keys, const char *name)
 	return NULL;
 }
 
+/* Where else `name` is a key: the first path of a table under `keys` (depth first, as
+ * "status.listen") that has it, other than the table `here`. 1 found, 0 not. */
+static int key_elsewhere(const struct key *keys, const struct key *here, const char *name,
+                         const char *prefix, char *out, size_t cap, int depth)
+{
+	if (!keys || depth > 4)
+		return 0;
+	if (keys != here && find_key(keys, name)) {
+		cfgw_path_join(out, cap, prefix, name);
+		return 1;
+	}
+	for (const struct key *k = keys; k->name; k++) {
+		char sub[200];
+		cfgw_path_join(sub, sizeof sub, prefix, k->name);
+		if (k->sub && key_elsewhere(k->sub, here, name, sub, out, cap, depth + 1))
+			return 1;
+	}
+	return 0;
+}
+
 static int unknown_key(struct loader *ld, const struct ynode *key, const struct key *keys,
                        const char *path)
 {
+	/* a key valid at another level (a line indented wrongly, usually): say where */
+	char there[256];
+	if (key_elsewhere(ld->root_keys, keys, key->text, "", there, sizeof there, 0)) {
+		const char *dot = strrchr(there, '.');
+		char where[300] = "";
+		if (path && *path)
+			snprintf(where, sizeof where, " in %s", path);
+		if (dot)
+			return cfgw_err(ld, key, NULL,
+			                "unknown key '%.100s'%s: it belongs under `%.*s:` (%s); "
+			                "check its indentation",
+			                key->text, where, (int)(dot - there), there, there);
+		return cfgw_err(ld, key, NULL,
+		                "unknown key '%.100s'%s: it is a top-level key; check its "
+		                "indentation",
+		                key->text, where);
+	}
 	const char *names[32];
 	size_t n = 0;
 	char list[512] = "";

@@ -31,6 +31,8 @@ struct loader {
 	const struct ynode *cert_file, *key_file;
 	const struct ynode *status_token, *status_token_file;
 	const struct ynode *groups;
+	/* the top level's table (NULL: none), to say where an unknown key belongs */
+	const struct key *root_keys;
 	/* the map of each source section (cfg->sections[i]); NULL: absent */
 	const struct ynode *section[CFG_SECTIONS_MAX];
 };

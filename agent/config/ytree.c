@@ -6,6 +6,7 @@
  */
 #include "config/ytree.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -104,11 +105,117 @@ static int perr(struct yp *p, int line, int col, const char *fmt, ...)
 	return gw_errf(p->err, "%s:%d:%d: %s", p->file, line, col, what);
 }
 
+/* ---------------------------------------------------------------- syntax errors in words */
+
+/* One line of the input: its text (up to a comment), indentation and key. */
+struct yline {
+	int no;       /* 1-based; 0: none */
+	int indent;   /* columns before the key (after a "- " list marker) */
+	char key[64]; /* "level" for "  level: info"; "" when the line is no `key:` */
+	int opens;    /* `key:` and nothing else: a block follows */
+	int nospace;  /* `key:value`: the column of the character after the ':' (1-based) */
+};
+
+/* Line `no` (1-based) of the text, parsed as above; 0 if there is no such line. A blank or
+ * comment-only line has an empty key and indent -1. */
+static int line_at(const struct yp *p, int no, struct yline *out)
+{
+	memset(out, 0, sizeof *out);
+	const char *s = p->text, *end = p->text + p->len;
+	for (int n = 1; n < no && s < end; n++) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		s = nl ? nl + 1 : end;
+	}
+	if (s >= end)
+		return 0;
+	const char *eol = memchr(s, '\n', (size_t)(end - s));
+	if (!eol)
+		eol = end;
+	out->no = no;
+	const char *c = s;
+	while (c < eol && *c == ' ')
+		c++;
+	if (eol - c > 1 && c[0] == '-' && c[1] == ' ')
+		for (c += 2; c < eol && *c == ' ';)
+			c++;
+	if (c >= eol || *c == '#' || *c == '\r') {
+		out->indent = -1;
+		return 1;
+	}
+	out->indent = (int)(c - s);
+	const char *k = c;
+	while (k < eol && (isalnum((unsigned char)*k) || *k == '_' || *k == '-' || *k == '.'))
+		k++;
+	if (k == c || k >= eol || *k != ':' || (size_t)(k - c) >= sizeof out->key)
+		return 1;
+	snprintf(out->key, sizeof out->key, "%.*s", (int)(k - c), c);
+	const char *v = k + 1;
+	/* not a URL's "http://" nor a time's "12:30" */
+	if (v < eol && *v != ' ' && *v != '\t' && *v != '\r' && *v != '#' && *v != '/' &&
+	    !isdigit((unsigned char)*v))
+		out->nospace = (int)(v - s) + 1;
+	while (v < eol && (*v == ' ' || *v == '\t' || *v == '\r'))
+		v++;
+	out->opens = !out->nospace && (v >= eol || *v == '#');
+	return 1;
+}
+
+/* The nearest line before `no` with content (a key, a value, a list item). */
+static int content_before(const struct yp *p, int no, struct yline *out)
+{
+	for (int n = no - 1; n >= 1; n--)
+		if (line_at(p, n, out) && out->indent >= 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * What the commonest indentation slips look like to a person, found in the lines at and just
+ * before where libyaml stopped (which is often the line after the slip): `key:value` with
+ * no space, and a key not indented under the `parent:` just above it (so what follows
+ * cannot be read). 1 with err set, or 0: no translation, libyaml's words are used.
+ */
+static int in_words(struct yp *p, int problem_line)
+{
+	struct yline l, prev;
+	int no = problem_line;
+	for (int tries = 0; tries < 3 && no >= 1; tries++) {
+		if (!line_at(p, no, &l))
+			break;
+		if (l.indent < 0) {
+			no--;
+			continue;
+		}
+		if (l.nospace) {
+			perr(p, l.no, l.nospace,
+			     "YAML syntax error: a space is needed after `%s:` (YAML reads "
+			     "`%s:VALUE` as one word, not a key and its value)",
+			     l.key, l.key);
+			return 1;
+		}
+		if (l.key[0] && content_before(p, no, &prev) && prev.opens && prev.key[0] &&
+		    l.indent <= prev.indent) {
+			perr(p, l.no, l.indent + 1,
+			     "YAML syntax error: `%s` is not indented under `%s:` (line %d): a "
+			     "key inside `%s` "
+			     "goes further right than `%s` itself",
+			     l.key, prev.key, prev.no, prev.key, prev.key);
+			return 1;
+		}
+		if (!content_before(p, no, &prev))
+			break;
+		no = prev.no;
+	}
+	return 0;
+}
+
 static int syntax_error(struct yp *p)
 {
 	yaml_parser_t *y = &p->parser;
 	if (y->error == YAML_MEMORY_ERROR)
 		return gw_errf(p->err, "%s: out of memory while parsing", p->file);
+	if (y->problem && in_words(p, (int)y->problem_mark.line + 1))
+		return -1;
 	const char *problem = y->problem ? y->problem : "malformed YAML";
 	size_t at = y->problem_mark.index;
 	/* the commonest YAML mistake gets a plain-words hint */

@@ -131,6 +131,8 @@ int dispatch_once(struct subscribers *subs, struct store *st, const struct cfg *
 		for (size_t i = 0; i < subs->n; i++) {
 			struct subscriber *s = &subs->v[i];
 			struct outcome o;
+			if (!(s->groups & (1u << g)))
+				continue; /* not one of its groups */
 			if (deliver(s, g, NULL, cur, log, &o, NULL) < 0) {
 				failed++;
 				LOG_E(log, "dispatch", "subscriber '%s' rejected %s version %s: %s",
@@ -258,7 +260,7 @@ static void measure(struct dispatcher *d, enum gw_group g, struct group_data *cu
 	if (d->measured[g] == cur || d->subs->n == 0)
 		return;
 	for (size_t i = 0; i < d->subs->n; i++)
-		if (d->ss[i].g[g].accepted != cur)
+		if ((d->ss[i].s->groups & (1u << g)) && d->ss[i].g[g].accepted != cur)
 			return;
 	replace(&d->measured[g], cur);
 	if (cur->provisional || cur->received_us <= 0)
@@ -288,8 +290,8 @@ static void deliver_round(struct dispatcher *d, int64_t *wake)
 			if (atomic_load(&d->stop) || atomic_load(&d->paused))
 				break;
 			struct sub_group *sg = &d->ss[i].g[g];
-			if (sg->accepted == cur)
-				continue;
+			if (sg->accepted == cur || !(d->ss[i].s->groups & (1u << g)))
+				continue; /* in step, or not one of its groups */
 			if (sg->failed == cur && d->clock.now_ms(d->clock.arg) < sg->retry_at_ms) {
 				earliest(wake, sg->retry_at_ms);
 				continue;
@@ -413,6 +415,7 @@ int dispatcher_start_clocked(struct dispatcher **out, struct subscribers *subs, 
 		d->ss[i].tick_at_ms = subs->v[i].desc && subs->v[i].desc->tick ? 0 : -1;
 		struct dispatch_subscriber_status *ps = &d->status.subscribers[i];
 		copy(ps->name, sizeof ps->name, subs->v[i].name);
+		ps->takes = subs->v[i].groups;
 		copy(ps->plugin, sizeof ps->plugin,
 		     subs->v[i].desc && subs->v[i].desc->name ? subs->v[i].desc->name : "");
 	}

@@ -124,7 +124,15 @@ struct dispatch_subscriber_status {
 	char last_error[512]; /* "GROUP: reason" of the most recent rejection */
 	int64_t last_error_wall_ms;
 	struct dispatch_group_status groups[GW_GROUP_COUNT]; /* indexed by enum gw_group */
+	unsigned takes; /* the groups it takes (bit 1u << group); only these are counted. 0:
+	                 * every group (a status not made by the dispatcher) */
 };
+
+/* Whether subscriber status `s` takes group `g` (its `groups:`). */
+static inline int dispatch_takes(const struct dispatch_subscriber_status *s, enum gw_group g)
+{
+	return !s->takes || (s->takes & (1u << g));
+}
 
 struct dispatch_status {
 	int alive; /* the thread is running */

@@ -17,6 +17,8 @@ struct host_ctx {
 	const char *instance;
 	char config_key[48]; /* "subscribers[0].config": the getters' messages name keys as
 	                      * the configuration's own do; "" outside the agent */
+	int config_bare;     /* the config is a file of its own (gwsync-replay -c): its keys are
+	                      * named alone */
 	struct gw_log *log;
 	const struct gw_option *options; /* declared options or NULL */
 	char error[512];                 /* the last host->error() message of the current call */

@@ -24,7 +24,9 @@ static void report(const struct gw_host *host, const struct ynode *v, const char
 		return;
 	const struct host_ctx *c = host->priv; /* a host_table_init() host, or NULL */
 	char where[160];
-	if (c && c->config_key[0])
+	if (c && c->config_bare)
+		snprintf(where, sizeof where, "%s", key);
+	else if (c && c->config_key[0])
 		snprintf(where, sizeof where, "%s.%s", c->config_key, key);
 	else
 		snprintf(where, sizeof where, "subscriber '%s' config.%s",
@@ -110,7 +112,7 @@ enum gw_config_result plugin_config_string(const struct gw_host *host,
 	}
 
 GETTER(plugin_config_int, int64_t, "a whole number", units_int)
-GETTER(plugin_config_bool, int, "true or false", units_bool)
+GETTER(plugin_config_bool, int, UNITS_BOOL_FORMS, units_bool)
 GETTER(plugin_config_duration_ms, int64_t, "a duration like 200ms", units_duration_ms)
 GETTER(plugin_config_mode, unsigned, "an octal file mode like \"0640\"", units_mode)
 GETTER(plugin_config_size, int64_t, "a size like 65536, 512KiB or 64MiB", units_size)

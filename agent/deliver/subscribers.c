@@ -288,8 +288,9 @@ static int check_options(struct subscriber *s, const struct cfg_subscriber *cs, 
 			      s->name, s->desc->name ? s->desc->name : "?");
 		return 0;
 	}
-	char path[64];
-	snprintf(path, sizeof path, "subscribers[%zu].config", index);
+	char path[64] = "";
+	if (!cs->bare_config)
+		snprintf(path, sizeof path, "subscribers[%zu].config", index);
 	return plugin_options_check(s->ctx.options, cs->config, cs->config, path, err);
 }
 
@@ -299,6 +300,11 @@ static int check_options(struct subscriber *s, const struct cfg_subscriber *cs, 
 static int at_entry(struct gw_err *err, const struct cfg *cfg, const struct cfg_subscriber *cs,
                     size_t i, const char *key)
 {
+	if (cs->bare_config) { /* gwsync-replay: its own words, and the -c file for init()'s */
+		if (strcmp(key, "config") == 0 && cs->config && cs->config != cs->own_config)
+			return gw_err_prefix(err, "%s", cs->config->file);
+		return -1;
+	}
 	int line = cs->line, col = cs->col;
 	if (strcmp(key, "library") == 0 && cs->library_line)
 		line = cs->library_line, col = cs->library_col;
@@ -326,9 +332,16 @@ static int load_one(struct subscriber *s, const struct cfg *cfg, const struct cf
 		return gw_errf(err, "out of memory");
 	s->ctx.instance = s->name;
 	snprintf(s->ctx.config_key, sizeof s->ctx.config_key, "subscribers[%zu].config", index);
+	s->ctx.config_bare = cs->bare_config;
 	s->ctx.log = log;
 	host_table_init(&s->host, &s->ctx);
-	host_set_groups(&s->ctx, cfg->groups, cfg->n_groups);
+	/* its own `groups:` (each one synced: config.c checked), else every synced group:
+	 * what it is delivered, and what host->group_configured() answers */
+	const enum gw_group *groups = cs->n_groups ? cs->groups : cfg->groups;
+	size_t n_groups = cs->n_groups ? cs->n_groups : cfg->n_groups;
+	host_set_groups(&s->ctx, groups, n_groups);
+	for (size_t k = 0; k < n_groups; k++)
+		s->groups |= 1u << groups[k];
 	if (open_plugin(s, cs->library, err) < 0)
 		return at_entry(err, cfg, cs, index, "library");
 	if (check_options(s, cs, index, err) < 0) /* positioned by the check itself */

@@ -51,6 +51,7 @@ int history_kinds(const json_t *e, struct history_kind kinds[HISTORY_KINDS])
 		kinds[k].sign = sign[k];
 		kinds[k].count = (long long)integer(c, "count");
 		kinds[k].first = json_object_get(c, "first");
+		kinds[k].names = json_object_get(c, "names");
 		more = kinds[k].count - (long long)json_array_size(kinds[k].first);
 		kinds[k].more = more > 0 ? more : 0;
 	}

@@ -30,6 +30,7 @@ struct history_kind {
 	const char *sign;    /* "+", "~", "-" */
 	long long count;     /* keys changed so */
 	const json_t *first; /* the first of those keys the entry names (an array, or NULL) */
+	const json_t *names; /* their items' display names, null for none (an array, or NULL) */
 	long long more;      /* count less the keys named, when positive; else 0 */
 };
 

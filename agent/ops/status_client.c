@@ -179,6 +179,11 @@ int status_client_show(const struct cfg *cfg, FILE *out, struct gw_err *err)
 		    "%s: control_socket is off, so there is no agent to ask; --status talks "
 		    "to the running agent through it",
 		    cfg->path ? cfg->path : "configuration");
+	return status_client_show_at(cfg->control_socket, out, err);
+}
+
+int status_client_show_at(const char *socket_path, FILE *out, struct gw_err *err)
+{
 	struct reply *r = calloc(1, sizeof *r);
 	if (!r || !(r->big = malloc(65536 + 1))) {
 		free(r);
@@ -186,23 +191,23 @@ int status_client_show(const struct cfg *cfg, FILE *out, struct gw_err *err)
 	}
 	r->big_cap = 65536;
 	r->big[0] = '\0';
-	int rc = ask_socket(cfg->control_socket, "status\n", r, err);
+	int rc = ask_socket(socket_path, "status\n", r, err);
 	if (rc == 1)
 		rc = gw_errf(
-		    err, "no agent answered at %s (is gwsyncd running with this configuration?)",
-		    cfg->control_socket);
+		    err, "no agent answered at %s (is gwsyncd running, with this control socket?)",
+		    socket_path);
 	json_t *doc = rc == 0 ? json_loads(r->big, 0, NULL) : NULL;
 	if (rc == 0) {
 		const char *error = json_string_value(json_object_get(doc, "error"));
 		if (!doc)
 			rc = gw_errf(err, "the agent at %s did not answer with a status%s",
-			             cfg->control_socket,
+			             socket_path,
 			             r->big_len ? "" : " (an agent older than --status?)");
 		else if (error)
-			rc = gw_errf(err, "the agent at %s: %s", cfg->control_socket, error);
+			rc = gw_errf(err, "the agent at %s: %s", socket_path, error);
 		else if (status_text_render(doc, gw_wall_ms(), out) != 0)
 			rc = gw_errf(err, "the agent at %s answered something else than a status",
-			             cfg->control_socket);
+			             socket_path);
 	}
 	json_decref(doc);
 	free(r->big);

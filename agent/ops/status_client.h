@@ -28,4 +28,8 @@ int status_client_send(const struct cfg *cfg, int pause, struct gw_err *err);
  */
 int status_client_show(const struct cfg *cfg, FILE *out, struct gw_err *err);
 
+/* The same, asking the control socket at `socket_path` (`gwsyncd --status SOCKET`): no
+ * configuration needed. */
+int status_client_show_at(const char *socket_path, FILE *out, struct gw_err *err);
+
 #endif

@@ -170,8 +170,10 @@ static json_t *subscriber_json(struct doc *d, const struct status_view *v, size_
 	put(d, o, "lastError", text_or_null(s->last_error));
 	put(d, o, "lastErrorAt", time_or_null(s->last_error_wall_ms));
 	json_t *groups = put(d, o, "groups", json_object());
-	for (size_t k = 0; k < v->n_groups; k++)
-		put(d, groups, gw_group_name(v->groups[k]), delivered_json(d, v, i, v->groups[k]));
+	for (size_t k = 0; k < v->n_groups; k++) /* only the groups it takes (its `groups:`) */
+		if (dispatch_takes(s, v->groups[k]))
+			put(d, groups, gw_group_name(v->groups[k]),
+			    delivered_json(d, v, i, v->groups[k]));
 	return o;
 }
 

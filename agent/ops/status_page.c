@@ -185,8 +185,10 @@ static void overview(struct strbuf *b, const json_t *st)
 	elem(b, "span", paused ? "badge warn" : "badge ok", paused ? "paused" : "delivering");
 	strbuf_adds(b, " ");
 	elem(b, "span", "muted", line);
-	strbuf_adds(b, " ");
-	elem(b, "span", healthy ? "muted" : "bad", str(st, "health"));
+	if (!healthy) { /* the reason; a healthy agent's is "ok", which the badge says */
+		strbuf_adds(b, " ");
+		elem(b, "span", "bad", str(st, "health"));
+	}
 	strbuf_adds(b, "</div>\n");
 }
 
@@ -251,8 +253,9 @@ static void groups(struct strbuf *b, const json_t *st)
 			strbuf_adds(b, "</tr>");
 			continue;
 		}
-		char lmt[32], items[32], buf[48];
-		snprintf(lmt, sizeof lmt, "%lld", (long long)integer(g, "lastModifyTime"));
+		char date[48], items[32], buf[48];
+		const char *lmt =
+		    when(integer(g, "lastModifyTime"), date); /* epoch ms, as a date */
 		snprintf(items, sizeof items, "%lld", (long long)integer(g, "items"));
 		strbuf_adds(b, "<td>");
 		md5cell(b, str(g, "md5"));
@@ -346,6 +349,13 @@ static void keys(struct strbuf *b, const struct history_kind kinds[HISTORY_KINDS
 				strbuf_adds(b, ", ");
 			esc(b, kinds[k].sign);
 			esc(b, json_string_value(key));
+			const char *name = json_string_value(json_array_get(kinds[k].names, i));
+			if (name) { /* a selector's or rule's name beside its id, as the log shows
+				     */
+				strbuf_adds(b, " (");
+				esc(b, name);
+				strbuf_adds(b, ")");
+			}
 		}
 		if (kinds[k].more)
 			strbuf_addf(b, " (+%lld more)", kinds[k].more);

@@ -102,13 +102,14 @@ static int group_undelivered(const struct status_view *v, enum gw_group g, void 
 {
 	const struct dispatch_subscriber_status *s = arg;
 	const struct dispatch_group_status *pg = &s->groups[g];
-	return v->data[g] && !pg->delivered && pg->failures == 0;
+	return v->data[g] && dispatch_takes(s, g) && !pg->delivered && pg->failures == 0;
 }
 
 int status_subscriber_in_step(const struct status_view *v, size_t i, enum gw_group g)
 {
-	if (!v->have_dispatch || i >= v->dispatch.n_subscribers || !v->data[g])
-		return 1;
+	if (!v->have_dispatch || i >= v->dispatch.n_subscribers || !v->data[g] ||
+	    !dispatch_takes(&v->dispatch.subscribers[i], g))
+		return 1; /* nothing to deliver, or not one of its groups: nothing owed */
 	const struct dispatch_group_status *pg = &v->dispatch.subscribers[i].groups[g];
 	return pg->delivered && strcmp(pg->md5, v->data[g]->md5) == 0;
 }

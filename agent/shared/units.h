@@ -42,5 +42,7 @@ int units_int(const char *s, int64_t *out);
 
 /* true/false, yes/no, on/off, in any case -> 1/0. */
 int units_bool(const char *s, int *out);
+/* What units_bool() accepts, for the messages that refuse a value. */
+#define UNITS_BOOL_FORMS "true or false (also yes/no, on/off)"
 
 #endif

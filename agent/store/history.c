@@ -62,19 +62,29 @@ struct history *history_new(size_t size, const char *const *subscribers, size_t 
 		return NULL;
 	h->subs = calloc(n_subscribers ? n_subscribers : 1, sizeof *h->subs);
 	h->early = calloc(GW_GROUP_COUNT * (n_subscribers ? n_subscribers : 1), sizeof *h->early);
-	if (!h->subs || !h->early) {
+	h->takes = malloc((n_subscribers ? n_subscribers : 1) * sizeof *h->takes);
+	if (!h->subs || !h->early || !h->takes) {
 		free(h->subs);
 		free(h->early);
+		free(h->takes);
 		free(h);
 		return NULL;
 	}
 	for (size_t i = 0; i < n_subscribers; i++)
 		history_copy_text(h->subs[i], SUB_NAME_MAX, subscribers[i] ? subscribers[i] : "?");
 	h->n_subs = n_subscribers;
+	for (size_t i = 0; i < n_subscribers; i++)
+		h->takes[i] = ~0u;
 	h->size = size;
 	h->log = log;
 	pthread_mutex_init(&h->mu, NULL);
 	return h;
+}
+
+void history_set_takes(struct history *h, size_t sub, unsigned groups)
+{
+	if (h && sub < h->n_subs)
+		h->takes[sub] = groups;
 }
 
 void history_free(struct history *h)
@@ -93,6 +103,7 @@ void history_free(struct history *h)
 	pthread_mutex_destroy(&h->mu);
 	free(h->early);
 	free(h->subs);
+	free(h->takes);
 	free(h);
 }
 

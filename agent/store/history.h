@@ -45,6 +45,7 @@
 #define HISTORY_MAX         1000
 #define HISTORY_KEYS        5   /* first keys kept of each kind */
 #define HISTORY_KEY_MAX     128 /* bytes of one key as shown (longer ones end in "...") */
+#define HISTORY_NAME_MAX    64  /* bytes of an item's display name kept beside its key */
 #define HISTORY_SOURCE_MAX  256
 #define HISTORY_REASON_MAX  256
 #define HISTORY_SUBSCRIBERS 64 /* subscribers followed (more are not recorded) */
@@ -68,6 +69,9 @@ struct history_change {
 	size_t count;
 	size_t n_first;
 	char first[HISTORY_KEYS][HISTORY_KEY_MAX]; /* in key order, as key_display() shows them */
+	/* their items' display names (a selector's, rule's or method's name beside its 19-digit
+	 * id, as the log shows them), "" when it has none or in any other group */
+	char names[HISTORY_KEYS][HISTORY_NAME_MAX];
 };
 
 struct history_entry {
@@ -91,6 +95,9 @@ struct history;
 struct history *history_new(size_t size, const char *const *subscribers, size_t n_subscribers,
                             struct gw_log *log);
 void history_free(struct history *h);
+/* The groups subscriber `sub` takes (bit 1u << group; its `groups:`): an entry of another
+ * group does not list it. Every group until set. */
+void history_set_takes(struct history *h, size_t sub, unsigned groups);
 
 /* Bytes one entry takes (for the documentation's bound and the tests). */
 size_t history_entry_bytes(const struct history *h);

@@ -7,6 +7,7 @@
  * by its sequence number to put the counts in: the ring may have wrapped meanwhile.
  */
 #include <pthread.h>
+#include <string.h>
 
 #include "model/diff.h"
 #include "model/keys.h"
@@ -22,6 +23,14 @@ static void first_keys(struct history_change *c, enum gw_group g,
 		char shown[HISTORY_KEY_MAX + 64];
 		key_display(g, items[i]->key, shown, sizeof shown);
 		history_copy_text(c->first[i], HISTORY_KEY_MAX, shown);
+		/* only where the key is an opaque id and the name says what it is; never another
+		 * group's (an AI proxy key's name may be the secret its key display shortens) */
+		const char *name =
+		    g == GW_GROUP_SELECTOR || g == GW_GROUP_RULE || g == GW_GROUP_META_DATA
+		        ? items[i]->name
+		        : NULL;
+		history_copy_text(c->names[i], HISTORY_NAME_MAX,
+		                  name && strcmp(name, items[i]->key) != 0 ? name : "");
 	}
 }
 

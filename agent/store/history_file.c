@@ -21,10 +21,14 @@ static json_t *change_json(const struct history_entry *e, const struct history_c
 {
 	if (!e->counted)
 		return json_null();
-	json_t *first = json_array();
+	json_t *first = json_array(), *names = json_array();
 	for (size_t i = 0; first && i < c->n_first; i++)
 		json_array_append_new(first, json_string(c->first[i]));
-	return json_pack("{s:I, s:o*}", "count", (json_int_t)c->count, "first", first);
+	for (size_t i = 0; names && i < c->n_first; i++) /* null: no name */
+		json_array_append_new(names,
+		                      c->names[i][0] ? json_string(c->names[i]) : json_null());
+	return json_pack("{s:I, s:o*, s:o*}", "count", (json_int_t)c->count, "first", first,
+	                 "names", names);
 }
 
 static json_t *outcome_json(const struct history_outcome *o)
@@ -41,7 +45,9 @@ json_t *history_entry_json(const struct history *h, const struct history_entry *
 {
 	json_t *subs = json_object();
 	for (size_t i = 0; subs && i < h->n_subs; i++)
-		if (json_object_set_new(subs, h->subs[i], outcome_json(&e->subs[i])) != 0) {
+		if (!(h->takes[i] & (1u << e->group)))
+			continue; /* not one of its groups: nothing to say */
+		else if (json_object_set_new(subs, h->subs[i], outcome_json(&e->subs[i])) != 0) {
 			json_decref(subs);
 			subs = NULL;
 		}
@@ -191,6 +197,12 @@ static int change_from(const json_t *e, const char *name, struct history_change 
 		    strlen(json_string_value(k)) != json_string_length(k))
 			return gw_errf(err, "\"%s\".first[%zu] is not a key", name, i);
 		memcpy(c->first[i], json_string_value(k), json_string_length(k) + 1);
+		/* names: optional (a file from before them has none); a bad one is dropped */
+		const json_t *n = json_array_get(json_object_get(v, "names"), i);
+		c->names[i][0] = '\0';
+		if (json_is_string(n) && json_string_length(n) < HISTORY_NAME_MAX &&
+		    strlen(json_string_value(n)) == json_string_length(n))
+			memcpy(c->names[i], json_string_value(n), json_string_length(n) + 1);
 	}
 	return 0;
 }

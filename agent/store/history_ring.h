@@ -39,6 +39,7 @@ struct history {
 	size_t size;
 	size_t n_subs;
 	char (*subs)[SUB_NAME_MAX];
+	unsigned *takes; /* per subscriber: the groups it takes (bit 1u << group) */
 	struct gw_log *log;
 	struct ring rings[GW_GROUP_COUNT];
 	uint64_t seq;

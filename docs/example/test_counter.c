@@ -1,7 +1,11 @@
 /*
  * The counter plugin's unit test: it calls the plugin's callbacks directly, with a config
  * built from YAML text and changes built from two item lists by the gwsync testing library
- * (gwsync/testing.h), so it checks the plugin, not a re-implementation of the agent.
+ * (gwsync/testing.h), so it checks the plugin, not a re-implementation of the agent. Then
+ * it runs instances of the plugin as the agent runs one (gwt_instance_*): started with the
+ * groups the agent syncs (its check of them in init()), delivered version after version
+ * (the typed views it asks for, as the agent gives them to an on-demand plugin), and the
+ * agent's snapshot data (stale) followed by an admin confirming it (confirmed_only).
  *
  * Build: cc test_counter.c counter.c $(pkg-config --cflags --libs gwsync-testing)
  */
@@ -84,12 +88,77 @@ static void default_and_bad_value(const struct gw_subscriber *d)
 	gwt_host_free(h);
 }
 
+/* `require`: init() refuses to start when a group it needs is not synced. The agent fixes
+ * the synced groups from init() on, so the kit sets them before it. */
+static void refuses_without_the_groups_it_requires(const struct gw_subscriber *d)
+{
+	char err[512] = "";
+	enum gw_group rules_only[] = {GW_GROUP_SELECTOR, GW_GROUP_RULE};
+	struct gwt_instance *in = gwt_instance_start_groups(d, "counting", "require: [APP_AUTH]\n",
+	                                                    rules_only, 2, err, sizeof err);
+	CHECK(in == NULL);
+	CHECK(strcmp(err, "init() failed: require: APP_AUTH is not among the groups the agent "
+	                  "syncs") == 0);
+	enum gw_group with[] = {GW_GROUP_RULE, GW_GROUP_APP_AUTH};
+	in = gwt_instance_start_groups(d, "counting", "require: [APP_AUTH]\n", with, 2, err,
+	                               sizeof err);
+	CHECK(in != NULL);
+	gwt_instance_stop(in);
+	CHECK(gwt_instance_start(d, "counting", "require: [APP_AUTHH]\n", err, sizeof err) == NULL);
+	CHECK(strstr(err, "unknown group 'APP_AUTHH'") != NULL);
+}
+
+/* GW_SUB_TYPED_ON_DEMAND: the items come without their typed view, as the agent delivers
+ * them; the plugin asks host->item_typed() for a rule's selectorId. */
+static void asks_for_the_typed_views_it_reads(const struct gw_subscriber *d)
+{
+	char err[512] = "";
+	struct gwt_instance *in = gwt_instance_start(d, "counting", "", err, sizeof err);
+	CHECK(in != NULL);
+	if (!in)
+		return;
+	struct gwt_version *v = gwt_version_new(
+	    GW_GROUP_RULE, "r1", 1, "[{\"id\":\"r1\",\"selectorId\":\"s1\",\"name\":\"/a\"}]", err,
+	    sizeof err);
+	CHECK(gwt_instance_deliver(in, v, NULL, err, sizeof err) == 0);
+	CHECK(strstr(gwt_host_log(gwt_instance_host(in)), "rule r1 in selector s1") != NULL);
+	gwt_instance_stop(in);
+}
+
+/* The agent's snapshot (no admin yet) is delivered stale; an admin serving the same data
+ * then sends confirmed_only, which is no change to count. */
+static void stale_data_then_confirmed(const struct gw_subscriber *d)
+{
+	char err[512] = "";
+	struct gwt_instance *in = gwt_instance_start(d, "counting", "", err, sizeof err);
+	CHECK(in != NULL);
+	if (!in)
+		return;
+	struct gwt_host *h = gwt_instance_host(in);
+	struct gwt_version *snap =
+	    gwt_version_new(GW_GROUP_META_DATA, "m1", 1, v1, err, sizeof err);
+	gwt_version_set_stale(snap, 1);
+	CHECK(gwt_instance_deliver(in, snap, NULL, err, sizeof err) == 0);
+	CHECK(strstr(gwt_host_log(h), "META_DATA m1 is the agent's snapshot") != NULL);
+	CHECK(strstr(gwt_host_log(h), "1 changes: +2 ~0 -0") != NULL);
+	gwt_host_clear(h);
+	struct gwt_version *same =
+	    gwt_version_new(GW_GROUP_META_DATA, "m1", 1, v1, err, sizeof err);
+	CHECK(gwt_instance_deliver(in, same, NULL, err, sizeof err) == 0);
+	CHECK(strstr(gwt_host_log(h), "META_DATA m1 confirmed by an admin") != NULL);
+	CHECK(strstr(gwt_host_log(h), "changes:") == NULL); /* not counted */
+	gwt_instance_stop(in);
+}
+
 int main(void)
 {
 	const struct gw_subscriber *d = gwsync_subscriber();
 	options_are_declared(d);
 	counts_and_logs(d);
 	default_and_bad_value(d);
+	refuses_without_the_groups_it_requires(d);
+	asks_for_the_typed_views_it_reads(d);
+	stale_data_then_confirmed(d);
 	if (failures)
 		fprintf(stderr, "test_counter: %d check(s) failed\n", failures);
 	else

@@ -1,3 +1,4 @@
+// clang-format off
 /*
  * gwsync plugin testing library: the values a plugin receives, built the way the agent
  * builds them, for a plugin's own unit tests. Link with -lgwsync-testing
@@ -7,8 +8,8 @@
  *   struct gwt_host *h = gwt_host_new("mine", my_plugin_options);
  *   void *state;
  *   desc->init(gwt_host(h), gwt_config(cfg), &state);
- *   struct gwt_change *c = gwt_change_new(GW_GROUP_RULE, NULL, "[{\"id\":\"r1\"}]", err, sizeof
- * err); desc->apply(state, gwt_host(h), gwt_change(c));
+ *   struct gwt_change *c = gwt_change_new(GW_GROUP_RULE, NULL, "[{\"id\":\"r1\"}]", err, sizeof err);
+ *   desc->apply(state, gwt_host(h), gwt_change(c));
  *
  * Everything goes through the agent's own code (its YAML reader, option checks, value
  * parsers, JSON model and delta), so a test needs no re-implementation of their rules.
@@ -30,6 +31,7 @@
  * Errors are returned as text in a caller's buffer; nothing here exits or aborts. Nothing
  * is global: every object is independent of the others.
  */
+// clang-format on
 #ifndef GWSYNC_TESTING_H
 #define GWSYNC_TESTING_H
 
@@ -199,14 +201,27 @@ struct gwt_instance;
 /**
  * What the agent does at start-up (and `gwsyncd --check`): parse `yaml` (the plugin's
  * `config:` map), check it against desc->options, make a host named `name` (the
- * subscriber's name) with those options, call init(). NULL with the reason in err: the
- * agent's message for a bad option, "init() failed: MESSAGE" (its host->error()) when
- * init() refused, or "out of memory". Set the host up further (fake clock, groups) with
+ * subscriber's name) with those options, call init() (if the plugin has one; without it the
+ * state is NULL). The host syncs the agent's default groups (see gwt_host_new); to start it
+ * with others, use gwt_instance_start_groups(). NULL with the reason in err: the agent's
+ * message for a bad option, "init() failed: MESSAGE" (its host->error()) when init()
+ * refused, or "out of memory". Set the host up further (fake clock) with
  * gwt_instance_host().
  */
 GWSYNC_EXPORT struct gwt_instance *gwt_instance_start(const struct gw_subscriber *desc,
                                                       const char *name, const char *yaml, char *err,
                                                       size_t cap);
+/**
+ * gwt_instance_start() with the groups the agent syncs set before init(), as admin.groups
+ * (or the source section's `groups:`) sets them: what host->group_configured() and
+ * host->configured_groups() answer from init() on, fixed from then as in the agent. So a
+ * plugin's check of the synced groups in init() (e.g. refusing to start without APP_AUTH)
+ * is tested. `groups` NULL: the default groups. "more than 64 synced groups" if n_groups is
+ * over 64. Added in the library's interface 2 (libtool -version-info 2:0:2).
+ */
+GWSYNC_EXPORT struct gwt_instance *
+gwt_instance_start_groups(const struct gw_subscriber *desc, const char *name, const char *yaml,
+                          const enum gw_group *groups, size_t n_groups, char *err, size_t cap);
 /** Its host, for gwt_host_error(), gwt_host_log(), gwt_clock_set(), gwt_tick_until()... */
 GWSYNC_EXPORT struct gwt_host *gwt_instance_host(const struct gwt_instance *in);
 /** Its state, as init() set it. */
@@ -214,7 +229,10 @@ GWSYNC_EXPORT void *gwt_instance_state(const struct gwt_instance *in);
 /**
  * Deliver version `v` as the dispatcher does: the change from the version of its group the
  * instance last accepted (none: the group's first change), then gwt_apply() (apply() and at
- * once tick(); *next, may be NULL, its deadline). `v` is consumed: kept as the accepted
+ * once tick(); *next, may be NULL, its deadline). As in the agent, a plugin that declared
+ * GW_SUB_TYPED_ON_DEMAND gets its items without typed views (PLUGIN's excepted, which the
+ * agent always keeps; and a view gwt_change_between() made on `v` before stays): its apply()
+ * asks host->item_typed() for them. `v` is consumed: kept as the accepted
  * version when apply() returns 0, freed otherwise, so a retry's delta is again from the last
  * accepted one. Returns apply()'s result, its message also in err; -1 with the reason in err
  * when the change could not be built.

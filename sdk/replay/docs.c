@@ -10,6 +10,8 @@
 #include "core/jspan.h"
 #include "model/groups.h"
 #include "model/model.h"
+#include "store/journal.h"
+#include "store/snapshot.h"
 
 static int group_of(const char *name, size_t len)
 {
@@ -91,8 +93,43 @@ int replay_doc_group(const char *path, struct gw_err *err)
 	return g;
 }
 
-int replay_read_doc(const char *path, struct group_data **out, struct gw_err *err)
+/* path is DIR/GROUP.json with DIR/GROUP.journal beside it: the group, else -1. */
+static int journaled(const char *path, char *dir, size_t cap)
 {
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	const char *dot = strrchr(base, '.');
+	if (!dot || strcmp(dot, ".json") != 0)
+		return -1;
+	int g = group_of(base, (size_t)(dot - base));
+	if (g < 0)
+		return -1;
+	snprintf(dir, cap, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	char journal[4200];
+	journal_path(journal, sizeof journal, dir, (enum gw_group)g);
+	struct stat sb;
+	return stat(journal, &sb) == 0 ? g : -1;
+}
+
+int replay_read_doc(const char *path, struct group_data **out, char *note, size_t cap,
+                    struct gw_err *err)
+{
+	char dir[4096];
+	note[0] = '\0';
+	int jg = journaled(path, dir, sizeof dir);
+	if (jg >= 0) {
+		size_t replayed = 0;
+		struct gw_err tail = {0};
+		int rc = snapshot_read_journal(dir, (enum gw_group)jg, out, &replayed, &tail, err);
+		if (rc != 0)
+			return rc < 0 ? -1 : gw_errf(err, "%s: cannot read", path);
+		(*out)->provisional = 0; /* played as a version, like every document */
+		snprintf(note, cap, "%s/%s.journal: %zu change(s) after the file applied%s%s", dir,
+		         gw_group_name((enum gw_group)jg), replayed,
+		         tail.msg[0] ? "; its end ignored, as the agent ignores it: " : "",
+		         tail.msg);
+		return 0;
+	}
 	size_t len = 0;
 	char *text = slurp(path, &len);
 	if (!text)

@@ -12,8 +12,15 @@
 #include "model/groupdata.h"
 
 /* One document file: its group from the "group" member, else from the file's name
- * (RULE.json). 0 and *out (one reference), or -1 with err naming the file. */
-int replay_read_doc(const char *path, struct group_data **out, struct gw_err *err);
+ * (RULE.json). 0 and *out (one reference), or -1 with err naming the file.
+ *
+ * A GROUP.json with a GROUP.journal beside it is an agent's snapshot (a state_dir): the
+ * journal holds the versions accepted after the file was written, so the version is read
+ * as the agent's cold start reads it, by the agent's own code (store/snapshot.h: the file,
+ * then every journal record that applies; a torn or stale tail is ignored, as there). `note`
+ * (cap bytes, "" when there is no journal) then says what was applied and what ignored. */
+int replay_read_doc(const char *path, struct group_data **out, char *note, size_t cap,
+                    struct gw_err *err);
 
 /* The group of one document file, read the same way, without parsing its items (for the
  * groups the replay reports as synced). The group, or -1 with err naming the file. */

@@ -151,11 +151,14 @@ static void play(struct replay *r)
 		for (size_t i = 0; i < r->n_docs && !r->error; i++) {
 			struct group_data *gd = NULL;
 			struct gw_err err;
-			if (replay_read_doc(r->docs[i], &gd, &err) < 0) {
+			char jnote[600];
+			if (replay_read_doc(r->docs[i], &gd, jnote, sizeof jnote, &err) < 0) {
 				fprintf(stderr, "gwsync-replay: %s\n", err.msg);
 				r->error = 1;
 				break;
 			}
+			if (jnote[0])
+				printf("-- %s %s: %s\n", gw_group_name(gd->group), gd->md5, jnote);
 			enum gw_group g = gd->group;
 			if (!r->synced[g]) {
 				fprintf(stderr,
@@ -214,7 +217,7 @@ static struct ynode *load_config(const char *path, struct gw_err *err)
 {
 	struct ynode *root = NULL;
 	if (!path)
-		return ytree_new_map("(no config)", 1, 1);
+		return ytree_new_map("(no -c FILE)", 1, 1);
 	if (ytree_parse_file(path, &root, err) < 0)
 		return NULL;
 	if (root->type != YNODE_MAP) {
@@ -355,8 +358,11 @@ int main(int argc, char **argv)
 		free(more);
 	}
 
-	struct cfg_subscriber cs = {.name = (char *)name, .library = argv[optind], .line = 1};
+	/* its -c file is the bare config: map, so messages name its keys, not gwsyncd's paths */
+	struct cfg_subscriber cs = {
+	    .name = (char *)name, .library = argv[optind], .line = 1, .bare_config = 1};
 	cs.config = config;
+	cs.own_config = config_path ? NULL : config; /* no -c: the empty map, no file to name */
 	struct cfg cfg = {.path = (char *)(config_path ? config_path : "(no config)")};
 	if (synced_groups(&cfg, groups, &r, &err) < 0) {
 		fprintf(stderr, "gwsync-replay: %s\n", err.msg);

@@ -1,17 +1,22 @@
 /*
  * A plugin run as the agent runs it (see include/gwsync/testing.h, "instances"): its .so
  * opened as the loader opens it, and one instance started, delivered to and stopped as
- * start-up, the dispatcher and shutdown do. Built on the kit's own public functions only, so
- * it is exactly what a plugin author's test would write by hand, written once: the
- * versions a subscriber last accepted are the ones the next change is built from, and a
- * refused version is forgotten, so the retry's delta is from the last accepted one.
+ * start-up, the dispatcher and shutdown do. Built on the kit's own public functions (and
+ * kit.h's change without typed views), so it is what a plugin author's test would write by
+ * hand, written once: the versions a subscriber last accepted are the ones the next change
+ * is built from, and a refused version is forgotten, so the retry's delta is from the last
+ * accepted one. What the header calls optional (init(), tick(), fini()) may be NULL, and a
+ * plugin that declared GW_SUB_TYPED_ON_DEMAND gets no typed view it did not ask for.
  */
 #include <gwsync/testing.h>
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "kit.h"
 
 #define MAX_GROUPS (GW_GROUP_COUNT + 16) /* the header's groups and gwt_host_add_group()'s */
 
@@ -76,11 +81,21 @@ struct gwt_instance {
 	struct gwt_host *h;
 	void *state;
 	int inited;
+	int typed; /* 0: the plugin declared GW_SUB_TYPED_ON_DEMAND */
 	struct gwt_version *accepted[MAX_GROUPS];
 };
 
-struct gwt_instance *gwt_instance_start(const struct gw_subscriber *desc, const char *name,
-                                        const char *yaml, char *err, size_t cap)
+/* flags is read only when the description's size covers it, as the agent reads it */
+static unsigned desc_flags(const struct gw_subscriber *desc)
+{
+	return desc->size >= offsetof(struct gw_subscriber, flags) + sizeof desc->flags
+	           ? desc->flags
+	           : 0;
+}
+
+struct gwt_instance *gwt_instance_start_groups(const struct gw_subscriber *desc, const char *name,
+                                               const char *yaml, const enum gw_group *groups,
+                                               size_t n_groups, char *err, size_t cap)
 {
 	struct gwt_instance *in = calloc(1, sizeof *in);
 	if (!in) {
@@ -88,6 +103,7 @@ struct gwt_instance *gwt_instance_start(const struct gw_subscriber *desc, const 
 		return NULL;
 	}
 	in->desc = desc;
+	in->typed = !(desc_flags(desc) & GW_SUB_TYPED_ON_DEMAND);
 	if (!(in->cfg = gwt_config_parse(yaml, err, cap)) ||
 	    gwt_config_check(in->cfg, desc->options, err, cap) != 0)
 		goto fail;
@@ -95,7 +111,13 @@ struct gwt_instance *gwt_instance_start(const struct gw_subscriber *desc, const 
 		say(err, cap, "out of memory");
 		goto fail;
 	}
-	if (desc->init(gwt_host(in->h), gwt_config(in->cfg), &in->state) != 0) {
+	/* the groups are fixed from init() on (subscriber.h), so they are set before it */
+	if (groups && gwt_host_set_groups(in->h, groups, n_groups) != 0) {
+		say(err, cap, "more than 64 synced groups");
+		goto fail;
+	}
+	/* init() is optional: without it the state is NULL, as in the agent */
+	if (desc->init && desc->init(gwt_host(in->h), gwt_config(in->cfg), &in->state) != 0) {
 		if (err && cap)
 			snprintf(err, cap, "init() failed: %s", gwt_host_error(in->h));
 		goto fail;
@@ -105,6 +127,12 @@ struct gwt_instance *gwt_instance_start(const struct gw_subscriber *desc, const 
 fail:
 	gwt_instance_stop(in);
 	return NULL;
+}
+
+struct gwt_instance *gwt_instance_start(const struct gw_subscriber *desc, const char *name,
+                                        const char *yaml, char *err, size_t cap)
+{
+	return gwt_instance_start_groups(desc, name, yaml, NULL, 0, err, cap);
 }
 
 struct gwt_host *gwt_instance_host(const struct gwt_instance *in)
@@ -126,7 +154,7 @@ int gwt_instance_deliver(struct gwt_instance *in, struct gwt_version *v, int64_t
 		gwt_version_free(v);
 		return -1;
 	}
-	struct gwt_change *c = gwt_change_between(in->accepted[g], v, err, cap);
+	struct gwt_change *c = kit_change_build(in->accepted[g], v, in->typed, err, cap);
 	if (!c) {
 		gwt_version_free(v);
 		return -1;

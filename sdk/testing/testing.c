@@ -27,6 +27,7 @@
 #include "model/groups.h"
 #include "model/typed.h"
 #include "model/model.h"
+#include "kit.h"
 
 #define MAX_SYNCED   64
 #define MAX_UNKNOWN  16
@@ -314,6 +315,7 @@ int gwt_apply(struct gwt_host *h, const struct gw_subscriber *desc, void *state,
 {
 	h->ctx.error[0] = '\0';
 	int rc = desc->apply(state, &h->host, change);
+	host_call_done(&h->ctx); /* item_typed()'s copies live until apply() returns */
 	int64_t n = call_tick(h, desc, state);
 	if (next)
 		*next = n;
@@ -465,8 +467,8 @@ static void retag(struct gw_change *c, int group, const char *name)
 		((struct gw_item *)c->updated[i].old_item)->group = (enum gw_group)group;
 }
 
-struct gwt_change *gwt_change_between(const struct gwt_version *from, const struct gwt_version *to,
-                                      char *err, size_t cap)
+struct gwt_change *kit_change_build(const struct gwt_version *from, const struct gwt_version *to,
+                                    int typed, char *err, size_t cap)
 {
 	if (!to || (from && from->group != to->group)) {
 		say(err, cap, to ? "the two versions are of different groups" : "no version to");
@@ -481,8 +483,9 @@ struct gwt_change *gwt_change_between(const struct gwt_version *from, const stru
 	c->from = from ? group_data_ref(from->gd) : NULL;
 	c->to = group_data_ref(to->gd);
 	struct gw_err e = {0};
-	/* every item with its typed view: the plugin under test may read them all */
-	if (model_typed_fill(c->to, c->from, &e) != 0 ||
+	/* every item with its typed view when the plugin under test may read them all; none
+	 * made (only PLUGIN's, which the model always keeps) for one that asks for them */
+	if ((typed && model_typed_fill(c->to, c->from, &e) != 0) ||
 	    diff_build(&c->diff, to->gd->group, c->from, c->to, &e) < 0) {
 		say(err, cap, e.msg);
 		gwt_change_free(c);
@@ -491,6 +494,12 @@ struct gwt_change *gwt_change_between(const struct gwt_version *from, const stru
 	if (to->group >= GW_GROUP_COUNT)
 		retag(&c->diff.change, to->group, c->name);
 	return c;
+}
+
+struct gwt_change *gwt_change_between(const struct gwt_version *from, const struct gwt_version *to,
+                                      char *err, size_t cap)
+{
+	return kit_change_build(from, to, 1, err, cap);
 }
 
 struct gwt_change *gwt_change_new(enum gw_group group, const char *from_json, const char *to_json,

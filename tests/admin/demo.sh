@@ -10,7 +10,12 @@
 # the log subscriber's lines, the file subscriber's RULE.json and the gateway's answers.
 # Without a terminal (a script, CI) it waits GWSYNC_DEMO_WAIT seconds (30) instead.
 # Everything the demo writes stays under /tmp/gwsync-demo (its configuration is the sample
-# etc/gwsync.yaml with the lmdb subscriber added). Ctrl-C stops everything cleanly.
+# etc/gwsync.yaml with the lmdb subscriber added; GWSYNC_DEMO_DIR names another directory).
+# Ctrl-C, at any point, stops everything cleanly: gwsyncd first, with one SIGTERM (it runs in
+# a session of its own, so the terminal's SIGINT does not reach it too), then the gateway,
+# then the emulator (stopped before gwsyncd, it would make a normal stop log a failed poll).
+# A clean stop removes the directory; when something failed it is kept, for its logs.
+# GWSYNC_DEMO_GATEWAY=0 skips the gateway even when nginx is installed.
 #   tests/admin/demo.sh BUILD_DIR
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,7 +26,7 @@ if [ "${GWSYNC_DEMO_SOURCE:-admin}" = nacos ]; then
 fi
 port=9095
 admin="http://127.0.0.1:$port"
-demo_dir=/tmp/gwsync-demo
+demo_dir=${GWSYNC_DEMO_DIR:-/tmp/gwsync-demo}
 config="$demo_dir/gwsync.yaml"
 out_dir=$demo_dir/gateway
 cache_dir=$demo_dir/cache
@@ -32,15 +37,33 @@ export GWSYNC_ADMIN_PASSWORD=${GWSYNC_ADMIN_PASSWORD:-123456}
 
 say() { printf '\033[1;36m[demo] %s\033[0m\n' "$*" >&2; }
 
-pids=()
-cleanup() {
-	trap - INT TERM EXIT
-	say "stopping gwsyncd and the emulator"
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	say "stopped"
+pids=() # gwsyncd, the gateway, the emulator: the order they are stopped in
+made_dir=
+# stop STATUS: one SIGTERM each, in turn, each waited for; then the directory. Exits.
+stop() {
+	local status=$1 rc failed=
+	trap - INT TERM HUP EXIT
+	say "stopping gwsyncd, then the gateway and the emulator"
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null || continue
+		rc=0
+		wait "$p" 2>/dev/null || rc=$?
+		[ "$rc" -eq 0 ] || [ "$rc" -eq 143 ] || failed=1 # 143: ended by our SIGTERM
+	done
+	if [ -n "$made_dir" ] && [ "$status" -le 0 ] && [ -z "$failed" ]; then
+		rm -rf "$demo_dir"
+		say "stopped; $demo_dir removed"
+	elif [ -n "$made_dir" ]; then
+		say "stopped; $demo_dir kept (something failed: its logs and state are there)"
+	else
+		say "stopped"
+	fi
+	[ "$status" -ge 0 ] || status=0
+	exit "$status"
 }
-trap cleanup INT TERM EXIT
+# Ctrl-C (or a TERM) is the normal way to end the demo: a clean stop, exit status 0.
+trap 'stop -1' INT TERM HUP
+trap 'stop $?' EXIT
 
 if curl -s -o /dev/null "$admin/" 2>/dev/null; then
 	say "something already listens on 127.0.0.1:$port; stop it first"
@@ -52,6 +75,7 @@ fi
 # find), plus the gateway's cache.
 rm -rf "$demo_dir"
 mkdir -p "$demo_dir"
+made_dir=1
 sed -e "s|^state_dir: .*|state_dir: $demo_dir/state|" "$src/etc/gwsync.yaml" >"$config"
 cat >>"$config" <<EOF
 
@@ -90,7 +114,7 @@ wait_for() {
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3 # Debian's: python3-lmdb is installed for it
 gateway=
-if command -v nginx >/dev/null; then
+if [ "${GWSYNC_DEMO_GATEWAY:-1}" != 0 ] && command -v nginx >/dev/null; then
 	"$py" "$src/tests/e2e/demo_gateway.py" "$admin" "$cache_dir" "$gateway_port" "$demo_dir" &
 	gateway=$!
 	pids=("$gateway" "${pids[@]}")
@@ -102,7 +126,9 @@ fi
 
 say "starting gwsyncd -c $config (files in $out_dir, LMDB cache in $cache_dir)"
 say "the log subscriber prints one line per item it receives (added, updated, removed) and one per version"
-"$build/gwsyncd" -c "$config" &
+# In a session of its own: the terminal's Ctrl-C reaches the demo alone, which then stops
+# gwsyncd with one SIGTERM (setsid execs in place here, so $! is gwsyncd).
+setsid "$build/gwsyncd" -c "$config" &
 gw=$!
 pids=("$gw" "${pids[@]}")
 for _ in $(seq 300); do
@@ -112,7 +138,7 @@ for _ in $(seq 300); do
 done
 [ -z "$gateway" ] || wait_for "$demo_dir/gateway-ready" "$gateway" 60 || true
 
-say "synced. Try, in another terminal:"
+say "synced. Open the status page, http://127.0.0.1:9196/, or try, in another terminal:"
 say "  curl -s localhost:9196/status            every server, group and subscriber (also /metrics, /healthz)"
 [ -z "$gateway" ] || say "  curl -i localhost:$gateway_port/demo/hello         the gateway: answered by up-a"
 say "  ls $out_dir          the file subscriber's GROUP.json files"
@@ -146,5 +172,5 @@ else
 	say "the change has not reached $out_dir/RULE.json yet; watch the log lines"
 fi
 [ -z "$gateway" ] || say "gateway: curl -i localhost:$gateway_port/demo/hello (now up-b)   cache: $cache_dir"
-say "running; Ctrl-C to stop"
+say "running: the status page is http://127.0.0.1:9196/; Ctrl-C to stop"
 wait "$gw" || true

@@ -22,7 +22,9 @@ Beside agent/, the two other trees built from the agent's code keep rules of the
   plugins/  the public ABI, their own folder, and of the agent only what libgwshared
             carries: shared/ and core/error.h (its error vocabulary, built into it)
   sdk/      the plugin author's kit: its own folder and core/, shared/, model/, config/
-            and deliver/ (the rooms it is built from), never source/, store/ or ops/
+            and deliver/ (the rooms it is built from), never source/ or ops/; store/ only
+            for gwsync-replay (sdk/replay/), which reads an agent's state_dir (the group
+            file and its journal) with the store's own code, as the cold start reads it
 
 And what an #include check cannot see, the link: a call from one room to a function defined
 in a room it may not include (config/ calling the source registry, say) is an edge of the
@@ -168,8 +170,14 @@ def check(agent, allowed=frozenset(ALLOWED)):
 # plugins/ may include of the agent only what libgwshared carries.
 PLUGIN_SEES = {"shared"}
 PLUGIN_HEADERS = {"core/error.h"}
-# sdk/ is built from these rooms of the agent.
+# sdk/ is built from these rooms of the agent; gwsync-replay also reads a state_dir as the
+# agent's cold start does, with the store's snapshot and journal code (issue 31, item 4).
 SDK_SEES = {"core", "shared", "model", "config", "deliver"}
+SDK_FOLDER_SEES = {"replay": {"store"}}
+
+
+def sdk_sees(folder):
+    return SDK_SEES | SDK_FOLDER_SEES.get(folder, set())
 
 
 def check_outside(top, tree):
@@ -199,8 +207,9 @@ def check_outside(top, tree):
                     ok = room in PLUGIN_SEES or name in PLUGIN_HEADERS
                     why = "a plugin sees of the agent only shared/ and core/error.h"
                 else:
-                    ok = room in SDK_SEES
-                    why = "sdk/ sees only %s" % ", ".join(r + "/" for r in sorted(SDK_SEES))
+                    sees = sdk_sees(os.path.relpath(path, base).split(os.sep)[0])
+                    ok = room in sees
+                    why = "sdk/ sees only %s" % ", ".join(r + "/" for r in sorted(sees))
                 if not ok:
                     errors.append("%s: %s/ includes %s: %s" % (where, tree, name, why))
                 elif not os.path.isfile(os.path.join(top, "agent", name)):
@@ -244,8 +253,9 @@ def may_call(caller, callee, home):
     if room == "sdk":
         if target == "sdk" and tfolder == folder:
             return None
-        return None if target in SDK_SEES else "sdk/ sees only %s" % ", ".join(
-            r + "/" for r in sorted(SDK_SEES))
+        sees = sdk_sees(folder)
+        return None if target in sees else "sdk/ sees only %s" % ", ".join(
+            r + "/" for r in sorted(sees))
     if target in ("plugins", "sdk"):
         return "the agent calls nothing of %s/" % target
     seen = ROOMS.get(room)

@@ -117,8 +117,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&b2, 0, sizeof b2);
 	struct gw_err err_dec2 = {0};
 	int syn_dec2 = 0;
-	struct item_ctx dc2 = {gd_dec, &gd_dec->arena, 0,        &err_dec2, gw_group_name(g),
-	                       7,      NULL,           &syn_dec2};
+	struct item_ctx dc2 = {.gd = gd_dec,
+	                       .mem = &gd_dec->arena,
+	                       .err = &err_dec2,
+	                       .group = gw_group_name(g),
+	                       .index = 7,
+	                       .syntax = &syn_dec2};
 	int rc_dec2 = itemdec_item(dec, &dc2, g, raw, len, &b2);
 
 	if (rc_ref != rc_dec || syn_ref != syn_dec || strcmp(err_ref.msg, err_dec.msg) != 0) {

@@ -35,6 +35,15 @@ class Cli(harness.IntegrationTest):
         self.assertIn("configuration OK", r.stdout)
         self.assertIn("2 subscriber(s) loaded", r.stdout)
 
+    def test_status_without_a_configuration_says_it_takes_the_control_socket(self):
+        r = gwsyncd("--status", "-c", os.path.join(self.tmpdir(), "missing.yaml"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("gwsyncd --status STATE_DIR/control.sock", r.stderr)
+        sock = os.path.join(self.tmpdir(), "control.sock")
+        r = gwsyncd("--status", sock)  # no agent there: a runtime failure naming it
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no agent answered at %s" % sock, r.stderr)
+
     def test_check_accepts_a_generated_config(self):
         path = self.write(harness.make_config(
             ["http://127.0.0.1:9"], username="admin", password="pw",

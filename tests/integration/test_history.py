@@ -10,6 +10,7 @@ unless status.expose_config is on, and then never shows an appSecret or a proxy 
 control socket, and exits 1 when no agent answers."""
 import json
 import os
+import subprocess
 import re
 import time
 
@@ -93,9 +94,10 @@ class History(harness.IntegrationTest):
         self.assertEqual(e["lastModifyTime"], v["lastModifyTime"])
         self.assertGreaterEqual(e["acceptedAt"], t0 - 1000)
         self.assertEqual(e["source"], emu.url)
-        self.assertEqual(e["added"], {"count": 1, "first": ["hist-1"]})
-        self.assertEqual(e["updated"], {"count": 0, "first": []})
-        self.assertEqual(e["removed"], {"count": 0, "first": []})
+        # each key with its item's name beside it (a rule's id says nothing to a person)
+        self.assertEqual(e["added"], {"count": 1, "first": ["hist-1"], "names": ["rule"]})
+        self.assertEqual(e["updated"], {"count": 0, "first": [], "names": []})
+        self.assertEqual(e["removed"], {"count": 0, "first": [], "names": []})
         rec, bad = e["subscribers"]["rec"], e["subscribers"]["bad"]
         self.assertGreaterEqual(rec["at"], e["acceptedAt"])
         self.assertEqual(rec["refusals"], 0)
@@ -111,8 +113,10 @@ class History(harness.IntegrationTest):
         doc = self.wait_history(ep, lambda h: len(h["groups"]["RULE"]) == 3 and
                                 newest(h, "RULE")["added"] is not None, message="the update")
         e = newest(doc, "RULE")
-        self.assertEqual(e["updated"], {"count": 1, "first": [changed["id"]]})
-        self.assertEqual(e["removed"], {"count": 1, "first": [items[1]["id"]]})
+        self.assertEqual(e["updated"], {"count": 1, "first": [changed["id"]],
+                                        "names": ["renamed"]})
+        self.assertEqual(e["removed"], {"count": 1, "first": [items[1]["id"]],
+                                        "names": [items[1].get("name")]})
         self.assertEqual(e["added"]["count"], 0)
 
         # filters
@@ -299,6 +303,13 @@ class History(harness.IntegrationTest):
         self.assertEqual(d.run("--pause").returncode, 0)
         out = d.run("--status").stdout
         self.assertIn("delivery: PAUSED", out)
+        # --status SOCKET: the control socket named directly, no configuration read
+        sock = os.path.join(d._top_level("state_dir"), "control.sock")
+        r = subprocess.run([d.binary, "-c", "/nonexistent/gwsync.yaml", "--status", sock],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("delivery: PAUSED", r.stdout)
 
         d.stop()
         r = d.run("--status")

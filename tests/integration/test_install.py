@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import harness
 
@@ -125,12 +126,57 @@ class Install(harness.IntegrationTest):
                 self.assertTrue(os.path.exists(path), "%s links %s, which is not installed"
                                 % (os.path.relpath(doc, dest), target))
         self.assertGreater(links, 10)  # the valid links stayed links
+        self.named_paths_are_installed(dest, [d for d in docs
+                                               if os.path.dirname(d) == docdir])
+        # the admin emulator the guide tells authors to run, as a command
+        emulator = [os.path.join(root, f) for root, _, files in os.walk(dest) for f in files
+                    if f == "gwsync-admin-emulator"]
+        self.assertEqual(len(emulator), 1, emulator)
+        with open(emulator[0]) as f:
+            target = re.search(r"exec python3 (\S+)", f.read()).group(1)
+        r = subprocess.run([sys.executable, dest + target, "--help"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("--port", r.stdout)
         # gwsync.pc's docdir is that directory (no ${PACKAGE_TARNAME} left unexpanded)
         pc = [root for root, _, files in os.walk(dest) for f in files if f == "gwsync.pc"][0]
         got = subprocess.run(["pkg-config", "--define-prefix", "--variable=docdir", "gwsync"],
                              stdout=subprocess.PIPE, text=True, check=True,
                              env=dict(os.environ, PKG_CONFIG_PATH=pc)).stdout.strip()
         self.assertEqual(os.path.normpath(got), os.path.normpath(docdir))
+
+
+    # Paths of the source tree that are installed under another name: an installed document
+    # must name them as installed (issue 31, item 6). Paths of the source tree's own tests
+    # and benchmark tools stay: they say where a behaviour is proven or a figure measured.
+    SOURCE_ONLY = re.compile(r"(?<![\w/.-])(docs/[\w-]+\.md|plugins/\w+/README\.md|contrib/"
+                             r"|etc/gwsync\.production\.yaml|tests/admin/|include/gwsync/"
+                             r"|man -l build/)")
+
+    def named_paths_are_installed(self, dest, docs):
+        docdir = os.path.dirname(docs[0])[len(dest):]  # PREFIX/share/doc/gwsync
+        prefix = docdir[:-len("/share/doc/gwsync")]
+        named = 0
+        for doc in docs:
+            with open(doc, encoding="utf-8") as f:
+                text = f.read()
+            left = self.SOURCE_ONLY.findall(text)
+            self.assertEqual(left, [], "%s names source-tree paths that are installed "
+                             "elsewhere" % os.path.relpath(doc, dest))
+            # every absolute path under the prefix it names exists in the installed tree
+            for path in re.findall(r"(?<![\w.])(%s/[\w./+-]*[\w/])" % re.escape(prefix), text):
+                path = path.rstrip("/")
+                if re.search(r"[A-Z]{3,}", path):
+                    continue  # a placeholder such as STATE_DIR or GROUP
+                named += 1
+                # what the package installs (share/, a document) exists itself; a file an
+                # operator creates (etc/gwsync/admin-password) in a directory that does
+                shipped = path.endswith(".md") or "/share/" in path
+                self.assertTrue(os.path.lexists(dest + path) or
+                                (not shipped and os.path.lexists(dest + os.path.dirname(path))),
+                                "%s names %s, which is not installed"
+                                % (os.path.relpath(doc, dest), path))
+        self.assertGreater(named, 3)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 
+import groupfiles
 import harness
 
 SRC = os.environ.get("GWSYNC_SRCDIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -124,6 +125,56 @@ class PluginSdk(harness.IntegrationTest):
         r = replay("recorder")
         self.assertEqual(r.returncode, 2)
 
+    def test_replay_of_a_state_dir_applies_its_journal_as_the_cold_start_does(self):
+        """An agent's state_dir holds GROUP.json and, after it, GROUP.journal: the versions
+        accepted since the file was written (a delete among them). Replay plays the version
+        the agent holds, the journal applied (issue 31, item 4: it played the file's older
+        version, a key deleted since included, and said nothing)."""
+        emu = self.emulator(mode="shenyu", hold=1)
+        state = os.path.join(self.tmpdir(), "state")
+        d = self.daemon(emu.config(state_dir=state, log_level="info"))
+        groupfiles.wait_version(state, "APP_AUTH", emu.group("APP_AUTH")["md5"])
+        gone = emu.data("APP_AUTH")["data"][0]["appKey"]
+        v = emu.delete("APP_AUTH", gone)
+        harness.wait_until(lambda: os.path.exists(os.path.join(state, "APP_AUTH.journal")) and
+                           groupfiles.md5(state, "APP_AUTH") == v["md5"], timeout=20,
+                           message="the delete journaled")
+        d.stop()
+        with open(os.path.join(state, "APP_AUTH.json")) as f:
+            self.assertIn(gone, f.read())  # the file alone still holds the deleted key
+        out = os.path.join(self.tmpdir(), "rec.txt")
+        config = self.write("out: %s\n" % out, "rec.yaml")
+        r = replay("-c", config, "--groups", ",".join(emu.groups), "recorder", state)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"-- APP_AUTH %s: \S*APP_AUTH.journal: 1 change\(s\) after "
+                         r"the file applied\n" % v["md5"])
+        with open(out) as f:
+            played = [line for line in f if line.startswith("apply APP_AUTH ")]
+        self.assertEqual(len(played), 1, played)
+        self.assertIn("md5=%s " % v["md5"], played[0])
+        self.assertNotIn(gone, played[0])
+
+    def test_replay_errors_name_the_keys_of_its_own_config_file(self):
+        """Its -c file is the bare config: map: a message names its keys, not gwsyncd's
+        subscribers[0].config paths, and a bad boolean lists every accepted spelling."""
+        data = os.path.join(EXAMPLE, "data", "RULE-1.json")
+        out = os.path.join(self.tmpdir(), "rec.txt")
+        bad = self.write("out: %s\nfail_init: 1\n" % out, "bad.yaml")
+        r = replay("-c", bad, "recorder", data)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("bad.yaml:2:12: fail_init: expected true or false (also yes/no, on/off), "
+                      "got '1'", r.stderr)
+        self.assertNotIn("subscribers[", r.stderr)
+        typo = self.write("out: %s\nfail_iff: x\n" % out, "typo.yaml")
+        r = replay("-c", typo, "recorder", data)
+        self.assertIn("typo.yaml:2:1: unknown key 'fail_iff' (did you mean", r.stderr)
+        self.assertNotIn("subscribers[", r.stderr)
+        refuse = self.write("out: %s\nfail_init: yes\n" % out, "refuse.yaml")
+        r = replay("-c", refuse, "recorder", data)
+        self.assertRegex(r.stderr, r"gwsync-replay: \S*refuse.yaml: \S*recorder.so: init\(\) "
+                                   r"failed: told to fail in init")
+        self.assertNotIn("subscribers[", r.stderr)
+
     def test_replay_skips_a_version_twice_and_never_goes_back_in_time(self):
         out = os.path.join(self.tmpdir(), "rec.txt")
         config = self.write("out: %s\n" % out, "rec.yaml")
@@ -207,15 +258,20 @@ class PluginSdk(harness.IntegrationTest):
         dataset = {"PLUGIN": [{"id": "5", "name": "divide", "enabled": True}],
                    "SELECTOR": self.SELECTORS, "RULE": [],
                    "DISCOVER_UPSTREAM": self.DISCOVERY}
-        for groups, want, source in (
-                (["PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM"], "10.0.0.2:8080", "discovery"),
-                (["PLUGIN", "SELECTOR", "RULE"], "10.0.0.1:8080", "handle")):
+        every = ["PLUGIN", "SELECTOR", "RULE", "DISCOVER_UPSTREAM"]
+        for groups, takes, want, source in (
+                (every, None, "10.0.0.2:8080", "discovery"),
+                (["PLUGIN", "SELECTOR", "RULE"], None, "10.0.0.1:8080", "handle"),
+                # its own groups: (issue 31, item 5): the host answers for them, not for
+                # every group the agent syncs
+                (every, ["PLUGIN", "SELECTOR", "RULE"], "10.0.0.1:8080", "handle")):
             work = self.tmpdir()
             out, writes = os.path.join(work, "out"), os.path.join(work, "writes")
             emu = self.emulator(dataset=dataset, groups=groups)
-            d = self.daemon(emu.config(subscribers=[
-                {"name": "ups", "library": "upstreams", "config": {"out": out, "writes": writes}}]),
-                start=False)
+            sub = {"name": "ups", "library": "upstreams", "config": {"out": out, "writes": writes}}
+            if takes:
+                sub["groups"] = takes
+            d = self.daemon(emu.config(subscribers=[sub]), start=False)
             r = d.run_once()
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(self.read(out), "s1 %s\n" % want)

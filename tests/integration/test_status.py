@@ -269,11 +269,25 @@ class Status(harness.IntegrationTest):
         self.assertEqual(m.value("gwsync_healthy"), 1)
         self.assertEqual(m.value("gwsync_group_items", group="RULE"), v["count"])
 
+    def test_the_start_up_fetch_that_delivered_is_the_servers_first_success(self):
+        # the poll is held 60 s: only the start-up fetch can have succeeded yet (issue 31,
+        # item 12: "no success yet" for up to a minute after it delivered every group)
+        emu = self.emulator(mode="shenyu", hold=60)
+        d, ep = self.agent(emu)
+        doc = ep.wait_status(lambda s: s["healthy"], message="healthy")
+        s0 = doc["servers"][0]
+        self.assertEqual(s0["polls"], 0, "a poll was answered: the test proves nothing")
+        self.assertIsNotNone(s0["lastSuccess"], s0)
+        self.assertEqual(s0["consecutiveFailures"], 0)
+        out = d.run("--status").stdout
+        self.assertIn("polling, last success", out)
+        self.assertNotIn("no success yet", out)
+
     def test_status_follows_a_server_failing_and_recovering(self):
         emu = self.emulator(mode="shenyu", hold=1)
         d, ep = self.agent(emu)
-        doc = ep.wait_status(lambda s: s["healthy"] and s["servers"][0]["lastSuccess"],
-                             message="a successful poll")
+        doc = ep.wait_status(lambda s: s["healthy"] and s["servers"][0]["lastSuccess"]
+                             and s["servers"][0]["polls"] >= 1, message="a successful poll")
         s0 = doc["servers"][0]
         self.assertEqual(s0["url"], emu.url)
         self.assertEqual(s0["state"], "polling")

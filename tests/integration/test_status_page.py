@@ -126,6 +126,7 @@ const changes = Array.from(document.querySelectorAll('#timeline li.change')).map
   keys: li.querySelector('.keys').textContent,
   outcomes: Array.from(li.querySelectorAll('.outcomes li')).map(o => o.textContent)}));
 return {md5: md5 ? md5.dataset.md5 : null, changes: changes,
+        lastModifyTime: row ? row.children[2].textContent : null,
         refreshed: document.getElementById('refreshed').textContent,
         headerDisplay: getComputedStyle(document.querySelector('header')).display,
         subscriber: (document.getElementById('subscriber-rec') || {}).textContent || null,
@@ -198,12 +199,21 @@ class StatusPage(harness.IntegrationTest):
         self.assertIn('id="subscriber-rec"', page)
         self.assertIn("in step", page)
         self.assertRegex(page, r'<li class="change" data-group="RULE" data-md5="%s">' % held)
+        # for a person (issue 31, item 16): lastModifyTime a date, not epoch milliseconds;
+        # the header's line without the healthy agent's stray "ok"
+        lmt = time.strftime("%Y-%m-%d %H:%M:%SZ",
+                            time.gmtime(emu.group("RULE")["lastModifyTime"] // 1000))
+        self.assertRegex(page, r'<tr id="group-RULE">.*?<td>%s</td>' % lmt)
+        overview = page[page.index('<div id="overview">'):]
+        overview = overview[:overview.index("</div>")]
+        self.assertNotRegex(overview, r">ok</span>")
 
         # in the browser: the agent's render, then the script keeps it fresh
         wd.start()
         wd.get(ep.base + "/")
         now = wd.js(DOM, "RULE")
         self.assertEqual(now["md5"], held)
+        self.assertEqual(now["lastModifyTime"], lmt)
         self.assertEqual(now["headerDisplay"], "flex")  # the style ran
         harness.wait_until(lambda: wd.js(DOM, "RULE")["refreshed"].startswith("refreshed "),
                            timeout=30, message="the script refreshing the page")
@@ -225,9 +235,13 @@ class StatusPage(harness.IntegrationTest):
         top = dom["changes"][0]
         self.assertEqual(top["group"], "RULE")
         self.assertEqual(top["counts"], "+1 ~0 -0")
-        self.assertEqual(top["keys"], "+page-1")
+        self.assertEqual(top["keys"], "+page-1 (rule)")  # the rule's name beside its id
         self.assertIn("in step", dom["subscriber"])
         self.assertIn("delivering", dom["paused"])
+        self.assertFalse(dom["paused"].rstrip().endswith("ok"), dom["paused"])
+        self.assertEqual(dom["lastModifyTime"],
+                         time.strftime("%Y-%m-%d %H:%M:%SZ",
+                                       time.gmtime(v["lastModifyTime"] // 1000)))
         violations = [m for m in wd.console() if "Content Security Policy" in m.get("message", "")]
         self.assertEqual(violations, [])
 

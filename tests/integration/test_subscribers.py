@@ -107,6 +107,53 @@ class Subscribers(harness.IntegrationTest):
         rc, _ = d.stop()
         self.assertEqual(rc, 0)
 
+    def test_a_subscriber_with_groups_is_delivered_and_counted_only_those(self):
+        """subscribers[].groups (issue 31, item 5): an APP_AUTH-only subscriber is handed
+        APP_AUTH alone; /status and /history count it for that group alone, its host
+        answers for its groups; a subscriber without `groups:` takes every synced one.
+        A group the agent does not sync is refused at --check, naming both."""
+        emu = self.emulator(mode="shenyu", hold=30)
+        tmp = self.tmpdir()
+        acl, every = os.path.join(tmp, "acl.txt"), os.path.join(tmp, "every.txt")
+        subs = [{"name": "acl", "library": "recorder", "config": {"out": acl},
+                 "groups": ["APP_AUTH"]},
+                {"name": "every", "library": "recorder", "config": {"out": every}}]
+        d = self.daemon(emu.config(log_level="info", subscribers=subs))
+        d.wait_status(lambda st: all(s["inStep"] for s in st["subscribers"]) and st["healthy"],
+                      message="in step")
+        v = emu.upsert("RULE", synclog.rule("only-for-every"))
+        a = emu.delete("APP_AUTH", emu.data("APP_AUTH")["data"][0]["appKey"])
+        d.wait_history("APP_AUTH", a["md5"], harness.applied_by("acl", (0, 0, 1)))
+        d.wait_history("RULE", v["md5"], harness.applied_by("every", (1, 0, 0)))
+        with open(acl) as f:
+            groups = {line.split()[1] for line in f if line.startswith("apply ")}
+        self.assertEqual(groups, {"APP_AUTH"})
+        with open(every) as f:
+            groups = {line.split()[1] for line in f if line.startswith("apply ")}
+        self.assertEqual(groups, set(emu.groups))
+        doc = d.status_doc()
+        st = {s["name"]: s for s in doc["status"]["subscribers"]}
+        self.assertEqual(list(st["acl"]["groups"]), ["APP_AUTH"])
+        self.assertEqual(st["acl"]["applies"], 2)  # the start-up version and the delete
+        self.assertTrue(st["acl"]["inStep"])
+        self.assertEqual(sorted(st["every"]["groups"]), sorted(emu.groups))
+        rule = [e for e in doc["history"]["groups"]["RULE"] if e["md5"] == v["md5"]][0]
+        self.assertEqual(sorted(rule["subscribers"]), ["every"])
+        app = [e for e in doc["history"]["groups"]["APP_AUTH"] if e["md5"] == a["md5"]][0]
+        self.assertEqual(sorted(app["subscribers"]), ["acl", "every"])
+        d.stop()
+
+        bad = emu.config(subscribers=[{"name": "acl", "library": "log",
+                                       "groups": ["APP_AUTH", "DISCOVER_UPSTREAM"]}],
+                         groups=["RULE", "APP_AUTH"])
+        path = os.path.join(tmp, "bad.yaml")
+        with open(path, "w") as f:
+            f.write(bad)
+        r = harness.Daemon(bad, tmp=tmp).run_check()
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("subscriber 'acl' takes group DISCOVER_UPSTREAM, which this agent does "
+                      "not sync (admin.groups: RULE, APP_AUTH)", r.stderr)
+
     def test_check_loads_every_subscriber(self):
         emu = self.emulator(mode="shenyu", hold=2)
         files = os.path.join(self.tmpdir(), "files")

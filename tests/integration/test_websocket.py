@@ -446,11 +446,37 @@ class Convergence(harness.IntegrationTest):
         e = d.wait_history("RULE", None, lambda e: harness.changed(e) and
                            "lost-event" in e["added"]["first"], "the repair's version", timeout=5)
         self.assertEqual((e["added"], e["updated"]["count"], e["removed"]["count"]),
-                         ({"count": 1, "first": ["lost-event"]}, 0, 0))
+                         ({"count": 1, "first": ["lost-event"], "names": ["rule"]}, 0, 0))
         wait_converged(files, emu, ["RULE"])
         self.assertEqual(harness.changes(d.status()), n + 1)   # one version, the repair
         _, _, body = harness.http_request("GET", "http://127.0.0.1:%d/metrics" % port)
         self.assertIn(b"gwsync_repairs_total{server=\"" + ws_url(emu).encode() + b"\"} 1", body)
+
+    def test_an_emptied_group_is_repaired_at_its_own_anti_entropy_interval(self):
+        # A ShenYu 2.7 admin sends nothing for REFRESH [] (every app of APP_AUTH deleted):
+        # only a full sync shows the group empty. admin.websocket.resync_groups gives
+        # APP_AUTH its own, short interval (issue 31, item 9); the default stays 10 minutes.
+        emu = self.emulator(mode="shenyu")
+        files = self.tmpdir()
+        d = self.daemon(ws_config([emu], files, websocket={"resync_groups": {"APP_AUTH": "1s"}}))
+        wait_converged(files, emu)
+        emu.control("replace", {"group": "APP_AUTH", "items": [], "push": False})
+        d.wait_status(lambda doc: doc["groups"]["APP_AUTH"]["items"] == 0,
+                      "APP_AUTH emptied by the anti-entropy full sync", timeout=5)
+        d.wait_log(r"repair:.*APP_AUTH", timeout=5)
+
+    def test_an_empty_refresh_the_admin_does_send_empties_the_group_at_once(self):
+        # An admin before 2.7 sends REFRESH with an empty list: a message, unlike 2.7's
+        # silence, so the agent can tell "empty" from "no change" and applies it at once,
+        # with no full sync (resync_interval stays 10 minutes).
+        emu = self.emulator(mode="shenyu", ws_version="2.6")
+        files = self.tmpdir()
+        d = self.daemon(ws_config([emu], files))
+        wait_converged(files, emu)
+        emu.control("replace", {"group": "APP_AUTH", "items": [], "event": "REFRESH"})
+        d.wait_status(lambda doc: doc["groups"]["APP_AUTH"]["items"] == 0,
+                      "APP_AUTH emptied by the REFRESH", timeout=5)
+        d.assert_no_log(r"repair:")
 
 
 class Plugins(harness.IntegrationTest):

@@ -15,6 +15,7 @@ and group gwsync (which Debian keeps on purge) are deleted when they were not th
 and the lock file goes too; the last test fails naming anything that still differs."""
 import configparser
 import glob
+import grp
 import os
 import pwd
 import shlex
@@ -128,6 +129,10 @@ class Package(unittest.TestCase):
         self.assertEqual(plugins, ["file.so", "lmdb.so", "log.so"])
         conffiles = run("dpkg-query", "-W", "-f=${Conffiles}", "gwsync").stdout
         self.assertIn(CONF, conffiles)
+        # it may hold the admin's password: 0640 root:gwsync (issue 31, item 14)
+        st = os.stat(CONF)
+        self.assertEqual((st.st_mode & 0o777, st.st_uid, grp.getgrgid(st.st_gid).gr_name),
+                         (0o640, 0, "gwsync"))
         # the extra library of the lmdb plugin is a dependency of the package that ships it
         self.assertIn("liblmdb0", run("dpkg-query", "-W", "-f=${Depends}", "gwsync").stdout)
         for page in ("gwsyncd.8", "gwsync.yaml.5", "gwsync-subscriber.3"):

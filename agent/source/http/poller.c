@@ -296,7 +296,7 @@ static void *run(void *arg)
 /* ---------------------------------------------------------------- life cycle */
 
 int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index, struct ingest *in,
-                 struct gw_log *log, struct gw_err *err)
+                 struct gw_log *log, int64_t last_success_ms, struct gw_err *err)
 {
 	*out = NULL;
 	struct poller *p = calloc(1, sizeof *p);
@@ -315,6 +315,7 @@ int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index
 	}
 	snprintf(p->status.server, sizeof p->status.server, "%s", admin_server(p->admin));
 	p->status.state = SOURCE_CONN_POLLING;
+	p->status.last_success_ms = last_success_ms; /* a fetch that delivered is a success */
 
 	pthread_mutex_init(&p->mu, NULL);
 	gw_cond_init_mono(&p->cv);

@@ -23,9 +23,10 @@
 
 struct poller;
 
-/* in (where versions go, and what is held) and log must outlive the poller. */
+/* in (where versions go, and what is held) and log must outlive the poller. last_success_ms:
+ * the start-up fetch this server answered (wall clock), its first success; 0: none. */
 int poller_start(struct poller **out, const struct cfg *cfg, size_t server_index, struct ingest *in,
-                 struct gw_log *log, struct gw_err *err);
+                 struct gw_log *log, int64_t last_success_ms, struct gw_err *err);
 /* Ask the thread to stop; returns at once and wakes a held poll or a wait. */
 void poller_stop(struct poller *p);
 /* Stop, wait for the thread to end, then free everything. NULL is fine. Stopping every

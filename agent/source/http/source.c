@@ -24,6 +24,11 @@ struct source {
 	int stop;                /* under mu */
 	struct poller **pollers; /* one per admin server */
 	atomic_size_t running;   /* pollers[0 .. running) are started */
+	/* The start-up fetch that delivered: a success of that server's, counted by its
+	 * poller from its start (else /status said "no success yet" until its first poll
+	 * answered, up to a minute later). served_ms 0: none. */
+	size_t served;
+	int64_t served_ms;
 };
 
 static int longpoll_open(struct source **out, const struct source_args *args, struct gw_err *err)
@@ -56,6 +61,8 @@ static int longpoll_initial_sync(struct source *s, struct gw_err *err)
 	pthread_mutex_unlock(&s->mu);
 	int rc = startup_run(st, err);
 	pthread_mutex_lock(&s->mu);
+	if (rc == 0)
+		startup_served(st, &s->served, &s->served_ms);
 	s->startup = NULL;
 	pthread_mutex_unlock(&s->mu);
 	startup_free(st);
@@ -134,7 +141,11 @@ static int longpoll_start(struct source *s, struct gw_err *err)
 {
 	const struct cfg *cfg = s->args.cfg;
 	for (size_t i = atomic_load(&s->running); i < admin_config(cfg)->n_servers; i++) {
-		if (poller_start(&s->pollers[i], cfg, i, s->args.ingest, s->args.log, err) != 0)
+		pthread_mutex_lock(&s->mu);
+		int64_t served_ms = s->served == i ? s->served_ms : 0;
+		pthread_mutex_unlock(&s->mu);
+		if (poller_start(&s->pollers[i], cfg, i, s->args.ingest, s->args.log, served_ms,
+		                 err) != 0)
 			return -1;
 		atomic_store(&s->running, i + 1); /* publishes pollers[i] to status() */
 	}

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/clock.h"
 #include "source/http/admin.h"
 #include "source/http/poller.h"
 
@@ -19,6 +20,8 @@ struct startup {
 	pthread_mutex_t mu;
 	struct admin *cur; /* under mu */
 	int stop;          /* under mu */
+	size_t served;     /* the server that answered, and when: set before run() returns 0 */
+	int64_t served_ms;
 };
 
 int startup_new(struct startup **out, const struct cfg *cfg, struct ingest *in, struct gw_log *log,
@@ -58,6 +61,12 @@ int startup_stopped(struct startup *s)
 	int stop = s->stop;
 	pthread_mutex_unlock(&s->mu);
 	return stop;
+}
+
+void startup_served(const struct startup *s, size_t *server, int64_t *at_ms)
+{
+	*server = s->served;
+	*at_ms = s->served_ms;
 }
 
 /* One server: open, fetch everything, close. */
@@ -109,6 +118,8 @@ int startup_run(struct startup *s, struct gw_err *err)
 				LOG_W(s->log, "startup", "%s [%s]", last.msg, sync_fail_name(why));
 			continue;
 		}
+		s->served = i;
+		s->served_ms = gw_wall_ms();
 		int older = 0;
 		size_t n = ingest_offer(s->in, admin_config(cfg)->servers[i], ingest_accept_polled,
 		                        cfg->groups, cfg->n_groups, got, &older);

@@ -27,6 +27,9 @@ int startup_run(struct startup *s, struct gw_err *err);
 /* End startup_run() at once (thread-safe); later runs fail at once too. */
 void startup_stop(struct startup *s);
 int startup_stopped(struct startup *s);
+/* After startup_run() returned 0: which server answered (its index in cfg->servers) and
+ * when (wall clock ms), so that server's poller counts the fetch as its first success. */
+void startup_served(const struct startup *s, size_t *server, int64_t *at_ms);
 void startup_free(struct startup *s);
 
 #endif

@@ -17,6 +17,12 @@ struct ws_config {
 	char *token_file;           /* as written, or NULL; the token was read from it */
 	int64_t ping_interval_ms;   /* default 10 s; 3 silent intervals = dead */
 	int64_t resync_interval_ms; /* anti-entropy; default 10 min; 0 = off */
+	/* resync_groups: a group's own, shorter anti-entropy interval (0: resync_interval's).
+	 * The admin answers a full sync with every group, so the connection's timer runs at
+	 * the shortest of them all: sync_every_ms. */
+	int64_t group_resync_ms[GW_GROUP_COUNT];
+	int64_t sync_every_ms; /* what the timer uses (set by the check); 0: off */
+	const struct ynode *resync_groups_node;
 	/* while loading: the nodes of token and token_file, which exclude each other */
 	const struct ynode *token_node, *token_file_node;
 };

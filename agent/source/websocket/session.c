@@ -128,7 +128,7 @@ static void resync_timer(lws_sorted_usec_list_t *sul)
 	struct ws_conn *c = lws_container_of(sul, struct ws_conn, sul_resync);
 	LOG_D(c->sh->log, "websocket", "server %s: anti-entropy: asking for a full sync", c->url);
 	full_sync(c, 1);
-	lws_sul_schedule(c->ctx, 0, &c->sul_resync, resync_timer, c->ws->resync_interval_ms * 1000);
+	lws_sul_schedule(c->ctx, 0, &c->sul_resync, resync_timer, c->ws->sync_every_ms * 1000);
 }
 
 static void ping_timer(lws_sorted_usec_list_t *sul)
@@ -372,9 +372,9 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		full_sync(c, 0);
 		lws_sul_schedule(c->ctx, 0, &c->sul_ping, ping_timer,
 		                 c->ws->ping_interval_ms * 1000);
-		if (c->ws->resync_interval_ms > 0)
+		if (c->ws->sync_every_ms > 0)
 			lws_sul_schedule(c->ctx, 0, &c->sul_resync, resync_timer,
-			                 c->ws->resync_interval_ms * 1000);
+			                 c->ws->sync_every_ms * 1000);
 		break;
 	case LWS_CALLBACK_CLIENT_RECEIVE:
 		if (on_receive(c, wsi, in, len) < 0)

@@ -457,7 +457,8 @@ START_TEST(wrong_types)
 	         "admin.retry.attempts: must be between 1 and 10000, got 0");
 	load_err(MINIMAL "  retry: { attempts: 2.5 }\n", 3, 22, "expected a whole number");
 	load_err(MINIMAL "  tls: { insecure_skip_verify: maybe }\n", 3, 32,
-	         "admin.tls.insecure_skip_verify: expected true or false, got 'maybe'");
+	         "admin.tls.insecure_skip_verify: expected true or false (also yes/no, on/off), "
+	         "got 'maybe'");
 	load_err(MINIMAL "gateway: { port: 70000 }\n", 3, 18,
 	         "gateway.port: must be between 0 and 65535, got 70000");
 	load_err(MINIMAL "gateway: { port: -1 }\n", 3, 18, "must be between 0 and 65535");
@@ -966,8 +967,8 @@ START_TEST(plugin_getters)
 	ck_assert_ptr_nonnull(
 	    strstr(fh.last, "config.bad_count: expected a whole number, got '4x'"));
 	ck_assert_int_eq(plugin_config_bool(h, NULL, conf, "bad_bool", &b), GW_CONFIG_INVALID);
-	ck_assert_ptr_nonnull(
-	    strstr(fh.last, "config.bad_bool: expected true or false, got 'maybe'"));
+	ck_assert_ptr_nonnull(strstr(
+	    fh.last, "config.bad_bool: expected true or false (also yes/no, on/off), got 'maybe'"));
 	ck_assert_int_eq(plugin_config_string(h, NULL, conf, "list", &s), GW_CONFIG_INVALID);
 	ck_assert_ptr_nonnull(strstr(fh.last, ":14:13: subscriber 'files' config.list: expected a "
 	                                      "string, got a list"));
@@ -1123,6 +1124,119 @@ START_TEST(websocket_refusals)
 }
 END_TEST
 
+/* subscribers[].groups: the groups one subscriber takes, each one the agent syncs */
+START_TEST(a_subscriber_takes_the_groups_it_names_each_one_synced)
+{
+	struct cfg *c = load_ok(MINIMAL "  groups: [PLUGIN, SELECTOR, RULE, APP_AUTH]\n"
+	                                "subscribers:\n"
+	                                "  - name: acl\n"
+	                                "    library: log\n"
+	                                "    groups: [APP_AUTH]\n"
+	                                "  - name: all\n"
+	                                "    library: log\n"
+	                                "  - name: two\n"
+	                                "    library: log\n"
+	                                "    groups: RULE, SELECTOR\n");
+	ck_assert_uint_eq(c->subscribers[0].n_groups, 1);
+	ck_assert_int_eq(c->subscribers[0].groups[0], GW_GROUP_APP_AUTH);
+	ck_assert_uint_eq(c->subscribers[1].n_groups, 0); /* every synced group */
+	ck_assert_uint_eq(c->subscribers[2].n_groups, 2);
+	ck_assert_int_eq(c->subscribers[2].groups[0], GW_GROUP_RULE);
+	ck_assert_int_eq(c->subscribers[2].groups[1], GW_GROUP_SELECTOR);
+	cfg_free(c);
+	/* a group not synced: named, with the subscriber, at its `groups:` */
+	load_err(MINIMAL "subscribers:\n"
+	                 "  - name: acl\n"
+	                 "    library: log\n"
+	                 "    groups: [APP_AUTH, DISCOVER_UPSTREAM]\n",
+	         6, 13,
+	         "subscribers[0].groups: subscriber 'acl' takes group DISCOVER_UPSTREAM, which "
+	         "this agent does not sync (admin.groups: PLUGIN, SELECTOR, RULE, APP_AUTH, "
+	         "META_DATA)");
+	load_err(MINIMAL "subscribers:\n"
+	                 "  - name: acl\n"
+	                 "    library: log\n"
+	                 "    groups: [APP_AUHT]\n",
+	         6, 14,
+	         "subscribers[0].groups[0]: unknown group 'APP_AUHT' (did you mean 'APP_AUTH'?)");
+	load_err(MINIMAL "subscribers:\n"
+	                 "  - name: acl\n"
+	                 "    library: log\n"
+	                 "    groups: [RULE, RULE]\n",
+	         6, 20, "subscribers[0].groups[1]: duplicate group 'RULE'");
+}
+END_TEST
+
+/* Indentation slips in words, at the line of the slip (libyaml stops on the line after),
+ * a key valid at another level says where it belongs, a bare number for a duration gets
+ * its unit suggested (issue 31, item 11). */
+START_TEST(yaml_slips_are_told_in_words_where_they_are)
+{
+	load_err(MINIMAL "log:\n"
+	                 "level: info\n"
+	                 "  format: text\n",
+	         4, 1, "`level` is not indented under `log:` (line 3)");
+	load_err(MINIMAL "log:\n"
+	                 "  level:info\n"
+	                 "  format: text\n",
+	         4, 9, "a space is needed after `level:`");
+	load_err(MINIMAL "subscribers:\n"
+	                 "  - name: files\n"
+	                 "    library: file\n"
+	                 "    config:\n"
+	                 "    dir: /tmp/x\n"
+	                 "      mode: \"0640\"\n",
+	         7, 5, "`dir` is not indented under `config:` (line 6)");
+	load_err(MINIMAL "status:\n"
+	                 "listen: \"127.0.0.1:9196\"\n",
+	         4, 1, "unknown key 'listen': it belongs under `status:` (status.listen)");
+	load_err(MINIMAL "  level: info\n", 3, 3,
+	         "unknown key 'level' in admin: it belongs under `log:` (log.level)");
+	load_err(MINIMAL "  hold: 30\n", 3, 9,
+	         "admin.hold: expected a duration like 200ms, 5s, 2m or 1h (a unit is required), "
+	         "got '30' (did you mean '30s'?)");
+	/* a misspelt key still gets its closest one */
+	load_err(MINIMAL "  read_timout: 90s\n", 3, 3, "did you mean 'read_timeout'");
+}
+END_TEST
+
+/* admin.websocket.resync_groups: a group's own anti-entropy interval; the full sync (which
+ * the admin answers with every group) then runs at the shortest (issue 31, item 9). */
+START_TEST(a_group_sets_its_own_anti_entropy_interval)
+{
+	struct cfg *c = load_ok(WS_MINIMAL "  groups: [RULE, APP_AUTH]\n"
+	                                   "  websocket:\n"
+	                                   "    resync_groups: { APP_AUTH: 30s }\n");
+	ck_assert_int_eq(ws_config(c)->resync_interval_ms, 600000);
+	ck_assert_int_eq(ws_config(c)->group_resync_ms[GW_GROUP_APP_AUTH], 30000);
+	ck_assert_int_eq(ws_config(c)->sync_every_ms, 30000);
+	cfg_free(c);
+	/* the default alone: every 10 minutes; resync_interval 0 with a group's: that one */
+	c = load_ok(WS_MINIMAL);
+	ck_assert_int_eq(ws_config(c)->sync_every_ms, 600000);
+	cfg_free(c);
+	c = load_ok(WS_MINIMAL "  groups: [APP_AUTH]\n"
+	                       "  websocket:\n"
+	                       "    resync_interval: 0\n"
+	                       "    resync_groups: { APP_AUTH: 1m }\n");
+	ck_assert_int_eq(ws_config(c)->sync_every_ms, 60000);
+	cfg_free(c);
+	load_err(WS_MINIMAL "  groups: [RULE]\n"
+	                    "  websocket:\n"
+	                    "    resync_groups: { APP_AUTH: 30s }\n",
+	         5, 20, "admin.websocket.resync_groups: APP_AUTH is not among the groups");
+	load_err(WS_MINIMAL "  websocket:\n"
+	                    "    resync_groups: { APP_AUTH: 30 }\n",
+	         4, 32, "(did you mean '30s'?)");
+	load_err(WS_MINIMAL "  websocket:\n"
+	                    "    resync_groups: { APP_AUTH: 500ms }\n",
+	         4, 32, "must be at least 1s");
+	load_err(WS_MINIMAL "  websocket:\n"
+	                    "    resync_groups: { APP_AUHT: 30s }\n",
+	         4, 22, "unknown group 'APP_AUHT'");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -1163,6 +1277,9 @@ int main(void)
 	tcase_add_test(parts, group_names);
 	tcase_add_test(parts, ytree_nodes);
 	tcase_add_test(parts, plugin_getters);
+	tcase_add_test(parts, a_subscriber_takes_the_groups_it_names_each_one_synced);
+	tcase_add_test(parts, yaml_slips_are_told_in_words_where_they_are);
+	tcase_add_test(parts, a_group_sets_its_own_anti_entropy_interval);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

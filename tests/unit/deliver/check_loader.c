@@ -443,7 +443,7 @@ START_TEST(declared_options_checked_like_agent_keys)
 	tcfg_add(&t, "badtype", "recorder", yaml);
 	msg = refused(&t);
 	ck_assert_msg(strstr(msg, "test.yaml:2:12: subscribers[0].config.fail_init: expected "
-	                          "true or false, got 'maybe'"),
+	                          "true or false (also yes/no, on/off), got 'maybe'"),
 	              "%s", msg);
 	tcfg_free(&t);
 

@@ -5,7 +5,9 @@
  * agent syncs (and an older agent without that member), tick() on a fake clock as the
  * dispatcher drives it, log lines cut as the agent cuts them, and a plugin's .so opened and
  * an instance of it started, delivered to (the delta from what it last accepted) and
- * stopped as the agent runs one (the `recorder` test plugin). The `upstreams` test
+ * stopped as the agent runs one (the `recorder` test plugin; one with apply() alone; the
+ * typed views an on-demand plugin is not given; the synced groups init() is started with).
+ * The `upstreams` test
  * plugin (upstreams.c) shows what the synced groups are for: it writes its output once at
  * start, from DISCOVER_UPSTREAM when synced and from the selectors' handles otherwise.
  */
@@ -493,6 +495,111 @@ START_TEST(an_instance_is_started_delivered_to_and_stopped_as_the_agent_does)
 }
 END_TEST
 
+/* init(), tick() and fini() are optional (subscriber.h): a plugin with apply() alone is
+ * started (its state NULL), delivered to and stopped. */
+static int only_apply_calls;
+
+static int only_apply(void *state, const struct gw_host *host, const struct gw_change *c)
+{
+	(void)host;
+	ck_assert_ptr_null(state);
+	only_apply_calls += (int)c->n_added;
+	return 0;
+}
+
+START_TEST(a_plugin_with_apply_alone_is_started_delivered_to_and_stopped)
+{
+	static const struct gw_subscriber desc = {GWSYNC_SUBSCRIBER_INIT, .name = "only_apply",
+	                                          .apply = only_apply};
+	struct gwt_instance *in = gwt_instance_start(&desc, "o", "", err, sizeof err);
+	ck_assert_msg(in != NULL, "%s", err);
+	ck_assert_ptr_null(gwt_instance_state(in));
+	only_apply_calls = 0;
+	ck_assert_int_eq(gwt_instance_deliver(in,
+	                                      version(GW_GROUP_RULE, "v1", 1, "[{\"id\":\"a\"}]"),
+	                                      NULL, err, sizeof err),
+	                 0);
+	ck_assert_int_eq(only_apply_calls, 1);
+	gwt_instance_stop(in);
+}
+END_TEST
+
+/* The typedsub test plugin as built twice: reading every typed view (typedsub) and asking
+ * for them (typedsub_od, GW_SUB_TYPED_ON_DEMAND). The kit delivers as the agent does: the
+ * views made for the first, none for the second, whose host->item_typed() gives them. */
+static char *typed_run(const char *so_name, const char *dir)
+{
+	char *path = build_path(so_name);
+	struct gwt_plugin *so = gwt_plugin_open(path, err, sizeof err);
+	ck_assert_msg(so != NULL, "%s", err);
+	free(path);
+	char out[600], yaml[700];
+	snprintf(out, sizeof out, "%s/%s.txt", dir, gwt_plugin_desc(so)->name);
+	snprintf(yaml, sizeof yaml, "out: %s\n", out);
+	unlink(out);
+	struct gwt_instance *in =
+	    gwt_instance_start(gwt_plugin_desc(so), "t", yaml, err, sizeof err);
+	ck_assert_msg(in != NULL, "%s", err);
+	struct gwt_version *v = version(GW_GROUP_RULE, "v1", 1,
+	                                "[{\"id\":\"r1\",\"selectorId\":\"s1\",\"name\":\"n\"},"
+	                                "{\"id\":\"r2\",\"selectorId\":\"s2\",\"name\":\"m\"}]");
+	ck_assert_int_eq(gwt_instance_deliver(in, v, NULL, err, sizeof err), 0);
+	gwt_instance_stop(in);
+	gwt_plugin_close(so);
+	return slurp(out, NULL);
+}
+
+START_TEST(an_on_demand_plugin_gets_no_typed_view_and_asks_for_it)
+{
+	char *dir = test_tmpdir();
+	char *all = typed_run("tests/unit/.libs/typedsub.so", dir);
+	ck_assert_str_eq(all, "apply RULE added=2 typed=2 asked=0 first=s1\n");
+	char *asked = typed_run("tests/unit/.libs/typedsub_od.so", dir);
+	ck_assert_str_eq(asked, "apply RULE added=2 typed=0 asked=2 first=s1\n");
+	free(all);
+	free(asked);
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
+/* subscriber.h fixes the synced groups from init() on, so a plugin checks them there: one
+ * that needs APP_AUTH refuses to start without it. The kit sets them before init(). */
+static int needs_app_auth_init(const struct gw_host *host, const struct gw_config *config,
+                               void **state)
+{
+	(void)config;
+	(void)state;
+	if (!host->group_configured(host, GW_GROUP_APP_AUTH)) {
+		host->error(host, "APP_AUTH is not among the synced groups");
+		return -1;
+	}
+	return 0;
+}
+
+START_TEST(init_sees_the_synced_groups_given_before_it)
+{
+	static const struct gw_subscriber desc = {GWSYNC_SUBSCRIBER_INIT, .name = "needs_app_auth",
+	                                          .init = needs_app_auth_init, .apply = only_apply};
+	enum gw_group without[] = {GW_GROUP_SELECTOR, GW_GROUP_RULE};
+	ck_assert_ptr_null(gwt_instance_start_groups(&desc, "n", "", without, 2, err, sizeof err));
+	ck_assert_str_eq(err, "init() failed: APP_AUTH is not among the synced groups");
+	enum gw_group with[] = {GW_GROUP_APP_AUTH};
+	struct gwt_instance *in =
+	    gwt_instance_start_groups(&desc, "n", "", with, 1, err, sizeof err);
+	ck_assert_msg(in != NULL, "%s", err);
+	enum gw_group got[4];
+	const struct gw_host *host = gwt_host(gwt_instance_host(in));
+	ck_assert_uint_eq(host->configured_groups(host, got, 4), 1);
+	ck_assert_int_eq(got[0], GW_GROUP_APP_AUTH);
+	gwt_instance_stop(in);
+	/* NULL: the default groups, APP_AUTH among them */
+	in = gwt_instance_start_groups(&desc, "n", "", NULL, 0, err, sizeof err);
+	ck_assert_msg(in != NULL, "%s", err);
+	gwt_instance_stop(in);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sdk kit");
@@ -505,6 +612,9 @@ int main(void)
 	tcase_add_test(tc, a_long_log_message_is_cut_and_says_so);
 	tcase_add_test(tc, a_plugin_that_knows_the_synced_groups_writes_once_at_start);
 	tcase_add_test(tc, an_instance_is_started_delivered_to_and_stopped_as_the_agent_does);
+	tcase_add_test(tc, a_plugin_with_apply_alone_is_started_delivered_to_and_stopped);
+	tcase_add_test(tc, an_on_demand_plugin_gets_no_typed_view_and_asks_for_it);
+	tcase_add_test(tc, init_sees_the_synced_groups_given_before_it);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
