@@ -59,7 +59,8 @@ ROOMS = {
 # <gwsync/...> headers a room may include; None: any.
 ABI = {"core": {"gwsync/log_level.h"}}
 # The folders under source/ that are parts several sources share, not sources: kv/ (the
-# path stores: ZooKeeper and etcd) and admin/ (ShenYu's admin: long-polling and WebSocket).
+# path stores' mirror: ZooKeeper, etcd, Consul), node/ (ShenYu's node layout over it: Nacos,
+# Apollo, Polaris) and admin/ (ShenYu's admin: long-polling and WebSocket).
 SHARED_FOLDERS = ("kv", "node", "admin")
 # The only header of store/ a source may include.
 SOURCE_STORE = {"store/ingest.h"}
@@ -72,6 +73,7 @@ ALLOWED = {
 }
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+([<"])([^>"]+)[>"]', re.M)
+
 
 
 def room_of(rel):

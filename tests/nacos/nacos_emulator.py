@@ -45,11 +45,13 @@ def md5_hex(content):
 
 
 class NacosEmulator:
-    def __init__(self, users=None, token_ttl=18000, context_path="/nacos", min_hold_ms=None):
+    def __init__(self, users=None, token_ttl=18000, context_path="/nacos", min_hold_ms=None,
+                 tls=None):
         self.users = users  # {"nacos": "nacos"} turns auth on; None: off
         self.token_ttl = token_ttl
         self.context_path = context_path
         self.min_hold_ms = MIN_HOLD_MS if min_hold_ms is None else min_hold_ms
+        self.tls = tls  # {"cert", "key"} (harness.make_test_ca): serve https://
         self.store = {}  # (tenant, group, dataId) -> bytes
         self._md5 = {}  # id(content) -> (content, md5)
         self.tokens = {}  # token -> expiry (time.time())
@@ -77,6 +79,11 @@ class NacosEmulator:
         Handler.emu = emu
         srv = _Server(("127.0.0.1", port or self.port or 0), Handler)
         srv.daemon_threads = True
+        if self.tls:
+            import ssl
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(self.tls["cert"], self.tls["key"])
+            srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
         self.server = srv
         self.port = srv.server_address[1]
         self.thread = threading.Thread(target=srv.serve_forever, daemon=True)
@@ -85,7 +92,7 @@ class NacosEmulator:
         return self
 
     def url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)
 
     def stop(self):
         self.down = True
