@@ -33,7 +33,7 @@ static const char *skip_container(const char *p, const char *end, int object, in
 		return p + 1;
 	for (;;) {
 		if (object) {
-			int esc;
+			int esc = 0;
 			if (p >= end || *p != '"' || !(p = jlex_string_end(p + 1, end, &esc)))
 				return NULL;
 			p = ws(p, end);
@@ -64,9 +64,10 @@ static const char *skip_value(const char *p, const char *end, int depth)
 {
 	if (p >= end)
 		return NULL;
-	int esc;
+	int esc = 0;
 	switch (*p) {
 	case '"':
+		esc = 0;
 		return jlex_string_end(p + 1, end, &esc);
 	case '{':
 	case '[':
@@ -136,7 +137,7 @@ static char *parse_entry(char *p, const char *end, size_t i, struct consul_entry
 	if (p < end && *p == '}')
 		return fail(err, i, "an empty object"), NULL;
 	for (;;) {
-		int esc;
+		int esc = 0;
 		if (p >= end || *p != '"')
 			return fail(err, i, "expected a member name"), NULL;
 		char *name = p + 1;
@@ -148,6 +149,7 @@ static char *parse_entry(char *p, const char *end, size_t i, struct consul_entry
 		if (p >= end || *p != ':')
 			return fail(err, i, "expected ':'"), NULL;
 		p = (char *)ws(p + 1, end);
+		esc = 0;
 		if (m == M_KEY) {
 			if (p >= end || *p != '"' ||
 			    !(q = (char *)jlex_string_end(p + 1, end, &esc)))
