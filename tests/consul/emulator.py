@@ -176,6 +176,7 @@ class Emulator:
         self.trickle = None   # bytes per write, slept 50 ms between writes
         self.flood = False
         self.bad_body = None
+        self.huge_bytes = 8 << 20  # the size of a "huge" body
         self.requests = []    # (monotonic time, method, path with query) of every request
         self.lock = threading.Lock()
         self.conns = set()    # sockets of requests in progress
@@ -267,11 +268,12 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     # -------------------------------------------------------------- replies
-    def reply(self, status, body=b"", headers=(), ctype="application/json"):
+    def reply(self, status, body=b"", headers=(), ctype="application/json", faults=False):
+        """faults: the KV answer of a GET, which the trickle and flood faults apply to."""
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
-        if self.emu.flood and status == 200:
+        if self.emu.flood and status == 200 and faults:
             self.send_header("Content-Type", ctype)
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
@@ -286,7 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        step = self.emu.trickle
+        step = self.emu.trickle if faults else None
         try:
             if step:
                 for i in range(0, len(body), step):
@@ -396,7 +398,7 @@ class _Handler(BaseHTTPRequestHandler):
         if filtered and token:
             headers.append(("X-Consul-Results-Filtered-By-ACLs", "true"))
         if not body_items:
-            return self.reply(404, b"", headers)
+            return self.reply(404, b"", headers, faults=True)
         if "keys" in q:
             body = json.dumps([x["Key"] for x in body_items]).encode("utf-8")
         else:
@@ -409,8 +411,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif bad == "deep":
             body = b'[{"Key":"x","ModifyIndex":1,"Extra":' + b"[" * 100000 + b"]" * 100000 + b"}]"
         elif bad == "huge":
-            body = b'[{"Key":"x","ModifyIndex":1,"Value":"' + b"QUFB" * (20 << 20) + b'"}]'
-        self.reply(200, body, headers)
+            body = b'[{"Key":"x","ModifyIndex":1,"Value":"' + b"QUFB" * (self.emu.huge_bytes // 4) + b'"}]'
+        self.reply(200, body, headers, faults=True)
 
     def cut(self):
         """The connection was dropped under the request (drop_holds, restart)."""
