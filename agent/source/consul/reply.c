@@ -88,7 +88,8 @@ static const char *skip_value(const char *p, const char *end, int depth)
 }
 
 /* An unsigned decimal number at [p, q): 0, or -1 (a sign, a fraction, an exponent, over
- * 2^64 - 1). */
+ * INT64_MAX: the mirror's revisions and /status are int64, and jansson, whose number
+ * rules core/jlex.h keeps, refuses larger integers; Consul's raft index never gets near). */
 static int parse_u64(const char *p, const char *q, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -98,7 +99,7 @@ static int parse_u64(const char *p, const char *q, uint64_t *out)
 		if (*p < '0' || *p > '9')
 			return -1;
 		unsigned d = (unsigned)(*p - '0');
-		if (v > (UINT64_MAX - d) / 10)
+		if (v > ((uint64_t)INT64_MAX - d) / 10)
 			return -1;
 		v = v * 10 + d;
 	}

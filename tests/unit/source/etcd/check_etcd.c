@@ -53,8 +53,8 @@ START_TEST(base64_refuses_what_is_not)
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		char *dec = (char *)1;
 		size_t n;
-		ck_assert_msg(b64_decode(bad[i], strlen(bad[i]), &dec, &n) == B64_BAD,
-		              "%s", bad[i]);
+		ck_assert_msg(b64_decode(bad[i], strlen(bad[i]), &dec, &n) == B64_BAD, "%s",
+		              bad[i]);
 		ck_assert_ptr_null(dec);
 	}
 }

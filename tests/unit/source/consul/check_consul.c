@@ -1,0 +1,244 @@
+/*
+ * The Consul source's pure parts: the KV answer's scanner and headers (reply.c) and the
+ * blocking-query index rules with the loop's pacing (index.c).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "source/consul/index.h"
+#include "source/consul/reply.h"
+
+/* ---------------------------------------------------------------- the answer */
+
+/* Parse a copy of text (the parser writes into it); the copy is returned in *keep. */
+static int parse(const char *text, struct consul_reply *r, char **keep, struct gw_err *err)
+{
+	size_t n = strlen(text);
+	*keep = malloc(n + 1);
+	memcpy(*keep, text, n + 1);
+	return consul_parse_list(*keep, n, r, err);
+}
+
+static int key_is(const struct consul_entry *e, const char *want)
+{
+	return e->key_len == strlen(want) && memcmp(e->key, want, e->key_len) == 0;
+}
+
+START_TEST(a_list_gives_keys_indexes_and_value_spans)
+{
+	struct consul_reply r;
+	struct gw_err err;
+	char *body;
+	const char *text =
+	    "[{\"LockIndex\":0,\"Key\":\"ns/shenyu/plugin/divide\",\"Flags\":0,"
+	    "\"Value\":\"eyJuYW1lIjoiZGl2aWRlIn0=\",\"CreateIndex\":12,\"ModifyIndex\":15},\n"
+	    " {\"Key\":\"ns/shenyu/rule/\",\"Value\":null,\"ModifyIndex\":9223372036854775807,"
+	    "\"Session\":\"abc\"}]";
+	ck_assert_int_eq(parse(text, &r, &body, &err), 0);
+	ck_assert_uint_eq(r.n, 2);
+	ck_assert(key_is(&r.entries[0], "ns/shenyu/plugin/divide"));
+	ck_assert_uint_eq(r.entries[0].modify_index, 15);
+	ck_assert_uint_eq(r.entries[0].value_len, 24);
+	ck_assert(memcmp(r.entries[0].value, "eyJuYW1lIjoiZGl2aWRlIn0=", 24) == 0);
+	ck_assert(key_is(&r.entries[1], "ns/shenyu/rule/"));
+	ck_assert_ptr_null(r.entries[1].value);
+	ck_assert_uint_eq(r.entries[1].modify_index, INT64_MAX);
+	consul_reply_free(&r);
+	free(body);
+}
+END_TEST
+
+START_TEST(escaped_keys_are_decoded_in_place_and_unknown_members_skipped)
+{
+	struct consul_reply r;
+	struct gw_err err;
+	char *body;
+	const char *text = "[{\"Extra\":{\"a\":[1,-2.5e3,true,false,null,\"x\\\"y\"]},"
+	                   "\"Key\":\"ns/shenyu/metaData/a\\u0026b\\/c\\u00e9\","
+	                   "\"ModifyIndex\":7,\"Value\":\"QQ\\u003d\\u003d\"}]";
+	ck_assert_int_eq(parse(text, &r, &body, &err), 0);
+	ck_assert_uint_eq(r.n, 1);
+	ck_assert(key_is(&r.entries[0], "ns/shenyu/metaData/a&b/c\xc3\xa9"));
+	ck_assert_uint_eq(r.entries[0].value_len, 4);
+	ck_assert(memcmp(r.entries[0].value, "QQ==", 4) == 0);
+	consul_reply_free(&r);
+	free(body);
+}
+END_TEST
+
+START_TEST(an_empty_array_is_no_entries)
+{
+	struct consul_reply r;
+	struct gw_err err;
+	char *body;
+	ck_assert_int_eq(parse(" [ ] \n", &r, &body, &err), 0);
+	ck_assert_uint_eq(r.n, 0);
+	consul_reply_free(&r);
+	free(body);
+}
+END_TEST
+
+/* Each is refused with a message holding `why`. */
+static const struct {
+	const char *text, *why;
+} bad[] = {
+    {"", "not a JSON array"},
+    {"<html>502</html>", "not a JSON array"},
+    {"{\"Key\":\"a\"}", "not a JSON array"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":1}", "expected ',' or ']'"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":1}] x", "bytes after"},
+    {"[{\"ModifyIndex\":1}]", "no Key"},
+    {"[{\"Key\":\"a\"}]", "no ModifyIndex"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":-1}]", "ModifyIndex"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":1.5}]", "ModifyIndex"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":9223372036854775808}]", "ModifyIndex"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":\"1\"}]", "ModifyIndex"},
+    {"[{\"Key\":1,\"ModifyIndex\":1}]", "Key is not"},
+    {"[{\"Key\":\"a\\u0000b\",\"ModifyIndex\":1}]", "Key"},
+    {"[{\"Key\":\"\xff\xfe\",\"ModifyIndex\":1}]", "Key is not"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"Value\":5}]", "Value is neither"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"Value\":nul}]", "Value is neither"},
+    {"[{}]", "an empty object"},
+    {"[1]", "not an object"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"X\":[1,]}]", "not valid JSON"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"X\":tru}]", "not valid JSON"},
+    {"[{\"Key\" \"a\",\"ModifyIndex\":1}]", "expected ':'"},
+};
+
+START_TEST(malformed_answers_are_refused_naming_why)
+{
+	struct consul_reply r;
+	struct gw_err err;
+	char *body;
+	ck_assert_int_eq(parse(bad[_i].text, &r, &body, &err), -1);
+	ck_assert_msg(strstr(err.msg, bad[_i].why), "%s: %s", bad[_i].text, err.msg);
+	ck_assert_ptr_null(r.entries);
+	free(body);
+}
+END_TEST
+
+START_TEST(nesting_is_bounded_not_recursed_without_end)
+{
+	size_t depth = 200000;
+	char *text = malloc(depth * 2 + 64);
+	size_t n = (size_t)sprintf(text, "[{\"Key\":\"a\",\"ModifyIndex\":1,\"X\":");
+	memset(text + n, '[', depth);
+	memset(text + n + depth, ']', depth);
+	strcpy(text + n + 2 * depth, "}]");
+	struct consul_reply r;
+	struct gw_err err;
+	ck_assert_int_eq(consul_parse_list(text, strlen(text), &r, &err), -1);
+	ck_assert(strstr(err.msg, "nested too deeply"));
+	/* 32 levels are fine */
+	n = (size_t)sprintf(text, "[{\"Key\":\"a\",\"ModifyIndex\":1,\"X\":");
+	memset(text + n, '[', 32);
+	memset(text + n + 32, ']', 32);
+	strcpy(text + n + 64, "}]");
+	ck_assert_int_eq(consul_parse_list(text, strlen(text), &r, &err), 0);
+	consul_reply_free(&r);
+	free(text);
+}
+END_TEST
+
+static void lines(struct consul_headers *h, const char *const *l)
+{
+	memset(h, 0, sizeof *h);
+	for (; *l; l++)
+		consul_header_line(h, *l, strlen(*l));
+}
+
+START_TEST(headers_give_the_index_and_the_acl_filter)
+{
+	struct consul_headers h;
+	const char *const ok[] = {"HTTP/1.1 200 OK\r\n", "x-consul-index:  4242 \r\n",
+	                          "X-Consul-Results-Filtered-By-ACLs: true\r\n", "\r\n", NULL};
+	lines(&h, ok);
+	ck_assert(h.has_index && !h.bad_index && h.acl_filtered);
+	ck_assert_uint_eq(h.index, 4242);
+	const char *const none[] = {"HTTP/1.1 404 Not Found\r\n", "X-Consul-Indexes: 7\r\n",
+	                            "X-Consul-Results-Filtered-By-ACLs: false\r\n", NULL};
+	lines(&h, none);
+	ck_assert(!h.has_index && !h.acl_filtered);
+	const char *const bad_index[] = {"X-Consul-Index: 12a\r\n", NULL};
+	lines(&h, bad_index);
+	ck_assert(!h.has_index && h.bad_index);
+	const char *const huge[] = {"X-Consul-Index: 9223372036854775808\r\n", NULL};
+	lines(&h, huge);
+	ck_assert(!h.has_index && h.bad_index);
+	/* a second answer's status line (a redirect, a 100 Continue) starts over */
+	const char *const two[] = {"HTTP/1.1 100 Continue\r\n", "X-Consul-Index: 9\r\n",
+	                           "HTTP/1.1 200 OK\r\n", NULL};
+	lines(&h, two);
+	ck_assert(!h.has_index);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- index rules */
+
+START_TEST(the_index_rules)
+{
+	uint64_t next;
+	/* the first read (no index sent) is all news */
+	ck_assert_int_eq(consul_index_step(0, 57, &next), CONSUL_CHANGED);
+	ck_assert_uint_eq(next, 57);
+	/* the same index: no change */
+	ck_assert_int_eq(consul_index_step(57, 57, &next), CONSUL_SAME);
+	ck_assert_uint_eq(next, 57);
+	/* forward: a change */
+	ck_assert_int_eq(consul_index_step(57, 90, &next), CONSUL_CHANGED);
+	ck_assert_uint_eq(next, 90);
+	/* backwards: a reset (a full read) */
+	ck_assert_int_eq(consul_index_step(90, 12, &next), CONSUL_BACKWARDS);
+	/* never 0 after an answer: 0 is taken as 1 */
+	ck_assert_int_eq(consul_index_step(0, 0, &next), CONSUL_CHANGED);
+	ck_assert_uint_eq(next, 1);
+	ck_assert_int_eq(consul_index_step(90, 0, &next), CONSUL_BACKWARDS);
+	ck_assert_uint_eq(next, 1);
+	ck_assert_int_eq(consul_index_step(1, 0, &next), CONSUL_BACKWARDS);
+	ck_assert_uint_eq(next, 1);
+	ck_assert_int_eq(consul_index_step(1, 1, &next), CONSUL_SAME);
+	ck_assert_uint_eq(next, 1);
+}
+END_TEST
+
+START_TEST(pacing_doubles_up_to_its_cap_and_only_for_early_answers)
+{
+	ck_assert_int_eq(consul_pace_ms(0, 15000), 0);
+	ck_assert_int_eq(consul_pace_ms(1, 15000), 250);
+	ck_assert_int_eq(consul_pace_ms(2, 15000), 500);
+	ck_assert_int_eq(consul_pace_ms(3, 15000), 1000);
+	ck_assert_int_eq(consul_pace_ms(6, 15000), 8000);
+	ck_assert_int_eq(consul_pace_ms(7, 15000), 15000);
+	ck_assert_int_eq(consul_pace_ms(1000, 15000), 15000);
+	ck_assert_int_eq(consul_pace_ms(4, 600), 600);
+	ck_assert_int_eq(consul_pace_ms(1, 100), 100);
+	/* early: back in less than half the wait */
+	ck_assert(consul_answer_early(3, 300000));
+	ck_assert(!consul_answer_early(300100, 300000));
+	ck_assert(consul_answer_early(40, 100));
+	ck_assert(!consul_answer_early(60, 100));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("consul");
+	TCase *tc = tcase_create("consul");
+	tcase_add_test(tc, a_list_gives_keys_indexes_and_value_spans);
+	tcase_add_test(tc, escaped_keys_are_decoded_in_place_and_unknown_members_skipped);
+	tcase_add_test(tc, an_empty_array_is_no_entries);
+	tcase_add_loop_test(tc, malformed_answers_are_refused_naming_why, 0,
+	                    (int)(sizeof bad / sizeof bad[0]));
+	tcase_add_test(tc, nesting_is_bounded_not_recursed_without_end);
+	tcase_add_test(tc, headers_give_the_index_and_the_acl_filter);
+	tcase_add_test(tc, the_index_rules);
+	tcase_add_test(tc, pacing_doubles_up_to_its_cap_and_only_for_early_answers);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
