@@ -309,9 +309,10 @@ class _Handler(BaseHTTPRequestHandler):
                 ("X-Consul-LastContact", "0")]
 
     def token(self, q):
-        t = self.headers.get("X-Consul-Token")
-        if not t and "token" in q:
-            t = q["token"][0]
+        # agent/http.go parseTokenInternal: ?token, then X-Consul-Token, then Bearer
+        t = q["token"][0] if q.get("token", [""])[0] else None
+        if not t:
+            t = self.headers.get("X-Consul-Token")
         if not t:
             auth = self.headers.get("Authorization", "")
             if auth.startswith("Bearer "):
