@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # dev.sh: the two-command quick start and the developer loop.
-#   ./dev.sh demo    build, start the admin emulator and gwsyncd (Ctrl-C stops both)
+#   ./dev.sh demo    build, start the admin emulator and gwsyncd (Ctrl-C stops both);
+#                    GWSYNC_DEMO_SOURCE=consul: the Consul KV emulator instead
 #   ./dev.sh check   build, then every test: unit + integration, an ASan+UBSan pass,
 #                    the integration tests under TSan, the Debian packages (built, then
 #                    installed, run and purged on THIS machine, as root) and a bounded
@@ -301,6 +302,8 @@ check() {
 }
 
 demo() {
+	# GWSYNC_DEMO_SOURCE=consul: the same demo against the Consul KV emulator
+	if [ "${GWSYNC_DEMO_SOURCE:-}" = consul ]; then build && exec "$here/tests/consul/demo.sh" "$here/build"; fi
 	deps "${GATEWAY_PACKAGES[@]}"
 	build
 	exec "$here/tests/admin/demo.sh" "$here/build"
@@ -325,7 +328,7 @@ check) check ;;
 demo) demo ;;
 bench) bench ;;
 *)
-	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac
