@@ -441,8 +441,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.read_body()
             return self.error(400, "key must not begin with a '/'")
         if n > KV_MAX_VALUE_SIZE:
-            # agent/kvs_endpoint.go KVSPut: refused before the body is read
-            self.close_connection = True
+            # agent/kvs_endpoint.go KVSPut: refused by its Content-Length. The body is read
+            # and dropped here so the client always sees the 413 (Go's server drains up to
+            # 256 KB and then closes, which a client still sending may see as a reset)
+            self.read_body()
             return self.error(413, "Request body(%d bytes) too large, max size: %d bytes. "
                               "See https://developer.hashicorp.com/docs/agent/config/"
                               "config-files#kv_max_value_size." % (n, KV_MAX_VALUE_SIZE))

@@ -2,8 +2,8 @@
  * libFuzzer target: bytes of a Consul KV answer as the Consul source reads them: the body
  * of a recursive read (source/consul/reply.c, which decodes escaped keys in place and
  * skips unknown members with a bounded depth), every entry's span checked to lie inside the
- * body and its value base64-decoded as the diff would; and the same bytes cut into lines
- * read as response headers (X-Consul-Index and the ACL filter flag). Any crash, leak or
+ * body and its value checked and base64-decoded as the diff would; and the same bytes cut into
+ * lines read as response headers (X-Consul-Index and the ACL filter flag). Any crash, leak or
  * sanitizer report is a bug; the input that found it goes into
  * tests/fuzz/regress/consul_kv/ and is replayed by every run.
  */
@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			char *v;
 			size_t vlen;
-			if (e->value && b64_decode(e->value, e->value_len, &v, &vlen) == B64_OK)
+			if (e->value && consul_value_text(&r.entries[i]) == 0 &&
+			    b64_decode(e->value, e->value_len, &v, &vlen) == B64_OK)
 				free(v);
 		}
 		consul_reply_free(&r);

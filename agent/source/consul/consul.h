@@ -74,7 +74,8 @@ int consul_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct
 enum consul_outcome consul_session(struct source *s, struct gw_err *err);
 /* Flush the mirror's due groups; returns the mirror's next deadline (or -1). */
 int64_t consul_flush_due(struct source *s, int64_t now);
-/* Forget the table of keys (at free). */
+/* Forget every key held (the next answer decodes them all), or the table too (at free). */
+void consul_keys_clear(struct source *s);
 void consul_keys_free(struct source *s);
 
 /* source.c */

@@ -169,14 +169,24 @@ static char *parse_entry(char *p, const char *end, size_t i, struct consul_entry
 				e->value = NULL;
 				e->value_len = 0;
 			} else {
-				if (p >= end || *p != '"' ||
-				    !(q = (char *)jlex_string_end(p + 1, end, &esc)))
+				if (p >= end || *p != '"')
 					return fail(err, i, "Value is neither a string nor null"),
 					       NULL;
-				/* base64 has no character JSON must escape, but "\/" may appear */
-				e->value = p + 1;
-				e->value_len = esc ? jlex_decode(p + 1, q - 1, p + 1)
-				                   : (size_t)(q - 1 - (p + 1));
+				/* found, not checked: most values belong to unchanged keys and are
+				 * never read (consul_value_text checks the few that are). A quote
+				 * after a backslash may be escaped: that one value is walked as
+				 * JSON now. */
+				char *v = p + 1;
+				q = memchr(v, '"', (size_t)(end - v));
+				if (q && q > v && q[-1] == '\\' &&
+				    !(q = (char *)jlex_string_end(v, end, &esc)))
+					return fail(err, i, "Value is not a valid string"), NULL;
+				if (!q)
+					return fail(err, i, "Value is not a valid string"), NULL;
+				if (*q == '"')
+					q++;
+				e->value = v;
+				e->value_len = (size_t)(q - 1 - v);
 			}
 		} else if (m == M_MODIFY_INDEX) {
 			if (p >= end || !(q = (char *)jlex_number_end(p, end)) ||
@@ -304,4 +314,19 @@ void consul_header_line(struct consul_headers *h, const char *line, size_t len)
 	} else if (header_value(line, len, "X-Consul-Results-Filtered-By-ACLs", &v, &e)) {
 		h->acl_filtered = (size_t)(e - v) == 4 && strncasecmp(v, "true", 4) == 0;
 	}
+}
+
+int consul_value_text(struct consul_entry *e)
+{
+	if (!e->value)
+		return 0;
+	char *v = (char *)e->value;
+	int esc = 0;
+	/* the closing quote is the byte after the value (consul_parse_list found it) */
+	const char *q = jlex_string_end(v, v + e->value_len + 1, &esc);
+	if (q != v + e->value_len + 1)
+		return -1;
+	if (esc)
+		e->value_len = jlex_decode(v, v + e->value_len, v);
+	return 0;
 }

@@ -8,9 +8,10 @@
  * per entry, its key and ModifyIndex (to skip an unchanged key without decoding it) and
  * where its base64 Value lies (decoded only when the key changed). So the body is scanned
  * once, in place: keys with JSON escapes are decoded into the body's own bytes (decoding
- * never lengthens), values are left as spans. Strings are checked as jansson checks them
- * (core/jlex.h: strict UTF-8, escapes); other members are skipped, nesting bounded.
- * Pure: unit-tested and fuzzed.
+ * never lengthens); values are left as spans, found with memchr and checked only when read
+ * (consul_value_text). Keys and values read are checked as jansson checks strings
+ * (core/jlex.h: strict UTF-8, escapes); other members are skipped, nesting bounded. Pure:
+ * unit-tested and fuzzed.
  */
 #ifndef GW_CONSUL_REPLY_H
 #define GW_CONSUL_REPLY_H
@@ -23,7 +24,8 @@
 struct consul_entry {
 	const char *key; /* into the body (decoded in place); not NUL-terminated */
 	size_t key_len;
-	const char *value; /* the base64 text, into the body; NULL: "Value":null or absent */
+	const char *value; /* the base64 text, into the body; NULL: "Value":null or absent.
+	                    * Not yet checked as a JSON string: consul_value_text() first */
 	size_t value_len;
 	uint64_t modify_index;
 };
@@ -37,6 +39,12 @@ struct consul_reply {
  * -1 with err naming what is wrong and where ("entry 3: ModifyIndex is not a number"). */
 int consul_parse_list(char *body, size_t len, struct consul_reply *out, struct gw_err *err);
 void consul_reply_free(struct consul_reply *r);
+
+/* Check an entry's value as a JSON string (strict UTF-8, escapes) and decode its escapes in
+ * place, before it is used: 0, or -1 when jansson would refuse it. Values are only found,
+ * not checked, by consul_parse_list (a one-key change must not pay for validating every
+ * unchanged value of the answer); keys are always checked. */
+int consul_value_text(struct consul_entry *e);
 
 /* One response header line ("Name: value\r\n"). */
 struct consul_headers {

@@ -16,7 +16,10 @@
  * Full reads (start-up, an index that went backwards, the anti-entropy resync) are a read
  * without an index, put through the mirror's full read so that every value is compared,
  * not only the ModifyIndex: a server that changed a value without moving its index (or
- * an answer the diff misapplied) is found and repaired by the resync.
+ * an answer the diff misapplied) is found and repaired by the resync. The resync reads
+ * right after an answer was taken (the query's wait ends when the resync is due): a change
+ * made in that one round trip shows as a repair too, and is then no change to the next
+ * answer.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -53,9 +56,14 @@ static int drop_all(struct htab_link *e, void *arg)
 	return 1;
 }
 
-void consul_keys_free(struct source *s)
+void consul_keys_clear(struct source *s)
 {
 	htab_remove_if(&s->keys, drop_all, NULL);
+}
+
+void consul_keys_free(struct source *s)
+{
+	consul_keys_clear(s);
 	htab_free(&s->keys);
 }
 
@@ -240,6 +248,11 @@ static int decode_value(struct source *s, size_t ep, const struct consul_entry *
 	*len = 0;
 	if (!e->value || e->value_len == 0)
 		return 0;
+	if (consul_value_text((struct consul_entry *)e) != 0)
+		return failf(err, SYNC_FAIL_PARSE,
+		             "server %s: the value of key %.*s is not a valid JSON string",
+		             s->cc->kv.servers[ep], (int)(e->key_len > 300 ? 300 : e->key_len),
+		             e->key);
 	enum b64_result r = b64_decode(e->value, e->value_len, out, len);
 	if (r == B64_OK)
 		return 0;
@@ -288,6 +301,10 @@ int consul_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct
 				failf(err, SYNC_FAIL_PARSE, "consul: out of memory");
 			free(v);
 			kv_mirror_full_abort(s->mirror);
+			/* the table may now claim ModifyIndexes the mirror never took: forget it,
+			 * so the next answer decodes every key again (identical values change
+			 * nothing in the mirror) */
+			consul_keys_clear(s);
 			consul_reply_free(&r);
 			http_reply_free(&rep);
 			return -1;

@@ -61,8 +61,35 @@ START_TEST(escaped_keys_are_decoded_in_place_and_unknown_members_skipped)
 	ck_assert_int_eq(parse(text, &r, &body, &err), 0);
 	ck_assert_uint_eq(r.n, 1);
 	ck_assert(key_is(&r.entries[0], "ns/shenyu/metaData/a&b/c\xc3\xa9"));
+	/* a value is found, not decoded, until it is read */
+	ck_assert_uint_eq(r.entries[0].value_len, 14);
+	ck_assert_int_eq(consul_value_text(&r.entries[0]), 0);
 	ck_assert_uint_eq(r.entries[0].value_len, 4);
 	ck_assert(memcmp(r.entries[0].value, "QQ==", 4) == 0);
+	consul_reply_free(&r);
+	free(body);
+}
+END_TEST
+
+START_TEST(a_value_is_checked_when_read_and_an_escaped_quote_does_not_end_it)
+{
+	struct consul_reply r;
+	struct gw_err err;
+	char *body;
+	const char *text = "[{\"Key\":\"a\",\"ModifyIndex\":1,\"Value\":\"Q\xff\"},"
+	                   "{\"Key\":\"b\",\"ModifyIndex\":2,\"Value\":\"x\\\"y\\\\\"},"
+	                   "{\"Key\":\"c\",\"ModifyIndex\":3,\"Value\":\"\\u12\"}]";
+	ck_assert_int_eq(parse(text, &r, &body, &err), 0);
+	ck_assert_uint_eq(r.n, 3);
+	/* invalid UTF-8 in a value: refused when it is read, not before */
+	ck_assert_int_eq(consul_value_text(&r.entries[0]), -1);
+	/* x\"y\\ : the escaped quote did not end the value */
+	ck_assert_int_eq(consul_value_text(&r.entries[1]), 0);
+	ck_assert_uint_eq(r.entries[1].value_len, 4);
+	ck_assert(memcmp(r.entries[1].value, "x\"y\\", 4) == 0);
+	ck_assert(key_is(&r.entries[2], "c"));
+	/* a broken escape: refused when read */
+	ck_assert_int_eq(consul_value_text(&r.entries[2]), -1);
 	consul_reply_free(&r);
 	free(body);
 }
@@ -99,6 +126,7 @@ static const struct {
     {"[{\"Key\":\"a\\u0000b\",\"ModifyIndex\":1}]", "Key"},
     {"[{\"Key\":\"\xff\xfe\",\"ModifyIndex\":1}]", "Key is not"},
     {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"Value\":5}]", "Value is neither"},
+    {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"Value\":\"abc}]", "Value is not a valid"},
     {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"Value\":nul}]", "Value is neither"},
     {"[{}]", "an empty object"},
     {"[1]", "not an object"},
@@ -228,6 +256,7 @@ int main(void)
 	TCase *tc = tcase_create("consul");
 	tcase_add_test(tc, a_list_gives_keys_indexes_and_value_spans);
 	tcase_add_test(tc, escaped_keys_are_decoded_in_place_and_unknown_members_skipped);
+	tcase_add_test(tc, a_value_is_checked_when_read_and_an_escaped_quote_does_not_end_it);
 	tcase_add_test(tc, an_empty_array_is_no_entries);
 	tcase_add_loop_test(tc, malformed_answers_are_refused_naming_why, 0,
 	                    (int)(sizeof bad / sizeof bad[0]));
