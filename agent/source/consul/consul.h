@@ -15,8 +15,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "core/htab.h"
 #include "source/consul/config.h"
+#include "source/consul/keys.h"
 #include "source/curl_http.h"
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
@@ -39,14 +39,14 @@ struct source {
 	struct kv_mirror *mirror;
 	struct http **srv; /* one per server */
 	size_t n_srv;
-	char *url;     /* "/v1/kv/ESCAPED-PREFIX/?recurse": the one watched prefix */
-	char *prefix;  /* the prefix as a key, for messages ("ns/shenyu/") */
-	char *token_h; /* "X-Consul-Token: ..." or NULL (a secret) */
+	char *url;    /* "/v1/kv/ESCAPED-PREFIX/?recurse": the one watched prefix */
+	char *prefix; /* the prefix and its groups, for messages ("ns/shenyu/ (PLUGIN, RULE)") */
+	char *key_prefix; /* the prefix alone ("ns/shenyu/"), for an ACL policy's key_prefix */
+	char *token_h;    /* "X-Consul-Token: ..." or NULL (a secret) */
 
 	/* the source's thread (initial_sync before it) */
-	struct htab keys; /* struct consul_key (sync.c): what the mirror holds, by path */
-	uint64_t gen;     /* the answer being applied (marks the keys it holds) */
-	char *path;       /* "/" + a key: the mirror's path form (grown as needed) */
+	struct consul_keys keys; /* what the mirror holds, with each key's ModifyIndex */
+	char *path;              /* "/" + a key: the mirror's path form (grown as needed) */
 	size_t path_cap;
 	size_t ep;         /* the server in use */
 	uint64_t index;    /* the index the next blocking query sends; 0: nothing read */
@@ -74,9 +74,6 @@ int consul_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct
 enum consul_outcome consul_session(struct source *s, struct gw_err *err);
 /* Flush the mirror's due groups; returns the mirror's next deadline (or -1). */
 int64_t consul_flush_due(struct source *s, int64_t now);
-/* Forget every key held (the next answer decodes them all), or the table too (at free). */
-void consul_keys_clear(struct source *s);
-void consul_keys_free(struct source *s);
 
 /* source.c */
 void consul_set_state(struct source *s, enum source_conn_state state, int watches);

@@ -17,6 +17,7 @@
 
 #include "core/clock.h"
 #include "core/thread.h"
+#include "model/groups.h"
 #include "shared/strbuf.h"
 #include "source/consul/consul.h"
 #include "source/retry.h"
@@ -163,23 +164,31 @@ static int make_url(struct source *s)
 	    s->layout.n_groups == 1 ? s->layout.dirs[s->layout.groups[0]] : s->layout.root;
 	const char *key = dir + 1; /* the path form without its '/' */
 	size_t klen = strlen(key);
-	if (!(s->prefix = malloc(klen + 2)))
+	/* how messages name it: the prefix and the groups read from it */
+	size_t cap = klen + 16 + s->layout.n_groups * 20;
+	if (!(s->prefix = malloc(cap)) || !(s->key_prefix = malloc(klen + 2)))
 		return -1;
-	snprintf(s->prefix, klen + 2, "%s/", key);
+	snprintf(s->key_prefix, klen + 2, "%s/", key);
+	size_t n = (size_t)snprintf(s->prefix, cap, "%s/ (", key);
+	for (size_t i = 0; i < s->layout.n_groups && n < cap; i++)
+		n += (size_t)snprintf(s->prefix + n, cap - n, "%s%s", i ? ", " : "",
+		                      gw_group_name(s->layout.groups[i]));
+	if (n < cap)
+		snprintf(s->prefix + n, cap - n, ")");
 	struct strbuf b = {0};
 	strbuf_adds(&b, "/v1/kv/");
 	for (const char *p = key; *p;) {
-		size_t n = strcspn(p, "/");
+		size_t len = strcspn(p, "/");
 		char seg[1024];
-		if (n >= sizeof seg) {
+		if (len >= sizeof seg) {
 			strbuf_reset(&b);
 			return -1;
 		}
-		memcpy(seg, p, n);
-		seg[n] = '\0';
+		memcpy(seg, p, len);
+		seg[len] = '\0';
 		strbuf_add_escaped(&b, seg);
 		strbuf_adds(&b, "/");
-		p += n;
+		p += len;
 		if (*p == '/')
 			p++;
 	}
@@ -307,10 +316,11 @@ static void consul_free(struct source *s)
 	free(s->srv);
 	kv_mirror_free(s->mirror);
 	kv_layout_free(&s->layout);
-	consul_keys_free(s);
+	consul_keys_free(&s->keys);
 	free(s->path);
 	free(s->url);
 	free(s->prefix);
+	free(s->key_prefix);
 	if (s->token_h) {
 		explicit_bzero(s->token_h, strlen(s->token_h));
 		free(s->token_h);

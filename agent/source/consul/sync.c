@@ -33,93 +33,6 @@
 #include "source/consul/reply.h"
 #include "source/b64.h"
 
-/* ---------------------------------------------------------------- the keys held */
-
-struct consul_key {
-	struct htab_link link; /* first */
-	uint64_t modify_index;
-	uint64_t gen; /* the last answer that held it */
-	size_t len;
-	char path[]; /* "/" + the key */
-};
-
-static int key_eq(const struct htab_link *e, const void *key, size_t len)
-{
-	const struct consul_key *k = (const struct consul_key *)e;
-	return k->len == len && memcmp(k->path, key, len) == 0;
-}
-
-static int drop_all(struct htab_link *e, void *arg)
-{
-	(void)arg;
-	free(e);
-	return 1;
-}
-
-void consul_keys_clear(struct source *s)
-{
-	htab_remove_if(&s->keys, drop_all, NULL);
-}
-
-void consul_keys_free(struct source *s)
-{
-	consul_keys_clear(s);
-	htab_free(&s->keys);
-}
-
-/* Record path at modify_index in this answer (s->gen). 0 or -1 (out of memory). */
-static int keys_set(struct source *s, const char *path, size_t len, uint64_t mi)
-{
-	uint64_t h = htab_hash(path, len);
-	struct htab_link **at = htab_find(&s->keys, h, key_eq, path, len);
-	if (at && *at) {
-		struct consul_key *k = (struct consul_key *)*at;
-		k->modify_index = mi;
-		k->gen = s->gen;
-		return 0;
-	}
-	struct consul_key *k = malloc(sizeof *k + len + 1);
-	if (!k || htab_reserve(&s->keys) != 0) {
-		free(k);
-		return -1;
-	}
-	memcpy(k->path, path, len);
-	k->path[len] = '\0';
-	k->len = len;
-	k->modify_index = mi;
-	k->gen = s->gen;
-	at = htab_find(&s->keys, h, key_eq, path, len);
-	htab_insert(&s->keys, at, &k->link, h);
-	return 0;
-}
-
-struct stale {
-	struct source *s;
-	int delete; /* deletes go to the mirror (an answer's diff; a full read does its own) */
-	int64_t now;
-	int changed; /* the mirror changed */
-};
-
-static int drop_stale(struct htab_link *e, void *arg)
-{
-	struct stale *st = arg;
-	struct consul_key *k = (struct consul_key *)e;
-	if (k->gen == st->s->gen)
-		return 0;
-	if (st->delete &&kv_mirror_delete(st->s->mirror, k->path, k->len, st->now) == 1)
-		st->changed = 1;
-	free(k);
-	return 1;
-}
-
-/* Forget the keys the last answer did not hold; 1 if the mirror changed. */
-static int keys_drop_stale(struct source *s, int delete, int64_t now)
-{
-	struct stale st = {s, delete, now, 0};
-	htab_remove_if(&s->keys, drop_stale, &st);
-	return st.changed;
-}
-
 /* The key's path form in s->path ("/" + key), or NULL (out of memory). */
 static const char *path_of(struct source *s, const char *key, size_t len)
 {
@@ -223,7 +136,7 @@ static int get(struct source *s, size_t ep, uint64_t index, int64_t wait_ms, str
 			    "server %s: %s: the token may not read every key below the "
 			    "prefix (X-Consul-Results-Filtered-By-ACLs): a partial view is "
 			    "not taken; give the token key_prefix \"%s\" read",
-			    server, label, s->prefix);
+			    server, label, s->key_prefix);
 		}
 		return 0;
 	}
@@ -235,7 +148,7 @@ static int get(struct source *s, size_t ep, uint64_t index, int64_t wait_ms, str
 		return failf(err, SYNC_FAIL_AUTH,
 		             "server %s: %s: HTTP %ld: %s (check consul.token: it must exist and "
 		             "may read key_prefix \"%s\")",
-		             server, label, status, text[0] ? text : "refused", s->prefix);
+		             server, label, status, text[0] ? text : "refused", s->key_prefix);
 	return failf(err, SYNC_FAIL_HTTP, "server %s: %s: HTTP %ld: %s", server, label, status,
 	             text);
 }
@@ -283,20 +196,25 @@ int consul_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct
 		http_reply_free(&rep);
 		return failf(err, SYNC_FAIL_PARSE, "consul: out of memory");
 	}
-	s->gen++;
+	consul_keys_begin(&s->keys);
 	size_t keys = 0;
 	for (size_t i = 0; i < r.n; i++) {
 		const struct consul_entry *e = &r.entries[i];
 		const char *path = path_of(s, e->key, e->key_len);
+		size_t plen = e->key_len + 1;
 		char *v = NULL;
 		size_t vlen = 0;
 		int bad = !path;
-		if (!bad && kv_layout_group_of(&s->layout, path, e->key_len + 1) < 0)
+		if (!bad && kv_layout_group_of(&s->layout, path, plen) < 0)
 			continue;
+		struct consul_key *k = bad ? NULL : consul_keys_find(&s->keys, path, plen);
+		if (k)
+			k->modify_index = e->modify_index;
 		if (bad || decode_value(s, ep, e, &v, &vlen, err) != 0 ||
-		    kv_mirror_full_put(s->mirror, path, e->key_len + 1, v ? v : "", vlen,
+		    kv_mirror_full_put(s->mirror, path, plen, v ? v : "", vlen,
 		                       (int64_t)e->modify_index) != 0 ||
-		    keys_set(s, path, e->key_len + 1, e->modify_index) != 0) {
+		    (k ? consul_keys_seen(&s->keys, k) != 0
+		       : !consul_keys_add(&s->keys, path, plen, e->modify_index))) {
 			if (bad || err->kind == SYNC_OK || err->kind == SYNC_STOPPED)
 				failf(err, SYNC_FAIL_PARSE, "consul: out of memory");
 			free(v);
@@ -304,7 +222,7 @@ int consul_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct
 			/* the table may now claim ModifyIndexes the mirror never took: forget it,
 			 * so the next answer decodes every key again (identical values change
 			 * nothing in the mirror) */
-			consul_keys_clear(s);
+			consul_keys_clear(&s->keys);
 			consul_reply_free(&r);
 			http_reply_free(&rep);
 			return -1;
@@ -312,7 +230,7 @@ int consul_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct
 		free(v);
 		keys++;
 	}
-	keys_drop_stale(s, 0, 0);
+	consul_keys_end(&s->keys, NULL, NULL); /* the full read deletes what it did not read */
 	size_t bytes = rep.len;
 	consul_reply_free(&r);
 	http_reply_recycle(s->srv[ep], &rep);
@@ -348,6 +266,20 @@ int64_t consul_flush_due(struct source *s, int64_t now)
 
 /* ---------------------------------------------------------------- an answer's diff */
 
+/* A key the answer no longer lists: deleted from the mirror. */
+struct gone {
+	struct source *s;
+	int64_t now;
+	int changed; /* the mirror changed */
+};
+
+static void key_gone(void *arg, const struct consul_key *k)
+{
+	struct gone *g = arg;
+	if (kv_mirror_delete(g->s->mirror, k->path, k->len, g->now) == 1)
+		g->changed = 1;
+}
+
 /* Apply an answer (200: its body; 404: nothing below the prefix) to the mirror: keys new
  * or with another ModifyIndex are put, keys no longer there deleted. 1 if the mirror
  * changed, 0 if not, -1 with err. */
@@ -360,47 +292,55 @@ static int apply_answer(struct source *s, size_t ep, struct http_reply *rep, str
 		return failf(err, SYNC_FAIL_PARSE, "server %s: blocking query of %s: %s",
 		             s->cc->kv.servers[ep], s->prefix, why);
 	}
-	int64_t now = gw_mono_ms();
-	int changed = 0;
-	s->gen++;
+	struct gone g = {s, gw_mono_ms(), 0};
+	consul_keys_begin(&s->keys);
 	for (size_t i = 0; i < r.n; i++) {
 		const struct consul_entry *e = &r.entries[i];
 		const char *path = path_of(s, e->key, e->key_len);
 		size_t plen = e->key_len + 1;
 		if (!path) {
+			consul_keys_abort(&s->keys);
 			consul_reply_free(&r);
 			return failf(err, SYNC_FAIL_PARSE, "consul: out of memory");
 		}
 		if (kv_layout_group_of(&s->layout, path, plen) < 0)
 			continue;
-		struct htab_link **at =
-		    htab_find(&s->keys, htab_hash(path, plen), key_eq, path, plen);
-		struct consul_key *k = at && *at ? (struct consul_key *)*at : NULL;
+		struct consul_key *k = consul_keys_find(&s->keys, path, plen);
 		if (k && k->modify_index == e->modify_index) {
-			k->gen = s->gen; /* unchanged: not decoded */
+			if (consul_keys_seen(&s->keys, k) != 0) /* unchanged: not decoded */
+				goto oom;
 			continue;
 		}
 		char *v;
 		size_t vlen;
 		if (decode_value(s, ep, e, &v, &vlen, err) != 0) {
 			/* what was applied stays; the rest comes again with the next answer */
-			if (k)
-				k->gen = s->gen;
+			consul_keys_abort(&s->keys);
 			consul_reply_free(&r);
 			return -1;
 		}
 		int rc = kv_mirror_put(s->mirror, path, plen, v ? v : "", vlen,
-		                       (int64_t)e->modify_index, now);
+		                       (int64_t)e->modify_index, g.now);
 		free(v);
-		if (rc < 0 || keys_set(s, path, plen, e->modify_index) != 0) {
-			consul_reply_free(&r);
-			return failf(err, SYNC_FAIL_PARSE, "consul: out of memory");
+		if (rc < 0)
+			goto oom;
+		if (k) {
+			k->modify_index = e->modify_index;
+			if (consul_keys_seen(&s->keys, k) != 0)
+				goto oom;
+		} else if (!consul_keys_add(&s->keys, path, plen, e->modify_index)) {
+			goto oom;
 		}
-		changed |= rc == 1;
+		g.changed |= rc == 1;
 	}
 	consul_reply_free(&r);
-	changed |= keys_drop_stale(s, 1, now);
-	return changed;
+	consul_keys_end(&s->keys, key_gone, &g);
+	return g.changed;
+oom:
+	/* the mirror has what was put; keys not recorded are decoded again next time */
+	consul_keys_abort(&s->keys);
+	consul_reply_free(&r);
+	return failf(err, SYNC_FAIL_PARSE, "consul: out of memory");
 }
 
 /* ---------------------------------------------------------------- the session */

@@ -1,6 +1,7 @@
 /*
- * The Consul source's pure parts: the KV answer's scanner and headers (reply.c) and the
- * blocking-query index rules with the loop's pacing (index.c).
+ * The Consul source's pure parts: the KV answer's scanner and headers (reply.c), the
+ * blocking-query index rules with the loop's pacing (index.c), and the table of keys held
+ * that an answer is compared with (keys.c).
  */
 #include <check.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "source/consul/index.h"
+#include "source/consul/keys.h"
 #include "source/consul/reply.h"
 
 /* ---------------------------------------------------------------- the answer */
@@ -250,6 +252,80 @@ START_TEST(pacing_doubles_up_to_its_cap_and_only_for_early_answers)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- the keys held */
+
+static char gone_log[256];
+
+static void on_gone(void *arg, const struct consul_key *k)
+{
+	(void)arg;
+	strcat(gone_log, k->path);
+	strcat(gone_log, ";");
+}
+
+/* One answer listing paths[0..n) with ModifyIndex mi[]: how many were new or moved. */
+static int answer(struct consul_keys *ks, const char *const *paths, const uint64_t *mi, size_t n)
+{
+	int changed = 0;
+	consul_keys_begin(ks);
+	for (size_t i = 0; i < n; i++) {
+		struct consul_key *k = consul_keys_find(ks, paths[i], strlen(paths[i]));
+		if (!k) {
+			ck_assert_ptr_nonnull(
+			    consul_keys_add(ks, paths[i], strlen(paths[i]), mi[i]));
+			changed++;
+			continue;
+		}
+		if (k->modify_index != mi[i]) {
+			k->modify_index = mi[i];
+			changed++;
+		}
+		ck_assert_int_eq(consul_keys_seen(ks, k), 0);
+	}
+	gone_log[0] = '\0';
+	consul_keys_end(ks, on_gone, NULL);
+	return changed;
+}
+
+START_TEST(the_keys_held_follow_each_answer_in_and_out_of_order)
+{
+	struct consul_keys ks = {0};
+	const char *a[] = {"/r/a", "/r/b", "/r/c", "/r/d"};
+	uint64_t m1[] = {1, 2, 3, 4};
+	ck_assert_int_eq(answer(&ks, a, m1, 4), 4);
+	ck_assert_str_eq(gone_log, "");
+	/* the same answer again: nothing new, found in order, nothing gone */
+	ck_assert_int_eq(answer(&ks, a, m1, 4), 0);
+	ck_assert_uint_eq(ks.n_order, 4);
+	/* one moved, one deleted, one added in the middle, one listed twice */
+	const char *b[] = {"/r/a", "/r/b2", "/r/b", "/r/d", "/r/d"};
+	uint64_t m2[] = {1, 9, 2, 8, 8};
+	ck_assert_int_eq(answer(&ks, b, m2, 5), 2);
+	ck_assert_str_eq(gone_log, "/r/c;");
+	ck_assert_uint_eq(ks.tab.n, 4);
+	/* out of order (a hostile server): still found by the table */
+	const char *c[] = {"/r/d", "/r/b", "/r/a", "/r/b2"};
+	uint64_t m3[] = {8, 2, 1, 9};
+	ck_assert_int_eq(answer(&ks, c, m3, 4), 0);
+	ck_assert_str_eq(gone_log, "");
+	/* an answer given up half way forgets nothing */
+	consul_keys_begin(&ks);
+	struct consul_key *k = consul_keys_find(&ks, "/r/d", 4);
+	ck_assert_ptr_nonnull(k);
+	ck_assert_int_eq(consul_keys_seen(&ks, k), 0);
+	consul_keys_abort(&ks);
+	ck_assert_int_eq(answer(&ks, c, m3, 4), 0);
+	ck_assert_str_eq(gone_log, "");
+	/* an empty answer (404): everything gone */
+	ck_assert_int_eq(answer(&ks, NULL, NULL, 0), 0);
+	ck_assert_uint_eq(strlen(gone_log), strlen("/r/d;/r/b;/r/a;/r/b2;"));
+	ck_assert_uint_eq(ks.tab.n, 0);
+	consul_keys_clear(&ks);
+	ck_assert_int_eq(answer(&ks, a, m1, 4), 4);
+	consul_keys_free(&ks);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("consul");
@@ -264,6 +340,7 @@ int main(void)
 	tcase_add_test(tc, headers_give_the_index_and_the_acl_filter);
 	tcase_add_test(tc, the_index_rules);
 	tcase_add_test(tc, pacing_doubles_up_to_its_cap_and_only_for_early_answers);
+	tcase_add_test(tc, the_keys_held_follow_each_answer_in_and_out_of_order);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
