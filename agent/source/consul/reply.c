@@ -178,13 +178,13 @@ static char *parse_entry(char *p, const char *end, size_t i, struct consul_entry
 				 * JSON now. */
 				char *v = p + 1;
 				q = memchr(v, '"', (size_t)(end - v));
-				if (q && q > v && q[-1] == '\\' &&
-				    !(q = (char *)jlex_string_end(v, end, &esc)))
-					return fail(err, i, "Value is not a valid string"), NULL;
+				if (q && q > v && q[-1] == '\\')
+					q = (char *)jlex_string_end(v, end,
+					                            &esc); /* after its quote */
+				else if (q)
+					q++; /* after the quote memchr found */
 				if (!q)
 					return fail(err, i, "Value is not a valid string"), NULL;
-				if (*q == '"')
-					q++;
 				e->value = v;
 				e->value_len = (size_t)(q - 1 - v);
 			}

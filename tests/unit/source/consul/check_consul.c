@@ -129,6 +129,8 @@ static const struct {
     {"[{\"Key\":\"\xff\xfe\",\"ModifyIndex\":1}]", "Key is not"},
     {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"Value\":5}]", "Value is neither"},
     {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"Value\":\"abc}]", "Value is not a valid"},
+    /* an escaped quote, then the value's own at the very end (found by the fuzzer) */
+    {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"Value\":\"\\\\\\\"\"", "expected ','"},
     {"[{\"Key\":\"a\",\"ModifyIndex\":1,\"Value\":nul}]", "Value is neither"},
     {"[{}]", "an empty object"},
     {"[1]", "not an object"},
