@@ -33,9 +33,13 @@ class ConsulError(Exception):
 class ConsulStore:
     kind = "consul"
 
-    def __init__(self, url, token=None):
+    def __init__(self, url, token=None, cafile=None):
         self.url = url.rstrip("/")
         self.token = token
+        self.context = None
+        if cafile:
+            import ssl
+            self.context = ssl.create_default_context(cafile=cafile)
 
     @staticmethod
     def key(path):
@@ -47,7 +51,7 @@ class ConsulStore:
         if self.token:
             req.add_header("X-Consul-Token", self.token)
         try:
-            with urllib.request.urlopen(req, timeout=30) as r:
+            with urllib.request.urlopen(req, timeout=30, context=self.context) as r:
                 return r.status, r.read(), r.headers
         except urllib.error.HTTPError as e:
             text = e.read()

@@ -168,7 +168,9 @@ class Emulator:
     """One emulated Consul agent+server on 127.0.0.1:port. tokens: None (ACLs off), or
     {token: [key prefixes it may read]} ("" = everything)."""
 
-    def __init__(self, port=0, tokens=None, key_list_policy=False):
+    def __init__(self, port=0, tokens=None, key_list_policy=False, tls=None):
+        """tls: {"cert", "key"} (harness.make_test_ca) serves https."""
+        self.tls = tls
         self.store = Store()
         self.tokens = tokens
         self.key_list_policy = key_list_policy
@@ -195,6 +197,11 @@ class Emulator:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self.httpd.daemon_threads = True
         self.httpd.allow_reuse_address = True
+        if self.tls:
+            import ssl
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(self.tls["cert"], self.tls["key"])
+            self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
@@ -202,7 +209,7 @@ class Emulator:
 
     @property
     def url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)
 
     def close(self):
         if self.httpd:

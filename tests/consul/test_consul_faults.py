@@ -236,5 +236,46 @@ class ConsulTokens(harness.IntegrationTest):
         self.assertNotIn("narrow", "\n".join(a.d.lines(None)))
 
 
+class ConsulTls(harness.IntegrationTest):
+    """Consul served over https: the agent verifies it with consul.tls.ca_file."""
+    KIND = "consul"
+    NS = "ns-tls"
+
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.certs_dir = tempfile.mkdtemp(prefix="gwsync-consul-tls.")
+        cls.certs = harness.make_test_ca(cls.certs_dir)
+        cls.server = emulator.Emulator(tls=cls.certs)
+        cls.store = consulstore.ConsulStore(cls.server.url, cafile=cls.certs["ca"])
+        cls.pub = publisher.Publisher(cls.store, "/%s/shenyu" % cls.NS)
+        cls.data = publisher.RandomData(seed=82, namespace=cls.NS)
+        cls.pub.sync_all(cls.data.items)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+        import shutil
+        shutil.rmtree(cls.certs_dir, ignore_errors=True)
+
+    def agent(self, ca):
+        return kvcases.Agent(self, self.pub, [self.server.url], namespace=self.NS,
+                             section_extra={"tls": {"ca_file": ca}})
+
+    def test_https_with_the_servers_ca_syncs_and_follows_changes(self):
+        self.assertTrue(self.server.url.startswith("https://"))
+        a = self.agent(self.certs["ca"])
+        a.wait_converged()
+        rule = self.data.new_rule()
+        self.pub.write("RULE", rule)
+        self.data.items["RULE"].append(rule)
+        a.wait_converged()
+
+    def test_a_certificate_from_another_ca_is_refused(self):
+        a = self.agent(self.certs["wrong_ca"])
+        a.d.wait_log(r"TLS certificate verification failed.*\[connect\]", timeout=WAIT)
+        self.assertFalse(os.path.exists(os.path.join(a.files, "RULE.json")))
+
+
 if __name__ == "__main__":
     kvcases.kvagent.main()
