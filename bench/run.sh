@@ -143,6 +143,8 @@ fi
 if wants consul; then
 	say "issue 28: the Consul source at 1k, 10k and 100k rules (one recursive query, or the RULE directory's)"
 	python3 "$src/bench/consul.py" "$build" | tee -a "$results" || rc=1
+	say "issue 28: figure 9's fan-out row for Consul (${GWSYNC_FANOUT:-100} agents, the Consul KV emulator)"
+	python3 "$src/bench/fanout_consul.py" "$build" | tee -a "$results" || rc=1
 fi
 
 say "results"

@@ -385,7 +385,10 @@ enum consul_outcome consul_session(struct source *s, struct gw_err *err)
 		}
 		int64_t pace = consul_pace_ms(s->early, s->cc->pace_max_ms);
 		if (pace > 0) {
-			if (s->early == 1 || pace == s->cc->pace_max_ms)
+			/* the first early answer, and the pause reaching its cap: not every one */
+			if (s->early == 1 ||
+			    (pace == s->cc->pace_max_ms &&
+			     consul_pace_ms(s->early - 1, s->cc->pace_max_ms) < pace))
 				LOG_W(s->log, "consul",
 				      "server %s: %u blocking quer%s of %s answered at once with "
 				      "nothing new; pausing %lld ms before the next",
