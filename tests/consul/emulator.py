@@ -24,7 +24,7 @@ Faults, for the tests (attributes and methods of Emulator): reset_indexes() (the
 goes backwards: a snapshot restored into a new cluster), `immediate` (blocking queries
 answered at once without a change), restart() (the listener and every connection closed,
 the data kept), drop_holds() (held queries cut mid-hold), `trickle` (answers sent a few
-bytes at a time), `flood` (an answer that never ends), `bad_body` ("nonjson",
+bytes at a time), `foreign_404` (a 404 without X-Consul-Index, as a misrouted proxy gives), `flood` (an answer that never ends), `bad_body` ("nonjson",
 "invalid_utf8", "deep", "huge"), `hide_prefix` (writes below it change the value without
 moving any index: a change a blocking query cannot see; anti-entropy must).
 
@@ -179,6 +179,7 @@ class Emulator:
         self.flood = False
         self.bad_body = None
         self.huge_bytes = 8 << 20  # the size of a "huge" body
+        self.foreign_404 = False   # every GET answered 404 without X-Consul-Index (a proxy)
         self.requests = []    # (monotonic time, method, path with query) of every request
         self.lock = threading.Lock()
         self.conns = set()    # sockets of requests in progress
@@ -342,7 +343,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.emu.lock:
             self.emu.requests.append((time.monotonic(), "GET", self.path))
         key = self.kv_key()
-        if key is None:
+        if key is None or self.emu.foreign_404:
             return self.error(404, "not found")
         q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query,
                                   keep_blank_values=True)

@@ -39,6 +39,7 @@ class ConsulFaults(harness.IntegrationTest):
     def setUp(self):
         emu = self.server
         emu.immediate, emu.trickle, emu.flood, emu.bad_body = False, None, False, None
+        emu.foreign_404 = False
 
     tearDown = setUp
     new_publisher = kvcases.KvCases.new_publisher
@@ -171,6 +172,22 @@ class ConsulFaults(harness.IntegrationTest):
         a.d.wait_log(r"larger than .*max_response.*\[too_large\]", timeout=WAIT, since=mark)
         self.server.flood = False
         self.server.drop_holds()
+        a.wait_converged()
+
+    def test_a_404_that_is_not_consuls_is_refused_not_taken_as_everything_deleted(self):
+        # Consul's 404 for an absent prefix carries X-Consul-Index; a proxy's does not, and
+        # taking it as "nothing below the root" would empty every group at the gateway
+        data, pub, a = self.published_agent(seed=83)
+        good = {g: kvagent.file_items(a.files, g) for g in publisher.KV_GROUPS}
+        mark = a.d.mark()
+        self.server.foreign_404 = True
+        self.server.drop_holds()
+        a.d.wait_log(r"HTTP 404 without an X-Consul-Index.*\[parse\]", timeout=WAIT, since=mark)
+        self.assertEqual(good, {g: kvagent.file_items(a.files, g) for g in publisher.KV_GROUPS})
+        self.server.foreign_404 = False
+        rule = data.new_rule()
+        pub.write("RULE", rule)
+        data.items["RULE"].append(rule)
         a.wait_converged()
 
     def test_a_trickled_read_is_cut_by_transfer_timeout(self):
