@@ -156,8 +156,8 @@ static const struct key consul_keys[] = {
     {"connect_timeout", cfgw_duration, CFG(connect_timeout_ms), 1, INT64_MAX, NULL, NULL,
      "the longest a connection may take (10s)", 1},
     {"max_response", cfgw_size, CFG(max_response), 1, INT64_MAX, NULL, NULL,
-     "the largest answer taken (64MiB): a recursive read answers with every key below the "
-     "root, about 0.9 KB per rule",
+     "the largest answer taken (256MiB here, not admin:'s 64MiB): a recursive read answers "
+     "with every key below the root, about 0.9 KB per rule",
      1},
     {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL, NULL,
      "the longest a full read may take whole (5m)", 1},
@@ -171,8 +171,14 @@ static const struct kv_config_words words = {
     .store = "Consul",
 };
 
+/* A recursive answer holds every key below the root, about 0.9 KB per rule, and Consul
+ * cannot page it: admin:'s 64 MiB would stop a store of about 70,000 rules for ever. */
+#define CONSUL_MAX_RESPONSE ((int64_t)256 << 20)
+
 static int check(struct loader *ld, const struct ynode *node, void *settings)
 {
+	if (!node || !ytree_get(node, "max_response"))
+		ld->cfg->max_response = CONSUL_MAX_RESPONSE;
 	return kv_config_check(ld, node, settings, &words);
 }
 

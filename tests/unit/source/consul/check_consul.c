@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
+#include "source/consul/config.h"
 #include "source/consul/index.h"
 #include "source/consul/keys.h"
 #include "source/consul/reply.h"
@@ -328,6 +330,42 @@ START_TEST(the_keys_held_follow_each_answer_in_and_out_of_order)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- the section */
+
+static struct cfg *load(const char *text)
+{
+	struct cfg *c = NULL;
+	struct gw_err err;
+	ck_assert_msg(cfg_parse("t.yaml", text, strlen(text), &c, &err) == 0, "%s", err.msg);
+	return c;
+}
+
+START_TEST(the_section_keeps_the_root_as_a_path_and_raises_max_response)
+{
+	struct cfg *c = load("consul:\n  servers: [\"http://127.0.0.1:8500/\"]\n"
+	                     "  root: ns1/shenyu/\n  token: abc\n");
+	const struct consul_config *cc = consul_config(c);
+	ck_assert_ptr_nonnull(cc);
+	ck_assert_str_eq(cc->kv.root, "/ns1/shenyu");
+	ck_assert_str_eq(cc->kv.label, "consul://127.0.0.1:8500/ns1/shenyu");
+	ck_assert_str_eq(cc->kv.servers[0], "http://127.0.0.1:8500");
+	ck_assert_str_eq(cc->token, "abc");
+	ck_assert_int_eq(cc->wait_ms, 300000);
+	ck_assert_int_eq(cc->pace_max_ms, 15000);
+	/* a recursive answer holds the whole store: 256 MiB unless written */
+	ck_assert_int_eq(c->max_response, (int64_t)256 << 20);
+	cfg_free(c);
+	c = load("consul:\n  servers: [\"http://127.0.0.1:8500\"]\n  max_response: 1MiB\n");
+	ck_assert_int_eq(c->max_response, (int64_t)1 << 20);
+	ck_assert_str_eq(consul_config(c)->kv.root, "/" GW_DEFAULT_NAMESPACE "/shenyu");
+	cfg_free(c);
+	/* another source keeps admin:'s default */
+	c = load("admin:\n  servers: [\"http://127.0.0.1:9095\"]\n");
+	ck_assert_int_eq(c->max_response, (int64_t)64 << 20);
+	cfg_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("consul");
@@ -343,6 +381,7 @@ int main(void)
 	tcase_add_test(tc, the_index_rules);
 	tcase_add_test(tc, pacing_doubles_up_to_its_cap_and_only_for_early_answers);
 	tcase_add_test(tc, the_keys_held_follow_each_answer_in_and_out_of_order);
+	tcase_add_test(tc, the_section_keeps_the_root_as_a_path_and_raises_max_response);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
