@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # dev.sh: the two-command quick start and the developer loop.
-#   ./dev.sh demo    build, start the admin emulator and gwsyncd (Ctrl-C stops both)
+#   ./dev.sh demo    build, start the admin emulator and gwsyncd (Ctrl-C stops both);
+#                    GWSYNC_DEMO_SOURCE=nacos|apollo|consul: that server's emulator instead
 #   ./dev.sh test    build, then the unit and integration tests once: the everyday loop,
 #                    ~5 minutes on 2 cores (check is the whole of it, what CI runs)
 #   ./dev.sh check   build, then every test: unit + integration, an ASan+UBSan pass,
@@ -337,6 +338,8 @@ quick_test() {
 }
 
 demo() {
+	# GWSYNC_DEMO_SOURCE=consul: the same demo against the Consul KV emulator
+	if [ "${GWSYNC_DEMO_SOURCE:-}" = consul ]; then build && exec "$here/tests/consul/demo.sh" "$here/build"; fi
 	deps "${GATEWAY_PACKAGES[@]}"
 	build
 	# GWSYNC_DEMO_SOURCE=apollo: the same demo against the Apollo config service emulator
@@ -364,7 +367,7 @@ test) quick_test ;;
 demo) demo ;;
 bench) bench ;;
 *)
-	sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

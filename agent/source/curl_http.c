@@ -49,9 +49,17 @@ struct sink {
 	struct http *h;
 	struct strbuf body;
 	int too_large;
+	const struct http_request *rq; /* its on_header, for on_header_line */
 };
 
 /* ---------------------------------------------------------------- transport */
+
+static size_t on_header_line(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	const struct sink *s = userdata;
+	s->rq->on_header(s->rq->header_arg, data, size * nmemb);
+	return size * nmemb;
+}
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
@@ -339,7 +347,7 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	}
 
 	CURL *e = h->easy;
-	struct sink s = {.h = h};
+	struct sink s = {.h = h, .rq = rq};
 	h->errbuf[0] = '\0';
 	curl_easy_setopt(e, CURLOPT_URL, url.p);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
@@ -348,8 +356,13 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	 * second is never "silent", so a silence bound alone would let it hold the poller for
 	 * days. The held listener: read_timeout (more than the admin's hold). Anything else:
 	 * transfer_timeout whole, and read_timeout of silence (< 1 byte/s) ends it sooner. */
+	if (rq->on_header) {
+		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header_line);
+		curl_easy_setopt(e, CURLOPT_HEADERDATA, &s);
+	}
 	if (rq->held) {
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->timeout_ms);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+		                 (long)(rq->timeout_ms > 0 ? rq->timeout_ms : h->timeout_ms));
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 0L);
 	} else {
 		long idle_s = (long)((h->timeout_ms + 999) / 1000);
@@ -373,6 +386,8 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
 	/* The handle keeps option pointers between requests: clear the ones that die here. */
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, NULL);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, NULL);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, NULL);
 	curl_easy_setopt(e, CURLOPT_URL, NULL);
 	curl_slist_free_all(hdrs);

@@ -42,6 +42,13 @@ struct http_request {
 	                             * a large fetch on a slow link is not cut off mid-transfer */
 	const char *label;          /* what the request is for, named in its errors ("fetch of
 	                             * RULE"); may be NULL */
+	int64_t timeout_ms;         /* held only: the whole request's bound instead of
+	                             * read_timeout (a Consul blocking query's own wait); 0:
+	                             * read_timeout */
+	/* Optional: called with each response header line ("Name: value\r\n"), e.g. for
+	 * X-Consul-Index; NULL: headers are not looked at. */
+	void (*on_header)(void *arg, const char *line, size_t len);
+	void *header_arg;
 };
 
 struct http_reply {

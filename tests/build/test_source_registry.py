@@ -98,7 +98,8 @@ class SourceRegistry(unittest.TestCase):
             self.assertEqual(ops, got, "%s/: defines %s_source_ops but declares %s" % (
                 folder, ops, got))
             types += got
-        self.assertEqual(types, ["http", "websocket", "zookeeper", "etcd", "nacos", "apollo"])
+        self.assertEqual(types, ["http", "websocket", "zookeeper", "etcd", "nacos", "apollo",
+                                 "consul"])
 
     def test_every_folder_with_a_source_am_is_included(self):
         base = os.path.join(SRC, "agent", "source")

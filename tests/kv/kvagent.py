@@ -37,8 +37,9 @@ def config(kind, servers, root=None, namespace=None, groups=publisher.KV_GROUPS,
     """YAML text for an agent whose source is `kind` ("zookeeper" or "etcd") at `servers`
     (["127.0.0.1:p"] or ["http://127.0.0.1:p"]). files: a file subscriber's dir;
     recorder: the recorder's output file. None leaves a key to its default."""
-    sec = {"servers" if kind == "zookeeper" else "endpoints":
-           servers if isinstance(servers, str) else list(servers)}
+    sec = {servers_key(kind): servers if isinstance(servers, str) else list(servers)}
+    if kind == "consul" and root:
+        root = root.lstrip("/")  # a Consul key prefix: the admin's path without its '/'
     for key, value in (("namespace", namespace), ("root", root), ("settle", settle),
                        ("resync_interval", resync_interval), ("retry", retry),
                        ("session_timeout", session_timeout)):
@@ -63,6 +64,11 @@ def config(kind, servers, root=None, namespace=None, groups=publisher.KV_GROUPS,
         doc["subscribers"] = subs
     doc.update(extra or {})
     return harness.to_yaml(doc)
+
+
+def servers_key(kind):
+    """The section's key of its servers: etcd has endpoints, the others servers."""
+    return "endpoints" if kind == "etcd" else "servers"
 
 
 def label(kind, servers, root):

@@ -654,7 +654,7 @@ class KvCases:
         return d.run_check(timeout=30)
 
     def section(self):
-        return harness.to_yaml({self.KIND: {("servers" if self.KIND == "zookeeper" else "endpoints"):
+        return harness.to_yaml({self.KIND: {kvagent.servers_key(self.KIND):
                                             self.server_addresses()}})
 
     def test_two_source_sections_exit_2_naming_the_line(self):
@@ -675,7 +675,7 @@ class KvCases:
 
     def test_ai_proxy_api_key_is_refused_at_check_with_the_reason(self):
         text = harness.to_yaml({self.KIND: {
-            ("servers" if self.KIND == "zookeeper" else "endpoints"): self.server_addresses(),
+            kvagent.servers_key(self.KIND): self.server_addresses(),
             "groups": ["PLUGIN", "AI_PROXY_API_KEY"]}})
         r = self.check(text)
         self.assertEqual(2, r.returncode, r.stderr)
@@ -683,7 +683,7 @@ class KvCases:
         self.assertIn("never published", r.stderr)
 
     def test_settle_and_resync_bounds_are_checked(self):
-        key = "servers" if self.KIND == "zookeeper" else "endpoints"
+        key = kvagent.servers_key(self.KIND)
         for extra, word in (({"settle": "2s"}, "settle"),
                             ({"resync_interval": "500ms"}, "resync_interval")):
             sec = {key: self.server_addresses()}

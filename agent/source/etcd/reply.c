@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "source/etcd/b64.h"
+#include "source/b64.h"
 
 /* An int64 as etcd's gateway writes it: a JSON string of digits (or, leniently, a
  * number). Missing: 0. -1 if present but not an int64. */
@@ -70,10 +70,10 @@ static int get_b64(const json_t *o, const char *name, char **out, size_t *out_le
 		s = json_string_value(v);
 		n = json_string_length(v);
 	}
-	enum etcd_b64_result rc = etcd_b64_decode(s, n, out, out_len);
-	if (rc == ETCD_B64_NO_MEMORY)
+	enum b64_result rc = b64_decode(s, n, out, out_len);
+	if (rc == B64_NO_MEMORY)
 		return gw_errf(err, "%s: out of memory", what);
-	if (rc != ETCD_B64_OK)
+	if (rc != B64_OK)
 		return gw_errf(err, "%s: %s is not base64", what, name);
 	return 0;
 }

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "source/etcd/b64.h"
+#include "source/b64.h"
 
 size_t etcd_prefix_end(const char *prefix, size_t len, char *out)
 {
@@ -33,7 +33,7 @@ static int set_prefix(json_t *o, const char *prefix, size_t len)
 	if (!end)
 		return -1;
 	size_t elen = etcd_prefix_end(prefix, len, end);
-	char *k = etcd_b64_encode(prefix, len), *e = etcd_b64_encode(end, elen);
+	char *k = b64_encode(prefix, len), *e = b64_encode(end, elen);
 	free(end);
 	int bad = !k || !e || json_object_set_new(o, "key", json_string(k)) != 0 ||
 	          json_object_set_new(o, "range_end", json_string(e)) != 0;
@@ -69,7 +69,7 @@ char *etcd_body_range_page(const char *prefix, size_t len, const char *from, siz
 		return NULL;
 	int bad = set_prefix(o, prefix, len) != 0;
 	if (!bad && from) {
-		char *k = etcd_b64_encode(from, from_len);
+		char *k = b64_encode(from, from_len);
 		bad = !k || json_object_set_new(o, "key", json_string(k)) != 0;
 		free(k);
 	}

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "source/etcd/b64.h"
+#include "source/b64.h"
 #include "source/etcd/reply.h"
 #include "source/etcd/stream.h"
 #include "source/etcd/wire.h"
@@ -17,11 +17,11 @@
 
 static void b64_round(const char *plain, size_t len, const char *coded)
 {
-	char *enc = etcd_b64_encode(plain, len);
+	char *enc = b64_encode(plain, len);
 	ck_assert_str_eq(enc, coded);
 	char *dec;
 	size_t dlen;
-	ck_assert_int_eq(etcd_b64_decode(coded, strlen(coded), &dec, &dlen), 0);
+	ck_assert_int_eq(b64_decode(coded, strlen(coded), &dec, &dlen), 0);
 	ck_assert_uint_eq(dlen, len);
 	ck_assert(memcmp(dec, plain, len) == 0);
 	ck_assert_int_eq(dec[dlen], '\0');
@@ -41,7 +41,7 @@ START_TEST(base64_round_trips)
 	/* padding may be left out */
 	char *dec;
 	size_t n;
-	ck_assert_int_eq(etcd_b64_decode("Zm8", 3, &dec, &n), 0);
+	ck_assert_int_eq(b64_decode("Zm8", 3, &dec, &n), 0);
 	ck_assert_str_eq(dec, "fo");
 	free(dec);
 }
@@ -53,8 +53,8 @@ START_TEST(base64_refuses_what_is_not)
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		char *dec = (char *)1;
 		size_t n;
-		ck_assert_msg(etcd_b64_decode(bad[i], strlen(bad[i]), &dec, &n) == ETCD_B64_BAD,
-		              "%s", bad[i]);
+		ck_assert_msg(b64_decode(bad[i], strlen(bad[i]), &dec, &n) == B64_BAD, "%s",
+		              bad[i]);
 		ck_assert_ptr_null(dec);
 	}
 }

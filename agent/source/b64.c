@@ -1,15 +1,16 @@
 /*
- * Base64 for the etcd gateway (see b64.h). Decoding is strict (alphabet, padding only at the
- * end, no stray bits) so a corrupted key is refused instead of becoming a different path.
+ * Base64 for the etcd gateway and Consul values (see b64.h). Decoding is strict (alphabet, padding
+ * only at the end, no stray bits) so a corrupted key is refused instead of becoming a different
+ * path.
  */
-#include "source/etcd/b64.h"
+#include "source/b64.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
 static const char ALPHABET[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-char *etcd_b64_encode(const void *data, size_t len)
+char *b64_encode(const void *data, size_t len)
 {
 	const unsigned char *p = data;
 	char *out = malloc((len + 2) / 3 * 4 + 1);
@@ -55,7 +56,7 @@ static int sextet(char c)
 	return -1;
 }
 
-enum etcd_b64_result etcd_b64_decode(const char *text, size_t len, char **out, size_t *out_len)
+enum b64_result b64_decode(const char *text, size_t len, char **out, size_t *out_len)
 {
 	*out = NULL;
 	*out_len = 0;
@@ -65,10 +66,10 @@ enum etcd_b64_result etcd_b64_decode(const char *text, size_t len, char **out, s
 		pad++;
 	}
 	if (len % 4 == 1 || (pad && (len + pad) % 4 != 0))
-		return ETCD_B64_BAD;
+		return B64_BAD;
 	char *buf = malloc(len / 4 * 3 + 3);
 	if (!buf)
-		return ETCD_B64_NO_MEMORY;
+		return B64_NO_MEMORY;
 	size_t o = 0;
 	uint32_t acc = 0;
 	int bits = 0;
@@ -76,7 +77,7 @@ enum etcd_b64_result etcd_b64_decode(const char *text, size_t len, char **out, s
 		int v = sextet(text[i]);
 		if (v < 0) {
 			free(buf);
-			return ETCD_B64_BAD;
+			return B64_BAD;
 		}
 		acc = acc << 6 | (uint32_t)v;
 		bits += 6;
@@ -88,10 +89,10 @@ enum etcd_b64_result etcd_b64_decode(const char *text, size_t len, char **out, s
 	/* the bits left over must be zero: otherwise two texts would decode alike */
 	if (bits && (acc & ((1u << bits) - 1))) {
 		free(buf);
-		return ETCD_B64_BAD;
+		return B64_BAD;
 	}
 	buf[o] = '\0';
 	*out = buf;
 	*out_len = o;
-	return ETCD_B64_OK;
+	return B64_OK;
 }

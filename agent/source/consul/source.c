@@ -1,0 +1,386 @@
+/*
+ * Consul behind the source table (see source.h), over its KV HTTP API with blocking
+ * queries (libcurl, already linked). One thread ("consul-0") owns the queries and the
+ * mirror (kv/mirror.h) and sleeps in a held query, in the pacing pause or the retry
+ * schedule's, or until stop() wakes it: no periodic tick (a group waiting to be built
+ * shortens the query's wait instead, sync.c).
+ *
+ * Servers are tried in order; a failing one moves to the next at once, and the retry
+ * schedule (retry.h) counts rounds over all of them: three servers down means three quick
+ * failures, then the interval, and after `attempts` such rounds the backoff. A session that
+ * ran (answered, a second or more) and then failed (a restart, a dropped connection) is
+ * resumed at once from the index reached, starting with the same server.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/thread.h"
+#include "model/groups.h"
+#include "shared/strbuf.h"
+#include "source/consul/consul.h"
+#include "source/retry.h"
+
+/* ---------------------------------------------------------------- status */
+
+void consul_set_state(struct source *s, enum source_conn_state state, int watches)
+{
+	pthread_mutex_lock(&s->mu);
+	s->st.state = state;
+	s->st.watches = (uint64_t)watches;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void consul_count_failure(struct source *s, enum sync_fail why, const char *msg)
+{
+	pthread_mutex_lock(&s->mu);
+	if ((unsigned)why < SYNC_FAIL_COUNT && why != SYNC_STOPPED)
+		s->st.failures[why]++;
+	snprintf(s->st.last_error, sizeof s->st.last_error, "%s", msg);
+	s->st.last_error_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->mu);
+}
+
+void consul_mark_success(struct source *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->st.state = SOURCE_CONN_CONNECTED;
+	s->st.watches = 1;
+	s->st.consecutive_failures = 0;
+	s->st.last_success_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->mu);
+}
+
+int consul_pause(struct source *s, int64_t ms)
+{
+	int64_t until = gw_mono_ms() + ms;
+	for (;;) {
+		if (atomic_load(&s->stop))
+			return 1;
+		int64_t now = gw_mono_ms();
+		if (now >= until)
+			return 0;
+		int64_t dl = consul_flush_due(s, now);
+		int64_t wake = dl >= 0 && dl < until ? dl : until;
+		struct timespec ts = gw_mono_deadline(wake > now ? wake - now : 0);
+		pthread_mutex_lock(&s->mu);
+		if (!atomic_load(&s->stop))
+			pthread_cond_timedwait(&s->wake, &s->mu, &ts);
+		pthread_mutex_unlock(&s->mu);
+	}
+}
+
+/* ---------------------------------------------------------------- the thread */
+
+/* A session that lasted less than this after its first answer counts as a failed try. */
+#define CONSUL_SESSION_MIN_LIFE_MS 1000
+
+/* Some configured group has no version yet (neither from Consul nor the snapshot). */
+static int starting(struct source *s)
+{
+	struct ingest_stamp st[GW_GROUP_COUNT];
+	ingest_stamps(s->args.ingest, st);
+	for (size_t i = 0; i < s->cfg->n_groups; i++)
+		if (!st[s->cfg->groups[i]].md5[0])
+			return 1;
+	return 0;
+}
+
+static void *run(void *arg)
+{
+	struct source *s = arg;
+	const struct cfg *cfg = s->cfg;
+	const size_t n = s->n_srv;
+	struct retry_policy policy = {cfg->retry_attempts, cfg->retry_interval_ms,
+	                              cfg->retry_backoff_ms, cfg->retry_startup_backoff_ms};
+	uint64_t failures = 0, tries = 0;
+	size_t tried = 0; /* servers failed in this round */
+	LOG_I(s->log, "consul", "%s: consul sync started", s->cc->kv.label);
+	while (!atomic_load(&s->stop)) {
+		struct gw_err err = {0};
+		enum consul_outcome out = consul_session(s, &err);
+		enum sync_fail why = err.kind;
+		if (out == CONSUL_STOPPED || atomic_load(&s->stop))
+			break;
+		consul_count_failure(s, why, err.msg);
+		int lived = s->established &&
+		            gw_mono_ms() - s->established_ms >= CONSUL_SESSION_MIN_LIFE_MS;
+		if (lived) {
+			failures = 0;
+			tries = 0;
+			tried = 0;
+			LOG_W(s->log, "consul", "%s [%s]; querying again from index %llu", err.msg,
+			      sync_fail_name(why), (unsigned long long)s->index);
+			continue;
+		}
+		tries++;
+		pthread_mutex_lock(&s->mu);
+		s->st.consecutive_failures = tries;
+		pthread_mutex_unlock(&s->mu);
+		s->ep = (s->ep + 1) % n;
+		if (++tried < n) {
+			LOG_W(s->log, "consul", "%s [%s]; trying server %s", err.msg,
+			      sync_fail_name(why), s->cc->kv.servers[s->ep]);
+			continue;
+		}
+		tried = 0;
+		failures++;
+		int64_t delay;
+		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
+		if (step == RETRY_BACKOFF) {
+			LOG_E(
+			    s->log, "consul",
+			    "%s [%s]; all %d rounds over %zu server(s) failed, next try in %lld ms",
+			    err.msg, sync_fail_name(why), policy.attempts, n, (long long)delay);
+			consul_set_state(s, SOURCE_CONN_BACKING_OFF, 0);
+		} else {
+			LOG_W(s->log, "consul",
+			      "%s [%s]; round %d of %d over %zu server(s) failed, next try in %lld "
+			      "ms",
+			      err.msg, sync_fail_name(why), retry_try_in_round(&policy, failures),
+			      policy.attempts, n, (long long)delay);
+			consul_set_state(s, SOURCE_CONN_RETRYING, 0);
+		}
+		if (consul_pause(s, delay))
+			break;
+	}
+	/* what settled-in-waiting changes there are still reach the subscribers */
+	kv_mirror_flush(s->mirror, gw_mono_ms(), 1);
+	consul_set_state(s, SOURCE_CONN_STOPPED, 0);
+	LOG_I(s->log, "consul", "%s: consul sync stopped", s->cc->kv.label);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+static void consul_free(struct source *s);
+
+/* "/v1/kv/" + the prefix, each segment percent-encoded, + "?recurse". The prefix is the
+ * root's, or the one configured group's directory (a narrower answer). */
+static int make_url(struct source *s)
+{
+	const char *dir =
+	    s->layout.n_groups == 1 ? s->layout.dirs[s->layout.groups[0]] : s->layout.root;
+	const char *key = dir + 1; /* the path form without its '/' */
+	size_t klen = strlen(key);
+	/* how messages name it: the prefix and the groups read from it */
+	size_t cap = klen + 16 + s->layout.n_groups * 20;
+	if (!(s->prefix = malloc(cap)) || !(s->key_prefix = malloc(klen + 2)))
+		return -1;
+	snprintf(s->key_prefix, klen + 2, "%s/", key);
+	size_t n = (size_t)snprintf(s->prefix, cap, "%s/ (", key);
+	for (size_t i = 0; i < s->layout.n_groups && n < cap; i++)
+		n += (size_t)snprintf(s->prefix + n, cap - n, "%s%s", i ? ", " : "",
+		                      gw_group_name(s->layout.groups[i]));
+	if (n < cap)
+		snprintf(s->prefix + n, cap - n, ")");
+	struct strbuf b = {0};
+	strbuf_adds(&b, "/v1/kv/");
+	for (const char *p = key; *p;) {
+		size_t len = strcspn(p, "/");
+		char seg[1024];
+		if (len >= sizeof seg) {
+			strbuf_reset(&b);
+			return -1;
+		}
+		memcpy(seg, p, len);
+		seg[len] = '\0';
+		strbuf_add_escaped(&b, seg);
+		strbuf_adds(&b, "/");
+		p += len;
+		if (*p == '/')
+			p++;
+	}
+	strbuf_adds(&b, "?recurse");
+	return (s->url = strbuf_finish(&b)) ? 0 : -1;
+}
+
+static int consul_open(struct source **out, const struct source_args *args, struct gw_err *err)
+{
+	*out = NULL;
+	const struct cfg *cfg = args->cfg;
+	const struct consul_config *cc = consul_config(cfg);
+	if (!cc || cc->kv.n_servers == 0 || !cc->kv.label)
+		return gw_errf(err, "consul: no servers configured");
+	struct source *s = calloc(1, sizeof *s);
+	if (!s)
+		return gw_errf(err, "consul: out of memory");
+	s->args = *args;
+	s->cfg = cfg;
+	s->cc = cc;
+	s->log = args->log;
+	s->need_full = KV_FULL_START;
+	s->resync_at = -1;
+	atomic_init(&s->stop, 0);
+	pthread_mutex_init(&s->mu, NULL);
+	gw_cond_init_mono(&s->wake);
+	snprintf(s->st.server, sizeof s->st.server, "%s", cc->kv.label);
+	snprintf(s->st.session, sizeof s->st.session, "%s", cc->kv.servers[0]);
+	s->st.state = SOURCE_CONN_CONNECTING;
+	if (kv_layout_init(&s->layout, cc->kv.root, cfg->groups, cfg->n_groups, err) != 0) {
+		consul_free(s);
+		return -1;
+	}
+	if (make_url(s) != 0 || !(s->srv = calloc(cc->kv.n_servers, sizeof *s->srv))) {
+		consul_free(s);
+		return gw_errf(err, "consul: out of memory");
+	}
+	if (cc->token) {
+		size_t n = strlen(cc->token) + sizeof "X-Consul-Token: ";
+		if (!(s->token_h = malloc(n))) {
+			consul_free(s);
+			return gw_errf(err, "consul: out of memory");
+		}
+		snprintf(s->token_h, n, "X-Consul-Token: %s", cc->token);
+	}
+	for (size_t i = 0; i < cc->kv.n_servers; i++) {
+		if (http_open(&s->srv[i], cfg, cc->kv.servers[i], err) != 0) {
+			consul_free(s);
+			return -1;
+		}
+		s->n_srv++;
+	}
+	struct kv_mirror_args ma = {
+	    .layout = &s->layout,
+	    .ingest = args->ingest,
+	    .log = args->log,
+	    .type = "consul",
+	    .server = s->st.server,
+	    .settle_ms = cc->kv.settle_ms > 0 ? cc->kv.settle_ms : 100,
+	};
+	if (!(s->mirror = kv_mirror_new(&ma, err))) {
+		consul_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+static int consul_initial_sync(struct source *s, struct gw_err *err)
+{
+	for (size_t i = 0; i < s->n_srv; i++) {
+		if (atomic_load(&s->stop))
+			return gw_errf(err, "start-up sync interrupted");
+		struct gw_err e = {0};
+		if (consul_full_read(s, i, KV_FULL_START, &e) >= 0) {
+			s->ep = i;
+			s->need_full = CONSUL_NO_FULL_READ;
+			pthread_mutex_lock(&s->mu);
+			snprintf(s->st.session, sizeof s->st.session, "%s", s->cc->kv.servers[i]);
+			s->st.last_success_ms = gw_wall_ms();
+			pthread_mutex_unlock(&s->mu);
+			return 0;
+		}
+		if (atomic_load(&s->stop))
+			return gw_errf(err, "start-up sync interrupted");
+		consul_count_failure(s, e.kind, e.msg);
+		LOG_W(s->log, "consul", "%s [%s]", e.msg, sync_fail_name(e.kind));
+	}
+	return gw_errf(err, "no Consul server answered (%zu tried); the last: %.900s", s->n_srv,
+	               s->st.last_error);
+}
+
+static int consul_start(struct source *s, struct gw_err *err)
+{
+	if (s->started)
+		return 0;
+	int rc = gw_thread_start(&s->thread, "consul-0", run, s);
+	if (rc != 0)
+		return gw_errf(err, "consul: cannot start the source thread: %s", strerror(rc));
+	s->started = 1;
+	return 0;
+}
+
+static void consul_stop(struct source *s)
+{
+	if (!s)
+		return;
+	atomic_store(&s->stop, 1);
+	for (size_t i = 0; i < s->n_srv; i++)
+		http_interrupt(s->srv[i]);
+	pthread_mutex_lock(&s->mu);
+	pthread_cond_broadcast(&s->wake);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void consul_free(struct source *s)
+{
+	if (!s)
+		return;
+	consul_stop(s);
+	if (s->started)
+		pthread_join(s->thread, NULL);
+	for (size_t i = 0; i < s->n_srv; i++)
+		http_close(s->srv[i]);
+	free(s->srv);
+	kv_mirror_free(s->mirror);
+	kv_layout_free(&s->layout);
+	consul_keys_free(&s->keys);
+	free(s->path);
+	free(s->url);
+	free(s->prefix);
+	free(s->key_prefix);
+	if (s->token_h) {
+		explicit_bzero(s->token_h, strlen(s->token_h));
+		free(s->token_h);
+	}
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+static int consul_status(struct source *s, size_t i, struct source_conn_status *out)
+{
+	if (i != 0)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	*out = s->st;
+	pthread_mutex_unlock(&s->mu);
+	struct kv_mirror_stats ms;
+	kv_mirror_stats(s->mirror, &ms);
+	out->changes = ms.versions;
+	out->repairs = ms.repairs;
+	if (ms.last_event_ms > out->last_event_ms)
+		out->last_event_ms = ms.last_event_ms;
+	return 1;
+}
+
+static int consul_selects(const struct cfg *cfg)
+{
+	return cfg->section && strcmp(cfg->section, "consul") == 0;
+}
+
+static void consul_summary(const struct cfg *cfg, char *buf, size_t cap)
+{
+	const struct consul_config *cc = consul_config(cfg);
+	kv_config_summary(cc ? &cc->kv : NULL, "consul", buf, cap);
+}
+
+static size_t consul_conns(const struct cfg *cfg)
+{
+	return consul_config(cfg) ? 1 : 0;
+}
+
+static const char *consul_conn_name(const struct cfg *cfg, size_t i)
+{
+	const struct consul_config *cc = consul_config(cfg);
+	return cc && i == 0 && cc->kv.label ? cc->kv.label : "";
+}
+
+const struct source_ops consul_source_ops = {
+    .type = "consul",
+    .section = "consul",
+    .config = &consul_config_section,
+    .selects = consul_selects,
+    .summary = consul_summary,
+    .running = "blocking query session(s)",
+    .conns = consul_conns,
+    .conn_name = consul_conn_name,
+    .open = consul_open,
+    .initial_sync = consul_initial_sync,
+    .start = consul_start,
+    .stop = consul_stop,
+    .free = consul_free,
+    .status = consul_status,
+};
