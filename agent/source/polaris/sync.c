@@ -1,0 +1,312 @@
+/*
+ * One session of the Polaris source on one server (see polaris.h): read, then watch.
+ *
+ * What is read and watched is what the node map wants (source/node/node.h): the root list
+ * files, the lists they name, every member's item file. A full read reads them round by
+ * round (a list read makes its members wanted) until none is left unread. The watch is
+ * one WatchConfigFile naming every wanted file with the release version held
+ * (versions.h): Polaris answers at once when one of them has a newer release, naming that
+ * one file, else after its 30 s hold with "no change". Each answer costs one read of the
+ * file it names, plus the files a list read made wanted, then the watch is sent again;
+ * a burst of admin writes is a run of immediate answers, settled by the mirror into one
+ * version per group. No state is lost between watches: the versions sent are those held,
+ * so a release made while no watch was held is named by the next one.
+ *
+ * The anti-entropy resync is a full read (Polaris's client API has no bulk read):
+ * every difference from what the map holds is a repair, logged and counted by the mirror.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "shared/strbuf.h"
+#include "source/polaris/polaris.h"
+#include "source/polaris/wire.h"
+
+#define SHOWN(len) (int)((len) > 200 ? 200 : (len))
+/* Rounds of a walk: the layout is three lists deep (plugin, selector, rule), so more
+ * rounds than this mean the map keeps wanting what it was given. */
+#define MAX_ROUNDS 16
+/* Watch answers in a row naming a file whose read brings no newer release before the
+ * session is given up (a server whose watch and reads disagree would be a busy loop). */
+#define MAX_IDLE_ANSWERS 3
+
+static const char *kind_name(enum kv_full_kind kind)
+{
+	return kind == KV_FULL_START ? "start-up" : kind == KV_FULL_RECOVER ? "recovery" : "resync";
+}
+
+/* ---------------------------------------------------------------- keys to read */
+
+struct keylist {
+	char **keys;
+	size_t *lens;
+	size_t n, cap;
+	int oom;
+};
+
+static void collect(void *ctx, const char *key, size_t klen, const char *tag, int present, int read)
+{
+	(void)tag, (void)present, (void)read;
+	struct keylist *kl = ctx;
+	if (kl->oom)
+		return;
+	if (kl->n == kl->cap) {
+		size_t cap = kl->cap ? kl->cap * 2 : 64;
+		char **k = realloc(kl->keys, cap * sizeof *k);
+		if (k)
+			kl->keys = k;
+		size_t *l = k ? realloc(kl->lens, cap * sizeof *l) : NULL;
+		if (!k || !l) {
+			kl->oom = 1;
+			return;
+		}
+		kl->lens = l;
+		kl->cap = cap;
+	}
+	if (!(kl->keys[kl->n] = malloc(klen + 1))) {
+		kl->oom = 1;
+		return;
+	}
+	memcpy(kl->keys[kl->n], key, klen);
+	kl->keys[kl->n][klen] = '\0';
+	kl->lens[kl->n++] = klen;
+}
+
+static void keylist_free(struct keylist *kl)
+{
+	for (size_t i = 0; i < kl->n; i++)
+		free(kl->keys[i]);
+	free(kl->keys);
+	free(kl->lens);
+	memset(kl, 0, sizeof *kl);
+}
+
+static int stopped(struct source *s, struct gw_err *err)
+{
+	if (!atomic_load(&s->stop))
+		return 0;
+	gw_errf(err, "stopped");
+	err->kind = SYNC_STOPPED;
+	return 1;
+}
+
+/* Read one file and hand it to the map (full: as part of a full read). 1 if the release
+ * read is newer than the version held, 0 if not, -1 with err. */
+static int read_one(struct source *s, size_t srv, const char *key, size_t klen, int full,
+                    struct gw_err *err)
+{
+	struct polaris_file f;
+	if (polaris_read(s, srv, key, klen, &f, err) != 0)
+		return -1;
+	uint64_t held = polaris_versions_get(&s->versions, key, klen);
+	int rc = polaris_versions_set(&s->versions, key, klen, f.version);
+	if (rc == 0) {
+		const char *v = f.present ? f.content : NULL;
+		rc = full ? node_full_put(s->map, key, klen, v, f.len, NULL)
+		          : node_put(s->map, key, klen, v, f.len, NULL, gw_mono_ms());
+	}
+	int newer = f.version > held;
+	polaris_file_free(&f);
+	if (rc < 0) {
+		err->kind = SYNC_FAIL_FETCH;
+		return gw_errf(err, "polaris: out of memory");
+	}
+	return newer;
+}
+
+/* Read what the map wants and has not read, round by round until nothing is left. */
+static int read_unread(struct source *s, size_t srv, int full, size_t *files, struct gw_err *err)
+{
+	for (int round = 0;; round++) {
+		struct keylist kl = {0};
+		node_unread(s->map, collect, &kl);
+		if (kl.oom) {
+			keylist_free(&kl);
+			err->kind = SYNC_FAIL_FETCH;
+			return gw_errf(err, "polaris: out of memory");
+		}
+		if (kl.n == 0)
+			return 0;
+		if (round == MAX_ROUNDS) {
+			keylist_free(&kl);
+			err->kind = SYNC_FAIL_FETCH;
+			return gw_errf(err,
+			               "polaris: %s: the layout's walk did not end after %d rounds",
+			               s->where, MAX_ROUNDS);
+		}
+		for (size_t i = 0; i < kl.n; i++) {
+			if (stopped(s, err) ||
+			    read_one(s, srv, kl.keys[i], kl.lens[i], full, err) < 0) {
+				keylist_free(&kl);
+				return -1;
+			}
+			(*files)++;
+		}
+		keylist_free(&kl);
+	}
+}
+
+int polaris_full_read(struct source *s, size_t srv, enum kv_full_kind kind, struct gw_err *err)
+{
+	int64_t t0 = gw_mono_ms();
+	if (node_full_begin(s->map) != 0) {
+		err->kind = SYNC_FAIL_FETCH;
+		return gw_errf(err, "polaris: out of memory");
+	}
+	polaris_versions_mark(&s->versions);
+	size_t files = 0;
+	if (read_unread(s, srv, 1, &files, err) != 0) {
+		node_full_abort(s->map, gw_mono_ms());
+		return -1;
+	}
+	polaris_versions_prune(&s->versions);
+	int n = node_full_end(s->map, kind, gw_mono_ms());
+	if (n < 0) {
+		err->kind = SYNC_FAIL_FETCH;
+		return gw_errf(err, "polaris: out of memory");
+	}
+	LOG_I(s->log, "polaris",
+	      "%s: %s read of %zu file(s) of %s from %s in %lld ms: %d group "
+	      "version(s) accepted",
+	      s->pc->kv.label, kind_name(kind), files, s->where, s->pc->kv.servers[srv],
+	      (long long)(gw_mono_ms() - t0), n);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the watch */
+
+struct body {
+	struct source *s;
+	struct strbuf b;
+	size_t n;
+};
+
+static void add_file(void *ctx, const char *key, size_t klen, const char *tag, int present,
+                     int read)
+{
+	(void)tag, (void)present, (void)read;
+	struct body *c = ctx;
+	polaris_watch_add(&c->b, c->s->pc->namespace, c->s->pc->file_group, key, klen,
+	                  polaris_versions_get(&c->s->versions, key, klen));
+	c->n++;
+}
+
+static int send_watch(struct source *s, struct gw_err *err)
+{
+	struct body c = {.s = s};
+	polaris_watch_begin(&c.b);
+	node_wanted(s->map, add_file, &c);
+	polaris_watch_end(&c.b);
+	size_t len = c.b.len;
+	char *body = strbuf_finish(&c.b);
+	if (!body) {
+		err->kind = SYNC_FAIL_FETCH;
+		return gw_errf(err, "polaris: out of memory");
+	}
+	polaris_count(s, 0, 0, 0, c.n);
+	if (polaris_watch_send(s->watch, s->srv, body, len, err) != 0)
+		return -1;
+	s->inflight = 1;
+	return 0;
+}
+
+/* End a held watch and drop its answer. */
+static void drop_inflight(struct source *s)
+{
+	if (!s->inflight)
+		return;
+	polaris_watch_cancel(s->watch);
+	struct polaris_watch_result res;
+	while (!polaris_watch_wait(s->watch, -1, &res))
+		;
+	http_reply_free(&res.reply);
+	s->inflight = 0;
+}
+
+/* The watch named `name` at `version`: read it, then what its read made wanted. */
+static int apply_answer(struct source *s, const char *name, size_t nl, uint64_t version,
+                        struct gw_err *err)
+{
+	LOG_D(s->log, "polaris", "%s: %.*s released at version %llu", s->pc->kv.label, SHOWN(nl),
+	      name, (unsigned long long)version);
+	int newer = read_one(s, s->srv, name, nl, 0, err);
+	if (newer < 0)
+		return -1;
+	if (newer) {
+		s->idle_answers = 0;
+	} else if (++s->idle_answers >= MAX_IDLE_ANSWERS) {
+		s->idle_answers = 0;
+		err->kind = SYNC_FAIL_CODE;
+		return gw_errf(err,
+		               "%s: WatchConfigFile of %s named %.*s at version %llu %d times, but "
+		               "GetConfigFile serves version %llu",
+		               s->pc->kv.servers[s->srv], s->where, SHOWN(nl), name,
+		               (unsigned long long)version, MAX_IDLE_ANSWERS,
+		               (unsigned long long)polaris_versions_get(&s->versions, name, nl));
+	}
+	size_t files = 0;
+	return read_unread(s, s->srv, 0, &files, err);
+}
+
+static void schedule_resync(struct source *s)
+{
+	int64_t every = s->pc->kv.resync_interval_ms;
+	s->resync_at = every > 0 ? gw_mono_ms() + every : -1;
+}
+
+int polaris_session(struct source *s, struct gw_err *err)
+{
+	s->exchanged = 0;
+	if (s->need_full != POLARIS_NO_FULL_READ) {
+		if (polaris_full_read(s, s->srv, (enum kv_full_kind)s->need_full, err) != 0)
+			return -1;
+		s->need_full = POLARIS_NO_FULL_READ;
+		schedule_resync(s);
+	} else if (s->resync_at < 0) {
+		schedule_resync(s);
+	}
+	polaris_mark_success(s);
+	for (;;) {
+		if (stopped(s, err))
+			break;
+		int64_t now = gw_mono_ms();
+		node_flush(s->map, now, 0);
+		if (s->resync_at >= 0 && now >= s->resync_at) {
+			drop_inflight(s);
+			if (polaris_full_read(s, s->srv, KV_FULL_RESYNC, err) != 0)
+				break;
+			schedule_resync(s);
+			continue;
+		}
+		if (!s->inflight && send_watch(s, err) != 0)
+			break;
+		int64_t dl = node_deadline(s->map);
+		int64_t wake = s->resync_at;
+		if (dl >= 0 && (wake < 0 || dl < wake))
+			wake = dl;
+		int64_t timeout = wake < 0 ? -1 : wake > now ? wake - now : 0;
+		struct polaris_watch_result res;
+		if (!polaris_watch_wait(s->watch, timeout, &res))
+			continue;
+		s->inflight = 0;
+		char *name;
+		size_t nl;
+		uint64_t version;
+		int rc = polaris_watch_answer(s, &res, &name, &nl, &version, err);
+		http_reply_free(&res.reply);
+		if (rc < 0)
+			break;
+		s->exchanged = 1;
+		polaris_mark_success(s);
+		if (rc == 1) {
+			rc = apply_answer(s, name, nl, version, err);
+			free(name);
+			if (rc < 0)
+				break;
+		}
+	}
+	drop_inflight(s);
+	return -1;
+}
