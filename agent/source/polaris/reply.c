@@ -13,7 +13,7 @@
  * {"value": v}, so that is accepted too. NULL for null or absent. */
 static const json_t *unwrap(const json_t *v)
 {
-	if (json_is_object(v))
+	if (json_is_object(v) && json_object_size(v) == 1 && json_object_get(v, "value"))
 		v = json_object_get(v, "value");
 	return v && !json_is_null(v) ? v : NULL;
 }
