@@ -28,6 +28,7 @@ import json
 import random
 import socket
 import socketserver
+import sys
 import threading
 import time
 import urllib.parse
@@ -109,6 +110,11 @@ class PolarisEmulator:
             allow_reuse_address = True
             request_queue_size = 128
 
+            def handle_error(self, request, client_address):
+                # a client that hung up mid-answer (a cancelled watch) is not news
+                if not isinstance(sys.exc_info()[1], OSError):
+                    super().handle_error(request, client_address)
+
         self.server = Server((self.host, self.port), Handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -154,8 +160,9 @@ class PolarisEmulator:
 
     update_file = create_file
 
-    def release_file(self, ns, group, name):
-        """Publish the draft: version = the file's highest version + 1, watchers told."""
+    def release_file(self, ns, group, name, notify=True):
+        """Publish the draft: version = the file's highest version + 1, watchers told
+        (notify=False: a release whose event is lost, for anti-entropy tests)."""
         with self.mu:
             f = self._file(ns, group, name)
             if f["draft"] is None:
@@ -164,7 +171,7 @@ class PolarisEmulator:
             rel = {"content": f["draft"], "md5": md5_hex(f["draft"]), "version": f["max"]}
             f["release"] = rel
             key = (ns, group, name)
-            for w in list(self.watchers.get(key, ())):
+            for w in list(self.watchers.get(key, ()) if notify else ()):
                 if w.files.get(key, 0) < rel["version"]:
                     self._unwatch(w)
                     w.answer((200, go_json(_response(EXECUTE_SUCCESS, _notify_info(key, rel)))))

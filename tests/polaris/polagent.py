@@ -12,6 +12,20 @@ import harness  # noqa: E402
 
 import polpub  # noqa: E402
 
+
+def _load_emulator():
+    """tests/polaris/emulator.py under a name of its own: tests/admin/emulator.py (the
+    admin emulator, which the harness imports) already holds the name "emulator"."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("polaris_emulator",
+                                                  os.path.join(HERE, "emulator.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+emulator = _load_emulator()
+
 WAIT = 30.0  # convergence limit: generous for a busy 2-core box and TSan builds
 FAST_RETRY = {"attempts": 3, "interval": "200ms", "backoff": "1s"}
 
