@@ -46,6 +46,13 @@ static int refuse(struct source *s, size_t srv, const char *what, long status,
 	return -1;
 }
 
+/* A transport failure (its message names the server and the request) said with what was
+ * asked and of which groups. -1. */
+static int in_context(struct source *s, const char *what, struct gw_err *err)
+{
+	return gw_err_prefix(err, "%s of %s", what, s->where);
+}
+
 int polaris_read(struct source *s, size_t srv, const char *key, size_t klen, struct polaris_file *f,
                  struct gw_err *err)
 {
@@ -70,7 +77,7 @@ int polaris_read(struct source *s, size_t srv, const char *key, size_t klen, str
 	int rc = http_do(s->conn[srv], &rq, &rep, err);
 	free(p);
 	if (rc != 0)
-		return -1;
+		return in_context(s, what, err);
 	polaris_count(s, 0, 1, rep.len, 0);
 	struct polaris_reply r;
 	struct gw_err perr = {0};
@@ -113,7 +120,7 @@ int polaris_watch_answer(struct source *s, struct polaris_watch_result *res, cha
 	*version = 0;
 	if (res->rc != 0) {
 		*err = res->err;
-		return -1;
+		return in_context(s, "WatchConfigFile", err);
 	}
 	polaris_count(s, 1, 0, 0, 0);
 	struct polaris_reply r;

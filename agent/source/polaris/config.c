@@ -157,6 +157,8 @@ static const struct key polaris_keys[] = {
      "the longest a watch may take whole, above Polaris's 30s hold (90s)", 1},
     {"transfer_timeout", cfgw_duration, CFG(transfer_timeout_ms), 1000, 86400000, NULL, NULL,
      "the longest one read may take whole (5m)", 1},
+    {"max_response", cfgw_size, CFG(max_response), 1, INT64_MAX, NULL, NULL,
+     "the largest answer accepted, a file's or a watch's (64MiB)", 1},
     {NULL, NULL, 0, 0, 0, NULL, CFGW_NODOC},
 };
 
