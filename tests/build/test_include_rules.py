@@ -114,7 +114,9 @@ def check(agent, allowed=frozenset(ALLOWED)):
                     where, name, ", ".join(sorted(SOURCE_STORE))))
             elif room == "source" and target == "source":
                 other = source_folder(name)
-                if folder and other and other not in (folder, "kv"):
+                # kv/ and node/ are shared parts (the path stores' mirror; ShenYu's node
+                # layout for Nacos, Apollo and Polaris), not sources
+                if folder and other and other not in (folder, "kv", "node"):
                     errors.append("%s: source/%s/ includes %s: a source's folder sees the "
                                   "shared parts beside source.h, its own folder and kv/, "
                                   "never another source's folder" % (where, folder, name))

@@ -149,7 +149,7 @@ def synopsis_options():
 
 # How the documents name each source of agent/source/*/source.c (its `.type`).
 SOURCE_WORDS = {"http": "long-polling", "websocket": "WebSocket", "zookeeper": "ZooKeeper",
-                "etcd": "etcd"}
+                "etcd": "etcd", "nacos": "Nacos"}
 SOURCE_WORDS["polaris"] = "Polaris"
 
 

@@ -1,6 +1,6 @@
 /*
- * etcd: (see config.h). An endpoint is scheme://host:port, checked here for what libcurl
- * would otherwise turn into an obscure failure (credentials or a path in the URL).
+ * etcd: (see config.h). An endpoint is scheme://host:port, checked by kv_config_add_url()
+ * (kv/config.h) for what libcurl would otherwise turn into an obscure failure.
  */
 #include "source/etcd/config.h"
 
@@ -9,40 +9,10 @@
 
 #include "config/config_admin.h"
 
-#define SHOWN(len) (int)((len) > 200 ? 200 : (len))
-
 static int add_etcd_endpoint(struct loader *ld, const struct ynode *at, const char *path,
                              const char *s, size_t len, void *base)
 {
-	size_t scheme;
-	if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
-		scheme = 7;
-	else if (len >= 8 && strncasecmp(s, "https://", 8) == 0)
-		scheme = 8;
-	else
-		return cfgw_err(ld, at, path,
-		                "'%.*s' is not an http:// or https:// URL (such as "
-		                "http://127.0.0.1:2379)",
-		                SHOWN(len), s);
-	const char *host = s + scheme, *end = s + len;
-	const char *slash = memchr(host, '/', (size_t)(end - host));
-	/* first, before any message quotes the URL: the part before an '@' is a credential */
-	if (memchr(host, '@', (size_t)((slash ? slash : end) - host)))
-		return cfgw_err(ld, at, path,
-		                "credentials in the URL are not supported: use etcd.username and "
-		                "etcd.password");
-	size_t n = len;
-	while (n > scheme && s[n - 1] == '/')
-		n--;
-	if (memchr(host, '/', (size_t)(s + n - host)) || memchr(s, '?', len) || memchr(s, '#', len))
-		return cfgw_err(ld, at, path,
-		                "'%.*s' must be scheme://host:port, without a path, query or "
-		                "fragment",
-		                SHOWN(len), s);
-	if (!kv_config_host_port(host, (size_t)(s + n - host)))
-		return cfgw_err(ld, at, path, "'%.*s' has no host:port (such as 127.0.0.1:2379)",
-		                SHOWN(len), s);
-	return kv_config_add_server(ld, base, at, path, s, n);
+	return kv_config_add_url(ld, base, at, path, s, len, "etcd", "http://127.0.0.1:2379");
 }
 
 /* etcd.endpoints: http:// or https:// base URLs. */

@@ -65,6 +65,43 @@ int kv_config_host_port(const char *s, size_t len)
 	return valid_port(colon + 1, end);
 }
 
+#define SHOWN(len) (int)((len) > 200 ? 200 : (len))
+
+int kv_config_add_url(struct loader *ld, struct kv_config *kv, const struct ynode *at,
+                      const char *path, const char *s, size_t len, const char *section,
+                      const char *example)
+{
+	size_t scheme;
+	if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
+		scheme = 7;
+	else if (len >= 8 && strncasecmp(s, "https://", 8) == 0)
+		scheme = 8;
+	else
+		return cfgw_err(ld, at, path,
+		                "'%.*s' is not an http:// or https:// URL (such as %s)", SHOWN(len),
+		                s, example);
+	const char *host = s + scheme, *end = s + len;
+	const char *slash = memchr(host, '/', (size_t)(end - host));
+	/* first, before any message quotes the URL: the part before an '@' is a credential */
+	if (memchr(host, '@', (size_t)((slash ? slash : end) - host)))
+		return cfgw_err(ld, at, path,
+		                "credentials in the URL are not supported: use %s.username and "
+		                "%s.password",
+		                section, section);
+	size_t n = len;
+	while (n > scheme && s[n - 1] == '/')
+		n--;
+	if (memchr(host, '/', (size_t)(s + n - host)) || memchr(s, '?', len) || memchr(s, '#', len))
+		return cfgw_err(ld, at, path,
+		                "'%.*s' must be scheme://host:port, without a path, query or "
+		                "fragment",
+		                SHOWN(len), s);
+	if (!kv_config_host_port(host, (size_t)(s + n - host)))
+		return cfgw_err(ld, at, path, "'%.*s' has no host:port (such as %s)", SHOWN(len), s,
+		                example);
+	return kv_config_add_server(ld, kv, at, path, s, n);
+}
+
 int kv_config_root(struct loader *ld, const struct key *k, const struct ynode *v, const char *path,
                    void *base)
 {
@@ -129,9 +166,9 @@ int kv_config_check(struct loader *ld, const struct ynode *sec, struct kv_config
 		snprintf(path, sizeof path, "%s.%s", name,
 		         ld->password ? "password" : "password_file");
 		return cfgw_err(ld, ld->password ? ld->password : ld->password_file, path,
-		                "is set but %s.username is not: etcd authenticates a user "
+		                "is set but %s.username is not: %s authenticates a user "
 		                "(set username, or leave the password out)",
-		                name);
+		                name, words->store);
 	}
 	if (!!c->tls.cert_file != !!c->tls.key_file) {
 		snprintf(path, sizeof path, "%s.tls.%s", name,

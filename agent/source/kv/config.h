@@ -26,6 +26,12 @@ struct kv_config {
 /* Add one server entry (a duplicate refused). */
 int kv_config_add_server(struct loader *ld, struct kv_config *kv, const struct ynode *at,
                          const char *path, const char *s, size_t len);
+/* Add one server given as a base URL, http(s)://host:port, checked for what libcurl would
+ * otherwise turn into an obscure failure (credentials or a path in the URL); messages name
+ * `section`'s keys and show `example`. */
+int kv_config_add_url(struct loader *ld, struct kv_config *kv, const struct ynode *at,
+                      const char *path, const char *s, size_t len, const char *section,
+                      const char *example);
 /* host:port at [s, s + len), host may be [v6], port 1..65535. */
 int kv_config_host_port(const char *s, size_t len);
 

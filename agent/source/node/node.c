@@ -734,6 +734,12 @@ size_t node_unread(const struct node_map *m, node_key_fn fn, void *ctx)
 	return walk(m, fn, ctx, 1);
 }
 
+int node_is_wanted(const struct node_map *m, const char *key, size_t klen)
+{
+	const struct entry *e = find(m, key, klen);
+	return e && (e->refs > 0 || e->root);
+}
+
 uint64_t node_wanted_gen(const struct node_map *m)
 {
 	return m->gen;

@@ -137,6 +137,8 @@ typedef void (*node_key_fn)(void *ctx, const char *key, size_t klen, const char 
 size_t node_wanted(const struct node_map *m, node_key_fn fn, void *ctx);
 /* The wanted keys not read yet (since the last full_begin, or since they became wanted). */
 size_t node_unread(const struct node_map *m, node_key_fn fn, void *ctx);
+/* Whether key is to be read and watched now. */
+int node_is_wanted(const struct node_map *m, const char *key, size_t klen);
 /* Moves whenever the wanted set changes: a watcher re-registers when it differs from the
  * value it registered with. */
 uint64_t node_wanted_gen(const struct node_map *m);

@@ -1,0 +1,446 @@
+/*
+ * Nacos behind the source table (see source.h), over the v1 config API that Nacos 1.x and
+ * 2.x serve and 3.x serves by default (PROTOCOL-PUSH.md 4.3): ShenYu's keys are read one by
+ * one as the node map (source/node/node.h) asks, and watched by listener long polls of at
+ * most 10,000 keys each (nacos.h has the threads). The main thread ("nacos-0") sleeps until
+ * a listener names keys or fails, the settle window ends, the resync is due or the token
+ * must be renewed; stop() wakes it.
+ *
+ * Failures follow the retry rule (retry.h): a failed try moves to the next server and
+ * waits the interval, a failed round the backoff, and what follows a failure is a full
+ * read (changes made while away are found, counted as such). A listener refused with 403
+ * is answered by a login alone.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/clock.h"
+#include "core/thread.h"
+#include "model/groups.h"
+#include "source/nacos/nacos.h"
+#include "source/retry.h"
+
+/* ---------------------------------------------------------------- status */
+
+void nacos_count_failure(struct source *s, enum sync_fail why, const char *msg)
+{
+	pthread_mutex_lock(&s->mu);
+	if ((unsigned)why < SYNC_FAIL_COUNT && why != SYNC_STOPPED)
+		s->st.failures[why]++;
+	snprintf(s->st.last_error, sizeof s->st.last_error, "%s", msg);
+	s->st.last_error_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void set_state(struct source *s, enum source_conn_state state)
+{
+	pthread_mutex_lock(&s->mu);
+	s->st.state = state;
+	snprintf(s->st.session, sizeof s->st.session, "%s", s->nc->kv.servers[s->ep]);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void mark_success(struct source *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->st.state = SOURCE_CONN_CONNECTED;
+	s->st.consecutive_failures = 0;
+	s->st.last_success_ms = gw_wall_ms();
+	snprintf(s->st.session, sizeof s->st.session, "%s", s->nc->kv.servers[s->ep]);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* ---------------------------------------------------------------- the thread */
+
+/* Some configured group has no version yet (neither from Nacos nor the snapshot). */
+static int starting(struct source *s)
+{
+	struct ingest_stamp st[GW_GROUP_COUNT];
+	ingest_stamps(s->args.ingest, st);
+	for (size_t i = 0; i < s->cfg->n_groups; i++)
+		if (!st[s->cfg->groups[i]].md5[0])
+			return 1;
+	return 0;
+}
+
+/* Under s->mu: wait for cv until monotonic ms `until` (-1: no limit). */
+static void wait_until(struct source *s, int64_t until)
+{
+	if (until < 0) {
+		pthread_cond_wait(&s->cv, &s->mu);
+		return;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int64_t ms = until - gw_mono_ms();
+	if (ms <= 0)
+		return;
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+}
+
+static int64_t earliest(int64_t a, int64_t b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
+/* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
+static int pause_ms(struct source *s, int64_t ms)
+{
+	int64_t until = gw_mono_ms() + ms;
+	for (;;) {
+		if (atomic_load(&s->stop))
+			return 1;
+		int64_t now = gw_mono_ms();
+		if (now >= until)
+			return 0;
+		node_flush(s->map, now, 0);
+		pthread_mutex_lock(&s->mu);
+		if (!atomic_load(&s->stop))
+			wait_until(s, earliest(node_deadline(s->map), until));
+		pthread_mutex_unlock(&s->mu);
+	}
+}
+
+/* The configured groups, "PLUGIN,SELECTOR", for failure lines. */
+static void group_names(const struct cfg *cfg, char *buf, size_t cap)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < cfg->n_groups && o < cap; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "," : "",
+		                      gw_group_name(cfg->groups[i]));
+}
+
+struct schedule {
+	struct retry_policy policy;
+	uint64_t failures;
+};
+
+/* A failed try: log it naming the server and the groups, move to the next server, wait
+ * as the retry rule says. 1 if stopped meanwhile. */
+static int after_failure(struct source *s, struct schedule *sc, const struct gw_err *err)
+{
+	enum sync_fail why = (enum sync_fail)err->kind;
+	nacos_count_failure(s, why, err->msg);
+	char groups[256];
+	group_names(s->cfg, groups, sizeof groups);
+	sc->failures++;
+	pthread_mutex_lock(&s->mu);
+	s->st.consecutive_failures = sc->failures;
+	s->ep = (s->ep + 1) % s->nc->kv.n_servers;
+	pthread_mutex_unlock(&s->mu);
+	int64_t delay;
+	enum retry_step step = retry_next_starting(&sc->policy, sc->failures, starting(s), &delay);
+	if (step == RETRY_BACKOFF) {
+		LOG_E(s->log, "nacos",
+		      "%s (groups %s) [%s]; all %d tries failed, next try (server %s) in %lld ms",
+		      err->msg, groups, sync_fail_name(why), sc->policy.attempts,
+		      s->nc->kv.servers[s->ep], (long long)delay);
+		set_state(s, SOURCE_CONN_BACKING_OFF);
+	} else {
+		LOG_W(s->log, "nacos",
+		      "%s (groups %s) [%s]; try %d of %d failed, next try (server %s) in %lld ms",
+		      err->msg, groups, sync_fail_name(why),
+		      retry_try_in_round(&sc->policy, sc->failures), sc->policy.attempts,
+		      s->nc->kv.servers[s->ep], (long long)delay);
+		set_state(s, SOURCE_CONN_RETRYING);
+	}
+	return pause_ms(s, delay);
+}
+
+static void schedule_resync(struct source *s)
+{
+	s->resync_at =
+	    s->nc->kv.resync_interval_ms > 0 ? gw_mono_ms() + s->nc->kv.resync_interval_ms : -1;
+}
+
+static void *run(void *arg)
+{
+	struct source *s = arg;
+	const struct cfg *cfg = s->cfg;
+	struct schedule sc = {{cfg->retry_attempts, cfg->retry_interval_ms, cfg->retry_backoff_ms,
+	                       cfg->retry_startup_backoff_ms},
+	                      0};
+	LOG_I(s->log, "nacos", "%s: nacos sync started", s->nc->kv.label);
+	while (!atomic_load(&s->stop)) {
+		struct gw_err err = {0};
+		if (s->need_full != NACOS_NO_FULL_READ) {
+			set_state(s, SOURCE_CONN_CONNECTING);
+			if (nacos_full_read(s, s->ep, (enum kv_full_kind)s->need_full, &err) != 0) {
+				if (atomic_load(&s->stop) || after_failure(s, &sc, &err))
+					break;
+				continue;
+			}
+			s->need_full = NACOS_NO_FULL_READ;
+			sc.failures = 0;
+			schedule_resync(s);
+			mark_success(s);
+			if (nacos_publish_bodies(s, &err) != 0)
+				LOG_E(s->log, "nacos", "%s: %s", s->nc->kv.label, err.msg);
+			continue;
+		}
+		if (s->built_gen != node_wanted_gen(s->map) || s->bodies_dirty) {
+			if (nacos_publish_bodies(s, &err) != 0)
+				LOG_E(s->log, "nacos", "%s: %s", s->nc->kv.label, err.msg);
+		}
+		int64_t wake = earliest(earliest(node_deadline(s->map), s->resync_at),
+		                        nacos_client_token_due(s->client));
+		pthread_mutex_lock(&s->mu);
+		if (!atomic_load(&s->stop) && !s->n_changed && !s->watch_failed)
+			wait_until(s, wake);
+		char **changed = s->changed;
+		size_t n_changed = s->n_changed;
+		s->changed = NULL;
+		s->n_changed = s->cap_changed = 0;
+		int failed = s->watch_failed;
+		enum sync_fail why = s->watch_why;
+		char msg[sizeof s->watch_msg];
+		snprintf(msg, sizeof msg, "%s", s->watch_msg);
+		s->watch_failed = 0;
+		if (n_changed)
+			s->st.last_event_ms = gw_wall_ms();
+		pthread_mutex_unlock(&s->mu);
+		if (atomic_load(&s->stop)) {
+			for (size_t i = 0; i < n_changed; i++)
+				free(changed[i]);
+			free(changed);
+			break;
+		}
+		int rc = 0;
+		if (n_changed) {
+			rc = nacos_reread(s, changed, n_changed, &err);
+			s->bodies_dirty = 1; /* releases the listeners that answered */
+		}
+		for (size_t i = 0; i < n_changed; i++)
+			free(changed[i]);
+		free(changed);
+		int64_t now = gw_mono_ms();
+		node_flush(s->map, now, 0);
+		if (failed && why == SYNC_FAIL_AUTH && cfg->username) {
+			LOG_W(s->log, "nacos", "%s [auth]; logging in again", msg);
+			if (nacos_client_login(s->client, s->ep, &err) == 0) {
+				s->bodies_dirty = 1;
+				continue;
+			}
+			rc = -1;
+		} else if (failed) {
+			err.kind = why;
+			snprintf(err.msg, sizeof err.msg, "%s", msg);
+			rc = -1;
+		}
+		if (rc != 0) {
+			if (err.kind == SYNC_STOPPED || atomic_load(&s->stop))
+				break;
+			s->need_full = KV_FULL_RECOVER;
+			if (after_failure(s, &sc, &err))
+				break;
+			continue;
+		}
+		if (s->resync_at >= 0 && now >= s->resync_at)
+			s->need_full = KV_FULL_RESYNC;
+		int64_t due = nacos_client_token_due(s->client);
+		if (due >= 0 && now >= due && nacos_client_login(s->client, s->ep, &err) != 0) {
+			/* the token still works a while: counted, tried again at the next wake */
+			nacos_count_failure(s, (enum sync_fail)err.kind, err.msg);
+			LOG_W(s->log, "nacos", "%s [%s]; renewing the token later", err.msg,
+			      sync_fail_name((enum sync_fail)err.kind));
+			pause_ms(s, cfg->retry_interval_ms);
+		}
+	}
+	/* what settled-in-waiting changes there are still reach the subscribers */
+	node_flush(s->map, gw_mono_ms(), 1);
+	set_state(s, SOURCE_CONN_STOPPED);
+	LOG_I(s->log, "nacos", "%s: nacos sync stopped", s->nc->kv.label);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+static void nacos_free(struct source *s);
+
+static int nacos_open(struct source **out, const struct source_args *args, struct gw_err *err)
+{
+	*out = NULL;
+	const struct cfg *cfg = args->cfg;
+	const struct nacos_config *nc = nacos_config(cfg);
+	if (!nc || nc->kv.n_servers == 0 || !nc->kv.label)
+		return gw_errf(err, "nacos: no servers configured");
+	struct source *s = calloc(1, sizeof *s);
+	if (!s)
+		return gw_errf(err, "nacos: out of memory");
+	s->args = *args;
+	s->cfg = cfg;
+	s->nc = nc;
+	s->log = args->log;
+	s->need_full = KV_FULL_START;
+	s->resync_at = -1;
+	s->built_gen = UINT64_MAX;
+	atomic_init(&s->stop, 0);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&s->wcv, NULL);
+	snprintf(s->st.server, sizeof s->st.server, "%s", nc->kv.label);
+	snprintf(s->st.session, sizeof s->st.session, "%s", nc->kv.servers[0]);
+	s->st.state = SOURCE_CONN_CONNECTING;
+	struct node_args na = {
+	    .layout = nc->layout == NACOS_LAYOUT_LEGACY ? NODE_LAYOUT_WHOLE : NODE_LAYOUT_NODES,
+	    .prefix = nc->prefix,
+	    .doc_names = NULL,
+	    .complete = 0,
+	    .groups = cfg->groups,
+	    .n_groups = cfg->n_groups,
+	    .ingest = args->ingest,
+	    .log = args->log,
+	    .type = "nacos",
+	    .server = s->st.server,
+	    .settle_ms = nc->kv.settle_ms > 0 ? nc->kv.settle_ms : 100,
+	};
+	if (!(s->map = node_new(&na, err)) ||
+	    nacos_client_open(&s->client, cfg, args->log, err) != 0) {
+		nacos_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+static int nacos_initial_sync(struct source *s, struct gw_err *err)
+{
+	const size_t n = s->nc->kv.n_servers;
+	for (size_t i = 0; i < n; i++) {
+		if (atomic_load(&s->stop))
+			return gw_errf(err, "start-up sync interrupted");
+		struct gw_err e = {0};
+		if (nacos_full_read(s, i, KV_FULL_START, &e) == 0) {
+			s->ep = i;
+			s->need_full = NACOS_NO_FULL_READ;
+			schedule_resync(s);
+			mark_success(s);
+			return 0;
+		}
+		if (atomic_load(&s->stop))
+			return gw_errf(err, "start-up sync interrupted");
+		nacos_count_failure(s, (enum sync_fail)e.kind, e.msg);
+		LOG_W(s->log, "nacos", "%s [%s]", e.msg, sync_fail_name((enum sync_fail)e.kind));
+	}
+	return gw_errf(err, "no Nacos server answered (%zu tried); the last: %.900s", n,
+	               s->st.last_error);
+}
+
+static int nacos_start(struct source *s, struct gw_err *err)
+{
+	if (s->started)
+		return 0;
+	int rc = gw_thread_start(&s->thread, "nacos-0", run, s);
+	if (rc != 0)
+		return gw_errf(err, "nacos: cannot start the source thread: %s", strerror(rc));
+	s->started = 1;
+	return 0;
+}
+
+static void nacos_stop(struct source *s)
+{
+	if (!s)
+		return;
+	atomic_store(&s->stop, 1);
+	if (s->client)
+		nacos_client_interrupt(s->client);
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->n_w; i++)
+		if (s->w[i].h)
+			http_interrupt(s->w[i].h);
+	pthread_cond_broadcast(&s->cv);
+	pthread_cond_broadcast(&s->wcv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void nacos_free(struct source *s)
+{
+	if (!s)
+		return;
+	nacos_stop(s);
+	if (s->started)
+		pthread_join(s->thread, NULL);
+	for (size_t i = 0; i < s->n_w; i++) {
+		if (s->w[i].started)
+			pthread_join(s->w[i].thread, NULL);
+		http_close(s->w[i].h);
+		free(s->w[i].body);
+	}
+	for (size_t i = 0; i < s->n_changed; i++)
+		free(s->changed[i]);
+	free(s->changed);
+	nacos_client_close(s->client);
+	node_free(s->map);
+	pthread_cond_destroy(&s->cv);
+	pthread_cond_destroy(&s->wcv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+static int nacos_status(struct source *s, size_t i, struct source_conn_status *out)
+{
+	if (i != 0)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	*out = s->st;
+	pthread_mutex_unlock(&s->mu);
+	struct node_stats ns;
+	node_stats(s->map, &ns);
+	out->changes = ns.mirror.versions;
+	out->repairs = ns.mirror.repairs;
+	if (ns.mirror.last_event_ms > out->last_event_ms)
+		out->last_event_ms = ns.mirror.last_event_ms;
+	return 1;
+}
+
+static int nacos_selects(const struct cfg *cfg)
+{
+	return cfg->section && strcmp(cfg->section, "nacos") == 0;
+}
+
+static void nacos_summary(const struct cfg *cfg, char *buf, size_t cap)
+{
+	const struct nacos_config *nc = nacos_config(cfg);
+	kv_config_summary(nc ? &nc->kv : NULL, "nacos", buf, cap);
+}
+
+static size_t nacos_conns(const struct cfg *cfg)
+{
+	return nacos_config(cfg) ? 1 : 0;
+}
+
+static const char *nacos_conn_name(const struct cfg *cfg, size_t i)
+{
+	const struct nacos_config *nc = nacos_config(cfg);
+	return nc && i == 0 && nc->kv.label ? nc->kv.label : "";
+}
+
+const struct source_ops nacos_source_ops = {
+    .type = "nacos",
+    .section = "nacos",
+    .config = &nacos_config_section,
+    .selects = nacos_selects,
+    .summary = nacos_summary,
+    .running = "Nacos listener session(s)",
+    .conns = nacos_conns,
+    .conn_name = nacos_conn_name,
+    .open = nacos_open,
+    .initial_sync = nacos_initial_sync,
+    .start = nacos_start,
+    .stop = nacos_stop,
+    .free = nacos_free,
+    .status = nacos_status,
+};
