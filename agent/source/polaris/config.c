@@ -13,8 +13,6 @@
 #include "config/config_admin.h"
 #include "model/groups.h"
 
-#define SHOWN(len) (int)((len) > 200 ? 200 : (len))
-
 /* PolarisPathConstants at ShenYu v2.6.0, and NacosPathConstants.DISCOVERY_DATA_ID, which
  * its PolarisDataChangedListener passes for discovery. */
 const char *const polaris_whole_doc_names[GW_GROUP_COUNT] = {
@@ -30,33 +28,16 @@ const char *const polaris_whole_doc_names[GW_GROUP_COUNT] = {
 static int add_server(struct loader *ld, const struct ynode *at, const char *path, const char *s,
                       size_t len, void *base)
 {
-	size_t skip = 0;
-	if (len > 7 && strncasecmp(s, "http://", 7) == 0)
-		skip = 7;
-	else if (len > 8 && strncasecmp(s, "https://", 8) == 0)
-		skip = 8;
-	if (!skip)
-		return cfgw_err(ld, at, path,
-		                "'%.*s' is not an http:// or https:// URL (such as "
-		                "http://127.0.0.1:8090, Polaris's HTTP port)",
-		                SHOWN(len), s);
-	const char *host = s + skip;
-	size_t end = len;
-	while (end > skip && s[end - 1] == '/')
-		end--;
-	size_t hlen = end - skip;
-	if (memchr(host, '@', hlen))
+	/* first, before any message quotes the URL: the part before an '@' is a credential
+	 * (Polaris has a token, not the user and password kv_config_add_url would suggest) */
+	const char *host = memmem(s, len, "://", 3);
+	host = host ? host + 3 : s;
+	const char *slash = memchr(host, '/', len - (size_t)(host - s));
+	if (memchr(host, '@', (size_t)((slash ? slash : s + len) - host)))
 		return cfgw_err(ld, at, path,
 		                "credentials in the URL are not supported: use polaris.token");
-	if (memchr(host, '/', hlen) || memchr(s, '?', len) || memchr(s, '#', len))
-		return cfgw_err(ld, at, path,
-		                "'%.*s' must be scheme://host:port, without a path, query or "
-		                "fragment",
-		                SHOWN(len), s);
-	if (!kv_config_host_port(host, hlen))
-		return cfgw_err(ld, at, path, "'%.*s' has no host:port (such as 127.0.0.1:8090)",
-		                SHOWN(len), s);
-	return kv_config_add_server(ld, base, at, path, s, end);
+	return kv_config_add_url(ld, base, at, path, s, len, "polaris",
+	                         "http://127.0.0.1:8090, Polaris's HTTP port");
 }
 
 static int load_servers(struct loader *ld, const struct key *k, const struct ynode *v,
