@@ -329,6 +329,20 @@ class PolarisSource(harness.IntegrationTest):
         want["APP_AUTH"].pop(gone["appKey"])
         a.wait_converged(want)
 
+    # -------------------------------------------------------------- --check
+    def test_check_refuses_ai_proxy_api_key_with_polaris(self):
+        import subprocess
+        harness.require_daemon()
+        path = os.path.join(self.tmpdir(), "gwsync.yaml")
+        with open(path, "w") as f:
+            f.write(polagent.config([self.emu.url], groups=["PLUGIN", "AI_PROXY_API_KEY"],
+                                    state_dir=self.tmpdir()))
+        r = subprocess.run([os.environ["GWSYNCD"], "--check", "-c", path],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(2, r.returncode, r.stderr)
+        self.assertIn("polaris.groups", r.stderr)
+        self.assertIn("AI_PROXY_API_KEY is never published to Polaris", r.stderr)
+
     # -------------------------------------------------------------- soak
     def test_random_edit_soak_ends_where_the_admin_is(self):
         data, pub, a = self.start(seed=26)
