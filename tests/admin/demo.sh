@@ -15,6 +15,10 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$src/build}
+# GWSYNC_DEMO_SOURCE=nacos: the same demo against the Nacos emulator (tests/nacos/demo.sh)
+if [ "${GWSYNC_DEMO_SOURCE:-admin}" = nacos ]; then
+	exec "$src/tests/nacos/demo.sh" "$build"
+fi
 port=9095
 admin="http://127.0.0.1:$port"
 demo_dir=/tmp/gwsync-demo

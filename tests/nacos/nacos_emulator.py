@@ -60,6 +60,7 @@ class NacosEmulator:
         self.trickle = 0.0  # seconds between bytes of every GET answer
         self.flood = 0  # GET answers are this many bytes of junk instead
         self.down = False
+        self.on_edit = None  # the demo's POST /_control/edit: one random admin edit
         self.port = None
         self.server = None
         self.thread = None
@@ -291,6 +292,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         emu = self.emu
+        if self.path == "/_control/edit" and emu.on_edit:
+            self._form()
+            return self._send(200, emu.on_edit() + "\n")
         path, q = self._route()
         form = self._form()
         if path in ("/v1/auth/login", "/v1/auth/users/login"):
@@ -562,3 +566,44 @@ class LegacyPublisher:
     def published(self, groups):
         return {g: {kvpub.item_key(g, it): kvpub.strip_nulls(it) for it in self.items.get(g, [])}
                 for g in groups}
+
+
+def main():
+    """Serve a ShenYu dataset as the admin publishes it to Nacos, for ./dev.sh demo and
+    bench/: python3 nacos_emulator.py --port 8848 [--username U --password P] [--namespace
+    NS] [--seed N] [--rules N]. POST /_control/edit makes one random admin edit."""
+    import argparse
+    import signal
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=8848)
+    ap.add_argument("--username")
+    ap.add_argument("--password")
+    ap.add_argument("--namespace", default=kvpub.DEFAULT_NAMESPACE)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rules", type=int, default=20)
+    args = ap.parse_args()
+    users = {args.username: args.password} if args.username else None
+    emu = NacosEmulator(users=users)
+    pub = NodePublisher(emu, args.namespace + ".")
+    data = kvpub.RandomData(seed=args.seed, namespace=args.namespace, rules=args.rules)
+    if data.items["PROXY_SELECTOR"] or data.items["DISCOVER_UPSTREAM"]:
+        data.items["PLUGIN"].append(dict(data.items["PLUGIN"][0], name="tcp", id="99"))
+    pub.sync_all(data.items)
+    lock = threading.Lock()
+
+    def edit():
+        with lock:
+            return data.random_edit(pub)
+    emu.on_edit = edit
+    emu.start(args.port)
+    print("nacos emulator on %s: %d keys in namespace %s" % (emu.url(), len(emu.keys()),
+                                                            args.namespace), flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    signal.signal(signal.SIGINT, lambda *a: stop.set())
+    stop.wait()
+    emu.stop()
+
+
+if __name__ == "__main__":
+    main()

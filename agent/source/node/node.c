@@ -491,7 +491,8 @@ static void doc_changed(struct node_map *m, struct entry *e, int feed)
 			return;
 		}
 	}
-	qsort(d.paths, d.n, sizeof *d.paths, cmp_str);
+	if (d.n)
+		qsort(d.paths, d.n, sizeof *d.paths, cmp_str);
 	size_t u = 0;
 	for (size_t i = 0; i < d.n; i++) {
 		if (u && strcmp(d.paths[u - 1], d.paths[i]) == 0)
