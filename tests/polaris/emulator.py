@@ -91,7 +91,9 @@ class PolarisEmulator:
         self.token = token
         self.hold = hold
         self.mu = threading.RLock()
-        self.files = {}  # key -> {"draft": str|None, "release": {content, md5, version}|None, "max": int}
+        # (ns, group, name) -> {"draft": text or None, "max": the highest version,
+        #                      "release": {content, md5, version} or None}
+        self.files = {}
         self.watchers = {}  # key -> set(_Watch)
         self.faults = []  # [{"kind", "count", "path", params...}]
         self.requests = []  # (kind, detail) of every client request, oldest first
@@ -419,7 +421,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         name = q.get("fileName", [""])[0]
         emu.log("get", name)
         fault = emu.take_fault(url.path)
-        if fault and fault["kind"] != "trickle" and fault["kind"] != "bad_utf8" and self._faulty(fault):
+        if fault and fault["kind"] not in ("trickle", "bad_utf8") and self._faulty(fault):
             return
         if not self._authorized():
             self._send(401, go_json(_response(TOKEN_NOT_EXISTED, None)))

@@ -47,6 +47,14 @@ WHOLE_NAMES = {"PLUGIN": "shenyu/plugin.json", "SELECTOR": "shenyu/selector.json
                "META_DATA": "shenyu/meta.json", "PROXY_SELECTOR": "shenyu/proxy/selector.json"}
 
 
+def with_tcp(data):
+    """RandomData's proxy selectors and discovery upstreams are under the plugin "tcp",
+    which a gateway reaches only through plugin.list: make it a plugin."""
+    if not any(p["name"] == "tcp" for p in data.items["PLUGIN"]):
+        data.items["PLUGIN"].append(dict(data.items["PLUGIN"][0], name="tcp", id="37"))
+    return data
+
+
 def _blank(text):
     return text is None or text.strip() == "" or text.strip() == "null"
 

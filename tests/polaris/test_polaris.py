@@ -25,15 +25,6 @@ def unique_group():
     return "g%d-%d" % (os.getpid() % 10000, _counter[0])
 
 
-def with_tcp(data):
-    """RandomData's proxy selectors and discovery upstreams are under the plugin "tcp",
-    which a gateway reaches only through plugin.list: make it a plugin."""
-    if not any(p["name"] == "tcp" for p in data.items["PLUGIN"]):
-        tcp = dict(data.items["PLUGIN"][0], name="tcp", id="37")
-        data.items["PLUGIN"].append(tcp)
-    return data
-
-
 class PolarisSource(harness.IntegrationTest):
     @classmethod
     def setUpClass(cls):
@@ -51,7 +42,8 @@ class PolarisSource(harness.IntegrationTest):
     def start(self, seed=1, layout="2.7", groups=None, wait=True, **kw):
         pub = polpub.Publisher(self.emu, group=unique_group(), layout=layout,
                                shenyu_ns=NS if layout == "2.7" else None)
-        data = with_tcp(polpub.RandomData(seed=seed, namespace=NS if layout == "2.7" else None))
+        data = polpub.with_tcp(polpub.RandomData(seed=seed,
+                                                 namespace=NS if layout == "2.7" else None))
         pub.sync_all(data.items)
         a = polagent.Agent(self, pub, [self.emu.url], groups=groups, **kw)
         if wait:
@@ -215,8 +207,8 @@ class PolarisSource(harness.IntegrationTest):
         t1 = time.monotonic()
         pub.write("RULE", changed)
         a.wait_converged(timeout=60)
-        print("\n20,000 keys: first sync %.1f s, one change %.2f s" % (first, time.monotonic() - t1),
-              file=sys.stderr)
+        print("\n20,000 keys: first sync %.1f s, one change %.2f s"
+              % (first, time.monotonic() - t1), file=sys.stderr)
         self.assertEqual(2, len(self.emu.since(mark, "get")))
 
     # -------------------------------------------------------------- connections
@@ -261,7 +253,7 @@ class PolarisSource(harness.IntegrationTest):
         for g in polpub.KV_GROUPS:
             self.assertEqual({}, a.items(g))
         # a list naming an item whose file was never released: not found, not held
-        data = with_tcp(polpub.RandomData(seed=21, namespace=NS))
+        data = polpub.with_tcp(polpub.RandomData(seed=21, namespace=NS))
         pub.publish_config(NS + ".meta.list", ["404404"])
         pub.write_many("PLUGIN", data.items["PLUGIN"])
         a.wait_converged()

@@ -7,7 +7,6 @@ data stays, and the agent converges once the server behaves. One emulator for th
 (setUpClass), an agent per case."""
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
