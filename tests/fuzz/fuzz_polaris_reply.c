@@ -26,11 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct strbuf b = {0};
 	polaris_watch_begin(&b);
-	polaris_watch_add(&b, "default", "shenyu", (const char *)data, size, size);
+	size_t at;
+	polaris_watch_add(&b, "default", "shenyu", (const char *)data, size, size, &at);
 	polaris_watch_end(&b);
 	char *body = strbuf_finish(&b);
 	if (!body)
 		return 0;
+	polaris_watch_patch(body, at, UINT64_MAX - size);
 	json_error_t je;
 	json_t *doc = json_loads(body, 0, &je);
 	/* jansson refuses what is not UTF-8 (or holds a NUL): then the name was not text */

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "shared/strbuf.h"
 #include "source/curl_http.h"
 #include "source/node/node.h"
 #include "source/polaris/config.h"
@@ -34,8 +35,16 @@ struct source {
 	struct polaris_versions versions;
 	struct http **conn; /* reads, by server (all opened by open()) */
 	struct polaris_watch *watch;
-	char *token_header; /* "X-Polaris-Token: ..." (secret) or NULL */
-	char where[512];    /* "NS/GROUP (groups PLUGIN,SELECTOR,...)" for messages */
+	/* the watch body (sync.c): built when the wanted set moves, patched when a version
+	 * does; each build is a new generation, which the versions' places refer to */
+	struct strbuf body;
+	size_t body_files;
+	uint64_t body_gen;       /* 0: no body */
+	uint64_t body_builds;    /* bodies built: the next generation */
+	uint64_t body_wanted;    /* node_wanted_gen() it was built for */
+	uint64_t unread_checked; /* node_wanted_gen() when nothing was left unread; 0: none */
+	char *token_header;      /* "X-Polaris-Token: ..." (secret) or NULL */
+	char where[512];         /* "NS/GROUP (groups PLUGIN,SELECTOR,...)" for messages */
 
 	/* the source's thread (initial_sync before it) */
 	size_t srv;        /* the server in use */

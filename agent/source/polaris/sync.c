@@ -102,6 +102,9 @@ static int read_one(struct source *s, size_t srv, const char *key, size_t klen, 
 		return -1;
 	uint64_t held = polaris_versions_get(&s->versions, key, klen);
 	int rc = polaris_versions_set(&s->versions, key, klen, f.version);
+	size_t at = polaris_versions_at(&s->versions, key, klen, s->body_gen);
+	if (at != (size_t)-1 && f.version != held)
+		polaris_watch_patch(s->body.p, at, f.version);
 	if (rc == 0) {
 		const char *v = f.present ? f.content : NULL;
 		rc = full ? node_full_put(s->map, key, klen, v, f.len, NULL)
@@ -119,6 +122,10 @@ static int read_one(struct source *s, size_t srv, const char *key, size_t klen, 
 /* Read what the map wants and has not read, round by round until nothing is left. */
 static int read_unread(struct source *s, size_t srv, int full, size_t *files, struct gw_err *err)
 {
+	/* a key becomes unread only by becoming wanted, which moves the generation: while it
+	 * has not moved, nothing is unread and the walk over every key is saved */
+	if (!full && s->unread_checked && s->unread_checked == node_wanted_gen(s->map))
+		return 0;
 	for (int round = 0;; round++) {
 		struct keylist kl = {0};
 		node_unread(s->map, collect, &kl);
@@ -127,8 +134,10 @@ static int read_unread(struct source *s, size_t srv, int full, size_t *files, st
 			err->kind = SYNC_FAIL_FETCH;
 			return gw_errf(err, "polaris: out of memory");
 		}
-		if (kl.n == 0)
+		if (kl.n == 0) {
+			s->unread_checked = node_wanted_gen(s->map);
 			return 0;
+		}
 		if (round == MAX_ROUNDS) {
 			keylist_free(&kl);
 			err->kind = SYNC_FAIL_FETCH;
@@ -156,6 +165,8 @@ int polaris_full_read(struct source *s, size_t srv, enum kv_full_kind kind, stru
 		return gw_errf(err, "polaris: out of memory");
 	}
 	polaris_versions_mark(&s->versions);
+	s->unread_checked = 0;
+	s->body_gen = 0; /* every version may change: the next watch builds its body again */
 	size_t files = 0;
 	if (read_unread(s, srv, 1, &files, err) != 0) {
 		node_full_abort(s->map, gw_mono_ms());
@@ -179,8 +190,7 @@ int polaris_full_read(struct source *s, size_t srv, enum kv_full_kind kind, stru
 
 struct body {
 	struct source *s;
-	struct strbuf b;
-	size_t n;
+	int oom;
 };
 
 static void add_file(void *ctx, const char *key, size_t klen, const char *tag, int present,
@@ -188,25 +198,52 @@ static void add_file(void *ctx, const char *key, size_t klen, const char *tag, i
 {
 	(void)tag, (void)present, (void)read;
 	struct body *c = ctx;
-	polaris_watch_add(&c->b, c->s->pc->namespace, c->s->pc->file_group, key, klen,
-	                  polaris_versions_get(&c->s->versions, key, klen));
-	c->n++;
+	struct source *s = c->s;
+	size_t at;
+	polaris_watch_add(&s->body, s->pc->namespace, s->pc->file_group, key, klen,
+	                  polaris_versions_get(&s->versions, key, klen), &at);
+	if (polaris_versions_place(&s->versions, key, klen, s->body_gen, at) != 0)
+		c->oom = 1;
+	s->body_files++;
+}
+
+/* The body naming every wanted file with its version: built again only when the wanted
+ * set moved (or a full read changed every version), else as patched by read_one(). */
+static int build_body(struct source *s, struct gw_err *err)
+{
+	uint64_t wanted = node_wanted_gen(s->map);
+	if (s->body_gen && s->body_wanted == wanted && !s->body.oom)
+		return 0;
+	strbuf_reset(&s->body);
+	s->body_gen = ++s->body_builds; /* never reused: an old place never matches */
+	s->body_files = 0;
+	struct body c = {.s = s};
+	polaris_watch_begin(&s->body);
+	node_wanted(s->map, add_file, &c);
+	polaris_watch_end(&s->body);
+	if (c.oom || s->body.oom || !s->body.p) {
+		strbuf_reset(&s->body);
+		s->body_gen = 0;
+		err->kind = SYNC_FAIL_FETCH;
+		return gw_errf(err, "polaris: out of memory");
+	}
+	s->body_wanted = wanted;
+	return 0;
 }
 
 static int send_watch(struct source *s, struct gw_err *err)
 {
-	struct body c = {.s = s};
-	polaris_watch_begin(&c.b);
-	node_wanted(s->map, add_file, &c);
-	polaris_watch_end(&c.b);
-	size_t len = c.b.len;
-	char *body = strbuf_finish(&c.b);
+	if (build_body(s, err) != 0)
+		return -1;
+	/* a copy: the held request's body must not be patched under it */
+	char *body = malloc(s->body.len + 1);
 	if (!body) {
 		err->kind = SYNC_FAIL_FETCH;
 		return gw_errf(err, "polaris: out of memory");
 	}
-	polaris_count(s, 0, 0, 0, c.n);
-	if (polaris_watch_send(s->watch, s->srv, body, len, err) != 0)
+	memcpy(body, s->body.p, s->body.len + 1);
+	polaris_count(s, 0, 0, 0, s->body_files);
+	if (polaris_watch_send(s->watch, s->srv, body, s->body.len, err) != 0)
 		return -1;
 	s->inflight = 1;
 	return 0;

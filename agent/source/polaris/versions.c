@@ -10,6 +10,8 @@ struct ver {
 	struct htab_link link; /* first */
 	uint64_t version;
 	uint64_t epoch;
+	uint64_t body_gen; /* the watch body generation `at` belongs to; 0: none */
+	size_t at;
 	size_t len;
 	char key[]; /* not NUL-terminated */
 };
@@ -20,41 +22,61 @@ static int eq(const struct htab_link *e, const void *key, size_t len)
 	return v->len == len && memcmp(v->key, key, len) == 0;
 }
 
-uint64_t polaris_versions_get(const struct polaris_versions *v, const char *key, size_t len)
+static struct ver *find(const struct polaris_versions *v, const char *key, size_t len)
 {
 	struct htab_link **at = htab_find(&v->t, htab_hash(key, len), eq, key, len);
-	return at && *at ? ((const struct ver *)*at)->version : 0;
+	return at ? (struct ver *)*at : NULL;
+}
+
+/* The entry of key, made (version 0, in no body) if there is none; NULL on out of memory. */
+static struct ver *get_or_add(struct polaris_versions *v, const char *key, size_t len)
+{
+	struct ver *e = find(v, key, len);
+	if (e)
+		return e;
+	if (!(e = calloc(1, sizeof *e + len)) || htab_reserve(&v->t) != 0) {
+		free(e);
+		return NULL;
+	}
+	e->len = len;
+	memcpy(e->key, key, len);
+	uint64_t h = htab_hash(key, len);
+	htab_insert(&v->t, htab_find(&v->t, h, eq, key, len), &e->link, h);
+	return e;
+}
+
+uint64_t polaris_versions_get(const struct polaris_versions *v, const char *key, size_t len)
+{
+	const struct ver *e = find(v, key, len);
+	return e ? e->version : 0;
 }
 
 int polaris_versions_set(struct polaris_versions *v, const char *key, size_t len, uint64_t version)
 {
-	uint64_t h = htab_hash(key, len);
-	struct htab_link **at = htab_find(&v->t, h, eq, key, len);
-	if (at && *at) {
-		struct ver *e = (struct ver *)*at;
-		if (version == 0) {
-			htab_remove(&v->t, at);
-			free(e);
-			return 0;
-		}
-		e->version = version;
-		e->epoch = v->epoch;
-		return 0;
-	}
-	if (version == 0)
-		return 0;
-	struct ver *e = malloc(sizeof *e + len);
-	if (!e || htab_reserve(&v->t) != 0) {
-		free(e);
+	struct ver *e = get_or_add(v, key, len);
+	if (!e)
 		return -1;
-	}
 	e->version = version;
 	e->epoch = v->epoch;
-	e->len = len;
-	memcpy(e->key, key, len);
-	at = htab_find(&v->t, h, eq, key, len);
-	htab_insert(&v->t, at, &e->link, h);
 	return 0;
+}
+
+int polaris_versions_place(struct polaris_versions *v, const char *key, size_t len, uint64_t gen,
+                           size_t at)
+{
+	struct ver *e = get_or_add(v, key, len);
+	if (!e)
+		return -1;
+	e->body_gen = gen;
+	e->at = at;
+	return 0;
+}
+
+size_t polaris_versions_at(const struct polaris_versions *v, const char *key, size_t len,
+                           uint64_t gen)
+{
+	const struct ver *e = find(v, key, len);
+	return e && gen && e->body_gen == gen ? e->at : (size_t)-1;
 }
 
 void polaris_versions_mark(struct polaris_versions *v)

@@ -4,6 +4,7 @@
 #include "source/polaris/wire.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,8 +54,19 @@ int polaris_watch_begin(struct strbuf *b)
 	return strbuf_adds(b, "{\"watch_files\":[");
 }
 
+/* The field: the digits, '"', then spaces up to POLARIS_VERSION_FIELD bytes (a uint64 has
+ * at most 20 digits). */
+static void put_version(char *field, uint64_t version)
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof digits, "%" PRIu64, version);
+	memcpy(field, digits, (size_t)n);
+	field[n] = '"';
+	memset(field + n + 1, ' ', (size_t)(POLARIS_VERSION_FIELD - n - 1));
+}
+
 int polaris_watch_add(struct strbuf *b, const char *ns, const char *group, const char *file,
-                      size_t file_len, uint64_t version)
+                      size_t file_len, uint64_t version, size_t *at)
 {
 	if (b->len && b->p[b->len - 1] == '}')
 		strbuf_add(b, ",", 1);
@@ -64,7 +76,18 @@ int polaris_watch_add(struct strbuf *b, const char *ns, const char *group, const
 	polaris_json_string(b, group, strlen(group));
 	strbuf_adds(b, ",\"file_name\":");
 	polaris_json_string(b, file, file_len);
-	return strbuf_addf(b, ",\"version\":\"%" PRIu64 "\"}", version);
+	strbuf_adds(b, ",\"version\":\"");
+	char field[POLARIS_VERSION_FIELD];
+	put_version(field, version);
+	if (at)
+		*at = b->len;
+	strbuf_add(b, field, sizeof field);
+	return strbuf_add(b, "}", 1);
+}
+
+void polaris_watch_patch(char *body, size_t at, uint64_t version)
+{
+	put_version(body + at, version);
 }
 
 int polaris_watch_end(struct strbuf *b)

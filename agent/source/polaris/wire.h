@@ -19,12 +19,19 @@
 int polaris_get_path(struct strbuf *b, const char *ns, const char *group, const char *file,
                      size_t file_len);
 
-/* {"watch_files":[{"namespace":NS,"group":G,"file_name":F,"version":"V"},...]}:
- * begin, one add per file (V: the release version held, 0 for none), end. */
+/* {"watch_files":[{"namespace":NS,"group":G,"file_name":F,"version":"V"   },...]}:
+ * begin, one add per file (V: the release version held, 0 for none), end. The version
+ * takes a fixed POLARIS_VERSION_FIELD bytes (the digits, the closing quote, then spaces,
+ * which JSON allows), so a change of one file's version is patched in place
+ * (polaris_watch_patch) instead of building the body of 100,000 files again; *at (may be
+ * NULL) is where the field starts in b. */
+#define POLARIS_VERSION_FIELD 21
 int polaris_watch_begin(struct strbuf *b);
 int polaris_watch_add(struct strbuf *b, const char *ns, const char *group, const char *file,
-                      size_t file_len, uint64_t version);
+                      size_t file_len, uint64_t version, size_t *at);
 int polaris_watch_end(struct strbuf *b);
+/* Write version into the field at body + at (as polaris_watch_add left it). */
+void polaris_watch_patch(char *body, size_t at, uint64_t version);
 
 /* s[0..len) as a JSON string, quotes included: '"', '\\' and control characters escaped,
  * other bytes as they are. */

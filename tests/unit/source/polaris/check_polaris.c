@@ -176,20 +176,31 @@ END_TEST
 START_TEST(the_watch_body_names_every_file_with_its_version)
 {
 	struct strbuf b = {0};
+	size_t at1, at2;
 	polaris_watch_begin(&b);
-	polaris_watch_add(&b, "default", "shenyu", "ns.plugin.list", 14, 7);
-	polaris_watch_add(&b, "default", "shenyu", "a\"b\\c\n\x01", 7, 0);
+	polaris_watch_add(&b, "default", "shenyu", "ns.plugin.list", 14, 7, &at1);
+	polaris_watch_add(&b, "default", "shenyu", "a\"b\\c\n\x01", 7, 0, &at2);
 	polaris_watch_end(&b);
 	char *body = strbuf_finish(&b);
-	ck_assert_str_eq(body, "{\"watch_files\":[{\"namespace\":\"default\",\"group\":\"shenyu\","
-	                       "\"file_name\":\"ns.plugin.list\",\"version\":\"7\"},{\"namespace\":"
-	                       "\"default\",\"group\":\"shenyu\",\"file_name\":\"a\\\"b\\\\c\\u000a"
-	                       "\\u0001\",\"version\":\"0\"}]}");
-	/* and it is JSON that says what it was built from */
+	/* the version's field is padded with spaces to a fixed width */
+	ck_assert_str_eq(body,
+	                 "{\"watch_files\":[{\"namespace\":\"default\",\"group\":\"shenyu\","
+	                 "\"file_name\":\"ns.plugin.list\",\"version\":\"7\"                   "
+	                 "},{\"namespace\":\"default\",\"group\":\"shenyu\",\"file_name\":"
+	                 "\"a\\\"b\\\\c\\u000a\\u0001\",\"version\":\"0\"                   }]}");
+	ck_assert(body[at1] == '7');
+	ck_assert(body[at2] == '0');
+	/* patched in place, the body is still JSON and says the new versions */
+	polaris_watch_patch(body, at1, UINT64_MAX);
+	polaris_watch_patch(body, at2, 42);
 	json_error_t je;
 	json_t *doc = json_loads(body, 0, &je);
-	ck_assert_ptr_nonnull(doc);
-	json_t *f = json_array_get(json_object_get(doc, "watch_files"), 1);
+	ck_assert_msg(doc != NULL, "%s", je.text);
+	json_t *files = json_object_get(doc, "watch_files");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(files, 0), "version")),
+	                 "18446744073709551615");
+	json_t *f = json_array_get(files, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(f, "version")), "42");
 	ck_assert_str_eq(json_string_value(json_object_get(f, "file_name")), "a\"b\\c\n\x01");
 	json_decref(doc);
 	free(body);
@@ -214,15 +225,19 @@ START_TEST(versions_are_kept_until_a_full_read_drops_them)
 	ck_assert_uint_eq(polaris_versions_get(&v, "ab", 2), 6);
 	ck_assert_int_eq(polaris_versions_set(&v, "a", 1, 9), 0);
 	ck_assert_uint_eq(polaris_versions_get(&v, "a", 1), 9);
-	/* 0 forgets */
 	ck_assert_int_eq(polaris_versions_set(&v, "ab", 2, 0), 0);
 	ck_assert_uint_eq(polaris_versions_get(&v, "ab", 2), 0);
-	ck_assert_uint_eq(polaris_versions_count(&v), 1);
 	for (int i = 0; i < 1000; i++) {
 		char k[16];
 		int n = snprintf(k, sizeof k, "k%d", i);
 		ck_assert_int_eq(polaris_versions_set(&v, k, (size_t)n, (uint64_t)i + 1), 0);
 	}
+	/* a place belongs to one body generation */
+	ck_assert_int_eq(polaris_versions_place(&v, "a", 1, 3, 120), 0);
+	ck_assert_uint_eq(polaris_versions_at(&v, "a", 1, 3), 120);
+	ck_assert(polaris_versions_at(&v, "a", 1, 4) == (size_t)-1);
+	ck_assert(polaris_versions_at(&v, "k1", 2, 3) == (size_t)-1);
+	ck_assert(polaris_versions_at(&v, "zz", 2, 3) == (size_t)-1);
 	/* a full read sets a and k7 again: everything else goes */
 	polaris_versions_mark(&v);
 	polaris_versions_set(&v, "a", 1, 10);
