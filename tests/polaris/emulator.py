@@ -19,6 +19,8 @@ Faults (fault(kind, **params), each for the next `count` matching requests; clea
   huge         answer a syntactically valid JSON document of `size` bytes
   deep         answer a JSON document nested `depth` levels deep
   http500      answer 500 with an HTML body
+  nohold       answer a watch "no change" at once instead of holding it (a file already
+               newer is still named at once)
 Plus restart() (the listening socket closed and opened again on the same port, state
 kept, held watches cut) and drop_holds() (every held watch cut at once).
 """
@@ -445,7 +447,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(404, b"404 page not found", ctype="text/plain")
             return
         fault = emu.take_fault(url.path)
-        if fault and fault["kind"] not in ("trickle", "drop") and self._faulty(fault):
+        if fault and fault["kind"] not in ("trickle", "drop", "nohold") and self._faulty(fault):
             return
         if not self._authorized():
             emu.log("watch", 0)
@@ -465,7 +467,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         emu.log("watch", len(files))
         quick, w = emu.watch(files)
         if quick is not None:
-            self._send(int(quick["code"]) // 1000, go_json(quick), fault)
+            self._send(int(quick["code"]) // 1000, go_json(quick),
+                       fault if fault and fault["kind"] == "trickle" else None)
+            return
+        if fault and fault["kind"] == "nohold":
+            emu.expire(w)
+            self._send(200, go_json(_NOT_MODIFIED))
             return
         if fault and fault["kind"] == "drop":
             time.sleep(fault.get("after", 0.3))

@@ -7,6 +7,7 @@ data stays, and the agent converges once the server behaves. One emulator for th
 (setUpClass), an agent per case."""
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -94,6 +95,23 @@ class PolarisFaults(harness.IntegrationTest):
     def test_a_watch_refused_by_code(self):
         # a Polaris error code in a well-formed answer (an HTTP 400 with code 400001)
         self.survive("http500", WATCH, "http")
+
+    def test_a_watch_that_is_not_held_is_paced(self):
+        # a server (or a proxy) answering "no change" at once: one watch a second, not a
+        # busy loop; changes still arrive
+        mark = self.emu.mark()
+        self.emu.fault("nohold", count=1000, path=WATCH)
+        harness.wait_until(lambda: len(self.emu.since(mark, "watch")) >= 2, timeout=10,
+                           message="watches")
+        t0 = self.emu.mark()
+        time.sleep(3.0)
+        n = len(self.emu.since(t0, "watch"))
+        self.assertLessEqual(n, 5, "%d watches in 3 s" % n)
+        self.assertGreaterEqual(n, 2)
+        rule = self.data.changed("RULE", self.data.items["RULE"][0])
+        self.pub.write("RULE", rule)
+        self.a.wait_converged()
+        self.assertEqual(0, sum(self.errors().values()))
 
 
 if __name__ == "__main__":

@@ -47,13 +47,15 @@ struct source {
 	char where[512];         /* "NS/GROUP (groups PLUGIN,SELECTOR,...)" for messages */
 
 	/* the source's thread (initial_sync before it) */
-	size_t srv;        /* the server in use */
-	int need_full;     /* the next session starts with this kv_full_kind, or
-	                    * POLARIS_NO_FULL_READ */
-	int64_t resync_at; /* monotonic ms of the next anti-entropy read; -1: off */
-	int inflight;      /* a watch was sent and its answer not taken */
-	int exchanged;     /* the session had an answer from its server (resets the schedule) */
-	int idle_answers;  /* watch answers in a row that brought nothing new */
+	size_t srv;            /* the server in use */
+	int need_full;         /* the next session starts with this kv_full_kind, or
+	                        * POLARIS_NO_FULL_READ */
+	int64_t resync_at;     /* monotonic ms of the next anti-entropy read; -1: off */
+	int inflight;          /* a watch was sent and its answer not taken */
+	int exchanged;         /* the session had an answer from its server (resets the schedule) */
+	int idle_answers;      /* watch answers in a row that brought nothing new */
+	int64_t watch_sent_ms; /* monotonic ms the pending or last watch was sent */
+	int64_t watch_not_before; /* monotonic ms before which no watch is sent (pacing) */
 
 	atomic_int stop;
 	pthread_t thread;

@@ -110,9 +110,15 @@ static void *run(void *arg)
 			break;
 		polaris_count_failure(s, why, err.msg);
 		if (s->exchanged) {
+			/* a watch that was answered before it failed (a connection cut mid-hold,
+			 * a server restarted): watch again at once, on the same server; the
+			 * versions sent name everything missed meanwhile */
 			failures = 0;
 			tries = 0;
 			tried = 0;
+			LOG_W(s->log, "polaris", "%s [%s]; watching %s again", err.msg,
+			      sync_fail_name(why), s->pc->kv.servers[s->srv]);
+			continue;
 		}
 		tries++;
 		pthread_mutex_lock(&s->mu);

@@ -31,6 +31,10 @@
 /* Watch answers in a row naming a file whose read brings no newer release before the
  * session is given up (a server whose watch and reads disagree would be a busy loop). */
 #define MAX_IDLE_ANSWERS 3
+/* Polaris holds a watch 30 s: a "no change" sooner than this is a server (or a proxy) that
+ * does not hold, and the next watch waits out the rest of it, so such a server costs one
+ * watch a second, not a busy loop. */
+#define MIN_NO_CHANGE_MS 1000
 
 static const char *kind_name(enum kv_full_kind kind)
 {
@@ -246,6 +250,7 @@ static int send_watch(struct source *s, struct gw_err *err)
 	if (polaris_watch_send(s->watch, s->srv, body, s->body.len, err) != 0)
 		return -1;
 	s->inflight = 1;
+	s->watch_sent_ms = gw_mono_ms();
 	return 0;
 }
 
@@ -317,12 +322,14 @@ int polaris_session(struct source *s, struct gw_err *err)
 			schedule_resync(s);
 			continue;
 		}
-		if (!s->inflight && send_watch(s, err) != 0)
+		if (!s->inflight && now >= s->watch_not_before && send_watch(s, err) != 0)
 			break;
 		int64_t dl = node_deadline(s->map);
 		int64_t wake = s->resync_at;
 		if (dl >= 0 && (wake < 0 || dl < wake))
 			wake = dl;
+		if (!s->inflight && (wake < 0 || s->watch_not_before < wake))
+			wake = s->watch_not_before;
 		int64_t timeout = wake < 0 ? -1 : wake > now ? wake - now : 0;
 		struct polaris_watch_result res;
 		if (!polaris_watch_wait(s->watch, timeout, &res))
@@ -337,6 +344,8 @@ int polaris_session(struct source *s, struct gw_err *err)
 			break;
 		s->exchanged = 1;
 		polaris_mark_success(s);
+		if (rc == 0 && gw_mono_ms() - s->watch_sent_ms < MIN_NO_CHANGE_MS)
+			s->watch_not_before = s->watch_sent_ms + MIN_NO_CHANGE_MS;
 		if (rc == 1) {
 			rc = apply_answer(s, name, nl, version, err);
 			free(name);
