@@ -291,6 +291,7 @@ static void polaris_free(struct source *s)
 	if (s->started)
 		pthread_join(s->thread, NULL);
 	polaris_watch_free(s->watch);
+	strbuf_reset(&s->body); /* after the watch thread, which borrowed it */
 	for (size_t i = 0; s->conn && i < s->pc->kv.n_servers; i++)
 		http_close(s->conn[i]);
 	free(s->conn);

@@ -107,8 +107,12 @@ static int read_one(struct source *s, size_t srv, const char *key, size_t klen, 
 	uint64_t held = polaris_versions_get(&s->versions, key, klen);
 	int rc = polaris_versions_set(&s->versions, key, klen, f.version);
 	size_t at = polaris_versions_at(&s->versions, key, klen, s->body_gen);
-	if (at != (size_t)-1 && f.version != held)
-		polaris_watch_patch(s->body.p, at, f.version);
+	if (at != (size_t)-1 && f.version != held) {
+		if (!s->inflight)
+			polaris_watch_patch(s->body.p, at, f.version);
+		else /* lent out (never so today): build it again once it is back */
+			s->body_gen = 0;
+	}
 	if (rc == 0) {
 		const char *v = f.present ? f.content : NULL;
 		rc = full ? node_full_put(s->map, key, klen, v, f.len, NULL)
@@ -239,15 +243,9 @@ static int send_watch(struct source *s, struct gw_err *err)
 {
 	if (build_body(s, err) != 0)
 		return -1;
-	/* a copy: the held request's body must not be patched under it */
-	char *body = malloc(s->body.len + 1);
-	if (!body) {
-		err->kind = SYNC_FAIL_FETCH;
-		return gw_errf(err, "polaris: out of memory");
-	}
-	memcpy(body, s->body.p, s->body.len + 1);
+	/* lent to the watch thread: read_one() patches it only once the answer is taken */
 	polaris_count(s, 0, 0, 0, s->body_files);
-	if (polaris_watch_send(s->watch, s->srv, body, s->body.len, err) != 0)
+	if (polaris_watch_send(s->watch, s->srv, s->body.p, s->body.len, err) != 0)
 		return -1;
 	s->inflight = 1;
 	s->watch_sent_ms = gw_mono_ms();

@@ -27,7 +27,7 @@ struct polaris_watch {
 	int started, quit, woken;
 	int pending, done, cancelled;
 	size_t server;
-	char *body;
+	const char *body; /* borrowed (watch.h) */
 	size_t len;
 	struct polaris_watch_result res;
 };
@@ -77,7 +77,7 @@ static void *run(void *arg)
 			}
 			h = w->conn[i];
 		}
-		char *body = w->body;
+		const char *body = w->body;
 		size_t len = w->len;
 		w->body = NULL;
 		struct polaris_watch_result res = {0};
@@ -86,7 +86,6 @@ static void *run(void *arg)
 			run_one(w, h, i, body, len, &res);
 			pthread_mutex_lock(&w->mu);
 		}
-		free(body);
 		if (w->cancelled) {
 			/* an interrupted handle stays interrupted: a fresh one for the next */
 			http_reply_free(&res.reply);
@@ -155,7 +154,6 @@ void polaris_watch_free(struct polaris_watch *w)
 	for (size_t i = 0; i < w->n; i++)
 		http_close(w->conn[i]);
 	free(w->conn);
-	free(w->body);
 	if (w->done)
 		http_reply_free(&w->res.reply);
 	if (w->header) {
@@ -168,13 +166,12 @@ void polaris_watch_free(struct polaris_watch *w)
 	free(w);
 }
 
-int polaris_watch_send(struct polaris_watch *w, size_t server, char *body, size_t len,
+int polaris_watch_send(struct polaris_watch *w, size_t server, const char *body, size_t len,
                        struct gw_err *err)
 {
 	pthread_mutex_lock(&w->mu);
 	if (w->pending) {
 		pthread_mutex_unlock(&w->mu);
-		free(body);
 		return gw_errf(err, "polaris: a watch is already pending");
 	}
 	w->pending = 1;

@@ -38,8 +38,10 @@ int polaris_watch_new(struct polaris_watch **out, const struct cfg *cfg, char *c
 /* Stop the thread, close the connections. NULL is fine. */
 void polaris_watch_free(struct polaris_watch *w);
 
-/* Send `body` (taken over, freed here) to server i. Only when no request is pending. */
-int polaris_watch_send(struct polaris_watch *w, size_t server, char *body, size_t len,
+/* Send body[0..len) to server i. Only when no request is pending. The body is borrowed:
+ * it must stay as it is until wait() has taken the answer (the source patches its watch
+ * body only between watches), so 10 MB of body are not copied for every change. */
+int polaris_watch_send(struct polaris_watch *w, size_t server, const char *body, size_t len,
                        struct gw_err *err);
 /*
  * Wait up to timeout_ms (-1: no limit) for the pending request's answer. 1: *res filled
