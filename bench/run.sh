@@ -10,7 +10,8 @@
 # BENCH_CACHE_ROUNDS (figure 7 repetitions, 200),
 # BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 10's 1k
 # rules, 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation
-# propagation100k propagation1k memory idle shutdown cache gateway fanout gatewayscale events),
+# propagation100k propagation1k memory idle shutdown cache gateway fanout gatewayscale events
+# nacos),
 # GWSYNC_FANOUT (figure 9's number of agents, 100), BENCH_EVENT_CHANGES (figure 12's
 # changes per source and size, 30); figure 11 (gatewayscale):
 # BENCH_SCALE_SIZES (50x4,1000x10,10000x10), BENCH_SCALE_WORKERS (1,2), BENCH_SCALE_SECONDS
@@ -21,7 +22,7 @@ set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale events}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale events nacos}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -137,6 +138,13 @@ if wants events; then
 	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
 	say "figure 12: a one-item change among 1k, 10k and 100k rules over WebSocket, ZooKeeper and etcd"
 	"$py" "$src/bench/events.py" "$build" | tee -a "$results" || rc=1
+fi
+
+if wants nacos; then
+	py=python3
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	say "figure 12, Nacos: a one-rule change among 1k, 10k and 100k rules against the Nacos emulator"
+	"$py" "$src/bench/nacos.py" "$build" | tee -a "$results" || rc=1
 fi
 
 say "results"

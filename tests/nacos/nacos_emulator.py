@@ -11,8 +11,8 @@ Served (path prefix = the context path, /nacos by default):
   POST /v1/cs/configs/listener                form Listening-Configs; held while nothing
                                               differs, max(10000, Long-Pulling-Timeout - 500)
                                               ms; 400 above 10,000 keys | 403 token
-Fault controls: restart(), drop_holds(), expire_tokens(), trickle/flood, raw bytes as
-content (non-JSON, invalid UTF-8), counters of what was asked.
+Fault controls: restart(), drop_holds(), expire_tokens(), trickle/flood, refuse_listen,
+raw bytes as content (non-JSON, invalid UTF-8), counters of what was asked.
 
 In-process: NacosEmulator runs a ThreadingHTTPServer on a thread of the test process; the
 publisher writes straight into its store (the admin's own writes are not what is tested).
@@ -51,6 +51,7 @@ class NacosEmulator:
         self.context_path = context_path
         self.min_hold_ms = MIN_HOLD_MS if min_hold_ms is None else min_hold_ms
         self.store = {}  # (tenant, group, dataId) -> bytes
+        self._md5 = {}  # id(content) -> (content, md5)
         self.tokens = {}  # token -> expiry (time.time())
         self.cv = threading.Condition()
         self.counts = {"get": 0, "listen": 0, "login": 0, "get_403": 0, "listen_403": 0,
@@ -59,6 +60,7 @@ class NacosEmulator:
         self.held = set()  # sockets of held listener requests
         self.trickle = 0.0  # seconds between bytes of every GET answer
         self.flood = 0  # GET answers are this many bytes of junk instead
+        self.refuse_listen = 0  # an HTTP status every listener request gets instead
         self.down = False
         self.on_edit = None  # the demo's POST /_control/edit: one random admin edit
         self.port = None
@@ -123,13 +125,30 @@ class NacosEmulator:
         if isinstance(content, str):
             content = content.encode("utf-8")
         with self.cv:
+            old = self.store.get((tenant, group, data_id))
+            if old is not None:
+                self._md5.pop(id(old), None)
             self.store[(tenant, group, data_id)] = content
             self.cv.notify_all()
 
     def remove(self, data_id, group=DEFAULT_GROUP, tenant=""):
         with self.cv:
-            self.store.pop((tenant, group, data_id), None)
+            old = self.store.pop((tenant, group, data_id), None)
+            if old is not None:
+                self._md5.pop(id(old), None)
             self.cv.notify_all()
+
+    def md5_of(self, tenant, group, data_id):
+        """The md5 Nacos keeps with each config (ConfigCacheService): computed once per
+        content, not at every listener check."""
+        v = self.store.get((tenant, group, data_id))
+        if v is None:
+            return ""
+        m = self._md5.get(id(v))
+        if m is None or m[0] is not v:
+            m = (v, md5_hex(v))
+            self._md5[id(v)] = m
+        return m[1]
 
     def get(self, data_id, group=DEFAULT_GROUP, tenant=""):
         with self.cv:
@@ -174,29 +193,26 @@ class _Server(ThreadingHTTPServer):
 
 def _parse_listening(s):
     """MD5Util.getClientMd5Map: [(dataId, group, md5, tenant)]; ValueError when malformed
-    or above MAX_LISTEN keys."""
+    or above MAX_LISTEN keys. (Split by lines and words: the same result as Nacos's scan
+    of the characters for a well-formed field, and the same refusals.)"""
     out = []
-    start = 0
-    words = []
-    for i, c in enumerate(s):
-        if c == WORD:
-            words.append(s[start:i])
-            start = i + 1
-            if len(words) > 3:
-                raise ValueError("invalid protocol,too much key")
-        elif c == LINE:
-            end = s[start:i] if start + 1 <= i else ""
-            start = i + 1
-            if len(words) == 2:
-                md5, tenant = end, ""
-            elif len(words) == 3:
-                md5, tenant = words[2], end
-            else:
-                raise ValueError("invalid protocol")
-            out.append((words[0], words[1], md5, tenant))
-            words = []
-            if len(out) > MAX_LISTEN:
-                raise ValueError("invalid protocol, too much listener")
+    lines = s.split(LINE)
+    if lines and lines[-1] == "":
+        lines.pop()
+    elif lines:
+        lines.pop()  # text after the last ^A: Nacos keeps it unread
+    for line in lines:
+        words = line.split(WORD)
+        if len(words) > 4:
+            raise ValueError("invalid protocol,too much key")
+        if len(words) == 3:
+            out.append((words[0], words[1], words[2], ""))
+        elif len(words) == 4:
+            out.append((words[0], words[1], words[2], words[3]))
+        else:
+            raise ValueError("invalid protocol")
+        if len(out) > MAX_LISTEN:
+            raise ValueError("invalid protocol, too much listener")
     return out
 
 
@@ -310,6 +326,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path != "/v1/cs/configs/listener":
             return self._send(404, "no such path")
         emu.counts["listen"] += 1
+        if emu.refuse_listen:
+            return self._send(emu.refuse_listen, "refused by the test")
         refused = self._token(q, form)
         if refused:
             emu.counts["listen_403"] += 1
@@ -334,8 +352,7 @@ class _Handler(BaseHTTPRequestHandler):
             emu.held.add(sock)
             try:
                 while True:
-                    changed = [k for k in keys
-                               if md5_hex(emu.store.get((k[3], k[1], k[0]))) != k[2]]
+                    changed = [k for k in keys if emu.md5_of(k[3], k[1], k[0]) != k[2]]
                     if changed or hold is None or emu.down or sock not in emu.held:
                         break
                     left = deadline - time.time()

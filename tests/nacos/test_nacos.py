@@ -43,7 +43,8 @@ class Agent:
     """A gwsyncd with a nacos: section, a file subscriber, a recorder and /status."""
 
     def __init__(self, test, pub, namespace=None, layout=None, groups=GROUPS, start=True,
-                 username="nacos", password="s3cret-pw", extra=None, servers=None):
+                 username="nacos", password="s3cret-pw", extra=None, servers=None,
+                 state_dir="@TMP@/state"):
         self.test = test
         self.pub = pub
         self.groups = list(groups)
@@ -61,7 +62,7 @@ class Agent:
             sec["username"] = username
             sec["password"] = password
         sec.update(extra or {})
-        doc = {"nacos": sec, "state_dir": "@TMP@/state", "log": {"level": "debug"},
+        doc = {"nacos": sec, "state_dir": state_dir, "log": {"level": "debug"},
                "status": {"listen": "127.0.0.1:%d" % self.port},
                "subscribers": [{"name": "files", "library": "file",
                                 "config": {"dir": self.files}},
@@ -270,6 +271,20 @@ class NacosSource(harness.IntegrationTest):
         a.wait_converged(data.expected())
         a.wait_status(lambda d: d["healthy"], "healthy again")
 
+    def test_a_server_refusing_every_listener_reaches_the_backoff(self):
+        # reads work, listeners fail: the retry rule still counts to its backoff (3 tries,
+        # then the backoff), it does not start over at every successful full read
+        data, pub, a = self.published_agent(seed=35)
+        self.emu.refuse_listen = 500
+        self.addCleanup(setattr, self.emu, "refuse_listen", 0)
+        self.emu.drop_holds()
+        a.d.wait_log(r"all 3 tries failed", timeout=WAIT)
+        self.emu.refuse_listen = 0
+        rule = data.new_rule()
+        pub.write("RULE", rule)
+        data.items["RULE"].append(rule)
+        a.wait_converged(data.expected())
+
     def test_an_expired_token_is_renewed_on_403(self):
         data, pub, a = self.published_agent(seed=32)
         logins = self.emu.counts["login"]
@@ -297,7 +312,9 @@ class NacosSource(harness.IntegrationTest):
     def test_a_wrong_password_is_logged_and_retried(self):
         ns, pub = self.new_publisher()
         a = Agent(self, pub, namespace=ns, password="wrong")
-        a.d.wait_log("login as nacos refused", timeout=WAIT)
+        # the line names the server and the groups
+        a.d.wait_log(r"server http://127\.0\.0\.1:\d+: login as nacos refused: HTTP 403.*"
+                     r"\(groups PLUGIN,SELECTOR,RULE", timeout=WAIT)
         self.assertNotIn("wrong", "\n".join(a.d.lines(None, 0)))
 
     def test_absent_keys_are_empty_groups(self):
@@ -320,6 +337,27 @@ class NacosSource(harness.IntegrationTest):
         for g in GROUPS:
             self.assertEqual(len(want[g]), st["groups"][g]["items"], g)
 
+    def test_snapshot_cold_start_serves_the_snapshot_then_catches_up(self):
+        ns, pub = self.new_publisher()
+        data = with_tcp(publisher.RandomData(seed=61, namespace=ns))
+        pub.sync_all(data.items)
+        state = self.tmpdir()
+        first = Agent(self, pub, namespace=ns, state_dir=state)
+        first.wait_converged()
+        old = first.want()
+        first.d.stop()
+        self.emu.stop()  # the server is down when the agent starts
+        for _ in range(5):
+            data.random_edit(pub)
+        a = Agent(self, pub, namespace=ns, state_dir=state)
+        a.wait_converged(old)
+        doc = a.wait_status(lambda d: all(d["groups"][g] for g in GROUPS), "every group held")
+        self.assertTrue(all(doc["groups"][g]["fromSnapshot"] for g in GROUPS))
+        self.emu.start(self.emu.port)  # the server comes
+        a.wait_converged()
+        a.wait_status(lambda d: not any(d["groups"][g]["fromSnapshot"] for g in GROUPS),
+                      "snapshot replaced")
+
     def test_resync_repairs_what_a_lost_answer_missed_and_counts_it(self):
         data, pub, a = self.published_agent(seed=42, extra={"resync_interval": "2s"})
         # a change the listener never reports: the md5 the agent registered still matches
@@ -334,6 +372,22 @@ class NacosSource(harness.IntegrationTest):
                       timeout=WAIT)
         harness.wait_until(lambda: a.held("RULE")[rule["id"]] == publisher.strip_nulls(rule),
                            timeout=WAIT, message="the rule repaired")
+        m = a.ep.metrics()
+        self.assertGreaterEqual(m.value("gwsync_source_repairs_total", source="nacos",
+                                        type="nacos", connection=a.conn()["url"]), 1)
+
+    def test_a_multi_key_admin_write_is_one_version(self):
+        data, pub, a = self.published_agent(seed=43)
+        time.sleep(0.3)
+        since = len(a.applies())
+        sel = data.items["SELECTOR"][0]
+        rules = [data.new_rule(sel) for _ in range(5)]
+        pub.write_many("RULE", rules)  # five item keys, then the rule list once
+        data.items["RULE"].extend(rules)
+        a.wait_converged(data.expected())
+        got = a.applies("RULE", since)
+        self.assertEqual(1, len(got), got)
+        self.assertEqual(sorted(r["id"] for r in rules), sorted(got[0].added))
 
     # ------------------------------------------------------------------ bad input
     def test_bad_values_are_refused_and_the_last_good_kept(self):

@@ -28,22 +28,28 @@ int nacos_listen_begin(struct strbuf *b)
 	return strbuf_adds(b, "Listening-Configs=");
 }
 
-/* Percent-encode n bytes (strbuf_add_escaped wants a string). */
+/* Percent-encode n bytes (strbuf_add_escaped wants a string) straight into the buffer:
+ * bodies of 10,000 keys are built again for every change their listener reports. */
 static int add_escaped_n(struct strbuf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	size_t need = b->len + 3 * n + 1;
+	if (b->oom || (need > b->cap && strbuf_reserve(b, need > 2 * b->cap ? need : 2 * b->cap)))
+		return -1;
+	char *o = b->p + b->len;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
 		    c == '-' || c == '.' || c == '_' || c == '~') {
-			if (strbuf_add(b, (const char *)&s[i], 1) != 0)
-				return -1;
+			*o++ = (char)c;
 		} else {
-			char e[3] = {'%', hex[c >> 4], hex[c & 15]};
-			if (strbuf_add(b, e, 3) != 0)
-				return -1;
+			*o++ = '%';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
 		}
 	}
+	b->len = (size_t)(o - b->p);
+	b->p[b->len] = '\0';
 	return 0;
 }
 
@@ -51,15 +57,15 @@ int nacos_listen_add(struct strbuf *b, const char *data_id, size_t id_len, const
                      const char *md5, const char *tenant)
 {
 	add_escaped_n(b, data_id, id_len);
-	strbuf_adds(b, "%02");
-	strbuf_add_escaped(b, group);
-	strbuf_adds(b, "%02");
-	strbuf_add_escaped(b, md5 ? md5 : "");
+	strbuf_add(b, "%02", 3);
+	add_escaped_n(b, group, strlen(group));
+	strbuf_add(b, "%02", 3);
+	add_escaped_n(b, md5 ? md5 : "", md5 ? strlen(md5) : 0);
 	if (tenant && *tenant) {
-		strbuf_adds(b, "%02");
-		strbuf_add_escaped(b, tenant);
+		strbuf_add(b, "%02", 3);
+		add_escaped_n(b, tenant, strlen(tenant));
 	}
-	return strbuf_adds(b, "%01");
+	return strbuf_add(b, "%01", 3);
 }
 
 static int unhex(char c)

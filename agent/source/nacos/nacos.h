@@ -28,6 +28,18 @@
 #define NACOS_NO_FULL_READ (-1)
 #define NACOS_WATCHERS_MAX 64 /* 640,000 keys */
 
+/* The keys one listener watches: pointers into the node map (node_wanted_slots), valid
+ * until the wanted set changes, when they are listed again. */
+struct nacos_chunk_key {
+	const char *key;
+	size_t klen;
+	const char *tag; /* the md5 of what was read, "" while absent */
+};
+struct nacos_chunk {
+	struct nacos_chunk_key *keys;
+	size_t n, cap;
+};
+
 struct nacos_watcher {
 	struct source *s;
 	size_t idx;
@@ -59,7 +71,11 @@ struct source {
 	                     * NACOS_NO_FULL_READ */
 	int64_t resync_at;  /* monotonic ms of the next anti-entropy read; -1: off */
 	uint64_t built_gen; /* the wanted set the bodies were built for */
-	int bodies_dirty;   /* a tag changed since the bodies were built */
+	int bodies_dirty;   /* every body must be built again */
+	uint8_t chunk_dirty[NACOS_WATCHERS_MAX]; /* a key of that listener changed its tag */
+	struct nacos_chunk chunks[NACOS_WATCHERS_MAX];
+	int released;        /* listeners that answered or failed wait for a body */
+	uint64_t good_polls; /* listener requests answered (under mu): a try that worked */
 
 	/* under mu */
 	pthread_mutex_t mu;
@@ -86,9 +102,12 @@ struct source {
 int nacos_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct gw_err *err);
 /* Re-read the keys a listener named, then every key they made wanted. 0 or -1 with err. */
 int nacos_reread(struct source *s, char **keys, size_t n, struct gw_err *err);
-/* Build the listeners' bodies for what is wanted now and hand them out (starting listener
- * threads as needed). 0, or -1 with err. */
-int nacos_publish_bodies(struct source *s, struct gw_err *err);
+/* Build the listeners' bodies for what is wanted now (every body when `all`, else those
+ * whose keys changed) and hand them out, releasing the listeners that answered and
+ * starting listener threads as needed. 0, or -1 with err. */
+int nacos_publish_bodies(struct source *s, int all, struct gw_err *err);
+/* A key was read again: its listener's body is to be built again. */
+void nacos_chunk_dirty(struct source *s, const char *key);
 
 /* watch.c */
 void *nacos_watch_run(void *arg);

@@ -169,6 +169,7 @@ static void *run(void *arg)
 	struct schedule sc = {{cfg->retry_attempts, cfg->retry_interval_ms, cfg->retry_backoff_ms,
 	                       cfg->retry_startup_backoff_ms},
 	                      0};
+	uint64_t good_seen = 0;
 	LOG_I(s->log, "nacos", "%s: nacos sync started", s->nc->kv.label);
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
@@ -180,15 +181,17 @@ static void *run(void *arg)
 				continue;
 			}
 			s->need_full = NACOS_NO_FULL_READ;
-			sc.failures = 0;
+			/* the schedule starts over once a listener is answered, not here: a server
+			 * that reads but refuses every listener must still reach the backoff */
 			schedule_resync(s);
 			mark_success(s);
-			if (nacos_publish_bodies(s, &err) != 0)
+			if (nacos_publish_bodies(s, 1, &err) != 0)
 				LOG_E(s->log, "nacos", "%s: %s", s->nc->kv.label, err.msg);
 			continue;
 		}
-		if (s->built_gen != node_wanted_gen(s->map) || s->bodies_dirty) {
-			if (nacos_publish_bodies(s, &err) != 0)
+		if (s->built_gen != node_wanted_gen(s->map) || s->bodies_dirty || s->released) {
+			s->released = 0;
+			if (nacos_publish_bodies(s, 0, &err) != 0)
 				LOG_E(s->log, "nacos", "%s: %s", s->nc->kv.label, err.msg);
 		}
 		int64_t wake = earliest(earliest(node_deadline(s->map), s->resync_at),
@@ -196,6 +199,11 @@ static void *run(void *arg)
 		pthread_mutex_lock(&s->mu);
 		if (!atomic_load(&s->stop) && !s->n_changed && !s->watch_failed)
 			wait_until(s, wake);
+		if (s->good_polls != good_seen) {
+			good_seen = s->good_polls;
+			sc.failures = 0;
+			s->st.consecutive_failures = 0;
+		}
 		char **changed = s->changed;
 		size_t n_changed = s->n_changed;
 		s->changed = NULL;
@@ -217,7 +225,7 @@ static void *run(void *arg)
 		int rc = 0;
 		if (n_changed) {
 			rc = nacos_reread(s, changed, n_changed, &err);
-			s->bodies_dirty = 1; /* releases the listeners that answered */
+			s->released = 1; /* the listeners that answered wait for their bodies */
 		}
 		for (size_t i = 0; i < n_changed; i++)
 			free(changed[i]);
@@ -227,7 +235,7 @@ static void *run(void *arg)
 		if (failed && why == SYNC_FAIL_AUTH && cfg->username) {
 			LOG_W(s->log, "nacos", "%s [auth]; logging in again", msg);
 			if (nacos_client_login(s->client, s->ep, &err) == 0) {
-				s->bodies_dirty = 1;
+				s->released = 1;
 				continue;
 			}
 			rc = -1;
@@ -382,6 +390,8 @@ static void nacos_free(struct source *s)
 	for (size_t i = 0; i < s->n_changed; i++)
 		free(s->changed[i]);
 	free(s->changed);
+	for (size_t i = 0; i < NACOS_WATCHERS_MAX; i++)
+		free(s->chunks[i].keys);
 	nacos_client_close(s->client);
 	node_free(s->map);
 	pthread_cond_destroy(&s->cv);

@@ -4,7 +4,8 @@
  * wanted key is unread), re-reads of the keys a listener named followed by the keys they
  * made wanted, and the listeners' bodies: every wanted key with the md5 of what was read
  * ("" for an absent key, which Nacos then does not report until it appears), split in
- * bodies of at most 10,000 keys, the most one listener request may carry.
+ * bodies of at most 10,000 keys, the most one listener request may carry; a key stays with
+ * its listener, so a change rebuilds that listener's body only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,7 @@ static int read_key(struct source *s, size_t ep, const char *key, int full, stru
 		return gw_errf(err, "server %s: read of %s: out of memory", s->nc->kv.servers[ep],
 		               key);
 	}
-	s->bodies_dirty = 1;
+	nacos_chunk_dirty(s, key);
 	return 0;
 }
 
@@ -150,24 +151,99 @@ int nacos_reread(struct source *s, char **keys, size_t n, struct gw_err *err)
 
 /* ---- the listeners' bodies ---- */
 
-struct bodies {
+/* Each key keeps the listener that watches it (its node slot, 1-based), and each listener
+ * the keys it watches (pointers into the map, valid until the wanted set changes), so a
+ * changed tag costs the body of its own listener: at most 10,000 keys, whatever the total.
+ * A key new to the wanted set goes to the first listener with room. */
+struct place {
 	struct source *s;
-	struct strbuf b[NACOS_WATCHERS_MAX];
-	size_t n_keys;
+	size_t count[NACOS_WATCHERS_MAX];
+	size_t n_keys, over;
+	int pass; /* 0: count the placed keys; 1: place the others, list every key */
+	int oom;
 };
 
-static void add_key(void *ctx, const char *key, size_t klen, const char *tag, int present, int read)
+static int chunk_add(struct nacos_chunk *c, const char *key, size_t klen, const char *tag)
 {
-	(void)read;
-	struct bodies *bs = ctx;
-	size_t i = bs->n_keys / NACOS_LISTEN_MAX;
-	bs->n_keys++;
-	if (i >= NACOS_WATCHERS_MAX)
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		struct nacos_chunk_key *k = realloc(c->keys, cap * sizeof *k);
+		if (!k)
+			return -1;
+		c->keys = k;
+		c->cap = cap;
+	}
+	c->keys[c->n++] = (struct nacos_chunk_key){key, klen, tag};
+	return 0;
+}
+
+static void place_key(void *ctx, const char *key, size_t klen, const char *tag, int present,
+                      uint32_t *slot)
+{
+	(void)present;
+	struct place *pl = ctx;
+	if (pl->pass == 0) {
+		pl->n_keys++;
+		if (*slot >= 1 && *slot <= NACOS_WATCHERS_MAX)
+			pl->count[*slot - 1]++;
 		return;
-	if (!bs->b[i].len)
-		nacos_listen_begin(&bs->b[i]);
-	nacos_listen_add(&bs->b[i], key, klen, bs->s->nc->group, present ? tag : "",
-	                 bs->s->nc->tenant);
+	}
+	if (*slot < 1 || *slot > NACOS_WATCHERS_MAX) {
+		size_t i = 0;
+		while (i < NACOS_WATCHERS_MAX && pl->count[i] >= NACOS_LISTEN_MAX)
+			i++;
+		if (i == NACOS_WATCHERS_MAX) {
+			pl->over++;
+			return;
+		}
+		pl->count[i]++;
+		*slot = (uint32_t)i + 1;
+	}
+	if (chunk_add(&pl->s->chunks[*slot - 1], key, klen, tag) != 0)
+		pl->oom = 1;
+}
+
+/* Every key placed again in its listener's list (the wanted set changed). */
+static int place_all(struct source *s)
+{
+	struct place pl = {.s = s};
+	for (size_t i = 0; i < NACOS_WATCHERS_MAX; i++)
+		s->chunks[i].n = 0;
+	node_wanted_slots(s->map, place_key, &pl);
+	pl.pass = 1;
+	node_wanted_slots(s->map, place_key, &pl);
+	if (pl.over)
+		LOG_E(s->log, "nacos",
+		      "%s: %zu keys are wanted, more than %d listeners of %d keys watch; %zu are "
+		      "read at each resync only",
+		      s->nc->kv.label, pl.n_keys, NACOS_WATCHERS_MAX, NACOS_LISTEN_MAX, pl.over);
+	return pl.oom ? -1 : 0;
+}
+
+/* The body of listener i, or NULL when it has no key. */
+static char *chunk_body(struct source *s, size_t i, int *oom)
+{
+	const struct nacos_chunk *c = &s->chunks[i];
+	*oom = 0;
+	if (!c->n)
+		return NULL;
+	struct strbuf b = {0};
+	nacos_listen_begin(&b);
+	for (size_t k = 0; k < c->n; k++)
+		nacos_listen_add(&b, c->keys[k].key, c->keys[k].klen, s->nc->group, c->keys[k].tag,
+		                 s->nc->tenant);
+	char *body = strbuf_finish(&b);
+	*oom = !body;
+	return body;
+}
+
+void nacos_chunk_dirty(struct source *s, const char *key)
+{
+	uint32_t *slot = node_slot(s->map, key, strlen(key));
+	if (slot && *slot >= 1 && *slot <= NACOS_WATCHERS_MAX)
+		s->chunk_dirty[*slot - 1] = 1;
+	else
+		s->bodies_dirty = 1;
 }
 
 static int start_watcher(struct source *s, size_t i, struct gw_err *err)
@@ -187,29 +263,33 @@ static int start_watcher(struct source *s, size_t i, struct gw_err *err)
 	return 0;
 }
 
-int nacos_publish_bodies(struct source *s, struct gw_err *err)
+int nacos_publish_bodies(struct source *s, int all, struct gw_err *err)
 {
-	struct bodies *bs = calloc(1, sizeof *bs);
-	if (!bs) {
+	all = all || s->bodies_dirty || s->built_gen != node_wanted_gen(s->map);
+	if (all && place_all(s) != 0) {
 		err->kind = SYNC_FAIL_FETCH;
 		return gw_errf(err, "nacos: out of memory");
 	}
-	bs->s = s;
-	node_wanted(s->map, add_key, bs);
-	size_t chunks = (bs->n_keys + NACOS_LISTEN_MAX - 1) / NACOS_LISTEN_MAX;
-	if (chunks > NACOS_WATCHERS_MAX) {
-		LOG_E(s->log, "nacos",
-		      "%s: %zu keys are wanted, more than %d listeners of %d keys watch; the "
-		      "rest is read at each resync only",
-		      s->nc->kv.label, bs->n_keys, NACOS_WATCHERS_MAX, NACOS_LISTEN_MAX);
-		chunks = NACOS_WATCHERS_MAX;
-	}
+	size_t chunks = 0, used = 0;
+	for (size_t i = 0; i < NACOS_WATCHERS_MAX; i++)
+		if (s->chunks[i].n) {
+			chunks = i + 1;
+			used++;
+		}
 	int rc = 0;
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < NACOS_WATCHERS_MAX && (i < chunks || i < s->n_w); i++) {
 		struct nacos_watcher *w = &s->w[i];
-		char *body = i < chunks ? strbuf_finish(&bs->b[i]) : NULL;
-		if (i < chunks && !body) {
+		if (!all && !s->chunk_dirty[i]) {
+			if (w->answered) { /* the same body releases it */
+				w->body_gen++;
+				w->answered = 0;
+			}
+			continue;
+		}
+		int oom;
+		char *body = chunk_body(s, i, &oom);
+		if (oom) {
 			rc = gw_errf(err, "nacos: out of memory");
 			err->kind = SYNC_FAIL_FETCH;
 			continue;
@@ -232,14 +312,12 @@ int nacos_publish_bodies(struct source *s, struct gw_err *err)
 		if (i >= s->n_w && body && start_watcher(s, i, err) != 0)
 			rc = -1;
 	}
-	s->n_use = chunks;
-	s->st.watches = chunks;
+	s->n_use = used;
+	s->st.watches = used;
 	pthread_cond_broadcast(&s->wcv);
 	pthread_mutex_unlock(&s->mu);
-	for (size_t i = 0; i < NACOS_WATCHERS_MAX; i++)
-		strbuf_reset(&bs->b[i]);
-	free(bs);
 	s->built_gen = node_wanted_gen(s->map);
 	s->bodies_dirty = 0;
+	memset(s->chunk_dirty, 0, sizeof s->chunk_dirty);
 	return rc;
 }

@@ -101,6 +101,7 @@ void *nacos_watch_run(void *arg)
 			failed(w, &err);
 			continue;
 		}
+		s->good_polls++;
 		struct answer a = {s, 0};
 		long named = nacos_listen_parse(rep.body, rep.len, s->nc->group, s->nc->tenant,
 		                                queue_key, &a);

@@ -41,6 +41,7 @@ struct entry {
 	uint32_t refs;
 	uint32_t seen; /* the epoch it was last read in; 0: never */
 	int64_t rev;
+	uint32_t slot; /* the transport's (node_wanted_slots) */
 	uint8_t kind, list, live, root;
 	int group;  /* items and documents: their group; lists: -1 */
 	char *path; /* items: the mirror path */
@@ -62,11 +63,13 @@ struct node_map {
 	struct htab keys;
 	uint32_t epoch;
 	int in_full;
-	int64_t now; /* of the call in progress */
-	int64_t seq; /* revisions handed to the mirror */
+	int delivered; /* a full read has reached the mirror */
+	int64_t now;   /* of the call in progress */
+	int64_t seq;   /* revisions handed to the mirror */
 	int oom;
 	uint64_t gen;
 	atomic_size_t n_keys, n_wanted, n_aside;
+	size_t n_unread; /* wanted and not read in this epoch: node_unread() walks only if any */
 	atomic_uint_fast64_t n_bad;
 };
 
@@ -122,6 +125,8 @@ static void entry_free(struct entry *e)
 /* The counters /status shows: what e adds to them (sign -1 before a change, +1 after). */
 static void acct(struct node_map *m, const struct entry *e, int sign)
 {
+	if (e->refs > 0 && e->seen != m->epoch)
+		m->n_unread += (size_t)sign;
 	if (e->refs > 0)
 		atomic_fetch_add(&m->n_wanted, (size_t)sign);
 	else if (e->value && e->kind != K_LIST)
@@ -550,7 +555,9 @@ static int set(struct node_map *m, const char *key, size_t klen, const char *val
 	struct entry *e = value ? find_or_add(m, key, klen) : find(m, key, klen);
 	if (!e)
 		return m->oom ? -1 : 0;
+	acct(m, e, -1);
 	e->seen = m->epoch;
+	acct(m, e, +1);
 	snprintf(e->tag, sizeof e->tag, "%s", value && tag ? tag : "");
 	if (value ? e->value && e->vlen == vlen && memcmp(e->value, value, vlen) == 0 : !e->value)
 		return 0;
@@ -581,11 +588,10 @@ static int set(struct node_map *m, const char *key, size_t klen, const char *val
 	} else if (e->kind == K_DOC) {
 		doc_changed(m, e, m->in_full ? 0 : 1);
 	}
+	int changed = ((e->kind == K_ITEM || e->kind == K_DOC) && wanted) || m->gen != gen;
 	if (!e->value && !wanted)
-		drop(m, e); /* an absent key nobody asks for */
-	if (m->oom)
-		return -1;
-	return (e->kind == K_ITEM || e->kind == K_DOC) && wanted ? 1 : m->gen != gen;
+		drop(m, e); /* an absent key nobody asks for (e is gone) */
+	return m->oom ? -1 : changed;
 }
 
 int node_put(struct node_map *m, const char *key, size_t klen, const char *value, size_t vlen,
@@ -607,6 +613,12 @@ int node_full_begin(struct node_map *m)
 {
 	m->epoch++;
 	m->in_full = 1;
+	/* every wanted key is unread again */
+	m->n_unread = 0;
+	size_t slot = 0;
+	struct htab_link *l = NULL;
+	while ((l = htab_next(&m->keys, &slot, l)) != NULL)
+		m->n_unread += ((struct entry *)l)->refs > 0;
 	return 0;
 }
 
@@ -691,6 +703,7 @@ static int rebuild(struct node_map *m, enum kv_full_kind kind, int drop_missing)
 		kv_mirror_full_abort(m->mirror);
 		return -1;
 	}
+	m->delivered = 1;
 	return kv_mirror_full_end(m->mirror, kind, m->now);
 }
 
@@ -703,6 +716,12 @@ int node_full_end(struct node_map *m, enum kv_full_kind kind, int64_t now_ms)
 int node_full_abort(struct node_map *m, int64_t now_ms)
 {
 	m->now = now_ms;
+	if (!m->delivered) {
+		/* the first read: half of it is no version to offer (the snapshot stands);
+		 * the next full read hands the mirror everything */
+		m->in_full = 0;
+		return 0;
+	}
 	return rebuild(m, KV_FULL_RECOVER, 0);
 }
 
@@ -732,7 +751,27 @@ size_t node_wanted(const struct node_map *m, node_key_fn fn, void *ctx)
 
 size_t node_unread(const struct node_map *m, node_key_fn fn, void *ctx)
 {
-	return walk(m, fn, ctx, 1);
+	return m->n_unread ? walk(m, fn, ctx, 1) : 0;
+}
+
+size_t node_wanted_slots(struct node_map *m, node_slot_fn fn, void *ctx)
+{
+	size_t n = 0, slot = 0;
+	struct htab_link *l = NULL;
+	while ((l = htab_next(&m->keys, &slot, l)) != NULL) {
+		struct entry *e = (struct entry *)l;
+		if (e->refs == 0)
+			continue;
+		fn(ctx, e->key, e->klen, e->tag, e->value != NULL, &e->slot);
+		n++;
+	}
+	return n;
+}
+
+uint32_t *node_slot(struct node_map *m, const char *key, size_t klen)
+{
+	struct entry *e = find(m, key, klen);
+	return e ? &e->slot : NULL;
 }
 
 int node_is_wanted(const struct node_map *m, const char *key, size_t klen)

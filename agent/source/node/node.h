@@ -126,7 +126,8 @@ int node_full_put(struct node_map *m, const char *key, size_t klen, const char *
 int node_full_end(struct node_map *m, enum kv_full_kind kind, int64_t now_ms);
 /* A full read that failed half way: keep what was read (handed to the mirror as a
  * KV_FULL_RECOVER read, keys not read this time kept), so the map and the mirror agree;
- * node_unread() still lists the keys not read. */
+ * node_unread() still lists the keys not read. Before any full read has ended, nothing is
+ * handed over: half a first read is no version (the snapshot stands). */
 int node_full_abort(struct node_map *m, int64_t now_ms);
 
 /* What node_wanted() and node_unread() call for each key: its tag ("" when the key was read
@@ -137,6 +138,15 @@ typedef void (*node_key_fn)(void *ctx, const char *key, size_t klen, const char 
 size_t node_wanted(const struct node_map *m, node_key_fn fn, void *ctx);
 /* The wanted keys not read yet (since the last full_begin, or since they became wanted). */
 size_t node_unread(const struct node_map *m, node_key_fn fn, void *ctx);
+/* The same walk, with a number the transport may keep with each key (0 until it sets one;
+ * Nacos: which listener watches it), so it can rebuild only what a change touched. Here
+ * `key` and `tag` point into the map and stay valid, showing the key's tag as it changes
+ * ("" while absent), until node_wanted_gen() moves. */
+typedef void (*node_slot_fn)(void *ctx, const char *key, size_t klen, const char *tag, int present,
+                             uint32_t *slot);
+size_t node_wanted_slots(struct node_map *m, node_slot_fn fn, void *ctx);
+/* The number kept with key, or NULL when the key is not held. */
+uint32_t *node_slot(struct node_map *m, const char *key, size_t klen);
 /* Whether key is to be read and watched now. */
 int node_is_wanted(const struct node_map *m, const char *key, size_t klen);
 /* Moves whenever the wanted set changes: a watcher re-registers when it differs from the

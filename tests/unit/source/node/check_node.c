@@ -500,6 +500,48 @@ START_TEST(a_complete_feed_keeps_keys_no_list_names)
 }
 END_TEST
 
+START_TEST(a_complete_feed_may_give_a_list_before_the_list_naming_it)
+{
+	/* Apollo's key-by-key diff comes in no particular order: a selector's rule list and
+	 * rule first, the selector list naming the selector last */
+	struct fix f;
+	fix_init_as(&f, NODE_LAYOUT_NODES, NS, 1);
+	start(&f);
+	put(&f, NS "rule.divide.13.list", "[\"131\"]");
+	put(&f, NS "rule.divide.13.131", rule("13", "131"));
+	put(&f, NS "selector.divide.13", selector("13"));
+	settle(&f);
+	ck_assert_str_eq(held(&f, GW_GROUP_RULE), "111");
+	put(&f, NS "selector.divide.list", "[\"11\",\"12\",\"13\"]");
+	settle(&f);
+	ck_assert_str_eq(held(&f, GW_GROUP_SELECTOR), "11,12,13");
+	ck_assert_str_eq(held(&f, GW_GROUP_RULE), "111,131");
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(half_a_first_read_offers_nothing)
+{
+	struct fix f;
+	fix_init(&f);
+	node_full_begin(f.m);
+	full_put(&f, NS "plugin.list", "[\"divide\"]");
+	full_put(&f, NS "plugin.divide", plugin("divide"));
+	ck_assert_int_eq(node_full_abort(f.m, f.now), 0);
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "-");
+	/* the next full read delivers everything, what the aborted one read included */
+	start(&f);
+	ck_assert_str_eq(held(&f, GW_GROUP_PLUGIN), "divide");
+	/* after a delivered read, an aborted one keeps what it read */
+	node_full_begin(f.m);
+	full_put(&f, NS "auth.list", "[]");
+	ck_assert_int_ge(node_full_abort(f.m, f.now), 1);
+	ck_assert_str_eq(held(&f, GW_GROUP_APP_AUTH), "");
+	ck_assert_str_eq(held(&f, GW_GROUP_RULE), "111");
+	fix_free(&f);
+}
+END_TEST
+
 START_TEST(a_one_item_change_is_one_event)
 {
 	struct fix f;
@@ -531,6 +573,8 @@ int main(void)
 	tcase_add_test(tc, the_prefix_is_the_configured_one);
 	tcase_add_test(tc, whole_documents_explode_into_items_and_deletes_apply);
 	tcase_add_test(tc, a_complete_feed_keeps_keys_no_list_names);
+	tcase_add_test(tc, a_complete_feed_may_give_a_list_before_the_list_naming_it);
+	tcase_add_test(tc, half_a_first_read_offers_nothing);
 	tcase_add_test(tc, a_one_item_change_is_one_event);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
