@@ -183,6 +183,9 @@ class PolarisSource(harness.IntegrationTest):
         self.assertEqual(plugin["config"], a.items("PLUGIN")[plugin["name"]]["config"])
 
     def test_twenty_thousand_keys(self):
+        # Polaris's own 30 s hold here: no watch expires while the change's are counted
+        self.emu.hold = 30.0
+        self.addCleanup(setattr, self.emu, "hold", 3.0)
         pub = polpub.Publisher(self.emu, group=unique_group(), shenyu_ns=NS)
         data = polpub.RandomData(seed=18, namespace=NS, plugins=4, selectors=40, rules=0,
                                  app_auth=0, metadata=0, proxy_selectors=0,
@@ -210,6 +213,13 @@ class PolarisSource(harness.IntegrationTest):
         print("\n20,000 keys: first sync %.1f s, one change %.2f s"
               % (first, time.monotonic() - t1), file=sys.stderr)
         self.assertEqual(2, len(self.emu.since(mark, "get")))
+        # watches of at most 10,000 files each: the change re-sent only the ones that
+        # named its two files, not a body of every file
+        a.wait_status(lambda d: polagent.kvagent.connection(d)["watches"] >= 20000, "watching")
+        sizes = self.emu.since(mark, "watch")
+        self.assertTrue(sizes)
+        self.assertLessEqual(max(sizes), 10000, sizes)
+        self.assertLessEqual(len(sizes), 2, sizes)
 
     # -------------------------------------------------------------- connections
     def test_server_restart_and_a_watch_dropped_mid_hold(self):

@@ -35,27 +35,32 @@ struct source {
 	struct polaris_versions versions;
 	struct http **conn; /* reads, by server (all opened by open()) */
 	struct polaris_watch *watch;
-	/* the watch body (sync.c): built when the wanted set moves, patched when a version
-	 * does; each build is a new generation, which the versions' places refer to */
-	struct strbuf body;
-	size_t body_files;
-	uint64_t body_gen;       /* 0: no body */
-	uint64_t body_builds;    /* bodies built: the next generation */
-	uint64_t body_wanted;    /* node_wanted_gen() it was built for */
+	/* the watch bodies (sync.c), one per watch of at most POLARIS_WATCH_FILES files: built
+	 * when the wanted set moves, patched when a version does; each build is a new
+	 * generation, which the versions' places refer to */
+	struct polaris_body {
+		struct strbuf b;
+		size_t files;
+		int inflight;       /* sent, its answer not taken (the body is lent) */
+		int64_t sent_ms;    /* monotonic ms it was last sent */
+		int64_t not_before; /* monotonic ms before which it is not sent (pacing) */
+	} bodies[POLARIS_WATCH_SLOTS];
+	size_t n_bodies;
+	size_t body_files;       /* files in all of them */
+	uint64_t body_gen;       /* 0: to build */
+	uint64_t body_builds;    /* builds made: the next generation */
+	uint64_t body_wanted;    /* node_wanted_gen() they were built for */
 	uint64_t unread_checked; /* node_wanted_gen() when nothing was left unread; 0: none */
 	char *token_header;      /* "X-Polaris-Token: ..." (secret) or NULL */
 	char where[512];         /* "NS/GROUP (groups PLUGIN,SELECTOR,...)" for messages */
 
 	/* the source's thread (initial_sync before it) */
-	size_t srv;            /* the server in use */
-	int need_full;         /* the next session starts with this kv_full_kind, or
-	                        * POLARIS_NO_FULL_READ */
-	int64_t resync_at;     /* monotonic ms of the next anti-entropy read; -1: off */
-	int inflight;          /* a watch was sent and its answer not taken */
-	int exchanged;         /* the session had an answer from its server (resets the schedule) */
-	int idle_answers;      /* watch answers in a row that brought nothing new */
-	int64_t watch_sent_ms; /* monotonic ms the pending or last watch was sent */
-	int64_t watch_not_before; /* monotonic ms before which no watch is sent (pacing) */
+	size_t srv;        /* the server in use */
+	int need_full;     /* the next session starts with this kv_full_kind, or
+	                    * POLARIS_NO_FULL_READ */
+	int64_t resync_at; /* monotonic ms of the next anti-entropy read; -1: off */
+	int exchanged;     /* the session had an answer from its server (resets the schedule) */
+	int idle_answers;  /* watch answers in a row that brought nothing new */
 
 	atomic_int stop;
 	pthread_t thread;

@@ -291,7 +291,8 @@ static void polaris_free(struct source *s)
 	if (s->started)
 		pthread_join(s->thread, NULL);
 	polaris_watch_free(s->watch);
-	strbuf_reset(&s->body); /* after the watch thread, which borrowed it */
+	for (size_t i = 0; i < POLARIS_WATCH_SLOTS; i++)
+		strbuf_reset(&s->bodies[i].b); /* after the watch threads, which borrowed them */
 	for (size_t i = 0; s->conn && i < s->pc->kv.n_servers; i++)
 		http_close(s->conn[i]);
 	free(s->conn);

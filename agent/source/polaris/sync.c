@@ -106,11 +106,12 @@ static int read_one(struct source *s, size_t srv, const char *key, size_t klen, 
 		return -1;
 	uint64_t held = polaris_versions_get(&s->versions, key, klen);
 	int rc = polaris_versions_set(&s->versions, key, klen, f.version);
-	size_t at = polaris_versions_at(&s->versions, key, klen, s->body_gen);
+	uint32_t slot;
+	size_t at = polaris_versions_at(&s->versions, key, klen, s->body_gen, &slot);
 	if (at != (size_t)-1 && f.version != held) {
-		if (!s->inflight)
-			polaris_watch_patch(s->body.p, at, f.version);
-		else /* lent out (never so today): build it again once it is back */
+		if (!s->bodies[slot].inflight)
+			polaris_watch_patch(s->bodies[slot].b.p, at, f.version);
+		else /* lent out (a file its own watch did not name): build them all again */
 			s->body_gen = 0;
 	}
 	if (rc == 0) {
@@ -196,8 +197,9 @@ int polaris_full_read(struct source *s, size_t srv, enum kv_full_kind kind, stru
 
 /* ---------------------------------------------------------------- the watch */
 
-struct body {
+struct build {
 	struct source *s;
+	size_t n;
 	int oom;
 };
 
@@ -205,64 +207,96 @@ static void add_file(void *ctx, const char *key, size_t klen, const char *tag, i
                      int read)
 {
 	(void)tag, (void)present, (void)read;
-	struct body *c = ctx;
+	struct build *c = ctx;
 	struct source *s = c->s;
-	size_t at;
-	polaris_watch_add(&s->body, s->pc->namespace, s->pc->file_group, key, klen,
-	                  polaris_versions_get(&s->versions, key, klen), &at);
-	if (polaris_versions_place(&s->versions, key, klen, s->body_gen, at) != 0)
+	size_t slot = c->n++ / POLARIS_WATCH_FILES;
+	if (slot >= POLARIS_WATCH_SLOTS) {
 		c->oom = 1;
-	s->body_files++;
+		return;
+	}
+	struct polaris_body *b = &s->bodies[slot];
+	if (!b->b.len)
+		polaris_watch_begin(&b->b);
+	size_t at;
+	polaris_watch_add(&b->b, s->pc->namespace, s->pc->file_group, key, klen,
+	                  polaris_versions_get(&s->versions, key, klen), &at);
+	if (polaris_versions_place(&s->versions, key, klen, s->body_gen, (uint32_t)slot, at) != 0)
+		c->oom = 1;
+	b->files++;
 }
 
-/* The body naming every wanted file with its version: built again only when the wanted
- * set moved (or a full read changed every version), else as patched by read_one(). */
-static int build_body(struct source *s, struct gw_err *err)
+/* The bodies naming every wanted file with its version, POLARIS_WATCH_FILES per watch:
+ * built again only when the wanted set moved (or a full read changed every version), else
+ * as patched by read_one(). None may be lent out (drop_inflight() first). */
+static int build_bodies(struct source *s, struct gw_err *err)
 {
-	uint64_t wanted = node_wanted_gen(s->map);
-	if (s->body_gen && s->body_wanted == wanted && !s->body.oom)
-		return 0;
-	strbuf_reset(&s->body);
+	for (size_t i = 0; i < POLARIS_WATCH_SLOTS; i++) {
+		strbuf_reset(&s->bodies[i].b);
+		s->bodies[i].files = 0;
+	}
 	s->body_gen = ++s->body_builds; /* never reused: an old place never matches */
-	s->body_files = 0;
-	struct body c = {.s = s};
-	polaris_watch_begin(&s->body);
+	struct build c = {.s = s};
 	node_wanted(s->map, add_file, &c);
-	polaris_watch_end(&s->body);
-	if (c.oom || s->body.oom || !s->body.p) {
-		strbuf_reset(&s->body);
+	s->n_bodies = (c.n + POLARIS_WATCH_FILES - 1) / POLARIS_WATCH_FILES;
+	int oom = c.oom;
+	for (size_t i = 0; i < s->n_bodies && i < POLARIS_WATCH_SLOTS; i++) {
+		polaris_watch_end(&s->bodies[i].b);
+		oom |= s->bodies[i].b.oom || !s->bodies[i].b.p;
+	}
+	s->body_files = c.n;
+	if (oom) {
 		s->body_gen = 0;
 		err->kind = SYNC_FAIL_FETCH;
+		if (c.n > (size_t)POLARIS_WATCH_FILES * POLARIS_WATCH_SLOTS)
+			return gw_errf(
+			    err, "polaris: %s: %zu files to watch, more than %d watches of %d",
+			    s->where, c.n, POLARIS_WATCH_SLOTS, POLARIS_WATCH_FILES);
 		return gw_errf(err, "polaris: out of memory");
 	}
-	s->body_wanted = wanted;
+	s->body_wanted = node_wanted_gen(s->map);
+	polaris_count(s, 0, 0, 0, c.n);
 	return 0;
 }
 
-static int send_watch(struct source *s, struct gw_err *err)
-{
-	if (build_body(s, err) != 0)
-		return -1;
-	/* lent to the watch thread: read_one() patches it only once the answer is taken */
-	polaris_count(s, 0, 0, 0, s->body_files);
-	if (polaris_watch_send(s->watch, s->srv, s->body.p, s->body.len, err) != 0)
-		return -1;
-	s->inflight = 1;
-	s->watch_sent_ms = gw_mono_ms();
-	return 0;
-}
-
-/* End a held watch and drop its answer. */
+/* End every held watch and drop its answer. */
 static void drop_inflight(struct source *s)
 {
-	if (!s->inflight)
-		return;
 	polaris_watch_cancel(s->watch);
-	struct polaris_watch_result res;
-	while (!polaris_watch_wait(s->watch, -1, &res))
-		;
-	http_reply_free(&res.reply);
-	s->inflight = 0;
+	while (polaris_watch_pending(s->watch) > 0) {
+		struct polaris_watch_result res;
+		if (polaris_watch_wait(s->watch, -1, &res))
+			http_reply_free(&res.reply);
+	}
+	for (size_t i = 0; i < POLARIS_WATCH_SLOTS; i++)
+		s->bodies[i].inflight = 0;
+}
+
+/* Send every idle watch whose pacing allows it; the earliest time a paced one may go
+ * (monotonic ms), or -1 if none waits. */
+static int64_t send_watches(struct source *s, int64_t now, struct gw_err *err)
+{
+	if (!s->body_gen || s->body_wanted != node_wanted_gen(s->map)) {
+		drop_inflight(s);
+		if (build_bodies(s, err) != 0)
+			return -2;
+	}
+	int64_t next = -1;
+	for (size_t i = 0; i < s->n_bodies; i++) {
+		struct polaris_body *b = &s->bodies[i];
+		if (b->inflight)
+			continue;
+		if (now < b->not_before) {
+			if (next < 0 || b->not_before < next)
+				next = b->not_before;
+			continue;
+		}
+		/* lent to its watch thread: read_one() patches it only once the answer is back */
+		if (polaris_watch_send(s->watch, i, s->srv, b->b.p, b->b.len, err) != 0)
+			return -2;
+		b->inflight = 1;
+		b->sent_ms = now;
+	}
+	return next;
 }
 
 /* The watch named `name` at `version`: read it, then what its read made wanted. */
@@ -320,19 +354,21 @@ int polaris_session(struct source *s, struct gw_err *err)
 			schedule_resync(s);
 			continue;
 		}
-		if (!s->inflight && now >= s->watch_not_before && send_watch(s, err) != 0)
+		int64_t paced = send_watches(s, now, err);
+		if (paced == -2)
 			break;
-		int64_t dl = node_deadline(s->map);
 		int64_t wake = s->resync_at;
+		int64_t dl = node_deadline(s->map);
 		if (dl >= 0 && (wake < 0 || dl < wake))
 			wake = dl;
-		if (!s->inflight && (wake < 0 || s->watch_not_before < wake))
-			wake = s->watch_not_before;
+		if (paced >= 0 && (wake < 0 || paced < wake))
+			wake = paced;
 		int64_t timeout = wake < 0 ? -1 : wake > now ? wake - now : 0;
 		struct polaris_watch_result res;
 		if (!polaris_watch_wait(s->watch, timeout, &res))
 			continue;
-		s->inflight = 0;
+		struct polaris_body *b = &s->bodies[res.slot];
+		b->inflight = 0;
 		char *name;
 		size_t nl;
 		uint64_t version;
@@ -342,8 +378,8 @@ int polaris_session(struct source *s, struct gw_err *err)
 			break;
 		s->exchanged = 1;
 		polaris_mark_success(s);
-		if (rc == 0 && gw_mono_ms() - s->watch_sent_ms < MIN_NO_CHANGE_MS)
-			s->watch_not_before = s->watch_sent_ms + MIN_NO_CHANGE_MS;
+		if (rc == 0 && gw_mono_ms() - b->sent_ms < MIN_NO_CHANGE_MS)
+			b->not_before = b->sent_ms + MIN_NO_CHANGE_MS;
 		if (rc == 1) {
 			rc = apply_answer(s, name, nl, version, err);
 			free(name);

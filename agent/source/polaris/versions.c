@@ -12,6 +12,7 @@ struct ver {
 	uint64_t epoch;
 	uint64_t body_gen; /* the watch body generation `at` belongs to; 0: none */
 	size_t at;
+	uint32_t slot;
 	size_t len;
 	char key[]; /* not NUL-terminated */
 };
@@ -62,21 +63,25 @@ int polaris_versions_set(struct polaris_versions *v, const char *key, size_t len
 }
 
 int polaris_versions_place(struct polaris_versions *v, const char *key, size_t len, uint64_t gen,
-                           size_t at)
+                           uint32_t slot, size_t at)
 {
 	struct ver *e = get_or_add(v, key, len);
 	if (!e)
 		return -1;
 	e->body_gen = gen;
+	e->slot = slot;
 	e->at = at;
 	return 0;
 }
 
 size_t polaris_versions_at(const struct polaris_versions *v, const char *key, size_t len,
-                           uint64_t gen)
+                           uint64_t gen, uint32_t *slot)
 {
 	const struct ver *e = find(v, key, len);
-	return e && gen && e->body_gen == gen ? e->at : (size_t)-1;
+	if (!e || !gen || e->body_gen != gen)
+		return (size_t)-1;
+	*slot = e->slot;
+	return e->at;
 }
 
 void polaris_versions_mark(struct polaris_versions *v)

@@ -26,13 +26,13 @@ uint64_t polaris_versions_get(const struct polaris_versions *v, const char *key,
 /* Set it (0: none). 0, or -1 on out of memory. */
 int polaris_versions_set(struct polaris_versions *v, const char *key, size_t len, uint64_t version);
 
-/* Where the file's version field sits in the watch body built as generation gen (> 0). 0, or
- * -1 on out of memory. */
+/* Where the file's version field sits in the watch bodies built as generation gen (> 0):
+ * which body (slot) and where in it. 0, or -1 on out of memory. */
 int polaris_versions_place(struct polaris_versions *v, const char *key, size_t len, uint64_t gen,
-                           size_t at);
-/* That place if it was given for body generation gen, else (size_t)-1. */
+                           uint32_t slot, size_t at);
+/* That place if it was given for body generation gen (*slot set), else (size_t)-1. */
 size_t polaris_versions_at(const struct polaris_versions *v, const char *key, size_t len,
-                           uint64_t gen);
+                           uint64_t gen, uint32_t *slot);
 
 /* A full read begins: entries not set again before polaris_versions_prune() go then. */
 void polaris_versions_mark(struct polaris_versions *v);

@@ -233,11 +233,13 @@ START_TEST(versions_are_kept_until_a_full_read_drops_them)
 		ck_assert_int_eq(polaris_versions_set(&v, k, (size_t)n, (uint64_t)i + 1), 0);
 	}
 	/* a place belongs to one body generation */
-	ck_assert_int_eq(polaris_versions_place(&v, "a", 1, 3, 120), 0);
-	ck_assert_uint_eq(polaris_versions_at(&v, "a", 1, 3), 120);
-	ck_assert(polaris_versions_at(&v, "a", 1, 4) == (size_t)-1);
-	ck_assert(polaris_versions_at(&v, "k1", 2, 3) == (size_t)-1);
-	ck_assert(polaris_versions_at(&v, "zz", 2, 3) == (size_t)-1);
+	uint32_t slot = 99;
+	ck_assert_int_eq(polaris_versions_place(&v, "a", 1, 3, 2, 120), 0);
+	ck_assert_uint_eq(polaris_versions_at(&v, "a", 1, 3, &slot), 120);
+	ck_assert_uint_eq(slot, 2);
+	ck_assert(polaris_versions_at(&v, "a", 1, 4, &slot) == (size_t)-1);
+	ck_assert(polaris_versions_at(&v, "k1", 2, 3, &slot) == (size_t)-1);
+	ck_assert(polaris_versions_at(&v, "zz", 2, 3, &slot) == (size_t)-1);
 	/* a full read sets a and k7 again: everything else goes */
 	polaris_versions_mark(&v);
 	polaris_versions_set(&v, "a", 1, 10);
