@@ -3,11 +3,12 @@
  *
  * What is read and watched is what the node map wants (source/node/node.h): the root list
  * files, the lists they name, every member's item file. A full read reads them round by
- * round (a list read makes its members wanted) until none is left unread. The watch is
- * one WatchConfigFile naming every wanted file with the release version held
- * (versions.h): Polaris answers at once when one of them has a newer release, naming that
- * one file, else after its 30 s hold with "no change". Each answer costs one read of the
- * file it names, plus the files a list read made wanted, then the watch is sent again;
+ * round (a list read makes its members wanted) until none is left unread. The watches are
+ * WatchConfigFile requests naming every wanted file with the release version held
+ * (versions.h), POLARIS_WATCH_FILES per request (watch.h): Polaris answers one at once
+ * when one of its files has a newer release, naming that one file, else after its 30 s
+ * hold with "no change". Each answer costs one read of the file it names, plus the files a
+ * list read made wanted, then that watch's body, patched, is sent again;
  * a burst of admin writes is a run of immediate answers, settled by the mirror into one
  * version per group. No state is lost between watches: the versions sent are those held,
  * so a release made while no watch was held is named by the next one.
