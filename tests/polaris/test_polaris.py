@@ -220,6 +220,19 @@ class PolarisSource(harness.IntegrationTest):
         self.assertTrue(sizes)
         self.assertLessEqual(max(sizes), 10000, sizes)
         self.assertLessEqual(len(sizes), 2, sizes)
+        # a new rule: its file joins the watch that named its list, the other watches stay
+        # held (not cancelled and sent again)
+        held = sum(len(self.emu.watchers.get(k, ())) for k in list(self.emu.watchers))
+        self.assertGreater(held, 0)
+        rule = dict(changed, id=data.ident())
+        mark = self.emu.mark()
+        pub.write("RULE", rule)
+        a.wait_converged(timeout=60)
+        a.wait_status(lambda d: polagent.kvagent.connection(d)["watches"] >= 20002, "watching")
+        sizes = self.emu.since(mark, "watch")
+        self.assertLessEqual(len(sizes), 2, sizes)
+        self.assertEqual(sorted([pub.list_key("RULE", rule), pub.path("RULE", rule)]),
+                         sorted(self.emu.since(mark, "get")))
 
     # -------------------------------------------------------------- connections
     def test_server_restart_and_a_watch_dropped_mid_hold(self):

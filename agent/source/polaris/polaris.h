@@ -36,8 +36,8 @@ struct source {
 	struct http **conn; /* reads, by server (all opened by open()) */
 	struct polaris_watch *watch;
 	/* the watch bodies (sync.c), one per watch of at most POLARIS_WATCH_FILES files: built
-	 * when the wanted set moves, patched when a version does; each build is a new
-	 * generation, which the versions' places refer to */
+	 * after a full read, grown when a file becomes wanted, patched when a version moves;
+	 * each build is a new generation, which the versions' places refer to */
 	struct polaris_body {
 		struct strbuf b;
 		size_t files;
@@ -49,7 +49,6 @@ struct source {
 	size_t body_files;       /* files in all of them */
 	uint64_t body_gen;       /* 0: to build */
 	uint64_t body_builds;    /* builds made: the next generation */
-	uint64_t body_wanted;    /* node_wanted_gen() they were built for */
 	uint64_t unread_checked; /* node_wanted_gen() when nothing was left unread; 0: none */
 	char *token_header;      /* "X-Polaris-Token: ..." (secret) or NULL */
 	char where[512];         /* "NS/GROUP (groups PLUGIN,SELECTOR,...)" for messages */

@@ -97,6 +97,8 @@ static int stopped(struct source *s, struct gw_err *err)
 	return 1;
 }
 
+static int append_file(struct source *s, const char *key, size_t klen, uint64_t version);
+
 /* Read one file and hand it to the map (full: as part of a full read). 1 if the release
  * read is newer than the version held, 0 if not, -1 with err. */
 static int read_one(struct source *s, size_t srv, const char *key, size_t klen, int full,
@@ -120,6 +122,10 @@ static int read_one(struct source *s, size_t srv, const char *key, size_t klen, 
 		rc = full ? node_full_put(s->map, key, klen, v, f.len, NULL)
 		          : node_put(s->map, key, klen, v, f.len, NULL, gw_mono_ms());
 	}
+	/* a file newly wanted (a list named it) joins a watch body that is not lent out */
+	if (rc >= 0 && !full && s->body_gen && at == (size_t)-1 &&
+	    node_is_wanted(s->map, key, klen) && append_file(s, key, klen, f.version) != 0)
+		s->body_gen = 0; /* no room, or out of memory: build them all again */
 	int newer = f.version > held;
 	polaris_file_free(&f);
 	if (rc < 0) {
@@ -227,8 +233,8 @@ static void add_file(void *ctx, const char *key, size_t klen, const char *tag, i
 }
 
 /* The bodies naming every wanted file with its version, POLARIS_WATCH_FILES per watch:
- * built again only when the wanted set moved (or a full read changed every version), else
- * as patched by read_one(). None may be lent out (drop_inflight() first). */
+ * built after a full read (which may change every version), else grown by append_file()
+ * and patched by read_one(). None may be lent out (drop_inflight() first). */
 static int build_bodies(struct source *s, struct gw_err *err)
 {
 	for (size_t i = 0; i < POLARIS_WATCH_SLOTS; i++) {
@@ -254,8 +260,45 @@ static int build_bodies(struct source *s, struct gw_err *err)
 			    s->where, c.n, POLARIS_WATCH_SLOTS, POLARIS_WATCH_FILES);
 		return gw_errf(err, "polaris: out of memory");
 	}
-	s->body_wanted = node_wanted_gen(s->map);
 	polaris_count(s, 0, 0, 0, c.n);
+	return 0;
+}
+
+/* Add one file to the first body that is neither lent out nor full, or to a new one (its
+ * entry goes before the closing "]}", so the places already given stay). A file that left
+ * the wanted set stays in its body until the next build (after a full read): watching it
+ * costs its bytes, and an answer naming it is read and ignored by the map. 0, or -1 when
+ * no body can take it or out of memory. */
+static int append_file(struct source *s, const char *key, size_t klen, uint64_t version)
+{
+	size_t i = 0;
+	while (i < s->n_bodies &&
+	       (s->bodies[i].inflight || s->bodies[i].files >= POLARIS_WATCH_FILES))
+		i++;
+	if (i == s->n_bodies) {
+		if (i >= POLARIS_WATCH_SLOTS)
+			return -1;
+		struct polaris_body *b = &s->bodies[i];
+		strbuf_reset(&b->b);
+		b->files = 0;
+		b->not_before = 0;
+		polaris_watch_begin(&b->b);
+		polaris_watch_end(&b->b);
+		s->n_bodies++;
+	}
+	struct polaris_body *b = &s->bodies[i];
+	if (b->b.oom || b->b.len < 2)
+		return -1;
+	b->b.len -= 2; /* "]}" */
+	size_t at;
+	polaris_watch_add(&b->b, s->pc->namespace, s->pc->file_group, key, klen, version, &at);
+	polaris_watch_end(&b->b);
+	if (b->b.oom ||
+	    polaris_versions_place(&s->versions, key, klen, s->body_gen, (uint32_t)i, at) != 0)
+		return -1;
+	b->files++;
+	s->body_files++;
+	polaris_count(s, 0, 0, 0, s->body_files);
 	return 0;
 }
 
@@ -276,7 +319,7 @@ static void drop_inflight(struct source *s)
  * (monotonic ms), or -1 if none waits. */
 static int64_t send_watches(struct source *s, int64_t now, struct gw_err *err)
 {
-	if (!s->body_gen || s->body_wanted != node_wanted_gen(s->map)) {
+	if (!s->body_gen) {
 		drop_inflight(s);
 		if (build_bodies(s, err) != 0)
 			return -2;
@@ -343,6 +386,10 @@ int polaris_session(struct source *s, struct gw_err *err)
 		schedule_resync(s);
 	}
 	polaris_mark_success(s);
+	/* what a list read of a session that failed half way made wanted and left unread */
+	size_t files = 0;
+	if (read_unread(s, s->srv, 0, &files, err) != 0)
+		goto out;
 	for (;;) {
 		if (stopped(s, err))
 			break;
@@ -388,6 +435,7 @@ int polaris_session(struct source *s, struct gw_err *err)
 				break;
 		}
 	}
+out:
 	drop_inflight(s);
 	return -1;
 }
