@@ -108,7 +108,94 @@ class NacosServer:
         threading.Thread(target=self.emu.stop, daemon=True).start()
 
 
+class NacosFanout:
+    """Figure 9's Nacos row: the emulator as a process of its own (its CPU is the server's),
+    the data and each change written through its /_control/publish as the admin's
+    publishConfig calls, in ShenYu 2.7's node layout."""
+    key = "nacos"
+    label = "Nacos (emulator)"
+
+    def __init__(self, procs, tmp, sizes):
+        import fanout
+        self.fanout = fanout
+        self.port = fanout.free_port()
+        argv = [sys.executable, os.path.join(SRC, "tests", "nacos", "nacos_emulator.py"),
+                "--port", str(self.port), "--empty"]
+        self.proc = procs.spawn(argv, os.path.join(tmp, "emulator.log"))
+        self.pids = [self.proc.pid]
+        self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        fanout.wait_for(self.ready, 30, "the Nacos emulator")
+
+    def ready(self):
+        try:
+            self.publish({})
+            return True
+        except (OSError, http.client.HTTPException):
+            self.conn.close()
+            return False
+
+    def publish(self, keys):
+        import json
+        self.conn.request("POST", "/_control/publish", json.dumps(keys),
+                          {"Content-Type": "application/json"})
+        r = self.conn.getresponse()
+        r.read()
+        if r.status != 200:
+            raise RuntimeError("emulator publish: HTTP %d" % r.status)
+
+    @staticmethod
+    def key_of(group, item):
+        p = NS + "."
+        if group == "PLUGIN":
+            return "%splugin.%s" % (p, item["name"])
+        if group == "SELECTOR":
+            return "%sselector.%s.%s" % (p, item["pluginName"], item["id"])
+        return "%srule.%s.%s.%s" % (p, item["pluginName"], item["selectorId"], item["id"])
+
+    def load(self, data):
+        import json
+        keys, lists = {}, {}
+        for group in ("PLUGIN", "SELECTOR", "RULE"):
+            for item in data[group]:
+                keys[self.key_of(group, item)] = self.fanout.ws_messages.gson(item)
+                if group == "PLUGIN":
+                    lists.setdefault(NS + ".plugin.list", []).append(item["name"])
+                elif group == "SELECTOR":
+                    lists.setdefault("%s.selector.%s.list" % (NS, item["pluginName"]),
+                                     []).append(item["id"])
+                else:
+                    lists.setdefault("%s.rule.%s.%s.list" % (
+                        NS, item["pluginName"], item["selectorId"]), []).append(item["id"])
+        keys.update({k: json.dumps(v) for k, v in lists.items()})
+        self.publish(keys)
+
+    def agent_section(self):
+        return ["nacos:",
+                '  servers: ["http://127.0.0.1:%d"]' % self.port,
+                "  namespace: %s" % NS,
+                "  settle: 20ms",
+                "  groups: [%s]" % ", ".join(events.GROUPS)]
+
+    def write(self, item):
+        self.publish({self.key_of("RULE", item): self.fanout.ws_messages.gson(item)})
+
+    def close(self):
+        self.conn.close()
+
+
+def fanout_main(argv):
+    """bench/nacos.py BUILD --fanout [fanout.py's options]: figure 9 for Nacos."""
+    import fanout
+    fanout.SERVERS["nacos"] = NacosFanout
+    sys.argv = [sys.argv[0]] + [a for a in argv if a != "--fanout"]
+    if not any(a.startswith("--servers") for a in sys.argv):
+        sys.argv += ["--servers", "nacos"]
+    return fanout.main()
+
+
 def main():
+    if "--fanout" in sys.argv[1:]:
+        return fanout_main(sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build", help="the build directory (gwsyncd, bench/bench_sub.so)")
     ap.add_argument("--data", help="the datasets (default BUILD/bench-data)")

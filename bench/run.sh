@@ -145,6 +145,9 @@ if wants nacos; then
 	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
 	say "figure 12, Nacos: a one-rule change among 1k, 10k and 100k rules against the Nacos emulator"
 	"$py" "$src/bench/nacos.py" "$build" | tee -a "$results" || rc=1
+	say "figure 9, Nacos: fan-out to ${GWSYNC_FANOUT:-100} agents from the Nacos emulator"
+	"$py" "$src/bench/nacos.py" "$build" --fanout --agents "${GWSYNC_FANOUT:-100}" |
+		tee -a "$results" || rc=1
 fi
 
 say "results"

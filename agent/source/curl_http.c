@@ -271,9 +271,9 @@ static int classify(struct http *h, const struct http_request *rq, CURLcode rc,
 	case CURLE_PEER_FAILED_VERIFICATION:
 		err->kind = SYNC_FAIL_CONNECT;
 		return fail(h, rq, err,
-		            "TLS certificate verification failed: %s (check admin.tls.ca_file "
+		            "TLS certificate verification failed: %s (check %s.tls.ca_file "
 		            "and that the URL names the host the certificate was issued for)",
-		            curl_text(h, rc));
+		            curl_text(h, rc), h->cfg->section ? h->cfg->section : "admin");
 	case CURLE_SSL_CONNECT_ERROR:
 	case CURLE_SSL_CERTPROBLEM:
 	case CURLE_SSL_CIPHER:

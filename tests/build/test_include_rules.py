@@ -54,6 +54,11 @@ ALLOWED = {
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+([<"])([^>"]+)[>"]', re.M)
 
 
+# The source folders that are shared parts, not sources: kv/ (the path stores' mirror) and
+# node/ (ShenYu's node layout over it, for Nacos, Apollo and Polaris).
+SHARED_FOLDERS = ("kv", "node")
+
+
 def room_of(rel):
     """'source/etcd/client.c' -> 'source'; 'main.c' -> 'main'."""
     return rel.split("/", 1)[0] if "/" in rel else "main"
@@ -114,12 +119,10 @@ def check(agent, allowed=frozenset(ALLOWED)):
                     where, name, ", ".join(sorted(SOURCE_STORE))))
             elif room == "source" and target == "source":
                 other = source_folder(name)
-                # kv/ and node/ are shared parts (the path stores' mirror; ShenYu's node
-                # layout for Nacos, Apollo and Polaris), not sources
-                if folder and other and other not in (folder, "kv", "node"):
+                if folder and other and other not in (folder,) + SHARED_FOLDERS:
                     errors.append("%s: source/%s/ includes %s: a source's folder sees the "
-                                  "shared parts beside source.h, its own folder and kv/, "
-                                  "never another source's folder" % (where, folder, name))
+                                  "shared parts beside source.h, its own folder, kv/ and "
+                                  "node/, never another source's folder" % (where, folder, name))
                 elif not folder and other:
                     errors.append("%s: the shared part %s includes %s: what every source "
                                   "shares depends on no source's folder" % (where, rel, name))

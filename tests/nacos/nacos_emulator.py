@@ -45,11 +45,13 @@ def md5_hex(content):
 
 
 class NacosEmulator:
-    def __init__(self, users=None, token_ttl=18000, context_path="/nacos", min_hold_ms=None):
+    def __init__(self, users=None, token_ttl=18000, context_path="/nacos", min_hold_ms=None,
+                 tls=None):
         self.users = users  # {"nacos": "nacos"} turns auth on; None: off
         self.token_ttl = token_ttl
         self.context_path = context_path
         self.min_hold_ms = MIN_HOLD_MS if min_hold_ms is None else min_hold_ms
+        self.tls = tls  # {"cert", "key"} (harness.make_test_ca): serve https://
         self.store = {}  # (tenant, group, dataId) -> bytes
         self._md5 = {}  # id(content) -> (content, md5)
         self.tokens = {}  # token -> expiry (time.time())
@@ -77,6 +79,11 @@ class NacosEmulator:
         Handler.emu = emu
         srv = _Server(("127.0.0.1", port or self.port or 0), Handler)
         srv.daemon_threads = True
+        if self.tls:
+            import ssl
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(self.tls["cert"], self.tls["key"])
+            srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
         self.server = srv
         self.port = srv.server_address[1]
         self.thread = threading.Thread(target=srv.serve_forever, daemon=True)
@@ -85,7 +92,7 @@ class NacosEmulator:
         return self
 
     def url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)
 
     def stop(self):
         self.down = True
@@ -311,6 +318,15 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/_control/edit" and emu.on_edit:
             self._form()
             return self._send(200, emu.on_edit() + "\n")
+        if self.path == "/_control/publish":
+            # the bench's writes: {"dataId": "content" or null (remove), ...}
+            n = int(self.headers.get("Content-Length") or 0)
+            for k, v in json.loads(self.rfile.read(n)).items():
+                if v is None:
+                    emu.remove(k)
+                else:
+                    emu.publish(k, v)
+            return self._send(200, "ok\n")
         path, q = self._route()
         form = self._form()
         if path in ("/v1/auth/login", "/v1/auth/users/login"):
@@ -598,6 +614,8 @@ def main():
     ap.add_argument("--namespace", default=kvpub.DEFAULT_NAMESPACE)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rules", type=int, default=20)
+    ap.add_argument("--empty", action="store_true",
+                    help="no dataset: the keys come by POST /_control/publish")
     args = ap.parse_args()
     users = {args.username: args.password} if args.username else None
     emu = NacosEmulator(users=users)
@@ -605,7 +623,8 @@ def main():
     data = kvpub.RandomData(seed=args.seed, namespace=args.namespace, rules=args.rules)
     if data.items["PROXY_SELECTOR"] or data.items["DISCOVER_UPSTREAM"]:
         data.items["PLUGIN"].append(dict(data.items["PLUGIN"][0], name="tcp", id="99"))
-    pub.sync_all(data.items)
+    if not args.empty:
+        pub.sync_all(data.items)
     lock = threading.Lock()
 
     def edit():

@@ -309,6 +309,26 @@ class NacosSource(harness.IntegrationTest):
                            message="renewals at nine tenths of a 3 s ttl")
         self.assertEqual(0, emu.counts["listen_403"] + emu.counts["get_403"])
 
+    def test_tls_with_the_configured_ca_and_a_refusal_with_another(self):
+        pki = harness.make_test_ca(os.path.join(self.tmpdir(), "pki"))
+        emu = emulator.NacosEmulator(users={"nacos": "s3cret-pw"}, tls=pki).start()
+        self.addCleanup(emu.stop)
+        pub = emulator.NodePublisher(emu, "ns1.")
+        data = with_tcp(publisher.RandomData(seed=36, namespace="ns1"))
+        pub.sync_all(data.items)
+        a = Agent(self, pub, namespace="ns1", servers=[emu.url()],
+                  extra={"tls": {"ca_file": pki["ca"]}})
+        a.wait_converged()
+        rule = data.new_rule()
+        pub.write("RULE", rule)
+        data.items["RULE"].append(rule)
+        a.wait_converged(data.expected())
+        b = Agent(self, pub, namespace="ns1", servers=[emu.url()],
+                  extra={"tls": {"ca_file": pki["wrong_ca"]}})
+        b.d.wait_log(r"server https://127\.0\.0\.1:\d+: login: .*TLS certificate verification "
+                     r"failed: .*check nacos\.tls\.ca_file", timeout=WAIT)
+        self.assertIsNone(kvagent.file_items(b.files, "PLUGIN"))
+
     def test_a_wrong_password_is_logged_and_retried(self):
         ns, pub = self.new_publisher()
         a = Agent(self, pub, namespace=ns, password="wrong")
