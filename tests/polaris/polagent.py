@@ -69,7 +69,7 @@ class Agent:
         if pub.layout == "2.7" and "shenyu_namespace" not in section:
             section["shenyu_namespace"] = pub.shenyu_ns
         if pub.layout != "2.7" and "layout" not in section:
-            section["layout"] = pub.layout
+            section["layout"] = {"2.6.1": "plain", "2.6.0": "legacy"}[pub.layout]
         if pub.ns != "default":
             section.setdefault("namespace", pub.ns)
         if pub.group != "shenyu":

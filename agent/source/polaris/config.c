@@ -80,18 +80,20 @@ static int load_token_file(struct loader *ld, const struct key *k, const struct 
 	return cfga_read_secret_file(ld, v, path, p->token_file, &p->token);
 }
 
+/* the names nacos.layout uses too, for the same three layouts */
 static int load_layout(struct loader *ld, const struct key *k, const struct ynode *v,
                        const char *path, void *base)
 {
 	if (cfgw_string(ld, k, v, path, base) < 0)
 		return -1;
 	const char *s = *cfgw_field_str(base, k);
-	if (strcmp(s, "2.7") != 0 && strcmp(s, "2.6.1") != 0 && strcmp(s, "2.6.0") != 0)
-		return cfgw_err(ld, v, path,
-		                "expected \"2.7\" (keys {namespace}.plugin.list ...), \"2.6.1\" "
-		                "(plugin.list ...) or \"2.6.0\" (shenyu/plugin.json ...), got "
-		                "\"%s\"",
-		                s);
+	if (strcmp(s, "namespaced") != 0 && strcmp(s, "plain") != 0 && strcmp(s, "legacy") != 0)
+		return cfgw_err(
+		    ld, v, path,
+		    "expected namespaced ({namespace}.plugin.list ..., ShenYu 2.7), plain "
+		    "(plugin.list ..., 2.6.1+) or legacy (shenyu/plugin.json ..., 2.6.0), "
+		    "got \"%.100s\"",
+		    s);
 	return 0;
 }
 
@@ -119,12 +121,12 @@ static const struct key polaris_keys[] = {
      "X-Polaris-Token when Polaris's auth is on (a secret); none by default", 0},
     {"token_file", load_token_file, PL(token_file), 0, 0, NULL, NULL,
      "a file holding the token instead (not with token)", 0},
-    {"layout", load_layout, PL(layout_name), 0, 0, NULL, "2.7",
-     "the admin's file names: \"2.7\" ({namespace}.plugin.list), \"2.6.1\" (plugin.list) or "
-     "\"2.6.0\" (shenyu/plugin.json)",
+    {"layout", load_layout, PL(layout_name), 0, 0, NULL, "namespaced",
+     "the admin's file names: namespaced ({namespace}.plugin.list, ShenYu 2.7), plain "
+     "(plugin.list, 2.6.1+) or legacy (shenyu/plugin.json, 2.6.0)",
      0},
     {"shenyu_namespace", cfgw_string, CFG(namespace_id), 0, 0, NULL, NULL,
-     "the ShenYu namespace id, the 2.7 layout's key prefix", 1},
+     "the ShenYu namespace id, the namespaced layout's key prefix", 1},
     {"groups", cfga_groups, 0, 0, 0, NULL, NULL, "the groups to sync, as under admin:", 1},
     {"retry", cfgw_submap, 0, 0, 0, cfg_retry_keys, NULL, "the retry schedule, as admin.retry", 1},
     {"tls", cfgw_submap, 0, 0, 0, cfg_tls_keys, NULL, "TLS files, as admin.tls", 1},
@@ -188,8 +190,8 @@ static int check(struct loader *ld, const struct ynode *node, void *settings)
 		return cfgw_err(ld, ld->read_timeout ? ld->read_timeout : node,
 		                "polaris.read_timeout",
 		                "must be above 30s: Polaris holds a watch for 30s");
-	p->layout = strcmp(p->layout_name, "2.6.0") == 0 ? NODE_LAYOUT_WHOLE : NODE_LAYOUT_NODES;
-	const char *ns = strcmp(p->layout_name, "2.7") == 0 ? c->namespace_id : "";
+	p->layout = strcmp(p->layout_name, "legacy") == 0 ? NODE_LAYOUT_WHOLE : NODE_LAYOUT_NODES;
+	const char *ns = strcmp(p->layout_name, "namespaced") == 0 ? c->namespace_id : "";
 	size_t n = strlen(ns) + 2;
 	free(p->prefix);
 	if (!(p->prefix = malloc(n)))

@@ -7,9 +7,9 @@
  *
  * Where ShenYu's admin writes: Polaris namespace `namespace` (default "default"), file
  * group `file_group` (default "shenyu"), one file per key of ShenYu's node layout
- * (source/node/node.h) named "{shenyu_namespace}.plugin.list" and so on (layout "2.7"),
- * without the prefix (layout "2.6.1"), or 2.6.0's whole-group files ("shenyu/plugin.json",
- * layout "2.6.0").
+ * (source/node/node.h) named "{shenyu_namespace}.plugin.list" and so on (layout
+ * "namespaced", ShenYu 2.7), without the prefix ("plain", 2.6.1+), or 2.6.0's whole-group
+ * files ("shenyu/plugin.json", "legacy"): the names nacos.layout uses.
  */
 #ifndef GW_POLARIS_CONFIG_H
 #define GW_POLARIS_CONFIG_H
@@ -27,7 +27,7 @@ struct polaris_config {
 	char *file_group;    /* default "shenyu" */
 	char *token;         /* secret: never log; X-Polaris-Token; NULL: none */
 	char *token_file;    /* as written, or NULL; the token was read from it */
-	char *layout_name;   /* "2.7" (default), "2.6.1" or "2.6.0" */
+	char *layout_name;   /* "namespaced" (default), "plain" or "legacy" */
 	enum node_layout layout;
 	char *prefix; /* the node layout's key prefix: "{shenyu_namespace}." or "" */
 	/* while loading: the nodes of token and token_file, which exclude each other */

@@ -273,7 +273,7 @@ START_TEST(section_defaults_and_the_layout_prefix)
 	ck_assert_str_eq(c->section, "polaris");
 	ck_assert_str_eq(p->namespace, "default");
 	ck_assert_str_eq(p->file_group, "shenyu");
-	ck_assert_str_eq(p->layout_name, "2.7");
+	ck_assert_str_eq(p->layout_name, "namespaced");
 	ck_assert_int_eq(p->layout, NODE_LAYOUT_NODES);
 	ck_assert_str_eq(p->prefix, "649330b6-c2d7-4edc-be8e-8a54df9eb385.");
 	ck_assert_str_eq(p->kv.servers[0], "http://127.0.0.1:8090");
@@ -284,7 +284,7 @@ START_TEST(section_defaults_and_the_layout_prefix)
 	cfg_free(c);
 
 	c = load("polaris:\n  servers: http://a:1,https://b:2\n  namespace: prod\n"
-	         "  file_group: gw\n  layout: \"2.6.1\"\n  token: s3cret\n",
+	         "  file_group: gw\n  layout: plain\n  token: s3cret\n",
 	         &err);
 	ck_assert_msg(c != NULL, "%s", err.msg);
 	p = polaris_config(c);
@@ -299,7 +299,7 @@ START_TEST(section_defaults_and_the_layout_prefix)
 	ck_assert_msg(found, "the token is not among the secrets the log masks");
 	cfg_free(c);
 
-	c = load("polaris:\n  servers: [\"http://a:1\"]\n  layout: \"2.6.0\"\n", &err);
+	c = load("polaris:\n  servers: [\"http://a:1\"]\n  layout: legacy\n", &err);
 	ck_assert_msg(c != NULL, "%s", err.msg);
 	ck_assert_int_eq(polaris_config(c)->layout, NODE_LAYOUT_WHOLE);
 	cfg_free(c);
@@ -322,7 +322,8 @@ START_TEST(section_refusals)
 	refused("polaris:\n  servers: [\"http://h:8090/config\"]\n", "without a path");
 	refused("polaris:\n  servers: [\"http://h\"]\n", "no host:port");
 	refused("polaris:\n  servers: [\"http://h:1\", \"http://h:1\"]\n", "duplicate");
-	refused("polaris:\n  servers: [\"http://h:1\"]\n  layout: \"2.5\"\n", "\"2.6.0\"");
+	refused("polaris:\n  servers: [\"http://h:1\"]\n  layout: \"2.6.0\"\n",
+	        "expected namespaced");
 	refused("polaris:\n  servers: [\"http://h:1\"]\n  namespace: \"\"\n", "must not be empty");
 	refused("polaris:\n  servers: [\"http://h:1\"]\n  token: a\n  token_file: /x\n",
 	        "cannot be used together");
