@@ -11,7 +11,7 @@
 # BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 10's 1k
 # rules, 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation
 # propagation100k propagation1k memory idle shutdown cache gateway fanout gatewayscale events
-# nacos),
+# nacos polaris),
 # GWSYNC_FANOUT (figure 9's number of agents, 100), BENCH_EVENT_CHANGES (figure 12's
 # changes per source and size, 30); figure 11 (gatewayscale):
 # BENCH_SCALE_SIZES (50x4,1000x10,10000x10), BENCH_SCALE_WORKERS (1,2), BENCH_SCALE_SECONDS
@@ -22,7 +22,7 @@ set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale events nacos}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale events nacos polaris}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -148,6 +148,13 @@ if wants nacos; then
 	say "figure 9, Nacos: fan-out to ${GWSYNC_FANOUT:-100} agents from the Nacos emulator"
 	"$py" "$src/bench/nacos.py" "$build" --fanout --agents "${GWSYNC_FANOUT:-100}" |
 		tee -a "$results" || rc=1
+fi
+
+if wants polaris; then
+	py=python3
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	say "figure 12, Polaris: a one-rule change among 1k, 10k and 100k rules against the Polaris emulator"
+	"$py" "$src/bench/polaris.py" "$build" | tee -a "$results" || rc=1
 fi
 
 say "results"
