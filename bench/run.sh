@@ -11,7 +11,7 @@
 # BENCH_CHANGES_100K (figure 1 with 100k rules, 100), BENCH_CHANGES_1K (figure 10's 1k
 # rules, 300), BENCH_ONLY (a space-separated subset of: inproc growth propagation
 # propagation100k propagation1k memory idle shutdown cache gateway fanout gatewayscale
-# gatewaybounds events revoke resyncidle nacos apollo consul),
+# gatewaybounds events revoke resyncidle nacos apollo consul polaris),
 # BENCH_CONSUL_CHANGES (issue 28's Consul figures: changes per variant and size, 20),
 # GWSYNC_FANOUT (figure 9's number of agents, 100), BENCH_EVENT_CHANGES (figure 12's
 # changes per source and size, 30); figure 11 (gatewayscale):
@@ -24,7 +24,7 @@ set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: bench/run.sh BUILD_DIR}" && pwd)
-only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale gatewaybounds events revoke resyncidle nacos apollo consul}
+only=${BENCH_ONLY:-inproc growth idle propagation propagation100k propagation1k memory shutdown cache gateway fanout gatewayscale gatewaybounds events revoke resyncidle nacos apollo consul polaris}
 results=$build/bench-results.txt
 
 say() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -189,6 +189,13 @@ if wants consul; then
 	python3 "$src/bench/consul.py" "$build" | tee -a "$results" || rc=1
 	say "issue 28: figure 9's fan-out row for Consul (${GWSYNC_FANOUT:-100} agents, the Consul KV emulator)"
 	python3 "$src/bench/fanout_consul.py" "$build" | tee -a "$results" || rc=1
+fi
+
+if wants polaris; then
+	py=python3
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	say "figure 12, Polaris: a one-rule change among 1k, 10k and 100k rules against the Polaris emulator"
+	"$py" "$src/bench/polaris.py" "$build" | tee -a "$results" || rc=1
 fi
 
 say "results"

@@ -24,6 +24,10 @@ build=${1:-$src/build}
 if [ "${GWSYNC_DEMO_SOURCE:-admin}" = nacos ]; then
 	exec "$src/tests/nacos/demo.sh" "$build"
 fi
+# GWSYNC_DEMO_SOURCE=polaris: the same against the Polaris emulator (tests/polaris/demo.py)
+if [ "${GWSYNC_DEMO_SOURCE:-admin}" = polaris ]; then
+	exec /usr/bin/python3 "$src/tests/polaris/demo.py" "$build"
+fi
 port=9095
 admin="http://127.0.0.1:$port"
 demo_dir=${GWSYNC_DEMO_DIR:-/tmp/gwsync-demo}

@@ -99,7 +99,7 @@ class SourceRegistry(unittest.TestCase):
                 folder, ops, got))
             types += got
         self.assertEqual(types, ["http", "websocket", "zookeeper", "etcd", "nacos", "apollo",
-                                 "consul"])
+                                 "consul", "polaris"])
 
     def test_every_folder_with_a_source_am_is_included(self):
         base = os.path.join(SRC, "agent", "source")

@@ -150,7 +150,7 @@ def synopsis_options():
 # How the documents name each source of agent/source/*/source.c (its `.type`).
 SOURCE_WORDS = {"http": "long-polling", "websocket": "WebSocket", "zookeeper": "ZooKeeper",
                 "etcd": "etcd", "nacos": "Nacos",
-                "apollo": "Apollo", "consul": "Consul"}
+                "apollo": "Apollo", "consul": "Consul", "polaris": "Polaris"}
 
 
 def code_sources():

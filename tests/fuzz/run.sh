@@ -9,6 +9,7 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 # One parser each: fuzz_<target>.c in this directory.
 TARGETS="reply config ws_message reparse etcd_watch itemdec nacos_listen node_values apollo_notifications apollo_release consul_kv"
+TARGETS="$TARGETS polaris_reply"
 if [ "${1:-}" = --list ]; then
 	echo "$TARGETS"
 	exit 0

@@ -423,7 +423,8 @@ START_TEST(unknown_keys)
 	load_err(MINIMAL "gateway: { zzzzzz: 1 }\n", 3, 12,
 	         "unknown key 'zzzzzz' in gateway (valid keys here: port)");
 	load_err(MINIMAL "frobnicate: 1\n", 3, 1,
-	         "(valid keys here: admin, zookeeper, etcd, nacos, apollo, consul, gateway, state_dir, "
+	         "(valid keys here: admin, zookeeper, etcd, nacos, apollo, consul, polaris, "
+	         "gateway, state_dir, "
 	         "control_socket, "
 	         "log, status, subscribers)");
 	/* a subscriber's own config map is the plugin's business: anything goes */

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Figure 12's rows for Polaris (issue 28): a one-rule change among 1,000, 10,000 and 100,000
+rules, the agent following the Polaris emulator (tests/polaris/emulator.py) over Polaris's
+plain HTTP config API, beside the emulator's own GET floor measured in the same run.
+
+The emulator holds the bench datasets (gendata.py: small, prop, big) as ShenYu 2.7's admin
+publishes them to Polaris (PROTOCOL-PUSH.md 4.1): plugin.list, one selector list per plugin,
+one rule list per selector, one file per item, each released once. The agent (`settle: 1ms`,
+the bench subscriber, log level warn) reads them all and holds one WatchConfigFile naming
+every file; the mutable rule's file is released N times, one change at a time, as in
+events.py (whose loop, subscriber and report this reuses): the clock starts at the release,
+which answers the held watch.
+
+Value: release -> the subscriber's apply() returning (p50, p99) and the agent's CPU per
+change by thread. Floor: one GetConfigFile of the rule's file from the same emulator over a
+kept-alive connection (p50 of 200), the least a re-read costs; a change costs at least the
+watch's answer, one GET and the next watch posted (whose body names every file: the part
+that grows with the rules). Rows: "ROW|figure|value|floor|ratio|target|verdict" (table.py).
+"""
+import argparse
+import http.client
+import importlib.util
+import json
+import os
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import events  # noqa: E402  (run_one, report, Dataset, the bench subscriber's protocol)
+from procfs import percentile  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location(
+    "polaris_emulator", os.path.join(SRC, "tests", "polaris", "emulator.py"))
+polaris_emulator = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(polaris_emulator)
+
+NS = events.NS
+GROUP = "shenyu"
+
+
+class PolarisServer:
+    """The dataset in the Polaris emulator, in ShenYu 2.7's node layout."""
+    key = "polaris"
+    label = "Polaris"
+    last = None  # the instance of the latest run, for the floor
+
+    def __init__(self, procs, tmp, data):
+        self.data = data
+        self.emu = polaris_emulator.PolarisEmulator().start()
+        self.prefix = NS + "."
+        PolarisServer.last = self
+
+    def key_of(self, group, item):
+        if group == "PLUGIN":
+            return "%splugin.%s" % (self.prefix, item["name"])
+        if group == "SELECTOR":
+            return "%sselector.%s.%s" % (self.prefix, item["pluginName"], item["id"])
+        return "%srule.%s.%s.%s" % (self.prefix, item["pluginName"], item["selectorId"],
+                                    item["id"])
+
+    def load(self):
+        lists = {}
+        for group in events.GROUPS:
+            for item in self.data.items[group]:
+                self.emu.publish("default", GROUP, self.key_of(group, item),
+                                 self.data.item_text(group, item))
+                if group == "PLUGIN":
+                    lists.setdefault(self.prefix + "plugin.list", []).append(item["name"])
+                elif group == "SELECTOR":
+                    lists.setdefault("%sselector.%s.list" % (self.prefix, item["pluginName"]),
+                                     []).append(item["id"])
+                else:
+                    lists.setdefault("%srule.%s.%s.list" % (
+                        self.prefix, item["pluginName"], item["selectorId"]),
+                        []).append(item["id"])
+        for k, ids in lists.items():
+            self.emu.publish("default", GROUP, k, json.dumps(ids))
+
+    def agent_section(self):
+        return ["polaris:",
+                '  servers: ["%s"]' % self.emu.url,
+                "  shenyu_namespace: %s" % NS,
+                "  groups: [%s]" % ", ".join(events.GROUPS),
+                "  settle: 1ms"]
+
+    def change(self, k):
+        item, text = self.data.changed_rule(k)
+        t0 = time.monotonic_ns()
+        self.emu.publish("default", GROUP, self.key_of("RULE", item), text)
+        return t0, None
+
+    def get_floor(self, n=200):
+        """p50 ms of one GetConfigFile of the mutable rule's file, kept-alive connection."""
+        item = self.data.items["RULE"][self.data.mutable]
+        path = "/config/v1/GetConfigFile?namespace=default&group=%s&fileName=%s&version=0" % (
+            GROUP, self.key_of("RULE", item))
+        c = http.client.HTTPConnection("127.0.0.1", self.emu.port)
+        out = []
+        for _ in range(n):
+            t0 = time.monotonic()
+            c.request("GET", path)
+            c.getresponse().read()
+            out.append((time.monotonic() - t0) * 1000)
+        c.close()
+        return percentile(sorted(out), 50)
+
+    def close(self):
+        self.floor = self.get_floor()
+        threading.Thread(target=self.emu.stop, daemon=True).start()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build", help="the build directory (gwsyncd, bench/bench_sub.so)")
+    ap.add_argument("--data", help="the datasets (default BUILD/bench-data)")
+    ap.add_argument("--sizes", default="small,prop,big")
+    ap.add_argument("--changes", type=int, default=int(os.environ.get("BENCH_EVENT_CHANGES", 30)))
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--start-timeout", type=float, default=900.0)
+    ap.add_argument("--change-timeout", type=float, default=30.0)
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    args.data = os.path.abspath(args.data or os.path.join(build, "bench-data"))
+    args.sizes = [s for s in args.sizes.split(",") if s]
+    events.SERVERS["polaris"] = PolarisServer
+    keep = os.path.join(build, "bench-run", "polaris")
+    os.makedirs(keep, exist_ok=True)
+    results, floors, ok = {}, {}, True
+    for dataset in args.sizes:
+        try:
+            results[dataset] = r = events.run_one("polaris", dataset, args, build, keep)
+            floors[dataset] = PolarisServer.last.floor
+            events.log("polaris %s: p50 %.2f ms (GET floor %.2f ms), CPU %.2f ms per change (%s)"
+                       % (dataset, percentile(r["lat"], 50), floors[dataset], r["cpu"],
+                          ", ".join("%s %.2f" % x for x in sorted(r["per"].items(),
+                                                                  key=lambda x: -x[1])
+                                    if x[1] >= 0.005)))
+        except Exception as e:  # one failure must not hide the other figures
+            events.log("polaris %s failed: %s" % (dataset, e))
+            events.row("12. Polaris, %s rules" % events.SIZES[dataset],
+                       "failed: %s" % str(e)[:100], "-", None, "-", "NOT met")
+            ok = False
+    for dataset, floor in floors.items():
+        p50 = percentile(results[dataset]["lat"], 50)
+        events.row("12. Polaris, one rule changed among %s: release -> apply() p50 against one "
+                   "GET" % events.SIZES[dataset], "%.2f ms" % p50, "GET %.2f ms" % floor,
+                   p50 / floor if floor else None)
+    events.report("polaris", results, args)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
