@@ -436,11 +436,13 @@ int main(int argc, char **argv)
 			}
 		} else if (cfg_load_control(a.opt.config_path, &a.cfg, &err) != 0) {
 			/* --status needs the configuration only to find the control socket */
-			fprintf(stderr, "gwsyncd: %s%s\n", err.msg,
-			        a.opt.mode == MODE_STATUS
-			            ? "\n(or name the agent's control socket instead of its "
-			              "configuration: gwsyncd --status STATE_DIR/control.sock)"
-			            : "");
+			fprintf(
+			    stderr, "gwsyncd: %s%s\n", err.msg,
+			    a.opt.mode == MODE_STATUS
+			        ? "\n(or name the running agent instead of its configuration: "
+			          "its control socket, gwsyncd --status STATE_DIR/control.sock, "
+			          "or its status address, gwsyncd --status 127.0.0.1:9196)"
+			        : "");
 			rc = EXIT_CONFIG;
 		} else if ((a.opt.mode == MODE_STATUS
 		                ? status_client_show(a.cfg, stdout, &err)

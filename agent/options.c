@@ -18,7 +18,7 @@
 const char *options_usage(void)
 {
 	return "Usage: gwsyncd [-c FILE] [--check | --once [--dry-run] | --pause | --resume | "
-	       "--status [SOCKET]] [--log-level LEVEL]\n"
+	       "--status [ADDR]] [--log-level LEVEL]\n"
 	       "       gwsyncd --plugin-help NAME\n"
 	       "\n"
 	       "Keeps an API gateway's configuration in step with a Soul / Apache ShenYu admin.\n"
@@ -33,10 +33,14 @@ const char *options_usage(void)
 	       "                         deliver and write nothing\n"
 	       "      --pause            ask the running agent to stop delivering changes\n"
 	       "      --resume           ask the running agent to deliver again\n"
-	       "      --status [SOCKET]  print the running agent's groups, subscribers and last "
+	       "      --status [ADDR]    print the running agent's groups, subscribers and last "
 	       "changes,\n"
-	       "                         asked on its control socket: SOCKET (e.g.\n"
-	       "                         STATE_DIR/control.sock), or the one -c FILE configures\n"
+	       "                         asked at ADDR: its control socket (e.g.\n"
+	       "                         STATE_DIR/control.sock) or its status address "
+	       "(HOST:PORT,\n"
+	       "                         http://HOST:PORT); without ADDR, the control socket "
+	       "-c FILE\n"
+	       "                         configures\n"
 	       "  -l, --log-level LEVEL  error | warn | info | debug (overrides log.level)\n"
 	       "      --plugin-help NAME print the options a subscriber plugin declares\n"
 	       "  -V, --version          print the version and exit\n"
@@ -126,7 +130,7 @@ int options_parse(int argc, char **argv, struct options *out, struct gw_err *err
 		if (out->mode != MODE_HELP)
 			out->mode = m;
 	}
-	/* --status SOCKET: the one operand it takes (getopt moved it past the options) */
+	/* --status ADDR: the one operand it takes (getopt moved it past the options) */
 	if (out->mode == MODE_STATUS && optind == argc - 1)
 		out->status_addr = argv[optind++];
 	if (optind < argc) {

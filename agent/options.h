@@ -25,7 +25,7 @@ struct options {
 	int log_level;           /* -1: from the configuration */
 	const char *plugin;      /* --plugin-help NAME */
 	int dry_run;             /* --once --dry-run: show what would change, change nothing */
-	const char *status_addr; /* --status SOCKET: the agent's control socket, no -c needed */
+	const char *status_addr; /* --status ADDR: control socket or status address, no -c */
 };
 
 /* 0 on success; -1 with the message in err (usage error, exit code 2). */

@@ -1,7 +1,8 @@
 /*
  * The --pause / --resume / --status client (see status_client.h): the control socket first
  * (ops/control.h: one line out, one JSON line back); over HTTP only for an agent without
- * one and with status.token set. The HTTP request is one libcurl POST with short
+ * one and with status.token set, or for `--status ADDR` naming the status endpoint
+ * (ops/status_http.h). The HTTP request is one libcurl POST with short
  * timeouts, proxies ignored (an http_proxy in the environment must not route a request for
  * the local agent elsewhere), and the agent's JSON reply turned into one line for a person.
  */
@@ -21,16 +22,16 @@
 #include "core/clock.h"
 #include "ops/listen_addr.h"
 #include "ops/pause.h"
+#include "ops/status_http.h"
 #include "ops/status_text.h"
 #include "ops/unix_addr.h"
 
-#define REPLY_MAX  65536
-#define STATUS_MAX (16 * 1024 * 1024) /* --status: /status of many subscribers and history */
+#define REPLY_MAX 65536
 
 struct reply {
 	char buf[REPLY_MAX + 1];
 	size_t len;
-	char *big; /* --status: a reply of up to STATUS_MAX, malloc'd as it grows */
+	char *big; /* --status: a reply of up to STATUS_REPLY_MAX, malloc'd as it grows */
 	size_t big_len, big_cap;
 };
 
@@ -95,13 +96,14 @@ static int report(const char *url, long status, struct reply *r, int pause, stru
 	return rc;
 }
 
-/* Keep what the agent sends: into r->buf, or for --status (r->big set) growing to STATUS_MAX. */
+/* Keep what the agent sends: into r->buf, or for --status (r->big set) growing to
+ * STATUS_REPLY_MAX. */
 static int take(int fd, struct reply *r)
 {
 	for (;;) {
 		if (r->big) {
 			if (r->big_cap - r->big_len < 4096) {
-				if (r->big_cap >= STATUS_MAX)
+				if (r->big_cap >= STATUS_REPLY_MAX)
 					return -1;
 				char *more = realloc(r->big, r->big_cap * 2 + 1);
 				if (!more)
@@ -166,9 +168,49 @@ static int ask_socket(const char *path, const char *line, struct reply *r, struc
 	}
 	int taken = take(fd, r);
 	close(fd);
-	return taken == 0
-	           ? 0
-	           : gw_errf(err, "the agent at %s sent more than %d MiB", path, STATUS_MAX >> 20);
+	return taken == 0 ? 0
+	                  : gw_errf(err, "the agent at %s sent more than %d MiB", path,
+	                            STATUS_REPLY_MAX >> 20);
+}
+
+/* The agent's answer to "status" on the control socket, or NULL with err. */
+static json_t *ask_status(const char *socket_path, struct gw_err *err)
+{
+	struct reply *r = calloc(1, sizeof *r);
+	if (!r || !(r->big = malloc(65536 + 1))) {
+		free(r);
+		gw_errf(err, "out of memory");
+		return NULL;
+	}
+	r->big_cap = 65536;
+	r->big[0] = '\0';
+	int rc = ask_socket(socket_path, "status\n", r, err);
+	if (rc == 1)
+		gw_errf(err,
+		        "no agent answered at %s (is gwsyncd running, with this control socket?)",
+		        socket_path);
+	json_t *doc = rc == 0 ? json_loads(r->big, 0, NULL) : NULL;
+	if (rc == 0 && !doc)
+		gw_errf(err, "the agent at %s did not answer with a status%s", socket_path,
+		        r->big_len ? "" : " (an agent older than --status?)");
+	free(r->big);
+	free(r);
+	return doc;
+}
+
+/* Print the answer of the agent at `where` (NULL: err is already set); takes `doc`. */
+static int show(json_t *doc, const char *where, FILE *out, struct gw_err *err)
+{
+	if (!doc)
+		return -1;
+	const char *error = json_string_value(json_object_get(doc, "error"));
+	int rc = 0;
+	if (error)
+		rc = gw_errf(err, "the agent at %s: %s", where, error);
+	else if (status_text_render(doc, gw_wall_ms(), out) != 0)
+		rc = gw_errf(err, "the agent at %s answered something else than a status", where);
+	json_decref(doc);
+	return rc;
 }
 
 int status_client_show(const struct cfg *cfg, FILE *out, struct gw_err *err)
@@ -179,40 +221,17 @@ int status_client_show(const struct cfg *cfg, FILE *out, struct gw_err *err)
 		    "%s: control_socket is off, so there is no agent to ask; --status talks "
 		    "to the running agent through it",
 		    cfg->path ? cfg->path : "configuration");
-	return status_client_show_at(cfg->control_socket, out, err);
+	return show(ask_status(cfg->control_socket, err), cfg->control_socket, out, err);
 }
 
-int status_client_show_at(const char *socket_path, FILE *out, struct gw_err *err)
+int status_client_show_at(const char *addr, FILE *out, struct gw_err *err)
 {
-	struct reply *r = calloc(1, sizeof *r);
-	if (!r || !(r->big = malloc(65536 + 1))) {
-		free(r);
-		return gw_errf(err, "out of memory");
-	}
-	r->big_cap = 65536;
-	r->big[0] = '\0';
-	int rc = ask_socket(socket_path, "status\n", r, err);
-	if (rc == 1)
-		rc = gw_errf(
-		    err, "no agent answered at %s (is gwsyncd running, with this control socket?)",
-		    socket_path);
-	json_t *doc = rc == 0 ? json_loads(r->big, 0, NULL) : NULL;
-	if (rc == 0) {
-		const char *error = json_string_value(json_object_get(doc, "error"));
-		if (!doc)
-			rc = gw_errf(err, "the agent at %s did not answer with a status%s",
-			             socket_path,
-			             r->big_len ? "" : " (an agent older than --status?)");
-		else if (error)
-			rc = gw_errf(err, "the agent at %s: %s", socket_path, error);
-		else if (status_text_render(doc, gw_wall_ms(), out) != 0)
-			rc = gw_errf(err, "the agent at %s answered something else than a status",
-			             socket_path);
-	}
-	json_decref(doc);
-	free(r->big);
-	free(r);
-	return rc;
+	char url[STATUS_URL_MAX];
+	int http = status_addr_http(addr, url, err);
+	if (http < 0)
+		return -1;
+	return http ? show(status_http_fetch(url, err), url, out, err)
+	            : show(ask_status(addr, err), addr, out, err);
 }
 
 int status_client_send(const struct cfg *cfg, int pause, struct gw_err *err)

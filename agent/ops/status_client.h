@@ -24,12 +24,15 @@ int status_client_send(const struct cfg *cfg, int pause, struct gw_err *err);
  * `gwsyncd --status`: ask the agent on the control socket for its state and print it on
  * `out` (ops/status_text.h). -1 with err set when no agent answers there (no control socket
  * configured, no socket file, nobody listening, not allowed) or its answer is not a status
- * (main exits 1). Never over HTTP: a terminal on the host uses the host's socket.
+ * (main exits 1). The configuration's way is the socket: a terminal on the host uses the
+ * host's socket.
  */
 int status_client_show(const struct cfg *cfg, FILE *out, struct gw_err *err);
 
-/* The same, asking the control socket at `socket_path` (`gwsyncd --status SOCKET`): no
- * configuration needed. */
-int status_client_show_at(const char *socket_path, FILE *out, struct gw_err *err);
+/* The same without a configuration (`gwsyncd --status ADDR`): `addr` is a control socket's
+ * path, or the status endpoint's address (HOST:PORT, [IPv6]:PORT, an http:// or https://
+ * URL; ops/status_http.h says how the two are told apart), asked with GET /status and
+ * /history. Errors name `addr` (its base URL for the endpoint). */
+int status_client_show_at(const char *addr, FILE *out, struct gw_err *err);
 
 #endif

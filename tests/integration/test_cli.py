@@ -35,14 +35,40 @@ class Cli(harness.IntegrationTest):
         self.assertIn("configuration OK", r.stdout)
         self.assertIn("2 subscriber(s) loaded", r.stdout)
 
-    def test_status_without_a_configuration_says_it_takes_the_control_socket(self):
+    def test_status_without_a_configuration_says_it_takes_the_socket_or_the_address(self):
         r = gwsyncd("--status", "-c", os.path.join(self.tmpdir(), "missing.yaml"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("gwsyncd --status STATE_DIR/control.sock", r.stderr)
+        self.assertIn("gwsyncd --status 127.0.0.1:9196", r.stderr)
         sock = os.path.join(self.tmpdir(), "control.sock")
         r = gwsyncd("--status", sock)  # no agent there: a runtime failure naming it
         self.assertEqual(r.returncode, 1)
         self.assertIn("no agent answered at %s" % sock, r.stderr)
+
+    def test_status_takes_the_status_address_as_well_as_the_control_socket(self):
+        # issue 31, item 14: in a build tree, without -c, the operator knows the address
+        # they curl; over HTTP the summary is built from /status and /history
+        emu = self.emulator(mode="shenyu", hold=30)
+        listen = "127.0.0.1:%d" % harness.free_port()
+        d = self.daemon(emu.config(status={"listen": listen}))
+        d.wait_status(harness.holds("RULE"), "RULE held")
+        d.wait_history("RULE")
+        addrs = [os.path.join(d.state_dir, "control.sock"), listen, "http://%s/" % listen]
+        outs = []
+        for addr in addrs:
+            r = gwsyncd("--status", addr)
+            self.assertEqual(r.returncode, 0, "%s: %s" % (addr, r.stderr))
+            # the ages move on between the three runs ("up 3s", "2s ago"): not the rest
+            outs.append(re.sub(r"\b(\d+[dhms])+\b", "AGE", r.stdout))
+        self.assertRegex(outs[0], r"(?m)^last changes:$(\n  .*)*\n  \d{4}-.*\) +RULE ")
+        self.assertEqual(outs[1], outs[0], "--status %s differs from the socket's" % listen)
+        self.assertEqual(outs[2], outs[0], "--status http://%s/ differs" % listen)
+        # nobody at an address: a runtime failure naming it, as for a socket
+        dead = "127.0.0.1:%d" % harness.free_port()
+        for addr in (dead, "http://" + dead):
+            r = gwsyncd("--status", addr)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("no agent answered at http://%s " % dead, r.stderr)
 
     def test_check_accepts_a_generated_config(self):
         path = self.write(harness.make_config(
