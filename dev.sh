@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # dev.sh: the two-command quick start and the developer loop.
 #   ./dev.sh demo    build, start the admin emulator and gwsyncd (Ctrl-C stops both);
-#                    GWSYNC_DEMO_SOURCE=nacos|apollo|consul: that server's emulator instead
+#                    GWSYNC_DEMO_SOURCE=nacos|apollo|consul|polaris: that emulator instead
 #   ./dev.sh test    build, then the unit and integration tests once: the everyday loop,
 #                    ~5 minutes on 2 cores (check is the whole of it, what CI runs)
 #   ./dev.sh check   build, then every test: unit + integration, an ASan+UBSan pass,
