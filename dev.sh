@@ -7,7 +7,7 @@
 #   ./dev.sh check   build, then every test: unit + integration, an ASan+UBSan pass,
 #                    the integration tests under TSan, the Debian packages (built, then
 #                    installed, run and purged on THIS machine, as root) and a bounded
-#                    libFuzzer run: ~20-25 minutes on 2 cores. It installs missing build and
+#                    libFuzzer run: ~25-30 minutes on 2 cores. It installs missing build and
 #                    test packages (kept), and otherwise leaves the machine as it found it
 #   ./dev.sh build   just (re)build into ./build
 #   ./dev.sh bench   optimised build, then the benchmarks (bench/README.md)
@@ -211,6 +211,45 @@ package() {
 	return $rc
 }
 
+# Fuzzing is time-boxed as a whole (GWSYNC_FUZZ_BUDGET seconds, default 210, shared by the
+# targets, at least 10 s each; GWSYNC_FUZZ_SECONDS sets a per-target time instead): a new
+# parser adds a target, not minutes to every CI run. fuzz_start runs it in the background
+# (output in build-fuzz/run.out), fuzz_finish waits for it, shows its output and records it.
+fuzz_pid= fuzz_t= fuzz_per= fuzz_targets=
+fuzz_start() {
+	fuzz_t=$(date +%s)
+	fuzz_targets=$(tests/fuzz/run.sh --list)
+	local n
+	n=$(wc -w <<<"$fuzz_targets")
+	fuzz_per=${GWSYNC_FUZZ_SECONDS:-$((${GWSYNC_FUZZ_BUDGET:-210} / n))}
+	[ "$fuzz_per" -ge 10 ] || fuzz_per=10
+	command -v clang >/dev/null || return 0
+	mkdir -p build-fuzz
+	tests/fuzz/run.sh build-fuzz "$fuzz_per" >build-fuzz/run.out 2>&1 &
+	fuzz_pid=$!
+}
+fuzz_finish() {
+	local n frc=0
+	n=$(wc -w <<<"$fuzz_targets")
+	log "fuzzing (libFuzzer, ${fuzz_per}s per target, $n targets, beside the TSan pass)"
+	if [ -z "$fuzz_pid" ]; then
+		record fuzz 0 "$n" 0 "$fuzz_t" "clang not installed"
+		return 0
+	fi
+	wait "$fuzz_pid" || frc=$?
+	cat build-fuzz/run.out
+	if [ $frc -eq 0 ]; then
+		record fuzz "$n" 0 0 "$fuzz_t" "$(sed 's/\([a-z_]*\)/fuzz_\1/g; s/ /, /g' <<<"$fuzz_targets")"
+		return 0
+	fi
+	local bad
+	bad=$(grep -l -E '^==[0-9]+==ERROR|^SUMMARY: ' build-fuzz/fuzz_*.log build-fuzz/replay_*.log 2>/dev/null |
+		sed -E 's#.*/(fuzz|replay)_([a-z_]+)\.log#\2#' | sort -u | wc -l)
+	[ "$bad" -ge 1 ] || bad=1
+	record fuzz $((n - bad)) 0 "$bad" "$fuzz_t"
+	return 1
+}
+
 check() {
 	deps "${TEST_PACKAGES[@]}"
 	local rc=0 t
@@ -248,6 +287,10 @@ check() {
 	t=$(date +%s)
 	configure_in build-tsan --enable-werror --enable-sanitizers=thread CFLAGS="-g -O1"
 	make -s -C build-tsan -j"$jobs"
+	# The fuzzing runs beside the TSan pass and the packages (its output kept apart and
+	# shown after them): one libFuzzer process on one core while the integration tests
+	# mostly wait on their servers, so CI's time is not the sum of the two.
+	fuzz_start
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 		run_checks build-tsan TESTS="\$(INTEGRATION_TESTS)" || rc=1
 	record_suite tsan build-tsan "$t"
@@ -284,28 +327,7 @@ check() {
 		record packages 0 1 0 "$t" "no dpkg-buildpackage/debhelper"
 	fi
 
-	# Fuzzing is time-boxed as a whole (GWSYNC_FUZZ_BUDGET seconds, default 210, shared by
-	# the targets, at least 10 s each; GWSYNC_FUZZ_SECONDS sets a per-target time instead):
-	# a new parser adds a target, not minutes to every CI run.
-	t=$(date +%s)
-	local targets n_targets per
-	targets=$(tests/fuzz/run.sh --list)
-	n_targets=$(wc -w <<<"$targets")
-	per=${GWSYNC_FUZZ_SECONDS:-$((${GWSYNC_FUZZ_BUDGET:-210} / n_targets))}
-	[ "$per" -ge 10 ] || per=10
-	log "fuzzing (libFuzzer, ${per}s per target, $n_targets targets)"
-	if ! command -v clang >/dev/null; then
-		record fuzz 0 "$n_targets" 0 "$t" "clang not installed"
-	elif tests/fuzz/run.sh build-fuzz "$per"; then
-		record fuzz "$n_targets" 0 0 "$t" "$(sed 's/\([a-z_]*\)/fuzz_\1/g; s/ /, /g' <<<"$targets")"
-	else
-		local bad
-		bad=$(grep -l -E '^==[0-9]+==ERROR|^SUMMARY: ' build-fuzz/fuzz_*.log build-fuzz/replay_*.log 2>/dev/null |
-			sed -E 's#.*/(fuzz|replay)_([a-z_]+)\.log#\2#' | sort -u | wc -l)
-		[ "$bad" -ge 1 ] || bad=1
-		record fuzz $((n_targets - bad)) 0 "$bad" "$t"
-		rc=1
-	fi
+	fuzz_finish || rc=1
 
 	summary
 	return $rc
