@@ -22,6 +22,7 @@ cleanup() {
 	say "stopping gwsyncd and the Nacos emulator"
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	say "stopped; $demo_dir kept (its configuration, state and output, to look at; the next demo starts it afresh)"
 }
 trap cleanup INT TERM EXIT
 

@@ -73,6 +73,8 @@ def main():
             agent.terminate()
             agent.wait(timeout=10)
         emu.stop()
+        say("stopped; %s kept (its configuration, state and output, to look at; the next "
+            "demo starts it afresh)" % DEMO)
     return 0
 
 
