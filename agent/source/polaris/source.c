@@ -21,43 +21,16 @@
 
 /* ---------------------------------------------------------------- status */
 
-void polaris_set_state(struct source *s, enum source_conn_state state)
-{
-	pthread_mutex_lock(&s->mu);
-	s->st.state = state;
-	pthread_mutex_unlock(&s->mu);
-}
-
-void polaris_count_failure(struct source *s, enum sync_fail why, const char *msg)
-{
-	pthread_mutex_lock(&s->mu);
-	if ((unsigned)why < SYNC_FAIL_COUNT && why != SYNC_STOPPED)
-		s->st.failures[why]++;
-	snprintf(s->st.last_error, sizeof s->st.last_error, "%s", msg);
-	s->st.last_error_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->mu);
-}
-
-void polaris_mark_success(struct source *s)
-{
-	pthread_mutex_lock(&s->mu);
-	s->st.state = SOURCE_CONN_POLLING;
-	s->st.consecutive_failures = 0;
-	s->st.last_success_ms = gw_wall_ms();
-	snprintf(s->st.session, sizeof s->st.session, "%s", s->pc->kv.servers[s->srv]);
-	pthread_mutex_unlock(&s->mu);
-}
-
 void polaris_count(struct source *s, uint64_t polls, uint64_t fetches, uint64_t bytes,
                    uint64_t watches)
 {
-	pthread_mutex_lock(&s->mu);
-	s->st.polls += polls;
-	s->st.fetches += fetches;
-	s->st.bytes_fetched += bytes;
+	pthread_mutex_lock(&s->status.mu);
+	s->status.st.polls += polls;
+	s->status.st.fetches += fetches;
+	s->status.st.bytes_fetched += bytes;
 	if (watches)
-		s->st.watches = watches;
-	pthread_mutex_unlock(&s->mu);
+		s->status.st.watches = watches;
+	pthread_mutex_unlock(&s->status.mu);
 }
 
 /* ---------------------------------------------------------------- the thread */
@@ -108,7 +81,7 @@ static void *run(void *arg)
 		enum sync_fail why = err.kind;
 		if (why == SYNC_STOPPED || atomic_load(&s->stop))
 			break;
-		polaris_count_failure(s, why, err.msg);
+		conn_count_failure(&s->status, why, err.msg);
 		if (s->exchanged) {
 			/* a watch that was answered before it failed (a connection cut mid-hold,
 			 * a server restarted): watch again at once, on the same server; the
@@ -121,9 +94,9 @@ static void *run(void *arg)
 			continue;
 		}
 		tries++;
-		pthread_mutex_lock(&s->mu);
-		s->st.consecutive_failures = tries;
-		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_lock(&s->status.mu);
+		s->status.st.consecutive_failures = tries;
+		pthread_mutex_unlock(&s->status.mu);
 		s->srv = (s->srv + 1) % n;
 		if (++tried < n) {
 			LOG_W(s->log, "polaris", "%s [%s]; trying server %s", err.msg,
@@ -139,21 +112,21 @@ static void *run(void *arg)
 			    s->log, "polaris",
 			    "%s [%s]; all %d rounds over %zu server(s) failed, next try in %lld ms",
 			    err.msg, sync_fail_name(why), policy.attempts, n, (long long)delay);
-			polaris_set_state(s, SOURCE_CONN_BACKING_OFF);
+			conn_set_state(&s->status, SOURCE_CONN_BACKING_OFF, NULL);
 		} else {
 			LOG_W(s->log, "polaris",
 			      "%s [%s]; round %d of %d over %zu server(s) failed, next try in %lld "
 			      "ms",
 			      err.msg, sync_fail_name(why), retry_try_in_round(&policy, failures),
 			      policy.attempts, n, (long long)delay);
-			polaris_set_state(s, SOURCE_CONN_RETRYING);
+			conn_set_state(&s->status, SOURCE_CONN_RETRYING, NULL);
 		}
 		if (pause_ms(s, delay))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	node_flush(s->map, gw_mono_ms(), 1);
-	polaris_set_state(s, SOURCE_CONN_STOPPED);
+	conn_set_state(&s->status, SOURCE_CONN_STOPPED, NULL);
 	LOG_I(s->log, "polaris", "%s: Polaris sync stopped", s->pc->kv.label);
 	return NULL;
 }
@@ -190,10 +163,7 @@ static int polaris_open(struct source **out, const struct source_args *args, str
 	s->need_full = KV_FULL_START;
 	s->resync_at = -1;
 	atomic_init(&s->stop, 0);
-	pthread_mutex_init(&s->mu, NULL);
-	snprintf(s->st.server, sizeof s->st.server, "%s", pc->kv.label);
-	snprintf(s->st.session, sizeof s->st.session, "%s", pc->kv.servers[0]);
-	s->st.state = SOURCE_CONN_CONNECTING;
+	conn_init(&s->status, pc->kv.label, pc->kv.servers[0]);
 	describe(s);
 	if (!(s->conn = calloc(pc->kv.n_servers, sizeof *s->conn))) {
 		polaris_free(s);
@@ -245,17 +215,18 @@ static int polaris_initial_sync(struct source *s, struct gw_err *err)
 		if (polaris_full_read(s, i, KV_FULL_START, &e) == 0) {
 			s->srv = i;
 			s->need_full = POLARIS_NO_FULL_READ;
-			polaris_mark_success(s);
+			conn_mark_success(&s->status, SOURCE_CONN_POLLING,
+			                  s->pc->kv.servers[s->srv]);
 			return 0;
 		}
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		polaris_count_failure(s, e.kind, e.msg);
+		conn_count_failure(&s->status, e.kind, e.msg);
 		LOG_W(s->log, "polaris", "%s [%s]", e.msg, sync_fail_name(e.kind));
 		gw_errf(err, "%s", e.msg);
 	}
 	return gw_errf(err, "no Polaris server answered (%zu tried); the last: %.900s", n,
-	               s->st.last_error);
+	               s->status.st.last_error);
 }
 
 static int polaris_start(struct source *s, struct gw_err *err)
@@ -302,7 +273,7 @@ static void polaris_free(struct source *s)
 		explicit_bzero(s->token_header, strlen(s->token_header));
 		free(s->token_header);
 	}
-	pthread_mutex_destroy(&s->mu);
+	conn_destroy(&s->status);
 	free(s);
 }
 
@@ -310,15 +281,9 @@ static int polaris_status(struct source *s, size_t i, struct source_conn_status 
 {
 	if (i != 0)
 		return 0;
-	pthread_mutex_lock(&s->mu);
-	*out = s->st;
-	pthread_mutex_unlock(&s->mu);
 	struct node_stats ns;
 	node_stats(s->map, &ns);
-	out->changes = ns.mirror.versions;
-	out->repairs = ns.mirror.repairs;
-	if (ns.mirror.last_event_ms > out->last_event_ms)
-		out->last_event_ms = ns.mirror.last_event_ms;
+	conn_copy(&s->status, out, ns.mirror.versions, ns.mirror.repairs, ns.mirror.last_event_ms);
 	return 1;
 }
 
