@@ -18,23 +18,12 @@
 #include "core/clock.h"
 #include "core/thread.h"
 #include "source/etcd/etcd.h"
-#include "source/retry.h"
+#include "source/rounds.h"
 
 /* ---------------------------------------------------------------- the thread */
 
 /* A watch stream that lasted less than this after its creation counts as a failed try. */
 #define ETCD_STREAM_MIN_LIFE_MS 1000
-
-/* Some configured group has no version yet (neither from etcd nor the snapshot). */
-static int starting(struct source *s)
-{
-	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->args.ingest, st);
-	for (size_t i = 0; i < s->cfg->n_groups; i++)
-		if (!st[s->cfg->groups[i]].md5[0])
-			return 1;
-	return 0;
-}
 
 /* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
 static int pause_ms(struct source *s, int64_t ms)
@@ -55,12 +44,9 @@ static int pause_ms(struct source *s, int64_t ms)
 static void *run(void *arg)
 {
 	struct source *s = arg;
-	const struct cfg *cfg = s->cfg;
 	const size_t n = s->kv->n_servers;
-	struct retry_policy policy = {cfg->retry_attempts, cfg->retry_interval_ms,
-	                              cfg->retry_backoff_ms, cfg->retry_startup_backoff_ms};
-	uint64_t failures = 0, tries = 0;
-	size_t tried = 0; /* endpoints failed in this round */
+	struct rounds r;
+	rounds_init(&r, &s->args, "etcd", "endpoint", s->kv->servers, n);
 	LOG_I(s->log, "etcd", "%s: etcd sync started", s->kv->label);
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
@@ -75,9 +61,7 @@ static void *run(void *arg)
 		int lived =
 		    s->established && gw_mono_ms() - s->established_ms >= ETCD_STREAM_MIN_LIFE_MS;
 		if (lived) {
-			failures = 0;
-			tries = 0;
-			tried = 0;
+			rounds_reset(&r);
 			/* only a watch that ran earns another renewal: one refused right after its
 			 * creation with a fresh token would otherwise renew and retry for ever */
 			s->auth_retried = 0;
@@ -112,33 +96,9 @@ static void *run(void *arg)
 			continue;
 		}
 		/* ETCD_FAILED: the next endpoint, and after a whole round the schedule */
-		tries++;
-		conn_set_failures(&s->status, tries);
-		s->ep = (s->ep + 1) % n;
-		if (++tried < n) {
-			LOG_W(s->log, "etcd", "%s [%s]; trying endpoint %s", err.msg,
-			      sync_fail_name(why), s->kv->servers[s->ep]);
+		int64_t delay = rounds_failed(&r, &s->status, &s->ep, why, err.msg);
+		if (delay < 0)
 			continue;
-		}
-		tried = 0;
-		failures++;
-		int64_t delay;
-		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
-		if (step == RETRY_BACKOFF) {
-			LOG_E(s->log, "etcd",
-			      "%s [%s]; all %d rounds over %zu endpoint(s) failed, next try in "
-			      "%lld ms",
-			      err.msg, sync_fail_name(why), policy.attempts, n, (long long)delay);
-			conn_set_state(&s->status, SOURCE_CONN_BACKING_OFF, NULL);
-		} else {
-			LOG_W(
-			    s->log, "etcd",
-			    "%s [%s]; round %d of %d over %zu endpoint(s) failed, next try in %lld "
-			    "ms",
-			    err.msg, sync_fail_name(why), retry_try_in_round(&policy, failures),
-			    policy.attempts, n, (long long)delay);
-			conn_set_state(&s->status, SOURCE_CONN_RETRYING, NULL);
-		}
 		if (pause_ms(s, delay))
 			break;
 	}
