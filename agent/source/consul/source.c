@@ -20,7 +20,7 @@
 #include "model/groups.h"
 #include "shared/strbuf.h"
 #include "source/consul/consul.h"
-#include "source/retry.h"
+#include "source/rounds.h"
 
 /* ---------------------------------------------------------------- the pause */
 
@@ -40,26 +40,12 @@ int consul_pause(struct source *s, int64_t ms)
 /* A session that lasted less than this after its first answer counts as a failed try. */
 #define CONSUL_SESSION_MIN_LIFE_MS 1000
 
-/* Some configured group has no version yet (neither from Consul nor the snapshot). */
-static int starting(struct source *s)
-{
-	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->args.ingest, st);
-	for (size_t i = 0; i < s->cfg->n_groups; i++)
-		if (!st[s->cfg->groups[i]].md5[0])
-			return 1;
-	return 0;
-}
-
 static void *run(void *arg)
 {
 	struct source *s = arg;
-	const struct cfg *cfg = s->cfg;
 	const size_t n = s->n_srv;
-	struct retry_policy policy = {cfg->retry_attempts, cfg->retry_interval_ms,
-	                              cfg->retry_backoff_ms, cfg->retry_startup_backoff_ms};
-	uint64_t failures = 0, tries = 0;
-	size_t tried = 0; /* servers failed in this round */
+	struct rounds r;
+	rounds_init(&r, &s->args, "consul", "server", s->cc->kv.servers, n);
 	LOG_I(s->log, "consul", "%s: consul sync started", s->cc->kv.label);
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
@@ -71,39 +57,14 @@ static void *run(void *arg)
 		int lived = s->established &&
 		            gw_mono_ms() - s->established_ms >= CONSUL_SESSION_MIN_LIFE_MS;
 		if (lived) {
-			failures = 0;
-			tries = 0;
-			tried = 0;
+			rounds_reset(&r);
 			LOG_W(s->log, "consul", "%s [%s]; querying again from index %llu", err.msg,
 			      sync_fail_name(why), (unsigned long long)s->index);
 			continue;
 		}
-		tries++;
-		conn_set_failures(&s->status, tries);
-		s->ep = (s->ep + 1) % n;
-		if (++tried < n) {
-			LOG_W(s->log, "consul", "%s [%s]; trying server %s", err.msg,
-			      sync_fail_name(why), s->cc->kv.servers[s->ep]);
+		int64_t delay = rounds_failed(&r, &s->status, &s->ep, why, err.msg);
+		if (delay < 0)
 			continue;
-		}
-		tried = 0;
-		failures++;
-		int64_t delay;
-		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
-		if (step == RETRY_BACKOFF) {
-			LOG_E(
-			    s->log, "consul",
-			    "%s [%s]; all %d rounds over %zu server(s) failed, next try in %lld ms",
-			    err.msg, sync_fail_name(why), policy.attempts, n, (long long)delay);
-			conn_set_state(&s->status, SOURCE_CONN_BACKING_OFF, NULL);
-		} else {
-			LOG_W(s->log, "consul",
-			      "%s [%s]; round %d of %d over %zu server(s) failed, next try in %lld "
-			      "ms",
-			      err.msg, sync_fail_name(why), retry_try_in_round(&policy, failures),
-			      policy.attempts, n, (long long)delay);
-			conn_set_state(&s->status, SOURCE_CONN_RETRYING, NULL);
-		}
 		if (consul_pause(s, delay))
 			break;
 	}
