@@ -17,7 +17,7 @@
 #include "core/thread.h"
 #include "model/groups.h"
 #include "source/polaris/polaris.h"
-#include "source/retry.h"
+#include "source/rounds.h"
 
 /* ---------------------------------------------------------------- status */
 
@@ -34,17 +34,6 @@ void polaris_count(struct source *s, uint64_t polls, uint64_t fetches, uint64_t 
 }
 
 /* ---------------------------------------------------------------- the thread */
-
-/* Some configured group has no version yet (neither from Polaris nor the snapshot). */
-static int starting(struct source *s)
-{
-	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->args.ingest, st);
-	for (size_t i = 0; i < s->cfg->n_groups; i++)
-		if (!st[s->cfg->groups[i]].md5[0])
-			return 1;
-	return 0;
-}
 
 /* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
 static int pause_ms(struct source *s, int64_t ms)
@@ -68,12 +57,9 @@ static int pause_ms(struct source *s, int64_t ms)
 static void *run(void *arg)
 {
 	struct source *s = arg;
-	const struct cfg *cfg = s->cfg;
 	const size_t n = s->pc->kv.n_servers;
-	struct retry_policy policy = {cfg->retry_attempts, cfg->retry_interval_ms,
-	                              cfg->retry_backoff_ms, cfg->retry_startup_backoff_ms};
-	uint64_t failures = 0, tries = 0;
-	size_t tried = 0; /* servers failed in this round */
+	struct rounds r;
+	rounds_init(&r, &s->args, "polaris", "server", s->pc->kv.servers, n);
 	LOG_I(s->log, "polaris", "%s: Polaris sync of %s started", s->pc->kv.label, s->where);
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
@@ -86,41 +72,14 @@ static void *run(void *arg)
 			/* a watch that was answered before it failed (a connection cut mid-hold,
 			 * a server restarted): watch again at once, on the same server; the
 			 * versions sent name everything missed meanwhile */
-			failures = 0;
-			tries = 0;
-			tried = 0;
+			rounds_reset(&r);
 			LOG_W(s->log, "polaris", "%s [%s]; watching %s again", err.msg,
 			      sync_fail_name(why), s->pc->kv.servers[s->srv]);
 			continue;
 		}
-		tries++;
-		pthread_mutex_lock(&s->status.mu);
-		s->status.st.consecutive_failures = tries;
-		pthread_mutex_unlock(&s->status.mu);
-		s->srv = (s->srv + 1) % n;
-		if (++tried < n) {
-			LOG_W(s->log, "polaris", "%s [%s]; trying server %s", err.msg,
-			      sync_fail_name(why), s->pc->kv.servers[s->srv]);
+		int64_t delay = rounds_failed(&r, &s->status, &s->srv, why, err.msg);
+		if (delay < 0)
 			continue;
-		}
-		tried = 0;
-		failures++;
-		int64_t delay;
-		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
-		if (step == RETRY_BACKOFF) {
-			LOG_E(
-			    s->log, "polaris",
-			    "%s [%s]; all %d rounds over %zu server(s) failed, next try in %lld ms",
-			    err.msg, sync_fail_name(why), policy.attempts, n, (long long)delay);
-			conn_set_state(&s->status, SOURCE_CONN_BACKING_OFF, NULL);
-		} else {
-			LOG_W(s->log, "polaris",
-			      "%s [%s]; round %d of %d over %zu server(s) failed, next try in %lld "
-			      "ms",
-			      err.msg, sync_fail_name(why), retry_try_in_round(&policy, failures),
-			      policy.attempts, n, (long long)delay);
-			conn_set_state(&s->status, SOURCE_CONN_RETRYING, NULL);
-		}
 		if (pause_ms(s, delay))
 			break;
 	}
