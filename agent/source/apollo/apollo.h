@@ -5,8 +5,8 @@
  * and retry schedule, status). Not a public header.
  *
  * Threads: main's thread runs initial_sync before start(); after it the source's own thread
- * ("apollo-0") alone touches everything here except `stop` (atomic), `st` (under mu) and
- * the wake-up (mu, cv), which stop() and status() use from any thread.
+ * ("apollo-0") alone touches everything here except `stop` (atomic) and `status`
+ * (conn.h: the status under its lock, the wake-up), which stop() and status() use from any thread.
  */
 #ifndef GW_APOLLO_H
 #define GW_APOLLO_H
@@ -20,6 +20,7 @@
 #include "source/apollo/config.h"
 #include "source/kv/mirror.h"
 #include "source/node/node.h"
+#include "source/conn.h"
 #include "source/source.h"
 
 #define APOLLO_NO_FULL_READ (-1)
@@ -45,9 +46,7 @@ struct source {
 	atomic_int stop;
 	pthread_t thread;
 	int started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;            /* signalled by stop() */
-	struct source_conn_status st; /* under mu */
+	struct conn status; /* the status under its lock, and the pause stop() ends (conn.h) */
 };
 
 /* sync.c */
@@ -57,12 +56,8 @@ int apollo_full_read(struct source *s, enum kv_full_kind kind, struct gw_err *er
 /* One session on the service in use: the full read if one is needed, then notifications
  * until something fails (returns -1 with err) or stop (0). */
 int apollo_session(struct source *s, struct gw_err *err);
-/* Sleep until monotonic `until` or stop(). 1 if stopped. */
-int apollo_sleep_until(struct source *s, int64_t until);
 
 /* source.c: status updates from the thread */
-void apollo_set_state(struct source *s, enum source_conn_state state);
-void apollo_count_failure(struct source *s, enum sync_fail why, const char *msg);
 void apollo_mark_success(struct source *s);
 void apollo_count(struct source *s, int poll, size_t fetched_bytes);
 

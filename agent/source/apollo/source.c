@@ -24,44 +24,22 @@
 
 /* ---------------------------------------------------------------- status */
 
-void apollo_set_state(struct source *s, enum source_conn_state state)
-{
-	pthread_mutex_lock(&s->mu);
-	s->st.state = state;
-	pthread_mutex_unlock(&s->mu);
-}
-
-void apollo_count_failure(struct source *s, enum sync_fail why, const char *msg)
-{
-	pthread_mutex_lock(&s->mu);
-	if ((unsigned)why < SYNC_FAIL_COUNT && why != SYNC_STOPPED)
-		s->st.failures[why]++;
-	snprintf(s->st.last_error, sizeof s->st.last_error, "%s", msg);
-	s->st.last_error_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->mu);
-}
-
 void apollo_mark_success(struct source *s)
 {
 	s->progress = 1;
-	pthread_mutex_lock(&s->mu);
-	s->st.state = SOURCE_CONN_CONNECTED;
-	s->st.consecutive_failures = 0;
-	s->st.last_success_ms = gw_wall_ms();
-	snprintf(s->st.session, sizeof s->st.session, "%s", apollo_client_server(s->client));
-	pthread_mutex_unlock(&s->mu);
+	conn_mark_success(&s->status, SOURCE_CONN_CONNECTED, apollo_client_server(s->client));
 }
 
 void apollo_count(struct source *s, int poll, size_t fetched_bytes)
 {
-	pthread_mutex_lock(&s->mu);
+	pthread_mutex_lock(&s->status.mu);
 	if (poll) {
-		s->st.polls++;
+		s->status.st.polls++;
 	} else {
-		s->st.fetches++;
-		s->st.bytes_fetched += fetched_bytes;
+		s->status.st.fetches++;
+		s->status.st.bytes_fetched += fetched_bytes;
 	}
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&s->status.mu);
 }
 
 /* ---------------------------------------------------------------- the thread */
@@ -107,7 +85,7 @@ static void *run(void *arg)
 			break;
 	failed:;
 		enum sync_fail why = err.kind;
-		apollo_count_failure(s, why, err.msg);
+		conn_count_failure(&s->status, why, err.msg);
 		if (s->progress) {
 			failures = 0;
 			tried = 0;
@@ -122,9 +100,9 @@ static void *run(void *arg)
 		}
 		tried = 0;
 		failures++;
-		pthread_mutex_lock(&s->mu);
-		s->st.consecutive_failures = failures;
-		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_lock(&s->status.mu);
+		s->status.st.consecutive_failures = failures;
+		pthread_mutex_unlock(&s->status.mu);
 		int64_t delay;
 		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
 		if (step == RETRY_BACKOFF) {
@@ -134,7 +112,7 @@ static void *run(void *arg)
 			    "next try in %lld ms",
 			    err.msg, sync_fail_name(why), groups, policy.attempts, n ? n : 1,
 			    (long long)delay);
-			apollo_set_state(s, SOURCE_CONN_BACKING_OFF);
+			conn_set_state(&s->status, SOURCE_CONN_BACKING_OFF, NULL);
 		} else {
 			LOG_W(
 			    s->log, "apollo",
@@ -143,9 +121,9 @@ static void *run(void *arg)
 			    err.msg, sync_fail_name(why), groups,
 			    retry_try_in_round(&policy, failures), policy.attempts, n ? n : 1,
 			    (long long)delay);
-			apollo_set_state(s, SOURCE_CONN_RETRYING);
+			conn_set_state(&s->status, SOURCE_CONN_RETRYING, NULL);
 		}
-		if (apollo_sleep_until(s, gw_mono_ms() + delay))
+		if (conn_pause_until(&s->status, &s->stop, gw_mono_ms() + delay, NULL, NULL))
 			break;
 		struct gw_err derr = {0};
 		if (apollo_client_discover(s->client, &derr) != 0)
@@ -153,7 +131,7 @@ static void *run(void *arg)
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	node_flush(s->map, gw_mono_ms(), 1);
-	apollo_set_state(s, SOURCE_CONN_STOPPED);
+	conn_set_state(&s->status, SOURCE_CONN_STOPPED, NULL);
 	LOG_I(s->log, "apollo", "%s: apollo sync stopped", s->ac->label);
 	return NULL;
 }
@@ -180,11 +158,8 @@ static int apollo_open(struct source **out, const struct source_args *args, stru
 	s->resync_at = -1;
 	s->notification = -1;
 	atomic_init(&s->stop, 0);
-	pthread_mutex_init(&s->mu, NULL);
-	gw_cond_init_mono(&s->cv);
-	snprintf(s->st.server, sizeof s->st.server, "%s", ac->label);
-	s->st.state = SOURCE_CONN_CONNECTING;
-	s->st.revision = -1;
+	conn_init(&s->status, ac->label, NULL);
+	s->status.st.revision = -1;
 	struct node_args na = {
 	    .layout = ac->whole ? NODE_LAYOUT_WHOLE : NODE_LAYOUT_NODES,
 	    .prefix = ac->prefix,
@@ -195,7 +170,7 @@ static int apollo_open(struct source **out, const struct source_args *args, stru
 	    .ingest = args->ingest,
 	    .log = args->log,
 	    .type = "apollo",
-	    .server = s->st.server,
+	    .server = s->status.st.server,
 	    .settle_ms = ac->settle_ms > 0 ? ac->settle_ms : 100,
 	};
 	if (!(s->map = node_new(&na, err)) || apollo_client_open(&s->client, cfg, ac, err) != 0) {
@@ -210,7 +185,7 @@ static int apollo_initial_sync(struct source *s, struct gw_err *err)
 {
 	struct gw_err e = {0};
 	if (apollo_client_count(s->client) == 0 && apollo_client_discover(s->client, &e) != 0) {
-		apollo_count_failure(s, e.kind, e.msg);
+		conn_count_failure(&s->status, e.kind, e.msg);
 		LOG_W(s->log, "apollo", "%s [%s]", e.msg, sync_fail_name(e.kind));
 		return gw_errf(err, "%s", e.msg);
 	}
@@ -228,7 +203,7 @@ static int apollo_initial_sync(struct source *s, struct gw_err *err)
 		}
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		apollo_count_failure(s, e.kind, e.msg);
+		conn_count_failure(&s->status, e.kind, e.msg);
 		LOG_W(s->log, "apollo", "%s [%s]", e.msg, sync_fail_name(e.kind));
 		apollo_client_next(s->client);
 	}
@@ -251,10 +226,8 @@ static void apollo_stop(struct source *s)
 {
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->mu);
 	atomic_store(&s->stop, 1);
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
+	conn_wake(&s->status);
 	if (s->client)
 		apollo_client_interrupt(s->client);
 }
@@ -270,8 +243,7 @@ static void apollo_free(struct source *s)
 	node_free(s->map);
 	json_decref(s->held);
 	free(s->release_key);
-	pthread_cond_destroy(&s->cv);
-	pthread_mutex_destroy(&s->mu);
+	conn_destroy(&s->status);
 	free(s);
 }
 
@@ -279,16 +251,10 @@ static int apollo_status(struct source *s, size_t i, struct source_conn_status *
 {
 	if (i != 0)
 		return 0;
-	pthread_mutex_lock(&s->mu);
-	*out = s->st;
-	pthread_mutex_unlock(&s->mu);
 	struct node_stats ns;
 	node_stats(s->map, &ns);
-	out->changes = ns.mirror.versions;
-	out->repairs = ns.mirror.repairs;
+	conn_copy(&s->status, out, ns.mirror.versions, ns.mirror.repairs, ns.mirror.last_event_ms);
 	out->watches = ns.keys;
-	if (ns.mirror.last_event_ms > out->last_event_ms)
-		out->last_event_ms = ns.mirror.last_event_ms;
 	return 1;
 }
 

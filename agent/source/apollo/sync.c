@@ -33,20 +33,6 @@
 #include "source/apollo/reply.h"
 #include "source/apollo/scan.h"
 
-int apollo_sleep_until(struct source *s, int64_t until)
-{
-	pthread_mutex_lock(&s->mu);
-	while (!atomic_load(&s->stop)) {
-		int64_t now = gw_mono_ms();
-		if (now >= until)
-			break;
-		struct timespec ts = gw_mono_deadline(until - now);
-		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-	}
-	pthread_mutex_unlock(&s->mu);
-	return atomic_load(&s->stop) ? 1 : 0;
-}
-
 /* A reply whose status is not the one expected, as an error naming the service. */
 static int status_error(struct source *s, const char *what, const struct http_reply *rep,
                         struct gw_err *err)
@@ -224,7 +210,7 @@ static int settle(struct source *s, struct gw_err *err)
 {
 	int64_t dl;
 	while ((dl = node_deadline(s->map)) >= 0) {
-		if (apollo_sleep_until(s, dl))
+		if (conn_pause_until(&s->status, &s->stop, dl, NULL, NULL))
 			return 0;
 		long n = read_changes(s, err);
 		if (n < 0) {
@@ -258,7 +244,7 @@ int apollo_session(struct source *s, struct gw_err *err)
 		s->need_full = APOLLO_NO_FULL_READ;
 		schedule_resync(s);
 	}
-	apollo_set_state(s, SOURCE_CONN_CONNECTED);
+	conn_set_state(&s->status, SOURCE_CONN_CONNECTED, NULL);
 	while (!atomic_load(&s->stop)) {
 		if (resync_due(s)) {
 			if (apollo_full_read(s, KV_FULL_RESYNC, err) != 0)
@@ -302,9 +288,9 @@ int apollo_session(struct source *s, struct gw_err *err)
 			    apollo_client_server(s->client), s->ac->namespace_name,
 			    s->notification);
 		}
-		pthread_mutex_lock(&s->mu);
-		s->st.last_event_ms = gw_wall_ms();
-		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_lock(&s->status.mu);
+		s->status.st.last_event_ms = gw_wall_ms();
+		pthread_mutex_unlock(&s->status.mu);
 		long n = read_changes(s, err);
 		if (n < 0)
 			return -1;
@@ -312,9 +298,9 @@ int apollo_session(struct source *s, struct gw_err *err)
 		if (settle(s, err) != 0)
 			return -1;
 		s->notification = id;
-		pthread_mutex_lock(&s->mu);
-		s->st.revision = id;
-		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_lock(&s->status.mu);
+		s->status.st.revision = id;
+		pthread_mutex_unlock(&s->status.mu);
 		apollo_mark_success(s);
 	}
 	return 0;

@@ -5,8 +5,8 @@
  * status). Not a public header: nothing outside source/consul/ includes it.
  *
  * Threads: main's thread runs initial_sync before start(); after it, the source's own
- * thread ("consul-0") alone touches everything here except `stop` (atomic, with `wake`
- * under mu) and `st` (under mu), which stop() and status() use from any thread.
+ * thread ("consul-0") alone touches everything here except `stop` (atomic, with
+ * status.wake) and `status` (conn.h), which stop() and status() use from any thread.
  */
 #ifndef GW_CONSUL_CONSUL_H
 #define GW_CONSUL_CONSUL_H
@@ -20,6 +20,7 @@
 #include "source/curl_http.h"
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
+#include "source/conn.h"
 #include "source/source.h"
 
 #define CONSUL_NO_FULL_READ (-1)
@@ -60,9 +61,7 @@ struct source {
 	atomic_int stop;
 	pthread_t thread;
 	int started;
-	pthread_mutex_t mu;
-	pthread_cond_t wake;          /* stop() signals it: ends a pause */
-	struct source_conn_status st; /* under mu */
+	struct conn status; /* the status under its lock, and the pause stop() ends (conn.h) */
 };
 
 /* sync.c */
@@ -76,9 +75,6 @@ enum consul_outcome consul_session(struct source *s, struct gw_err *err);
 int64_t consul_flush_due(struct source *s, int64_t now);
 
 /* source.c */
-void consul_set_state(struct source *s, enum source_conn_state state, int watches);
-void consul_count_failure(struct source *s, enum sync_fail why, const char *msg);
-void consul_mark_success(struct source *s);
 /* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
 int consul_pause(struct source *s, int64_t ms);
 

@@ -20,55 +20,19 @@
 #include "model/groups.h"
 #include "shared/strbuf.h"
 #include "source/consul/consul.h"
-#include "source/retry.h"
+#include "source/rounds.h"
 
-/* ---------------------------------------------------------------- status */
+/* ---------------------------------------------------------------- the pause */
 
-void consul_set_state(struct source *s, enum source_conn_state state, int watches)
+/* What a pause does meanwhile: build the mirror's due groups; their next deadline. */
+static int64_t flush_due(void *arg, int64_t now)
 {
-	pthread_mutex_lock(&s->mu);
-	s->st.state = state;
-	s->st.watches = (uint64_t)watches;
-	pthread_mutex_unlock(&s->mu);
-}
-
-void consul_count_failure(struct source *s, enum sync_fail why, const char *msg)
-{
-	pthread_mutex_lock(&s->mu);
-	if ((unsigned)why < SYNC_FAIL_COUNT && why != SYNC_STOPPED)
-		s->st.failures[why]++;
-	snprintf(s->st.last_error, sizeof s->st.last_error, "%s", msg);
-	s->st.last_error_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->mu);
-}
-
-void consul_mark_success(struct source *s)
-{
-	pthread_mutex_lock(&s->mu);
-	s->st.state = SOURCE_CONN_CONNECTED;
-	s->st.watches = 1;
-	s->st.consecutive_failures = 0;
-	s->st.last_success_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->mu);
+	return consul_flush_due(arg, now);
 }
 
 int consul_pause(struct source *s, int64_t ms)
 {
-	int64_t until = gw_mono_ms() + ms;
-	for (;;) {
-		if (atomic_load(&s->stop))
-			return 1;
-		int64_t now = gw_mono_ms();
-		if (now >= until)
-			return 0;
-		int64_t dl = consul_flush_due(s, now);
-		int64_t wake = dl >= 0 && dl < until ? dl : until;
-		struct timespec ts = gw_mono_deadline(wake > now ? wake - now : 0);
-		pthread_mutex_lock(&s->mu);
-		if (!atomic_load(&s->stop))
-			pthread_cond_timedwait(&s->wake, &s->mu, &ts);
-		pthread_mutex_unlock(&s->mu);
-	}
+	return conn_pause_until(&s->status, &s->stop, gw_mono_ms() + ms, flush_due, s);
 }
 
 /* ---------------------------------------------------------------- the thread */
@@ -76,26 +40,12 @@ int consul_pause(struct source *s, int64_t ms)
 /* A session that lasted less than this after its first answer counts as a failed try. */
 #define CONSUL_SESSION_MIN_LIFE_MS 1000
 
-/* Some configured group has no version yet (neither from Consul nor the snapshot). */
-static int starting(struct source *s)
-{
-	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->args.ingest, st);
-	for (size_t i = 0; i < s->cfg->n_groups; i++)
-		if (!st[s->cfg->groups[i]].md5[0])
-			return 1;
-	return 0;
-}
-
 static void *run(void *arg)
 {
 	struct source *s = arg;
-	const struct cfg *cfg = s->cfg;
 	const size_t n = s->n_srv;
-	struct retry_policy policy = {cfg->retry_attempts, cfg->retry_interval_ms,
-	                              cfg->retry_backoff_ms, cfg->retry_startup_backoff_ms};
-	uint64_t failures = 0, tries = 0;
-	size_t tried = 0; /* servers failed in this round */
+	struct rounds r;
+	rounds_init(&r, &s->args, "consul", "server", s->cc->kv.servers, n);
 	LOG_I(s->log, "consul", "%s: consul sync started", s->cc->kv.label);
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
@@ -103,51 +53,24 @@ static void *run(void *arg)
 		enum sync_fail why = err.kind;
 		if (out == CONSUL_STOPPED || atomic_load(&s->stop))
 			break;
-		consul_count_failure(s, why, err.msg);
+		conn_count_failure(&s->status, why, err.msg);
 		int lived = s->established &&
 		            gw_mono_ms() - s->established_ms >= CONSUL_SESSION_MIN_LIFE_MS;
 		if (lived) {
-			failures = 0;
-			tries = 0;
-			tried = 0;
+			rounds_reset(&r);
 			LOG_W(s->log, "consul", "%s [%s]; querying again from index %llu", err.msg,
 			      sync_fail_name(why), (unsigned long long)s->index);
 			continue;
 		}
-		tries++;
-		pthread_mutex_lock(&s->mu);
-		s->st.consecutive_failures = tries;
-		pthread_mutex_unlock(&s->mu);
-		s->ep = (s->ep + 1) % n;
-		if (++tried < n) {
-			LOG_W(s->log, "consul", "%s [%s]; trying server %s", err.msg,
-			      sync_fail_name(why), s->cc->kv.servers[s->ep]);
+		int64_t delay = rounds_failed(&r, &s->status, &s->ep, why, err.msg);
+		if (delay < 0)
 			continue;
-		}
-		tried = 0;
-		failures++;
-		int64_t delay;
-		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
-		if (step == RETRY_BACKOFF) {
-			LOG_E(
-			    s->log, "consul",
-			    "%s [%s]; all %d rounds over %zu server(s) failed, next try in %lld ms",
-			    err.msg, sync_fail_name(why), policy.attempts, n, (long long)delay);
-			consul_set_state(s, SOURCE_CONN_BACKING_OFF, 0);
-		} else {
-			LOG_W(s->log, "consul",
-			      "%s [%s]; round %d of %d over %zu server(s) failed, next try in %lld "
-			      "ms",
-			      err.msg, sync_fail_name(why), retry_try_in_round(&policy, failures),
-			      policy.attempts, n, (long long)delay);
-			consul_set_state(s, SOURCE_CONN_RETRYING, 0);
-		}
 		if (consul_pause(s, delay))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	kv_mirror_flush(s->mirror, gw_mono_ms(), 1);
-	consul_set_state(s, SOURCE_CONN_STOPPED, 0);
+	conn_set_state(&s->status, SOURCE_CONN_STOPPED, NULL);
 	LOG_I(s->log, "consul", "%s: consul sync stopped", s->cc->kv.label);
 	return NULL;
 }
@@ -213,11 +136,8 @@ static int consul_open(struct source **out, const struct source_args *args, stru
 	s->need_full = KV_FULL_START;
 	s->resync_at = -1;
 	atomic_init(&s->stop, 0);
-	pthread_mutex_init(&s->mu, NULL);
-	gw_cond_init_mono(&s->wake);
-	snprintf(s->st.server, sizeof s->st.server, "%s", cc->kv.label);
-	snprintf(s->st.session, sizeof s->st.session, "%s", cc->kv.servers[0]);
-	s->st.state = SOURCE_CONN_CONNECTING;
+	conn_init(&s->status, cc->kv.label, cc->kv.servers[0]);
+	s->status.one_watch = 1;
 	if (kv_layout_init(&s->layout, cc->kv.root, cfg->groups, cfg->n_groups, err) != 0) {
 		consul_free(s);
 		return -1;
@@ -246,7 +166,7 @@ static int consul_open(struct source **out, const struct source_args *args, stru
 	    .ingest = args->ingest,
 	    .log = args->log,
 	    .type = "consul",
-	    .server = s->st.server,
+	    .server = s->status.st.server,
 	    .settle_ms = cc->kv.settle_ms > 0 ? cc->kv.settle_ms : 100,
 	};
 	if (!(s->mirror = kv_mirror_new(&ma, err))) {
@@ -266,19 +186,20 @@ static int consul_initial_sync(struct source *s, struct gw_err *err)
 		if (consul_full_read(s, i, KV_FULL_START, &e) >= 0) {
 			s->ep = i;
 			s->need_full = CONSUL_NO_FULL_READ;
-			pthread_mutex_lock(&s->mu);
-			snprintf(s->st.session, sizeof s->st.session, "%s", s->cc->kv.servers[i]);
-			s->st.last_success_ms = gw_wall_ms();
-			pthread_mutex_unlock(&s->mu);
+			pthread_mutex_lock(&s->status.mu);
+			snprintf(s->status.st.session, sizeof s->status.st.session, "%s",
+			         s->cc->kv.servers[i]);
+			s->status.st.last_success_ms = gw_wall_ms();
+			pthread_mutex_unlock(&s->status.mu);
 			return 0;
 		}
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		consul_count_failure(s, e.kind, e.msg);
+		conn_count_failure(&s->status, e.kind, e.msg);
 		LOG_W(s->log, "consul", "%s [%s]", e.msg, sync_fail_name(e.kind));
 	}
 	return gw_errf(err, "no Consul server answered (%zu tried); the last: %.900s", s->n_srv,
-	               s->st.last_error);
+	               s->status.st.last_error);
 }
 
 static int consul_start(struct source *s, struct gw_err *err)
@@ -299,9 +220,7 @@ static void consul_stop(struct source *s)
 	atomic_store(&s->stop, 1);
 	for (size_t i = 0; i < s->n_srv; i++)
 		http_interrupt(s->srv[i]);
-	pthread_mutex_lock(&s->mu);
-	pthread_cond_broadcast(&s->wake);
-	pthread_mutex_unlock(&s->mu);
+	conn_wake(&s->status);
 }
 
 static void consul_free(struct source *s)
@@ -325,8 +244,7 @@ static void consul_free(struct source *s)
 		explicit_bzero(s->token_h, strlen(s->token_h));
 		free(s->token_h);
 	}
-	pthread_cond_destroy(&s->wake);
-	pthread_mutex_destroy(&s->mu);
+	conn_destroy(&s->status);
 	free(s);
 }
 
@@ -334,15 +252,9 @@ static int consul_status(struct source *s, size_t i, struct source_conn_status *
 {
 	if (i != 0)
 		return 0;
-	pthread_mutex_lock(&s->mu);
-	*out = s->st;
-	pthread_mutex_unlock(&s->mu);
 	struct kv_mirror_stats ms;
 	kv_mirror_stats(s->mirror, &ms);
-	out->changes = ms.versions;
-	out->repairs = ms.repairs;
-	if (ms.last_event_ms > out->last_event_ms)
-		out->last_event_ms = ms.last_event_ms;
+	conn_copy(&s->status, out, ms.versions, ms.repairs, ms.last_event_ms);
 	return 1;
 }
 

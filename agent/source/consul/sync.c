@@ -244,11 +244,11 @@ int consul_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct
 	LOG_I(s->log, "consul",
 	      "server %s: %s read of %s: %zu key(s) at index %" PRIu64 ", %d new version(s)",
 	      server, kind_name(kind), s->prefix, keys, s->index, versions);
-	pthread_mutex_lock(&s->mu);
-	s->st.fetches++;
-	s->st.bytes_fetched += bytes;
-	s->st.revision = (int64_t)s->index;
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&s->status.mu);
+	s->status.st.fetches++;
+	s->status.st.bytes_fetched += bytes;
+	s->status.st.revision = (int64_t)s->index;
+	pthread_mutex_unlock(&s->status.mu);
 	if (s->cc->kv.resync_interval_ms > 0)
 		s->resync_at = now + s->cc->kv.resync_interval_ms;
 	return versions;
@@ -360,11 +360,11 @@ static int64_t next_wait(struct source *s, int64_t now, int64_t deadline)
 enum consul_outcome consul_session(struct source *s, struct gw_err *err)
 {
 	const char *server = s->cc->kv.servers[s->ep];
-	pthread_mutex_lock(&s->mu);
-	snprintf(s->st.session, sizeof s->st.session, "%s", server);
-	s->st.state = SOURCE_CONN_CONNECTING;
-	s->st.watches = 0;
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&s->status.mu);
+	snprintf(s->status.st.session, sizeof s->status.st.session, "%s", server);
+	s->status.st.state = SOURCE_CONN_CONNECTING;
+	s->status.st.watches = 0;
+	pthread_mutex_unlock(&s->status.mu);
 	err->kind = SYNC_OK;
 	s->established = 0;
 
@@ -406,17 +406,17 @@ enum consul_outcome consul_session(struct source *s, struct gw_err *err)
 		int64_t t0 = gw_mono_ms();
 		int rc = get(s, s->ep, sent, wait, &rep, &h, err);
 		int64_t took = gw_mono_ms() - t0;
-		pthread_mutex_lock(&s->mu);
-		s->st.polls++;
-		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_lock(&s->status.mu);
+		s->status.st.polls++;
+		pthread_mutex_unlock(&s->status.mu);
 		if (rc != 0) {
-			consul_set_state(s, SOURCE_CONN_CONNECTING, 0);
+			conn_set_state(&s->status, SOURCE_CONN_CONNECTING, NULL);
 			return atomic_load(&s->stop) ? CONSUL_STOPPED : CONSUL_FAILED;
 		}
 		if (!s->established) {
 			s->established = 1;
 			s->established_ms = gw_mono_ms();
-			consul_mark_success(s);
+			conn_mark_success(&s->status, SOURCE_CONN_CONNECTED, NULL);
 			LOG_I(s->log, "consul", "server %s: watching %s from index %" PRIu64,
 			      server, s->prefix, sent);
 		}
@@ -438,22 +438,22 @@ enum consul_outcome consul_session(struct source *s, struct gw_err *err)
 			changed = apply_answer(s, s->ep, &rep, err);
 			http_reply_recycle(s->srv[s->ep], &rep);
 			if (changed < 0) {
-				consul_set_state(s, SOURCE_CONN_CONNECTING, 0);
+				conn_set_state(&s->status, SOURCE_CONN_CONNECTING, NULL);
 				return CONSUL_FAILED;
 			}
 			s->index = next;
-			pthread_mutex_lock(&s->mu);
-			s->st.bytes_fetched += bytes;
-			s->st.revision = (int64_t)s->index;
+			pthread_mutex_lock(&s->status.mu);
+			s->status.st.bytes_fetched += bytes;
+			s->status.st.revision = (int64_t)s->index;
 			if (changed)
-				s->st.last_event_ms = gw_wall_ms();
-			pthread_mutex_unlock(&s->mu);
+				s->status.st.last_event_ms = gw_wall_ms();
+			pthread_mutex_unlock(&s->status.mu);
 		} else {
 			http_reply_recycle(s->srv[s->ep], &rep);
 		}
-		pthread_mutex_lock(&s->mu);
-		s->st.last_success_ms = gw_wall_ms();
-		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_lock(&s->status.mu);
+		s->status.st.last_success_ms = gw_wall_ms();
+		pthread_mutex_unlock(&s->status.mu);
 		if (changed || !consul_answer_early(took, wait))
 			s->early = 0;
 		else if (s->early < 1000)

@@ -5,8 +5,8 @@
  * Not a public header: nothing outside source/etcd/ includes it.
  *
  * Threads: main's thread runs initial_sync before start(); after it, the source's own
- * thread ("etcd-0") alone touches everything here except `stop` (atomic) and `st`
- * (under mu), which stop() and status() use from any thread.
+ * thread ("etcd-0") alone touches everything here except `stop` (atomic) and `status`
+ * (conn.h), which stop() and status() use from any thread.
  */
 #ifndef GW_ETCD_ETCD_H
 #define GW_ETCD_ETCD_H
@@ -20,6 +20,7 @@
 #include "source/etcd/watch.h"
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
+#include "source/conn.h"
 #include "source/source.h"
 
 #define ETCD_NO_FULL_READ (-1)
@@ -61,8 +62,7 @@ struct source {
 	atomic_int stop;
 	pthread_t thread;
 	int started;
-	pthread_mutex_t mu;
-	struct source_conn_status st; /* under mu */
+	struct conn status; /* the status, under its lock (conn.h) */
 };
 
 /* sync.c */
@@ -73,10 +73,5 @@ int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct g
 enum etcd_outcome etcd_session(struct source *s, struct gw_err *err);
 /* Flush the mirror's due groups; returns the mirror's next deadline (or -1). */
 int64_t etcd_flush_due(struct source *s, int64_t now);
-
-/* source.c: status updates from the thread */
-void etcd_set_state(struct source *s, enum source_conn_state state, int watches);
-void etcd_count_failure(struct source *s, enum sync_fail why, const char *msg);
-void etcd_mark_success(struct source *s);
 
 #endif

@@ -18,53 +18,12 @@
 #include "core/clock.h"
 #include "core/thread.h"
 #include "source/etcd/etcd.h"
-#include "source/retry.h"
-
-/* ---------------------------------------------------------------- status */
-
-void etcd_set_state(struct source *s, enum source_conn_state state, int watches)
-{
-	pthread_mutex_lock(&s->mu);
-	s->st.state = state;
-	s->st.watches = (uint64_t)watches;
-	pthread_mutex_unlock(&s->mu);
-}
-
-void etcd_count_failure(struct source *s, enum sync_fail why, const char *msg)
-{
-	pthread_mutex_lock(&s->mu);
-	if ((unsigned)why < SYNC_FAIL_COUNT && why != SYNC_STOPPED)
-		s->st.failures[why]++;
-	snprintf(s->st.last_error, sizeof s->st.last_error, "%s", msg);
-	s->st.last_error_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->mu);
-}
-
-void etcd_mark_success(struct source *s)
-{
-	pthread_mutex_lock(&s->mu);
-	s->st.state = SOURCE_CONN_CONNECTED;
-	s->st.watches = 1;
-	s->st.consecutive_failures = 0;
-	s->st.last_success_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->mu);
-}
+#include "source/rounds.h"
 
 /* ---------------------------------------------------------------- the thread */
 
 /* A watch stream that lasted less than this after its creation counts as a failed try. */
 #define ETCD_STREAM_MIN_LIFE_MS 1000
-
-/* Some configured group has no version yet (neither from etcd nor the snapshot). */
-static int starting(struct source *s)
-{
-	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->args.ingest, st);
-	for (size_t i = 0; i < s->cfg->n_groups; i++)
-		if (!st[s->cfg->groups[i]].md5[0])
-			return 1;
-	return 0;
-}
 
 /* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
 static int pause_ms(struct source *s, int64_t ms)
@@ -85,12 +44,9 @@ static int pause_ms(struct source *s, int64_t ms)
 static void *run(void *arg)
 {
 	struct source *s = arg;
-	const struct cfg *cfg = s->cfg;
 	const size_t n = s->kv->n_servers;
-	struct retry_policy policy = {cfg->retry_attempts, cfg->retry_interval_ms,
-	                              cfg->retry_backoff_ms, cfg->retry_startup_backoff_ms};
-	uint64_t failures = 0, tries = 0;
-	size_t tried = 0; /* endpoints failed in this round */
+	struct rounds r;
+	rounds_init(&r, &s->args, "etcd", "endpoint", s->kv->servers, n);
 	LOG_I(s->log, "etcd", "%s: etcd sync started", s->kv->label);
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
@@ -98,16 +54,14 @@ static void *run(void *arg)
 		enum sync_fail why = err.kind;
 		if (out == ETCD_STOPPED || atomic_load(&s->stop))
 			break;
-		etcd_count_failure(s, why, err.msg);
+		conn_count_failure(&s->status, why, err.msg);
 		/* a watch that ran a while starts the schedule over; one that ends as soon as
 		 * it was created (a member without a leader closes it at once) is a failed try,
 		 * or the thread would spin reconnecting to it */
 		int lived =
 		    s->established && gw_mono_ms() - s->established_ms >= ETCD_STREAM_MIN_LIFE_MS;
 		if (lived) {
-			failures = 0;
-			tries = 0;
-			tried = 0;
+			rounds_reset(&r);
 			/* only a watch that ran earns another renewal: one refused right after its
 			 * creation with a fresh token would otherwise renew and retry for ever */
 			s->auth_retried = 0;
@@ -127,7 +81,7 @@ static void *run(void *arg)
 				continue;
 			why = aerr.kind;
 			snprintf(err.msg, sizeof err.msg, "%s", aerr.msg);
-			etcd_count_failure(s, why, err.msg);
+			conn_count_failure(&s->status, why, err.msg);
 			out = ETCD_FAILED;
 		}
 		if (out == ETCD_ENDED && lived) {
@@ -142,41 +96,15 @@ static void *run(void *arg)
 			continue;
 		}
 		/* ETCD_FAILED: the next endpoint, and after a whole round the schedule */
-		tries++;
-		pthread_mutex_lock(&s->mu);
-		s->st.consecutive_failures = tries;
-		pthread_mutex_unlock(&s->mu);
-		s->ep = (s->ep + 1) % n;
-		if (++tried < n) {
-			LOG_W(s->log, "etcd", "%s [%s]; trying endpoint %s", err.msg,
-			      sync_fail_name(why), s->kv->servers[s->ep]);
+		int64_t delay = rounds_failed(&r, &s->status, &s->ep, why, err.msg);
+		if (delay < 0)
 			continue;
-		}
-		tried = 0;
-		failures++;
-		int64_t delay;
-		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
-		if (step == RETRY_BACKOFF) {
-			LOG_E(s->log, "etcd",
-			      "%s [%s]; all %d rounds over %zu endpoint(s) failed, next try in "
-			      "%lld ms",
-			      err.msg, sync_fail_name(why), policy.attempts, n, (long long)delay);
-			etcd_set_state(s, SOURCE_CONN_BACKING_OFF, 0);
-		} else {
-			LOG_W(
-			    s->log, "etcd",
-			    "%s [%s]; round %d of %d over %zu endpoint(s) failed, next try in %lld "
-			    "ms",
-			    err.msg, sync_fail_name(why), retry_try_in_round(&policy, failures),
-			    policy.attempts, n, (long long)delay);
-			etcd_set_state(s, SOURCE_CONN_RETRYING, 0);
-		}
 		if (pause_ms(s, delay))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	kv_mirror_flush(s->mirror, gw_mono_ms(), 1);
-	etcd_set_state(s, SOURCE_CONN_STOPPED, 0);
+	conn_set_state(&s->status, SOURCE_CONN_STOPPED, NULL);
 	LOG_I(s->log, "etcd", "%s: etcd sync stopped", s->kv->label);
 	return NULL;
 }
@@ -202,10 +130,8 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 	s->need_full = KV_FULL_START;
 	s->resync_at = -1;
 	atomic_init(&s->stop, 0);
-	pthread_mutex_init(&s->mu, NULL);
-	snprintf(s->st.server, sizeof s->st.server, "%s", s->kv->label);
-	snprintf(s->st.session, sizeof s->st.session, "%s", s->kv->servers[0]);
-	s->st.state = SOURCE_CONN_CONNECTING;
+	conn_init(&s->status, s->kv->label, s->kv->servers[0]);
+	s->status.one_watch = 1;
 	size_t plen = strlen(s->kv->root) + 2;
 	s->prefix = malloc(plen);
 	if (!s->prefix) {
@@ -222,7 +148,7 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 	    .ingest = args->ingest,
 	    .log = args->log,
 	    .type = "etcd",
-	    .server = s->st.server,
+	    .server = s->status.st.server,
 	    .settle_ms = s->kv->settle_ms > 0 ? s->kv->settle_ms : 100,
 	};
 	size_t max_msg = cfg->max_response > 0 ? (size_t)cfg->max_response : (size_t)64 << 20;
@@ -246,20 +172,21 @@ static int etcd_initial_sync(struct source *s, struct gw_err *err)
 		if (etcd_full_read(s, i, KV_FULL_START, &e) == 0) {
 			s->ep = i;
 			s->need_full = ETCD_NO_FULL_READ;
-			pthread_mutex_lock(&s->mu);
-			snprintf(s->st.session, sizeof s->st.session, "%s", s->kv->servers[i]);
-			s->st.last_success_ms = gw_wall_ms();
-			pthread_mutex_unlock(&s->mu);
+			pthread_mutex_lock(&s->status.mu);
+			snprintf(s->status.st.session, sizeof s->status.st.session, "%s",
+			         s->kv->servers[i]);
+			s->status.st.last_success_ms = gw_wall_ms();
+			pthread_mutex_unlock(&s->status.mu);
 			return 0;
 		}
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		etcd_count_failure(s, e.kind, e.msg);
+		conn_count_failure(&s->status, e.kind, e.msg);
 		LOG_W(s->log, "etcd", "%s [%s]", e.msg, sync_fail_name(e.kind));
 		gw_errf(err, "%s", e.msg);
 	}
 	return gw_errf(err, "no etcd endpoint answered (%zu tried); the last: %.900s", n,
-	               s->st.last_error);
+	               s->status.st.last_error);
 }
 
 static int etcd_start(struct source *s, struct gw_err *err)
@@ -296,7 +223,7 @@ static void etcd_free(struct source *s)
 	kv_mirror_free(s->mirror);
 	kv_layout_free(&s->layout);
 	free(s->prefix);
-	pthread_mutex_destroy(&s->mu);
+	conn_destroy(&s->status);
 	free(s);
 }
 
@@ -304,15 +231,9 @@ static int etcd_status(struct source *s, size_t i, struct source_conn_status *ou
 {
 	if (i != 0)
 		return 0;
-	pthread_mutex_lock(&s->mu);
-	*out = s->st;
-	pthread_mutex_unlock(&s->mu);
 	struct kv_mirror_stats ms;
 	kv_mirror_stats(s->mirror, &ms);
-	out->changes = ms.versions;
-	out->repairs = ms.repairs;
-	if (ms.last_event_ms > out->last_event_ms)
-		out->last_event_ms = ms.last_event_ms;
+	conn_copy(&s->status, out, ms.versions, ms.repairs, ms.last_event_ms);
 	return 1;
 }
 

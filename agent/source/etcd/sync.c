@@ -145,10 +145,10 @@ int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct g
 	      "endpoint %s: %s read of %s: %zu key(s) at revision %lld, %d new "
 	      "version(s)",
 	      s->kv->servers[ep], kind_name(kind), s->prefix, keys, (long long)s->rev, versions);
-	pthread_mutex_lock(&s->mu);
-	s->st.fetches++;
-	s->st.revision = s->rev;
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&s->status.mu);
+	s->status.st.fetches++;
+	s->status.st.revision = s->rev;
+	pthread_mutex_unlock(&s->status.mu);
 	if (s->kv->resync_interval_ms > 0)
 		s->resync_at = now + s->kv->resync_interval_ms;
 	return 0;
@@ -195,11 +195,11 @@ static void apply_events(struct source *s, const struct etcd_watch_msg *m)
 		if (e->kv.mod_revision > s->rev)
 			s->rev = e->kv.mod_revision;
 	}
-	pthread_mutex_lock(&s->mu);
-	s->st.polls++;
-	s->st.revision = s->rev;
-	s->st.last_event_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&s->status.mu);
+	s->status.st.polls++;
+	s->status.st.revision = s->rev;
+	s->status.st.last_event_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->status.mu);
 }
 
 static int on_object(void *arg, const char *text, size_t len)
@@ -241,7 +241,7 @@ static int on_object(void *arg, const char *text, size_t len)
 		if (m.created && !s->established) {
 			s->established = 1;
 			s->established_ms = gw_mono_ms();
-			etcd_mark_success(s);
+			conn_mark_success(&s->status, SOURCE_CONN_CONNECTED, NULL);
 			LOG_I(s->log, "etcd", "endpoint %s: watching %s from revision %lld", ep,
 			      s->prefix, (long long)(s->rev + 1));
 		}
@@ -255,7 +255,7 @@ static int on_object(void *arg, const char *text, size_t len)
 static enum etcd_outcome stream_ended(struct source *s, int fn_rc, const struct gw_err *werr,
                                       struct gw_err *err)
 {
-	etcd_set_state(s, SOURCE_CONN_CONNECTING, 0);
+	conn_set_state(&s->status, SOURCE_CONN_CONNECTING, NULL);
 	if (fn_rc) {
 		err->kind = s->end.kind;
 		gw_errf(err, "%s", s->end.msg);
@@ -285,11 +285,11 @@ static enum etcd_outcome stream_ended(struct source *s, int fn_rc, const struct 
 enum etcd_outcome etcd_session(struct source *s, struct gw_err *err)
 {
 	const char *ep = s->kv->servers[s->ep];
-	pthread_mutex_lock(&s->mu);
-	snprintf(s->st.session, sizeof s->st.session, "%s", ep);
-	s->st.state = SOURCE_CONN_CONNECTING;
-	s->st.watches = 0;
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&s->status.mu);
+	snprintf(s->status.st.session, sizeof s->status.st.session, "%s", ep);
+	s->status.st.state = SOURCE_CONN_CONNECTING;
+	s->status.st.watches = 0;
+	pthread_mutex_unlock(&s->status.mu);
 	err->kind = SYNC_OK;
 	s->established = 0;
 
@@ -337,7 +337,7 @@ enum etcd_outcome etcd_session(struct source *s, struct gw_err *err)
 		int64_t dl = etcd_flush_due(s, now);
 		if (!s->established && now >= create_by) {
 			etcd_watch_close(s->watch);
-			etcd_set_state(s, SOURCE_CONN_CONNECTING, 0);
+			conn_set_state(&s->status, SOURCE_CONN_CONNECTING, NULL);
 			err->kind = SYNC_FAIL_TIMEOUT;
 			gw_errf(err, "endpoint %s: watch of %s: not created within %lld ms", ep,
 			        s->prefix, (long long)s->cfg->connect_timeout_ms);

@@ -5,8 +5,8 @@
  *
  * Threads: the main thread ("nacos-0"; main's thread for initial_sync) owns the node map and
  * the reader; each listener thread ("nacos-wN") owns its HTTP handle and holds one long
- * poll of at most 10,000 keys. They meet under `mu`: a listener leaves the keys an answer
- * named in `changed` (or its failure) and signals `cv`; the main thread re-reads them,
+ * poll of at most 10,000 keys. They meet under `status.mu`: a listener leaves the keys an answer
+ * named in `changed` (or its failure) and signals `status.wake`; the main thread re-reads them,
  * builds every listener's body again and hands each the new one (`body_gen`), interrupting
  * a listener whose held request no longer says what is wanted. Nothing wakes on a timer
  * it does not need: the main thread sleeps until a listener signals, the settle window or
@@ -22,6 +22,7 @@
 #include "source/nacos/client.h"
 #include "source/nacos/config.h"
 #include "source/node/node.h"
+#include "source/conn.h"
 #include "source/source.h"
 #include "shared/strbuf.h"
 
@@ -46,7 +47,7 @@ struct nacos_watcher {
 	pthread_t thread;
 	int started;
 	struct http *h; /* its own; reopened after an interrupt */
-	/* under s->mu */
+	/* under s->status.mu */
 	char *body; /* NULL: no keys for it now */
 	size_t body_len;
 	uint64_t body_gen; /* moves with every new body */
@@ -78,8 +79,8 @@ struct source {
 	uint64_t good_polls; /* listener requests answered (under mu): a try that worked */
 
 	/* under mu */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;  /* the main thread waits on it */
+	struct conn status; /* the status (conn.h); its lock is this part's, the main
+	                     * thread waits on its wake */
 	pthread_cond_t wcv; /* the listeners wait on it */
 	char **changed;     /* keys listeners named, not yet re-read */
 	size_t n_changed, cap_changed;
@@ -89,7 +90,6 @@ struct source {
 	struct nacos_watcher w[NACOS_WATCHERS_MAX];
 	size_t n_w;   /* listener threads started */
 	size_t n_use; /* of them with keys now */
-	struct source_conn_status st;
 
 	atomic_int stop;
 	pthread_t thread;
@@ -111,8 +111,5 @@ void nacos_chunk_dirty(struct source *s, const char *key);
 
 /* watch.c */
 void *nacos_watch_run(void *arg);
-
-/* source.c */
-void nacos_count_failure(struct source *s, enum sync_fail why, const char *msg);
 
 #endif

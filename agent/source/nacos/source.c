@@ -22,36 +22,6 @@
 #include "source/nacos/nacos.h"
 #include "source/retry.h"
 
-/* ---------------------------------------------------------------- status */
-
-void nacos_count_failure(struct source *s, enum sync_fail why, const char *msg)
-{
-	pthread_mutex_lock(&s->mu);
-	if ((unsigned)why < SYNC_FAIL_COUNT && why != SYNC_STOPPED)
-		s->st.failures[why]++;
-	snprintf(s->st.last_error, sizeof s->st.last_error, "%s", msg);
-	s->st.last_error_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->mu);
-}
-
-static void set_state(struct source *s, enum source_conn_state state)
-{
-	pthread_mutex_lock(&s->mu);
-	s->st.state = state;
-	snprintf(s->st.session, sizeof s->st.session, "%s", s->nc->kv.servers[s->ep]);
-	pthread_mutex_unlock(&s->mu);
-}
-
-static void mark_success(struct source *s)
-{
-	pthread_mutex_lock(&s->mu);
-	s->st.state = SOURCE_CONN_CONNECTED;
-	s->st.consecutive_failures = 0;
-	s->st.last_success_ms = gw_wall_ms();
-	snprintf(s->st.session, sizeof s->st.session, "%s", s->nc->kv.servers[s->ep]);
-	pthread_mutex_unlock(&s->mu);
-}
-
 /* ---------------------------------------------------------------- the thread */
 
 /* Some configured group has no version yet (neither from Nacos nor the snapshot). */
@@ -65,48 +35,23 @@ static int starting(struct source *s)
 	return 0;
 }
 
-/* Under s->mu: wait for cv until monotonic ms `until` (-1: no limit). */
-static void wait_until(struct source *s, int64_t until)
-{
-	if (until < 0) {
-		pthread_cond_wait(&s->cv, &s->mu);
-		return;
-	}
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int64_t ms = until - gw_mono_ms();
-	if (ms <= 0)
-		return;
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-}
-
 static int64_t earliest(int64_t a, int64_t b)
 {
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
+/* Build the groups due now; the next deadline. */
+static int64_t flush_due(void *arg, int64_t now)
+{
+	struct source *s = arg;
+	node_flush(s->map, now, 0);
+	return node_deadline(s->map);
+}
+
 /* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
 static int pause_ms(struct source *s, int64_t ms)
 {
-	int64_t until = gw_mono_ms() + ms;
-	for (;;) {
-		if (atomic_load(&s->stop))
-			return 1;
-		int64_t now = gw_mono_ms();
-		if (now >= until)
-			return 0;
-		node_flush(s->map, now, 0);
-		pthread_mutex_lock(&s->mu);
-		if (!atomic_load(&s->stop))
-			wait_until(s, earliest(node_deadline(s->map), until));
-		pthread_mutex_unlock(&s->mu);
-	}
+	return conn_pause_until(&s->status, &s->stop, gw_mono_ms() + ms, flush_due, s);
 }
 
 /* The configured groups, "PLUGIN,SELECTOR", for failure lines. */
@@ -129,14 +74,14 @@ struct schedule {
 static int after_failure(struct source *s, struct schedule *sc, const struct gw_err *err)
 {
 	enum sync_fail why = err->kind;
-	nacos_count_failure(s, why, err->msg);
+	conn_count_failure(&s->status, why, err->msg);
 	char groups[256];
 	group_names(s->cfg, groups, sizeof groups);
 	sc->failures++;
-	pthread_mutex_lock(&s->mu);
-	s->st.consecutive_failures = sc->failures;
+	pthread_mutex_lock(&s->status.mu);
+	s->status.st.consecutive_failures = sc->failures;
 	s->ep = (s->ep + 1) % s->nc->kv.n_servers;
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&s->status.mu);
 	int64_t delay;
 	enum retry_step step = retry_next_starting(&sc->policy, sc->failures, starting(s), &delay);
 	if (step == RETRY_BACKOFF) {
@@ -144,14 +89,14 @@ static int after_failure(struct source *s, struct schedule *sc, const struct gw_
 		      "%s (groups %s) [%s]; all %d tries failed, next try (server %s) in %lld ms",
 		      err->msg, groups, sync_fail_name(why), sc->policy.attempts,
 		      s->nc->kv.servers[s->ep], (long long)delay);
-		set_state(s, SOURCE_CONN_BACKING_OFF);
+		conn_set_state(&s->status, SOURCE_CONN_BACKING_OFF, s->nc->kv.servers[s->ep]);
 	} else {
 		LOG_W(s->log, "nacos",
 		      "%s (groups %s) [%s]; try %d of %d failed, next try (server %s) in %lld ms",
 		      err->msg, groups, sync_fail_name(why),
 		      retry_try_in_round(&sc->policy, sc->failures), sc->policy.attempts,
 		      s->nc->kv.servers[s->ep], (long long)delay);
-		set_state(s, SOURCE_CONN_RETRYING);
+		conn_set_state(&s->status, SOURCE_CONN_RETRYING, s->nc->kv.servers[s->ep]);
 	}
 	return pause_ms(s, delay);
 }
@@ -174,7 +119,8 @@ static void *run(void *arg)
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
 		if (s->need_full != NACOS_NO_FULL_READ) {
-			set_state(s, SOURCE_CONN_CONNECTING);
+			conn_set_state(&s->status, SOURCE_CONN_CONNECTING,
+			               s->nc->kv.servers[s->ep]);
 			if (nacos_full_read(s, s->ep, (enum kv_full_kind)s->need_full, &err) != 0) {
 				if (atomic_load(&s->stop) || after_failure(s, &sc, &err))
 					break;
@@ -184,7 +130,8 @@ static void *run(void *arg)
 			/* the schedule starts over once a listener is answered, not here: a server
 			 * that reads but refuses every listener must still reach the backoff */
 			schedule_resync(s);
-			mark_success(s);
+			conn_mark_success(&s->status, SOURCE_CONN_CONNECTED,
+			                  s->nc->kv.servers[s->ep]);
 			if (nacos_publish_bodies(s, 1, &err) != 0)
 				LOG_E(s->log, "nacos", "%s: %s", s->nc->kv.label, err.msg);
 			continue;
@@ -196,13 +143,13 @@ static void *run(void *arg)
 		}
 		int64_t wake = earliest(earliest(node_deadline(s->map), s->resync_at),
 		                        nacos_client_token_due(s->client));
-		pthread_mutex_lock(&s->mu);
+		pthread_mutex_lock(&s->status.mu);
 		if (!atomic_load(&s->stop) && !s->n_changed && !s->watch_failed)
-			wait_until(s, wake);
+			conn_wait_until(&s->status, wake);
 		if (s->good_polls != good_seen) {
 			good_seen = s->good_polls;
 			sc.failures = 0;
-			s->st.consecutive_failures = 0;
+			s->status.st.consecutive_failures = 0;
 		}
 		char **changed = s->changed;
 		size_t n_changed = s->n_changed;
@@ -214,8 +161,8 @@ static void *run(void *arg)
 		snprintf(msg, sizeof msg, "%s", s->watch_msg);
 		s->watch_failed = 0;
 		if (n_changed)
-			s->st.last_event_ms = gw_wall_ms();
-		pthread_mutex_unlock(&s->mu);
+			s->status.st.last_event_ms = gw_wall_ms();
+		pthread_mutex_unlock(&s->status.mu);
 		if (atomic_load(&s->stop)) {
 			for (size_t i = 0; i < n_changed; i++)
 				free(changed[i]);
@@ -257,7 +204,7 @@ static void *run(void *arg)
 		int64_t due = nacos_client_token_due(s->client);
 		if (due >= 0 && now >= due && nacos_client_login(s->client, s->ep, &err) != 0) {
 			/* the token still works a while: counted, tried again at the next wake */
-			nacos_count_failure(s, err.kind, err.msg);
+			conn_count_failure(&s->status, err.kind, err.msg);
 			LOG_W(s->log, "nacos", "%s [%s]; renewing the token later", err.msg,
 			      sync_fail_name(err.kind));
 			pause_ms(s, cfg->retry_interval_ms);
@@ -265,7 +212,7 @@ static void *run(void *arg)
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	node_flush(s->map, gw_mono_ms(), 1);
-	set_state(s, SOURCE_CONN_STOPPED);
+	conn_set_state(&s->status, SOURCE_CONN_STOPPED, s->nc->kv.servers[s->ep]);
 	LOG_I(s->log, "nacos", "%s: nacos sync stopped", s->nc->kv.label);
 	return NULL;
 }
@@ -292,16 +239,8 @@ static int nacos_open(struct source **out, const struct source_args *args, struc
 	s->resync_at = -1;
 	s->built_gen = UINT64_MAX;
 	atomic_init(&s->stop, 0);
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	conn_init(&s->status, nc->kv.label, nc->kv.servers[0]);
 	pthread_cond_init(&s->wcv, NULL);
-	snprintf(s->st.server, sizeof s->st.server, "%s", nc->kv.label);
-	snprintf(s->st.session, sizeof s->st.session, "%s", nc->kv.servers[0]);
-	s->st.state = SOURCE_CONN_CONNECTING;
 	struct node_args na = {
 	    .layout = nc->layout == NACOS_LAYOUT_LEGACY ? NODE_LAYOUT_WHOLE : NODE_LAYOUT_NODES,
 	    .prefix = nc->prefix,
@@ -312,7 +251,7 @@ static int nacos_open(struct source **out, const struct source_args *args, struc
 	    .ingest = args->ingest,
 	    .log = args->log,
 	    .type = "nacos",
-	    .server = s->st.server,
+	    .server = s->status.st.server,
 	    .settle_ms = nc->kv.settle_ms > 0 ? nc->kv.settle_ms : 100,
 	};
 	if (!(s->map = node_new(&na, err)) ||
@@ -335,16 +274,17 @@ static int nacos_initial_sync(struct source *s, struct gw_err *err)
 			s->ep = i;
 			s->need_full = NACOS_NO_FULL_READ;
 			schedule_resync(s);
-			mark_success(s);
+			conn_mark_success(&s->status, SOURCE_CONN_CONNECTED,
+			                  s->nc->kv.servers[s->ep]);
 			return 0;
 		}
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		nacos_count_failure(s, e.kind, e.msg);
+		conn_count_failure(&s->status, e.kind, e.msg);
 		LOG_W(s->log, "nacos", "%s [%s]", e.msg, sync_fail_name(e.kind));
 	}
 	return gw_errf(err, "no Nacos server answered (%zu tried); the last: %.900s", n,
-	               s->st.last_error);
+	               s->status.st.last_error);
 }
 
 static int nacos_start(struct source *s, struct gw_err *err)
@@ -365,13 +305,13 @@ static void nacos_stop(struct source *s)
 	atomic_store(&s->stop, 1);
 	if (s->client)
 		nacos_client_interrupt(s->client);
-	pthread_mutex_lock(&s->mu);
+	pthread_mutex_lock(&s->status.mu);
 	for (size_t i = 0; i < s->n_w; i++)
 		if (s->w[i].h)
 			http_interrupt(s->w[i].h);
-	pthread_cond_broadcast(&s->cv);
+	pthread_cond_broadcast(&s->status.wake);
 	pthread_cond_broadcast(&s->wcv);
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&s->status.mu);
 }
 
 static void nacos_free(struct source *s)
@@ -394,9 +334,8 @@ static void nacos_free(struct source *s)
 		free(s->chunks[i].keys);
 	nacos_client_close(s->client);
 	node_free(s->map);
-	pthread_cond_destroy(&s->cv);
 	pthread_cond_destroy(&s->wcv);
-	pthread_mutex_destroy(&s->mu);
+	conn_destroy(&s->status);
 	free(s);
 }
 
@@ -404,15 +343,9 @@ static int nacos_status(struct source *s, size_t i, struct source_conn_status *o
 {
 	if (i != 0)
 		return 0;
-	pthread_mutex_lock(&s->mu);
-	*out = s->st;
-	pthread_mutex_unlock(&s->mu);
 	struct node_stats ns;
 	node_stats(s->map, &ns);
-	out->changes = ns.mirror.versions;
-	out->repairs = ns.mirror.repairs;
-	if (ns.mirror.last_event_ms > out->last_event_ms)
-		out->last_event_ms = ns.mirror.last_event_ms;
+	conn_copy(&s->status, out, ns.mirror.versions, ns.mirror.repairs, ns.mirror.last_event_ms);
 	return 1;
 }
 

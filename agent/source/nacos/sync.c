@@ -65,10 +65,10 @@ static int read_key(struct source *s, size_t ep, const char *key, int full, stru
 	char md5[NACOS_MD5_HEX] = "";
 	if (rc == 1)
 		nacos_md5_hex(v, len, md5);
-	pthread_mutex_lock(&s->mu);
-	s->st.fetches++;
-	s->st.bytes_fetched += len;
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&s->status.mu);
+	s->status.st.fetches++;
+	s->status.st.bytes_fetched += len;
+	pthread_mutex_unlock(&s->status.mu);
 	int put =
 	    full ? node_full_put(s->map, key, strlen(key), rc == 1 ? v : NULL, len, md5)
 	         : node_put(s->map, key, strlen(key), rc == 1 ? v : "", len, md5, gw_mono_ms());
@@ -277,7 +277,7 @@ int nacos_publish_bodies(struct source *s, int all, struct gw_err *err)
 			used++;
 		}
 	int rc = 0;
-	pthread_mutex_lock(&s->mu);
+	pthread_mutex_lock(&s->status.mu);
 	for (size_t i = 0; i < NACOS_WATCHERS_MAX && (i < chunks || i < s->n_w); i++) {
 		struct nacos_watcher *w = &s->w[i];
 		if (!all && !s->chunk_dirty[i]) {
@@ -313,9 +313,9 @@ int nacos_publish_bodies(struct source *s, int all, struct gw_err *err)
 			rc = -1;
 	}
 	s->n_use = used;
-	s->st.watches = used;
+	s->status.st.watches = used;
 	pthread_cond_broadcast(&s->wcv);
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&s->status.mu);
 	s->built_gen = node_wanted_gen(s->map);
 	s->bodies_dirty = 0;
 	memset(s->chunk_dirty, 0, sizeof s->chunk_dirty);

@@ -5,7 +5,7 @@
  * its server rotation and retry schedule, status). Not a public header.
  *
  * Threads: main's thread runs initial_sync before start(); after it, the source's thread
- * ("polaris-0") alone touches everything here except `stop` (atomic) and `st` (under mu),
+ * ("polaris-0") alone touches everything here except `stop` (atomic) and `status` (conn.h),
  * which stop() and status() use from any thread. The watch thread (watch.h) only carries
  * the held request.
  */
@@ -22,6 +22,7 @@
 #include "source/polaris/config.h"
 #include "source/polaris/versions.h"
 #include "source/polaris/watch.h"
+#include "source/conn.h"
 #include "source/source.h"
 
 #define POLARIS_NO_FULL_READ (-1)
@@ -64,8 +65,7 @@ struct source {
 	atomic_int stop;
 	pthread_t thread;
 	int started;
-	pthread_mutex_t mu;
-	struct source_conn_status st; /* under mu */
+	struct conn status; /* the status, under its lock (conn.h) */
 };
 
 /* client.c */
@@ -93,9 +93,6 @@ int polaris_full_read(struct source *s, size_t srv, enum kv_full_kind kind, stru
 int polaris_session(struct source *s, struct gw_err *err);
 
 /* source.c: status updates from the thread */
-void polaris_set_state(struct source *s, enum source_conn_state state);
-void polaris_count_failure(struct source *s, enum sync_fail why, const char *msg);
-void polaris_mark_success(struct source *s);
 void polaris_count(struct source *s, uint64_t polls, uint64_t fetches, uint64_t bytes,
                    uint64_t watches);
 

@@ -17,61 +17,23 @@
 #include "core/thread.h"
 #include "model/groups.h"
 #include "source/polaris/polaris.h"
-#include "source/retry.h"
+#include "source/rounds.h"
 
 /* ---------------------------------------------------------------- status */
-
-void polaris_set_state(struct source *s, enum source_conn_state state)
-{
-	pthread_mutex_lock(&s->mu);
-	s->st.state = state;
-	pthread_mutex_unlock(&s->mu);
-}
-
-void polaris_count_failure(struct source *s, enum sync_fail why, const char *msg)
-{
-	pthread_mutex_lock(&s->mu);
-	if ((unsigned)why < SYNC_FAIL_COUNT && why != SYNC_STOPPED)
-		s->st.failures[why]++;
-	snprintf(s->st.last_error, sizeof s->st.last_error, "%s", msg);
-	s->st.last_error_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->mu);
-}
-
-void polaris_mark_success(struct source *s)
-{
-	pthread_mutex_lock(&s->mu);
-	s->st.state = SOURCE_CONN_POLLING;
-	s->st.consecutive_failures = 0;
-	s->st.last_success_ms = gw_wall_ms();
-	snprintf(s->st.session, sizeof s->st.session, "%s", s->pc->kv.servers[s->srv]);
-	pthread_mutex_unlock(&s->mu);
-}
 
 void polaris_count(struct source *s, uint64_t polls, uint64_t fetches, uint64_t bytes,
                    uint64_t watches)
 {
-	pthread_mutex_lock(&s->mu);
-	s->st.polls += polls;
-	s->st.fetches += fetches;
-	s->st.bytes_fetched += bytes;
+	pthread_mutex_lock(&s->status.mu);
+	s->status.st.polls += polls;
+	s->status.st.fetches += fetches;
+	s->status.st.bytes_fetched += bytes;
 	if (watches)
-		s->st.watches = watches;
-	pthread_mutex_unlock(&s->mu);
+		s->status.st.watches = watches;
+	pthread_mutex_unlock(&s->status.mu);
 }
 
 /* ---------------------------------------------------------------- the thread */
-
-/* Some configured group has no version yet (neither from Polaris nor the snapshot). */
-static int starting(struct source *s)
-{
-	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->args.ingest, st);
-	for (size_t i = 0; i < s->cfg->n_groups; i++)
-		if (!st[s->cfg->groups[i]].md5[0])
-			return 1;
-	return 0;
-}
 
 /* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
 static int pause_ms(struct source *s, int64_t ms)
@@ -95,12 +57,9 @@ static int pause_ms(struct source *s, int64_t ms)
 static void *run(void *arg)
 {
 	struct source *s = arg;
-	const struct cfg *cfg = s->cfg;
 	const size_t n = s->pc->kv.n_servers;
-	struct retry_policy policy = {cfg->retry_attempts, cfg->retry_interval_ms,
-	                              cfg->retry_backoff_ms, cfg->retry_startup_backoff_ms};
-	uint64_t failures = 0, tries = 0;
-	size_t tried = 0; /* servers failed in this round */
+	struct rounds r;
+	rounds_init(&r, &s->args, "polaris", "server", s->pc->kv.servers, n);
 	LOG_I(s->log, "polaris", "%s: Polaris sync of %s started", s->pc->kv.label, s->where);
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
@@ -108,52 +67,25 @@ static void *run(void *arg)
 		enum sync_fail why = err.kind;
 		if (why == SYNC_STOPPED || atomic_load(&s->stop))
 			break;
-		polaris_count_failure(s, why, err.msg);
+		conn_count_failure(&s->status, why, err.msg);
 		if (s->exchanged) {
 			/* a watch that was answered before it failed (a connection cut mid-hold,
 			 * a server restarted): watch again at once, on the same server; the
 			 * versions sent name everything missed meanwhile */
-			failures = 0;
-			tries = 0;
-			tried = 0;
+			rounds_reset(&r);
 			LOG_W(s->log, "polaris", "%s [%s]; watching %s again", err.msg,
 			      sync_fail_name(why), s->pc->kv.servers[s->srv]);
 			continue;
 		}
-		tries++;
-		pthread_mutex_lock(&s->mu);
-		s->st.consecutive_failures = tries;
-		pthread_mutex_unlock(&s->mu);
-		s->srv = (s->srv + 1) % n;
-		if (++tried < n) {
-			LOG_W(s->log, "polaris", "%s [%s]; trying server %s", err.msg,
-			      sync_fail_name(why), s->pc->kv.servers[s->srv]);
+		int64_t delay = rounds_failed(&r, &s->status, &s->srv, why, err.msg);
+		if (delay < 0)
 			continue;
-		}
-		tried = 0;
-		failures++;
-		int64_t delay;
-		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
-		if (step == RETRY_BACKOFF) {
-			LOG_E(
-			    s->log, "polaris",
-			    "%s [%s]; all %d rounds over %zu server(s) failed, next try in %lld ms",
-			    err.msg, sync_fail_name(why), policy.attempts, n, (long long)delay);
-			polaris_set_state(s, SOURCE_CONN_BACKING_OFF);
-		} else {
-			LOG_W(s->log, "polaris",
-			      "%s [%s]; round %d of %d over %zu server(s) failed, next try in %lld "
-			      "ms",
-			      err.msg, sync_fail_name(why), retry_try_in_round(&policy, failures),
-			      policy.attempts, n, (long long)delay);
-			polaris_set_state(s, SOURCE_CONN_RETRYING);
-		}
 		if (pause_ms(s, delay))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	node_flush(s->map, gw_mono_ms(), 1);
-	polaris_set_state(s, SOURCE_CONN_STOPPED);
+	conn_set_state(&s->status, SOURCE_CONN_STOPPED, NULL);
 	LOG_I(s->log, "polaris", "%s: Polaris sync stopped", s->pc->kv.label);
 	return NULL;
 }
@@ -190,10 +122,7 @@ static int polaris_open(struct source **out, const struct source_args *args, str
 	s->need_full = KV_FULL_START;
 	s->resync_at = -1;
 	atomic_init(&s->stop, 0);
-	pthread_mutex_init(&s->mu, NULL);
-	snprintf(s->st.server, sizeof s->st.server, "%s", pc->kv.label);
-	snprintf(s->st.session, sizeof s->st.session, "%s", pc->kv.servers[0]);
-	s->st.state = SOURCE_CONN_CONNECTING;
+	conn_init(&s->status, pc->kv.label, pc->kv.servers[0]);
 	describe(s);
 	if (!(s->conn = calloc(pc->kv.n_servers, sizeof *s->conn))) {
 		polaris_free(s);
@@ -245,17 +174,18 @@ static int polaris_initial_sync(struct source *s, struct gw_err *err)
 		if (polaris_full_read(s, i, KV_FULL_START, &e) == 0) {
 			s->srv = i;
 			s->need_full = POLARIS_NO_FULL_READ;
-			polaris_mark_success(s);
+			conn_mark_success(&s->status, SOURCE_CONN_POLLING,
+			                  s->pc->kv.servers[s->srv]);
 			return 0;
 		}
 		if (atomic_load(&s->stop))
 			return gw_errf(err, "start-up sync interrupted");
-		polaris_count_failure(s, e.kind, e.msg);
+		conn_count_failure(&s->status, e.kind, e.msg);
 		LOG_W(s->log, "polaris", "%s [%s]", e.msg, sync_fail_name(e.kind));
 		gw_errf(err, "%s", e.msg);
 	}
 	return gw_errf(err, "no Polaris server answered (%zu tried); the last: %.900s", n,
-	               s->st.last_error);
+	               s->status.st.last_error);
 }
 
 static int polaris_start(struct source *s, struct gw_err *err)
@@ -302,7 +232,7 @@ static void polaris_free(struct source *s)
 		explicit_bzero(s->token_header, strlen(s->token_header));
 		free(s->token_header);
 	}
-	pthread_mutex_destroy(&s->mu);
+	conn_destroy(&s->status);
 	free(s);
 }
 
@@ -310,15 +240,9 @@ static int polaris_status(struct source *s, size_t i, struct source_conn_status 
 {
 	if (i != 0)
 		return 0;
-	pthread_mutex_lock(&s->mu);
-	*out = s->st;
-	pthread_mutex_unlock(&s->mu);
 	struct node_stats ns;
 	node_stats(s->map, &ns);
-	out->changes = ns.mirror.versions;
-	out->repairs = ns.mirror.repairs;
-	if (ns.mirror.last_event_ms > out->last_event_ms)
-		out->last_event_ms = ns.mirror.last_event_ms;
+	conn_copy(&s->status, out, ns.mirror.versions, ns.mirror.repairs, ns.mirror.last_event_ms);
 	return 1;
 }
 

@@ -385,7 +385,7 @@ int polaris_session(struct source *s, struct gw_err *err)
 	} else if (s->resync_at < 0) {
 		schedule_resync(s);
 	}
-	polaris_mark_success(s);
+	conn_mark_success(&s->status, SOURCE_CONN_POLLING, s->pc->kv.servers[s->srv]);
 	/* what a list read of a session that failed half way made wanted and left unread */
 	size_t files = 0;
 	if (read_unread(s, s->srv, 0, &files, err) != 0)
@@ -425,7 +425,7 @@ int polaris_session(struct source *s, struct gw_err *err)
 		if (rc < 0)
 			break;
 		s->exchanged = 1;
-		polaris_mark_success(s);
+		conn_mark_success(&s->status, SOURCE_CONN_POLLING, s->pc->kv.servers[s->srv]);
 		if (rc == 0 && gw_mono_ms() - b->sent_ms < MIN_NO_CHANGE_MS)
 			b->not_before = b->sent_ms + MIN_NO_CHANGE_MS;
 		if (rc == 1) {
