@@ -16,12 +16,16 @@ change by thread. Floor: one GetConfigFile of the rule's file from the same emul
 kept-alive connection (p50 of 200), the least a re-read costs; a change costs at least the
 watch's answer, one GET and the next watch posted (whose body names every file: the part
 that grows with the rules). Rows: "ROW|figure|value|floor|ratio|target|verdict" (table.py).
+
+`bench/polaris.py BUILD --fanout [fanout.py's options]`: figure 9's row for Polaris instead,
+fanout.py's run (100 agents by default) with the emulator as a process of its own.
 """
 import argparse
 import http.client
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -113,7 +117,101 @@ class PolarisServer:
         threading.Thread(target=self.emu.stop, daemon=True).start()
 
 
+class PolarisFanout:
+    """Figure 9's Polaris row: the emulator as a process of its own (its CPU is the
+    server's), written through its /_control/publish as ShenYu's admin writes (node layout,
+    one release per file). A rule's UPDATE is what the admin's onRuleChanged publishes:
+    the rule's file, then its selector's rule list again (the same ids, still one more
+    release: Polaris versions every release), so each change answers each agent's held
+    watch and the agent must apply the one rule once."""
+    key = "polaris"
+    label = "Polaris (emulator)"
+
+    def __init__(self, procs, tmp, sizes):
+        import fanout
+        self.fanout = fanout
+        self.port = fanout.free_port()
+        argv = [sys.executable, os.path.join(SRC, "tests", "polaris", "emulator.py"),
+                "--port", str(self.port)]
+        self.proc = procs.spawn(argv, os.path.join(tmp, "emulator.log"),
+                                stdout=subprocess.DEVNULL)
+        self.pids = [self.proc.pid]
+        self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        self.lists = {}  # list file -> its text, as loaded (a rule's UPDATE re-releases it)
+        fanout.wait_for(self.ready, 30, "the Polaris emulator")
+
+    def ready(self):
+        try:
+            self.publish({})
+            return True
+        except (OSError, http.client.HTTPException):
+            self.conn.close()
+            return False
+
+    def publish(self, files):
+        self.conn.request("POST", "/_control/publish?namespace=default&group=" + GROUP,
+                          json.dumps(files), {"Content-Type": "application/json"})
+        r = self.conn.getresponse()
+        body = r.read()
+        if r.status != 200:
+            raise RuntimeError("emulator publish: HTTP %d %s" % (r.status, body[:200]))
+
+    @staticmethod
+    def key_of(group, item):
+        if group == "PLUGIN":
+            return "%s.plugin.%s" % (NS, item["name"])
+        if group == "SELECTOR":
+            return "%s.selector.%s.%s" % (NS, item["pluginName"], item["id"])
+        return "%s.rule.%s.%s.%s" % (NS, item["pluginName"], item["selectorId"], item["id"])
+
+    @staticmethod
+    def list_of(group, item):
+        if group == "PLUGIN":
+            return NS + ".plugin.list"
+        if group == "SELECTOR":
+            return "%s.selector.%s.list" % (NS, item["pluginName"])
+        return "%s.rule.%s.%s.list" % (NS, item["pluginName"], item["selectorId"])
+
+    def load(self, data):
+        files, ids = {}, {}
+        for group in events.GROUPS:
+            for item in data[group]:
+                files[self.key_of(group, item)] = self.fanout.ws_messages.gson(item)
+                ids.setdefault(self.list_of(group, item), []).append(
+                    item["name"] if group == "PLUGIN" else item["id"])
+        self.lists = {k: self.fanout.ws_messages.gson(v) for k, v in ids.items()}
+        files.update(self.lists)
+        self.publish(files)
+
+    def agent_section(self):
+        return ["polaris:",
+                '  servers: ["http://127.0.0.1:%d"]' % self.port,
+                "  shenyu_namespace: %s" % NS,
+                "  settle: 20ms",
+                "  groups: [%s]" % ", ".join(events.GROUPS)]
+
+    def write(self, item):
+        rules = self.list_of("RULE", item)
+        self.publish({self.key_of("RULE", item): self.fanout.ws_messages.gson(item),
+                      rules: self.lists[rules]})
+
+    def close(self):
+        self.conn.close()
+
+
+def fanout_main(argv):
+    """bench/polaris.py BUILD --fanout [fanout.py's options]: figure 9 for Polaris."""
+    import fanout
+    fanout.SERVERS["polaris"] = PolarisFanout
+    sys.argv = [sys.argv[0]] + [a for a in argv if a != "--fanout"]
+    if not any(a.startswith("--servers") for a in sys.argv):
+        sys.argv += ["--servers", "polaris"]
+    return fanout.main()
+
+
 def main():
+    if "--fanout" in sys.argv[1:]:
+        return fanout_main(sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build", help="the build directory (gwsyncd, bench/bench_sub.so)")
     ap.add_argument("--data", help="the datasets (default BUILD/bench-data)")

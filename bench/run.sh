@@ -196,6 +196,9 @@ if wants polaris; then
 	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
 	say "figure 12, Polaris: a one-rule change among 1k, 10k and 100k rules against the Polaris emulator"
 	"$py" "$src/bench/polaris.py" "$build" | tee -a "$results" || rc=1
+	say "figure 9, Polaris: fan-out to ${GWSYNC_FANOUT:-100} agents from the Polaris emulator"
+	"$py" "$src/bench/polaris.py" "$build" --fanout --agents "${GWSYNC_FANOUT:-100}" |
+		tee -a "$results" || rc=1
 fi
 
 say "results"

@@ -23,6 +23,10 @@ Faults (fault(kind, **params), each for the next `count` matching requests; clea
                newer is still named at once)
 Plus restart() (the listening socket closed and opened again on the same port, state
 kept, held watches cut) and drop_holds() (every held watch cut at once).
+
+Run alone (`python3 emulator.py --port P`), it also takes POST /_control/publish
+{fileName: content, ...} (not Polaris's: the bench's writes from another process, so the
+emulator's CPU is its own; each file updated and released, in order).
 """
 import hashlib
 import http.server
@@ -410,6 +414,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return True
         return False
 
+    def _control_publish(self, url, raw):
+        """Not Polaris's: the bench's writes from another process (bench/polaris.py
+        --fanout), {fileName: content, ...} in the query's namespace and group (default
+        "default", "shenyu"), each file published (updated, then released) in the body's
+        order, as the admin's doPublishConfig does one key at a time."""
+        q = urllib.parse.parse_qs(url.query)
+        ns = q.get("namespace", ["default"])[0]
+        group = q.get("group", ["shenyu"])[0]
+        try:
+            files = json.loads(raw.decode("utf-8"))
+            if not isinstance(files, dict) or not all(
+                    isinstance(v, str) for v in files.values()):
+                raise ValueError("a JSON object of file name to content (a string)")
+        except ValueError as e:
+            self._send(400, str(e).encode("utf-8"), ctype="text/plain")
+            return
+        for name, content in files.items():
+            self.emulator.publish(ns, group, name, content)
+        self._send(200, b"ok\n", ctype="text/plain")
+
     # ------------------------------------------------------------------ routes
     def do_GET(self):
         emu = self.emulator
@@ -443,6 +467,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n) if n else b""
+        if url.path == "/_control/publish":
+            self._control_publish(url, raw)
+            return
         if url.path != "/config/v1/WatchConfigFile":
             self._send(404, b"404 page not found", ctype="text/plain")
             return
