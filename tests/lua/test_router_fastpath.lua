@@ -187,7 +187,7 @@ local function random_conds(rnd, bias_uri)
     return out
 end
 
-local function random_table(rnd, nsel)
+local function random_groups(rnd, nsel)
     local sels, rules = {}, {}
     for i = 1, nsel do
         local sid = "s" .. i
@@ -209,8 +209,12 @@ local function random_table(rnd, nsel)
         for i, x in ipairs(list) do out[i] = cjson.encode(x) end
         return out
     end
-    return router.build({ PLUGIN = enc({ { id = "5", name = "divide", enabled = true } }),
-        SELECTOR = enc(sels), RULE = enc(rules) }, { now_ms = 0 })
+    return { PLUGIN = enc({ { id = "5", name = "divide", enabled = true } }),
+        SELECTOR = enc(sels), RULE = enc(rules) }
+end
+
+local function random_table(rnd, nsel)
+    return router.build(random_groups(rnd, nsel), { now_ms = 0 })
 end
 
 T.case("random tables: fast path == plain evaluation (300 tables x 300 requests)", function()
@@ -228,6 +232,104 @@ T.case("random tables: fast path == plain evaluation (300 tables x 300 requests)
     end
     print(string.format("#   gave up %d, errors %d, proxied %d, indexed tables %d", gave_up, errs, proxied, indexed))
     T.truthy(proxied > 1000 and errs > 1000 and indexed > 100, "the pool exercises proxying, errors and the index")
+end)
+
+---------------------------------------------------------------------------------------------
+-- rules compiled on first use (gwsync.items.compile_conds) against rules compiled at build
+---------------------------------------------------------------------------------------------
+local items = require "gwsync.items"
+
+-- a table whose every rule is compiled now, as a build did before rules were compiled lazily
+local function eager(tbl)
+    tbl:each_item("RULE", function(_, it) if it.valid then items.compile_conds(it) end end)
+    return tbl
+end
+
+-- an answer across two tables: the same rule and selector by id, errors by their fields
+local function same_by_id(a, b)
+    if a.action == "proxy" or b.action == "proxy" then
+        return a.action == b.action and a.rule.id == b.rule.id and a.selector.id == b.selector.id
+    end
+    return a.action == b.action and a.code == b.code and a.message == b.message
+end
+
+local function show_id(res)
+    if res.action == "proxy" then return "proxy " .. res.selector.id .. " " .. res.rule.id end
+    return show(res)
+end
+
+T.case("random tables: a rule compiled on first use routes as one compiled at build (300 tables x 300 requests, both evaluations)", function()
+    local lazy_left, compared = 0, 0
+    for t = 1, 300 do
+        math.randomseed(9000 + t)
+        local groups = random_groups(math.random, ({ 1, 3, 8, 20, 60 })[t % 5 + 1])
+        local lazy = router.build(groups, { now_ms = 0 })
+        local built = eager(router.build(groups, { now_ms = 0 }))
+        lazy:each_item("RULE", function(_, it) if it.valid then T.truthy(it.raw_conds, "compiled lazily") end end)
+        math.randomseed(20000 + t)
+        for i = 1, 300 do
+            local raw = random_raw(math.random)
+            for _, how in ipairs({ "route", "route_plain" }) do
+                -- plain first on even requests, fast first on odd: either may compile a rule
+                local a = router.result(router[how](lazy, request.new(raw)))
+                local b = router.result(router[how](built, request.new(raw)))
+                if not same_by_id(a, b) then
+                    error(string.format("table %d request %d %s %s: lazy %s, built %s", t, i,
+                        cjson.encode(raw), how, show_id(a), show_id(b)), 0)
+                end
+                compared = compared + 1
+            end
+        end
+        lazy:each_item("RULE", function(_, it) if it.raw_conds then lazy_left = lazy_left + 1 end end)
+    end
+    print(string.format("#   %d answers compared; %d rules never reached, still uncompiled", compared, lazy_left))
+    T.truthy(lazy_left > 0, "some rules are never compiled")
+end)
+
+T.case("a rule ShenYu would fail on is still left out at build, with its line; a bad condition's line comes at first use", function()
+    local function enc(x) return cjson.encode(x) end
+    local rules = {}
+    for k = 1, 20 do -- 20 rules: this selector has a rule index, whose rules are compiled at build
+        rules[k] = enc({ id = "big-r" .. k, selectorId = "big", matchMode = 0, sort = k, enabled = true,
+            loged = false, handle = "{}", conditionDataList = { c("uri", "match", "/big/" .. k .. "/**") } })
+    end
+    rules[#rules + 1] = enc({ id = "r-nologed", selectorId = "s", matchMode = 0, sort = 1, enabled = true,
+        handle = "{}", conditionDataList = { c("uri", "match", "/s/**") } })
+    rules[#rules + 1] = enc({ id = "r-badre", selectorId = "s", matchMode = 0, sort = 2, enabled = true,
+        loged = false, handle = "{}", conditionDataList = { c("uri", "regex", "([a-") } })
+    rules[#rules + 1] = enc({ id = "r-ok", selectorId = "s", matchMode = 0, sort = 3, enabled = true,
+        loged = false, handle = "{}", conditionDataList = { c("uri", "match", "/s/**") } })
+    local sel = function(id) return enc({ id = id, pluginName = "divide", type = 1, matchMode = 0, sort = 1,
+        enabled = true, logged = false, continued = true, handle = UPS[1],
+        conditionList = { c("uri", "match", "/" .. id .. "/**") } }) end
+    local logged = {}
+    local log = items.log_warning
+    items.log_warning = function(line) logged[#logged + 1] = line end
+    local ok, err = pcall(function()
+        local groups = { PLUGIN = { enc({ id = "5", name = "divide", enabled = true }) },
+            SELECTOR = { sel("big"), sel("s") }, RULE = rules }
+        local tbl = router.build(groups, { now_ms = 0 })
+        local w = table.concat(tbl.warnings, "\n")
+        T.truthy(w:find("RULE r-nologed: no loged", 1, true), "the rule without loged is refused at build: " .. w)
+        T.truthy(not w:find("r-badre", 1, true), "no line for a bad condition before its rule is reached")
+        T.eq(tbl:get("RULE", string.format("%09d", 21)).valid, nil, "the refused rule")
+        T.truthy(tbl:get("RULE", string.format("%09d", 7)).raw_conds == nil, "an indexed selector's rule is compiled")
+        T.eq(#logged, 0, "nothing logged at build")
+        local res = router.result(router.route(tbl, request.new({ path = "/big/7/x", now = 1748779200 })))
+        T.eq(res.action .. " " .. res.rule.id, "proxy big-r7")
+        res = router.result(router.route(tbl, request.new({ path = "/s/x", now = 1748779200 })))
+        T.eq(res.action, "error", "the bad regex fails the request")
+        local built = router.result(router.route(eager(router.build(groups, { now_ms = 0 })),
+            request.new({ path = "/s/x", now = 1748779200 })))
+        T.truthy(same_by_id(res, built), "as at build: " .. show_id(built))
+        logged = { logged[1] }
+        T.eq(#logged, 1, "one line at first use: " .. table.concat(logged, "; "))
+        T.truthy(logged[1]:find("RULE r-badre: condition fails at request time", 1, true), logged[1])
+        router.route(tbl, request.new({ path = "/s/x", now = 1748779200 }))
+        T.eq(#logged, 1, "compiled once, logged once")
+    end)
+    items.log_warning = log
+    if not ok then error(err, 0) end
 end)
 
 ---------------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@
 -- selector's upstreams from DISCOVER_UPSTREAM, ranking) is the table's job.
 --
 -- A compiled item is never modified after compile() (but for what is made on first need and
--- always the same: a selector's handle upstream list, a pattern's matcher, and the index's
--- marks, gwsync.index): a table being built off to the side may share it with the live one,
+-- always the same: a selector's handle upstream list, a rule's compiled conditions, a
+-- pattern's matcher, and the index's marks, gwsync.index): a table being built off to the side may share it with the live one,
 -- and a compiled rule is itself what route() answers for it.
 -- It keeps only what routing and the debug headers read, and the text's digest
 -- (gwsync.digest) to tell an unchanged item at a whole read of its group. A table of 100,000
@@ -23,7 +23,8 @@
 --
 -- Items ShenYu would accept but then fail on with a NullPointerException (HTTP 500) for every
 -- request that reaches them (missing required fields, a missing or unparseable rule handle)
--- are compiled as `valid = false` with a warning, and left out by the table.
+-- are compiled as `valid = false` with a warning, and left out by the table. All of that is
+-- decided at build; a rule's conditions alone are compiled on first use (M.compile_conds).
 --
 -- An item's text longer than MAX_BYTES (256 KiB: about 3,000 conditions, or 1,500 upstreams)
 -- is left out the same way, unread: a selector of a million conditions (80 MB of JSON) would
@@ -40,6 +41,8 @@ local upstreams = require "gwsync.upstreams"
 local handle = require "gwsync.handle"
 
 local M = {}
+local new_tab = require "table.new"
+local lazy_test -- (below)
 
 local PLUGIN = "divide"
 M.PLUGIN = PLUGIN
@@ -140,6 +143,80 @@ function M.handle_list(it)
     return l
 end
 
+-- A rule's conditions are compiled the first time a request reaches its selector, not at
+-- build (issue 29: a first build of 10,000 x 10 spent a third of its CPU compiling the rules'
+-- path patterns, most of which no request may ever need). At build a rule is read and checked
+-- whole (every field ShenYu requires, its handle), so an item ShenYu would fail on is still
+-- left out, with its warning, when the table is built; only what cannot make ShenYu refuse
+-- the rule (its conditions: one that fails to compile fails at request time, as ShenYu's
+-- does) waits. The condition objects are copied (the scanner's are reused), four strings
+-- each. compile_conds(it) compiles them once, on the item (the same result whoever asks
+-- first: shared items stay as good as unmodified), and logs their warnings then.
+local ABSENT, NOT_OBJECT = {}, {} -- a field that is absent; an element that is no object
+local function copy_conds(list)
+    local n = #list
+    local out = new_tab(4 * n, 0) -- one flat table: four values a condition
+    local j = 0
+    for i = 1, n do
+        local c = list[i]
+        if type(c) == "table" then
+            local pt, op, pn, pv = c.paramType, c.operator, c.paramName, c.paramValue
+            if pt == nil then pt = ABSENT end
+            if op == nil then op = ABSENT end
+            if pn == nil then pn = ABSENT end
+            if pv == nil then pv = ABSENT end
+            out[j + 1], out[j + 2], out[j + 3], out[j + 4] = pt, op, pn, pv
+        else
+            out[j + 1], out[j + 2], out[j + 3], out[j + 4] = NOT_OBJECT, c, ABSENT, ABSENT
+        end
+        j = j + 4
+    end
+    return out
+end
+
+-- the condition list copy_conds read, as the scanner gave it
+local function absent(v) if v == ABSENT then return nil end return v end
+local function uncopy_conds(raw)
+    local n = #raw / 4
+    local list = new_tab(n, 0)
+    for i = 1, n do
+        local j = 4 * (i - 1)
+        if raw[j + 1] == NOT_OBJECT then
+            list[i] = raw[j + 2]
+        else
+            list[i] = { paramType = absent(raw[j + 1]), operator = absent(raw[j + 2]),
+                        paramName = absent(raw[j + 3]), paramValue = absent(raw[j + 4]) }
+        end
+    end
+    return list
+end
+
+-- where compile_conds reports a rule's condition errors (nginx's log in a worker)
+M.log_warning = function(line)
+    if ngx and ngx.log then ngx.log(ngx.WARN, "gwsync: ", line) end
+end
+
+-- compile_conds(it): a rule item's conditions compiled, its test set (once)
+function M.compile_conds(it)
+    local raw = it.raw_conds
+    if not raw then return end
+    local conds, cerrs = conditions.compile_list(uncopy_conds(raw))
+    it.conds = conds
+    it.test = fastpath.item_test(it.match_mode, conds)
+    it.raw_conds = nil
+    for i = 1, #cerrs do
+        M.log_warning("RULE " .. it.id .. ": condition fails at request time: " .. cerrs[i])
+    end
+end
+local compile_conds = M.compile_conds
+
+-- a rule's test until its conditions are compiled: compiles them, then tests with them (the
+-- first request only; later ones call the compiled test directly, no branch on the path)
+lazy_test = function(it, req)
+    compile_conds(it)
+    return it.test(it, req)
+end
+
 local function rule(key, obj, _, dg)
     local sid = obj.selectorId
     if type(sid) ~= "string" then return { digest = dg } end
@@ -165,20 +242,15 @@ local function rule(key, obj, _, dg)
         return { digest = dg, selector_id = sid, warnings = { "RULE " .. id .. ": " .. lb_error
             .. " (ShenYu would fail with HTTP 500), skipped" } }
     end
-    local conds, cerrs = conditions.compile_list(list)
     local warnings
-    for i = 1, #cerrs do
-        warnings = warnings or {}
-        warnings[#warnings + 1] = "RULE " .. id .. ": condition fails at request time: " .. cerrs[i]
-    end
     if lb_error then
-        warnings = warnings or {}
-        warnings[#warnings + 1] = "RULE " .. id .. ": loadBalance fails at request time: " .. lb_error.message
+        warnings = { "RULE " .. id .. ": loadBalance fails at request time: " .. lb_error.message }
     end
+    -- the conditions are compiled on first use (M.compile_conds): kept as read until then
     return {
         digest = dg, selector_id = sid, valid = true, key = key, id = id, warnings = warnings,
         enabled = obj.enabled, sort = sort, match_mode = mode,
-        conds = conds, test = fastpath.item_test(mode, conds),
+        raw_conds = copy_conds(list), conds = nil, test = lazy_test,
         score = (mode == 0) and #list or 0,
         handle = h, lb_error = lb_error,
     }

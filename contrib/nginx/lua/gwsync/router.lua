@@ -142,6 +142,7 @@ local function route_plain(tbl, req, cands)
         n = 0
         for i = 1, #rules do
             local r = rules[i]
+            if r.raw_conds then items.compile_conds(r) end -- first use (gwsync.items)
             if r.enabled and conditions.match(r.match_mode, r.conds, req) then
                 n = n + 1; cands[n] = r
             end

@@ -333,6 +333,7 @@ local function rebuild_rules(t, S)
         local ix = index.new(t.flat)
         for i = 1, na do
             local it = active[i]
+            items.compile_conds(it) -- the index files a rule by its compiled conditions
             ix:add(it, fastpath.places(it.match_mode, it.conds))
         end
         S.rule_index = ix
