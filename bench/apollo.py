@@ -182,11 +182,7 @@ class ApolloFanout:
 def fanout_main(argv):
     """bench/apollo.py BUILD --fanout [fanout.py's options]: figure 9 for Apollo."""
     import fanout
-    fanout.SERVERS["apollo"] = ApolloFanout
-    sys.argv = [sys.argv[0]] + [a for a in argv if a != "--fanout"]
-    if not any(a.startswith("--servers") for a in sys.argv):
-        sys.argv += ["--servers", "apollo"]
-    return fanout.main()
+    return fanout.main_for("apollo", ApolloFanout, argv)
 
 
 def full_sync(build, dataset_dir, keep):

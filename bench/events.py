@@ -420,6 +420,53 @@ def report(kind, results, args):
         "met" if a <= 2 * b else "NOT met")
 
 
+def event_args(start_timeout):
+    """The options of a figure-12 run for one source (bench/nacos.py, polaris.py)."""
+    ap = argparse.ArgumentParser(description=sys.modules["__main__"].__doc__.splitlines()[0])
+    ap.add_argument("build", help="the build directory (gwsyncd, bench/bench_sub.so)")
+    ap.add_argument("--data", help="the datasets (default BUILD/bench-data)")
+    ap.add_argument("--sizes", default="small,prop,big")
+    ap.add_argument("--changes", type=int, default=int(os.environ.get("BENCH_EVENT_CHANGES", 30)))
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--start-timeout", type=float, default=start_timeout)
+    ap.add_argument("--change-timeout", type=float, default=30.0)
+    args = ap.parse_args()
+    args.build = os.path.abspath(args.build)
+    args.data = os.path.abspath(args.data or os.path.join(args.build, "bench-data"))
+    args.sizes = [s for s in args.sizes.split(",") if s]
+    return args
+
+
+def run_against_floor(kind, server_cls, label, verb, args):
+    """Figure 12 for a source whose server class measures its own GET floor (`last.floor`):
+    each size in turn (one failure does not hide the others), then the rows against the
+    floor and report()'s. 0, or 1 if a size failed."""
+    SERVERS[kind] = server_cls
+    keep = os.path.join(args.build, "bench-run", kind)
+    os.makedirs(keep, exist_ok=True)
+    results, floors, ok = {}, {}, True
+    for dataset in args.sizes:
+        try:
+            results[dataset] = r = run_one(kind, dataset, args, args.build, keep)
+            floors[dataset] = server_cls.last.floor
+            log("%s %s: p50 %.2f ms (GET floor %.2f ms), CPU %.2f ms per change (%s)"
+                % (kind, dataset, percentile(r["lat"], 50), floors[dataset], r["cpu"],
+                   ", ".join("%s %.2f" % x for x in sorted(r["per"].items(), key=lambda x: -x[1])
+                             if x[1] >= 0.005)))
+        except Exception as e:  # one failure must not hide the other figures
+            log("%s %s failed: %s" % (kind, dataset, e))
+            row("12. %s, %s rules" % (label, SIZES[dataset]), "failed: %s" % str(e)[:100], "-",
+                None, "-", "NOT met")
+            ok = False
+    for dataset, floor in floors.items():
+        p50 = percentile(results[dataset]["lat"], 50)
+        row("12. %s, one rule changed among %s: %s -> apply() p50 against one GET"
+            % (label, SIZES[dataset], verb), "%.2f ms" % p50, "GET %.2f ms" % floor,
+            p50 / floor if floor else None)
+    report(kind, results, args)
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build", help="the build directory (gwsyncd, bench/bench_sub.so)")

@@ -668,5 +668,15 @@ def main():
     return 0 if ok else 1
 
 
+def main_for(kind, server_cls, argv):
+    """BENCH.py BUILD --fanout [this file's options]: figure 9 for one more server type,
+    `server_cls` (bench/nacos.py, apollo.py, polaris.py), run by this file's main()."""
+    SERVERS[kind] = server_cls
+    sys.argv = [sys.argv[0]] + [a for a in argv if a != "--fanout"]
+    if not any(a.startswith("--servers") for a in sys.argv):
+        sys.argv += ["--servers", kind]
+    return main()
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -17,7 +17,6 @@ connection (p50 of 200), the least a re-read costs; a change costs at least the 
 answer, one GET and the listener posted again. Rows: "ROW|figure|value|floor|ratio|target|
 verdict" (table.py). Also the full sync time of each size at start-up.
 """
-import argparse
 import http.client
 import os
 import sys
@@ -186,53 +185,14 @@ class NacosFanout:
 def fanout_main(argv):
     """bench/nacos.py BUILD --fanout [fanout.py's options]: figure 9 for Nacos."""
     import fanout
-    fanout.SERVERS["nacos"] = NacosFanout
-    sys.argv = [sys.argv[0]] + [a for a in argv if a != "--fanout"]
-    if not any(a.startswith("--servers") for a in sys.argv):
-        sys.argv += ["--servers", "nacos"]
-    return fanout.main()
+    return fanout.main_for("nacos", NacosFanout, argv)
 
 
 def main():
     if "--fanout" in sys.argv[1:]:
         return fanout_main(sys.argv[1:])
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build", help="the build directory (gwsyncd, bench/bench_sub.so)")
-    ap.add_argument("--data", help="the datasets (default BUILD/bench-data)")
-    ap.add_argument("--sizes", default="small,prop,big")
-    ap.add_argument("--changes", type=int, default=int(os.environ.get("BENCH_EVENT_CHANGES", 30)))
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--start-timeout", type=float, default=600.0)
-    ap.add_argument("--change-timeout", type=float, default=30.0)
-    args = ap.parse_args()
-    build = os.path.abspath(args.build)
-    args.data = os.path.abspath(args.data or os.path.join(build, "bench-data"))
-    args.sizes = [s for s in args.sizes.split(",") if s]
-    events.SERVERS["nacos"] = NacosServer
-    keep = os.path.join(build, "bench-run", "nacos")
-    os.makedirs(keep, exist_ok=True)
-    results, floors, ok = {}, {}, True
-    for dataset in args.sizes:
-        try:
-            results[dataset] = r = events.run_one("nacos", dataset, args, build, keep)
-            floors[dataset] = NacosServer.last.floor
-            events.log("nacos %s: p50 %.2f ms (GET floor %.2f ms), CPU %.2f ms per change (%s)"
-                       % (dataset, percentile(r["lat"], 50), floors[dataset], r["cpu"],
-                          ", ".join("%s %.2f" % x for x in sorted(r["per"].items(),
-                                                                  key=lambda x: -x[1])
-                                    if x[1] >= 0.005)))
-        except Exception as e:  # one failure must not hide the other figures
-            events.log("nacos %s failed: %s" % (dataset, e))
-            events.row("12. Nacos, %s rules" % events.SIZES[dataset],
-                       "failed: %s" % str(e)[:100], "-", None, "-", "NOT met")
-            ok = False
-    for dataset, floor in floors.items():
-        p50 = percentile(results[dataset]["lat"], 50)
-        events.row("12. Nacos, one rule changed among %s: write -> apply() p50 against one GET"
-                   % events.SIZES[dataset], "%.2f ms" % p50, "GET %.2f ms" % floor,
-                   p50 / floor if floor else None)
-    events.report("nacos", results, args)
-    return 0 if ok else 1
+    args = events.event_args(start_timeout=600.0)
+    return events.run_against_floor("nacos", NacosServer, "Nacos", "write", args)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ that grows with the rules). Rows: "ROW|figure|value|floor|ratio|target|verdict" 
 `bench/polaris.py BUILD --fanout [fanout.py's options]`: figure 9's row for Polaris instead,
 fanout.py's run (100 agents by default) with the emulator as a process of its own.
 """
-import argparse
 import http.client
 import importlib.util
 import json
@@ -202,53 +201,14 @@ class PolarisFanout:
 def fanout_main(argv):
     """bench/polaris.py BUILD --fanout [fanout.py's options]: figure 9 for Polaris."""
     import fanout
-    fanout.SERVERS["polaris"] = PolarisFanout
-    sys.argv = [sys.argv[0]] + [a for a in argv if a != "--fanout"]
-    if not any(a.startswith("--servers") for a in sys.argv):
-        sys.argv += ["--servers", "polaris"]
-    return fanout.main()
+    return fanout.main_for("polaris", PolarisFanout, argv)
 
 
 def main():
     if "--fanout" in sys.argv[1:]:
         return fanout_main(sys.argv[1:])
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build", help="the build directory (gwsyncd, bench/bench_sub.so)")
-    ap.add_argument("--data", help="the datasets (default BUILD/bench-data)")
-    ap.add_argument("--sizes", default="small,prop,big")
-    ap.add_argument("--changes", type=int, default=int(os.environ.get("BENCH_EVENT_CHANGES", 30)))
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--start-timeout", type=float, default=900.0)
-    ap.add_argument("--change-timeout", type=float, default=30.0)
-    args = ap.parse_args()
-    build = os.path.abspath(args.build)
-    args.data = os.path.abspath(args.data or os.path.join(build, "bench-data"))
-    args.sizes = [s for s in args.sizes.split(",") if s]
-    events.SERVERS["polaris"] = PolarisServer
-    keep = os.path.join(build, "bench-run", "polaris")
-    os.makedirs(keep, exist_ok=True)
-    results, floors, ok = {}, {}, True
-    for dataset in args.sizes:
-        try:
-            results[dataset] = r = events.run_one("polaris", dataset, args, build, keep)
-            floors[dataset] = PolarisServer.last.floor
-            events.log("polaris %s: p50 %.2f ms (GET floor %.2f ms), CPU %.2f ms per change (%s)"
-                       % (dataset, percentile(r["lat"], 50), floors[dataset], r["cpu"],
-                          ", ".join("%s %.2f" % x for x in sorted(r["per"].items(),
-                                                                  key=lambda x: -x[1])
-                                    if x[1] >= 0.005)))
-        except Exception as e:  # one failure must not hide the other figures
-            events.log("polaris %s failed: %s" % (dataset, e))
-            events.row("12. Polaris, %s rules" % events.SIZES[dataset],
-                       "failed: %s" % str(e)[:100], "-", None, "-", "NOT met")
-            ok = False
-    for dataset, floor in floors.items():
-        p50 = percentile(results[dataset]["lat"], 50)
-        events.row("12. Polaris, one rule changed among %s: release -> apply() p50 against one "
-                   "GET" % events.SIZES[dataset], "%.2f ms" % p50, "GET %.2f ms" % floor,
-                   p50 / floor if floor else None)
-    events.report("polaris", results, args)
-    return 0 if ok else 1
+    args = events.event_args(start_timeout=900.0)
+    return events.run_against_floor("polaris", PolarisServer, "Polaris", "release", args)
 
 
 if __name__ == "__main__":
