@@ -1,13 +1,13 @@
 /*
  * The configuration loader: YAML text -> ytree -> ${VAR} expansion -> one validated
  * struct cfg (config.h). This file holds the tables of the agent's own keys, the
- * log/status/subscribers loaders, the rule of exactly one source section, and the entry
- * points; the walk is in config_walk.c, the loaders of the keys the sources' sections share
- * in config_admin.c, and each source's section (admin:, zookeeper:, etcd:, admin.websocket)
- * in the source's folder, handed over by the caller (main takes them from the source
- * registry), so this folder knows no source. The first
- * refusal ends the load ("FILE:LINE:COL: key.path: what is wrong"): an operator fixes one
- * line at a time, and a half-valid configuration is never used.
+ * log/status loaders (the subscribers' in config_subscribers.c), the rule of exactly one source
+ * section, and the entry points; the walk is in config_walk.c, the loaders of the keys the sources'
+ * sections share in config_admin.c, and each source's section (admin:, zookeeper:, etcd:,
+ * admin.websocket) in the source's folder, handed over by the caller (main takes them from the
+ * source registry), so this folder knows no source. The first refusal ends the load
+ * ("FILE:LINE:COL: key.path: what is wrong"): an operator fixes one line at a time, and a
+ * half-valid configuration is never used.
  */
 #include "config/config.h"
 
@@ -16,14 +16,13 @@
 #include <string.h>
 
 #include "config/config_admin.h"
+#include "config/config_subscribers.h"
 #include "config/config_walk.h"
 #include "config/envexpand.h"
 #include "config/suggest.h"
 #include "core/readfile.h"
 #include "shared/units.h"
 #include "config/ytree.h"
-
-#define SUBSCRIBER_NAME_MAX 64
 
 /* ---------------------------------------------------------------- log, status */
 
@@ -80,135 +79,6 @@ static int load_listen(struct loader *ld, const struct key *k, const struct ynod
 		    "65535), got '%.100s'",
 		    s);
 	return cfgw_string(ld, k, v, path, base);
-}
-
-/* ---------------------------------------------------------------- subscribers */
-
-static int load_sub_name(struct loader *ld, const struct key *k, const struct ynode *v,
-                         const char *path, void *base)
-{
-	const char *s = cfgw_scalar(ld, v, path, "a name");
-	if (!s)
-		return -1;
-	size_t len = strlen(s);
-	if (len == 0 || len > SUBSCRIBER_NAME_MAX ||
-	    strspn(s, "abcdefghijklmnopqrstuvwxyz"
-	              "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	              "0123456789._-") != len)
-		return cfgw_err(
-		    ld, v, path,
-		    "'%.100s' is not a valid name: use 1 to %d letters, digits, '.', '_' "
-		    "or '-'",
-		    s, SUBSCRIBER_NAME_MAX);
-	const struct cfg *c = ld->cfg;
-	for (size_t i = 0; i < c->n_subscribers; i++)
-		if (c->subscribers[i].name && strcmp(c->subscribers[i].name, s) == 0)
-			return cfgw_err(ld, v, path,
-			                "duplicate subscriber name '%s' (first at line %d)", s,
-			                c->subscribers[i].line);
-	return cfgw_string(ld, k, v, path, base);
-}
-
-static int load_sub_config(struct loader *ld, const struct key *k, const struct ynode *v,
-                           const char *path, void *base)
-{
-	(void)k;
-	if (v->type != YNODE_MAP)
-		return cfgw_err(ld, v, path, "expected a map (the plugin's own settings), got %s",
-		                ytree_type_name(v));
-	((struct cfg_subscriber *)base)->config = v;
-	return 0;
-}
-
-static int add_sub_group(struct loader *ld, const struct ynode *at, const char *path,
-                         const char *name, size_t len, void *base)
-{
-	struct cfg_subscriber *s = base;
-	char word[64];
-	snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), name);
-	int g = cfg_group_parse(word);
-	if (g < 0) {
-		const char *names[GW_GROUP_COUNT];
-		for (int i = 0; i < GW_GROUP_COUNT; i++)
-			names[i] = gw_group_name((enum gw_group)i);
-		const char *best = suggest_closest(word, names, GW_GROUP_COUNT);
-		return cfgw_err(ld, at, path, "unknown group '%s'%s%s%s", word,
-		                best ? " (did you mean '" : "", best ? best : "",
-		                best ? "'?)" : "");
-	}
-	for (size_t i = 0; i < s->n_groups; i++)
-		if ((int)s->groups[i] == g)
-			return cfgw_err(ld, at, path, "duplicate group '%s'", word);
-	s->groups[s->n_groups++] = (enum gw_group)g;
-	return 0;
-}
-
-/* subscribers[].groups: the groups this subscriber takes, as admin.groups is written (a
- * list or a comma-separated string); whether they are synced is checked after the source
- * section (check_subscriber_groups). */
-static int load_sub_groups(struct loader *ld, const struct key *k, const struct ynode *v,
-                           const char *path, void *base)
-{
-	(void)k;
-	struct cfg_subscriber *s = base;
-	s->groups_node = v;
-	s->n_groups = 0;
-	return cfgw_each_word(ld, v, path, "group names", add_sub_group, base);
-}
-
-#define SUB(f) offsetof(struct cfg_subscriber, f)
-static const struct key subscriber_keys[] = {
-    {"name", load_sub_name, SUB(name), 0, 0, NULL, CFGW_NODOC},
-    {"library", cfgw_string, SUB(library), 0, 0, NULL, CFGW_NODOC},
-    {"config", load_sub_config, 0, 0, 0, NULL, CFGW_NODOC},
-    {"groups", load_sub_groups, 0, 0, 0, NULL, CFGW_NODOC},
-    {NULL, NULL, 0, 0, 0, NULL, CFGW_NODOC},
-};
-
-static int load_subscribers(struct loader *ld, const struct key *k, const struct ynode *v,
-                            const char *path, void *base)
-{
-	(void)k, (void)base;
-	struct cfg *c = ld->cfg;
-	if (v->type != YNODE_SEQ)
-		return cfgw_err(ld, v, path, "expected a list of subscribers, got %s",
-		                ytree_type_name(v));
-	if (v->n == 0)
-		return 0;
-	if (!(c->subscribers = calloc(v->n, sizeof *c->subscribers)))
-		return cfgw_err(ld, v, path, "out of memory");
-	for (size_t i = 0; i < v->n; i++) {
-		const struct ynode *e = v->items[i];
-		char ipath[64];
-		snprintf(ipath, sizeof ipath, "%s[%zu]", path, i);
-		struct cfg_subscriber *s = &c->subscribers[i];
-		s->line = e->line;
-		s->col = e->col;
-		/* counted before it is complete so cfg_free sees what was allocated; the
-		 * duplicate-name check skips a NULL name */
-		c->n_subscribers = i + 1;
-		if (cfgw_map(ld, e, subscriber_keys, ipath, s) < 0)
-			return -1;
-		if (!s->name)
-			return cfgw_err(ld, e, ipath,
-			                "'name' is required (a unique instance name)");
-		if (!s->library)
-			return cfgw_err(
-			    ld, e, ipath,
-			    "'library' is required (a plugin name such as file, or a path "
-			    "to a .so)");
-		const struct ynode *lib = ytree_get(e, "library");
-		if (lib) {
-			s->library_line = ytree_line(lib);
-			s->library_col = ytree_col(lib);
-		}
-		if (!s->config) {
-			if (!(s->own_config = ytree_new_map(e->file, e->line, e->col)))
-				return cfgw_err(ld, e, ipath, "out of memory");
-			s->config = s->own_config;
-		}
-	}
-	return 0;
 }
 
 /* control_socket: an absolute path, or "" for none (kept as "" until the default is
@@ -285,7 +155,7 @@ static const struct key top_keys[] = {
     {"control_socket", load_control_socket, CFG(control_socket), NOSUB, CFGW_NODOC},
     {"log", cfgw_submap, 0, 0, 0, log_keys, CFGW_NODOC},
     {"status", cfgw_submap, 0, 0, 0, status_keys, CFGW_NODOC},
-    {"subscribers", load_subscribers, 0, NOSUB, CFGW_NODOC},
+    {"subscribers", cfg_load_subscribers, 0, NOSUB, CFGW_NODOC},
     {NULL, NULL, 0, NOSUB, CFGW_NODOC},
 };
 
@@ -491,35 +361,6 @@ static void section_list(const struct cfg *c, int what, char *buf, size_t cap)
 	}
 }
 
-/* Every group a subscriber names in `groups:` is one the agent syncs: a group never synced
- * would never be delivered, and the subscriber would wait on it for ever. */
-static int check_subscriber_groups(struct loader *ld)
-{
-	const struct cfg *c = ld->cfg;
-	for (size_t i = 0; i < c->n_subscribers; i++) {
-		const struct cfg_subscriber *s = &c->subscribers[i];
-		for (size_t k = 0; k < s->n_groups; k++) {
-			size_t j = 0;
-			while (j < c->n_groups && c->groups[j] != s->groups[k])
-				j++;
-			if (j < c->n_groups)
-				continue;
-			char path[64], synced[256] = "";
-			size_t pos = 0;
-			for (size_t m = 0; m < c->n_groups && pos < sizeof synced; m++)
-				pos += (size_t)snprintf(synced + pos, sizeof synced - pos, "%s%s",
-				                        m ? ", " : "", gw_group_name(c->groups[m]));
-			snprintf(path, sizeof path, "subscribers[%zu].groups", i);
-			return cfgw_err(ld, s->groups_node, path,
-			                "subscriber '%s' takes group %s, which this agent does not "
-			                "sync (%s.groups: %s): add it there, or drop it here",
-			                s->name ? s->name : "?", gw_group_name(s->groups[k]),
-			                c->section ? c->section : "admin", synced);
-		}
-	}
-	return 0;
-}
-
 /* Exactly one source section; then its checks, those of the sections inside it, and the
  * default groups. */
 static int check_source_section(struct loader *ld, const struct ynode *root)
@@ -617,7 +458,7 @@ static int load_tree(struct ynode *root, const struct cfg_section *const *sectio
 	if (rc == 0)
 		sections_top(c, tables, top);
 	if (rc < 0 || expand_tree(&ld, root, "") < 0 || cfgw_map(&ld, root, top, "", c) < 0 ||
-	    check_source_section(&ld, root) < 0 || check_subscriber_groups(&ld) < 0 ||
+	    check_source_section(&ld, root) < 0 || cfg_check_subscriber_groups(&ld) < 0 ||
 	    cfg_default_control_socket(c, err) < 0)
 		rc = -1;
 	for (size_t i = 0; i < CFG_SECTIONS_MAX; i++)

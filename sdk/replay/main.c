@@ -274,6 +274,30 @@ static int parse_count(const char *s, long *out)
 	return 0;
 }
 
+/* The documents to replay, in order: each argument expanded (replay_expand: a file, or a
+ * directory's documents) and appended to r->docs. 0, or -1 with err set. */
+static int collect_docs(struct replay *r, char **paths, int n, struct gw_err *err)
+{
+	for (int i = 0; i < n; i++) {
+		char **more = NULL;
+		size_t n_more = 0;
+		if (replay_expand(paths[i], &more, &n_more, err) < 0) {
+			replay_free_paths(more, n_more);
+			return -1;
+		}
+		char **all = realloc(r->docs, (r->n_docs + n_more) * sizeof *all);
+		if (!all) {
+			replay_free_paths(more, n_more);
+			return gw_errf(err, "out of memory");
+		}
+		r->docs = all;
+		memcpy(r->docs + r->n_docs, more, n_more * sizeof *more);
+		r->n_docs += n_more;
+		free(more);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -338,24 +362,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gwsync-replay: %s\n", err.msg);
 		goto out;
 	}
-	for (int i = optind + 1; i < argc; i++) {
-		char **more = NULL;
-		size_t n_more = 0;
-		if (replay_expand(argv[i], &more, &n_more, &err) < 0) {
-			replay_free_paths(more, n_more);
-			fprintf(stderr, "gwsync-replay: %s\n", err.msg);
-			goto out;
-		}
-		char **all = realloc(r.docs, (r.n_docs + n_more) * sizeof *all);
-		if (!all) {
-			replay_free_paths(more, n_more);
-			fprintf(stderr, "gwsync-replay: out of memory\n");
-			goto out;
-		}
-		r.docs = all;
-		memcpy(r.docs + r.n_docs, more, n_more * sizeof *more);
-		r.n_docs += n_more;
-		free(more);
+	if (collect_docs(&r, argv + optind + 1, argc - optind - 1, &err) < 0) {
+		fprintf(stderr, "gwsync-replay: %s\n", err.msg);
+		goto out;
 	}
 
 	/* its -c file is the bare config: map, so messages name its keys, not gwsyncd's paths */

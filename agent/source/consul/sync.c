@@ -357,6 +357,61 @@ static int64_t next_wait(struct source *s, int64_t now, int64_t deadline)
 	return wait > 0 ? wait : 1;
 }
 
+/* Pause before the next blocking query after s->early answers in a row came at once with
+ * nothing new (consul_pace_ms). Warns at the first early answer and when the pause reaches
+ * its cap, not at every one. 1 when asked to stop while pausing. */
+static int pace_early(struct source *s, const char *server)
+{
+	int64_t pace = consul_pace_ms(s->early, s->cc->pace_max_ms);
+	if (pace <= 0)
+		return 0;
+	if (s->early == 1 ||
+	    (pace == s->cc->pace_max_ms && consul_pace_ms(s->early - 1, s->cc->pace_max_ms) < pace))
+		LOG_W(s->log, "consul",
+		      "server %s: %u blocking quer%s of %s answered at once with "
+		      "nothing new; pausing %lld ms before the next",
+		      server, s->early, s->early == 1 ? "y" : "ies", s->prefix, (long long)pace);
+	return consul_pause(s, pace);
+}
+
+/* One blocking query's answer, by what its index says (consul_index_step): backwards reads
+ * everything again, a new index applies the answer, the same index is nothing new. 1 when
+ * something changed, 0 when not, -1 on failure (err set; the reply is consumed either way). */
+static int take_answer(struct source *s, const char *server, uint64_t sent,
+                       const struct consul_headers *h, struct http_reply *rep, struct gw_err *err)
+{
+	uint64_t next;
+	enum consul_step step = consul_index_step(sent, h->index, &next);
+	if (step == CONSUL_BACKWARDS) {
+		http_reply_free(rep);
+		LOG_W(s->log, "consul",
+		      "server %s: the index of %s went backwards (%" PRIu64 " after %" PRIu64
+		      "): reading everything again",
+		      server, s->prefix, h->index, sent);
+		int v = consul_full_read(s, s->ep, KV_FULL_RECOVER, err);
+		return v < 0 ? -1 : v > 0;
+	}
+	if (step != CONSUL_CHANGED) {
+		http_reply_recycle(s->srv[s->ep], rep);
+		return 0;
+	}
+	size_t bytes = rep->len;
+	int changed = apply_answer(s, s->ep, rep, err);
+	http_reply_recycle(s->srv[s->ep], rep);
+	if (changed < 0) {
+		conn_set_state(&s->status, SOURCE_CONN_CONNECTING, NULL);
+		return -1;
+	}
+	s->index = next;
+	pthread_mutex_lock(&s->status.mu);
+	s->status.st.bytes_fetched += bytes;
+	s->status.st.revision = (int64_t)s->index;
+	if (changed)
+		s->status.st.last_event_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->status.mu);
+	return changed;
+}
+
 enum consul_outcome consul_session(struct source *s, struct gw_err *err)
 {
 	const char *server = s->cc->kv.servers[s->ep];
@@ -383,18 +438,8 @@ enum consul_outcome consul_session(struct source *s, struct gw_err *err)
 				return atomic_load(&s->stop) ? CONSUL_STOPPED : CONSUL_FAILED;
 			continue;
 		}
-		int64_t pace = consul_pace_ms(s->early, s->cc->pace_max_ms);
-		if (pace > 0) {
-			/* the first early answer, and the pause reaching its cap: not every one */
-			if (s->early == 1 ||
-			    (pace == s->cc->pace_max_ms &&
-			     consul_pace_ms(s->early - 1, s->cc->pace_max_ms) < pace))
-				LOG_W(s->log, "consul",
-				      "server %s: %u blocking quer%s of %s answered at once with "
-				      "nothing new; pausing %lld ms before the next",
-				      server, s->early, s->early == 1 ? "y" : "ies", s->prefix,
-				      (long long)pace);
-			if (consul_pause(s, pace))
+		if (s->early > 0) {
+			if (pace_early(s, server))
 				return CONSUL_STOPPED;
 			now = gw_mono_ms();
 			dl = consul_flush_due(s, now);
@@ -420,37 +465,9 @@ enum consul_outcome consul_session(struct source *s, struct gw_err *err)
 			LOG_I(s->log, "consul", "server %s: watching %s from index %" PRIu64,
 			      server, s->prefix, sent);
 		}
-		uint64_t next;
-		enum consul_step step = consul_index_step(sent, h.index, &next);
-		int changed = 0;
-		if (step == CONSUL_BACKWARDS) {
-			http_reply_free(&rep);
-			LOG_W(s->log, "consul",
-			      "server %s: the index of %s went backwards (%" PRIu64
-			      " after %" PRIu64 "): reading everything again",
-			      server, s->prefix, h.index, sent);
-			int v = consul_full_read(s, s->ep, KV_FULL_RECOVER, err);
-			if (v < 0)
-				return atomic_load(&s->stop) ? CONSUL_STOPPED : CONSUL_FAILED;
-			changed = v > 0;
-		} else if (step == CONSUL_CHANGED) {
-			size_t bytes = rep.len;
-			changed = apply_answer(s, s->ep, &rep, err);
-			http_reply_recycle(s->srv[s->ep], &rep);
-			if (changed < 0) {
-				conn_set_state(&s->status, SOURCE_CONN_CONNECTING, NULL);
-				return CONSUL_FAILED;
-			}
-			s->index = next;
-			pthread_mutex_lock(&s->status.mu);
-			s->status.st.bytes_fetched += bytes;
-			s->status.st.revision = (int64_t)s->index;
-			if (changed)
-				s->status.st.last_event_ms = gw_wall_ms();
-			pthread_mutex_unlock(&s->status.mu);
-		} else {
-			http_reply_recycle(s->srv[s->ep], &rep);
-		}
+		int changed = take_answer(s, server, sent, &h, &rep, err);
+		if (changed < 0)
+			return atomic_load(&s->stop) ? CONSUL_STOPPED : CONSUL_FAILED;
 		pthread_mutex_lock(&s->status.mu);
 		s->status.st.last_success_ms = gw_wall_ms();
 		pthread_mutex_unlock(&s->status.mu);

@@ -107,6 +107,37 @@ static void schedule_resync(struct source *s)
 	    s->nc->kv.resync_interval_ms > 0 ? gw_mono_ms() + s->nc->kv.resync_interval_ms : -1;
 }
 
+/* The full read that starts a session (or recovers, or resyncs) and the first publication
+ * of the listeners' bodies after it. 1 when the thread is to stop. */
+static int full_read(struct source *s, struct schedule *sc, struct gw_err *err)
+{
+	conn_set_state(&s->status, SOURCE_CONN_CONNECTING, s->nc->kv.servers[s->ep]);
+	if (nacos_full_read(s, s->ep, (enum kv_full_kind)s->need_full, err) != 0)
+		return atomic_load(&s->stop) || after_failure(s, sc, err);
+	s->need_full = NACOS_NO_FULL_READ;
+	/* the schedule starts over once a listener is answered, not here: a server that reads
+	 * but refuses every listener must still reach the backoff */
+	schedule_resync(s);
+	conn_mark_success(&s->status, SOURCE_CONN_CONNECTED, s->nc->kv.servers[s->ep]);
+	if (nacos_publish_bodies(s, 1, err) != 0)
+		LOG_E(s->log, "nacos", "%s: %s", s->nc->kv.label, err->msg);
+	return 0;
+}
+
+/* The login token renewed once it is due (9/10 of its tokenTtl). */
+static void renew_token_if_due(struct source *s, int64_t now)
+{
+	struct gw_err err = {0};
+	int64_t due = nacos_client_token_due(s->client);
+	if (due >= 0 && now >= due && nacos_client_login(s->client, s->ep, &err) != 0) {
+		/* the token still works a while: counted, tried again at the next wake */
+		conn_count_failure(&s->status, err.kind, err.msg);
+		LOG_W(s->log, "nacos", "%s [%s]; renewing the token later", err.msg,
+		      sync_fail_name(err.kind));
+		pause_ms(s, s->cfg->retry_interval_ms);
+	}
+}
+
 static void *run(void *arg)
 {
 	struct source *s = arg;
@@ -119,21 +150,8 @@ static void *run(void *arg)
 	while (!atomic_load(&s->stop)) {
 		struct gw_err err = {0};
 		if (s->need_full != NACOS_NO_FULL_READ) {
-			conn_set_state(&s->status, SOURCE_CONN_CONNECTING,
-			               s->nc->kv.servers[s->ep]);
-			if (nacos_full_read(s, s->ep, (enum kv_full_kind)s->need_full, &err) != 0) {
-				if (atomic_load(&s->stop) || after_failure(s, &sc, &err))
-					break;
-				continue;
-			}
-			s->need_full = NACOS_NO_FULL_READ;
-			/* the schedule starts over once a listener is answered, not here: a server
-			 * that reads but refuses every listener must still reach the backoff */
-			schedule_resync(s);
-			conn_mark_success(&s->status, SOURCE_CONN_CONNECTED,
-			                  s->nc->kv.servers[s->ep]);
-			if (nacos_publish_bodies(s, 1, &err) != 0)
-				LOG_E(s->log, "nacos", "%s: %s", s->nc->kv.label, err.msg);
+			if (full_read(s, &sc, &err))
+				break;
 			continue;
 		}
 		if (s->built_gen != node_wanted_gen(s->map) || s->bodies_dirty || s->released) {
@@ -201,14 +219,7 @@ static void *run(void *arg)
 		}
 		if (s->resync_at >= 0 && now >= s->resync_at)
 			s->need_full = KV_FULL_RESYNC;
-		int64_t due = nacos_client_token_due(s->client);
-		if (due >= 0 && now >= due && nacos_client_login(s->client, s->ep, &err) != 0) {
-			/* the token still works a while: counted, tried again at the next wake */
-			conn_count_failure(&s->status, err.kind, err.msg);
-			LOG_W(s->log, "nacos", "%s [%s]; renewing the token later", err.msg,
-			      sync_fail_name(err.kind));
-			pause_ms(s, cfg->retry_interval_ms);
-		}
+		renew_token_if_due(s, now);
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	node_flush(s->map, gw_mono_ms(), 1);
