@@ -298,7 +298,14 @@ static int collect_docs(struct replay *r, char **paths, int n, struct gw_err *er
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The command line. The options not kept in the replay go to o. -1: go on (optind at the
+ * first operand); otherwise the exit status to return (0 after --help). */
+struct options {
+	const char *config_path, *name, *groups;
+	int threaded, verbose;
+};
+
+static int parse_options(int argc, char **argv, struct replay *r, struct options *o)
 {
 	static const struct option longopts[] = {
 	    {"config", required_argument, NULL, 'c'}, {"name", required_argument, NULL, 'n'},
@@ -307,23 +314,21 @@ int main(int argc, char **argv)
 	    {"quiet", no_argument, NULL, 'q'},        {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
-	struct replay r = {.repeat = 1, .tick_at = -1};
-	const char *config_path = NULL, *name = "replay", *groups = NULL;
-	int threaded = 0, verbose = 0, c;
+	int c;
 	while ((c = getopt_long(argc, argv, "c:n:g:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			config_path = optarg;
+			o->config_path = optarg;
 			break;
 		case 'n':
-			name = optarg;
+			o->name = optarg;
 			break;
 		case 'g':
-			groups = optarg;
+			o->groups = optarg;
 			break;
 		case 'F':
 		case 'R':
-			if (parse_count(optarg, c == 'F' ? &r.fail_at : &r.repeat) < 0) {
+			if (parse_count(optarg, c == 'F' ? &r->fail_at : &r->repeat) < 0) {
 				fprintf(stderr,
 				        "gwsync-replay: %s: expected a number >= 1, got '%s'\n",
 				        c == 'F' ? "--fail" : "--repeat", optarg);
@@ -331,13 +336,13 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'T':
-			threaded = 1;
+			o->threaded = 1;
 			break;
 		case 'q':
-			r.quiet = 1;
+			r->quiet = 1;
 			break;
 		case 'v':
-			verbose = 1;
+			o->verbose = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -351,7 +356,18 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
+	return -1;
+}
 
+int main(int argc, char **argv)
+{
+	struct replay r = {.repeat = 1, .tick_at = -1};
+	struct options o = {.name = "replay"};
+	int early = parse_options(argc, argv, &r, &o);
+	if (early >= 0)
+		return early;
+	const char *config_path = o.config_path, *name = o.name, *groups = o.groups;
+	int threaded = o.threaded, verbose = o.verbose;
 	struct gw_err err = {0};
 	int rc = 2;
 	struct gw_log *log = NULL;
