@@ -132,9 +132,43 @@ static const struct gw_item *host_item_typed(const struct gw_host *host, const s
 	return item ? model_typed_copy(item, &host_ctx_of(host)->scratch) : NULL;
 }
 
+/* The empty lists a GW_SUB_LISTS_ON_DEMAND plugin is handed (never NULL, as the ABI
+ * promises; never dereferenced). */
+static const struct gw_item *const no_items[1] = {NULL};
+static const struct gw_update no_updates[1] = {{NULL, NULL}};
+
+const struct gw_change *host_change_begin(struct host_ctx *ctx, const struct gw_change *change,
+                                          int lists_on_demand)
+{
+	ctx->full = ctx->shown = change;
+	if (!lists_on_demand)
+		return change;
+	ctx->hidden = *change;
+	ctx->hidden.items = ctx->hidden.added = ctx->hidden.removed = no_items;
+	ctx->hidden.updated = no_updates;
+	return ctx->shown = &ctx->hidden;
+}
+
+/* Entry i of a list of the change being applied: for the copy with empty lists a
+ * GW_SUB_LISTS_ON_DEMAND plugin was handed, from the change it stands for; for any other
+ * (a test calling apply() itself with a change of its own), from its own lists. Today
+ * every list is made before apply() (model/diff.h), so an entry lives until apply()
+ * returns, more than the ABI's GW_CHANGE_ITEMS_KEPT promise: the promise leaves the agent
+ * free to make the items it is asked for one at a time. */
+static const struct gw_item *host_change_item(const struct gw_host *host,
+                                              const struct gw_change *change, enum gw_list list,
+                                              size_t i)
+{
+	const struct host_ctx *c = host_ctx_of(host);
+	if (change == &c->hidden)
+		change = c->full; /* NULL once apply() has returned */
+	return change ? gw_change_list_entry(change, list, i) : NULL;
+}
+
 void host_call_done(struct host_ctx *ctx)
 {
 	arena_free(&ctx->scratch);
+	ctx->full = ctx->shown = NULL;
 }
 
 static int host_group_configured(const struct gw_host *host, enum gw_group g)
@@ -193,4 +227,6 @@ void host_table_init(struct gw_host *h, struct host_ctx *ctx)
 	arena_init(&ctx->scratch);
 	h->group_configured = host_group_configured;
 	h->configured_groups = host_configured_groups;
+	h->change_item = host_change_item;
+	ctx->full = ctx->shown = NULL;
 }

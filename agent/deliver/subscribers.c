@@ -266,11 +266,13 @@ static int open_plugin(struct subscriber *s, const char *library, struct gw_err 
 			return gw_errf(err, "out of memory");
 		s->desc = &s->v1->face;
 		s->typed = 1;
+		s->lists = 1;
 		return 0;
 	}
 	s->desc = raw;
 	s->ctx.options = DESC_MEMBER(s->desc, options);
 	s->typed = !(DESC_MEMBER(s->desc, flags) & GW_SUB_TYPED_ON_DEMAND);
+	s->lists = !(DESC_MEMBER(s->desc, flags) & GW_SUB_LISTS_ON_DEMAND);
 	return 0;
 }
 
@@ -430,7 +432,7 @@ void subscribers_free(struct subscribers *subs)
 int subscriber_apply(struct subscriber *s, const struct gw_change *change, struct gw_err *why)
 {
 	s->ctx.error[0] = '\0';
-	int rc = s->desc->apply(s->state, &s->host, change);
+	int rc = s->desc->apply(s->state, &s->host, host_change_begin(&s->ctx, change, !s->lists));
 	host_call_done(&s->ctx);
 	if (rc == 0) {
 		if (s->ctx.error[0])

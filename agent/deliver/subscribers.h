@@ -47,6 +47,7 @@ struct subscriber {
 	void *dl;
 	struct abi1 *v1; /* the ABI-1 adapter, or NULL */
 	int typed;       /* reads every item's typed view (no GW_SUB_TYPED_ON_DEMAND) */
+	int lists;       /* reads the change's lists (no GW_SUB_LISTS_ON_DEMAND) */
 	unsigned groups; /* the groups it takes, bit (1u << group): its `groups:` or every synced
 	                  * one; the dispatcher delivers and /status counts only these */
 };

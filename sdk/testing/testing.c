@@ -310,11 +310,20 @@ static int64_t call_tick(struct gwt_host *h, const struct gw_subscriber *desc, v
 	return next;
 }
 
+unsigned kit_desc_flags(const struct gw_subscriber *desc)
+{
+	return desc->size >= offsetof(struct gw_subscriber, flags) + sizeof desc->flags
+	           ? desc->flags
+	           : 0;
+}
+
 int gwt_apply(struct gwt_host *h, const struct gw_subscriber *desc, void *state,
               const struct gw_change *change, int64_t *next)
 {
 	h->ctx.error[0] = '\0';
-	int rc = desc->apply(state, &h->host, change);
+	/* a plugin that declared GW_SUB_LISTS_ON_DEMAND gets empty lists, as from the agent */
+	int lists = !(kit_desc_flags(desc) & GW_SUB_LISTS_ON_DEMAND);
+	int rc = desc->apply(state, &h->host, host_change_begin(&h->ctx, change, !lists));
 	host_call_done(&h->ctx); /* item_typed()'s copies live until apply() returns */
 	int64_t n = call_tick(h, desc, state);
 	if (next)

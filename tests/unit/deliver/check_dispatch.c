@@ -165,6 +165,38 @@ START_TEST(delivers_exact_deltas)
 }
 END_TEST
 
+/* GW_SUB_LISTS_ON_DEMAND: the plugin is handed empty lists and reads the same items, in the
+ * same order, through host->change_item() (recorder_od checks the contract itself). */
+START_TEST(lists_on_demand_read_through_change_item)
+{
+	add_recorder("a", out_a, "");
+	char yaml[8400];
+	snprintf(yaml, sizeof yaml, "out: %s\n", out_b);
+	tcfg_add(&t, "b", "recorder_od", yaml);
+	start();
+	offer(gd_make(GW_GROUP_RULE, "m1", 10,
+	              (const char *[]){"r2", "{\"v\":1}", "r1", "{\"v\":1}", NULL}));
+	ck_assert_int_eq(wait_lines(out_b, "apply", 1, 5000), 1);
+	offer(gd_make(GW_GROUP_RULE, "m2", 20,
+	              (const char *[]){"r3", "{\"v\":1}", "r1", "{\"v\":2}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
+	ck_assert_int_eq(wait_lines(out_b, "apply", 2, 5000), 2);
+	for (int i = 0; i < 2; i++) {
+		char *want = nth_line(out_a, "apply", i);
+		ck_assert_ptr_nonnull(want);
+		expect_line(out_b, "apply", i, want);
+		free(want);
+	}
+	expect_line(out_b, "apply", 1,
+	            "apply RULE md5=m2 prev=m1 lmt=20 items=2 added=r3 updated=r1 removed=r2 "
+	            "stale=0 ok");
+	expect_line(out_b, "items", 0, "items keys=r2,r1");
+	expect_line(out_b, "items", 1, "items keys=r3,r1");
+	ck_assert_ptr_null(nth_line(out_b, "lists-not-empty", 0));
+	ck_assert_ptr_null(nth_line(out_b, "change_item-past-the-end", 0));
+}
+END_TEST
+
 START_TEST(emptied_group_is_delivered)
 {
 	add_recorder("a", out_a, "");
@@ -673,6 +705,7 @@ int main(void)
 	tcase_add_test(tc, typed_views_reach_who_reads_them);
 	tcase_add_test(tc, abi1_plugin_receives_changes);
 	tcase_add_test(tc, delivers_exact_deltas);
+	tcase_add_test(tc, lists_on_demand_read_through_change_item);
 	tcase_add_test(tc, emptied_group_is_delivered);
 	tcase_add_test(tc, coalesces_under_a_slow_plugin);
 	tcase_add_test(tc, failing_plugin_retried_while_other_receives);
