@@ -83,14 +83,19 @@ static int deliver(struct subscriber *s, enum gw_group g, struct group_data *fro
 	/* the typed views, for a subscriber that reads them: made on this thread, the one
 	 * thing delivery adds to a version, in the fields groupdata.h gives the delivering
 	 * thread (model/typed.h); hence from and to are not const here */
-	if ((s->typed && model_typed_fill(to, from, &o->why) != 0) ||
-	    diff_build(&df, g, from, to, &o->why) < 0)
+	if (s->typed && model_typed_fill(to, from, &o->why) != 0)
+		return -1;
+	/* a subscriber that reads its lists on demand gets them made when it asks (host.c):
+	 * one that only counts costs no list of every item */
+	if (!s->lists)
+		diff_count(&df, g, from, to);
+	else if (diff_build(&df, g, from, to, &o->why) < 0)
 		return -1;
 	o->na = df.change.n_added;
 	o->nu = df.change.n_updated;
 	o->nr = df.change.n_removed;
 	int64_t t0 = gw_mono_ms();
-	int rc = subscriber_apply(s, &df.change, &o->why);
+	int rc = subscriber_apply(s, &df, &o->why);
 	o->ms = gw_mono_ms() - t0;
 	diff_free(&df);
 	int64_t next = subscriber_tick(s, gw_mono_ms());

@@ -138,9 +138,10 @@ static const struct gw_item *const no_items[1] = {NULL};
 static const struct gw_update no_updates[1] = {{NULL, NULL}};
 
 const struct gw_change *host_change_begin(struct host_ctx *ctx, const struct gw_change *change,
-                                          int lists_on_demand)
+                                          int lists_on_demand, struct diff *lazy)
 {
 	ctx->full = ctx->shown = change;
+	ctx->lazy = lazy;
 	if (!lists_on_demand)
 		return change;
 	ctx->hidden = *change;
@@ -150,18 +151,25 @@ const struct gw_change *host_change_begin(struct host_ctx *ctx, const struct gw_
 }
 
 /* Entry i of a list of the change being applied: for the copy with empty lists a
- * GW_SUB_LISTS_ON_DEMAND plugin was handed, from the change it stands for; for any other
- * (a test calling apply() itself with a change of its own), from its own lists. Today
- * every list is made before apply() (model/diff.h), so an entry lives until apply()
- * returns, more than the ABI's GW_CHANGE_ITEMS_KEPT promise: the promise leaves the agent
- * free to make the items it is asked for one at a time. */
+ * GW_SUB_LISTS_ON_DEMAND plugin was handed, from the change it stands for (its delta lists
+ * made at the first entry asked of one, when the dispatcher only counted them); for any
+ * other (a test calling apply() itself with a change of its own), from its own lists.
+ * Today the lists, once made, live until apply() returns, more than the ABI's
+ * GW_CHANGE_ITEMS_KEPT promise: the promise leaves the agent free to make the items it is
+ * asked for one at a time. */
 static const struct gw_item *host_change_item(const struct gw_host *host,
                                               const struct gw_change *change, enum gw_list list,
                                               size_t i)
 {
-	const struct host_ctx *c = host_ctx_of(host);
-	if (change == &c->hidden)
+	struct host_ctx *c = host_ctx_of(host);
+	if (change == &c->hidden) {
 		change = c->full; /* NULL once apply() has returned */
+		if (change && list != GW_LIST_ITEMS && c->lazy) {
+			if (diff_lists(c->lazy) != 0)
+				return NULL; /* out of memory */
+			c->lazy = NULL;
+		}
+	}
 	return change ? gw_change_list_entry(change, list, i) : NULL;
 }
 
@@ -169,6 +177,7 @@ void host_call_done(struct host_ctx *ctx)
 {
 	arena_free(&ctx->scratch);
 	ctx->full = ctx->shown = NULL;
+	ctx->lazy = NULL;
 }
 
 static int host_group_configured(const struct gw_host *host, enum gw_group g)
@@ -229,4 +238,5 @@ void host_table_init(struct gw_host *h, struct host_ctx *ctx)
 	h->configured_groups = host_configured_groups;
 	h->change_item = host_change_item;
 	ctx->full = ctx->shown = NULL;
+	ctx->lazy = NULL;
 }

@@ -12,6 +12,7 @@
 
 #include "core/arena.h"
 #include "core/log.h"
+#include "model/diff.h"
 
 struct host_ctx {
 	const char *instance;
@@ -37,6 +38,8 @@ struct host_ctx {
 	const struct gw_change *full;
 	const struct gw_change *shown;
 	struct gw_change hidden;
+	struct diff *lazy; /* full's own diff when its lists are still to be made (diff_count),
+	                    * made at the first host->change_item call of a delta list */
 };
 
 /* Fill `h` (every ABI-2 member) for `ctx`, which must outlive it. */
@@ -44,9 +47,11 @@ void host_table_init(struct gw_host *h, struct host_ctx *ctx);
 
 /* Before apply(): what to hand the plugin for `change` (which, with its lists, must live
  * until host_call_done): the change itself, or with `lists_on_demand` (the plugin declared
- * GW_SUB_LISTS_ON_DEMAND) a copy whose lists are empty, read through host->change_item. */
+ * GW_SUB_LISTS_ON_DEMAND) a copy whose lists are empty, read through host->change_item.
+ * `lazy` (may be NULL): the diff `change` is, when its lists are made only if asked for
+ * (diff_count; then lists_on_demand must be 1). */
 const struct gw_change *host_change_begin(struct host_ctx *ctx, const struct gw_change *change,
-                                          int lists_on_demand);
+                                          int lists_on_demand, struct diff *lazy);
 
 /* After a callback returns: free what the host made for it (item_typed()'s copies) and
  * forget the change host_change_begin() set. */

@@ -25,19 +25,22 @@ static size_t count(const struct group_data *gd)
 	return gd ? gd->n_items : 0;
 }
 
-/* The merge of both key indexes: d's own arrays. 0 or -1 (out of memory). */
+/* The merge of both key indexes: d's own arrays, or with `lists` 0 only the counts. 0 or
+ * -1 (out of memory). */
 static int merge(struct diff *d, const struct group_data *from, const struct group_data *to,
-                 size_t *na_out, size_t *nu_out, size_t *nr_out)
+                 int lists, size_t *na_out, size_t *nu_out, size_t *nr_out)
 {
 	size_t nf = count(from), nt = count(to);
 
 	/* Worst cases: everything added, everything removed, everything updated. The
 	 * "+ 1" keeps malloc from being asked for zero bytes. */
-	d->added = malloc((nt + 1) * sizeof *d->added);
-	d->removed = malloc((nf + 1) * sizeof *d->removed);
-	d->updated = malloc(((nf < nt ? nf : nt) + 1) * sizeof *d->updated);
-	if (!d->added || !d->removed || !d->updated)
-		return -1;
+	if (lists) {
+		d->added = malloc((nt + 1) * sizeof *d->added);
+		d->removed = malloc((nf + 1) * sizeof *d->removed);
+		d->updated = malloc(((nf < nt ? nf : nt) + 1) * sizeof *d->updated);
+		if (!d->added || !d->removed || !d->updated)
+			return -1;
+	}
 
 	size_t i = 0, j = 0, na = 0, nu = 0, nr = 0;
 	while (i < nf || j < nt) {
@@ -45,14 +48,21 @@ static int merge(struct diff *d, const struct group_data *from, const struct gro
 		const struct gw_item *b = j < nt ? to->items[group_data_at(to, j)] : NULL;
 		int c = !a ? 1 : !b ? -1 : a->key == b->key ? 0 : strcmp(a->key, b->key);
 		if (c < 0) {
-			d->removed[nr++] = a;
+			if (lists)
+				d->removed[nr] = a;
+			nr++;
 			i++;
 		} else if (c > 0) {
-			d->added[na++] = b;
+			if (lists)
+				d->added[na] = b;
+			na++;
 			j++;
 		} else {
-			if (!same_json(a, b))
-				d->updated[nu++] = (struct gw_update){a, b};
+			if (!same_json(a, b)) {
+				if (lists)
+					d->updated[nu] = (struct gw_update){a, b};
+				nu++;
+			}
 			i++;
 			j++;
 		}
@@ -63,13 +73,18 @@ static int merge(struct diff *d, const struct group_data *from, const struct gro
 	return 0;
 }
 
-int diff_build(struct diff *d, enum gw_group group, const struct group_data *from,
-               const struct group_data *to, struct gw_err *err)
+/* No list is ever NULL (the ABI promises it), even for an empty group. */
+static const struct gw_item *const none[1] = {NULL};
+static const struct gw_update no_update[1] = {{NULL, NULL}};
+
+/* diff_build, the lists made (`lists` 1) or only counted. 0 or -1 (out of memory). */
+static int build(struct diff *d, enum gw_group group, const struct group_data *from,
+                 const struct group_data *to, int lists)
 {
 	memset(d, 0, sizeof *d);
 	size_t na, nu, nr;
-	const struct gw_item *const *added, *const *removed;
-	const struct gw_update *updated;
+	const struct gw_item *const *added = none, *const *removed = none;
+	const struct gw_update *updated = no_update;
 	const struct gd_delta *carried = group_data_delta(to, from);
 	if (carried) { /* to was made from from: the delta came with it */
 		d->carried = 1;
@@ -80,18 +95,20 @@ int diff_build(struct diff *d, enum gw_group group, const struct group_data *fro
 		removed = carried->removed;
 		nr = carried->n_removed;
 	} else {
-		if (merge(d, from, to, &na, &nu, &nr) != 0) {
+		if (merge(d, from, to, lists, &na, &nu, &nr) != 0) {
 			diff_free(d);
-			return gw_errf(err, "group %s: out of memory computing the change",
-			               gw_group_name(group));
+			return -1;
 		}
-		added = d->added;
-		updated = d->updated;
-		removed = d->removed;
+		if (lists) {
+			added = d->added;
+			updated = d->updated;
+			removed = d->removed;
+		}
+		d->pending = !lists;
+		d->from = from;
+		d->to = to;
 	}
 
-	/* No list is ever NULL (the ABI promises it), even for an empty group. */
-	static const struct gw_item *const none[1] = {NULL};
 	struct gw_change *ch = &d->change;
 	ch->size = sizeof *ch;
 	ch->group = group;
@@ -122,6 +139,38 @@ int diff_build(struct diff *d, enum gw_group group, const struct group_data *fro
 	return 0;
 }
 
+int diff_build(struct diff *d, enum gw_group group, const struct group_data *from,
+               const struct group_data *to, struct gw_err *err)
+{
+	if (build(d, group, from, to, 1) != 0)
+		return gw_errf(err, "group %s: out of memory computing the change",
+		               gw_group_name(group));
+	return 0;
+}
+
+void diff_count(struct diff *d, enum gw_group group, const struct group_data *from,
+                const struct group_data *to)
+{
+	build(d, group, from, to, 0); /* counting allocates nothing: cannot fail */
+}
+
+int diff_lists(struct diff *d)
+{
+	if (!d->pending)
+		return 0;
+	size_t na, nu, nr;
+	if (merge(d, d->from, d->to, 1, &na, &nu, &nr) != 0) {
+		diff_free(d);
+		d->pending = 1; /* still not made: the change's lists stay the empty ones */
+		return -1;
+	}
+	d->pending = 0;
+	d->change.added = d->added;
+	d->change.updated = d->updated;
+	d->change.removed = d->removed;
+	return 0;
+}
+
 void diff_free(struct diff *d)
 {
 	free(d->added);
@@ -131,4 +180,5 @@ void diff_free(struct diff *d)
 	d->updated = NULL;
 	d->removed = NULL;
 	d->carried = 0;
+	d->pending = 0;
 }

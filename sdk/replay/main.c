@@ -117,7 +117,7 @@ static int deliver(struct replay *r, struct group_data *to, const char *label, c
 	long n = ++r->count;
 	struct gw_err why = {0};
 	run_due_tick(r);
-	int rc = subscriber_apply(r->s, c, &why);
+	int rc = subscriber_apply(r->s, &d, &why);
 	int injected = n == r->fail_at;
 	printf("#%ld %s%s %s <- %s: %zu items, +%zu ~%zu -%zu%s%s%s: ", n, label, c->group_name,
 	       c->version.md5, c->previous.md5 ? c->previous.md5 : "nothing", c->n_items,

@@ -323,7 +323,7 @@ int gwt_apply(struct gwt_host *h, const struct gw_subscriber *desc, void *state,
 	h->ctx.error[0] = '\0';
 	/* a plugin that declared GW_SUB_LISTS_ON_DEMAND gets empty lists, as from the agent */
 	int lists = !(kit_desc_flags(desc) & GW_SUB_LISTS_ON_DEMAND);
-	int rc = desc->apply(state, &h->host, host_change_begin(&h->ctx, change, !lists));
+	int rc = desc->apply(state, &h->host, host_change_begin(&h->ctx, change, !lists, NULL));
 	host_call_done(&h->ctx); /* item_typed()'s copies live until apply() returns */
 	int64_t n = call_tick(h, desc, state);
 	if (next)

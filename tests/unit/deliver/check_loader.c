@@ -73,7 +73,7 @@ START_TEST(loads_bare_name_from_plugin_path)
 	struct diff d;
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_PLUGIN, NULL, gd, NULL), 0);
 	struct gw_err why = {0};
-	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d, &why), 0);
 	diff_free(&d);
 	group_data_unref(gd);
 	ck_assert(has_line(out, "apply PLUGIN md5=m1 prev=- lmt=7 items=1 added=p1 updated= "
@@ -349,10 +349,10 @@ START_TEST(guide_example_loads)
 	struct diff d;
 	struct gw_err why;
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, v1, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d, &why), 0);
 	diff_free(&d);
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, v1, v2, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d, &why), 0);
 	diff_free(&d);
 	subscribers_free(subs);
 	gw_log_close(flog);
@@ -376,7 +376,7 @@ static int apply_one(struct subscriber *s, enum gw_group g, struct gw_err *why)
 	struct diff d;
 	ck_assert_int_eq(diff_build(&d, g, NULL, gd, NULL), 0);
 	why->msg[0] = '\0';
-	int rc = subscriber_apply(s, &d.change, why);
+	int rc = subscriber_apply(s, &d, why);
 	diff_free(&d);
 	group_data_unref(gd);
 	return rc;
@@ -478,10 +478,10 @@ START_TEST(abi1_plugin_loads_and_applies)
 	struct diff d;
 	struct gw_err why = {0};
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, a, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d, &why), 0);
 	diff_free(&d);
 	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, a, b, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
+	ck_assert_int_eq(subscriber_apply(s, &d, &why), 0);
 	diff_free(&d);
 	subscribers_free(subs);
 	ck_assert(has_line(out, "apply RULE md5=m1 prev=- lmt=7 items=2 added=p1,p2 updated= "

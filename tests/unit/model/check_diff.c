@@ -250,6 +250,45 @@ START_TEST(large_matches_brute_force)
 }
 END_TEST
 
+/* diff_count: the counts diff_build gives, empty lists (never NULL) until diff_lists, then
+ * the very lists diff_build makes. */
+START_TEST(counted_lists_are_made_when_asked)
+{
+	struct group_data *a = gd_make(GW_GROUP_RULE, "m1", 1,
+	                               (const char *[]){"k3", "{\"v\":1}", "k1", "{\"v\":1}", //
+	                                                "k2", "{\"v\":1}", NULL});
+	struct group_data *b = gd_make(GW_GROUP_RULE, "m2", 2,
+	                               (const char *[]){"k4", "{\"v\":1}", "k2", "{\"v\":2}", //
+	                                                "k1", "{\"v\":1}", NULL});
+	struct diff whole, counted;
+	ck_assert_int_eq(diff_build(&whole, GW_GROUP_RULE, a, b, NULL), 0);
+	diff_count(&counted, GW_GROUP_RULE, a, b);
+	const struct gw_change *w = &whole.change, *c = &counted.change;
+	ck_assert_uint_eq(c->n_items, 3);
+	ck_assert_uint_eq(c->n_added, 1);
+	ck_assert_uint_eq(c->n_updated, 1);
+	ck_assert_uint_eq(c->n_removed, 1);
+	ck_assert_ptr_nonnull(c->added);
+	ck_assert_ptr_nonnull(c->updated);
+	ck_assert_ptr_nonnull(c->removed);
+	ck_assert_ptr_null(counted.added); /* nothing allocated for them */
+	ck_assert_ptr_eq(c->items[0], b->items[0]);
+	ck_assert_int_eq(diff_lists(&counted), 0);
+	ck_assert_ptr_eq(c->added[0], w->added[0]);
+	ck_assert_str_eq(c->added[0]->key, "k4");
+	ck_assert_ptr_eq(c->updated[0].old_item, w->updated[0].old_item);
+	ck_assert_ptr_eq(c->updated[0].new_item, w->updated[0].new_item);
+	ck_assert_ptr_eq(c->removed[0], w->removed[0]);
+	ck_assert_str_eq(c->removed[0]->key, "k3");
+	ck_assert_int_eq(diff_lists(&counted), 0); /* made once */
+	ck_assert_ptr_eq(c->added[0], w->added[0]);
+	diff_free(&counted);
+	diff_free(&whole);
+	group_data_unref(a);
+	group_data_unref(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("diff");
@@ -262,6 +301,7 @@ int main(void)
 	tcase_add_test(tc, emptied_group_removes_everything);
 	tcase_add_test(tc, same_version_reports_nothing);
 	tcase_add_test(tc, large_matches_brute_force);
+	tcase_add_test(tc, counted_lists_are_made_when_asked);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
