@@ -433,9 +433,9 @@ int subscriber_apply(struct subscriber *s, struct diff *d, struct gw_err *why)
 {
 	const struct gw_change *change = &d->change;
 	s->ctx.error[0] = '\0';
-	int rc = s->desc->apply(s->state, &s->host,
-	                        host_change_begin(&s->ctx, change, !s->lists || d->pending,
-	                                          d->pending ? d : NULL));
+	int rc = s->desc->apply(
+	    s->state, &s->host,
+	    host_change_begin(&s->ctx, change, !s->lists || d->pending, d->pending ? d : NULL));
 	host_call_done(&s->ctx);
 	if (rc == 0) {
 		if (s->ctx.error[0])
