@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/clock.h"
 #include "deliver/plugin_config.h"
@@ -150,25 +151,40 @@ const struct gw_change *host_change_begin(struct host_ctx *ctx, const struct gw_
 	return ctx->shown = &ctx->hidden;
 }
 
+/* Entry i of a delta's list, as an item of the ABI made in the ring. */
+static const struct gw_item *delta_item(struct host_ctx *c, enum gw_list list, size_t i)
+{
+	struct diff *d = c->lazy;
+	const struct gd_item *it = NULL;
+	if (list == GW_LIST_ITEMS) {
+		if (d->to && i < d->to->n_items)
+			it = &d->to->items[i];
+	} else if (diff_lists(d) == 0) {
+		if (list == GW_LIST_ADDED && i < d->n_added)
+			it = d->added[i];
+		else if (list == GW_LIST_REMOVED && i < d->n_removed)
+			it = d->removed[i];
+		else if (list == GW_LIST_UPDATED_OLD && i < d->n_updated)
+			it = d->updated[i].old_item;
+		else if (list == GW_LIST_UPDATED_NEW && i < d->n_updated)
+			it = d->updated[i].new_item;
+	}
+	return it ? abi_ring_item(&c->ring, d->group, it) : NULL;
+}
+
 /* Entry i of a list of the change being applied: for the copy with empty lists a
- * GW_SUB_LISTS_ON_DEMAND plugin was handed, from the change it stands for (its delta lists
- * made at the first entry asked of one, when the dispatcher only counted them); for any
- * other (a test calling apply() itself with a change of its own), from its own lists.
- * Today the lists, once made, live until apply() returns, more than the ABI's
- * GW_CHANGE_ITEMS_KEPT promise: the promise leaves the agent free to make the items it is
- * asked for one at a time. */
+ * GW_SUB_LISTS_ON_DEMAND plugin was handed, made from the delta it stands for (the ring
+ * keeps the last GW_CHANGE_ITEMS_KEPT, abi.h), or from the lists of the change it hides;
+ * for any other change (a test calling apply() itself), from its own lists. */
 static const struct gw_item *host_change_item(const struct gw_host *host,
                                               const struct gw_change *change, enum gw_list list,
                                               size_t i)
 {
 	struct host_ctx *c = host_ctx_of(host);
 	if (change == &c->hidden) {
+		if (c->full && c->lazy)
+			return delta_item(c, list, i);
 		change = c->full; /* NULL once apply() has returned */
-		if (change && list != GW_LIST_ITEMS && c->lazy) {
-			if (diff_lists(c->lazy) != 0)
-				return NULL; /* out of memory */
-			c->lazy = NULL;
-		}
 	}
 	return change ? gw_change_list_entry(change, list, i) : NULL;
 }
@@ -176,8 +192,10 @@ static const struct gw_item *host_change_item(const struct gw_host *host,
 void host_call_done(struct host_ctx *ctx)
 {
 	arena_free(&ctx->scratch);
+	abi_ring_free(&ctx->ring);
 	ctx->full = ctx->shown = NULL;
 	ctx->lazy = NULL;
+	memset(&ctx->ring, 0, sizeof ctx->ring);
 }
 
 static int host_group_configured(const struct gw_host *host, enum gw_group g)
@@ -239,4 +257,5 @@ void host_table_init(struct gw_host *h, struct host_ctx *ctx)
 	h->change_item = host_change_item;
 	ctx->full = ctx->shown = NULL;
 	ctx->lazy = NULL;
+	memset(&ctx->ring, 0, sizeof ctx->ring);
 }

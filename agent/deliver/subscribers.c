@@ -429,13 +429,12 @@ void subscribers_free(struct subscribers *subs)
 	free(subs);
 }
 
-int subscriber_apply(struct subscriber *s, struct diff *d, struct gw_err *why)
+int subscriber_apply(struct subscriber *s, const struct gw_change *change, struct diff *lazy,
+                     struct gw_err *why)
 {
-	const struct gw_change *change = &d->change;
 	s->ctx.error[0] = '\0';
-	int rc = s->desc->apply(
-	    s->state, &s->host,
-	    host_change_begin(&s->ctx, change, !s->lists || d->pending, d->pending ? d : NULL));
+	int rc = s->desc->apply(s->state, &s->host,
+	                        host_change_begin(&s->ctx, change, !s->lists || lazy, lazy));
 	host_call_done(&s->ctx);
 	if (rc == 0) {
 		if (s->ctx.error[0])

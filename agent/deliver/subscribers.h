@@ -70,12 +70,13 @@ int subscribers_load(const struct cfg *cfg, struct gw_log *log, struct subscribe
 void subscribers_free(struct subscribers *s);
 
 /*
- * Call the plugin's apply() with d's change (d's lists may be only counted, diff_count,
- * for a plugin that reads them on demand: host->change_item then makes them). Returns 0,
- * or -1 with the reason the plugin gave through host->error() in `why`, or
- * "apply() returned N" when it gave none.
+ * Call the plugin's apply() with `change` (model/abi.h), whose lists are made, or for a
+ * plugin that reads them on demand are not: `lazy` is then the delta it shows
+ * (host->change_item makes its items). Returns 0, or -1 with the reason the plugin gave
+ * through host->error() in `why`, or "apply() returned N" when it gave none.
  */
-int subscriber_apply(struct subscriber *s, struct diff *d, struct gw_err *why);
+int subscriber_apply(struct subscriber *s, const struct gw_change *change, struct diff *lazy,
+                     struct gw_err *why);
 
 /* Call the plugin's tick() if it has one; the next deadline (now_ms clock) or -1. A
  * host->error() message from tick() is logged as a warning. */

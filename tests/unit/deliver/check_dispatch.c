@@ -664,7 +664,7 @@ START_TEST(typed_views_reach_who_reads_them)
 	const char *r1 =
 	    "{\"id\":\"r1\",\"selectorId\":\"s1\"},{\"id\":\"r2\",\"selectorId\":\"s2\"}";
 	struct group_data *v1 = parsed_rules("m1", 1, r1, NULL);
-	ck_assert_ptr_null(v1->items[0]->rule);
+	ck_assert_ptr_null(v1->abi_items); /* parsed: no item of the ABI made */
 	offer(v1);
 	ck_assert_int_eq(wait_lines(out_c, "apply", 1, 5000), 1);
 	expect_line(out_a, "apply", 0, "apply RULE added=2 typed=0 asked=2 first=s1");
@@ -687,8 +687,11 @@ START_TEST(typed_views_reach_who_reads_them)
 	ck_assert_int_eq(store_swap(st, v2, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
 	expect_line(out_a, "apply", 1, "apply RULE added=2 typed=0 asked=2 first=s1");
-	ck_assert_ptr_null(v2->items[0]->rule);
-	ck_assert_ptr_null(v2->items[1]->rule);
+	dispatcher_free(disp); /* joined: what it made is ours to read */
+	disp = NULL;
+	ck_assert_ptr_nonnull(v2->abi_items);
+	ck_assert_ptr_null(v2->abi_items[0]->rule);
+	ck_assert_ptr_null(v2->abi_items[1]->rule);
 	group_data_unref(v2);
 }
 END_TEST
