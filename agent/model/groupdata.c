@@ -40,6 +40,7 @@ void group_data_unref(struct group_data *gd)
 	for (size_t i = 0; i < gd->n_pools; i++)
 		gd_pool_unref(gd->pools[i]);
 	free(gd->heap_items);
+	free(gd->heap_pool);
 	free(gd->abi_items);
 	htab_free(&gd->abi);
 	if (gd->keys && atomic_fetch_sub_explicit(&gd->keys->refs, 1, memory_order_acq_rel) == 1)

@@ -88,6 +88,7 @@ struct group_data {
 	uint8_t *item_pool;
 	size_t n_pools;
 	struct gd_item *heap_items; /* `items` when malloc'd (the model's), freed with it */
+	uint8_t *heap_pool;         /* `item_pool` when calloc'd (all zero: one pool) */
 
 	/* Versions of event sources (model/edit.h): the sum of their items' digests, their
 	 * identity (model/digest.h), kept so the next version adds and subtracts only the

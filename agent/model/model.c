@@ -256,11 +256,17 @@ static int build_finish(struct build *b)
 	if (items)
 		b->vec = NULL;
 	gd->items = gd->heap_items = items;
-	gd->item_pool = arena_alloc(&gd->arena, n ? n : 1);
+	/* every item in pool 0 (a group parsed whole, usually): zeroed pages from calloc,
+	 * which cost no memory until written (a byte per item: 1 MiB at 1,000,000) */
+	size_t i = 0;
+	while (i < n && !b->vst[i])
+		i++;
+	if (i == n)
+		gd->item_pool = gd->heap_pool = calloc(n ? n : 1, 1);
+	else if ((gd->item_pool = arena_alloc(&gd->arena, n)))
+		memcpy(gd->item_pool, b->vst, n);
 	if (!gd->items || !gd->item_pool)
 		return gw_errf(b->c.err, "group %s: out of memory", gname);
-	if (n)
-		memcpy(gd->item_pool, b->vst, n);
 	const struct group_data *prev = b->prev;
 	if (b->same_keys && prev && n == prev->n_items) {
 		/* none when prev is in key order: nor is this one */
