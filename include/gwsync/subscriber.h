@@ -522,9 +522,10 @@ struct gw_subscriber {
 /**
  * gw_subscriber.flags: apply() reads the items of a change only through
  * host->change_item(), never through change->items, added, removed or updated (their
- * counts are set, the lists are empty). The agent is then free to make an item for the
- * ABI only when it is asked for, instead of keeping a struct gw_item for every item of
- * every version it holds (88 bytes each, three times the JSON of a small item). Needs an agent
+ * counts are set, the lists are empty). The agent then makes a struct gw_item only when
+ * it is asked for, and keeps none: it holds its items in 16 bytes each, and a subscriber
+ * that reads the lists makes it keep a gw_item (88 bytes, three times the JSON of a small
+ * item) for every item of every version it is delivered. Needs an agent
  * with GW_HAS(host, change_item); an older one ignores the flag and fills the lists, so a
  * plugin that reads through change_item() when it has it works with both.
  */
