@@ -169,7 +169,7 @@ static const struct gw_item *delta_item(struct host_ctx *c, enum gw_list list, s
 		else if (list == GW_LIST_UPDATED_NEW && i < d->n_updated)
 			it = d->updated[i].new_item;
 	}
-	return it ? abi_ring_item(&c->ring, d->group, it) : NULL;
+	return it ? abi_ring_item(&c->ring, d->group, it, c->typed) : NULL;
 }
 
 /* Entry i of a list of the change being applied: for the copy with empty lists a
@@ -195,7 +195,6 @@ void host_call_done(struct host_ctx *ctx)
 	abi_ring_free(&ctx->ring);
 	ctx->full = ctx->shown = NULL;
 	ctx->lazy = NULL;
-	memset(&ctx->ring, 0, sizeof ctx->ring);
 }
 
 static int host_group_configured(const struct gw_host *host, enum gw_group g)

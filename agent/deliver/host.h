@@ -43,6 +43,7 @@ struct host_ctx {
 	                       * host->change_item reads it (its lists made by diff_lists at
 	                       * the first entry asked of one) and makes the items in `ring` */
 	struct abi_ring ring; /* the items host->change_item made: freed when the call returns */
+	int typed;            /* they carry their typed views (no GW_SUB_TYPED_ON_DEMAND) */
 };
 
 /* Fill `h` (every ABI-2 member) for `ctx`, which must outlive it. */

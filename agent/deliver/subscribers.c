@@ -273,6 +273,7 @@ static int open_plugin(struct subscriber *s, const char *library, struct gw_err 
 	s->ctx.options = DESC_MEMBER(s->desc, options);
 	s->typed = !(DESC_MEMBER(s->desc, flags) & GW_SUB_TYPED_ON_DEMAND);
 	s->lists = !(DESC_MEMBER(s->desc, flags) & GW_SUB_LISTS_ON_DEMAND);
+	s->ctx.typed = s->typed; /* the items host->change_item makes (deliver/host.c) */
 	return 0;
 }
 

@@ -234,7 +234,8 @@ void abi_change_free(struct abi_change *ac)
 	ac->updated = NULL;
 }
 
-const struct gw_item *abi_ring_item(struct abi_ring *r, enum gw_group g, const struct gd_item *it)
+const struct gw_item *abi_ring_item(struct abi_ring *r, enum gw_group g, const struct gd_item *it,
+                                    int typed)
 {
 	if (!r->dec && !(r->dec = itemdec_new()))
 		return NULL;
@@ -246,7 +247,9 @@ const struct gw_item *abi_ring_item(struct abi_ring *r, enum gw_group g, const s
 	}
 	struct gw_item *out = model_item_new(&r->gen[0]);
 	struct gw_err err;
-	if (!out || make(r->dec, NULL, g, it, &r->gen[0], &err, out) != 0)
+	if (!out || make(r->dec, NULL, g, it, &r->gen[0], &err, out) != 0 ||
+	    (typed && model_typed_missing(out) &&
+	     model_typed_make(r->dec, NULL, out, &r->gen[0], &err) != 0))
 		return NULL;
 	r->made++;
 	return out;

@@ -53,8 +53,10 @@ struct abi_ring {
 	struct itemdec *dec;
 };
 
-/* A gw_item of group g for `it` (PLUGIN's with its typed view). NULL on out of memory. */
-const struct gw_item *abi_ring_item(struct abi_ring *r, enum gw_group g, const struct gd_item *it);
+/* A gw_item of group g for `it`, with its typed view when `typed` (PLUGIN's always). NULL on
+ * out of memory. */
+const struct gw_item *abi_ring_item(struct abi_ring *r, enum gw_group g, const struct gd_item *it,
+                                    int typed);
 
 /* Free every item the ring made (they are then invalid); it stays usable. */
 void abi_ring_free(struct abi_ring *r);

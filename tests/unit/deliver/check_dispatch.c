@@ -644,9 +644,10 @@ static struct group_data *parsed_rules(const char *md5, int lmt, const char *ite
 	return out[GW_GROUP_RULE];
 }
 
-/* Typed views reach the subscribers that read them (ABI 2 without flags, ABI 1), made on
- * delivery; one that declared GW_SUB_TYPED_ON_DEMAND gets them only through
- * host->item_typed(), and when no subscriber reads them none are made at all. */
+/* Typed views reach the subscribers that read them (ABI 2 without flags, ABI 1, ABI 2
+ * reading its items one at a time), made on delivery; one that declared
+ * GW_SUB_TYPED_ON_DEMAND gets them only through host->item_typed(), and when no
+ * subscriber reads them none are kept at all. */
 START_TEST(typed_views_reach_who_reads_them)
 {
 	char yaml[8400], out_c[4200];
@@ -657,10 +658,16 @@ START_TEST(typed_views_reach_who_reads_them)
 	tcfg_add(&t, "eager", "typedsub", yaml);
 	snprintf(yaml, sizeof yaml, "out: %s\n", out_c);
 	tcfg_add(&t, "old", "typedsub1", yaml);
+	char out_d[4200];
+	snprintf(out_d, sizeof out_d, "%s/d.txt", dir);
+	snprintf(yaml, sizeof yaml, "out: %s\n", out_d);
+	tcfg_add(&t, "lists", "typedsub_lists", yaml); /* items one at a time, with views */
 	start();
 	ck_assert_int_eq(subs->v[0].typed, 0);
 	ck_assert_int_eq(subs->v[1].typed, 1);
 	ck_assert_int_eq(subs->v[2].typed, 1);
+	ck_assert_int_eq(subs->v[3].typed, 1);
+	ck_assert_int_eq(subs->v[3].lists, 0);
 	const char *r1 =
 	    "{\"id\":\"r1\",\"selectorId\":\"s1\"},{\"id\":\"r2\",\"selectorId\":\"s2\"}";
 	struct group_data *v1 = parsed_rules("m1", 1, r1, NULL);
@@ -670,6 +677,8 @@ START_TEST(typed_views_reach_who_reads_them)
 	expect_line(out_a, "apply", 0, "apply RULE added=2 typed=0 asked=2 first=s1");
 	expect_line(out_b, "apply", 0, "apply RULE added=2 typed=2 asked=0 first=s1");
 	expect_line(out_c, "apply", 0, "apply RULE added=2 typed=2 asked=0 first=s1");
+	ck_assert_int_eq(wait_lines(out_d, "apply", 1, 5000), 1);
+	expect_line(out_d, "apply", 0, "apply RULE added=2 typed=2 asked=0 first=s1");
 	dispatcher_free(disp);
 	disp = NULL;
 	subscribers_free(subs);
