@@ -92,11 +92,12 @@ static struct gw_item *item_at(struct batch *b, struct group_data *gd, size_t i,
 static struct gw_item *item_of(struct batch *b, struct group_data *gd, const struct gd_item *it,
                                int typed)
 {
-	if (!gd || it < gd->items || it >= gd->items + gd->n_items) {
+	size_t at;
+	if (!gd || !gd_item_in(it, gd->items, gd->n_items, &at)) {
 		gw_errf(b->err, "internal error: a delta item outside its version");
 		return NULL;
 	}
-	return item_at(b, gd, (size_t)(it - gd->items), typed);
+	return item_at(b, gd, at, typed);
 }
 
 /* to's complete list, kept with it: from's gw_items where to holds from's items at the

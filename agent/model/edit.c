@@ -242,8 +242,8 @@ static int edits_valid(const struct group_data *prev, const struct group_data *f
 			taken = 1;
 		if (ed->op != EDIT_REMOVE) {
 			/* an item of from: one of its list's */
-			if (!from || !ed->item || ed->item < from->items ||
-			    ed->item >= from->items + from->n_items)
+			size_t at;
+			if (!from || !ed->item || !gd_item_in(ed->item, from->items, from->n_items, &at))
 				return 0;
 		}
 	}

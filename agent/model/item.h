@@ -74,6 +74,18 @@ static inline int gd_same_json(const struct gd_item *a, const struct gd_item *b)
 	       (a->json_len == b->json_len && memcmp(a->json, b->json, a->json_len) == 0);
 }
 
+/* Whether `it` is one of the n items at `list` (compared as addresses: it may point
+ * anywhere), and if so which: *at. */
+static inline int gd_item_in(const struct gd_item *it, const struct gd_item *list, size_t n,
+                             size_t *at)
+{
+	uintptr_t off = (uintptr_t)it - (uintptr_t)list;
+	if (!list || off % sizeof *list || off / sizeof *list >= n)
+		return 0;
+	*at = off / sizeof *list;
+	return 1;
+}
+
 /* The key NUL-terminated in buf (cut to cap - 1 bytes: for messages). Returns buf. */
 const char *gd_key_str(const struct gd_item *it, char *buf, size_t cap);
 
