@@ -243,7 +243,8 @@ static int edits_valid(const struct group_data *prev, const struct group_data *f
 		if (ed->op != EDIT_REMOVE) {
 			/* an item of from: one of its list's */
 			size_t at;
-			if (!from || !ed->item || !gd_item_in(ed->item, from->items, from->n_items, &at))
+			if (!from || !ed->item ||
+			    !gd_item_in(ed->item, from->items, from->n_items, &at))
 				return 0;
 		}
 	}
