@@ -19,7 +19,6 @@
 #include "core/thread.h"
 #include "model/diff.h"
 #include "model/groups.h"
-#include "model/abi.h"
 #include "store/history.h"
 
 /* One subscriber's view of one group. */
@@ -78,30 +77,22 @@ static void copy(char *dst, size_t cap, const char *src)
 static int deliver(struct subscriber *s, enum gw_group g, struct group_data *from,
                    struct group_data *to, struct gw_log *log, struct outcome *o, int64_t *tick_at)
 {
-	struct diff df;
-	struct abi_change ac;
+	struct sub_change c;
 	memset(o, 0, sizeof *o);
 	/* a subscriber that reads its lists on demand gets the delta counted, and the items
 	 * it asks for made then (deliver/host.c); one that reads the lists gets them as the
 	 * ABI's gw_items, with their typed views if it reads those: made on this thread, the
 	 * one thing delivery adds to a version, in the fields groupdata.h gives the delivering
 	 * thread (model/abi.h); hence from and to are not const here */
-	if (!s->lists)
-		diff_count(&df, g, from, to);
-	else if (diff_build(&df, g, from, to, &o->why) < 0)
+	if (subscriber_change(s, g, from, to, &c, &o->why) != 0)
 		return -1;
-	if (abi_change_make(&ac, &df, from, to, s->lists, s->typed, &o->why) != 0) {
-		diff_free(&df);
-		return -1;
-	}
-	o->na = df.n_added;
-	o->nu = df.n_updated;
-	o->nr = df.n_removed;
+	o->na = c.d.n_added;
+	o->nu = c.d.n_updated;
+	o->nr = c.d.n_removed;
 	int64_t t0 = gw_mono_ms();
-	int rc = subscriber_apply(s, &ac.change, s->lists ? NULL : &df, &o->why);
+	int rc = subscriber_apply_change(s, &c, &o->why);
 	o->ms = gw_mono_ms() - t0;
-	abi_change_free(&ac);
-	diff_free(&df);
+	subscriber_change_free(&c);
 	int64_t next = subscriber_tick(s, gw_mono_ms());
 	if (tick_at)
 		*tick_at = next;

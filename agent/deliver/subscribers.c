@@ -453,6 +453,31 @@ int subscriber_apply(struct subscriber *s, const struct gw_change *change, struc
 	return -1;
 }
 
+int subscriber_change(struct subscriber *s, enum gw_group g, struct group_data *from,
+                      struct group_data *to, struct sub_change *c, struct gw_err *why)
+{
+	if (!s->lists)
+		diff_count(&c->d, g, from, to);
+	else if (diff_build(&c->d, g, from, to, why) < 0)
+		return -1;
+	if (abi_change_make(&c->ac, &c->d, from, to, s->lists, s->typed, why) != 0) {
+		diff_free(&c->d);
+		return -1;
+	}
+	return 0;
+}
+
+int subscriber_apply_change(struct subscriber *s, struct sub_change *c, struct gw_err *why)
+{
+	return subscriber_apply(s, &c->ac.change, s->lists ? NULL : &c->d, why);
+}
+
+void subscriber_change_free(struct sub_change *c)
+{
+	abi_change_free(&c->ac);
+	diff_free(&c->d);
+}
+
 int64_t subscriber_tick(struct subscriber *s, int64_t now_ms)
 {
 	if (!s->desc->tick)

@@ -78,6 +78,24 @@ void subscribers_free(struct subscribers *s);
 int subscriber_apply(struct subscriber *s, const struct gw_change *change, struct diff *lazy,
                      struct gw_err *why);
 
+/* A change of one group as the dispatcher hands it to one subscriber: the delta (only
+ * counted for a subscriber that reads its lists on demand) and the ABI's change made from
+ * it (model/abi.h). */
+struct sub_change {
+	struct diff d;
+	struct abi_change ac;
+};
+
+/* Make c, from..to of group g for s (both versions the caller's references: their ABI
+ * fields are written). 0, or -1 (why: out of memory). */
+int subscriber_change(struct subscriber *s, enum gw_group g, struct group_data *from,
+                      struct group_data *to, struct sub_change *c, struct gw_err *why);
+
+/* subscriber_apply() with c. */
+int subscriber_apply_change(struct subscriber *s, struct sub_change *c, struct gw_err *why);
+
+void subscriber_change_free(struct sub_change *c);
+
 /* Call the plugin's tick() if it has one; the next deadline (now_ms clock) or -1. A
  * host->error() message from tick() is logged as a warning. */
 int64_t subscriber_tick(struct subscriber *s, int64_t now_ms);

@@ -11,8 +11,6 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "model/abi.h"
-#include "model/diff.h"
 #include "config/ytree.h"
 
 struct group_data *gd_make(enum gw_group g, const char *md5, int64_t lmt, const char *const *kv)
@@ -85,15 +83,9 @@ struct gw_log *test_log(const char *path)
 int sub_apply(struct subscriber *s, enum gw_group g, struct group_data *from, struct group_data *to,
               struct gw_err *why)
 {
-	struct diff d;
-	struct abi_change ac;
-	if (!s->lists)
-		diff_count(&d, g, from, to);
-	else
-		ck_assert_int_eq(diff_build(&d, g, from, to, NULL), 0);
-	ck_assert_int_eq(abi_change_make(&ac, &d, from, to, s->lists, s->typed, NULL), 0);
-	int rc = subscriber_apply(s, &ac.change, s->lists ? NULL : &d, why);
-	abi_change_free(&ac);
-	diff_free(&d);
+	struct sub_change c;
+	ck_assert_int_eq(subscriber_change(s, g, from, to, &c, why), 0);
+	int rc = subscriber_apply_change(s, &c, why);
+	subscriber_change_free(&c);
 	return rc;
 }
