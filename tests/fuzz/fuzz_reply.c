@@ -37,8 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			for (size_t i = 0; i < out[g]->n_items; i++) {
 				char key[4096];
-				(void)group_data_find(out[g],
-				                      gd_key_str(&out[g]->items[i], key, sizeof key));
+				(void)group_data_find(
+				    out[g], gd_key_str(&out[g]->items[i], key, sizeof key));
 			}
 			group_data_unref(out[g]);
 		}
