@@ -76,17 +76,17 @@ static struct group_data *parse_rule(struct bench_data *d, struct group_data *pr
 }
 
 /* apply() of from -> to on subscriber i; returns the nanoseconds apply took. */
-static int64_t timed_apply(struct subscribers *subs, size_t i, const struct group_data *from,
-                           const struct group_data *to)
+static int64_t timed_apply(struct subscribers *subs, size_t i, struct group_data *from,
+                           struct group_data *to)
 {
-	struct diff df;
-	if (diff_build(&df, GW_GROUP_RULE, from, to, NULL) < 0)
-		exit(1);
+	struct sub_change c;
 	struct gw_err why = {0};
+	if (subscriber_change(&subs->v[i], GW_GROUP_RULE, from, to, &c, &why) != 0)
+		exit(1);
 	int64_t t0 = bench_now_ns();
-	int rc = subscriber_apply(&subs->v[i], &df.change, &why);
+	int rc = subscriber_apply_change(&subs->v[i], &c, &why);
 	int64_t t1 = bench_now_ns();
-	diff_free(&df);
+	subscriber_change_free(&c);
 	if (rc != 0) {
 		fprintf(stderr, "bench_cache: %s apply failed: %s\n", subs->v[i].name, why.msg);
 		exit(1);

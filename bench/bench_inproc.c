@@ -373,9 +373,9 @@ static int one_change(struct ctx *c, int changes)
 		t0 = bench_now_ns();
 		size_t differ = 0;
 		for (size_t i = 0; i < gd->n_items && i < prev->n_items; i++)
-			differ += gd->items[i]->json_len != prev->items[i]->json_len ||
-			          memcmp(gd->items[i]->json, prev->items[i]->json,
-			                 gd->items[i]->json_len);
+			differ +=
+			    gd->items[i].json_len != prev->items[i].json_len ||
+			    memcmp(gd->items[i].json, prev->items[i].json, gd->items[i].json_len);
 		cmp[k] = bench_now_ns() - t0;
 		if (differ != 1)
 			fprintf(stderr, "bench_inproc: %zu items differ (expected 1)\n", differ);

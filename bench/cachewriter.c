@@ -113,17 +113,17 @@ static struct group_data *parse(struct wgroup *g, struct gw_err *why)
 static int deliver(struct subscribers *subs, struct wgroup *g, struct group_data *next,
                    int64_t *t_commit, int64_t *took, struct gw_err *why)
 {
-	struct diff df;
-	if (diff_build(&df, g->id, g->held, next, NULL) < 0) {
+	struct sub_change c;
+	if (subscriber_change(&subs->v[0], g->id, g->held, next, &c, why) != 0) {
 		gw_errf(why, "diff %s: out of memory", g->name);
 		return -1;
 	}
 	int64_t t0 = bench_now_ns();
-	int rc = subscriber_apply(&subs->v[0], &df.change, why);
+	int rc = subscriber_apply_change(&subs->v[0], &c, why);
 	*t_commit = bench_now_ns();
 	*took = *t_commit - t0;
-	size_t changed = df.change.n_added + df.change.n_updated + df.change.n_removed;
-	diff_free(&df);
+	size_t changed = c.d.n_added + c.d.n_updated + c.d.n_removed;
+	subscriber_change_free(&c);
 	subscriber_tick(&subs->v[0], *t_commit / 1000000);
 	if (rc != 0)
 		return -1;

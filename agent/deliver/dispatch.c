@@ -19,7 +19,6 @@
 #include "core/thread.h"
 #include "model/diff.h"
 #include "model/groups.h"
-#include "model/typed.h"
 #include "store/history.h"
 
 /* One subscriber's view of one group. */
@@ -78,21 +77,22 @@ static void copy(char *dst, size_t cap, const char *src)
 static int deliver(struct subscriber *s, enum gw_group g, struct group_data *from,
                    struct group_data *to, struct gw_log *log, struct outcome *o, int64_t *tick_at)
 {
-	struct diff df;
+	struct sub_change c;
 	memset(o, 0, sizeof *o);
-	/* the typed views, for a subscriber that reads them: made on this thread, the one
-	 * thing delivery adds to a version, in the fields groupdata.h gives the delivering
-	 * thread (model/typed.h); hence from and to are not const here */
-	if ((s->typed && model_typed_fill(to, from, &o->why) != 0) ||
-	    diff_build(&df, g, from, to, &o->why) < 0)
+	/* a subscriber that reads its lists on demand gets the delta counted, and the items
+	 * it asks for made then (deliver/host.c); one that reads the lists gets them as the
+	 * ABI's gw_items, with their typed views if it reads those: made on this thread, the
+	 * one thing delivery adds to a version, in the fields groupdata.h gives the delivering
+	 * thread (model/abi.h); hence from and to are not const here */
+	if (subscriber_change(s, g, from, to, &c, &o->why) != 0)
 		return -1;
-	o->na = df.change.n_added;
-	o->nu = df.change.n_updated;
-	o->nr = df.change.n_removed;
+	o->na = c.d.n_added;
+	o->nu = c.d.n_updated;
+	o->nr = c.d.n_removed;
 	int64_t t0 = gw_mono_ms();
-	int rc = subscriber_apply(s, &df.change, &o->why);
+	int rc = subscriber_apply_change(s, &c, &o->why);
 	o->ms = gw_mono_ms() - t0;
-	diff_free(&df);
+	subscriber_change_free(&c);
 	int64_t next = subscriber_tick(s, gw_mono_ms());
 	if (tick_at)
 		*tick_at = next;

@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/clock.h"
 #include "deliver/plugin_config.h"
@@ -132,9 +133,68 @@ static const struct gw_item *host_item_typed(const struct gw_host *host, const s
 	return item ? model_typed_copy(item, &host_ctx_of(host)->scratch) : NULL;
 }
 
+/* The empty lists a GW_SUB_LISTS_ON_DEMAND plugin is handed (never NULL, as the ABI
+ * promises; never dereferenced). */
+static const struct gw_item *const no_items[1] = {NULL};
+static const struct gw_update no_updates[1] = {{NULL, NULL}};
+
+const struct gw_change *host_change_begin(struct host_ctx *ctx, const struct gw_change *change,
+                                          int lists_on_demand, struct diff *lazy)
+{
+	ctx->full = ctx->shown = change;
+	ctx->lazy = lazy;
+	if (!lists_on_demand)
+		return change;
+	ctx->hidden = *change;
+	ctx->hidden.items = ctx->hidden.added = ctx->hidden.removed = no_items;
+	ctx->hidden.updated = no_updates;
+	return ctx->shown = &ctx->hidden;
+}
+
+/* Entry i of a delta's list, as an item of the ABI made in the ring. */
+static const struct gw_item *delta_item(struct host_ctx *c, enum gw_list list, size_t i)
+{
+	struct diff *d = c->lazy;
+	const struct gd_item *it = NULL;
+	if (list == GW_LIST_ITEMS) {
+		if (d->to && i < d->to->n_items)
+			it = &d->to->items[i];
+	} else if (diff_lists(d) == 0) {
+		if (list == GW_LIST_ADDED && i < d->n_added)
+			it = d->added[i];
+		else if (list == GW_LIST_REMOVED && i < d->n_removed)
+			it = d->removed[i];
+		else if (list == GW_LIST_UPDATED_OLD && i < d->n_updated)
+			it = d->updated[i].old_item;
+		else if (list == GW_LIST_UPDATED_NEW && i < d->n_updated)
+			it = d->updated[i].new_item;
+	}
+	return it ? abi_ring_item(&c->ring, d->group, it, c->typed) : NULL;
+}
+
+/* Entry i of a list of the change being applied: for the copy with empty lists a
+ * GW_SUB_LISTS_ON_DEMAND plugin was handed, made from the delta it stands for (the ring
+ * keeps the last GW_CHANGE_ITEMS_KEPT, abi.h), or from the lists of the change it hides;
+ * for any other change (a test calling apply() itself), from its own lists. */
+static const struct gw_item *host_change_item(const struct gw_host *host,
+                                              const struct gw_change *change, enum gw_list list,
+                                              size_t i)
+{
+	struct host_ctx *c = host_ctx_of(host);
+	if (change == &c->hidden) {
+		if (c->full && c->lazy)
+			return delta_item(c, list, i);
+		change = c->full; /* NULL once apply() has returned */
+	}
+	return change ? gw_change_list_entry(change, list, i) : NULL;
+}
+
 void host_call_done(struct host_ctx *ctx)
 {
 	arena_free(&ctx->scratch);
+	abi_ring_free(&ctx->ring);
+	ctx->full = ctx->shown = NULL;
+	ctx->lazy = NULL;
 }
 
 static int host_group_configured(const struct gw_host *host, enum gw_group g)
@@ -193,4 +253,8 @@ void host_table_init(struct gw_host *h, struct host_ctx *ctx)
 	arena_init(&ctx->scratch);
 	h->group_configured = host_group_configured;
 	h->configured_groups = host_configured_groups;
+	h->change_item = host_change_item;
+	ctx->full = ctx->shown = NULL;
+	ctx->lazy = NULL;
+	memset(&ctx->ring, 0, sizeof ctx->ring);
 }

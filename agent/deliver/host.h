@@ -12,6 +12,8 @@
 
 #include "core/arena.h"
 #include "core/log.h"
+#include "model/abi.h"
+#include "model/diff.h"
 
 struct host_ctx {
 	const char *instance;
@@ -30,12 +32,32 @@ struct host_ctx {
 	 * that might be freed before it. */
 	enum gw_group groups[GW_GROUP_COUNT];
 	size_t n_groups;
+	/* The change being applied, and what the plugin was handed: `full` itself, or
+	 * `hidden`, the same with its lists empty, for a plugin that declared
+	 * GW_SUB_LISTS_ON_DEMAND (host->change_item then reads full's lists, or `lazy`). Set
+	 * by host_change_begin() for one apply(). */
+	const struct gw_change *full;
+	const struct gw_change *shown;
+	struct gw_change hidden;
+	struct diff *lazy;    /* the delta `full` shows, when its lists were not made: then
+	                       * host->change_item reads it (its lists made by diff_lists at
+	                       * the first entry asked of one) and makes the items in `ring` */
+	struct abi_ring ring; /* the items host->change_item made: freed when the call returns */
+	int typed;            /* they carry their typed views (no GW_SUB_TYPED_ON_DEMAND) */
 };
 
 /* Fill `h` (every ABI-2 member) for `ctx`, which must outlive it. */
 void host_table_init(struct gw_host *h, struct host_ctx *ctx);
 
-/* After a callback returns: free what the host made for it (item_typed()'s copies). */
+/* Before apply(): what to hand the plugin for `change` (which must live until
+ * host_call_done): the change itself, or with `lists_on_demand` (the plugin declared
+ * GW_SUB_LISTS_ON_DEMAND) a copy whose lists are empty, read through host->change_item:
+ * from `change`'s lists, or with `lazy` (then change has none) from that delta. */
+const struct gw_change *host_change_begin(struct host_ctx *ctx, const struct gw_change *change,
+                                          int lists_on_demand, struct diff *lazy);
+
+/* After a callback returns: free what the host made for it (item_typed()'s copies, the
+ * items change_item() made) and forget the change host_change_begin() set. */
 void host_call_done(struct host_ctx *ctx);
 
 /* Set the groups the agent syncs (duplicates and unknown groups are dropped). */

@@ -266,11 +266,14 @@ static int open_plugin(struct subscriber *s, const char *library, struct gw_err 
 			return gw_errf(err, "out of memory");
 		s->desc = &s->v1->face;
 		s->typed = 1;
+		s->lists = 1;
 		return 0;
 	}
 	s->desc = raw;
 	s->ctx.options = DESC_MEMBER(s->desc, options);
 	s->typed = !(DESC_MEMBER(s->desc, flags) & GW_SUB_TYPED_ON_DEMAND);
+	s->lists = !(DESC_MEMBER(s->desc, flags) & GW_SUB_LISTS_ON_DEMAND);
+	s->ctx.typed = s->typed; /* the items host->change_item makes (deliver/host.c) */
 	return 0;
 }
 
@@ -427,10 +430,12 @@ void subscribers_free(struct subscribers *subs)
 	free(subs);
 }
 
-int subscriber_apply(struct subscriber *s, const struct gw_change *change, struct gw_err *why)
+int subscriber_apply(struct subscriber *s, const struct gw_change *change, struct diff *lazy,
+                     struct gw_err *why)
 {
 	s->ctx.error[0] = '\0';
-	int rc = s->desc->apply(s->state, &s->host, change);
+	int rc = s->desc->apply(s->state, &s->host,
+	                        host_change_begin(&s->ctx, change, !s->lists || lazy, lazy));
 	host_call_done(&s->ctx);
 	if (rc == 0) {
 		if (s->ctx.error[0])
@@ -446,6 +451,31 @@ int subscriber_apply(struct subscriber *s, const struct gw_change *change, struc
 		gw_errf(why, "apply() returned %d", rc);
 	s->ctx.error[0] = '\0';
 	return -1;
+}
+
+int subscriber_change(struct subscriber *s, enum gw_group g, struct group_data *from,
+                      struct group_data *to, struct sub_change *c, struct gw_err *why)
+{
+	if (!s->lists)
+		diff_count(&c->d, g, from, to);
+	else if (diff_build(&c->d, g, from, to, why) < 0)
+		return -1;
+	if (abi_change_make(&c->ac, &c->d, from, to, s->lists, s->typed, why) != 0) {
+		diff_free(&c->d);
+		return -1;
+	}
+	return 0;
+}
+
+int subscriber_apply_change(struct subscriber *s, struct sub_change *c, struct gw_err *why)
+{
+	return subscriber_apply(s, &c->ac.change, s->lists ? NULL : &c->d, why);
+}
+
+void subscriber_change_free(struct sub_change *c)
+{
+	abi_change_free(&c->ac);
+	diff_free(&c->d);
 }
 
 int64_t subscriber_tick(struct subscriber *s, int64_t now_ms)

@@ -47,6 +47,7 @@ struct subscriber {
 	void *dl;
 	struct abi1 *v1; /* the ABI-1 adapter, or NULL */
 	int typed;       /* reads every item's typed view (no GW_SUB_TYPED_ON_DEMAND) */
+	int lists;       /* reads the change's lists (no GW_SUB_LISTS_ON_DEMAND) */
 	unsigned groups; /* the groups it takes, bit (1u << group): its `groups:` or every synced
 	                  * one; the dispatcher delivers and /status counts only these */
 };
@@ -69,10 +70,31 @@ int subscribers_load(const struct cfg *cfg, struct gw_log *log, struct subscribe
 void subscribers_free(struct subscribers *s);
 
 /*
- * Call the plugin's apply(). Returns 0, or -1 with the reason the plugin gave through
- * host->error() in `why`, or "apply() returned N" when it gave none.
+ * Call the plugin's apply() with `change` (model/abi.h), whose lists are made, or for a
+ * plugin that reads them on demand are not: `lazy` is then the delta it shows
+ * (host->change_item makes its items). Returns 0, or -1 with the reason the plugin gave
+ * through host->error() in `why`, or "apply() returned N" when it gave none.
  */
-int subscriber_apply(struct subscriber *s, const struct gw_change *change, struct gw_err *why);
+int subscriber_apply(struct subscriber *s, const struct gw_change *change, struct diff *lazy,
+                     struct gw_err *why);
+
+/* A change of one group as the dispatcher hands it to one subscriber: the delta (only
+ * counted for a subscriber that reads its lists on demand) and the ABI's change made from
+ * it (model/abi.h). */
+struct sub_change {
+	struct diff d;
+	struct abi_change ac;
+};
+
+/* Make c, from..to of group g for s (both versions the caller's references: their ABI
+ * fields are written). 0, or -1 (why: out of memory). */
+int subscriber_change(struct subscriber *s, enum gw_group g, struct group_data *from,
+                      struct group_data *to, struct sub_change *c, struct gw_err *why);
+
+/* subscriber_apply() with c. */
+int subscriber_apply_change(struct subscriber *s, struct sub_change *c, struct gw_err *why);
+
+void subscriber_change_free(struct sub_change *c);
 
 /* Call the plugin's tick() if it has one; the next deadline (now_ms clock) or -1. A
  * host->error() message from tick() is logged as a warning. */

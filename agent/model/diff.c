@@ -12,47 +12,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Versions share unchanged items (groupdata.h): the same text pointer is the same item, and
- * the merge then costs a pointer comparison per item instead of a strcmp and a memcmp. */
-static int same_json(const struct gw_item *a, const struct gw_item *b)
-{
-	return a == b || a->json == b->json ||
-	       (a->json_len == b->json_len && memcmp(a->json, b->json, a->json_len) == 0);
-}
-
 static size_t count(const struct group_data *gd)
 {
 	return gd ? gd->n_items : 0;
 }
 
-/* The merge of both key indexes: d's own arrays. 0 or -1 (out of memory). */
-static int merge(struct diff *d, const struct group_data *from, const struct group_data *to,
-                 size_t *na_out, size_t *nu_out, size_t *nr_out)
+/* The merge of both key indexes: d's own arrays, or with `lists` 0 only the counts. 0 or
+ * -1 (out of memory). Versions share unchanged items (groupdata.h): the same text pointer
+ * is the same item, a pointer comparison instead of a key comparison and a memcmp. */
+static int merge(struct diff *d, int lists, size_t *na_out, size_t *nu_out, size_t *nr_out)
 {
+	const struct group_data *from = d->from, *to = d->to;
 	size_t nf = count(from), nt = count(to);
 
 	/* Worst cases: everything added, everything removed, everything updated. The
 	 * "+ 1" keeps malloc from being asked for zero bytes. */
-	d->added = malloc((nt + 1) * sizeof *d->added);
-	d->removed = malloc((nf + 1) * sizeof *d->removed);
-	d->updated = malloc(((nf < nt ? nf : nt) + 1) * sizeof *d->updated);
-	if (!d->added || !d->removed || !d->updated)
-		return -1;
+	if (lists) {
+		d->own_added = malloc((nt + 1) * sizeof *d->own_added);
+		d->own_removed = malloc((nf + 1) * sizeof *d->own_removed);
+		d->own_updated = malloc(((nf < nt ? nf : nt) + 1) * sizeof *d->own_updated);
+		if (!d->own_added || !d->own_removed || !d->own_updated)
+			return -1;
+	}
 
 	size_t i = 0, j = 0, na = 0, nu = 0, nr = 0;
 	while (i < nf || j < nt) {
-		const struct gw_item *a = i < nf ? from->items[group_data_at(from, i)] : NULL;
-		const struct gw_item *b = j < nt ? to->items[group_data_at(to, j)] : NULL;
-		int c = !a ? 1 : !b ? -1 : a->key == b->key ? 0 : strcmp(a->key, b->key);
+		const struct gd_item *a = i < nf ? &from->items[group_data_at(from, i)] : NULL;
+		const struct gd_item *b = j < nt ? &to->items[group_data_at(to, j)] : NULL;
+		int c = !a ? 1 : !b ? -1 : a->json == b->json ? 0 : gd_keycmp(a, b);
 		if (c < 0) {
-			d->removed[nr++] = a;
+			if (lists)
+				d->own_removed[nr] = a;
+			nr++;
 			i++;
 		} else if (c > 0) {
-			d->added[na++] = b;
+			if (lists)
+				d->own_added[na] = b;
+			na++;
 			j++;
 		} else {
-			if (!same_json(a, b))
-				d->updated[nu++] = (struct gw_update){a, b};
+			if (!gd_same_json(a, b)) {
+				if (lists)
+					d->own_updated[nu] = (struct gd_update){a, b};
+				nu++;
+			}
 			i++;
 			j++;
 		}
@@ -63,72 +66,92 @@ static int merge(struct diff *d, const struct group_data *from, const struct gro
 	return 0;
 }
 
-int diff_build(struct diff *d, enum gw_group group, const struct group_data *from,
-               const struct group_data *to, struct gw_err *err)
+/* No list is ever NULL, even for an empty group. */
+static const struct gd_item *const none[1] = {NULL};
+static const struct gd_update no_update[1] = {{NULL, NULL}};
+
+/* diff_build, the lists made (`lists` 1) or only counted. 0 or -1 (out of memory). */
+static int build(struct diff *d, enum gw_group group, const struct group_data *from,
+                 const struct group_data *to, int lists)
 {
 	memset(d, 0, sizeof *d);
-	size_t na, nu, nr;
-	const struct gw_item *const *added, *const *removed;
-	const struct gw_update *updated;
+	d->group = group;
+	d->from = from;
+	d->to = to;
+	d->added = d->removed = none;
+	d->updated = no_update;
 	const struct gd_delta *carried = group_data_delta(to, from);
 	if (carried) { /* to was made from from: the delta came with it */
 		d->carried = 1;
-		added = carried->added;
-		na = carried->n_added;
-		updated = carried->updated;
-		nu = carried->n_updated;
-		removed = carried->removed;
-		nr = carried->n_removed;
+		d->added = carried->added;
+		d->n_added = carried->n_added;
+		d->updated = carried->updated;
+		d->n_updated = carried->n_updated;
+		d->removed = carried->removed;
+		d->n_removed = carried->n_removed;
 	} else {
-		if (merge(d, from, to, &na, &nu, &nr) != 0) {
+		if (merge(d, lists, &d->n_added, &d->n_updated, &d->n_removed) != 0) {
 			diff_free(d);
-			return gw_errf(err, "group %s: out of memory computing the change",
-			               gw_group_name(group));
+			return -1;
 		}
-		added = d->added;
-		updated = d->updated;
-		removed = d->removed;
-	}
-
-	/* No list is ever NULL (the ABI promises it), even for an empty group. */
-	static const struct gw_item *const none[1] = {NULL};
-	struct gw_change *ch = &d->change;
-	ch->size = sizeof *ch;
-	ch->group = group;
-	ch->group_name = gw_group_name(group);
-	ch->items = none;
-	ch->previous.last_modify_time = GW_INT_UNSET;
-	if (to) {
-		ch->version.md5 = to->md5;
-		ch->version.last_modify_time = to->last_modify_time;
-		if (to->items)
-			ch->items = (const struct gw_item *const *)to->items;
-		ch->n_items = to->n_items;
-		ch->stale = to->provisional;
-	}
-	if (from) {
-		ch->previous.md5 = from->md5;
-		ch->previous.last_modify_time = from->last_modify_time;
+		if (lists) {
+			d->added = d->own_added;
+			d->updated = d->own_updated;
+			d->removed = d->own_removed;
+		}
+		d->pending = !lists;
 	}
 	/* A snapshot's version confirmed by an admin serving the same data. */
-	ch->confirmed_only = from && to && na + nu + nr == 0 && strcmp(from->md5, to->md5) == 0 &&
-	                     from->provisional && !to->provisional;
-	ch->added = added;
-	ch->n_added = na;
-	ch->updated = updated;
-	ch->n_updated = nu;
-	ch->removed = removed;
-	ch->n_removed = nr;
+	d->confirmed_only = from && to && d->n_added + d->n_updated + d->n_removed == 0 &&
+	                    strcmp(from->md5, to->md5) == 0 && from->provisional &&
+	                    !to->provisional;
+	return 0;
+}
+
+int diff_build(struct diff *d, enum gw_group group, const struct group_data *from,
+               const struct group_data *to, struct gw_err *err)
+{
+	if (build(d, group, from, to, 1) != 0)
+		return gw_errf(err, "group %s: out of memory computing the change",
+		               gw_group_name(group));
+	return 0;
+}
+
+void diff_count(struct diff *d, enum gw_group group, const struct group_data *from,
+                const struct group_data *to)
+{
+	build(d, group, from, to, 0); /* counting allocates nothing: cannot fail */
+}
+
+int diff_lists(struct diff *d)
+{
+	if (!d->pending)
+		return 0;
+	size_t na, nu, nr;
+	if (merge(d, 1, &na, &nu, &nr) != 0) {
+		free(d->own_added);
+		free(d->own_updated);
+		free(d->own_removed);
+		d->own_added = d->own_removed = NULL;
+		d->own_updated = NULL;
+		return -1; /* still pending: the lists stay the empty ones */
+	}
+	d->pending = 0;
+	d->added = d->own_added;
+	d->updated = d->own_updated;
+	d->removed = d->own_removed;
 	return 0;
 }
 
 void diff_free(struct diff *d)
 {
-	free(d->added);
-	free(d->updated);
-	free(d->removed);
-	d->added = NULL;
-	d->updated = NULL;
-	d->removed = NULL;
-	d->carried = 0;
+	free(d->own_added);
+	free(d->own_updated);
+	free(d->own_removed);
+	d->own_added = d->own_removed = NULL;
+	d->own_updated = NULL;
+	d->added = d->removed = none;
+	d->updated = no_update;
+	d->n_added = d->n_updated = d->n_removed = 0;
+	d->carried = d->pending = 0;
 }

@@ -10,6 +10,10 @@
  * source). Otherwise both versions carry `by_key` (their items sorted by key), so the
  * delta is one merge of two sorted lists: O(n), no hash table. Either version may be NULL,
  * meaning "empty": from NULL everything is added, to NULL everything is removed.
+ *
+ * The lists are of the versions' own compact items (item.h): a removed item or an update's
+ * old item is from's, the others to's. The ABI's struct gw_change is made from this on
+ * delivery (abi.h).
  */
 #ifndef GW_DIFF_H
 #define GW_DIFF_H
@@ -20,20 +24,43 @@
 #include "model/groupdata.h"
 
 struct diff {
-	struct gw_change change;      /* points into the two versions and the arrays below */
-	const struct gw_item **added; /* the merge's own lists (NULL when carried) */
-	struct gw_update *updated;
-	const struct gw_item **removed;
-	int carried; /* the lists are the ones `to` carries from `from` */
+	enum gw_group group;
+	const struct group_data *from, *to;
+	const struct gd_item *const *added; /* key order; never NULL */
+	size_t n_added;
+	const struct gd_update *updated;
+	size_t n_updated;
+	const struct gd_item *const *removed;
+	size_t n_removed;
+	int confirmed_only; /* to confirms from (a snapshot's version) with the same data */
+	int carried;        /* the lists are the ones `to` carries from `from` */
+	int pending;        /* diff_count: the lists are not made yet (diff_lists) */
+	/* the merge's own lists (NULL when carried or pending) */
+	const struct gd_item **own_added;
+	struct gd_update *own_updated;
+	const struct gd_item **own_removed;
 };
 
 /*
- * Fill d->change for `group` going from `from` to `to` (either may be NULL). The change
- * borrows both versions' memory: keep references to them until diff_free(). Only fails
- * on out of memory.
+ * The delta of `group` going from `from` to `to` (either may be NULL). It borrows both
+ * versions' memory: keep references to them until diff_free(). Only fails on out of
+ * memory.
  */
 int diff_build(struct diff *d, enum gw_group group, const struct group_data *from,
                const struct group_data *to, struct gw_err *err);
+
+/*
+ * The same with only the counts of the lists when the delta is not carried: the lists stay
+ * empty (valid, never NULL) until diff_lists(), so a subscriber that reads the counts alone
+ * (GW_SUB_LISTS_ON_DEMAND) costs no array of every added item (8 MiB at a full sync of
+ * 1,000,000 items). Cannot fail.
+ */
+void diff_count(struct diff *d, enum gw_group group, const struct group_data *from,
+                const struct group_data *to);
+
+/* Make the lists diff_count() left out (nothing when they are made). 0 or -1 (out of
+ * memory: the lists stay empty and a later call tries again). */
+int diff_lists(struct diff *d);
 
 /* Free the delta arrays (not the versions). Safe on a zeroed or already freed diff. */
 void diff_free(struct diff *d);

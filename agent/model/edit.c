@@ -33,10 +33,10 @@ static int oom(struct gw_err *err, enum gw_group g)
 
 /* A key that enters the index: an inserted item, or a replaced one whose key changed. */
 struct added {
-	const char *key;
-	uint32_t idx;  /* in the result */
-	size_t rank;   /* where it goes among prev's keys */
-	size_t before; /* the order edits named it (a stable sort) */
+	const struct gd_item *key; /* the item (in from) whose key it is */
+	uint32_t idx;              /* in the result */
+	size_t rank;               /* where it goes among prev's keys */
+	size_t before;             /* the order edits named it (a stable sort) */
 };
 
 static int cmp_added(const void *a, const void *b)
@@ -44,13 +44,14 @@ static int cmp_added(const void *a, const void *b)
 	const struct added *x = a, *y = b;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
-	int c = strcmp(x->key, y->key);
+	int c = gd_keycmp(x->key, y->key);
 	return c ? c : (x->before > y->before) - (x->before < y->before);
 }
 
-static int dup_key(struct gw_err *err, enum gw_group g, const char *key)
+static int dup_key(struct gw_err *err, enum gw_group g, const struct gd_item *it)
 {
-	char shown[300];
+	char key[300], shown[300];
+	gd_key_str(it, key, sizeof key);
 	return gw_errf(err, "group %s: duplicate key '%s' (two items of the new version hold it)",
 	               gw_group_name(g), key_display(g, key, shown, sizeof shown));
 }
@@ -79,7 +80,7 @@ static int index_merge(struct group_data *gd, const struct group_data *prev, con
 	size_t n = gd->n_items, n_prev = prev ? prev->n_items : 0;
 	for (size_t j = 0; j < na; j++) {
 		int found;
-		added[j].rank = group_data_rank(prev, added[j].key, &found);
+		added[j].rank = group_data_rank_item(prev, added[j].key, &found);
 		if (found && !(gone && gone[group_data_at(prev, added[j].rank)]))
 			return dup_key(err, gd->group, added[j].key);
 	}
@@ -87,7 +88,7 @@ static int index_merge(struct group_data *gd, const struct group_data *prev, con
 		qsort(added, na, sizeof *added, cmp_added);
 	for (size_t j = 1; j < na; j++)
 		if (added[j].rank == added[j - 1].rank &&
-		    strcmp(added[j].key, added[j - 1].key) == 0)
+		    gd_keycmp(added[j].key, added[j - 1].key) == 0)
 			return dup_key(err, gd->group, added[j].key);
 	int in_order = (!prev || !prev->by_key) && !remap && !gone;
 	for (size_t j = 0; in_order && j < na; j++) /* appended at the end, in key order */
@@ -144,7 +145,7 @@ static int held_sum(const struct group_data *prev, struct digester *dg, struct i
 	}
 	struct item_digest d;
 	for (size_t i = 0; i < prev->n_items; i++) {
-		if (digest_item(dg, prev->items[i]->json, prev->items[i]->json_len, &d) != 0)
+		if (digest_item(dg, prev->items[i].json, prev->items[i].json_len, &d) != 0)
 			return -1;
 		digest_add(sum, &d);
 	}
@@ -152,7 +153,7 @@ static int held_sum(const struct group_data *prev, struct digester *dg, struct i
 }
 
 /* sum += sign * the digest of item it. 0 or -1. */
-static int account(struct digester *dg, struct item_digest *sum, const struct gw_item *it, int sign)
+static int account(struct digester *dg, struct item_digest *sum, const struct gd_item *it, int sign)
 {
 	struct item_digest d;
 	if (digest_item(dg, it->json, it->json_len, &d) != 0)
@@ -164,26 +165,19 @@ static int account(struct digester *dg, struct item_digest *sum, const struct gw
 	return 0;
 }
 
-/* The same item text: shared (one pointer) or byte-identical. */
-static int same_json(const struct gw_item *a, const struct gw_item *b)
-{
-	return a->json == b->json ||
-	       (a->json_len == b->json_len && memcmp(a->json, b->json, a->json_len) == 0);
-}
-
 /* ---------------------------------------------------------------- the carried delta */
 
 /* An item that leaves or enters with an edit (entering ones by their index in the result,
  * since settling may still copy them). */
 struct moved {
-	const struct gw_item *it;
+	const struct gd_item *it;
 	size_t idx;
 };
 
 static int cmp_moved(const void *a, const void *b)
 {
 	const struct moved *x = a, *y = b;
-	return strcmp(x->it->key, y->it->key);
+	return gd_keycmp(x->it, y->it);
 }
 
 /* gd->delta from prev: what left and what entered, paired by key (an item that leaves and
@@ -193,7 +187,7 @@ static int carry_delta(struct group_data *gd, const struct group_data *prev, str
                        size_t n_out, struct moved *in, size_t n_in)
 {
 	for (size_t i = 0; i < n_in; i++)
-		in[i].it = gd->items[in[i].idx];
+		in[i].it = &gd->items[in[i].idx];
 	if (n_out > 1)
 		qsort(out, n_out, sizeof *out, cmp_moved);
 	if (n_in > 1)
@@ -208,15 +202,15 @@ static int carry_delta(struct group_data *gd, const struct group_data *prev, str
 		return -1;
 	size_t i = 0, j = 0;
 	while (i < n_out || j < n_in) {
-		int c = i == n_out ? 1 : j == n_in ? -1 : strcmp(out[i].it->key, in[j].it->key);
+		int c = i == n_out ? 1 : j == n_in ? -1 : gd_keycmp(out[i].it, in[j].it);
 		if (c < 0) {
 			d->removed[d->n_removed++] = out[i++].it;
 		} else if (c > 0) {
 			d->added[d->n_added++] = in[j++].it;
 		} else {
-			if (!same_json(out[i].it, in[j].it))
+			if (!gd_same_json(out[i].it, in[j].it))
 				d->updated[d->n_updated++] =
-				    (struct gw_update){out[i].it, in[j].it};
+				    (struct gd_update){out[i].it, in[j].it};
 			i++;
 			j++;
 		}
@@ -247,12 +241,10 @@ static int edits_valid(const struct group_data *prev, const struct group_data *f
 		if (ed->op != EDIT_INSERT)
 			taken = 1;
 		if (ed->op != EDIT_REMOVE) {
-			/* an item of from: found by its key (from's index), not by a scan */
-			if (!from || !ed->item || !ed->item->key)
-				return 0;
-			int found;
-			size_t i = group_data_rank(from, ed->item->key, &found);
-			if (!found || from->items[group_data_at(from, i)] != ed->item)
+			/* an item of from: one of its list's */
+			size_t at;
+			if (!from || !ed->item ||
+			    !gd_item_in(ed->item, from->items, from->n_items, &at))
 				return 0;
 		}
 	}
@@ -260,10 +252,9 @@ static int edits_valid(const struct group_data *prev, const struct group_data *f
 }
 
 /* Where item `it` of from is in from (it is one: edits_valid checked). */
-static size_t from_index(const struct group_data *from, const struct gw_item *it)
+static size_t from_index(const struct group_data *from, const struct gd_item *it)
 {
-	int found;
-	return group_data_at(from, group_data_rank(from, it->key, &found));
+	return (size_t)(it - from->items);
 }
 
 /* The result of the edits, built in one pass over them. One piece: the pass keeps a dozen
@@ -319,7 +310,7 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 	size_t json = prev ? prev->json_bytes : 0, pos = 0, k = 0;
 	if (prev && prev->n_items && !json) /* a version made by hand (tests) */
 		for (size_t i = 0; i < n_prev; i++)
-			json += prev->items[i]->json_len;
+			json += prev->items[i].json_len;
 	int prev_stores = prev && prev->n_pools;
 	for (size_t e = 0; e <= n_edits; e++) {
 		size_t upto = e < n_edits ? edits[e].at : n_prev;
@@ -336,13 +327,12 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 		if (e == n_edits)
 			break;
 		const struct edit *ed = &edits[e];
-		int leaves =
-		    ed->op == EDIT_REMOVE ||
-		    (ed->op == EDIT_REPLACE && strcmp(prev->items[pos]->key, ed->item->key));
+		int leaves = ed->op == EDIT_REMOVE || (ed->op == EDIT_REPLACE &&
+		                                       gd_keycmp(&prev->items[pos], ed->item) != 0);
 		if (leaves && !gone && !(gone = calloc(n_prev, 1)))
 			goto fail;
 		if (ed->op != EDIT_INSERT) { /* the held item at pos leaves or is replaced */
-			const struct gw_item *old = prev->items[pos];
+			const struct gd_item *old = &prev->items[pos];
 			if (!md5 && account(dg, &sum, old, -1) != 0)
 				goto fail;
 			json -= old->json_len;
@@ -356,8 +346,8 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 		if (ed->op == EDIT_REMOVE)
 			continue;
 		size_t fi = from_index(from, ed->item);
-		struct gw_item *it = from->items[fi]; /* from's: shared, not written */
-		gd->items[k] = it;
+		const struct gd_item *it = &from->items[fi]; /* from's: shared, not written */
+		gd->items[k] = *it;
 		new_sidx[nn] = edit_from_store(vs, from, fi);
 		new_at[nn++] = k;
 		entering[nn - 1] = (struct moved){it, k};
@@ -365,7 +355,7 @@ static int edit_build(const struct group_data *prev, const struct group_data *fr
 			goto fail;
 		json += it->json_len;
 		if (ed->op == EDIT_INSERT || leaves) {
-			added[na] = (struct added){it->key, (uint32_t)k, 0, na};
+			added[na] = (struct added){it, (uint32_t)k, 0, na};
 			na++;
 		}
 		k++;
@@ -449,11 +439,11 @@ static int whole_delta(struct group_data *gd, const struct group_data *prev, str
 	for (int pass = 0; pass < 2; pass++) {
 		size_t i = 0, j = 0, na = 0, nu = 0, nr = 0;
 		while (i < n || j < np) {
-			const struct gw_item *a = i < n ? gd->items[group_data_at(gd, i)] : NULL;
-			const struct gw_item *b =
-			    j < np ? prev->items[group_data_at(prev, j)] : NULL;
-			int c = !a ? 1 : !b ? -1 : a->key == b->key ? 0 : strcmp(a->key, b->key);
-			if (c == 0 && same_json(a, b)) {
+			const struct gd_item *a = i < n ? &gd->items[group_data_at(gd, i)] : NULL;
+			const struct gd_item *b =
+			    j < np ? &prev->items[group_data_at(prev, j)] : NULL;
+			int c = !a ? 1 : !b ? -1 : gd_keycmp(a, b);
+			if (c == 0 && gd_same_json(a, b)) {
 				i++;
 				j++;
 				continue;
@@ -468,7 +458,7 @@ static int whole_delta(struct group_data *gd, const struct group_data *prev, str
 				nr++;
 			} else {
 				if (pass)
-					d->updated[nu] = (struct gw_update){b, a};
+					d->updated[nu] = (struct gd_update){b, a};
 				nu++;
 			}
 			if (pass && sum && c <= 0 && account(dg, sum, a, 1) != 0)
@@ -529,7 +519,7 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 		if (ix == GD_INDEX_NO_MEMORY)
 			goto fail;
 		if (ix == GD_INDEX_DUPLICATE) {
-			dup_key(err, group, gd->items[dup]->key);
+			dup_key(err, group, &gd->items[dup]);
 			goto out;
 		}
 	}
@@ -544,7 +534,7 @@ int model_whole(enum gw_group group, const struct group_data *prev, const struct
 		goto fail;
 	if (!adjust)
 		for (size_t i = 0; i < n; i++)
-			if (account(dg, &sum, gd->items[i], 1) != 0)
+			if (account(dg, &sum, &gd->items[i], 1) != 0)
 				goto fail;
 	gd->digest_sum = sum;
 	gd->has_digest_sum = 1;
@@ -570,9 +560,9 @@ int model_same_items(const struct group_data *a, const struct group_data *b)
 	if (na != nb)
 		return 0;
 	for (size_t i = 0; i < na; i++) {
-		const struct gw_item *x = a->items[group_data_at(a, i)];
-		const struct gw_item *y = b->items[group_data_at(b, i)];
-		if ((x->key != y->key && strcmp(x->key, y->key) != 0) || !same_json(x, y))
+		const struct gd_item *x = &a->items[group_data_at(a, i)];
+		const struct gd_item *y = &b->items[group_data_at(b, i)];
+		if (gd_keycmp(x, y) != 0 || !gd_same_json(x, y))
 			return 0;
 	}
 	return 1;
@@ -584,7 +574,7 @@ int model_identity(const struct group_data *gd, char out[33])
 	struct item_digest sum = {0, 0}, d;
 	int rc = dg ? 0 : -1;
 	for (size_t i = 0; rc == 0 && gd && i < gd->n_items; i++) {
-		rc = digest_item(dg, gd->items[i]->json, gd->items[i]->json_len, &d);
+		rc = digest_item(dg, gd->items[i].json, gd->items[i].json_len, &d);
 		digest_add(&sum, &d);
 	}
 	if (rc == 0)

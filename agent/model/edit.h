@@ -44,7 +44,7 @@ enum edit_op {
 struct edit {
 	size_t at; /* a position in prev */
 	enum edit_op op;
-	const struct gw_item *item; /* INSERT, REPLACE: an item of `from` */
+	const struct gd_item *item; /* INSERT, REPLACE: an item of `from`'s list */
 };
 
 /*

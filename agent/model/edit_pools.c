@@ -105,8 +105,10 @@ int edit_settle_general(struct group_data *gd, const struct vpools *v, const uin
 			gd->item_pool[i] = fin[sidx[i]];
 			continue;
 		}
-		if (!(gd->items[i] = model_copy_item(&fresh->arena, gd->items[i])))
+		struct gd_item copy;
+		if (gd_item_copy(&copy, &fresh->arena, &gd->items[i], NULL) != 0)
 			return -1;
+		gd->items[i] = copy;
 		gd->item_pool[i] = fresh_idx;
 	}
 	return 0;

@@ -156,7 +156,8 @@ int item_set_json(struct item_ctx *c, enum gw_group g, const char *raw, size_t l
 	if (!it->json)
 		return item_err_oom(c);
 	it->json_len = len;
-	c->gd->json_bytes += len;
+	if (c->gd)
+		c->gd->json_bytes += len;
 	return 0;
 }
 

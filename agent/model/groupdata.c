@@ -40,6 +40,9 @@ void group_data_unref(struct group_data *gd)
 	for (size_t i = 0; i < gd->n_pools; i++)
 		gd_pool_unref(gd->pools[i]);
 	free(gd->heap_items);
+	free(gd->heap_pool);
+	free(gd->abi_items);
+	htab_free(&gd->abi);
 	if (gd->keys && atomic_fetch_sub_explicit(&gd->keys->refs, 1, memory_order_acq_rel) == 1)
 		free(gd->keys);
 	arena_free(&gd->arena);
@@ -88,9 +91,9 @@ void group_data_seal(struct group_data *gd, const struct gd_pool *text)
 		return;
 	const char *lo = text->text, *hi = text->text + text->text_len;
 	for (size_t i = 0; i < gd->n_items; i++) {
-		const char *j = gd->items[i]->json;
+		const char *j = gd->items[i].json;
 		if (j >= lo && j < hi) /* the text is ours (see .h): written through its owner */
-			text->text[(size_t)(j - lo) + gd->items[i]->json_len] = '\0';
+			text->text[(size_t)(j - lo) + gd->items[i].json_len] = '\0';
 	}
 }
 
@@ -105,6 +108,7 @@ void gd_pool_unref(struct gd_pool *s)
 	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	arena_free(&s->arena);
+	htab_free(&s->abi);
 	arena_free(&s->lazy);
 	free(s->text);
 	gd_pool_unref(s->text_of);
@@ -146,7 +150,7 @@ static int cmp_at(const void *a, const void *b, void *ctx)
 {
 	const struct group_data *gd = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int c = strcmp(gd->items[x]->key, gd->items[y]->key);
+	int c = gd_keycmp(&gd->items[x], &gd->items[y]);
 	return c ? c : (x > y) - (x < y);
 }
 
@@ -155,7 +159,7 @@ enum gd_index group_data_index(struct group_data *gd, size_t *dup)
 	size_t n = gd->n_items, i = 1;
 	gd->by_key = NULL;
 	/* an admin usually sends a group in key order: no index to make then */
-	while (i < n && strcmp(gd->items[i - 1]->key, gd->items[i]->key) < 0)
+	while (i < n && gd_keycmp(&gd->items[i - 1], &gd->items[i]) < 0)
 		i++;
 	if (i >= n)
 		return GD_INDEX_DISTINCT;
@@ -166,7 +170,7 @@ enum gd_index group_data_index(struct group_data *gd, size_t *dup)
 	qsort_r(gd->by_key, n, sizeof *gd->by_key, cmp_at, gd);
 	for (i = 1; i < n; i++) {
 		uint32_t a = gd->by_key[i - 1], b = gd->by_key[i];
-		if (strcmp(gd->items[a]->key, gd->items[b]->key) == 0) {
+		if (gd_keycmp(&gd->items[a], &gd->items[b]) == 0) {
 			if (dup)
 				*dup = a > b ? a : b;
 			return GD_INDEX_DUPLICATE;
@@ -175,22 +179,39 @@ enum gd_index group_data_index(struct group_data *gd, size_t *dup)
 	return GD_INDEX_DISTINCT;
 }
 
+/* The key looked for, with its length measured once. */
+struct sought {
+	const char *p;
+	size_t n;
+};
+
 static int key_cmp(const void *list, size_t rank, const void *key)
 {
 	const struct group_data *gd = list;
-	return strcmp(gd->items[group_data_at(gd, rank)]->key, key);
+	const struct sought *k = key;
+	size_t n;
+	const char *have = gd_key(&gd->items[group_data_at(gd, rank)], &n);
+	return gd_keycmp_span(have, n, k->p, k->n);
 }
 
 size_t group_data_rank(const struct group_data *gd, const char *key, int *found)
 {
-	return gw_search_rank(gd ? gd->n_items : 0, key_cmp, gd, key, found);
+	struct sought k = {key, strlen(key)};
+	return gw_search_rank(gd ? gd->n_items : 0, key_cmp, gd, &k, found);
 }
 
-const struct gw_item *group_data_find(const struct group_data *gd, const char *key)
+size_t group_data_rank_item(const struct group_data *gd, const struct gd_item *it, int *found)
+{
+	struct sought k;
+	k.p = gd_key(it, &k.n);
+	return gw_search_rank(gd ? gd->n_items : 0, key_cmp, gd, &k, found);
+}
+
+const struct gd_item *group_data_find(const struct group_data *gd, const char *key)
 {
 	int found;
 	size_t r = group_data_rank(gd, key, &found);
-	return found ? gd->items[group_data_at(gd, r)] : NULL;
+	return found ? &gd->items[group_data_at(gd, r)] : NULL;
 }
 
 const struct gd_delta *group_data_delta(const struct group_data *to, const struct group_data *from)

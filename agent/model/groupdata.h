@@ -3,23 +3,24 @@
  * reference count between the poller that fetched it, the store, the dispatcher, the
  * snapshot writer and the status endpoint. Nobody holds a lock while reading it.
  *
- * A version is a list of pointers to items, not the items: the items (their gw_item
- * structs, strings, typed fields and raw JSON) live in item pools, refcounted arenas that
- * successive versions share. The model parses only what changed into a new pool; an
- * unchanged item of the next version is the same item (the same pointer), so one changed
- * rule among 100,000 costs one item and a copy of the pointer array, never 100,000 item
- * structs. A version holds a reference on every pool one of its items lives in, and on no
- * other, so a pool is freed with the last version that still uses it. A version's own
- * memory (the pointer list, the key index) lives in its arena, or for a list the model grew
- * while parsing, in `heap_items`. Versions built elsewhere (tests) may put everything in
- * `arena` and have no pools.
+ * A version is a list of compact items (model/item.h: 16 bytes each, held by value): an
+ * item is where its raw JSON is and where its key is in it. The JSON lives in item pools,
+ * refcounted arenas that successive versions share (or in the admin's reply a pool keeps).
+ * The model parses only what changed into a new pool; an unchanged item of the next
+ * version is the same item (the same JSON pointer), so one changed rule among 100,000
+ * costs one item and a copy of the item array, never 100,000 parses. The ABI's gw_items
+ * are not held here: they are made on delivery (model/abi.h). A version holds a reference on every
+ * pool one of its items lives in, and on no other, so a pool is freed with the last version that
+ * still uses it. A version's own memory (the pointer list, the key index) lives in its arena, or
+ * for a list the model grew while parsing, in `heap_items`. Versions built elsewhere (tests) may
+ * put everything in `arena` and have no pools.
  *
  * Immutable means: once a version is in the store, nothing writes it, with one documented
- * exception, owned by the dispatcher: the typed views (model/typed.h) are made on delivery,
- * by the delivering thread only, into the items' typed pointers, `typed_all` and `lazy`
- * below (and a pool's `lazy`). Nobody else reads or writes those fields, so no lock is
- * needed and nobody casts const away: the dispatcher holds its versions by plain pointer
- * (references it took), everyone else through const.
+ * exception, owned by the dispatcher: the ABI's items and their typed views (model/abi.h)
+ * are made on delivery, by the delivering thread only, into `abi_items`, `abi` and `lazy`
+ * below (and a pool's `abi` and `lazy`). Nobody else reads or writes those fields, so no
+ * lock is needed and nobody casts const away: the dispatcher holds its versions by plain
+ * pointer (references it took), everyone else through const.
  *
  * A version made from the held one by edits (model/edit.h) carries the delta from it
  * (`delta`), so whoever still holds that predecessor gets what changed without merging two
@@ -33,7 +34,15 @@
 #include <stdint.h>
 
 #include "core/arena.h"
+#include "core/htab.h"
 #include "model/digest.h"
+#include "model/item.h"
+
+/* An item present before and after a change whose JSON differs. */
+struct gd_update {
+	const struct gd_item *old_item;
+	const struct gd_item *new_item;
+};
 
 /* The delta a version carries from the one it was made from (see the top). `pred` is only
  * compared, never followed: with `pred_born` it names the predecessor (an address alone
@@ -42,11 +51,11 @@
 struct gd_delta {
 	const struct group_data *pred; /* NULL: no delta carried */
 	int64_t pred_born;
-	const struct gw_item **added;
+	const struct gd_item **added;
 	size_t n_added;
-	struct gw_update *updated;
+	struct gd_update *updated;
 	size_t n_updated;
-	const struct gw_item **removed;
+	const struct gd_item **removed;
 	size_t n_removed;
 };
 
@@ -61,7 +70,7 @@ struct group_data {
 
 	int64_t born; /* CLOCK_MONOTONIC ns at creation: with the address, who it is */
 
-	struct gw_item **items; /* n_items pointers, in the admin's order: gw_change.items */
+	struct gd_item *items; /* n_items items, in the admin's order: gw_change.items */
 	size_t n_items;
 	uint32_t *by_key;     /* positions of items sorted by key (strcmp), for diff/lookup; NULL
 	                       * when the items are in key order already (an admin's group
@@ -78,7 +87,8 @@ struct group_data {
 	struct gd_pool **pools;
 	uint8_t *item_pool;
 	size_t n_pools;
-	struct gw_item **heap_items; /* `items` when malloc'd (the model's), freed with it */
+	struct gd_item *heap_items; /* `items` when malloc'd (the model's), freed with it */
+	uint8_t *heap_pool;         /* `item_pool` when calloc'd (all zero: one pool) */
 
 	/* Versions of event sources (model/edit.h): the sum of their items' digests, their
 	 * identity (model/digest.h), kept so the next version adds and subtracts only the
@@ -91,10 +101,14 @@ struct group_data {
 	struct gd_delta delta; /* from the version it was made from; its arrays in `arena` */
 	int delta_shares;      /* every item not in `delta` is the predecessor's own */
 
-	/* The dispatcher's (see the top): typed views made on delivery (model/typed.h),
-	 * touched only by the delivering thread: every item has its view; and where the
-	 * views of a version without pools go. */
-	int typed_all;
+	/* The dispatcher's (see the top), touched only by the delivering thread
+	 * (model/abi.h): the ABI's complete list (n_items gw_items, made at the first delivery
+	 * to a subscriber that reads lists; NULL before), whether every one has its typed
+	 * view, and for a version without pools, its items' gw_items (`abi`, by JSON pointer)
+	 * and where they go. */
+	struct gw_item **abi_items;
+	int abi_typed;
+	struct htab abi;
 	struct arena lazy;
 };
 
@@ -116,8 +130,11 @@ struct gd_keys {
 struct gd_pool {
 	atomic_int refs;
 	struct arena arena;
-	struct arena lazy; /* typed views made on delivery (model/typed.h): that thread's */
-	char *text;        /* malloc'd, freed with the pool; NULL: none */
+	/* gw_items and their typed views made on delivery (model/abi.h): that thread's; `abi`
+	 * finds an item's by its JSON pointer */
+	struct arena lazy;
+	struct htab abi;
+	char *text; /* malloc'd, freed with the pool; NULL: none */
 	size_t text_len;
 	struct gd_pool *text_of;
 };
@@ -175,10 +192,13 @@ static inline size_t group_data_at(const struct group_data *gd, size_t r)
 }
 
 /* Binary search by key; NULL if absent. */
-const struct gw_item *group_data_find(const struct group_data *gd, const char *key);
+const struct gd_item *group_data_find(const struct group_data *gd, const char *key);
 
 /* Where key is or would go in by_key: the first rank whose key is not below it (0 to
  * n_items); *found set when the item at that rank has the key. */
 size_t group_data_rank(const struct group_data *gd, const char *key, int *found);
+
+/* The same for the key of item `it` (of any version). */
+size_t group_data_rank_item(const struct group_data *gd, const struct gd_item *it, int *found);
 
 #endif

@@ -78,6 +78,8 @@ struct itemdec {
 	size_t n_keys, cap_keys;
 	char *kbuf;
 	size_t kbuf_len, kbuf_cap;
+	char *kstr; /* itemdec_check's key, NUL-terminated */
+	size_t kstr_cap;
 	struct dshape shapes[GW_GROUP_COUNT];
 };
 
@@ -122,6 +124,7 @@ void itemdec_free(struct itemdec *d)
 	free(d->lv);
 	free(d->keys);
 	free(d->kbuf);
+	free(d->kstr);
 	free(d);
 }
 
@@ -647,4 +650,48 @@ int itemdec_typed(struct itemdec *d, struct item_ctx *c, const struct gw_item *i
 		return -1;
 	*typed = t;
 	return 0;
+}
+
+/* The key (keys.h) NUL-terminated in d->kstr: its field decoded, or its two joined by
+ * KEY_SEPARATOR; *len its length. 0 or -1 (out of memory). */
+static int key_text(struct itemdec *d, const struct dshape *ds, const struct slot *slots,
+                    size_t *len)
+{
+	const struct slot *a = &slots[ds->key[0]], *b = ds->key[1] >= 0 ? &slots[ds->key[1]] : NULL;
+	size_t na = (size_t)(a->vend - a->v - 2), nb = b ? (size_t)(b->vend - b->v - 2) : 0;
+	size_t ns = b ? strlen(KEY_SEPARATOR) : 0;
+	if (grow((void **)&d->kstr, &d->kstr_cap, na + ns + nb + 1, 1) != 0)
+		return -1;
+	size_t n = jlex_decode(a->v + 1, a->vend - 1, d->kstr); /* never lengthens */
+	if (b) {
+		memcpy(d->kstr + n, KEY_SEPARATOR, ns);
+		n += ns;
+		n += jlex_decode(b->v + 1, b->vend - 1, d->kstr + n);
+	}
+	d->kstr[n] = '\0';
+	*len = n;
+	return 0;
+}
+
+int itemdec_check(struct itemdec *d, struct item_ctx *c, enum gw_group g, const char *raw,
+                  size_t len, struct itemdec_key *k)
+{
+	const struct dshape *ds = &d->shapes[g];
+	const char *end = raw + len;
+	struct slot slots[MAX_SLOTS] = {{0}};
+	if (walk(d, raw, end, ds, slots) != 0)
+		return item_err_not_json(c, raw, len);
+	if (*jspan_ws(raw, end) != '{')
+		return item_err_not_object(c, "array");
+	for (size_t i = 0; i < 2 && ds->key[i] >= 0; i++)
+		if (!key_present(&slots[ds->key[i]]))
+			return item_err_missing_key(c, g, key_field(g, i));
+	if (key_text(d, ds, slots, &k->len) != 0)
+		return item_err_oom(c);
+	const struct slot *first = &slots[ds->key[0]];
+	k->str = c->key = d->kstr;
+	k->plain = ds->key[1] < 0 && !first->esc;
+	k->at = first->v + 1;
+	const struct group_shape *sh = fields_group(g);
+	return sh->fields ? fill(c, end, sh->fields, sh->n_fields, slots, NULL, NULL) : 0;
 }

@@ -24,6 +24,22 @@ void itemdec_free(struct itemdec *d);
 int itemdec_item(struct itemdec *d, struct item_ctx *c, enum gw_group g, const char *raw,
                  size_t len, struct gw_item *it);
 
+/* Where an item's key is (itemdec_check): `str`, NUL-terminated (len bytes; the decoder's,
+ * valid until its next call), and when `plain` (one field without escapes) also in the
+ * item's text at `at`. */
+struct itemdec_key {
+	const char *str;
+	size_t len;
+	int plain;
+	const char *at;
+};
+
+/* Item `raw` checked as itemdec_item checks it (the same verdicts and messages), nothing
+ * made: its key in *k. 0, or -1 with c->err set (as itemdec_item). c->key is set to the
+ * key (the decoder's: valid until its next call). */
+int itemdec_check(struct itemdec *d, struct item_ctx *c, enum gw_group g, const char *raw,
+                  size_t len, struct itemdec_key *k);
+
 /* The typed view of item `it` (decoded before: its text is valid, its key and name set),
  * made in c->mem (strings through c->intern when there is one): *typed, NULL for a group
  * with no typed fields. The view points at it->key and it->name for those fields. 0, or -1

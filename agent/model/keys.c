@@ -60,11 +60,14 @@ const char *key_field(enum gw_group g, size_t i)
 	return (unsigned)g < GW_GROUP_COUNT && i < 2 ? rows[g].fields[i] : NULL;
 }
 
-const char *key_alias(const struct gw_item *it)
+const char *key_alias(enum gw_group g, const struct gd_item *it, struct arena *a)
 {
-	if (it->group != GW_GROUP_PLUGIN || !it->plugin || !it->plugin->id || !*it->plugin->id)
+	if (g != GW_GROUP_PLUGIN)
 		return NULL;
-	return it->plugin->id;
+	size_t raw;
+	const char *v = gd_item_member(it, "id", &raw);
+	char *id = v && raw ? arena_alloc_align(a, raw + 1, 1) : NULL;
+	return id ? gd_item_decode(v, raw, id) : NULL;
 }
 
 static const char *field(const json_t *obj, const char *name)

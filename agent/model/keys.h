@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "core/arena.h"
+#include "model/item.h"
 
 /* Separator of a key made of two fields (ShenYu's AiProxyApiKeyCache uses the same). */
 #define KEY_SEPARATOR "::"
@@ -33,8 +34,9 @@ const char *key_field(enum gw_group g, size_t i);
 /* An item's second identity, for the one group whose key is not its id: a plugin is keyed
  * by name, but a plugin renamed in the admin keeps its id (it arrives as an update of that
  * id under the new name), so the id says which held plugin a new name replaces. PLUGIN's
- * `id`; NULL for every other group and for a plugin without one. */
-const char *key_alias(const struct gw_item *it);
+ * `id` (a non-empty string), read from the item's JSON into arena a; NULL for every other
+ * group, for a plugin without one, and on out of memory. */
+const char *key_alias(enum gw_group g, const struct gd_item *it, struct arena *a);
 
 /* The key of item `obj` of group `g`: every key field must be a non-empty string.
  * A single field's key points into `obj` (valid while obj lives); a composite key is

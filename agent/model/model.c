@@ -27,12 +27,10 @@
 #include "model/itemdec.h"
 #include "model/keys.h"
 
-static int copy_item(struct item_ctx *c, const struct gw_item *old, const char *raw,
-                     struct gw_item **it)
+static int copy_item(struct item_ctx *c, const struct gd_item *old, const char *raw,
+                     struct gd_item *it)
 {
-	*it = model_copy_item_to(c->mem, old,
-	                         c->adopt ? raw : arena_strndup(c->mem, old->json, old->json_len));
-	if (!*it)
+	if (gd_item_copy(it, c->mem, old, c->adopt ? raw : NULL) != 0)
 		return gw_errf(c->err, "group %s: out of memory", c->group);
 	c->gd->json_bytes += old->json_len;
 	return 0;
@@ -90,7 +88,7 @@ static int valid_md5(const json_t *md5)
  * Building one version's item list. Items are compared with the held version (`prev`)
  * before anything is walked: the element at the cursor is first tried against prev's item
  * at the same position with jspan_array_next_same(), a memcmp of its text; equal bytes are
- * the same valid item, shared (its gw_item copied, pointing into prev's pool) without
+ * the same valid item, shared (its 16 bytes copied, pointing into prev's pool) without
  * scanning or parsing it. Only an element that differs is walked and parsed into the new
  * version's own pool; the cursor then moves past prev's item with the same key (or one
  * place on, when the key cannot be read without parsing), so an insertion, a removal or a
@@ -101,7 +99,7 @@ struct build {
 	const struct group_data *prev;
 	int share;                 /* prev's items can be shared (else they are copied) */
 	int16_t map[GD_MAX_POOLS]; /* prev's pool index -> ours; -1: not adopted yet */
-	struct gw_item **vec;      /* the items while the list grows */
+	struct gd_item *vec;       /* the items while the list grows */
 	uint8_t *vst;              /* their pools */
 	size_t cap, j;             /* j: the cursor in prev */
 	int same_keys;             /* every item has the key prev has at its position */
@@ -111,10 +109,10 @@ struct build {
 
 /* Item j of prev as the next item (its text is at raw in the new reply): shared, or
  * copied when prev cannot be shared. */
-static int take_old(struct build *b, size_t j, const char *raw, struct gw_item **it, uint8_t *st)
+static int take_old(struct build *b, size_t j, const char *raw, struct gd_item *it, uint8_t *st)
 {
 	const struct group_data *prev = b->prev;
-	struct gw_item *old = prev->items[j];
+	const struct gd_item *old = &prev->items[j];
 	if (!b->share) {
 		*st = 0;
 		return copy_item(&b->c, old, raw, it);
@@ -125,14 +123,14 @@ static int take_old(struct build *b, size_t j, const char *raw, struct gw_item *
 		gd->pools[gd->n_pools] = gd_pool_ref(prev->pools[from]);
 		b->map[from] = (int16_t)gd->n_pools++;
 	}
-	*it = old;
+	*it = *old;
 	*st = (uint8_t)b->map[from];
 	b->c.gd->json_bytes += old->json_len;
 	return 0;
 }
 
-static int parse_item(struct build *b, const char *raw, size_t len, struct gw_item **it,
-                      uint8_t *st, long *k)
+static int parse_item(struct build *b, const char *raw, size_t len, struct gd_item *it, uint8_t *st,
+                      long *k)
 {
 	struct item_ctx *c = &b->c;
 	enum gw_group g = c->gd->group;
@@ -141,7 +139,7 @@ static int parse_item(struct build *b, const char *raw, size_t len, struct gw_it
 		return item_err_not_object(c, item_text_type_at(raw, raw + len));
 	long old = same_key_pos(b->prev, g, raw, len);
 	if (old >= 0) {
-		const struct gw_item *o = b->prev->items[old];
+		const struct gd_item *o = &b->prev->items[old];
 		*k = old;
 		if (o->json_len == len && memcmp(o->json, raw, len) == 0)
 			return take_old(b, (size_t)old, raw, it, st);
@@ -149,15 +147,29 @@ static int parse_item(struct build *b, const char *raw, size_t len, struct gw_it
 	*st = 0;
 	if (!b->dec && !(b->dec = itemdec_new()))
 		return item_err_oom(c);
-	if (!(*it = model_item_new(c->mem))) /* the typed pointers of other groups stay NULL */
+	struct itemdec_key key;
+	if (itemdec_check(b->dec, c, g, raw, len, &key) != 0)
+		return -1;
+	if (len > GD_ITEM_MAX)
+		return gw_errf(c->err, "group %s item %zu: larger than %zu bytes", c->group,
+		               c->index, (size_t)GD_ITEM_MAX);
+	/* the usual key is a plain string inside the JSON, which stays where it is (adopted)
+	 * or is copied once; any other key is kept after a copy of it (model/item.h) */
+	const char *json = c->adopt ? raw : NULL;
+	if (key.plain && !json && !(json = arena_strndup(c->mem, raw, len)))
 		return item_err_oom(c);
-	return itemdec_item(b->dec, c, g, raw, len, *it);
+	if (!key.plain || gd_item_plain(it, json, len, json + (key.at - raw), key.len) != 0) {
+		if (gd_item_keyed(it, c->mem, raw, len, key.str, key.len) != 0)
+			return item_err_oom(c);
+	}
+	c->gd->json_bytes += len;
+	return 0;
 }
 
 static int grow(struct build *b)
 {
 	size_t cap = b->cap ? 2 * b->cap : 256;
-	struct gw_item **v = realloc(b->vec, cap * sizeof *v);
+	struct gd_item *v = realloc(b->vec, cap * sizeof *v);
 	if (v)
 		b->vec = v;
 	uint8_t *s = v ? realloc(b->vst, cap) : NULL;
@@ -189,20 +201,20 @@ static const char *build_items(struct build *b, const char *v, const char *end)
 	for (;;) {
 		if (c->index == b->cap && grow(b) != 0)
 			return NULL;
-		struct gw_item **dst = &b->vec[c->index];
+		struct gd_item *dst = &b->vec[c->index];
 		uint8_t *st = &b->vst[c->index];
 		size_t j = b->j;
 		c->key = NULL;
-		if (j < n_prev && jspan_array_next_same(&it, prev->items[j]->json,
-		                                        prev->items[j]->json_len) == 1) {
-			if (take_old(b, j, it.p - prev->items[j]->json_len, dst, st) != 0)
+		if (j < n_prev &&
+		    jspan_array_next_same(&it, prev->items[j].json, prev->items[j].json_len) == 1) {
+			if (take_old(b, j, it.p - prev->items[j].json_len, dst, st) != 0)
 				return NULL;
 			b->j = j + 1;
 		} else if (j + 1 < n_prev &&
-		           jspan_array_next_same(&it, prev->items[j + 1]->json,
-		                                 prev->items[j + 1]->json_len) == 1) {
+		           jspan_array_next_same(&it, prev->items[j + 1].json,
+		                                 prev->items[j + 1].json_len) == 1) {
 			/* prev's item j was removed */
-			if (take_old(b, j + 1, it.p - prev->items[j + 1]->json_len, dst, st) != 0)
+			if (take_old(b, j + 1, it.p - prev->items[j + 1].json_len, dst, st) != 0)
 				return NULL;
 			b->j = j + 2;
 		} else {
@@ -225,8 +237,7 @@ static const char *build_items(struct build *b, const char *v, const char *end)
 			b->j = k >= 0 ? (size_t)k + 1 : j + 1;
 		}
 		b->same_keys = b->same_keys && c->index < n_prev &&
-		               ((*dst)->key == prev->items[c->index]->key ||
-		                strcmp((*dst)->key, prev->items[c->index]->key) == 0);
+		               gd_keycmp(dst, &prev->items[c->index]) == 0;
 		c->gd->n_items = ++c->index;
 	}
 	return it.p;
@@ -241,15 +252,21 @@ static int build_finish(struct build *b)
 	size_t n = gd->n_items;
 	/* the list becomes the version's as it is (shrunk in place: no copy, no second
 	 * array of 100,000 items at the peak of a full sync) */
-	struct gw_item **items = b->vec ? realloc(b->vec, (n ? n : 1) * sizeof *items) : NULL;
+	struct gd_item *items = b->vec ? realloc(b->vec, (n ? n : 1) * sizeof *items) : NULL;
 	if (items)
 		b->vec = NULL;
 	gd->items = gd->heap_items = items;
-	gd->item_pool = arena_alloc(&gd->arena, n ? n : 1);
+	/* every item in pool 0 (a group parsed whole, usually): zeroed pages from calloc,
+	 * which cost no memory until written (a byte per item: 1 MiB at 1,000,000) */
+	size_t i = 0;
+	while (i < n && !b->vst[i])
+		i++;
+	if (i == n)
+		gd->item_pool = gd->heap_pool = calloc(n ? n : 1, 1);
+	else if ((gd->item_pool = arena_alloc(&gd->arena, n)))
+		memcpy(gd->item_pool, b->vst, n);
 	if (!gd->items || !gd->item_pool)
 		return gw_errf(b->c.err, "group %s: out of memory", gname);
-	if (n)
-		memcpy(gd->item_pool, b->vst, n);
 	const struct group_data *prev = b->prev;
 	if (b->same_keys && prev && n == prev->n_items) {
 		/* none when prev is in key order: nor is this one */
@@ -262,10 +279,11 @@ static int build_finish(struct build *b)
 	if (ix == GD_INDEX_NO_MEMORY)
 		return gw_errf(b->c.err, "group %s: out of memory", gname);
 	if (ix == GD_INDEX_DUPLICATE) {
-		char shown[300];
-		return gw_errf(
-		    b->c.err, "group %s: duplicate key '%s' (item %zu repeats an earlier item)",
-		    gname, key_display(gd->group, gd->items[dup]->key, shown, sizeof shown), dup);
+		char key[300], shown[300];
+		gd_key_str(&gd->items[dup], key, sizeof key);
+		return gw_errf(b->c.err,
+		               "group %s: duplicate key '%s' (item %zu repeats an earlier item)",
+		               gname, key_display(gd->group, key, shown, sizeof shown), dup);
 	}
 	return 0;
 }
@@ -335,7 +353,6 @@ static int parse_config_text(enum gw_group g, const char *text, const char *end,
 		                   ? item_text_type_at(jspan_ws(text, end), end)
 		                   : "nothing");
 	b.c = (struct item_ctx){.err = err, .group = gname, .syntax = syntax};
-	b.c.untyped = !model_typed_at_parse(g);
 	b.prev = prev;
 	b.share = shareable(prev);
 	/* a group parsed whole (nothing held to share) points into the reply's text instead
@@ -575,7 +592,6 @@ int model_parse_array(enum gw_group g, const char *text, size_t len, const char 
 		return gw_errf(err, "group %s: 'data' must be an array", gname);
 	struct build b = {0};
 	b.c = (struct item_ctx){.err = err, .group = gname, .syntax = &syntax};
-	b.c.untyped = !model_typed_at_parse(g);
 	b.prev = prev;
 	b.share = shareable(prev);
 	b.same_keys = prev != NULL;

@@ -1,8 +1,8 @@
 /*
- * The admin's JSON (jansson) -> immutable group versions (groupdata.h) with typed items of
- * the plugin ABI. A group version with any malformed item is refused whole, so the
- * gateway never holds half of a version; the error names the group, the item (its index
- * and key) and the field.
+ * The admin's JSON -> immutable group versions (groupdata.h) of compact items (item.h),
+ * every item checked as the plugin ABI's typed views would hold it. A group version with any
+ * malformed item is refused whole, so the gateway never holds half of a version; the error names
+ * the group, the item (its index and key) and the field.
  */
 #ifndef GW_MODEL_H
 #define GW_MODEL_H
@@ -60,19 +60,11 @@ int model_parse_group(enum gw_group group, const char *text, size_t len, const c
 int model_parse_array(enum gw_group group, const char *text, size_t len, const char *source,
                       const struct group_data *prev, struct group_data **out, struct gw_err *err);
 
-/* A deep copy of item `src` (raw JSON, key, typed fields) as a new item in arena a, for a
- * version that must not depend on the pool src lives in. NULL on out of memory. */
-struct gw_item *model_copy_item(struct arena *a, const struct gw_item *src);
-
-/* A new zeroed item in arena a (its size set), packed at the struct's own alignment. */
+/* A new zeroed ABI item in arena a (its size set), packed at the struct's own alignment. */
 struct gw_item *model_item_new(struct arena *a);
 
-/* (itemcopy.c) A new item in a with old's group, JSON length and contents (key, name, and
- * for PLUGIN its typed fields); its raw JSON is `json` (NULL: out of memory, returns NULL). */
-struct gw_item *model_copy_item_to(struct arena *a, const struct gw_item *old, const char *json);
-
-/* Whether a group's items are parsed with their typed views: PLUGIN's, whose ids the model
- * reads itself (keys.h key_alias); the others' are made on delivery (model/typed.h). */
+/* Whether a group's ABI items always carry their typed view: PLUGIN's (itemcopy.c); the
+ * others' are made for a subscriber that reads them (model/abi.h). */
 int model_typed_at_parse(enum gw_group g);
 
 /*

@@ -50,12 +50,6 @@ static int cmp_pending(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static int same_json(const struct gw_item *a, const struct gw_item *b)
-{
-	return a->json == b->json ||
-	       (a->json_len == b->json_len && memcmp(a->json, b->json, a->json_len) == 0);
-}
-
 /* Where key is in gd (an index of gd->items), or -1. */
 static long position(const struct group_data *gd, const char *key)
 {
@@ -66,16 +60,20 @@ static long position(const struct group_data *gd, const char *key)
 
 /* The held plugins an upsert renames: another key, the same id, and not upserted itself.
  * A linear look at the held list, made only for a group with an alias (PLUGIN: the
- * gateway's plugins, tens of items). */
+ * gateway's plugins, tens of items); the ids are read into `a`. */
 static size_t renamed(const struct group_data *prev, const struct group_data *up,
-                      const struct gw_item *u, struct pending *v, size_t nv, size_t *seq)
+                      const struct gd_item *u, struct pending *v, size_t nv, size_t *seq,
+                      struct arena *a)
 {
-	const char *id = key_alias(u);
+	const char *id = key_alias(GW_GROUP_PLUGIN, u, a);
 	for (size_t j = 0; id && prev && j < prev->n_items; j++) {
-		const struct gw_item *h = prev->items[j];
-		const char *hid = key_alias(h);
-		if (hid && strcmp(hid, id) == 0 && strcmp(h->key, u->key) != 0 &&
-		    !group_data_find(up, h->key))
+		const struct gd_item *h = &prev->items[j];
+		const char *hid = key_alias(GW_GROUP_PLUGIN, h, a);
+		if (!hid || strcmp(hid, id) != 0 || gd_keycmp(h, u) == 0)
+			continue;
+		int upserted;
+		group_data_rank_item(up, h, &upserted);
+		if (!upserted)
 			v[nv++] = (struct pending){{(size_t)j, EDIT_REMOVE, NULL}, (*seq)++};
 	}
 	return nv;
@@ -92,16 +90,21 @@ static struct edit *to_edits(const struct patch *p, size_t *n)
 	if (!v)
 		return NULL;
 	size_t nv = 0, seq = 0;
+	struct arena ids;
+	arena_init(&ids);
 	for (size_t i = 0; i < n_up; i++) {
-		const struct gw_item *u = up->items[i];
-		long pos = position(prev, u->key);
+		const struct gd_item *u = &up->items[i];
+		int found;
+		size_t r = group_data_rank_item(prev, u, &found);
+		long pos = found ? (long)group_data_at(prev, r) : -1;
 		if (pos < 0)
 			v[nv++] = (struct pending){{n_prev, EDIT_INSERT, u}, seq++};
-		else if (!same_json(prev->items[pos], u))
+		else if (!gd_same_json(&prev->items[pos], u))
 			v[nv++] = (struct pending){{(size_t)pos, EDIT_REPLACE, u}, seq++};
 		if (alias)
-			nv = renamed(prev, up, u, v, nv, &seq);
+			nv = renamed(prev, up, u, v, nv, &seq, &ids);
 	}
+	arena_free(&ids);
 	for (size_t i = 0; i < p->n_deletes; i++) {
 		long pos = group_data_find(up, p->deletes[i]) ? -1 : position(prev, p->deletes[i]);
 		if (pos >= 0)

@@ -15,12 +15,19 @@
 /* At most this many keys per list; the count is always exact. */
 #define MAX_KEYS_SHOWN 50
 
-static void keys(FILE *out, const char *sign, const struct gw_item *const *items, size_t n)
+/* One key as the lists show it. */
+static void key_line(FILE *out, const char *sign, enum gw_group g, const struct gd_item *it)
 {
-	char shown[300];
+	char key[300], shown[300];
+	fprintf(out, "  %s %s\n", sign,
+	        key_display(g, gd_key_str(it, key, sizeof key), shown, sizeof shown));
+}
+
+static void keys(FILE *out, const char *sign, enum gw_group g, const struct gd_item *const *items,
+                 size_t n)
+{
 	for (size_t i = 0; i < n && i < MAX_KEYS_SHOWN; i++)
-		fprintf(out, "  %s %s\n", sign,
-		        key_display(items[i]->group, items[i]->key, shown, sizeof shown));
+		key_line(out, sign, g, items[i]);
 	if (n > MAX_KEYS_SHOWN)
 		fprintf(out, "  %s ... and %zu more\n", sign, n - MAX_KEYS_SHOWN);
 }
@@ -49,7 +56,7 @@ int dryrun_report(const struct cfg *cfg, struct store *st, FILE *out, struct gw_
 			group_data_unref(before);
 			return gw_errf(err, "%s: out of memory", name);
 		}
-		const struct gw_change *ch = &d.change;
+		const struct diff *ch = &d;
 		int same = ch->n_added + ch->n_updated + ch->n_removed == 0;
 		if (before)
 			fprintf(out, "%s: %s -> %s (%zu items): +%zu ~%zu -%zu%s\n", name,
@@ -58,14 +65,12 @@ int dryrun_report(const struct cfg *cfg, struct store *st, FILE *out, struct gw_
 		else
 			fprintf(out, "%s: nothing held (no snapshot) -> %s (%zu items): +%zu\n",
 			        name, now->md5, now->n_items, ch->n_added);
-		keys(out, "+", ch->added, ch->n_added);
-		char shown[300];
+		keys(out, "+", g, ch->added, ch->n_added);
 		for (size_t i = 0; i < ch->n_updated && i < MAX_KEYS_SHOWN; i++)
-			fprintf(out, "  ~ %s\n",
-			        key_display(g, ch->updated[i].new_item->key, shown, sizeof shown));
+			key_line(out, "~", g, ch->updated[i].new_item);
 		if (ch->n_updated > MAX_KEYS_SHOWN)
 			fprintf(out, "  ~ ... and %zu more\n", ch->n_updated - MAX_KEYS_SHOWN);
-		keys(out, "-", ch->removed, ch->n_removed);
+		keys(out, "-", g, ch->removed, ch->n_removed);
 		if (!same) {
 			changing++;
 			changed_mask |= 1u << g;

@@ -376,7 +376,7 @@ static void get_config(struct status_sources *src, const struct http_request *re
 		for (size_t i = 0; i < gd->n_items; i++) {
 			if (i)
 				strbuf_adds(&b, ",");
-			redact_item(&b, gd->items[i]->json, gd->items[i]->json_len, &redacted);
+			redact_item(&b, gd->items[i].json, gd->items[i].json_len, &redacted);
 		}
 		strbuf_addf(&b, "],\"redacted\":%zu}\n", redacted);
 	}

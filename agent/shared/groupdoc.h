@@ -16,4 +16,11 @@
 void groupdoc_write(FILE *fp, const char *group, const char *md5, int64_t last_modify_time,
                     const struct gw_item *const *items, size_t n_items);
 
+/* The same with item i's raw JSON from json_at(arg, i, &len) (for a reader of
+ * host->change_item, or of items that are not gw_items). 0, or -1 when json_at returned
+ * NULL (the document is then incomplete: do not commit it). */
+int groupdoc_write_each(FILE *fp, const char *group, const char *md5, int64_t last_modify_time,
+                        size_t n_items, const char *(*json_at)(void *arg, size_t i, size_t *len),
+                        void *arg);
+
 #endif

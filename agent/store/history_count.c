@@ -10,27 +10,30 @@
 #include <string.h>
 
 #include "model/diff.h"
+#include "model/fields.h"
 #include "model/keys.h"
 #include "store/history.h"
 #include "store/history_ring.h"
 
 static void first_keys(struct history_change *c, enum gw_group g,
-                       const struct gw_item *const *items, size_t n)
+                       const struct gd_item *const *items, size_t n)
 {
 	c->count = n;
 	c->n_first = n < HISTORY_KEYS ? n : HISTORY_KEYS;
+	/* the name only where the key is an opaque id and the name says what it is; never
+	 * another group's (an AI proxy key's name may be the secret its key display shortens) */
+	const char *field = g == GW_GROUP_SELECTOR || g == GW_GROUP_RULE || g == GW_GROUP_META_DATA
+	                        ? fields_group(g)->name
+	                        : NULL;
 	for (size_t i = 0; i < c->n_first; i++) {
-		char shown[HISTORY_KEY_MAX + 64];
-		key_display(g, items[i]->key, shown, sizeof shown);
+		/* room for what is shown, cut by history_copy_text */
+		char key[1024], shown[HISTORY_KEY_MAX + 64], nbuf[1024];
+		gd_key_str(items[i], key, sizeof key);
+		key_display(g, key, shown, sizeof shown);
 		history_copy_text(c->first[i], HISTORY_KEY_MAX, shown);
-		/* only where the key is an opaque id and the name says what it is; never another
-		 * group's (an AI proxy key's name may be the secret its key display shortens) */
-		const char *name =
-		    g == GW_GROUP_SELECTOR || g == GW_GROUP_RULE || g == GW_GROUP_META_DATA
-		        ? items[i]->name
-		        : NULL;
+		const char *name = field ? gd_item_text(items[i], field, nbuf, sizeof nbuf) : NULL;
 		history_copy_text(c->names[i], HISTORY_NAME_MAX,
-		                  name && strcmp(name, items[i]->key) != 0 ? name : "");
+		                  name && strcmp(name, key) != 0 ? name : "");
 	}
 }
 
@@ -65,15 +68,13 @@ static int count_one(struct history *h)
 	struct gw_err err;
 	int ok = diff_build(&d, (enum gw_group)g, from, to, &err) == 0;
 	if (ok) {
-		const struct gw_item *const *upd = NULL;
-		const struct gw_item *ubuf[HISTORY_KEYS];
-		size_t nu = d.change.n_updated;
+		const struct gd_item *ubuf[HISTORY_KEYS];
+		size_t nu = d.n_updated;
 		for (size_t i = 0; i < nu && i < HISTORY_KEYS; i++)
-			ubuf[i] = d.change.updated[i].new_item;
-		upd = ubuf;
-		first_keys(&ch[0], (enum gw_group)g, d.change.added, d.change.n_added);
-		first_keys(&ch[1], (enum gw_group)g, upd, nu);
-		first_keys(&ch[2], (enum gw_group)g, d.change.removed, d.change.n_removed);
+			ubuf[i] = d.updated[i].new_item;
+		first_keys(&ch[0], (enum gw_group)g, d.added, d.n_added);
+		first_keys(&ch[1], (enum gw_group)g, ubuf, nu);
+		first_keys(&ch[2], (enum gw_group)g, d.removed, d.n_removed);
 		diff_free(&d);
 	} else {
 		LOG_W(h->log, "history", "%s", err.msg);

@@ -49,10 +49,11 @@ static int payload_sum(const char *p, size_t n, char out[33])
 
 /* A key as a JSON string (keys are decoded text: quote, backslash and control characters
  * escaped, everything else as it is). */
-static void add_string(struct strbuf *b, const char *s)
+static void add_string(struct strbuf *b, const char *s, size_t n)
 {
 	strbuf_add(b, "\"", 1);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; p < (const unsigned char *)s + n;
+	     p++) {
 		if (*p == '"' || *p == '\\')
 			strbuf_addf(b, "\\%c", *p);
 		else if (*p < 0x20)
@@ -66,7 +67,7 @@ static void add_string(struct strbuf *b, const char *s)
 /* A new item and where it is in the new version. */
 struct put {
 	size_t at;
-	const struct gw_item *it;
+	const struct gd_item *it;
 };
 
 static int cmp_put(const void *a, const void *b)
@@ -75,25 +76,26 @@ static int cmp_put(const void *a, const void *b)
 	return (x->at > y->at) - (x->at < y->at);
 }
 
-/* The record's payload for the change c (from `from` to `to`). NULL on out of memory. */
+/* The record's payload for the change c (from `from` to `to`; its items are theirs).
+ * NULL on out of memory. */
 static char *payload(const struct group_data *from, const struct group_data *to,
-                     const struct gw_change *c, size_t *len)
+                     const struct diff *c, size_t *len)
 {
-	size_t np = c->n_added + c->n_updated, bytes = 256;
+	size_t np = c->n_added + c->n_updated, bytes = 256, klen;
 	struct put *v = malloc((np ? np : 1) * sizeof *v);
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < np; i++) {
-		const struct gw_item *it =
+		const struct gd_item *it =
 		    i < c->n_added ? c->added[i] : c->updated[i - c->n_added].new_item;
-		int found;
-		size_t r = group_data_rank(to, it->key, &found);
-		v[i] = (struct put){group_data_at(to, r), it};
+		v[i] = (struct put){(size_t)(it - to->items), it};
 		bytes += it->json_len + 24;
 	}
 	qsort(v, np, sizeof *v, cmp_put);
-	for (size_t i = 0; i < c->n_removed; i++)
-		bytes += strlen(c->removed[i]->key) + 8;
+	for (size_t i = 0; i < c->n_removed; i++) {
+		gd_key(c->removed[i], &klen);
+		bytes += klen + 8;
+	}
 	struct strbuf b = {0};
 	strbuf_reserve(&b, bytes);
 	strbuf_addf(&b,
@@ -103,7 +105,8 @@ static char *payload(const struct group_data *from, const struct group_data *to,
 	for (size_t i = 0; i < c->n_removed; i++) {
 		if (i)
 			strbuf_add(&b, ",", 1);
-		add_string(&b, c->removed[i]->key);
+		const char *k = gd_key(c->removed[i], &klen);
+		add_string(&b, k, klen);
 	}
 	strbuf_adds(&b, "],\"at\":[");
 	for (size_t i = 0; i < np; i++)
@@ -134,21 +137,22 @@ static long position(const struct group_data *gd, const char *key)
  * written whole. Linear: for versions that carry no delta (their change was linear to
  * find). 1 kept, 0 not, -1 out of memory. */
 static int order_kept(const struct group_data *from, const struct group_data *to,
-                      const struct gw_change *c)
+                      const struct diff *c)
 {
 	size_t nf = from->n_items, nt = to->n_items;
 	uint8_t *mf = calloc(nf + 1, 1), *mt = calloc(nt + 1, 1);
 	int rc = -1;
 	if (!mf || !mt)
 		goto out;
+	/* a delta's items are its versions' own: where one is, is its place in their list */
 	for (size_t i = 0; i < c->n_removed; i++)
-		mf[position(from, c->removed[i]->key)] = 1;
+		mf[c->removed[i] - from->items] = 1;
 	for (size_t i = 0; i < c->n_updated; i++) {
-		mf[position(from, c->updated[i].old_item->key)] = 1;
-		mt[position(to, c->updated[i].new_item->key)] = 1;
+		mf[c->updated[i].old_item - from->items] = 1;
+		mt[c->updated[i].new_item - to->items] = 1;
 	}
 	for (size_t i = 0; i < c->n_added; i++)
-		mt[position(to, c->added[i]->key)] = 1;
+		mt[c->added[i] - to->items] = 1;
 	size_t i = 0, j = 0;
 	rc = 1;
 	for (;;) {
@@ -158,8 +162,7 @@ static int order_kept(const struct group_data *from, const struct group_data *to
 			j++;
 		if (i == nf || j == nt)
 			break;
-		const char *a = from->items[i++]->key, *b = to->items[j++]->key;
-		if (a != b && strcmp(a, b) != 0) {
+		if (gd_keycmp(&from->items[i++], &to->items[j++]) != 0) {
 			rc = 0;
 			break;
 		}
@@ -194,13 +197,13 @@ int journal_append(const char *dir, struct journal *js, const struct group_data 
 	struct diff d;
 	if (diff_build(&d, to->group, from, to, err) != 0)
 		return -1;
-	int kept = d.carried ? 1 : order_kept(from, to, &d.change);
+	int kept = d.carried ? 1 : order_kept(from, to, &d);
 	if (kept <= 0) {
 		diff_free(&d);
 		return kept < 0 ? gw_errf(err, "journal of %s: out of memory", gname) : 1;
 	}
 	size_t plen = 0;
-	char *pl = payload(from, to, &d.change, &plen);
+	char *pl = payload(from, to, &d, &plen);
 	diff_free(&d);
 	char sum[33];
 	if (!pl || payload_sum(pl, plen, sum) != 0) {
@@ -371,7 +374,9 @@ static int record_edits(const struct group_data *cur, const struct group_data *u
 		gone[nd++] = (size_t)p;
 	}
 	for (size_t i = 0; i < nu; i++) {
-		long p = position(cur, ups->items[i]->key);
+		int found;
+		size_t rank = group_data_rank_item(cur, &ups->items[i], &found);
+		long p = found ? (long)group_data_at(cur, rank) : -1;
 		if (p >= 0)
 			gone[nd++] = (size_t)p;
 	}
@@ -392,7 +397,7 @@ static int record_edits(const struct group_data *cur, const struct group_data *u
 			g++;
 		}
 		if (u < nu && at[u] == f) { /* before the held item at p (or at the end) */
-			v[k++] = (struct edit){p, EDIT_INSERT, ups->items[u++]};
+			v[k++] = (struct edit){p, EDIT_INSERT, &ups->items[u++]};
 			continue;
 		}
 		p++; /* a held item keeps its place */

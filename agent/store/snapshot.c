@@ -30,6 +30,14 @@
 #define SNAPSHOT_MAX (SIZE_MAX / 2)
 
 /* The group file, written whole (atomically: fsync, rename); *bytes its size. */
+/* Item i's raw JSON, for groupdoc_write_each (arg: the version's address). */
+static const char *item_json(void *arg, size_t i, size_t *len)
+{
+	const struct group_data *const *gd = arg;
+	*len = (*gd)->items[i].json_len;
+	return (*gd)->items[i].json;
+}
+
 static int write_base(const char *dir, const struct group_data *gd, size_t *bytes,
                       struct gw_err *err)
 {
@@ -43,8 +51,8 @@ static int write_base(const char *dir, const struct group_data *gd, size_t *byte
 	 * The directory stays 0750 so a gateway group can reach a cache kept inside it. */
 	if (atomic_file_open(&af, dir, name, 0600, err) != 0)
 		return gw_err_prefix(err, "snapshot of %s", gname);
-	groupdoc_write(af.fp, gname, gd->md5, gd->last_modify_time,
-	               (const struct gw_item *const *)gd->items, gd->n_items);
+	groupdoc_write_each(af.fp, gname, gd->md5, gd->last_modify_time, gd->n_items, item_json,
+	                    &gd);
 	long end = ftell(af.fp);
 	if (atomic_file_finish(&af, err) != 0 || atomic_file_commit(&af, err) != 0) {
 		atomic_file_abort(&af);

@@ -22,11 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Like the bundled subscribers, it reads no typed view (GW_SUB_TYPED_ON_DEMAND); built with
- * -DBENCH_SUB_FLAGS=0 it is a subscriber that needs every item's view, as an older plugin
- * does (bench_sub_typed.so: the memory a typed view costs). */
+/* Like the bundled subscribers, it reads no typed view (GW_SUB_TYPED_ON_DEMAND) and no list
+ * (GW_SUB_LISTS_ON_DEMAND: the counts are all it reports); built with -DBENCH_SUB_FLAGS=0
+ * it is a subscriber that needs every item's view and every list, as an older plugin does
+ * (bench_sub_typed.so: the memory a typed view costs). */
 #ifndef BENCH_SUB_FLAGS
-#define BENCH_SUB_FLAGS GW_SUB_TYPED_ON_DEMAND
+#define BENCH_SUB_FLAGS (GW_SUB_TYPED_ON_DEMAND | GW_SUB_LISTS_ON_DEMAND)
 #endif
 
 struct bench_sub {

@@ -39,7 +39,8 @@
  *  3. Arrays of growable structs are arrays of pointers (gw_change.items, added, removed),
  *     so a bigger gw_item never changes the stride a compiled plugin walks.
  *     Members appended so far: gw_host.group_configured and configured_groups,
- *     gw_subscriber.flags (GW_SUB_TYPED_ON_DEMAND) and gw_host.item_typed.
+ *     gw_subscriber.flags (GW_SUB_TYPED_ON_DEMAND) and gw_host.item_typed,
+ *     GW_SUB_LISTS_ON_DEMAND and gw_host.change_item.
  *  4. The other structs are frozen as they are: gw_version, gw_update, gw_option,
  *     gw_condition, gw_auth_param, gw_auth_path and the typed item views. A new need
  *     becomes a new struct reached through a new member appended to a growable one.
@@ -239,6 +240,9 @@ struct gw_update {
  *    three. An update's old_item is the item as you last accepted it.
  *  - No list pointer is ever NULL, even when its count is 0 (an empty list is a valid
  *    pointer you must not dereference).
+ *  - A plugin that declared GW_SUB_LISTS_ON_DEMAND gets the counts but empty lists (none
+ *    of the four pointers may be dereferenced): it reads entry i of a list through
+ *    host->change_item(), so the agent makes only the items it asks for.
  *  - An empty `items` with everything in `removed` means the admin deleted every item of
  *    the group: clear it.
  *  - `stale` is 1 while the data comes from the agent's local snapshot (no admin answered
@@ -265,6 +269,18 @@ struct gw_change {
 	int stale;          /* 1: data loaded from the local snapshot, not (yet) confirmed */
 	int confirmed_only; /* 1: same data as `previous`, only `stale` went from 1 to 0 */
 };
+
+/** The lists of a gw_change, for gw_host.change_item(). New values may appear. */
+enum gw_list {
+	GW_LIST_ITEMS = 0,   /* change->items: the complete new list, n_items entries */
+	GW_LIST_ADDED,       /* change->added, n_added */
+	GW_LIST_REMOVED,     /* change->removed, n_removed */
+	GW_LIST_UPDATED_OLD, /* change->updated[i].old_item, n_updated */
+	GW_LIST_UPDATED_NEW  /* change->updated[i].new_item, n_updated */
+};
+
+/** How many of the items gw_host.change_item() returned last stay valid (see there). */
+#define GW_CHANGE_ITEMS_KEPT 64
 
 /** Log levels for gw_host.log: enum gw_log_level (GW_LOG_ERROR, GW_LOG_WARN, GW_LOG_INFO,
  *  GW_LOG_DEBUG), in <gwsync/log_level.h>, included above. */
@@ -404,12 +420,59 @@ struct gw_host {
 	 *  when it has one (or its group has none), else a copy that has it, valid until
 	 *  apply() returns. NULL only when out of memory. For GW_SUB_TYPED_ON_DEMAND. */
 	const struct gw_item *(*item_typed)(const struct gw_host *host, const struct gw_item *item);
+
+	/**
+	 * In apply(): entry `i` of one list of `change` (the change being applied), the way a
+	 * plugin that declared GW_SUB_LISTS_ON_DEMAND reads its items (any plugin may call it).
+	 * NULL when `i` is past the list's count, `list` is unknown, or out of memory. The
+	 * item, its strings and its JSON stay valid until apply() returns or until you have
+	 * asked for GW_CHANGE_ITEMS_KEPT more items, whichever comes first (so an update's old
+	 * and new item, asked for one after the other, are both valid): copy what you keep.
+	 * Typed views as for every item (host->item_typed() for GW_SUB_TYPED_ON_DEMAND).
+	 */
+	const struct gw_item *(*change_item)(const struct gw_host *host,
+	                                     const struct gw_change *change, enum gw_list list,
+	                                     size_t i);
 };
 
 /** 1 if the host table has `member` (a function appended after your header's version). */
 #define GW_HAS(host, member)                                                                       \
 	((host)->size >= offsetof(struct gw_host, member) + sizeof((host)->member) &&              \
 	 (host)->member != NULL)
+
+/** Entry `i` of a list of `change` read from the list itself (NULL past its count): what
+ *  host->change_item() gives, for a change whose lists are filled. */
+static inline const struct gw_item *gw_change_list_entry(const struct gw_change *change,
+                                                         enum gw_list list, size_t i)
+{
+	switch (list) {
+	case GW_LIST_ITEMS:
+		return i < change->n_items ? change->items[i] : NULL;
+	case GW_LIST_ADDED:
+		return i < change->n_added ? change->added[i] : NULL;
+	case GW_LIST_REMOVED:
+		return i < change->n_removed ? change->removed[i] : NULL;
+	case GW_LIST_UPDATED_OLD:
+		return i < change->n_updated ? change->updated[i].old_item : NULL;
+	case GW_LIST_UPDATED_NEW:
+		return i < change->n_updated ? change->updated[i].new_item : NULL;
+	}
+	return NULL;
+}
+
+/**
+ * Entry `i` of a list of `change` for a plugin that declared GW_SUB_LISTS_ON_DEMAND and
+ * may also run on an agent older than host->change_item (which ignores the flag and fills
+ * the lists): through change_item() when the host has it, from the list itself otherwise.
+ * NULL past the list's count (or out of memory); the lifetime is change_item()'s.
+ */
+static inline const struct gw_item *gw_change_entry(const struct gw_host *host,
+                                                    const struct gw_change *change,
+                                                    enum gw_list list, size_t i)
+{
+	return GW_HAS(host, change_item) ? host->change_item(host, change, list, i)
+	                                 : gw_change_list_entry(change, list, i);
+}
 
 /** The static description a plugin exports. Grows at the end (see `size`). */
 struct gw_subscriber {
@@ -455,6 +518,18 @@ struct gw_subscriber {
  * the agent keeps none (they are about half of what it holds per item).
  */
 #define GW_SUB_TYPED_ON_DEMAND 0x1u
+
+/**
+ * gw_subscriber.flags: apply() reads the items of a change only through
+ * host->change_item(), never through change->items, added, removed or updated (their
+ * counts are set, the lists are empty). The agent then makes a struct gw_item only when
+ * it is asked for, and keeps none: it holds its items in 16 bytes each, and a subscriber
+ * that reads the lists makes it keep a gw_item (88 bytes, three times the JSON of a small
+ * item) for every item of every version it is delivered. Needs an agent
+ * with GW_HAS(host, change_item); an older one ignores the flag and fills the lists, so a
+ * plugin that reads through change_item() when it has it works with both.
+ */
+#define GW_SUB_LISTS_ON_DEMAND 0x2u
 
 /** Starts a description: `static const struct gw_subscriber s = { GWSYNC_SUBSCRIBER_INIT,
  *  .name = "mine", .apply = mine_apply };` */

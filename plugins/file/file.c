@@ -245,6 +245,22 @@ static void run_reload(struct file_state *st)
 
 /* ---------------------------------------------------------------- the document */
 
+/* The change's items, one at a time (GW_SUB_LISTS_ON_DEMAND), for groupdoc_write_each. */
+struct reading {
+	const struct gw_host *h;
+	const struct gw_change *ch;
+};
+
+static const char *item_json(void *arg, size_t i, size_t *len)
+{
+	const struct reading *rd = arg;
+	const struct gw_item *it = gw_change_entry(rd->h, rd->ch, GW_LIST_ITEMS, i);
+	if (!it)
+		return NULL;
+	*len = it->json_len;
+	return it->json;
+}
+
 static int file_apply(void *state, const struct gw_host *h, const struct gw_change *ch)
 {
 	struct file_state *st = state;
@@ -266,8 +282,13 @@ static int file_apply(void *state, const struct gw_host *h, const struct gw_chan
 		h->error(h, "%s", why.msg);
 		return -1;
 	}
-	groupdoc_write(af.fp, ch->group_name, ch->version.md5, ch->version.last_modify_time,
-	               ch->items, ch->n_items);
+	struct reading rd = {h, ch};
+	if (groupdoc_write_each(af.fp, ch->group_name, ch->version.md5,
+	                        ch->version.last_modify_time, ch->n_items, item_json, &rd) < 0) {
+		atomic_file_abort(&af);
+		h->error(h, "%s: out of memory reading the items", ch->group_name);
+		return -1;
+	}
 	if (atomic_file_finish(&af, &why) < 0) {
 		atomic_file_abort(&af);
 		h->error(h, "%s", why.msg);
@@ -346,7 +367,8 @@ static const struct gw_subscriber file_subscriber = {
     .apply = file_apply,
     .tick = file_tick,
     .fini = file_fini,
-    .flags = GW_SUB_TYPED_ON_DEMAND, /* writes each item's raw JSON */
+    /* writes each item's raw JSON, read one at a time */
+    .flags = GW_SUB_TYPED_ON_DEMAND | GW_SUB_LISTS_ON_DEMAND,
 };
 
 const struct gw_subscriber *gwsync_subscriber(void)

@@ -93,8 +93,16 @@ static int stored(struct wctx *x, const char *key, struct cache_key *k)
 	return cache_key_stored(key, k) == 0 ? 0 : fail(x, ENOMEM, "cannot hash the long", key);
 }
 
+/* Entry i of a list of the change (NULL only when the agent is out of memory). */
+static const struct gw_item *entry(const struct wctx *x, enum gw_list list, size_t i)
+{
+	return gw_change_entry(x->w->host, x->ch, list, i);
+}
+
 static int put_item(struct wctx *x, const struct gw_item *it)
 {
+	if (!it)
+		return fail(x, ENOMEM, "cannot read the change", NULL);
 	struct cache_key k;
 	int rc = stored(x, it->key, &k);
 	if (rc)
@@ -114,7 +122,7 @@ static int write_whole(struct wctx *x)
 	if (rc)
 		return fail(x, rc, "cannot empty the database", NULL);
 	for (size_t i = 0; i < x->ch->n_items; i++)
-		if ((rc = put_item(x, x->ch->items[i])))
+		if ((rc = put_item(x, entry(x, GW_LIST_ITEMS, i))))
 			return rc;
 	return 0;
 }
@@ -124,7 +132,10 @@ static int write_delta(struct wctx *x)
 	const struct gw_change *ch = x->ch;
 	int rc;
 	for (size_t i = 0; i < ch->n_removed; i++) {
-		const char *key = ch->removed[i]->key;
+		const struct gw_item *it = entry(x, GW_LIST_REMOVED, i);
+		if (!it)
+			return fail(x, ENOMEM, "cannot read the change", NULL);
+		const char *key = it->key;
 		struct cache_key k;
 		if ((rc = stored(x, key, &k)))
 			return rc;
@@ -136,10 +147,10 @@ static int write_delta(struct wctx *x)
 			return fail(x, ENOMEM, "cannot log", key);
 	}
 	for (size_t i = 0; i < ch->n_added; i++)
-		if ((rc = put_item(x, ch->added[i])))
+		if ((rc = put_item(x, entry(x, GW_LIST_ADDED, i))))
 			return rc;
 	for (size_t i = 0; i < ch->n_updated; i++)
-		if ((rc = put_item(x, ch->updated[i].new_item)))
+		if ((rc = put_item(x, entry(x, GW_LIST_UPDATED_NEW, i))))
 			return rc;
 	return 0;
 }

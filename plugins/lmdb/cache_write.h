@@ -29,6 +29,9 @@ struct cache_writer {
 	 * short on a full filesystem as EIO, and only the filesystem side can tell. */
 	int (*cause)(void *arg, int rc);
 	void *cause_arg;
+	/* Reads the change's items (gw_change_entry: the plugin declares
+	 * GW_SUB_LISTS_ON_DEMAND). */
+	const struct gw_host *host;
 };
 
 /* Writes `change` in one transaction and commits it. Returns 0, or an LMDB error code

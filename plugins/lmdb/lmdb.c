@@ -156,7 +156,7 @@ static int lmdb_apply(void *state, const struct gw_host *h, const struct gw_chan
 
 	struct gw_err why = {0};
 	struct cache_write_result res;
-	struct cache_writer w = {st->ce.env, (unsigned long long)st->change_log, cause, &st->ce};
+	struct cache_writer w = {st->ce.env, (unsigned long long)st->change_log, cause, &st->ce, h};
 	for (int round = 0;; round++) {
 		int rc = cache_write_change(&w, ch, &res, &why);
 		if (rc == 0)
@@ -218,7 +218,8 @@ static const struct gw_subscriber lmdb_subscriber = {
     .init = lmdb_init,
     .apply = lmdb_apply,
     .fini = lmdb_fini,
-    .flags = GW_SUB_TYPED_ON_DEMAND, /* keys and raw JSON only */
+    /* keys and raw JSON only, of the items it asks for */
+    .flags = GW_SUB_TYPED_ON_DEMAND | GW_SUB_LISTS_ON_DEMAND,
 };
 
 GWSYNC_EXPORT const struct gw_subscriber *gwsync_subscriber(void)

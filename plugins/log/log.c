@@ -90,6 +90,11 @@ static void log_item(const struct log_state *st, const struct gw_host *h, const 
                      const char *what, const struct gw_item *it)
 {
 	char shown[300], key[600], name[600];
+	if (!it) { /* the agent could not make it (out of memory): say so, go on */
+		h->log(h, GW_LOG_WARN, "%s %s: an item could not be read (out of memory)", group,
+		       what);
+		return;
+	}
 	h->log(h, st->level, "%s %s key=%s name=%s", group, what,
 	       one_line(shown_key(it, shown, sizeof shown), key, sizeof key),
 	       one_line(or_dash(it->name), name, sizeof name));
@@ -102,11 +107,12 @@ static int log_apply(void *state, const struct gw_host *h, const struct gw_chang
 
 	if (st->items) {
 		for (size_t i = 0; i < ch->n_added; i++)
-			log_item(st, h, g, "added", ch->added[i]);
+			log_item(st, h, g, "added", gw_change_entry(h, ch, GW_LIST_ADDED, i));
 		for (size_t i = 0; i < ch->n_updated; i++)
-			log_item(st, h, g, "updated", ch->updated[i].new_item);
+			log_item(st, h, g, "updated",
+			         gw_change_entry(h, ch, GW_LIST_UPDATED_NEW, i));
 		for (size_t i = 0; i < ch->n_removed; i++)
-			log_item(st, h, g, "removed", ch->removed[i]);
+			log_item(st, h, g, "removed", gw_change_entry(h, ch, GW_LIST_REMOVED, i));
 	}
 	char md5[200], prev[200];
 	h->log(h, st->level,
@@ -142,7 +148,8 @@ static const struct gw_subscriber log_subscriber = {
     .init = log_init,
     .apply = log_apply,
     .fini = log_fini,
-    .flags = GW_SUB_TYPED_ON_DEMAND, /* keys and names only */
+    /* keys and names only, of the items it asks for */
+    .flags = GW_SUB_TYPED_ON_DEMAND | GW_SUB_LISTS_ON_DEMAND,
 };
 
 const struct gw_subscriber *gwsync_subscriber(void)

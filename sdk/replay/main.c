@@ -32,7 +32,7 @@
 #include "deliver/subscribers.h"
 #include "docs.h"
 #include "model/diff.h"
-#include "model/typed.h"
+#include "model/abi.h"
 #include "model/groups.h"
 
 struct replay {
@@ -106,18 +106,21 @@ static int deliver(struct replay *r, struct group_data *to, const char *label, c
 {
 	enum gw_group g = to->group;
 	struct diff d;
+	struct abi_change ac;
 	struct gw_err err;
-	if ((r->s->typed && model_typed_fill(to, r->accepted[g], &err) != 0) ||
-	    diff_build(&d, g, r->accepted[g], to, &err) < 0) {
+	/* every list made (the summary prints them), typed views for a plugin that reads them */
+	if (diff_build(&d, g, r->accepted[g], to, &err) < 0 ||
+	    abi_change_make(&ac, &d, r->accepted[g], to, 1, r->s->typed, &err) != 0) {
+		diff_free(&d);
 		fprintf(stderr, "gwsync-replay: %s\n", err.msg);
 		r->error = 1;
 		return -1;
 	}
-	const struct gw_change *c = &d.change;
+	const struct gw_change *c = &ac.change;
 	long n = ++r->count;
 	struct gw_err why = {0};
 	run_due_tick(r);
-	int rc = subscriber_apply(r->s, c, &why);
+	int rc = subscriber_apply(r->s, c, NULL, &why);
 	int injected = n == r->fail_at;
 	printf("#%ld %s%s %s <- %s: %zu items, +%zu ~%zu -%zu%s%s%s: ", n, label, c->group_name,
 	       c->version.md5, c->previous.md5 ? c->previous.md5 : "nothing", c->n_items,
@@ -136,6 +139,7 @@ static int deliver(struct replay *r, struct group_data *to, const char *label, c
 		print_items("-", c->removed, c->n_removed);
 	}
 	fflush(stdout);
+	abi_change_free(&ac);
 	diff_free(&d);
 	r->tick_at = subscriber_tick(r->s, gw_mono_ms());
 	if (rc != 0 || injected)

@@ -85,14 +85,6 @@ struct gwt_instance {
 	struct gwt_version *accepted[MAX_GROUPS];
 };
 
-/* flags is read only when the description's size covers it, as the agent reads it */
-static unsigned desc_flags(const struct gw_subscriber *desc)
-{
-	return desc->size >= offsetof(struct gw_subscriber, flags) + sizeof desc->flags
-	           ? desc->flags
-	           : 0;
-}
-
 struct gwt_instance *gwt_instance_start_groups(const struct gw_subscriber *desc, const char *name,
                                                const char *yaml, const enum gw_group *groups,
                                                size_t n_groups, char *err, size_t cap)
@@ -103,7 +95,7 @@ struct gwt_instance *gwt_instance_start_groups(const struct gw_subscriber *desc,
 		return NULL;
 	}
 	in->desc = desc;
-	in->typed = !(desc_flags(desc) & GW_SUB_TYPED_ON_DEMAND);
+	in->typed = !(kit_desc_flags(desc) & GW_SUB_TYPED_ON_DEMAND);
 	if (!(in->cfg = gwt_config_parse(yaml, err, cap)) ||
 	    gwt_config_check(in->cfg, desc->options, err, cap) != 0)
 		goto fail;

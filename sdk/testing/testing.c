@@ -25,7 +25,7 @@
 #include "deliver/plugin_options.h"
 #include "model/diff.h"
 #include "model/groups.h"
-#include "model/typed.h"
+#include "model/abi.h"
 #include "model/model.h"
 #include "kit.h"
 
@@ -310,11 +310,20 @@ static int64_t call_tick(struct gwt_host *h, const struct gw_subscriber *desc, v
 	return next;
 }
 
+unsigned kit_desc_flags(const struct gw_subscriber *desc)
+{
+	return desc->size >= offsetof(struct gw_subscriber, flags) + sizeof desc->flags
+	           ? desc->flags
+	           : 0;
+}
+
 int gwt_apply(struct gwt_host *h, const struct gw_subscriber *desc, void *state,
               const struct gw_change *change, int64_t *next)
 {
 	h->ctx.error[0] = '\0';
-	int rc = desc->apply(state, &h->host, change);
+	/* a plugin that declared GW_SUB_LISTS_ON_DEMAND gets empty lists, as from the agent */
+	int lists = !(kit_desc_flags(desc) & GW_SUB_LISTS_ON_DEMAND);
+	int rc = desc->apply(state, &h->host, host_change_begin(&h->ctx, change, !lists, NULL));
 	host_call_done(&h->ctx); /* item_typed()'s copies live until apply() returns */
 	int64_t n = call_tick(h, desc, state);
 	if (next)
@@ -449,6 +458,7 @@ struct gwt_change {
 	struct group_data *from, *to;
 	char *name;
 	struct diff diff;
+	struct abi_change abi; /* every list made, as the agent makes them (model/abi.h) */
 };
 
 /* A group newer than the header: the change and its items carry its number and name. A
@@ -484,15 +494,15 @@ struct gwt_change *kit_change_build(const struct gwt_version *from, const struct
 	c->to = group_data_ref(to->gd);
 	struct gw_err e = {0};
 	/* every item with its typed view when the plugin under test may read them all; none
-	 * made (only PLUGIN's, which the model always keeps) for one that asks for them */
-	if ((typed && model_typed_fill(c->to, c->from, &e) != 0) ||
-	    diff_build(&c->diff, to->gd->group, c->from, c->to, &e) < 0) {
+	 * made (only PLUGIN's, which the agent always gives) for one that asks for them */
+	if (diff_build(&c->diff, to->gd->group, c->from, c->to, &e) < 0 ||
+	    abi_change_make(&c->abi, &c->diff, c->from, c->to, 1, typed, &e) != 0) {
 		say(err, cap, e.msg);
 		gwt_change_free(c);
 		return NULL;
 	}
 	if (to->group >= GW_GROUP_COUNT)
-		retag(&c->diff.change, to->group, c->name);
+		retag(&c->abi.change, to->group, c->name);
 	return c;
 }
 
@@ -518,13 +528,14 @@ struct gwt_change *gwt_change_new(enum gw_group group, const char *from_json, co
 
 const struct gw_change *gwt_change(const struct gwt_change *c)
 {
-	return &c->diff.change;
+	return &c->abi.change;
 }
 
 void gwt_change_free(struct gwt_change *c)
 {
 	if (!c)
 		return;
+	abi_change_free(&c->abi);
 	diff_free(&c->diff);
 	group_data_unref(c->from);
 	group_data_unref(c->to);

@@ -136,6 +136,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		same_item(g, &a, &b);
 		same_item(g, &a, &b2);
 	}
+	/* the check alone (what the model keeps: model/item.h) refuses exactly what the full
+	 * decode refuses, with its message, and finds the same key, where it says it is */
+	struct gw_err err_chk = {0};
+	int syn_chk = 0;
+	struct item_ctx ck = {.gd = gd_dec,
+	                      .mem = &gd_dec->arena,
+	                      .err = &err_chk,
+	                      .group = gw_group_name(g),
+	                      .index = 7,
+	                      .syntax = &syn_chk};
+	struct itemdec_key key;
+	int rc_chk = itemdec_check(dec, &ck, g, raw, len, &key);
+	if (rc_chk != rc_dec || syn_chk != syn_dec || strcmp(err_chk.msg, err_dec.msg) != 0)
+		abort();
+	if (rc_chk == 0 && (strlen(key.str) != key.len || strcmp(key.str, b.key) != 0 ||
+	                    (key.plain && (key.at < raw || key.at + key.len > raw + len ||
+	                                   memcmp(key.at, key.str, key.len) != 0))))
+		abort();
 	itemdec_free(dec);
 	group_data_unref(gd_ref);
 	group_data_unref(gd_dec);

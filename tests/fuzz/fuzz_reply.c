@@ -35,8 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int g = 0; g < GW_GROUP_COUNT; g++) {
 			if (!out[g])
 				continue;
-			for (size_t i = 0; i < out[g]->n_items; i++)
-				(void)group_data_find(out[g], out[g]->items[i]->key);
+			for (size_t i = 0; i < out[g]->n_items; i++) {
+				char key[4096];
+				(void)group_data_find(
+				    out[g], gd_key_str(&out[g]->items[i], key, sizeof key));
+			}
 			group_data_unref(out[g]);
 		}
 	}

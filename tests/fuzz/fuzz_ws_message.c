@@ -28,9 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct group_data *v1 = NULL, *v2 = NULL;
 	if (model_patch(&p, &v1, &err) == 0 && v1) {
 		const char *dels[4] = {NULL};
+		char keys[4][4096];
 		size_t n = 0;
-		for (size_t i = 0; i < batch->n_items && n < 4; i += 2)
-			dels[n++] = batch->items[i]->key;
+		for (size_t i = 0; i < batch->n_items && n < 4; i += 2, n++)
+			dels[n] = gd_key_str(&batch->items[i], keys[n], sizeof keys[n]);
 		struct patch q = {g, v1, batch, dels, n, 0, 0, "fuzz", 0};
 		if (model_patch(&q, &v2, &err) == 0)
 			group_data_unref(v2);

@@ -15,6 +15,11 @@
  *   fail_init: BOOL       make init() fail
  *   tick_every: DURATION  ask for tick() this often (0: never)
  * Built only for `make check` (a check_LTLIBRARIES module); never installed.
+ *
+ * Built with -DRECORDER_LISTS_ON_DEMAND (recorder_od.la) it declares GW_SUB_LISTS_ON_DEMAND
+ * and reads every list through host->change_item(), writing the same lines plus
+ *   items KEY,KEY,...      (the complete list, in its order)
+ * and "lists-not-empty" or "change_item-past-the-end" when the agent breaks the contract.
  */
 #include <gwsync/subscriber.h>
 #include <stdio.h>
@@ -75,11 +80,47 @@ static int rec_init(const struct gw_host *host, const struct gw_config *config, 
 	return 0;
 }
 
-static void keys(FILE *f, const char *label, const struct gw_item *const *v, size_t n)
+#ifdef RECORDER_LISTS_ON_DEMAND
+#define RECORDER_FLAGS GW_SUB_LISTS_ON_DEMAND
+#else
+#define RECORDER_FLAGS 0u
+#endif
+
+/* Entry i of a list: through host->change_item() when the plugin declared the flag. */
+static const struct gw_item *entry(const struct gw_host *host, const struct gw_change *ch,
+                                   enum gw_list list, size_t i)
+{
+	return RECORDER_FLAGS ? host->change_item(host, ch, list, i)
+	                      : gw_change_list_entry(ch, list, i);
+}
+
+static void keys(FILE *f, const struct gw_host *host, const struct gw_change *ch, const char *label,
+                 enum gw_list list, size_t n)
 {
 	fprintf(f, " %s=", label);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s%s", i ? "," : "", v[i]->key);
+	for (size_t i = 0; i < n; i++) {
+		const struct gw_item *it = entry(host, ch, list, i);
+		fprintf(f, "%s%s", i ? "," : "", it ? it->key : "(null)");
+	}
+}
+
+/* The on-demand contract: the lists handed over are empty (never NULL), change_item()
+ * stops at each count. */
+static void check_on_demand(FILE *f, const struct gw_host *host, const struct gw_change *ch)
+{
+	if (!ch->items || !ch->added || !ch->removed || !ch->updated ||
+	    (ch->n_items && ch->items[0]) || (ch->n_added && ch->added[0]) ||
+	    (ch->n_removed && ch->removed[0]) || (ch->n_updated && ch->updated[0].new_item))
+		fprintf(f, "lists-not-empty\n");
+	if (host->change_item(host, ch, GW_LIST_ITEMS, ch->n_items) ||
+	    host->change_item(host, ch, GW_LIST_ADDED, ch->n_added) ||
+	    host->change_item(host, ch, GW_LIST_REMOVED, ch->n_removed) ||
+	    host->change_item(host, ch, GW_LIST_UPDATED_OLD, ch->n_updated) ||
+	    host->change_item(host, ch, GW_LIST_UPDATED_NEW, ch->n_updated))
+		fprintf(f, "change_item-past-the-end\n");
+	fprintf(f, "items");
+	keys(f, host, ch, "keys", GW_LIST_ITEMS, ch->n_items);
+	fprintf(f, "\n");
 }
 
 static int rec_apply(void *state, const struct gw_host *host, const struct gw_change *ch)
@@ -96,13 +137,13 @@ static int rec_apply(void *state, const struct gw_host *host, const struct gw_ch
 	fprintf(r->out, "apply %s md5=%s prev=%s lmt=%lld items=%zu", ch->group_name,
 	        ch->version.md5, ch->previous.md5 ? ch->previous.md5 : "-",
 	        (long long)ch->version.last_modify_time, ch->n_items);
-	keys(r->out, "added", ch->added, ch->n_added);
-	fprintf(r->out, " updated=");
-	for (size_t i = 0; i < ch->n_updated; i++)
-		fprintf(r->out, "%s%s", i ? "," : "", ch->updated[i].new_item->key);
-	keys(r->out, "removed", ch->removed, ch->n_removed);
+	keys(r->out, host, ch, "added", GW_LIST_ADDED, ch->n_added);
+	keys(r->out, host, ch, "updated", GW_LIST_UPDATED_NEW, ch->n_updated);
+	keys(r->out, host, ch, "removed", GW_LIST_REMOVED, ch->n_removed);
 	fprintf(r->out, " stale=%d%s %s\n", ch->stale, ch->confirmed_only ? " confirmed" : "",
 	        fail ? "fail" : "ok");
+	if (RECORDER_FLAGS)
+		check_on_demand(r->out, host, ch);
 	if (fail) {
 		r->host->error(r->host, "told to fail by %s", r->fail_path);
 		return 1;
@@ -143,7 +184,7 @@ static const struct gw_option rec_options[] = {
 
 static const struct gw_subscriber recorder = {
     GWSYNC_SUBSCRIBER_INIT, .name = "recorder", .options = rec_options, .init = rec_init,
-    .apply = rec_apply,     .tick = rec_tick,   .fini = rec_fini,
+    .apply = rec_apply,     .tick = rec_tick,   .fini = rec_fini,       .flags = RECORDER_FLAGS,
 };
 
 const struct gw_subscriber *gwsync_subscriber(void)

@@ -27,16 +27,12 @@ struct group_data *gd_make(enum gw_group g, const char *md5, int64_t lmt, const 
 	gd->items = arena_calloc(&gd->arena, (n ? n : 1) * sizeof *gd->items);
 	gd->n_items = n;
 	for (size_t i = 0; i < n; i++) {
-		struct gw_item *it = gd->items[i] = arena_calloc(&gd->arena, sizeof *it);
-		char name[256];
-		it->size = sizeof *it;
-		snprintf(name, sizeof name, "n-%s", kv[2 * i]);
-		it->group = g;
-		it->key = arena_strdup(&gd->arena, kv[2 * i]);
-		it->name = arena_strdup(&gd->arena, name);
-		it->json = arena_strdup(&gd->arena, kv[2 * i + 1]);
-		it->json_len = strlen(it->json);
-		gd->json_bytes += it->json_len;
+		/* the key as given, kept after the JSON (which need not hold it) */
+		const char *json = kv[2 * i + 1];
+		ck_assert_int_eq(gd_item_keyed(&gd->items[i], &gd->arena, json, strlen(json),
+		                               kv[2 * i], strlen(kv[2 * i])),
+		                 0);
+		gd->json_bytes += gd->items[i].json_len;
 	}
 	ck_assert_int_eq(group_data_index(gd, NULL), GD_INDEX_DISTINCT);
 	return gd;
@@ -82,4 +78,14 @@ struct gw_log *test_log(const char *path)
 	int rc = gw_log_open(&log, path ? GW_LOG_DEBUG : GW_LOG_WARN, GW_LOG_TEXT, path, &err);
 	ck_assert_msg(rc == 0, "%s", err.msg);
 	return log;
+}
+
+int sub_apply(struct subscriber *s, enum gw_group g, struct group_data *from, struct group_data *to,
+              struct gw_err *why)
+{
+	struct sub_change c;
+	ck_assert_int_eq(subscriber_change(s, g, from, to, &c, why), 0);
+	int rc = subscriber_apply_change(s, &c, why);
+	subscriber_change_free(&c);
+	return rc;
 }

@@ -17,10 +17,17 @@
 #include "testfiles.h"
 
 /*
- * A group version from (key, raw JSON) pairs ending with NULL, in that (admin) order.
- * Each item's name is "n-KEY". received_us is now.
+ * A group version from (key, raw JSON) pairs ending with NULL, in that (admin) order (the
+ * JSON need not hold the key; an item's name is its JSON's, as always). received_us is
+ * now.
  */
 struct group_data *gd_make(enum gw_group g, const char *md5, int64_t lmt, const char *const *kv);
+
+/* Deliver from..to of group g to s as the dispatcher does (the delta, the ABI's change
+ * with or without lists, typed views for a subscriber that reads them): apply()'s
+ * verdict, `why` set on rejection. */
+int sub_apply(struct subscriber *s, enum gw_group g, struct group_data *from, struct group_data *to,
+              struct gw_err *why);
 
 #define TCFG_MAX 8
 

@@ -6,9 +6,11 @@
  *
  * K: the added items whose typed view is set; J: those host->item_typed() gave a view for
  * (the on-demand flavour only, else 0); X: the first added rule's selectorId as its typed
- * view says (through item_typed() when on demand), "-" if none. Three flavours, one
+ * view says (through item_typed() when on demand), "-" if none. Four flavours, one
  * source: typedsub (ABI 2, no flags: every view is promised), typedsub_od (ABI 2,
- * GW_SUB_TYPED_ON_DEMAND) and typedsub1 (ABI 1, built against tests/abi1's header).
+ * GW_SUB_TYPED_ON_DEMAND), typedsub_lists (ABI 2, GW_SUB_LISTS_ON_DEMAND: the items read
+ * through host->change_item, every view promised) and typedsub1 (ABI 1, built against
+ * tests/abi1's header).
  * Option: out (path, required). Built only for `make check`.
  */
 #include <gwsync/subscriber.h>
@@ -51,7 +53,13 @@ static int ts_apply(void *state, const struct gw_host *host, const struct gw_cha
 	size_t typed = 0, asked = 0;
 	const char *first = NULL;
 	for (size_t i = 0; i < c->n_added; i++) {
+#ifdef TYPEDSUB_LISTS
+		const struct gw_item *it = host->change_item(host, c, GW_LIST_ADDED, i);
+		if (!it)
+			return 1;
+#else
 		const struct gw_item *it = c->added[i];
+#endif
 		typed += has_view(it) ? 1 : 0;
 #ifdef TYPEDSUB_ON_DEMAND
 		if (GW_HAS(host, item_typed) && (it = host->item_typed(host, it)) && has_view(it))
@@ -96,6 +104,9 @@ static const struct gw_subscriber typedsub = {
     .fini = ts_fini,
 #ifdef TYPEDSUB_ON_DEMAND
     .flags = GW_SUB_TYPED_ON_DEMAND,
+#endif
+#ifdef TYPEDSUB_LISTS
+    .flags = GW_SUB_LISTS_ON_DEMAND,
 #endif
 };
 #endif

@@ -89,12 +89,6 @@ static int offer(struct kv_mirror *m, enum gw_group g, struct group_data *gd)
 	return accepted ? 1 : 0;
 }
 
-static int same_json(const struct gw_item *a, const struct gw_item *b)
-{
-	return a->json == b->json ||
-	       (a->json_len == b->json_len && memcmp(a->json, b->json, a->json_len) == 0);
-}
-
 /* The held version (the base) patched with the group's changed nodes. 1 accepted, 0 not
  * (nothing changed, or refused: the changes stay listed for the next build), -1 out of
  * memory. */
@@ -130,10 +124,10 @@ static int build_patch(struct kv_mirror *m, enum gw_group g, struct group_data *
 	for (size_t i = 0; i < nd; i++) {
 		int found;
 		size_t r = kv_mirror_order_rank(s, d[i], &found);
-		const struct gw_item *it = d[i]->dead ? NULL : ups->items[j++];
+		const struct gd_item *it = d[i]->dead ? NULL : &ups->items[j++];
 		if (found && !it)
 			ch[nc++] = (struct change){{r, EDIT_REMOVE, NULL}, d[i]};
-		else if (found && !same_json(held->items[r], it))
+		else if (found && !gd_same_json(&held->items[r], it))
 			ch[nc++] = (struct change){{r, EDIT_REPLACE, it}, d[i]};
 		else if (!found && it)
 			ch[nc++] = (struct change){{r, EDIT_INSERT, it}, d[i]};
@@ -245,7 +239,7 @@ static int build_whole(struct kv_mirror *m, enum gw_group g, struct group_data *
 			goto out;
 		for (size_t i = 0; i < held->n_items; i++) {
 			int found;
-			size_t r = group_data_rank(list, held->items[i]->key, &found);
+			size_t r = group_data_rank_item(list, &held->items[i], &found);
 			order[i] = win[group_data_at(list, r)];
 		}
 		group_data_unref(s->base);

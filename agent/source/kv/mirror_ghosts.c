@@ -33,8 +33,10 @@ static long find_ghosts(const struct group_data *all, struct kv_node *const *nod
 	struct aliased *v = malloc((n ? n : 1) * sizeof *v);
 	if (!v)
 		return -1;
+	struct arena ids; /* the ids, read from the items' JSON */
+	arena_init(&ids);
 	for (size_t i = 0; i < n; i++) {
-		const char *id = key_alias(all->items[i]);
+		const char *id = key_alias(all->group, &all->items[i], &ids);
 		if (id)
 			v[na++] = (struct aliased){id, i};
 	}
@@ -52,6 +54,7 @@ static long find_ghosts(const struct group_data *all, struct kv_node *const *nod
 		a = b;
 	}
 	free(v);
+	arena_free(&ids);
 	return found;
 }
 

@@ -21,13 +21,12 @@ static int configured(const struct cfg *cfg, int g)
 	return 0;
 }
 
-/* A selector's or rule's plugin, from its JSON (this thread never reads a typed view:
- * model/typed.h); into buf. */
-static const char *plugin_of(const struct gw_item *it, char *buf, size_t cap)
+/* A selector's or rule's plugin, from its JSON (model/item.h); into buf. */
+static const char *plugin_of(enum gw_group g, const struct gd_item *it, char *buf, size_t cap)
 {
-	if (it->group != GW_GROUP_SELECTOR && it->group != GW_GROUP_RULE)
+	if (g != GW_GROUP_SELECTOR && g != GW_GROUP_RULE)
 		return NULL;
-	return model_item_string(it, "pluginName", buf, cap);
+	return gd_item_text(it, "pluginName", buf, cap);
 }
 
 static int in_list(const char *s, const char *const *v, size_t n)
@@ -56,26 +55,27 @@ static int refresh_replaces(enum gw_group g)
 }
 
 /* The held items of the plugins batch names (a per-plugin REFRESH): their keys into dels
- * (room for prev's count), *n set. The plugins named are few (one, from the admin's
- * per-plugin sync), so they are collected first and the held list is read once. -1 on out
- * of memory. */
+ * (room for prev's count; the keys in `keys`), *n set. The plugins named are few (one,
+ * from the admin's per-plugin sync), so they are collected first and the held list is
+ * read once. -1 on out of memory. */
 static int plugin_items(const struct group_data *prev, const struct group_data *batch,
-                        const char **dels, size_t *n)
+                        const char **dels, size_t *n, struct arena *keys)
 {
 	char **plugins = calloc(batch->n_items + 1, sizeof *plugins);
 	size_t np = 0;
 	char buf[512];
 	int rc = plugins ? 0 : -1;
 	for (size_t i = 0; rc == 0 && i < batch->n_items; i++) {
-		const char *name = plugin_of(batch->items[i], buf, sizeof buf);
+		const char *name = plugin_of(batch->group, &batch->items[i], buf, sizeof buf);
 		if (name && !in_list(name, (const char *const *)plugins, np) &&
 		    !(plugins[np++] = strdup(name)))
 			rc = -1;
 	}
 	for (size_t i = 0; rc == 0 && i < prev->n_items; i++)
-		if (in_list(plugin_of(prev->items[i], buf, sizeof buf),
-		            (const char *const *)plugins, np))
-			dels[(*n)++] = prev->items[i]->key;
+		if (in_list(plugin_of(prev->group, &prev->items[i], buf, sizeof buf),
+		            (const char *const *)plugins, np) &&
+		    !(dels[(*n)++] = gd_key_dup(&prev->items[i], keys)))
+			rc = -1;
 	for (size_t i = 0; plugins && i < np; i++)
 		free(plugins[i]);
 	free(plugins);
@@ -83,8 +83,8 @@ static int plugin_items(const struct group_data *prev, const struct group_data *
 }
 
 /*
- * patch(prev, batch) for `event`. The keys to delete point into prev or batch, which
- * outlive the call. 0 with *out (NULL: no change) or -1.
+ * patch(prev, batch) for `event`. The keys to delete are copied for the call (an item's
+ * key is a span of its JSON, model/item.h). 0 with *out (NULL: no change) or -1.
  */
 static int build(enum gw_group g, enum ws_event event, const struct group_data *prev,
                  const struct group_data *batch, const char *server, int force,
@@ -92,6 +92,8 @@ static int build(enum gw_group g, enum ws_event event, const struct group_data *
 {
 	struct patch p = {g, prev, batch, NULL, 0, 0, force, server, gw_wall_ms()};
 	const char **dels = NULL;
+	struct arena keys;
+	arena_init(&keys);
 	switch (event) {
 	case WS_EV_MYSELF:
 		p.replace = 1;
@@ -102,8 +104,9 @@ static int build(enum gw_group g, enum ws_event event, const struct group_data *
 		} else if ((g == GW_GROUP_SELECTOR || g == GW_GROUP_RULE) && prev) {
 			/* a per-plugin sync: the named plugins' items are replaced */
 			dels = calloc(prev->n_items + 1, sizeof *dels);
-			if (!dels || plugin_items(prev, batch, dels, &p.n_deletes) != 0) {
+			if (!dels || plugin_items(prev, batch, dels, &p.n_deletes, &keys) != 0) {
 				free(dels);
+				arena_free(&keys);
 				return gw_errf(err, "group %s: out of memory", gw_group_name(g));
 			}
 		}
@@ -116,18 +119,24 @@ static int build(enum gw_group g, enum ws_event event, const struct group_data *
 		if (!dels)
 			return gw_errf(err, "group %s: out of memory", gw_group_name(g));
 		for (size_t i = 0; i < batch->n_items; i++)
-			dels[p.n_deletes++] = batch->items[i]->key;
+			if (!(dels[p.n_deletes++] = gd_key_dup(&batch->items[i], &keys))) {
+				free(dels);
+				arena_free(&keys);
+				return gw_errf(err, "group %s: out of memory", gw_group_name(g));
+			}
 		p.upserts = NULL;
 		break;
 	}
 	p.deletes = dels;
 	int rc = model_patch(&p, out, err);
 	free(dels);
+	arena_free(&keys);
 	return rc;
 }
 
-/* "a, b, c (+N more)" of a delta list, for a repair line. */
-static void key_list(char *buf, size_t cap, const struct gw_item *const *v, size_t n)
+/* "a, b, c (+N more)" of a delta list of n items, for a repair line (v[8] and after are
+ * never read). */
+static void key_list(char *buf, size_t cap, const struct gd_item *const *v, size_t n)
 {
 	size_t pos = 0;
 	buf[0] = '\0';
@@ -136,7 +145,10 @@ static void key_list(char *buf, size_t cap, const struct gw_item *const *v, size
 			snprintf(buf + pos, cap - pos, " (+%zu more)", n - i);
 			return;
 		}
-		pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", i ? ", " : "", v[i]->key);
+		size_t klen;
+		const char *k = gd_key(v[i], &klen);
+		pos +=
+		    (size_t)snprintf(buf + pos, cap - pos, "%s%.*s", i ? ", " : "", (int)klen, k);
 	}
 }
 
@@ -148,23 +160,17 @@ static void log_repair(struct ws_apply *a, const struct group_data *held,
 	if (diff_build(&d, gd->group, held, gd, &err) != 0)
 		return;
 	char added[600], removed[600], updated[600] = "";
-	key_list(added, sizeof added, d.change.added, d.change.n_added);
-	key_list(removed, sizeof removed, d.change.removed, d.change.n_removed);
-	size_t pos = 0;
-	for (size_t i = 0; i < d.change.n_updated && pos + 1 < sizeof updated; i++) {
-		if (i == 8) {
-			snprintf(updated + pos, sizeof updated - pos, " (+%zu more)",
-			         d.change.n_updated - i);
-			break;
-		}
-		pos += (size_t)snprintf(updated + pos, sizeof updated - pos, "%s%s", i ? ", " : "",
-		                        d.change.updated[i].new_item->key);
-	}
+	key_list(added, sizeof added, d.added, d.n_added);
+	key_list(removed, sizeof removed, d.removed, d.n_removed);
+	const struct gd_item *upd[8]; /* key_list shows 8, then counts the rest */
+	for (size_t i = 0; i < d.n_updated && i < 8; i++)
+		upd[i] = d.updated[i].new_item;
+	key_list(updated, sizeof updated, upd, d.n_updated);
 	LOG_W(a->sh->log, "websocket",
 	      "server %s: repair: group %s differed from the admin's full list: %zu added [%s], "
 	      "%zu updated [%s], %zu removed [%s]",
-	      a->server, gw_group_name(gd->group), d.change.n_added, added, d.change.n_updated,
-	      updated, d.change.n_removed, removed);
+	      a->server, gw_group_name(gd->group), d.n_added, added, d.n_updated, updated,
+	      d.n_removed, removed);
 	diff_free(&d);
 }
 
@@ -312,9 +318,17 @@ size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 			const struct group_data *sh = a->shadow[g];
 			const char **dels = calloc(held->n_items + 1, sizeof *dels);
 			size_t n = 0;
-			for (size_t k = 0; dels && k < held->n_items; k++)
-				if (!sh || !group_data_find(sh, held->items[k]->key))
-					dels[n++] = held->items[k]->key;
+			struct arena keys;
+			arena_init(&keys);
+			for (size_t k = 0; dels && k < held->n_items; k++) {
+				int found = 0;
+				if (sh)
+					group_data_rank_item(sh, &held->items[k], &found);
+				if (!found && !(dels[n++] = gd_key_dup(&held->items[k], &keys))) {
+					free(dels);
+					dels = NULL;
+				}
+			}
 			struct patch p = {
 			    g,         held,        NULL, dels, n, 0, held->provisional && !sh,
 			    a->server, gw_wall_ms()};
@@ -327,6 +341,7 @@ size_t ws_apply_window_close(struct ws_apply *a, enum ws_end how)
 				      "(deleted while disconnected) removed",
 				      a->server, name, n);
 			free(dels);
+			arena_free(&keys);
 		} else if (!held) {
 			struct patch p = {g, NULL, NULL, NULL, 0, 1, 1, a->server, gw_wall_ms()};
 			if (model_patch(&p, &gd, &err) != 0)

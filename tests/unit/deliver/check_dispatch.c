@@ -165,6 +165,38 @@ START_TEST(delivers_exact_deltas)
 }
 END_TEST
 
+/* GW_SUB_LISTS_ON_DEMAND: the plugin is handed empty lists and reads the same items, in the
+ * same order, through host->change_item() (recorder_od checks the contract itself). */
+START_TEST(lists_on_demand_read_through_change_item)
+{
+	add_recorder("a", out_a, "");
+	char yaml[8400];
+	snprintf(yaml, sizeof yaml, "out: %s\n", out_b);
+	tcfg_add(&t, "b", "recorder_od", yaml);
+	start();
+	offer(gd_make(GW_GROUP_RULE, "m1", 10,
+	              (const char *[]){"r2", "{\"v\":1}", "r1", "{\"v\":1}", NULL}));
+	ck_assert_int_eq(wait_lines(out_b, "apply", 1, 5000), 1);
+	offer(gd_make(GW_GROUP_RULE, "m2", 20,
+	              (const char *[]){"r3", "{\"v\":1}", "r1", "{\"v\":2}", NULL}));
+	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
+	ck_assert_int_eq(wait_lines(out_b, "apply", 2, 5000), 2);
+	for (int i = 0; i < 2; i++) {
+		char *want = nth_line(out_a, "apply", i);
+		ck_assert_ptr_nonnull(want);
+		expect_line(out_b, "apply", i, want);
+		free(want);
+	}
+	expect_line(out_b, "apply", 1,
+	            "apply RULE md5=m2 prev=m1 lmt=20 items=2 added=r3 updated=r1 removed=r2 "
+	            "stale=0 ok");
+	expect_line(out_b, "items", 0, "items keys=r2,r1");
+	expect_line(out_b, "items", 1, "items keys=r3,r1");
+	ck_assert_ptr_null(nth_line(out_b, "lists-not-empty", 0));
+	ck_assert_ptr_null(nth_line(out_b, "change_item-past-the-end", 0));
+}
+END_TEST
+
 START_TEST(emptied_group_is_delivered)
 {
 	add_recorder("a", out_a, "");
@@ -612,9 +644,10 @@ static struct group_data *parsed_rules(const char *md5, int lmt, const char *ite
 	return out[GW_GROUP_RULE];
 }
 
-/* Typed views reach the subscribers that read them (ABI 2 without flags, ABI 1), made on
- * delivery; one that declared GW_SUB_TYPED_ON_DEMAND gets them only through
- * host->item_typed(), and when no subscriber reads them none are made at all. */
+/* Typed views reach the subscribers that read them (ABI 2 without flags, ABI 1, ABI 2
+ * reading its items one at a time), made on delivery; one that declared
+ * GW_SUB_TYPED_ON_DEMAND gets them only through host->item_typed(), and when no
+ * subscriber reads them none are kept at all. */
 START_TEST(typed_views_reach_who_reads_them)
 {
 	char yaml[8400], out_c[4200];
@@ -625,19 +658,27 @@ START_TEST(typed_views_reach_who_reads_them)
 	tcfg_add(&t, "eager", "typedsub", yaml);
 	snprintf(yaml, sizeof yaml, "out: %s\n", out_c);
 	tcfg_add(&t, "old", "typedsub1", yaml);
+	char out_d[4200];
+	snprintf(out_d, sizeof out_d, "%s/d.txt", dir);
+	snprintf(yaml, sizeof yaml, "out: %s\n", out_d);
+	tcfg_add(&t, "lists", "typedsub_lists", yaml); /* items one at a time, with views */
 	start();
 	ck_assert_int_eq(subs->v[0].typed, 0);
 	ck_assert_int_eq(subs->v[1].typed, 1);
 	ck_assert_int_eq(subs->v[2].typed, 1);
+	ck_assert_int_eq(subs->v[3].typed, 1);
+	ck_assert_int_eq(subs->v[3].lists, 0);
 	const char *r1 =
 	    "{\"id\":\"r1\",\"selectorId\":\"s1\"},{\"id\":\"r2\",\"selectorId\":\"s2\"}";
 	struct group_data *v1 = parsed_rules("m1", 1, r1, NULL);
-	ck_assert_ptr_null(v1->items[0]->rule);
+	ck_assert_ptr_null(v1->abi_items); /* parsed: no item of the ABI made */
 	offer(v1);
 	ck_assert_int_eq(wait_lines(out_c, "apply", 1, 5000), 1);
 	expect_line(out_a, "apply", 0, "apply RULE added=2 typed=0 asked=2 first=s1");
 	expect_line(out_b, "apply", 0, "apply RULE added=2 typed=2 asked=0 first=s1");
 	expect_line(out_c, "apply", 0, "apply RULE added=2 typed=2 asked=0 first=s1");
+	ck_assert_int_eq(wait_lines(out_d, "apply", 1, 5000), 1);
+	expect_line(out_d, "apply", 0, "apply RULE added=2 typed=2 asked=0 first=s1");
 	dispatcher_free(disp);
 	disp = NULL;
 	subscribers_free(subs);
@@ -655,8 +696,11 @@ START_TEST(typed_views_reach_who_reads_them)
 	ck_assert_int_eq(store_swap(st, v2, ingest_accept_polled, NULL), INGEST_ACCEPTED);
 	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
 	expect_line(out_a, "apply", 1, "apply RULE added=2 typed=0 asked=2 first=s1");
-	ck_assert_ptr_null(v2->items[0]->rule);
-	ck_assert_ptr_null(v2->items[1]->rule);
+	dispatcher_free(disp); /* joined: what it made is ours to read */
+	disp = NULL;
+	ck_assert_ptr_nonnull(v2->abi_items);
+	ck_assert_ptr_null(v2->abi_items[0]->rule);
+	ck_assert_ptr_null(v2->abi_items[1]->rule);
 	group_data_unref(v2);
 }
 END_TEST
@@ -673,6 +717,7 @@ int main(void)
 	tcase_add_test(tc, typed_views_reach_who_reads_them);
 	tcase_add_test(tc, abi1_plugin_receives_changes);
 	tcase_add_test(tc, delivers_exact_deltas);
+	tcase_add_test(tc, lists_on_demand_read_through_change_item);
 	tcase_add_test(tc, emptied_group_is_delivered);
 	tcase_add_test(tc, coalesces_under_a_slow_plugin);
 	tcase_add_test(tc, failing_plugin_retried_while_other_receives);

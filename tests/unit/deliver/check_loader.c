@@ -70,11 +70,8 @@ START_TEST(loads_bare_name_from_plugin_path)
 	/* A change goes through subscriber_apply to the plugin. */
 	struct group_data *gd =
 	    gd_make(GW_GROUP_PLUGIN, "m1", 7, (const char *[]){"p1", "{\"id\":\"p1\"}", NULL});
-	struct diff d;
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_PLUGIN, NULL, gd, NULL), 0);
 	struct gw_err why = {0};
-	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
-	diff_free(&d);
+	ck_assert_int_eq(sub_apply(s, GW_GROUP_PLUGIN, NULL, gd, &why), 0);
 	group_data_unref(gd);
 	ck_assert(has_line(out, "apply PLUGIN md5=m1 prev=- lmt=7 items=1 added=p1 updated= "
 	                        "removed= stale=0 ok"));
@@ -346,14 +343,9 @@ START_TEST(guide_example_loads)
 	    gd_make(GW_GROUP_RULE, "m1", 1, (const char *[]){"a", "{}", "b", "{}", NULL});
 	struct group_data *v2 =
 	    gd_make(GW_GROUP_RULE, "m2", 2, (const char *[]){"b", "{\"x\":1}", "c", "{}", NULL});
-	struct diff d;
 	struct gw_err why;
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, v1, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
-	diff_free(&d);
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, v1, v2, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
-	diff_free(&d);
+	ck_assert_int_eq(sub_apply(s, GW_GROUP_RULE, NULL, v1, &why), 0);
+	ck_assert_int_eq(sub_apply(s, GW_GROUP_RULE, v1, v2, &why), 0);
 	subscribers_free(subs);
 	gw_log_close(flog);
 
@@ -373,11 +365,8 @@ END_TEST
 static int apply_one(struct subscriber *s, enum gw_group g, struct gw_err *why)
 {
 	struct group_data *gd = gd_make(g, "m1", 1, (const char *[]){"k", "{}", NULL});
-	struct diff d;
-	ck_assert_int_eq(diff_build(&d, g, NULL, gd, NULL), 0);
 	why->msg[0] = '\0';
-	int rc = subscriber_apply(s, &d.change, why);
-	diff_free(&d);
+	int rc = sub_apply(s, g, NULL, gd, why);
 	group_data_unref(gd);
 	return rc;
 }
@@ -475,14 +464,9 @@ START_TEST(abi1_plugin_loads_and_applies)
 	    gd_make(GW_GROUP_RULE, "m1", 7, (const char *[]){"p1", "{}", "p2", "{}", NULL});
 	struct group_data *b =
 	    gd_make(GW_GROUP_RULE, "m2", 8, (const char *[]){"p2", "{\"x\":1}", "p3", "{}", NULL});
-	struct diff d;
 	struct gw_err why = {0};
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, a, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
-	diff_free(&d);
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, a, b, NULL), 0);
-	ck_assert_int_eq(subscriber_apply(s, &d.change, &why), 0);
-	diff_free(&d);
+	ck_assert_int_eq(sub_apply(s, GW_GROUP_RULE, NULL, a, &why), 0);
+	ck_assert_int_eq(sub_apply(s, GW_GROUP_RULE, a, b, &why), 0);
 	subscribers_free(subs);
 	ck_assert(has_line(out, "apply RULE md5=m1 prev=- lmt=7 items=2 added=p1,p2 updated= "
 	                        "removed= stale=0 ok"));

@@ -8,8 +8,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/abi.h"
 #include "model/diff.h"
 #include "subtest.h"
+
+/* The delta as a subscriber receives it: the ABI's change made from it (model/abi.h),
+ * every list made. */
+struct tdiff {
+	struct diff raw;
+	struct abi_change ac;
+	struct gw_change change;
+};
+
+static int tbuild(struct tdiff *t, enum gw_group g, struct group_data *from, struct group_data *to,
+                  struct gw_err *err)
+{
+	memset(t, 0, sizeof *t);
+	if (diff_build(&t->raw, g, from, to, err) != 0 ||
+	    abi_change_make(&t->ac, &t->raw, from, to, 1, 0, err) != 0)
+		return -1;
+	t->change = t->ac.change;
+	return 0;
+}
+
+static void tfree(struct tdiff *t)
+{
+	abi_change_free(&t->ac);
+	diff_free(&t->raw);
+}
 
 static int has_key(const struct gw_item *const *v, size_t n, const char *key)
 {
@@ -32,9 +58,9 @@ START_TEST(add_update_remove_unchanged)
 	                                                "k2", "{\"id\":\"k2\",\"v\":2}", //
 	                                                "k1", "{\"id\":\"k1\",\"v\":1}", //
 	                                                "k5", "{\"id\":\"k5\", \"v\":1}", NULL});
-	struct diff d;
+	struct tdiff d;
 	struct gw_err err;
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, a, b, &err), 0);
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_RULE, a, b, &err), 0);
 	const struct gw_change *c = &d.change;
 	ck_assert_int_eq(c->group, GW_GROUP_RULE);
 	ck_assert_str_eq(c->group_name, "RULE");
@@ -42,7 +68,7 @@ START_TEST(add_update_remove_unchanged)
 	ck_assert_int_eq(c->version.last_modify_time, 200);
 	ck_assert_str_eq(c->previous.md5, "m1");
 	ck_assert_int_eq(c->previous.last_modify_time, 100);
-	ck_assert_ptr_eq(c->items[0], b->items[0]); /* the complete list in the admin's order */
+	ck_assert_ptr_eq(c->items[0]->json, b->items[0].json); /* the admin's order */
 	ck_assert_uint_eq(c->n_items, 4);
 	ck_assert_str_eq(c->items[0]->key, "k4");
 	ck_assert_str_eq(c->items[3]->key, "k5");
@@ -54,7 +80,7 @@ START_TEST(add_update_remove_unchanged)
 	ck_assert_str_eq(c->added[0]->key, "k4");
 	ck_assert_uint_eq(c->n_removed, 1);
 	ck_assert_str_eq(c->removed[0]->key, "k3");
-	ck_assert_ptr_eq(c->removed[0], a->items[0]); /* the old item, still readable */
+	ck_assert_ptr_eq(c->removed[0]->json, a->items[0].json); /* the old item, readable */
 	/* k2 changed value; k5 changed only in whitespace: raw JSON differs, so updated. */
 	ck_assert_uint_eq(c->n_updated, 2);
 	ck_assert_str_eq(c->updated[0].old_item->key, "k2");
@@ -65,7 +91,7 @@ START_TEST(add_update_remove_unchanged)
 	ck_assert(!has_key(c->added, c->n_added, "k1"));
 	ck_assert(!has_key(c->removed, c->n_removed, "k1"));
 	ck_assert_int_eq(c->stale, 0);
-	diff_free(&d);
+	tfree(&d);
 	group_data_unref(a);
 	group_data_unref(b);
 }
@@ -76,8 +102,8 @@ START_TEST(from_nothing_everything_added)
 	struct group_data *b =
 	    gd_make(GW_GROUP_PLUGIN, "m1", 5, (const char *[]){"b", "{}", "a", "{}", NULL});
 	b->provisional = 1;
-	struct diff d;
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_PLUGIN, NULL, b, NULL), 0);
+	struct tdiff d;
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_PLUGIN, NULL, b, NULL), 0);
 	ck_assert_ptr_null(d.change.previous.md5);
 	/* The contract: a first change's previous.last_modify_time is GW_INT_UNSET. */
 	ck_assert(d.change.previous.last_modify_time == GW_INT_UNSET);
@@ -86,7 +112,7 @@ START_TEST(from_nothing_everything_added)
 	ck_assert_str_eq(d.change.added[1]->key, "b");
 	ck_assert_uint_eq(d.change.n_updated + d.change.n_removed, 0);
 	ck_assert_int_eq(d.change.stale, 1); /* from the snapshot */
-	diff_free(&d);
+	tfree(&d);
 	group_data_unref(b);
 }
 END_TEST
@@ -97,19 +123,19 @@ START_TEST(emptied_group_removes_everything)
 	                               (const char *[]){"x", "{}", "y", "{}", "z", "{}", NULL});
 	struct group_data *b =
 	    gd_make(GW_GROUP_SELECTOR, "d751713988987e9331980363e24189ce", 6, NULL);
-	struct diff d;
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_SELECTOR, a, b, NULL), 0);
+	struct tdiff d;
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_SELECTOR, a, b, NULL), 0);
 	ck_assert_uint_eq(d.change.n_items, 0);
 	ck_assert_uint_eq(d.change.n_removed, 3);
 	ck_assert_uint_eq(d.change.n_added + d.change.n_updated, 0);
 	ck_assert_str_eq(d.change.version.md5, "d751713988987e9331980363e24189ce");
-	diff_free(&d);
+	tfree(&d);
 
 	/* Empty to empty: a change with nothing in it, still a valid change. */
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_SELECTOR, b, b, NULL), 0);
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_SELECTOR, b, b, NULL), 0);
 	ck_assert_uint_eq(d.change.n_added + d.change.n_updated + d.change.n_removed, 0);
-	diff_free(&d);
-	diff_free(&d); /* harmless twice */
+	tfree(&d);
+	tfree(&d); /* harmless twice */
 	group_data_unref(a);
 	group_data_unref(b);
 }
@@ -119,11 +145,11 @@ START_TEST(same_version_reports_nothing)
 {
 	struct group_data *a = gd_make(GW_GROUP_META_DATA, "m1", 5,
 	                               (const char *[]){"p", "{\"a\":1}", "q", "{\"b\":2}", NULL});
-	struct diff d;
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_META_DATA, a, a, NULL), 0);
+	struct tdiff d;
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_META_DATA, a, a, NULL), 0);
 	ck_assert_uint_eq(d.change.n_items, 2);
 	ck_assert_uint_eq(d.change.n_added + d.change.n_updated + d.change.n_removed, 0);
-	diff_free(&d);
+	tfree(&d);
 	group_data_unref(a);
 }
 END_TEST
@@ -132,19 +158,19 @@ END_TEST
 START_TEST(empty_lists_are_not_null)
 {
 	struct group_data *e = gd_make(GW_GROUP_RULE, "m0", 1, NULL);
-	struct diff d;
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, NULL, e, NULL), 0);
+	struct tdiff d;
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_RULE, NULL, e, NULL), 0);
 	ck_assert_uint_eq(
 	    d.change.n_items + d.change.n_added + d.change.n_updated + d.change.n_removed, 0);
 	ck_assert_ptr_nonnull(d.change.items);
 	ck_assert_ptr_nonnull(d.change.added);
 	ck_assert_ptr_nonnull(d.change.updated);
 	ck_assert_ptr_nonnull(d.change.removed);
-	diff_free(&d);
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, e, NULL, NULL), 0);
+	tfree(&d);
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_RULE, e, NULL, NULL), 0);
 	ck_assert_ptr_nonnull(d.change.items);
 	ck_assert_ptr_nonnull(d.change.version.md5 ? d.change.version.md5 : "");
-	diff_free(&d);
+	tfree(&d);
 	group_data_unref(e);
 }
 END_TEST
@@ -158,8 +184,8 @@ START_TEST(delta_lists_in_key_order)
 	struct group_data *b = gd_make(GW_GROUP_RULE, "m2", 2,
 	                               (const char *[]){"a9", "{}", "a1", "{}", "a5", "{}", "u9",
 	                                                "{\"x\":1}", "u1", "{\"x\":1}", NULL});
-	struct diff d;
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, a, b, NULL), 0);
+	struct tdiff d;
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_RULE, a, b, NULL), 0);
 	const struct gw_change *c = &d.change;
 	ck_assert_uint_eq(c->n_added, 3);
 	ck_assert_str_eq(c->added[0]->key, "a1");
@@ -171,7 +197,7 @@ START_TEST(delta_lists_in_key_order)
 	ck_assert_uint_eq(c->n_updated, 2);
 	ck_assert_str_eq(c->updated[0].new_item->key, "u1");
 	ck_assert_str_eq(c->updated[1].new_item->key, "u9");
-	diff_free(&d);
+	tfree(&d);
 	group_data_unref(a);
 	group_data_unref(b);
 }
@@ -186,17 +212,17 @@ START_TEST(snapshot_confirmed_only)
 	snap->provisional = 1;
 	struct group_data *admin =
 	    gd_make(GW_GROUP_SELECTOR, "same", 9, (const char *[]){"s1", "{}", NULL});
-	struct diff d;
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_SELECTOR, NULL, snap, NULL), 0);
+	struct tdiff d;
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_SELECTOR, NULL, snap, NULL), 0);
 	ck_assert_int_eq(d.change.stale, 1);
 	ck_assert_int_eq(d.change.confirmed_only, 0);
-	diff_free(&d);
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_SELECTOR, snap, admin, NULL), 0);
+	tfree(&d);
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_SELECTOR, snap, admin, NULL), 0);
 	ck_assert_str_eq(d.change.version.md5, d.change.previous.md5);
 	ck_assert_uint_eq(d.change.n_added + d.change.n_updated + d.change.n_removed, 0);
 	ck_assert_int_eq(d.change.stale, 0);
 	ck_assert_int_eq(d.change.confirmed_only, 1);
-	diff_free(&d);
+	tfree(&d);
 	group_data_unref(snap);
 	group_data_unref(admin);
 }
@@ -232,8 +258,8 @@ START_TEST(large_matches_brute_force)
 	kv1[2 * n1] = kv2[2 * n2] = NULL;
 	struct group_data *a = gd_make(GW_GROUP_RULE, "a", 1, kv1);
 	struct group_data *b = gd_make(GW_GROUP_RULE, "b", 2, kv2);
-	struct diff d;
-	ck_assert_int_eq(diff_build(&d, GW_GROUP_RULE, a, b, NULL), 0);
+	struct tdiff d;
+	ck_assert_int_eq(tbuild(&d, GW_GROUP_RULE, a, b, NULL), 0);
 	ck_assert_int_eq((int)d.change.n_added, expect_add);
 	ck_assert_int_eq((int)d.change.n_removed, expect_rem);
 	ck_assert_int_eq((int)d.change.n_updated, expect_upd);
@@ -244,7 +270,43 @@ START_TEST(large_matches_brute_force)
 	for (size_t i = 0; i < d.change.n_updated; i++)
 		ck_assert_str_ne(d.change.updated[i].old_item->json,
 		                 d.change.updated[i].new_item->json);
-	diff_free(&d);
+	tfree(&d);
+	group_data_unref(a);
+	group_data_unref(b);
+}
+END_TEST
+
+/* diff_count: the counts diff_build gives, empty lists (never NULL) until diff_lists, then
+ * the very lists diff_build makes. */
+START_TEST(counted_lists_are_made_when_asked)
+{
+	struct group_data *a = gd_make(GW_GROUP_RULE, "m1", 1,
+	                               (const char *[]){"k3", "{\"v\":1}", "k1", "{\"v\":1}", //
+	                                                "k2", "{\"v\":1}", NULL});
+	struct group_data *b = gd_make(GW_GROUP_RULE, "m2", 2,
+	                               (const char *[]){"k4", "{\"v\":1}", "k2", "{\"v\":2}", //
+	                                                "k1", "{\"v\":1}", NULL});
+	struct diff w, c;
+	ck_assert_int_eq(diff_build(&w, GW_GROUP_RULE, a, b, NULL), 0);
+	diff_count(&c, GW_GROUP_RULE, a, b);
+	ck_assert_uint_eq(c.n_added, 1);
+	ck_assert_uint_eq(c.n_updated, 1);
+	ck_assert_uint_eq(c.n_removed, 1);
+	ck_assert_ptr_nonnull(c.added);
+	ck_assert_ptr_nonnull(c.updated);
+	ck_assert_ptr_nonnull(c.removed);
+	ck_assert_ptr_null(c.own_added); /* nothing allocated for them */
+	ck_assert_int_eq(diff_lists(&c), 0);
+	ck_assert_ptr_eq(c.added[0], w.added[0]);
+	ck_assert_ptr_eq(c.added[0], &b->items[0]); /* k4: b's own item */
+	ck_assert_ptr_eq(c.updated[0].old_item, w.updated[0].old_item);
+	ck_assert_ptr_eq(c.updated[0].new_item, w.updated[0].new_item);
+	ck_assert_ptr_eq(c.removed[0], w.removed[0]);
+	ck_assert_ptr_eq(c.removed[0], &a->items[0]); /* k3: a's own item */
+	ck_assert_int_eq(diff_lists(&c), 0);          /* made once */
+	ck_assert_ptr_eq(c.added[0], w.added[0]);
+	diff_free(&c);
+	diff_free(&w);
 	group_data_unref(a);
 	group_data_unref(b);
 }
@@ -262,6 +324,7 @@ int main(void)
 	tcase_add_test(tc, emptied_group_removes_everything);
 	tcase_add_test(tc, same_version_reports_nothing);
 	tcase_add_test(tc, large_matches_brute_force);
+	tcase_add_test(tc, counted_lists_are_made_when_asked);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "model/typed.h"
+#include "abiview.h"
 #include "source/http/reply.h"
 #include "model/groups.h"
 
@@ -49,14 +49,6 @@ static void unref_all(struct group_data *out[GW_GROUP_COUNT])
 		group_data_unref(out[g]);
 }
 
-/* The typed views, as a subscriber that reads them gets them (model/typed.h). */
-static struct group_data *typed(const struct group_data *gd)
-{
-	struct gw_err terr = {0};
-	ck_assert_msg(model_typed_fill((struct group_data *)gd, NULL, &terr) == 0, "%s", terr.msg);
-	return (struct group_data *)gd;
-}
-
 START_TEST(fixture_parses)
 {
 	size_t len;
@@ -70,18 +62,18 @@ START_TEST(fixture_parses)
 	ck_assert_str_eq(p->md5, "ff9f3045505109e66c403fcc6a7a9a12");
 	ck_assert_int_eq(p->last_modify_time, 1606982496917LL);
 	ck_assert_uint_eq(p->n_items, 8);
-	ck_assert_str_eq(p->items[0]->key, "sign"); /* plugins are keyed by name (keys.c) */
-	ck_assert_str_eq(p->items[0]->plugin->id, "1");
-	ck_assert_str_eq(p->items[0]->plugin->name, "sign");
-	ck_assert_ptr_null(p->items[0]->plugin->config);
-	ck_assert_str_eq(p->items[0]->plugin->role, "0");
-	ck_assert_int_eq(p->items[0]->plugin->enabled, GW_FALSE);
-	ck_assert_int_eq(p->items[0]->plugin->sort, GW_INT_UNSET);
-	ck_assert_str_eq(p->items[1]->plugin->config, "{\"model\":\"black\"}");
-	ck_assert_int_eq(p->items[4]->plugin->enabled, GW_TRUE);
+	ck_assert_str_eq(abi_item(p, 0)->key, "sign"); /* plugins are keyed by name (keys.c) */
+	ck_assert_str_eq(abi_item(p, 0)->plugin->id, "1");
+	ck_assert_str_eq(abi_item(p, 0)->plugin->name, "sign");
+	ck_assert_ptr_null(abi_item(p, 0)->plugin->config);
+	ck_assert_str_eq(abi_item(p, 0)->plugin->role, "0");
+	ck_assert_int_eq(abi_item(p, 0)->plugin->enabled, GW_FALSE);
+	ck_assert_int_eq(abi_item(p, 0)->plugin->sort, GW_INT_UNSET);
+	ck_assert_str_eq(abi_item(p, 1)->plugin->config, "{\"model\":\"black\"}");
+	ck_assert_int_eq(abi_item(p, 4)->plugin->enabled, GW_TRUE);
 	/* raw text is the admin's, byte for byte (escapes included) */
 	ck_assert_ptr_nonnull(
-	    strstr(p->items[1]->json, "\"config\": \"{\\\"model\\\":\\\"black\\\"}\""));
+	    strstr(p->items[1].json, "\"config\": \"{\\\"model\\\":\\\"black\\\"}\""));
 	ck_assert_uint_eq(out[GW_GROUP_RULE]->n_items, 0);
 	ck_assert_str_eq(out[GW_GROUP_RULE]->md5, "d751713988987e9331980363e24189ce");
 	ck_assert_str_eq(p->server, "http://a");
@@ -118,9 +110,9 @@ START_TEST(typed_rule_with_conditions_and_unicode)
 	    "\","
 	    "\"paramValue\":\"/http/\\u00e9t\\u00e9/**\"}],\"unknownField\":{\"kept\":[1,2]}}";
 	ck_assert_msg(parse_rules(item, out, &err) == 0, "%s", err.msg);
-	/* checked, but its typed view is made only for a subscriber that reads it */
-	ck_assert_ptr_null(out[GW_GROUP_RULE]->items[0]->rule);
-	const struct gw_item *it = typed(out[GW_GROUP_RULE])->items[0];
+	/* checked, but its item of the ABI (and view) is made only for a subscriber */
+	ck_assert_ptr_null(out[GW_GROUP_RULE]->abi_items);
+	const struct gw_item *it = abi_item(out[GW_GROUP_RULE], 0);
 	ck_assert_str_eq(it->key, "r1");
 	ck_assert_str_eq(it->name, "限流-規則 café");
 	ck_assert_str_eq(it->rule->selector_id, "s1");
@@ -228,9 +220,9 @@ START_TEST(newer_groups_raw_with_keys)
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {0};
 	ck_assert_msg(fetch(body, strlen(body), want, 2, "s", NULL, out, &err) == 0, "%s", err.msg);
-	ck_assert_str_eq(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0]->key, "s9");
-	ck_assert_ptr_null(out[GW_GROUP_DISCOVER_UPSTREAM]->items[0]->rule);
-	ck_assert_str_eq(out[GW_GROUP_PROXY_SELECTOR]->items[0]->name, "tcp");
+	ck_assert_str_eq(abi_item(out[GW_GROUP_DISCOVER_UPSTREAM], 0)->key, "s9");
+	ck_assert_ptr_null(abi_item(out[GW_GROUP_DISCOVER_UPSTREAM], 0)->rule);
+	ck_assert_str_eq(abi_item(out[GW_GROUP_PROXY_SELECTOR], 0)->name, "tcp");
 	ck_assert_ptr_null(out[GW_GROUP_PLUGIN]);
 	unref_all(out);
 
@@ -260,7 +252,7 @@ static char *keys_of(enum gw_group g, const char *items)
 	for (size_t i = 0; i < out[g]->n_items; i++) {
 		if (i)
 			strcat(joined, "|");
-		strcat(joined, out[g]->items[i]->key);
+		strcat(joined, abi_item(out[g], i)->key);
 	}
 	unref_all(out);
 	return joined;
@@ -336,12 +328,12 @@ START_TEST(group_document_roundtrip)
 	ck_assert_msg(
 	    model_parse_group(GW_GROUP_APP_AUTH, doc, strlen(doc), "snapshot", &gd, &err) == 0,
 	    "%s", err.msg);
-	typed(gd);
-	ck_assert_str_eq(gd->items[0]->app_auth->app_key, "k1");
-	ck_assert_str_eq(gd->items[0]->app_auth->paths[0].path, "/x");
-	ck_assert_int_eq(gd->items[0]->app_auth->paths[0].enabled, GW_TRUE);
-	ck_assert_str_eq(gd->items[0]->app_auth->params[0].app_param, "p");
-	ck_assert_ptr_eq(group_data_find(gd, "k1"), gd->items[0]);
+	abi_typed(gd);
+	ck_assert_str_eq(abi_item(gd, 0)->app_auth->app_key, "k1");
+	ck_assert_str_eq(abi_item(gd, 0)->app_auth->paths[0].path, "/x");
+	ck_assert_int_eq(abi_item(gd, 0)->app_auth->paths[0].enabled, GW_TRUE);
+	ck_assert_str_eq(abi_item(gd, 0)->app_auth->params[0].app_param, "p");
+	ck_assert_ptr_eq(group_data_find(gd, "k1"), &gd->items[0]);
 	ck_assert_ptr_null(group_data_find(gd, "k2"));
 	group_data_unref(gd);
 	ck_assert_int_eq(model_parse_group(GW_GROUP_RULE, doc, strlen(doc), "snapshot", &gd, &err),
@@ -364,25 +356,25 @@ START_TEST(unchanged_items_are_shared_changed_ones_parsed)
 	struct group_data *a[GW_GROUP_COUNT], *b[GW_GROUP_COUNT];
 	struct gw_err err = {0};
 	ck_assert_int_eq(fetch(v1, strlen(v1), rule, 1, "s", NULL, a, &err), 0);
-	typed(a[GW_GROUP_RULE]);
+	abi_typed(a[GW_GROUP_RULE]);
 	ck_assert_msg(fetch(v2, strlen(v2), rule, 1, "s", a, b, &err) == 0, "%s", err.msg);
-	struct group_data *old = a[GW_GROUP_RULE], *new = typed(b[GW_GROUP_RULE]);
+	struct group_data *old = a[GW_GROUP_RULE], *new = abi_typed(b[GW_GROUP_RULE]);
 	ck_assert_uint_eq(new->n_items, 3);
-	ck_assert_str_eq(new->items[1]->rule->name, "TWO"); /* changed: parsed */
-	ck_assert_int_eq(new->items[1]->rule->sort, 3);
+	ck_assert_str_eq(abi_item(new, 1)->rule->name, "TWO"); /* changed: parsed */
+	ck_assert_int_eq(abi_item(new, 1)->rule->sort, 3);
 	ck_assert_str_eq(new->md5, "b");
 	/* unchanged items are the old version's items, not copies; the changed one is new */
-	ck_assert_ptr_eq(new->items[0]->json, old->items[0]->json);
-	ck_assert_ptr_eq(new->items[0]->rule, old->items[0]->rule);
-	ck_assert_ptr_ne(new->items[1]->json, old->items[1]->json);
+	ck_assert_ptr_eq(new->items[0].json, old->items[0].json);
+	ck_assert_ptr_eq(abi_item(new, 0)->rule, abi_item(old, 0)->rule);
+	ck_assert_ptr_ne(new->items[1].json, old->items[1].json);
 	/* the new version holds the pool they live in: the old version can go */
 	group_data_unref(old);
-	ck_assert_str_eq(new->items[0]->key, "r1");
-	ck_assert_str_eq(new->items[0]->name, "one");
-	ck_assert_str_eq(new->items[0]->rule->conditions[0].param_value, "/a");
-	ck_assert_ptr_eq(new->items[0]->name, new->items[0]->rule->name);
-	ck_assert_str_eq(new->items[2]->json, "{\"id\":\"r3\",\"name\":\"three\"}");
-	ck_assert_ptr_eq(group_data_find(new, "r3"), new->items[2]);
+	ck_assert_str_eq(abi_item(new, 0)->key, "r1");
+	ck_assert_str_eq(abi_item(new, 0)->name, "one");
+	ck_assert_str_eq(abi_item(new, 0)->rule->conditions[0].param_value, "/a");
+	ck_assert_ptr_eq(abi_item(new, 0)->name, abi_item(new, 0)->rule->name);
+	ck_assert_str_eq(new->items[2].json, "{\"id\":\"r3\",\"name\":\"three\"}");
+	ck_assert_ptr_eq(group_data_find(new, "r3"), &new->items[2]);
 	group_data_unref(new);
 }
 END_TEST
@@ -417,16 +409,17 @@ START_TEST(carry_over_with_growth_reorder_and_duplicates)
 	char *b2 = rules_reply("b", 2, ids, 200);
 	ck_assert_msg(fetch(b2, strlen(b2), rule, 1, "s", v1, v2, &err) == 0, "%s", err.msg);
 	ck_assert_uint_eq(v2[GW_GROUP_RULE]->n_items, 200);
-	ck_assert_str_eq(v2[GW_GROUP_RULE]->items[199]->key, "r199");
-	ck_assert_ptr_eq(group_data_find(v2[GW_GROUP_RULE], "r150"), v2[GW_GROUP_RULE]->items[150]);
+	ck_assert_str_eq(abi_item(v2[GW_GROUP_RULE], 199)->key, "r199");
+	ck_assert_ptr_eq(group_data_find(v2[GW_GROUP_RULE], "r150"),
+	                 &v2[GW_GROUP_RULE]->items[150]);
 	/* reordered: the index is rebuilt, lookups still right */
 	int rev[200];
 	for (int i = 0; i < 200; i++)
 		rev[i] = 199 - i;
 	char *b3 = rules_reply("c", 3, rev, 200);
 	ck_assert_int_eq(fetch(b3, strlen(b3), rule, 1, "s", v2, v3, &err), 0);
-	ck_assert_ptr_eq(group_data_find(v3[GW_GROUP_RULE], "r0"), v3[GW_GROUP_RULE]->items[199]);
-	ck_assert_ptr_eq(group_data_find(v3[GW_GROUP_RULE], "r199"), v3[GW_GROUP_RULE]->items[0]);
+	ck_assert_ptr_eq(group_data_find(v3[GW_GROUP_RULE], "r0"), &v3[GW_GROUP_RULE]->items[199]);
+	ck_assert_ptr_eq(group_data_find(v3[GW_GROUP_RULE], "r199"), &v3[GW_GROUP_RULE]->items[0]);
 	/* a duplicate introduced next to carried-over items is still refused */
 	int dup[3] = {0, 1, 0};
 	char *b4 = rules_reply("d", 4, dup, 3);
@@ -441,7 +434,7 @@ START_TEST(carry_over_with_growth_reorder_and_duplicates)
 		char k[8];
 		snprintf(k, sizeof k, "r%d", i);
 		ck_assert_ptr_eq(group_data_find(v5[GW_GROUP_RULE], k),
-		                 v5[GW_GROUP_RULE]->items[i]);
+		                 &v5[GW_GROUP_RULE]->items[i]);
 	}
 	unref_all(v1);
 	unref_all(v2);
@@ -456,19 +449,17 @@ START_TEST(carry_over_with_growth_reorder_and_duplicates)
 END_TEST
 
 /* Two versions hold the same items: keys, text and typed fields, in the same order. */
-static void assert_same_items(const struct group_data *a, const struct group_data *b)
+static void assert_same_items(struct group_data *a, struct group_data *b)
 {
 	ck_assert_uint_eq(a->n_items, b->n_items);
 	for (size_t i = 0; i < a->n_items; i++) {
-		const struct gw_item *x = a->items[i], *y = b->items[i];
+		const struct gw_item *x = abi_item(a, i), *y = abi_item(b, i);
 		ck_assert_str_eq(x->key, y->key);
 		ck_assert_str_eq(x->json, y->json);
 		ck_assert_uint_eq(x->json_len, y->json_len);
-		typed(a);
-		typed(b);
 		ck_assert_str_eq(x->rule->name, y->rule->name);
 		ck_assert_ptr_eq(x->name, x->rule->name);
-		ck_assert_ptr_eq(group_data_find(a, x->key), x);
+		ck_assert_ptr_eq(group_data_find(a, x->key), &a->items[i]);
 	}
 }
 
@@ -537,8 +528,8 @@ START_TEST(a_long_run_of_changes_keeps_the_stores_bounded)
 		char k[16], name[16];
 		snprintf(k, sizeof k, "r%d", 1000 + round);
 		snprintf(name, sizeof name, "n%d", 1000 + round);
-		ck_assert_ptr_eq(group_data_find(gd, k), gd->items[round % N]);
-		ck_assert_str_eq(typed(gd)->items[round % N]->rule->name, name);
+		ck_assert_ptr_eq(group_data_find(gd, k), &gd->items[round % N]);
+		ck_assert_str_eq(abi_item(gd, round % N)->rule->name, name);
 		memcpy(held, next, sizeof held);
 	}
 	ck_assert_uint_gt(most, 2); /* it did share, over many pools */
@@ -562,10 +553,10 @@ START_TEST(a_full_parse_keeps_the_reply_a_change_gives_it_back)
 	ck_assert_ptr_null(body); /* the version keeps it */
 	struct group_data *gd = v1[GW_GROUP_RULE];
 	for (size_t i = 0; i < 3; i++) {
-		ck_assert(gd->items[i]->json >= start && gd->items[i]->json < stop);
-		ck_assert_uint_eq(strlen(gd->items[i]->json), gd->items[i]->json_len);
+		ck_assert(gd->items[i].json >= start && gd->items[i].json < stop);
+		ck_assert_uint_eq(strlen(gd->items[i].json), abi_item(gd, i)->json_len);
 	}
-	ck_assert_str_eq(gd->items[2]->json, "{\"id\":\"r3\",\"name\":\"n3\"}");
+	ck_assert_str_eq(gd->items[2].json, "{\"id\":\"r3\",\"name\":\"n3\"}");
 
 	ids[1] = 9;
 	body = rules_reply("b", 2, ids, 3);
@@ -575,10 +566,10 @@ START_TEST(a_full_parse_keeps_the_reply_a_change_gives_it_back)
 	ck_assert_ptr_eq(body, mine); /* shared, not kept: still the caller's */
 	free(body);
 	unref_all(v1); /* the first body now lives on in v2's shared items only */
-	gd = typed(v2[GW_GROUP_RULE]);
-	ck_assert_str_eq(gd->items[0]->json, "{\"id\":\"r1\",\"name\":\"n1\"}");
-	ck_assert_str_eq(gd->items[1]->rule->name, "n9");
-	ck_assert_str_eq(gd->items[2]->json, "{\"id\":\"r3\",\"name\":\"n3\"}");
+	gd = abi_typed(v2[GW_GROUP_RULE]);
+	ck_assert_str_eq(gd->items[0].json, "{\"id\":\"r1\",\"name\":\"n1\"}");
+	ck_assert_str_eq(abi_item(gd, 1)->rule->name, "n9");
+	ck_assert_str_eq(gd->items[2].json, "{\"id\":\"r3\",\"name\":\"n3\"}");
 	unref_all(v2);
 
 	/* a refused reply is the caller's again, unchanged */
@@ -674,7 +665,7 @@ START_TEST(structure_between_values_is_strict)
 	struct group_data *out[GW_GROUP_COUNT];
 	struct gw_err err = {0};
 	ck_assert_msg(fetch(ok, strlen(ok), rule, 1, "s", NULL, out, &err) == 0, "%s", err.msg);
-	ck_assert_str_eq(out[GW_GROUP_RULE]->items[0]->json, "{ \"id\" : \"x\" }");
+	ck_assert_str_eq(out[GW_GROUP_RULE]->items[0].json, "{ \"id\" : \"x\" }");
 	unref_all(out);
 }
 END_TEST

@@ -19,7 +19,7 @@
 #include "model/edit.h"
 #include "model/fields.h"
 #include "model/patch.h"
-#include "model/typed.h"
+#include "abiview.h"
 
 static struct group_data *items(enum gw_group g, const char *json)
 {
@@ -38,7 +38,7 @@ static const char *order(const struct group_data *gd)
 	for (size_t i = 0; i < gd->n_items; i++) {
 		if (i)
 			strcat(buf, ",");
-		strcat(buf, gd->items[i]->key);
+		strcat(buf, item_key(&gd->items[i]));
 	}
 	return buf;
 }
@@ -71,14 +71,6 @@ static struct group_data *patch(const struct group_data *prev, const struct grou
 	return patch_g(GW_GROUP_RULE, prev, up, dels, n_dels, replace, now);
 }
 
-/* The typed views, as a subscriber that reads them gets them (model/typed.h). */
-static struct group_data *typed(const struct group_data *gd)
-{
-	struct gw_err terr = {0};
-	ck_assert_msg(model_typed_fill((struct group_data *)gd, NULL, &terr) == 0, "%s", terr.msg);
-	return (struct group_data *)gd;
-}
-
 START_TEST(upsert_delete_replace)
 {
 	struct group_data *first = items(GW_GROUP_RULE, "[" R("b", "1") "," R("a", "1") "]");
@@ -88,17 +80,17 @@ START_TEST(upsert_delete_replace)
 	ck_assert_int_eq(v1->last_modify_time, 1000);
 	ck_assert_str_eq(v1->server, "ws://a");
 	ck_assert_uint_eq(strlen(v1->md5), 32);
-	ck_assert_ptr_nonnull(typed(v1)->items[0]->rule); /* typed like a fetched item */
-	ck_assert_str_eq(v1->items[0]->rule->plugin_name, "divide");
+	ck_assert_ptr_nonnull(abi_item(v1, 0)->rule); /* typed like a fetched item */
+	ck_assert_str_eq(abi_item(v1, 0)->rule->plugin_name, "divide");
 
 	/* upsert: b replaced in place, c appended; the clock went back: stamp still grows */
 	struct group_data *up = items(GW_GROUP_RULE, "[" R("c", "1") "," R("b", "2") "]");
 	struct group_data *v2 = patch(v1, up, NULL, 0, 0, 500);
 	ck_assert_str_eq(order(v2), "b,a,c");
-	ck_assert_str_eq(v2->items[0]->name, "2");
+	ck_assert_str_eq(abi_item(v2, 0)->name, "2");
 	ck_assert_int_eq(v2->last_modify_time, 1001);
 	ck_assert_str_ne(v2->md5, v1->md5);
-	ck_assert_ptr_eq(group_data_find(v2, "c"), v2->items[2]);
+	ck_assert_ptr_eq(group_data_find(v2, "c"), &v2->items[2]);
 
 	/* the same upsert again, and deleting an absent key: no change, no version */
 	ck_assert_ptr_null(patch(v2, up, NULL, 0, 0, 2000));
@@ -110,7 +102,7 @@ START_TEST(upsert_delete_replace)
 	struct group_data *keep_a = items(GW_GROUP_RULE, "[" R("a", "9") "]");
 	struct group_data *v3 = patch(v2, keep_a, dels, 2, 0, 3000);
 	ck_assert_str_eq(order(v3), "b,a");
-	ck_assert_str_eq(v3->items[1]->name, "9");
+	ck_assert_str_eq(abi_item(v3, 1)->name, "9");
 	struct group_data *v4 = patch(v3, NULL, dels, 2, 0, 3000);
 	ck_assert_str_eq(order(v4), "b");
 	ck_assert_int_eq(v4->last_modify_time, 3001);
@@ -159,14 +151,14 @@ START_TEST(a_version_in_key_order_keeps_no_key_index)
 	ck_assert_ptr_nonnull(v3->by_key);
 	const char *keys[] = {"a", "b", "c", "d"};
 	for (size_t i = 0; i < 4; i++) {
-		ck_assert_str_eq(v3->items[group_data_at(v3, i)]->key, keys[i]);
-		ck_assert_ptr_eq(group_data_find(v3, keys[i]), v3->items[group_data_at(v3, i)]);
+		ck_assert_str_eq(item_key(&v3->items[group_data_at(v3, i)]), keys[i]);
+		ck_assert_ptr_eq(group_data_find(v3, keys[i]), &v3->items[group_data_at(v3, i)]);
 	}
 	ck_assert_ptr_null(group_data_find(v3, "bb"));
 	const char *dels[] = {"b"};
 	struct group_data *v4 = patch(v3, NULL, dels, 1, 0, 4000);
 	ck_assert_str_eq(order(v4), "a,c,d");
-	ck_assert_ptr_eq(group_data_find(v4, "d"), v4->items[2]);
+	ck_assert_ptr_eq(group_data_find(v4, "d"), &v4->items[2]);
 	struct group_data *all[] = {first, v1, up, v2, mid, v3, v4};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		group_data_unref(all[i]);
@@ -179,7 +171,7 @@ static struct group_data *edit_one(const struct group_data *held, size_t at, enu
                                    const char *json)
 {
 	struct group_data *up = json ? items(GW_GROUP_RULE, json) : NULL;
-	struct edit e = {at, op, up ? up->items[0] : NULL};
+	struct edit e = {at, op, up ? &up->items[0] : NULL};
 	struct group_data *out = NULL;
 	struct gw_err err = {0};
 	ck_assert_msg(model_edit(held, up, &e, 1, &out, &err) == 0, "%s", err.msg);
@@ -192,8 +184,8 @@ static void lookups_right(const struct group_data *gd, const char *const *keys, 
 {
 	ck_assert_uint_eq(gd->n_items, n);
 	for (size_t i = 0; i < n; i++) {
-		ck_assert_str_eq(gd->items[group_data_at(gd, i)]->key, keys[i]);
-		ck_assert_ptr_eq(group_data_find(gd, keys[i]), gd->items[group_data_at(gd, i)]);
+		ck_assert_str_eq(item_key(&gd->items[group_data_at(gd, i)]), keys[i]);
+		ck_assert_ptr_eq(group_data_find(gd, keys[i]), &gd->items[group_data_at(gd, i)]);
 	}
 }
 
@@ -307,7 +299,7 @@ START_TEST(items_refused)
 	}
 	/* the newer groups: key and raw JSON */
 	gd = items(GW_GROUP_DISCOVER_UPSTREAM, "[{\"selectorId\":\"s1\",\"upstreamDataList\":[]}]");
-	ck_assert_str_eq(gd->items[0]->key, "s1");
+	ck_assert_str_eq(item_key(&gd->items[0]), "s1");
 	group_data_unref(gd);
 }
 END_TEST
@@ -326,7 +318,7 @@ START_TEST(per_plugin_refresh)
 	const char *dels[] = {"d1", "d2"};
 	struct group_data *v2 = patch(v1, up, dels, 2, 0, 2);
 	ck_assert_str_eq(order(v2), "w1,d2");
-	ck_assert_int_eq(typed(v2)->items[1]->rule->sort, 2);
+	ck_assert_int_eq(abi_item(v2, 1)->rule->sort, 2);
 	group_data_unref(first);
 	group_data_unref(v1);
 	group_data_unref(up);
@@ -351,7 +343,7 @@ START_TEST(a_renamed_plugin_replaces_the_held_one_with_its_id)
 	struct group_data *both = items(GW_GROUP_PLUGIN, "[" P("2", "waf") "," P("9", "waf2") "]");
 	struct group_data *v3 = patch_g(GW_GROUP_PLUGIN, v2, both, NULL, 0, 0, 3);
 	ck_assert_str_eq(order(v3), "divide,sign,waf2,waf");
-	ck_assert_str_eq(v3->items[2]->plugin->id, "9");
+	ck_assert_str_eq(abi_item(v3, 2)->plugin->id, "9");
 	/* only plugins have an alias: a rule with another rule's name is another rule */
 	struct group_data *r1 = items(GW_GROUP_RULE, "[" R("a", "same") "]");
 	struct group_data *r2 = items(GW_GROUP_RULE, "[" R("b", "same") "]");
@@ -395,14 +387,12 @@ static void same_fields(const struct field *fields, size_t n, const void *x, con
 	}
 }
 
-static void assert_same_version(const struct group_data *a, const struct group_data *b)
+static void assert_same_version(struct group_data *a, struct group_data *b)
 {
 	ck_assert_uint_eq(a->n_items, b->n_items);
-	typed(a);
-	typed(b);
 	const struct group_shape *sh = fields_group(a->group);
 	for (size_t i = 0; i < a->n_items; i++) {
-		const struct gw_item *x = a->items[i], *y = b->items[i];
+		const struct gw_item *x = abi_item(a, i), *y = abi_item(b, i);
 		ck_assert_str_eq(x->key, y->key);
 		ck_assert_uint_eq(x->json_len, y->json_len);
 		ck_assert_str_eq(x->json, y->json);
@@ -424,7 +414,7 @@ static void assert_same_version(const struct group_data *a, const struct group_d
 	ck_assert_str_eq(a->md5, md5);
 	size_t json = 0;
 	for (size_t i = 0; i < a->n_items; i++)
-		json += a->items[i]->json_len;
+		json += a->items[i].json_len;
 	ck_assert_uint_eq(a->json_bytes, json);
 }
 
@@ -442,7 +432,7 @@ static void assert_carried_is_the_merge(struct group_data *prev, struct group_da
 	ck_assert_int_eq(diff_build(&merged, next->group, prev, next, &err), 0);
 	next->delta.pred = pred;
 	ck_assert_int_eq(merged.carried, 0);
-	const struct gw_change *c = &carried.change, *m = &merged.change;
+	const struct diff *c = &carried, *m = &merged;
 	ck_assert_uint_eq(c->n_added, m->n_added);
 	ck_assert_uint_eq(c->n_updated, m->n_updated);
 	ck_assert_uint_eq(c->n_removed, m->n_removed);
@@ -454,7 +444,7 @@ static void assert_carried_is_the_merge(struct group_data *prev, struct group_da
 		ck_assert_ptr_eq(c->updated[i].old_item, m->updated[i].old_item);
 		ck_assert_ptr_eq(c->updated[i].new_item, m->updated[i].new_item);
 	}
-	ck_assert_ptr_eq(c->items, m->items);
+	ck_assert_ptr_eq(c->to, m->to);
 	ck_assert_int_eq(c->confirmed_only, m->confirmed_only);
 	diff_free(&carried);
 	diff_free(&merged);
@@ -573,12 +563,12 @@ START_TEST(random_patches_equal_a_whole_parse)
 				truth_remove(&t, (size_t)at);
 		}
 		for (size_t u = 0; u < up->n_items; u++) {
-			long at = truth_find(&t, up->items[u]->key);
+			long at = truth_find(&t, item_key(&up->items[u]));
 			if (at >= 0) {
 				free(t.json[at]);
-				t.json[at] = strdup(up->items[u]->json);
+				t.json[at] = strdup(up->items[u].json);
 			} else {
-				truth_insert(&t, t.n, up->items[u]->key, up->items[u]->json);
+				truth_insert(&t, t.n, item_key(&up->items[u]), up->items[u].json);
 			}
 		}
 		struct group_data *next = patch(held, up, dels, nd, 0, round);
@@ -670,8 +660,8 @@ START_TEST(random_positional_edits_equal_a_whole_parse)
 			if (k == ne)
 				break;
 			if (e[k].op != EDIT_REMOVE) {
-				e[k].item = up->items[j++];
-				truth_insert(&nt, nt.n, e[k].item->key, e[k].item->json);
+				e[k].item = &up->items[j++];
+				truth_insert(&nt, nt.n, item_key(e[k].item), e[k].item->json);
 			}
 			if (e[k].op != EDIT_INSERT)
 				pos++;
@@ -763,12 +753,12 @@ START_TEST(a_full_list_carries_its_delta)
 	assert_carried_is_the_merge(v1, v2);
 	const struct gd_delta *d = group_data_delta(v2, v1);
 	ck_assert_uint_eq(d->n_added, 1);
-	ck_assert_str_eq(d->added[0]->key, "e");
+	ck_assert_str_eq(item_key(d->added[0]), "e");
 	ck_assert_uint_eq(d->n_updated, 1);
-	ck_assert_str_eq(d->updated[0].new_item->key, "b");
+	ck_assert_str_eq(item_key(d->updated[0].new_item), "b");
 	ck_assert_uint_eq(d->n_removed, 1);
-	ck_assert_str_eq(d->removed[0]->key, "c");
-	ck_assert_ptr_eq(d->removed[0], v1->items[2]); /* the predecessor's own item */
+	ck_assert_str_eq(item_key(d->removed[0]), "c");
+	ck_assert_ptr_eq(d->removed[0], &v1->items[2]); /* the predecessor's own item */
 	group_data_unref(l1);
 	group_data_unref(l2);
 	group_data_unref(v1);

@@ -1,10 +1,11 @@
 /*
- * Unit tests of typed views on demand (model/typed.h) and interned strings
- * (model/intern.h): a parsed version keeps no view; one made on delivery equals the view a
- * full decode gives, points at the item's key and name, shares repeated strings within its
- * store; a version made by edits makes only its new items', and its views outlive the
- * version they were made for; items copied by a store compaction get theirs; a copy on
- * demand leaves the shared item alone. Run under ASan with leak detection: a view is freed
+ * Unit tests of typed views on demand (model/typed.h, made into the ABI's items on delivery:
+ * model/abi.h) and interned strings (model/intern.h): a parsed version keeps no view (no
+ * item of the ABI at all); one made on delivery equals the view a full decode gives, points
+ * at the item's key and name, shares repeated strings within its store; a version made by
+ * edits makes only its new items', and its views outlive the version they were made for;
+ * items copied by a store compaction get theirs; a copy on demand leaves the shared item
+ * alone. Run under ASan with leak detection: a view is freed
  * with its store, with the last version that holds it.
  */
 #include <check.h>
@@ -20,6 +21,8 @@
 #include "model/model.h"
 #include "model/patch.h"
 #include "model/typed.h"
+#include "model/abi.h"
+#include "model/diff.h"
 
 #define NS "649330b6-c2d7-4edc-be8e-8a54df9eb385"
 
@@ -54,10 +57,29 @@ static struct group_data *rules(unsigned n, unsigned version)
 	return gd;
 }
 
+/* Deliver from..to to a subscriber that reads the lists (with their typed views when
+ * `typed`): the ABI's items made, kept with to (its abi_items). */
+static void deliver(struct group_data *to, struct group_data *from, int typed)
+{
+	struct diff d;
+	struct abi_change ac;
+	struct gw_err err = {0};
+	ck_assert_int_eq(diff_build(&d, to->group, from, to, &err), 0);
+	ck_assert_msg(abi_change_make(&ac, &d, from, to, 1, typed, &err) == 0, "%s", err.msg);
+	abi_change_free(&ac);
+	diff_free(&d);
+}
+
 static void fill(struct group_data *to, struct group_data *from)
 {
-	struct gw_err err = {0};
-	ck_assert_msg(model_typed_fill(to, from, &err) == 0, "%s", err.msg);
+	deliver(to, from, 1);
+}
+
+/* Item i of gd as the last delivery made it. */
+static const struct gw_item *V(const struct group_data *gd, size_t i)
+{
+	ck_assert_ptr_nonnull(gd->abi_items);
+	return gd->abi_items[i];
 }
 
 static int same_str(const char *a, const char *b)
@@ -107,31 +129,29 @@ static void assert_view_is_a_full_decode(const struct gw_item *it)
 START_TEST(views_are_made_on_delivery_equal_and_interned)
 {
 	struct group_data *gd = rules(20, 1);
-	for (size_t i = 0; i < gd->n_items; i++) {
-		ck_assert_ptr_null(gd->items[i]->rule); /* checked at parse, not made */
-		ck_assert_ptr_nonnull(gd->items[i]->name);
-	}
-	ck_assert(model_typed_missing(gd->items[0]));
-	fill(gd, NULL);
-	ck_assert_int_eq(gd->typed_all, 1);
+	char name[64];
+	ck_assert_ptr_null(gd->abi_items); /* checked at parse, not made */
 	for (size_t i = 0; i < gd->n_items; i++)
-		assert_view_is_a_full_decode(gd->items[i]);
+		ck_assert_ptr_nonnull(gd_item_text(&gd->items[i], "name", name, sizeof name));
+	fill(gd, NULL);
+	ck_assert_int_eq(gd->abi_typed, 1);
+	for (size_t i = 0; i < gd->n_items; i++)
+		assert_view_is_a_full_decode(V(gd, i));
 	/* what repeats is held once in the store: namespace, plugin, handle, condition fields,
 	 * the selector ids rules name */
-	const struct gw_rule_data *a = gd->items[0]->rule, *b = gd->items[3]->rule;
+	const struct gw_rule_data *a = V(gd, 0)->rule, *b = V(gd, 3)->rule;
 	ck_assert_ptr_eq(a->namespace_id, b->namespace_id);
 	ck_assert_ptr_eq(a->plugin_name, b->plugin_name);
 	ck_assert_ptr_eq(a->handle, b->handle);
 	ck_assert_ptr_eq(a->selector_id, b->selector_id); /* s0 both */
 	ck_assert_ptr_eq(a->conditions[0].param_type, b->conditions[0].param_type);
 	ck_assert_ptr_ne(a->conditions, b->conditions); /* lists are each item's own */
-	ck_assert_ptr_eq(a->conditions[0].param_value,
-	                 gd->items[2]->rule->conditions[0].param_value);
-	ck_assert_ptr_ne(a->selector_id, gd->items[1]->rule->selector_id);
+	ck_assert_ptr_eq(a->conditions[0].param_value, V(gd, 2)->rule->conditions[0].param_value);
+	ck_assert_ptr_ne(a->selector_id, V(gd, 1)->rule->selector_id);
 	/* a second fill makes nothing new */
-	const struct gw_rule_data *before = gd->items[5]->rule;
+	const struct gw_rule_data *before = V(gd, 5)->rule;
 	fill(gd, NULL);
-	ck_assert_ptr_eq(gd->items[5]->rule, before);
+	ck_assert_ptr_eq(V(gd, 5)->rule, before);
 	group_data_unref(gd);
 }
 END_TEST
@@ -153,16 +173,18 @@ START_TEST(a_version_made_by_edits_makes_only_its_new_views)
 	p = (struct patch){GW_GROUP_RULE, v1, up, NULL, 0, 0, 0, "t", 2};
 	ck_assert_int_eq(model_patch(&p, &v2, &err), 0);
 	ck_assert_int_eq(v2->delta_shares, 1);
-	ck_assert_ptr_null(v2->items[7]->rule);
+	ck_assert_ptr_null(v2->abi_items);
 	fill(v2, v1);
-	ck_assert_ptr_nonnull(v2->items[7]->rule);
-	ck_assert_int_eq(v2->items[7]->rule->sort, 2);
-	ck_assert_ptr_eq(v2->items[6]->rule, v1->items[6]->rule); /* shared item, shared view */
+	ck_assert_ptr_nonnull(V(v2, 7)->rule);
+	ck_assert_int_eq(V(v2, 7)->rule->sort, 2);
+	ck_assert_ptr_ne(V(v2, 7), V(v1, 7));
+	ck_assert_ptr_eq(V(v2, 6), V(v1, 6)); /* shared item, shared gw_item and view */
+	ck_assert_ptr_eq(V(v2, 6)->rule, V(v1, 6)->rule);
 	group_data_unref(v1);
 	group_data_unref(list);
 	group_data_unref(up);
 	for (size_t i = 0; i < v2->n_items; i++) /* v1's store is held by v2: views alive */
-		assert_view_is_a_full_decode(v2->items[i]);
+		assert_view_is_a_full_decode(V(v2, i));
 	group_data_unref(v2);
 }
 END_TEST
@@ -190,14 +212,14 @@ START_TEST(items_copied_by_a_compaction_get_their_views)
 		copied += !next->delta_shares;
 		fill(next, held);
 		for (size_t i = 0; i < next->n_items; i++)
-			ck_assert(!model_typed_missing(next->items[i]));
+			ck_assert(!model_typed_missing(V(next, i)));
 		group_data_unref(up);
 		group_data_unref(held);
 		held = next;
 	}
 	ck_assert_int_gt(copied, 0); /* a compaction happened */
 	for (size_t i = 0; i < held->n_items; i++)
-		assert_view_is_a_full_decode(held->items[i]);
+		assert_view_is_a_full_decode(V(held, i));
 	group_data_unref(held);
 	group_data_unref(list);
 }
@@ -208,19 +230,20 @@ START_TEST(a_view_on_demand_is_a_copy)
 	struct group_data *gd = rules(3, 1);
 	struct arena scratch;
 	arena_init(&scratch);
-	const struct gw_item *c = model_typed_copy(gd->items[1], &scratch);
+	deliver(gd, NULL, 0); /* to a subscriber that asks for views: items without them */
+	const struct gw_item *c = model_typed_copy(V(gd, 1), &scratch);
 	ck_assert_ptr_nonnull(c);
-	ck_assert_ptr_ne(c, gd->items[1]);
-	ck_assert_ptr_null(gd->items[1]->rule); /* the shared item is left as it was */
+	ck_assert_ptr_ne(c, V(gd, 1));
+	ck_assert_ptr_null(V(gd, 1)->rule); /* the shared item is left as it was */
 	assert_view_is_a_full_decode(c);
 	fill(gd, NULL);
-	ck_assert_ptr_eq(model_typed_copy(gd->items[1], &scratch), gd->items[1]);
+	ck_assert_ptr_eq(model_typed_copy(V(gd, 1), &scratch), V(gd, 1));
 	arena_free(&scratch);
 	char buf[64];
-	ck_assert_str_eq(model_item_string(gd->items[2], "pluginName", buf, sizeof buf), "divide");
-	ck_assert_ptr_null(model_item_string(gd->items[2], "sort", buf, sizeof buf));
-	ck_assert_ptr_null(model_item_string(gd->items[2], "absent", buf, sizeof buf));
-	ck_assert_ptr_null(model_item_string(gd->items[2], "namespaceId", buf, 8)); /* too long */
+	ck_assert_str_eq(gd_item_text(&gd->items[2], "pluginName", buf, sizeof buf), "divide");
+	ck_assert_ptr_null(gd_item_text(&gd->items[2], "sort", buf, sizeof buf));
+	ck_assert_ptr_null(gd_item_text(&gd->items[2], "absent", buf, sizeof buf));
+	ck_assert_ptr_null(gd_item_text(&gd->items[2], "namespaceId", buf, 8)); /* too long */
 	group_data_unref(gd);
 }
 END_TEST

@@ -55,8 +55,9 @@ START_TEST(round_trip_is_exact_and_provisional)
 	ck_assert_int_eq(back->last_modify_time, 42);
 	ck_assert_str_eq(back->server, "snapshot");
 	ck_assert_uint_eq(back->n_items, 2);
-	ck_assert_str_eq(back->items[0]->json, gd->items[0]->json);
-	ck_assert_str_eq(back->items[0]->name, "café 規則");
+	ck_assert_str_eq(back->items[0].json, gd->items[0].json);
+	char name[64];
+	ck_assert_str_eq(gd_item_text(&back->items[0], "name", name, sizeof name), "café 規則");
 	group_data_unref(gd);
 	group_data_unref(back);
 	/* no stray temporary files */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "abiview.h"
 #include "source/node/node.h"
 #include "store/store.h"
 
@@ -73,7 +74,7 @@ static const char *held(struct fix *f, enum gw_group g)
 	buf[0] = '\0';
 	for (size_t i = 0; i < gd->n_items; i++) {
 		strcat(buf, i ? "," : "");
-		strcat(buf, gd->items[group_data_at(gd, i)]->key);
+		strcat(buf, item_key(&gd->items[group_data_at(gd, i)]));
 	}
 	group_data_unref(gd);
 	return buf;

@@ -13,6 +13,7 @@
 #include "source/websocket/apply.h"
 #include "source/websocket/message.h"
 #include "store/store.h"
+#include "abiview.h"
 
 static struct ws_msg parse_ok(const char *text)
 {
@@ -141,7 +142,7 @@ static const char *held(struct fix *f, enum gw_group g)
 	for (size_t i = 0; i < gd->n_items; i++) {
 		if (i)
 			strcat(buf, ",");
-		strcat(buf, gd->items[i]->key);
+		strcat(buf, item_key(&gd->items[i]));
 	}
 	group_data_unref(gd);
 	return buf;

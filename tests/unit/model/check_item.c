@@ -1,0 +1,128 @@
+/*
+ * Unit tests of the compact item (model/item.h): where a parsed item's key is (a span of
+ * its JSON for a plain string key; kept after a copy of the JSON for an escaped, composite
+ * or far-off one), keys ordered as strcmp orders them, string members read from the JSON,
+ * and whether an item is one of a list's.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+
+static struct group_data *one(enum gw_group g, const char *json)
+{
+	struct group_data *gd = NULL;
+	struct gw_err err = {0};
+	ck_assert_msg(model_parse_array(g, json, strlen(json), "t", NULL, &gd, &err) == 0, "%s",
+	              err.msg);
+	ck_assert_uint_eq(gd->n_items, 1);
+	return gd;
+}
+
+static const char *key_of(const struct gd_item *it, char *buf, size_t cap)
+{
+	return gd_key_str(it, buf, cap);
+}
+
+START_TEST(a_plain_key_is_a_span_of_the_json)
+{
+	struct group_data *gd = one(GW_GROUP_RULE, "[{\"name\":\"x\",\"id\":\"r1\"}]");
+	const struct gd_item *it = &gd->items[0];
+	size_t n;
+	const char *k = gd_key(it, &n);
+	ck_assert_uint_ne(it->key, GD_KEY_AFTER);
+	ck_assert(k > it->json && k + n < it->json + it->json_len); /* inside it, no copy */
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(memcmp(k, "r1", 2), 0);
+	ck_assert_str_eq(it->json, "{\"name\":\"x\",\"id\":\"r1\"}"); /* NUL-terminated */
+	ck_assert_ptr_eq(group_data_find(gd, "r1"), it);
+	group_data_unref(gd);
+}
+END_TEST
+
+START_TEST(other_keys_are_kept_after_the_json)
+{
+	char buf[64];
+	/* escaped: the key is its decoded text */
+	struct group_data *gd = one(GW_GROUP_RULE, "[{\"id\":\"r\\u0031\"}]");
+	ck_assert_uint_eq(gd->items[0].key, GD_KEY_AFTER);
+	ck_assert_str_eq(key_of(&gd->items[0], buf, sizeof buf), "r1");
+	ck_assert_str_eq(gd->items[0].json, "{\"id\":\"r\\u0031\"}");
+	ck_assert_ptr_eq(group_data_find(gd, "r1"), &gd->items[0]);
+	group_data_unref(gd);
+	/* two fields */
+	gd = one(GW_GROUP_AI_PROXY_API_KEY, "[{\"selectorId\":\"s1\",\"proxyApiKey\":\"sk-1\"}]");
+	ck_assert_uint_eq(gd->items[0].key, GD_KEY_AFTER);
+	ck_assert_str_eq(key_of(&gd->items[0], buf, sizeof buf), "s1::sk-1");
+	group_data_unref(gd);
+	/* beyond the offset's range (1 MiB of text before the key) */
+	size_t pad = (size_t)1 << 20;
+	char *json = malloc(pad + 64);
+	ck_assert_ptr_nonnull(json);
+	int at = snprintf(json, 64, "[{\"handle\":\"");
+	memset(json + at, 'h', pad);
+	snprintf(json + at + pad, 64, "\",\"id\":\"far\"}]");
+	gd = one(GW_GROUP_RULE, json);
+	ck_assert_uint_eq(gd->items[0].key, GD_KEY_AFTER);
+	ck_assert_str_eq(key_of(&gd->items[0], buf, sizeof buf), "far");
+	ck_assert_uint_eq(strlen(gd->items[0].json), gd->items[0].json_len);
+	group_data_unref(gd);
+	free(json);
+}
+END_TEST
+
+START_TEST(keys_order_as_strcmp_orders_them)
+{
+	struct gd_item a, b;
+	const char *pairs[][2] = {{"a", "ab"}, {"ab", "b"}, {"az", "a\xc3\xa9"}, {"", "a"}};
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+		char ja[32], jb[32];
+		snprintf(ja, sizeof ja, "%s", pairs[i][0]);
+		snprintf(jb, sizeof jb, "%s", pairs[i][1]);
+		ck_assert_int_eq(gd_item_plain(&a, ja, strlen(ja), ja, strlen(ja)), 0);
+		ck_assert_int_eq(gd_item_plain(&b, jb, strlen(jb), jb, strlen(jb)), 0);
+		int want = strcmp(ja, jb);
+		ck_assert_int_lt(want, 0);
+		ck_assert_int_lt(gd_keycmp(&a, &b), 0);
+		ck_assert_int_gt(gd_keycmp(&b, &a), 0);
+		ck_assert_int_eq(gd_keycmp(&a, &a), 0);
+		ck_assert_int_lt(gd_keycmp_str(&a, jb), 0);
+	}
+}
+END_TEST
+
+START_TEST(members_are_read_from_the_json)
+{
+	struct group_data *gd =
+	    one(GW_GROUP_RULE, "[{\"id\":\"r1\",\"name\":\"caf\\u00e9\",\"sort\":3}]");
+	char buf[16];
+	ck_assert_str_eq(gd_item_text(&gd->items[0], "name", buf, sizeof buf), "caf\xc3\xa9");
+	ck_assert_ptr_null(gd_item_text(&gd->items[0], "sort", buf, sizeof buf)); /* a number */
+	ck_assert_ptr_null(gd_item_text(&gd->items[0], "absent", buf, sizeof buf));
+	ck_assert_ptr_null(gd_item_text(&gd->items[0], "name", buf, 4)); /* too long */
+	size_t at;
+	ck_assert(gd_item_in(&gd->items[0], gd->items, gd->n_items, &at));
+	ck_assert_uint_eq(at, 0);
+	struct gd_item other = gd->items[0];
+	ck_assert(!gd_item_in(&other, gd->items, gd->n_items, &at));
+	group_data_unref(gd);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("item");
+	TCase *tc = tcase_create("item");
+	tcase_add_test(tc, a_plain_key_is_a_span_of_the_json);
+	tcase_add_test(tc, other_keys_are_kept_after_the_json);
+	tcase_add_test(tc, keys_order_as_strcmp_orders_them);
+	tcase_add_test(tc, members_are_read_from_the_json);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
