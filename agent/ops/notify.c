@@ -99,6 +99,8 @@ static void tell(struct notifier *n, const char *msg)
 /* Sleep up to ms (< 0: until stopped) or until stopped; 1 if stopped. */
 static int nap(struct notifier *n, int64_t ms)
 {
+	if (ms < 0)
+		gw_thread_shed_stack(); /* asleep until the end: the start-up's pages go back */
 	pthread_mutex_lock(&n->mu);
 	if (ms < 0) {
 		while (!n->stop)
