@@ -16,7 +16,6 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -463,11 +462,6 @@ int main(int argc, char **argv)
 	 * state is set up once, single-threaded; then at once the thread that takes the
 	 * signals, so SIGTERM is obeyed at every moment of start-up, reading the configuration
 	 * included (and nothing read there can block: core/readfile.h) */
-	/* One malloc arena for every thread: glibc gives each thread that allocates its own
-	 * (eight here), and each keeps its touched pages dirty for the life of the process, a
-	 * tenth of the idle agent's private memory (issue 30 item 9). The threads take turns
-	 * on one lock instead; their per-thread caches (tcache) still serve most calls. */
-	mallopt(M_ARENA_MAX, 1);
 	signals_block();
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		fprintf(stderr, "gwsyncd: libcurl initialisation failed\n");

@@ -3,9 +3,11 @@
  * under a mutex, so lines from the pollers and the dispatcher never interleave. Level
  * checks are lock-free (an atomic) so a disabled debug line costs one load.
  *
- * The message and line buffers (12 KiB) belong to the log and are used under its mutex,
- * not on the caller's stack: every thread logs, and a stack page a thread has touched once
- * stays dirty for its whole life (issue 30 item 9: the idle agent's private memory).
+ * The line buffer (8 KiB) belongs to the log and is used under its mutex, not on the
+ * caller's stack: every thread logs, and a stack page a thread has touched once stays
+ * dirty for its whole life (issue 30 item 9: the idle agent's private memory). The
+ * message is still formatted on the caller's stack, before the lock, so threads logging at
+ * once do not wait for each other's formatting.
  */
 #include "core/log.h"
 
@@ -34,8 +36,7 @@ struct gw_log {
 	char *secrets[MAX_SECRETS];
 	int next_secret;
 	char *pinned[MAX_PINNED]; /* configured secrets: the password, the sync and status tokens */
-	char msg[GW_LOG_MSG_MAX + 1]; /* under mu: the message being logged */
-	char line[8192];              /* under mu: the line being written */
+	char line[8192];          /* under mu: the line being written */
 };
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -268,7 +269,19 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 {
 	if (!gw_log_enabled(log, level))
 		return;
-	char ts[64];
+	char msg[GW_LOG_MSG_MAX + 1], ts[64];
+	/* A longer message is formatted whole first, so its secrets are masked before it is
+	 * cut (a cut through a secret would leave its first half in the line). */
+	va_list whole;
+	va_copy(whole, ap);
+	int len = vsnprintf(msg, sizeof msg, fmt, ap);
+	char *full = len >= (int)sizeof msg ? malloc((size_t)len + 1) : NULL;
+	if (full)
+		vsnprintf(full, (size_t)len + 1, fmt, whole);
+	va_end(whole);
+	if (len >= (int)sizeof msg && !full)
+		mark_cut(msg, sizeof msg); /* out of memory: cut what we have */
+
 	struct timeval tv;
 	struct tm tm;
 	gettimeofday(&tv, NULL);
@@ -277,22 +290,11 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 	snprintf(ts + n, sizeof ts - n, ".%03dZ", (int)(tv.tv_usec / 1000));
 
 	pthread_mutex_lock(&log->mu);
-	char *msg = log->msg, *line = log->line;
-	const size_t msg_cap = sizeof log->msg, line_cap = sizeof log->line;
-	/* A longer message is formatted whole first, so its secrets are masked before it is
-	 * cut (a cut through a secret would leave its first half in the line). */
-	va_list whole;
-	va_copy(whole, ap);
-	int len = vsnprintf(msg, msg_cap, fmt, ap);
-	char *full = len >= (int)msg_cap ? malloc((size_t)len + 1) : NULL;
-	if (full)
-		vsnprintf(full, (size_t)len + 1, fmt, whole);
-	va_end(whole);
-	if (len >= (int)msg_cap && !full)
-		mark_cut(msg, msg_cap); /* out of memory: cut what we have */
+	char *line = log->line;
+	const size_t line_cap = sizeof log->line;
 	if (full) {
 		mask_secrets(log, full);
-		gw_log_fit(msg, msg_cap, full);
+		gw_log_fit(msg, sizeof msg, full);
 		free(full);
 	} else {
 		mask_secrets(log, msg);
