@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/thread.h"
 #include "config/config.h"
 #include "deliver/dispatch.h"
 #include "deliver/plugin_help.h"
@@ -394,6 +395,9 @@ static int run_daemon(struct agent *a)
 
 	LOG_I(a->log, "main", "running: %zu %s, dispatcher, snapshot writer",
 	      a->source_ops->conns(a->cfg), a->source_ops->running);
+	/* this thread only waits from now on: the start-up's stack pages (the configuration,
+	 * the plugins, the start-up sync and its parse) go back */
+	gw_thread_shed_stack();
 	signals_wait(a->signals);
 	return EXIT_OK;
 }

@@ -67,6 +67,8 @@ struct conn {
 struct stats {
 	unsigned long requests, listeners, fetches, answered_at_once, answered_change,
 	    answered_timeout;
+	unsigned long answered_agent; /* listener answers to the agent (any kind): each should
+	                               * cost the agent's poller one wake-up, no more */
 };
 
 enum phase { P_OFF, P_WAIT_HELD, P_WAIT_FLOOR, P_WAIT_AGENT, P_SETTLE, P_DONE };
@@ -193,6 +195,8 @@ static int64_t answer_listener(struct admin *a, struct conn *c, struct bench_gro
 		                        g[i]->name);
 	snprintf(body + off, sizeof body - off, "]}");
 	c->held = 0;
+	if (!c->floor)
+		a->st.answered_agent++;
 	respond_text(c, body);
 	int64_t t = bench_now_ns();
 	if (flush_out(a, c) < 0)
@@ -347,9 +351,11 @@ static void route_state(struct admin *a, struct conn *c)
 	snprintf(body, sizeof body,
 	         "{\"held\":%d,\"held_agent\":%d,\"held_floor\":%d,\"requests\":%lu,"
 	         "\"listeners\":%lu,\"fetches\":%lu,\"answered_at_once\":%lu,"
-	         "\"answered_change\":%lu,\"answered_timeout\":%lu,\"round\":%lu}",
+	         "\"answered_change\":%lu,\"answered_timeout\":%lu,\"answered_agent\":%lu,"
+	         "\"round\":%lu}",
 	         held, held - floor, floor, a->st.requests, a->st.listeners, a->st.fetches,
-	         a->st.answered_at_once, a->st.answered_change, a->st.answered_timeout, a->drv.seq);
+	         a->st.answered_at_once, a->st.answered_change, a->st.answered_timeout,
+	         a->st.answered_agent, a->drv.seq);
 	respond_text(c, body);
 }
 

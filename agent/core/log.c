@@ -1,7 +1,13 @@
 /*
- * Line-oriented logging. Each line is formatted in full into a local buffer and written
- * with one write(2) under a mutex, so lines from the pollers and the dispatcher never
- * interleave. Level checks are lock-free (an atomic) so a disabled debug line costs one load.
+ * Line-oriented logging. Each line is formatted in full and written with one write(2)
+ * under a mutex, so lines from the pollers and the dispatcher never interleave. Level
+ * checks are lock-free (an atomic) so a disabled debug line costs one load.
+ *
+ * The line buffer (8 KiB) belongs to the log and is used under its mutex, not on the
+ * caller's stack: every thread logs, and a stack page a thread has touched once stays
+ * dirty for its whole life (issue 30 item 9: the idle agent's private memory). The
+ * message is still formatted on the caller's stack, before the lock, so threads logging at
+ * once do not wait for each other's formatting.
  */
 #include "core/log.h"
 
@@ -30,6 +36,7 @@ struct gw_log {
 	char *secrets[MAX_SECRETS];
 	int next_secret;
 	char *pinned[MAX_PINNED]; /* configured secrets: the password, the sync and status tokens */
+	char line[8192];          /* under mu: the line being written */
 };
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -262,7 +269,7 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 {
 	if (!gw_log_enabled(log, level))
 		return;
-	char msg[GW_LOG_MSG_MAX + 1], line[8192], ts[64];
+	char msg[GW_LOG_MSG_MAX + 1], ts[64];
 	/* A longer message is formatted whole first, so its secrets are masked before it is
 	 * cut (a cut through a secret would leave its first half in the line). */
 	va_list whole;
@@ -283,6 +290,8 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 	snprintf(ts + n, sizeof ts - n, ".%03dZ", (int)(tv.tv_usec / 1000));
 
 	pthread_mutex_lock(&log->mu);
+	char *line = log->line;
+	const size_t line_cap = sizeof log->line;
 	if (full) {
 		mask_secrets(log, full);
 		gw_log_fit(msg, sizeof msg, full);
@@ -294,31 +303,31 @@ void gw_vlogf(struct gw_log *log, enum gw_log_level level, const char *component
 	const size_t cut = sizeof GW_LOG_CUT - 1;
 	if (log->format == GW_LOG_JSON) {
 		utf8_scrub(msg); /* one line must stay one valid JSON document */
-		pos = (size_t)snprintf(line, sizeof line,
+		pos = (size_t)snprintf(line, line_cap,
 		                       "{\"time\":\"%s\",\"level\":\"%s\",\"component\":\"", ts,
 		                       gw_log_level_name(level));
-		json_escape(line, sizeof line, &pos, component ? component : "");
-		pos += (size_t)snprintf(line + pos, sizeof line - pos, "\",\"msg\":\"");
-		if (json_escape(line, sizeof line - cut - 4, &pos, msg) < 0) {
+		json_escape(line, line_cap, &pos, component ? component : "");
+		pos += (size_t)snprintf(line + pos, line_cap - pos, "\",\"msg\":\"");
+		if (json_escape(line, line_cap - cut - 4, &pos, msg) < 0) {
 			memcpy(line + pos, GW_LOG_CUT, cut);
 			pos += cut;
 		}
-		pos += (size_t)snprintf(line + pos, sizeof line - pos, "\"}\n");
+		pos += (size_t)snprintf(line + pos, line_cap - pos, "\"}\n");
 	} else {
-		pos = (size_t)snprintf(line, sizeof line, "%s %-5s ", ts, gw_log_level_name(level));
-		text_escape(line, sizeof line - 1, &pos, component ? component : "-");
-		if (pos + 2 < sizeof line - 1) {
+		pos = (size_t)snprintf(line, line_cap, "%s %-5s ", ts, gw_log_level_name(level));
+		text_escape(line, line_cap - 1, &pos, component ? component : "-");
+		if (pos + 2 < line_cap - 1) {
 			memcpy(line + pos, ": ", 2);
 			pos += 2;
 		}
-		if (text_escape(line, sizeof line - 1 - cut, &pos, msg) < 0) {
+		if (text_escape(line, line_cap - 1 - cut, &pos, msg) < 0) {
 			memcpy(line + pos, GW_LOG_CUT, cut);
 			pos += cut;
 		}
 		line[pos++] = '\n';
 	}
-	if (pos >= sizeof line) {
-		pos = sizeof line - 1;
+	if (pos >= line_cap) {
+		pos = line_cap - 1;
 		line[pos - 1] = '\n';
 	}
 	for (size_t off = 0; off < pos;) {

@@ -1,7 +1,7 @@
 /*
- * Thread start and monotonic condition variables (see thread.h). The signal mask is set
- * around pthread_create() because a new thread inherits its creator's mask; the creator's
- * own mask is restored at once.
+ * Thread start, monotonic condition variables and giving back a sleeping thread's stack
+ * pages (see thread.h). The signal mask is set around pthread_create() because a new
+ * thread inherits its creator's mask; the creator's own mask is restored at once.
  */
 #include "core/thread.h"
 
@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -51,6 +53,37 @@ int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), vo
 	if (rc != 0)
 		free(st);
 	return rc;
+}
+
+/* What stays below this function's frame: madvise()'s own frame (the calls before it have
+ * returned; nothing below the current frame is live), with room to spare. */
+#define SHED_KEEP ((uintptr_t)4096)
+
+/* noinline: `here` must be a frame of its own, below the caller's, not merged into it. */
+__attribute__((noinline)) void gw_thread_shed_stack(void)
+{
+	pthread_attr_t at;
+	if (pthread_getattr_np(pthread_self(), &at) != 0)
+		return;
+	void *lowest;
+	size_t size;
+	int rc = pthread_attr_getstack(&at, &lowest, &size);
+	pthread_attr_destroy(&at);
+	long ps = sysconf(_SC_PAGESIZE);
+	if (rc != 0 || ps <= 0)
+		return;
+	const uintptr_t page = (uintptr_t)ps;
+	volatile char here = 0;
+	uintptr_t top = (uintptr_t)&here;
+	if (top < SHED_KEEP)
+		return;
+	/* [lowest, top - SHED_KEEP) rounded inwards to whole pages; the main thread's stack
+	 * grows on demand, so part of that range may be unmapped: madvise() still applies to
+	 * what is mapped (and says ENOMEM, which changes nothing here) */
+	uintptr_t from = ((uintptr_t)lowest + page - 1) & ~(page - 1);
+	uintptr_t to = (top - SHED_KEEP) & ~(page - 1);
+	if (to > from)
+		(void)madvise((void *)from, to - from, MADV_DONTNEED);
 }
 
 int gw_cond_init_mono(pthread_cond_t *cv)

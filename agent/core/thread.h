@@ -27,6 +27,14 @@ int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), vo
  * it still runs whenever they do not need the CPU. */
 void gw_thread_background(void);
 
+/* The calling thread is about to sleep for long (the main thread once everything runs, a
+ * poller before a held poll): give back the pages of its stack below the current frame.
+ * The kernel zero-fills them again if the thread goes that deep once more. Each page a
+ * thread has touched once (a start-up sync, a fetch and its parse, a delivery) otherwise
+ * stays dirty, private memory, for the life of the process (issue 30 item 9). Best effort:
+ * a failure changes nothing but the memory. */
+void gw_thread_shed_stack(void);
+
 /* pthread_cond_init() on CLOCK_MONOTONIC. 0 or an errno. */
 int gw_cond_init_mono(pthread_cond_t *cv);
 

@@ -6,6 +6,7 @@
 #include "ops/notify.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -99,6 +100,8 @@ static void tell(struct notifier *n, const char *msg)
 /* Sleep up to ms (< 0: until stopped) or until stopped; 1 if stopped. */
 static int nap(struct notifier *n, int64_t ms)
 {
+	if (ms < 0)
+		gw_thread_shed_stack(); /* asleep until the end: the start-up's pages go back */
 	pthread_mutex_lock(&n->mu);
 	if (ms < 0) {
 		while (!n->stop)
@@ -146,6 +149,10 @@ static void *run(void *arg)
 		if (!atomic_load(&n->ready) && status_ready(&v, &why)) {
 			atomic_store(&n->ready, 1);
 			LOG_I(n->log, "notify", "ready: %s", summary);
+			/* The start-up is over (every group held and delivered): the whole free
+			 * pages its temporaries left inside the heap go back to the kernel, or
+			 * they stay dirty, private memory, for as long as the agent idles. */
+			malloc_trim(0);
 			snprintf(msg, sizeof msg, "READY=1\nSTATUS=%s", summary);
 			tell(n, msg);
 			snprintf(n->status, sizeof n->status, "%s", summary);

@@ -7,10 +7,17 @@
  * http_interrupt() (an atomic flag plus curl_multi_wakeup(), both thread-safe) end it within
  * milliseconds. The multi handle also owns the connection cache, so keeping it for the
  * life of the poller keeps the TCP (and TLS) connection alive between requests.
+ *
+ * Idle means asleep: libcurl arms its connect-timeout timer at the start of every
+ * transfer, a reused connection included, and never disarms it, so a held poll on a kept
+ * connection would wake connect_timeout after it was sent, for nothing. A request that
+ * will reuse the connection the last one left open therefore has no separate connect
+ * bound (see expect_reuse()).
  */
 #include "source/curl_http.h"
 
 #include <curl/curl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,6 +32,10 @@
 /* The longest curl_multi_poll() sleeps when curl has no timer due sooner: a day. */
 #define POLL_CAP_MS (24 * 3600 * 1000)
 
+/* How long after a transfer its kept connection still counts on being reused: well inside
+ * libcurl's own limit (CURLOPT_MAXAGE_CONN, 118 s), after which it would connect anew. */
+#define REUSE_FRESH_MS (30 * 1000)
+
 #ifndef GWSYNC_VERSION
 #define GWSYNC_VERSION "unknown"
 #endif
@@ -38,6 +49,9 @@ struct http {
 	size_t max_response;
 	int64_t timeout_ms;          /* read_timeout: a held request whole, others' silence */
 	int64_t transfer_timeout_ms; /* any other request whole */
+	int64_t connect_timeout_ms;
+	curl_socket_t kept; /* the connection the last transfer left open, or CURL_SOCKET_BAD */
+	int64_t kept_ms;    /* when that transfer ended */
 	atomic_int stop;
 	char errbuf[CURL_ERROR_SIZE];
 	char *spare; /* the last reply's buffer, kept for the next (http_reply_recycle) */
@@ -104,6 +118,8 @@ int http_open(struct http **out, const struct cfg *cfg, const char *server, stru
 	h->max_response = cfg->max_response > 0 ? (size_t)cfg->max_response : SIZE_MAX;
 	h->timeout_ms = cfg->read_timeout_ms;
 	h->transfer_timeout_ms = cfg->transfer_timeout_ms;
+	h->connect_timeout_ms = cfg->connect_timeout_ms;
+	h->kept = CURL_SOCKET_BAD;
 	h->multi = curl_multi_init();
 	h->easy = curl_easy_init();
 	if (!h->server || !h->multi || !h->easy) {
@@ -191,6 +207,22 @@ int http_reply_recycle(struct http *h, struct http_reply *rep)
 /* How a transfer ended: done (with its CURLcode), stopped, or the multi interface failed. */
 enum transfer_end { TRANSFER_DONE, TRANSFER_STOPPED, TRANSFER_MULTI_FAILED };
 
+/*
+ * Whether the next transfer will go out on the connection the last one left open: it ended
+ * well a moment ago, left its connection in the cache, and the server has not closed it
+ * since (nothing to read: no FIN, no stray bytes, the test libcurl makes before reusing
+ * one). Nothing touches the multi handle between transfers, so the descriptor is still
+ * that connection's. When the server closes it between this look and libcurl's own, the
+ * new connection is bounded by the whole request's limit instead of connect_timeout.
+ */
+static int expect_reuse(const struct http *h)
+{
+	if (h->kept == CURL_SOCKET_BAD || gw_mono_ms() - h->kept_ms > REUSE_FRESH_MS)
+		return 0;
+	struct pollfd p = {.fd = h->kept, .events = POLLIN};
+	return poll(&p, 1, 0) == 0;
+}
+
 /* Runs the easy handle to completion (or interruption); *rc is the CURLcode when done. */
 static enum transfer_end run_transfer(struct http *h, CURLcode *rc)
 {
@@ -222,6 +254,12 @@ static enum transfer_end run_transfer(struct http *h, CURLcode *rc)
 		if (curl_multi_poll(h->multi, NULL, 0, POLL_CAP_MS, NULL) != CURLM_OK)
 			break;
 	}
+	/* which connection is left open: only asked while the handle is in the multi */
+	h->kept = CURL_SOCKET_BAD;
+	if (end == TRANSFER_DONE && *rc == CURLE_OK &&
+	    curl_easy_getinfo(h->easy, CURLINFO_ACTIVESOCKET, &h->kept) != CURLE_OK)
+		h->kept = CURL_SOCKET_BAD;
+	h->kept_ms = gw_mono_ms();
 	curl_multi_remove_handle(h->multi, h->easy);
 	return end;
 }
@@ -360,17 +398,21 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header_line);
 		curl_easy_setopt(e, CURLOPT_HEADERDATA, &s);
 	}
+	long whole = (long)h->transfer_timeout_ms;
 	if (rq->held) {
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
-		                 (long)(rq->timeout_ms > 0 ? rq->timeout_ms : h->timeout_ms));
+		whole = (long)(rq->timeout_ms > 0 ? rq->timeout_ms : h->timeout_ms);
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 0L);
 	} else {
 		long idle_s = (long)((h->timeout_ms + 999) / 1000);
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->transfer_timeout_ms);
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT,
 		                 1L); /* < 1 byte/s for idle_s: timeout */
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, idle_s > 0 ? idle_s : 1L);
 	}
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, whole);
+	/* No connect phase on a kept connection: its timer would only wake the thread (see
+	 * the top of the file); the same bound as the request's fires with it, never alone. */
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	                 expect_reuse(h) ? whole : (long)h->connect_timeout_ms);
 	int64_t t0 = gw_mono_ms();
 	if (strcmp(rq->method, "POST") == 0) {
 		curl_easy_setopt(e, CURLOPT_POST, 1L);

@@ -1,13 +1,18 @@
 /*
  * Unit tests of core/thread.c: a started thread has the asynchronous signals blocked even
  * when its creator has none blocked (fault signals stay open), it carries its name (cut
- * to the kernel's 15 bytes), and a monotonic condition
- * variable's timed wait ends at a gw_mono_deadline().
+ * to the kernel's 15 bytes), a monotonic condition variable's timed wait ends at a
+ * gw_mono_deadline(), and shedding gives back the stack pages below the caller's frame
+ * and nothing above it.
  */
 #include <check.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/thread.h"
@@ -17,6 +22,70 @@ static void *report_mask(void *arg)
 	pthread_sigmask(SIG_SETMASK, NULL, arg);
 	return NULL;
 }
+
+/* Resident pages of the calling thread's stack (mincore), for the shedding test. */
+static size_t stack_pages(void)
+{
+	pthread_attr_t at;
+	void *lo;
+	size_t size;
+	ck_assert_int_eq(pthread_getattr_np(pthread_self(), &at), 0);
+	ck_assert_int_eq(pthread_attr_getstack(&at, &lo, &size), 0);
+	pthread_attr_destroy(&at);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)lo + page - 1) & ~(uintptr_t)(page - 1);
+	size_t n = ((uintptr_t)lo + size - from) / page;
+	unsigned char *vec = malloc(n);
+	ck_assert_int_eq(mincore((void *)from, n * page, vec), 0);
+	size_t resident = 0;
+	for (size_t i = 0; i < n; i++)
+		resident += vec[i] & 1;
+	free(vec);
+	return resident;
+}
+
+/* 64 KiB of stack written, as a fetch and its parse would. */
+__attribute__((noinline)) static int go_deep(int seed)
+{
+	volatile char deep[64 * 1024];
+	for (size_t i = 0; i < sizeof deep; i += 512)
+		deep[i] = (char)(seed + (int)i);
+	return deep[sizeof deep - 512] + deep[0];
+}
+
+struct shed {
+	size_t deep, shed, again;
+	int intact, same;
+};
+
+static void *shed_stack(void *arg)
+{
+	struct shed *r = arg;
+	char mine[256]; /* this frame's data must survive */
+	memset(mine, 'x', sizeof mine);
+	int first = go_deep(1);
+	r->deep = stack_pages();
+	gw_thread_shed_stack();
+	r->shed = stack_pages();
+	r->intact = mine[0] == 'x' && mine[sizeof mine - 1] == 'x';
+	r->same = go_deep(1) == first; /* and the thread goes deep again as before */
+	r->again = stack_pages();
+	return NULL;
+}
+
+START_TEST(shedding_gives_back_the_stack_below_the_frame)
+{
+	struct shed r = {0};
+	pthread_t t;
+	ck_assert_int_eq(gw_thread_start(&t, "shed", shed_stack, &r), 0);
+	pthread_join(t, NULL);
+	ck_assert_msg(r.shed + 14 <= r.deep, "resident stack pages: %zu deep, %zu after", r.deep,
+	              r.shed);
+	ck_assert_int_eq(r.intact, 1);
+	ck_assert_int_eq(r.same, 1);
+	ck_assert_uint_ge(r.again, r.shed + 14);
+}
+END_TEST
 
 START_TEST(started_threads_block_async_signals)
 {
@@ -83,6 +152,7 @@ int main(void)
 	tcase_add_test(tc, started_threads_block_async_signals);
 	tcase_add_test(tc, started_threads_carry_their_name);
 	tcase_add_test(tc, monotonic_wait_ends_at_its_deadline);
+	tcase_add_test(tc, shedding_gives_back_the_stack_below_the_frame);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

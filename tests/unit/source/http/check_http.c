@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,6 +34,8 @@
 #define HOLD    "HOLD"    /* read the request, never answer */
 #define CLOSE   "CLOSE"   /* read the request, close the connection */
 #define TRICKLE "TRICKLE" /* a reply of 1 MB announced, sent at 20 bytes a second */
+#define LATE    "LATE:"   /* LATE:reply: the reply, LATE_MS after the request */
+#define LATE_MS 600
 #define MAXREQ  16
 
 struct srv {
@@ -125,6 +128,12 @@ static void *serve(void *arg)
 				       send(fd, " ", 1, MSG_NOSIGNAL) == 1)
 					usleep(50 * 1000);
 				break;
+			}
+			if (strncmp(reply, LATE, strlen(LATE)) == 0) {
+				struct pollfd p = {fd, POLLIN, 0};
+				if (poll(&p, 1, LATE_MS) != 0)
+					break; /* the client went away (or spoke) first */
+				reply += strlen(LATE);
 			}
 			size_t len = strlen(reply), off = 0;
 			while (off < len) {
@@ -260,6 +269,50 @@ START_TEST(keep_alive_and_request_shape)
 	ck_assert_ptr_nonnull(strstr(r1, "X-Real-PORT: 0\r\n"));
 	ck_assert_ptr_null(strcasestr(r1, "Expect:"));
 	ck_assert_ptr_nonnull(strstr(r1, "\r\n\r\nPLUGIN=0%2C0"));
+	http_close(h);
+	srv_stop(s);
+}
+END_TEST
+
+/* The calling thread's sleeps so far (voluntary context switches): each ends in a wake-up. */
+static long thread_sleeps(void)
+{
+	struct rusage ru;
+	ck_assert_int_eq(getrusage(RUSAGE_THREAD, &ru), 0);
+	return ru.ru_nvcsw;
+}
+
+START_TEST(a_request_on_a_kept_connection_sleeps_until_its_answer)
+{
+	/* libcurl arms its connect timer for every transfer and never disarms it: on a kept
+	 * connection it would wake a held poll connect_timeout after it was sent, for
+	 * nothing (issue 30 item 9). Here the answer comes 3x connect_timeout later. */
+	const char *script[] = {OK(2) "{}", LATE OK(2) "{}"};
+	struct srv *s = srv_start(script, 2);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	t.cfg.connect_timeout_ms = LATE_MS / 3;
+	struct http *h;
+	struct gw_err err;
+	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
+	struct http_request listen = {.method = "POST",
+	                              .path = "/configs/listener",
+	                              .body = "PLUGIN=0%2C0",
+	                              .body_len = 12,
+	                              .content_type = "application/x-www-form-urlencoded",
+	                              .held = 1};
+	struct http_reply rep;
+	ck_assert_int_eq(http_do(h, &listen, &rep, &err), 0); /* opens the connection */
+	http_reply_free(&rep);
+	long before = thread_sleeps();
+	int64_t t0 = gw_mono_ms();
+	ck_assert_int_eq(http_do(h, &listen, &rep, &err), 0);
+	long sleeps = thread_sleeps() - before;
+	ck_assert_int_ge(gw_mono_ms() - t0, LATE_MS - 50);
+	ck_assert_str_eq(rep.body, "{}");
+	http_reply_free(&rep);
+	ck_assert_msg(sleeps == 1, "the held request slept %ld times, not once", sleeps);
+	ck_assert_int_eq(s->accepts, 1); /* on the kept connection */
 	http_close(h);
 	srv_stop(s);
 }
@@ -702,6 +755,7 @@ int main(void)
 	tcase_add_test(tc, max_response_refused);
 	tcase_add_test(tc, timeout_and_refused);
 	tcase_add_test(tc, a_trickled_reply_fails_at_the_transfer_deadline);
+	tcase_add_test(tc, a_request_on_a_kept_connection_sleeps_until_its_answer);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("admin");
 	tcase_set_timeout(tc, 20);
