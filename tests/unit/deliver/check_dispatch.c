@@ -265,17 +265,32 @@ START_TEST(change_item_lifetimes_as_the_header_promises)
 }
 END_TEST
 
+/* Also to a plugin reading its lists on demand (recorder_od): the removed items made from
+ * the delta of an empty version, none past the counts; then the same empty group again. */
 START_TEST(emptied_group_is_delivered)
 {
 	add_recorder("a", out_a, "");
+	char yaml[8400];
+	snprintf(yaml, sizeof yaml, "out: %s\n", out_b);
+	tcfg_add(&t, "b", "recorder_od", yaml);
 	start();
 	offer(gd_make(GW_GROUP_SELECTOR, "m1", 10, (const char *[]){"s1", "{}", "s2", "{}", NULL}));
 	ck_assert_int_eq(wait_lines(out_a, "apply", 1, 5000), 1);
 	offer(gd_make(GW_GROUP_SELECTOR, "d751713988987e9331980363e24189ce", 20, NULL));
 	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
-	expect_line(out_a, "apply", 1,
-	            "apply SELECTOR md5=d751713988987e9331980363e24189ce prev=m1 lmt=20 items=0 "
-	            "added= updated= removed=s1,s2 stale=0 ok");
+	const char *want = "apply SELECTOR md5=d751713988987e9331980363e24189ce prev=m1 lmt=20 "
+	                   "items=0 added= updated= removed=s1,s2 stale=0 ok";
+	expect_line(out_a, "apply", 1, want);
+	ck_assert_int_eq(wait_lines(out_b, "apply", 2, 5000), 2);
+	expect_line(out_b, "apply", 1, want);
+	expect_line(out_b, "items", 1, "items keys=");
+	offer(gd_make(GW_GROUP_SELECTOR, "e2", 30, NULL));
+	ck_assert_int_eq(wait_lines(out_b, "apply", 3, 5000), 3);
+	expect_line(out_b, "apply", 2,
+	            "apply SELECTOR md5=e2 prev=d751713988987e9331980363e24189ce lmt=30 items=0 "
+	            "added= updated= removed= stale=0 ok");
+	ck_assert_ptr_null(nth_line(out_b, "lists-not-empty", 0));
+	ck_assert_ptr_null(nth_line(out_b, "change_item-past-the-end", 0));
 }
 END_TEST
 
