@@ -2,7 +2,7 @@
  * Unit tests of the compact item (model/item.h): where a parsed item's key is (a span of
  * its JSON for a plain string key; kept after a copy of the JSON for an escaped, composite
  * or far-off one), keys ordered as strcmp orders them, string members read from the JSON,
- * and whether an item is one of a list's.
+ * whether an item is one of a list's, and the key encoding's edges (length, offset).
  */
 #include <check.h>
 #include <stdio.h>
@@ -73,6 +73,47 @@ START_TEST(other_keys_are_kept_after_the_json)
 }
 END_TEST
 
+/* The encoding's edges: a key of 4095 bytes is a span, one of 4096 is kept after the
+ * JSON, whole; a key starting at the last offset the encoding holds is a span (its
+ * code never the GD_KEY_AFTER mark), one past it is refused (the model then keeps it
+ * after). */
+START_TEST(keys_at_the_encodings_edges_are_whole)
+{
+	char buf[8];
+	for (size_t klen = 4095; klen <= 4096; klen++) {
+		char *json = malloc(klen + 64);
+		ck_assert_ptr_nonnull(json);
+		int at = snprintf(json, 64, "[{\"id\":\"");
+		memset(json + at, 'k', klen);
+		snprintf(json + at + klen, 64, "\"}]");
+		struct group_data *gd = one(GW_GROUP_RULE, json);
+		size_t n;
+		const char *k = gd_key(&gd->items[0], &n);
+		ck_assert_uint_eq(n, klen);
+		ck_assert(k[0] == 'k' && k[n - 1] == 'k');
+		ck_assert_int_eq(k[n], klen > 4095 ? '\0' : '"');
+		ck_assert(klen > 4095 ? gd->items[0].key == GD_KEY_AFTER
+		                      : gd->items[0].key != GD_KEY_AFTER);
+		ck_assert_str_eq(gd_key_str(&gd->items[0], buf, sizeof buf), "kkkkkkk");
+		group_data_unref(gd);
+		free(json);
+	}
+	size_t last = ((size_t)1 << (32 - GD_KEY_LEN_BITS)) - 2;
+	char *text = malloc(last + 8);
+	ck_assert_ptr_nonnull(text);
+	memset(text, ' ', last);
+	memcpy(text + last, "kkk", 4);
+	struct gd_item it;
+	ck_assert_int_eq(gd_item_plain(&it, text, last + 3, text + last, 3), 0);
+	ck_assert_uint_ne(it.key, GD_KEY_AFTER);
+	size_t n;
+	ck_assert_ptr_eq(gd_key(&it, &n), text + last);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(gd_item_plain(&it, text, last + 3, text + last + 1, 2), -1);
+	free(text);
+}
+END_TEST
+
 START_TEST(keys_order_as_strcmp_orders_them)
 {
 	struct gd_item a, b;
@@ -117,6 +158,7 @@ int main(void)
 	TCase *tc = tcase_create("item");
 	tcase_add_test(tc, a_plain_key_is_a_span_of_the_json);
 	tcase_add_test(tc, other_keys_are_kept_after_the_json);
+	tcase_add_test(tc, keys_at_the_encodings_edges_are_whole);
 	tcase_add_test(tc, keys_order_as_strcmp_orders_them);
 	tcase_add_test(tc, members_are_read_from_the_json);
 	suite_add_tcase(s, tc);
