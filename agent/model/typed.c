@@ -45,8 +45,16 @@ const struct gw_item *model_typed_copy(const struct gw_item *it, struct arena *s
 	struct gw_err err;
 	int ok = copy && dec;
 	if (ok) {
+		/* the key and name copied too: `it` may be one of host->change_item's, which go
+		 * after GW_CHANGE_ITEMS_KEPT more are asked, and the copy lives until the call
+		 * returns (the view may point at them) */
 		*copy = *it;
-		ok = model_typed_make(dec, NULL, copy, scratch, &err) == 0;
+		copy->key = arena_strdup(scratch, it->key);
+		copy->name = it->name == it->key ? copy->key
+		             : it->name          ? arena_strdup(scratch, it->name)
+		                                 : NULL;
+		ok = copy->key && (copy->name || !it->name) &&
+		     model_typed_make(dec, NULL, copy, scratch, &err) == 0;
 	}
 	itemdec_free(dec);
 	return ok ? copy : NULL;

@@ -24,7 +24,8 @@ int model_typed_make(struct itemdec *dec, struct intern *in, struct gw_item *it,
                      struct gw_err *err);
 
 /* `it` with its typed view: it itself when it has one (or its group has none), else a copy
- * made in `scratch`. NULL on out of memory. */
+ * made in `scratch` (its key and name too: it outlives `it`; its json is `it`'s). NULL on
+ * out of memory. */
 const struct gw_item *model_typed_copy(const struct gw_item *it, struct arena *scratch);
 
 /* 1 if `it`'s group has typed fields and it has no view of them yet. */

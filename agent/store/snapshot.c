@@ -29,7 +29,6 @@
  * are capped by admin.max_response before a version exists to be written). */
 #define SNAPSHOT_MAX (SIZE_MAX / 2)
 
-/* The group file, written whole (atomically: fsync, rename); *bytes its size. */
 /* Item i's raw JSON, for groupdoc_write_each (arg: the version's address). */
 static const char *item_json(void *arg, size_t i, size_t *len)
 {
@@ -38,6 +37,7 @@ static const char *item_json(void *arg, size_t i, size_t *len)
 	return (*gd)->items[i].json;
 }
 
+/* The group file, written whole (atomically: fsync, rename); *bytes its size. */
 static int write_base(const char *dir, const struct group_data *gd, size_t *bytes,
                       struct gw_err *err)
 {

@@ -87,7 +87,8 @@ GWSYNC_EXPORT int gwt_host_set_groups(struct gwt_host *h, const enum gw_group *g
 GWSYNC_EXPORT int gwt_host_add_group(struct gwt_host *h, const char *name);
 /** Make the table look as an older agent builds it: host->size is `size` (e.g.
  *  offsetof(struct gw_host, group_configured) for an agent from before that member), so
- *  GW_HAS() is 0 for every member past it. */
+ *  GW_HAS() is 0 for every member past it. From before change_item, gwt_apply() hands a
+ *  plugin with GW_SUB_LISTS_ON_DEMAND the lists filled, as that agent does. */
 GWSYNC_EXPORT void gwt_host_set_size(struct gwt_host *h, size_t size);
 GWSYNC_EXPORT void gwt_host_free(struct gwt_host *h);
 

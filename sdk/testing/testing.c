@@ -321,8 +321,11 @@ int gwt_apply(struct gwt_host *h, const struct gw_subscriber *desc, void *state,
               const struct gw_change *change, int64_t *next)
 {
 	h->ctx.error[0] = '\0';
-	/* a plugin that declared GW_SUB_LISTS_ON_DEMAND gets empty lists, as from the agent */
-	int lists = !(kit_desc_flags(desc) & GW_SUB_LISTS_ON_DEMAND);
+	/* a plugin that declared GW_SUB_LISTS_ON_DEMAND gets empty lists, as from the agent;
+	 * from a table made to look older than change_item (gwt_host_set_size) the lists
+	 * filled, as that agent, which ignores the flag, hands them */
+	int lists =
+	    !(kit_desc_flags(desc) & GW_SUB_LISTS_ON_DEMAND) || !GW_HAS(&h->host, change_item);
 	int rc = desc->apply(state, &h->host, host_change_begin(&h->ctx, change, !lists, NULL));
 	host_call_done(&h->ctx); /* item_typed()'s copies live until apply() returns */
 	int64_t n = call_tick(h, desc, state);

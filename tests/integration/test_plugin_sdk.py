@@ -5,7 +5,8 @@ showing the same text), and `gwsync-replay` driving plugins of ABI 2 and ABI 1 w
 documents: deltas, verdicts, an injected failure, repeats, a directory, the threaded mode;
 only sequences the agent could deliver (issue 21, item 11: no version twice, never back in
 time). The groups the agent syncs reach a plugin through its host, from gwsyncd's
-configuration and from gwsync-replay's documents or --groups (issue 21, item 8)."""
+configuration and from gwsync-replay's documents or --groups (issue 21, item 8). The public
+headers, inline functions included, compile as C99 and C++ with every warning an error."""
 import json
 import os
 import shutil
@@ -276,6 +277,29 @@ class PluginSdk(harness.IntegrationTest):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(self.read(out), "s1 %s\n" % want)
             self.assertEqual(self.read(writes), "write 1 %s\n" % source, groups)
+
+    def test_the_public_headers_compile_as_c99_and_as_cxx_without_a_warning(self):
+        # The headers carry inline functions (gw_change_entry, gw_change_list_entry): a
+        # plugin may be C99 or C++ and build with every warning as an error.
+        src = self.write("#include <gwsync/subscriber.h>\n#include <gwsync/testing.h>\n"
+                         "const struct gw_item *f(const struct gw_host *h,\n"
+                         "                        const struct gw_change *c);\n"
+                         "const struct gw_item *f(const struct gw_host *h,\n"
+                         "                        const struct gw_change *c)\n"
+                         "{\n\treturn gw_change_entry(h, c, GW_LIST_UPDATED_OLD, 0);\n}\n",
+                         "uses_headers.c")
+        warn = ["-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
+                "-I" + os.path.join(SRC, "include")]
+        builds = [("cc", ["-std=c99"]), ("c++", ["-x", "c++", "-std=c++11"])]
+        ran = 0
+        for compiler, lang in builds:
+            if not shutil.which(compiler):
+                continue
+            r = run([compiler] + lang + warn + [src])
+            self.assertEqual(r.returncode, 0, "%s %s: %s" % (compiler, lang, r.stderr))
+            ran += 1
+        if not ran:
+            self.skipTest("no cc or c++")
 
 
 if __name__ == "__main__":

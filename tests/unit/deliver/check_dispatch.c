@@ -15,8 +15,11 @@
 
 #include "core/clock.h"
 #include "deliver/dispatch.h"
+#include "deliver/host.h"
 #include "store/store.h"
 #include "deliver/subscribers.h"
+#include "model/abi.h"
+#include "model/diff.h"
 #include "model/model.h"
 #include "subtest.h"
 
@@ -197,17 +200,97 @@ START_TEST(lists_on_demand_read_through_change_item)
 }
 END_TEST
 
+/* What the header promises of host->change_item for a GW_SUB_LISTS_ON_DEMAND plugin, on
+ * the host the dispatcher hands it (its items made one at a time from the delta): NULL
+ * past a list's count and for a list it does not know; an item valid for
+ * GW_CHANGE_ITEMS_KEPT more asked; host->item_typed()'s copy of one (the plugin declared
+ * GW_SUB_TYPED_ON_DEMAND too) valid until apply() returns, however many items are asked
+ * after it; nothing after apply() has returned. */
+#define OD_N 70
+START_TEST(change_item_lifetimes_as_the_header_promises)
+{
+	static char keys[OD_N][8], json[OD_N][80];
+	const char *kv[2 * OD_N + 1];
+	for (int i = 0; i < OD_N; i++) {
+		snprintf(keys[i], sizeof keys[i], "r%02d", i);
+		snprintf(json[i], sizeof json[i],
+		         "{\"id\":\"r%02d\",\"selectorId\":\"s%02d\",\"name\":\"n%02d\"}", i, i, i);
+		kv[2 * i] = keys[i];
+		kv[2 * i + 1] = json[i];
+	}
+	kv[2 * OD_N] = NULL;
+	struct group_data *to = gd_make(GW_GROUP_RULE, "m1", 10, kv);
+	struct diff d;
+	diff_count(&d, GW_GROUP_RULE, NULL, to);
+	struct abi_change ac;
+	struct gw_err e;
+	ck_assert_int_eq(abi_change_make(&ac, &d, NULL, to, 0, 0, &e), 0);
+	struct host_ctx ctx;
+	struct gw_host h;
+	memset(&ctx, 0, sizeof ctx);
+	ctx.instance = "od";
+	ctx.log = lg;
+	host_table_init(&h, &ctx);
+	ctx.typed = 0; /* GW_SUB_TYPED_ON_DEMAND */
+	const struct gw_change *c = host_change_begin(&ctx, &ac.change, 1, &d);
+	ck_assert_uint_eq(c->n_added, OD_N);
+	ck_assert_ptr_null(h.change_item(&h, c, GW_LIST_ADDED, OD_N));
+	ck_assert_ptr_null(h.change_item(&h, c, GW_LIST_ITEMS, OD_N));
+	ck_assert_ptr_null(h.change_item(&h, c, GW_LIST_REMOVED, 0));
+	ck_assert_ptr_null(h.change_item(&h, c, GW_LIST_UPDATED_OLD, 0));
+	ck_assert_ptr_null(h.change_item(&h, c, (enum gw_list)99, 0));
+	const struct gw_item *first = h.change_item(&h, c, GW_LIST_ADDED, 0);
+	ck_assert_ptr_nonnull(first);
+	ck_assert_ptr_null(first->rule);
+	const struct gw_item *typed = h.item_typed(&h, first);
+	ck_assert(typed && typed->rule);
+	for (int i = 1; i <= GW_CHANGE_ITEMS_KEPT; i++) {
+		const struct gw_item *it = h.change_item(&h, c, GW_LIST_ADDED, (size_t)i);
+		ck_assert_ptr_nonnull(it);
+		ck_assert_str_eq(it->key, keys[i]);
+	}
+	ck_assert_str_eq(first->key, "r00"); /* GW_CHANGE_ITEMS_KEPT more asked: still valid */
+	for (int round = 0; round < 3; round++)
+		for (size_t i = 0; i < OD_N; i++)
+			ck_assert_ptr_nonnull(h.change_item(&h, c, GW_LIST_ITEMS, i));
+	ck_assert_str_eq(typed->key, "r00");
+	ck_assert_str_eq(typed->name, "n00");
+	ck_assert_str_eq(typed->rule->selector_id, "s00");
+	ck_assert_str_eq(typed->rule->name, "n00");
+	host_call_done(&ctx);
+	ck_assert_ptr_null(h.change_item(&h, c, GW_LIST_ADDED, 0));
+	abi_change_free(&ac);
+	diff_free(&d);
+	group_data_unref(to);
+}
+END_TEST
+
+/* Also to a plugin reading its lists on demand (recorder_od): the removed items made from
+ * the delta of an empty version, none past the counts; then the same empty group again. */
 START_TEST(emptied_group_is_delivered)
 {
 	add_recorder("a", out_a, "");
+	char yaml[8400];
+	snprintf(yaml, sizeof yaml, "out: %s\n", out_b);
+	tcfg_add(&t, "b", "recorder_od", yaml);
 	start();
 	offer(gd_make(GW_GROUP_SELECTOR, "m1", 10, (const char *[]){"s1", "{}", "s2", "{}", NULL}));
 	ck_assert_int_eq(wait_lines(out_a, "apply", 1, 5000), 1);
 	offer(gd_make(GW_GROUP_SELECTOR, "d751713988987e9331980363e24189ce", 20, NULL));
 	ck_assert_int_eq(wait_lines(out_a, "apply", 2, 5000), 2);
-	expect_line(out_a, "apply", 1,
-	            "apply SELECTOR md5=d751713988987e9331980363e24189ce prev=m1 lmt=20 items=0 "
-	            "added= updated= removed=s1,s2 stale=0 ok");
+	const char *want = "apply SELECTOR md5=d751713988987e9331980363e24189ce prev=m1 lmt=20 "
+	                   "items=0 added= updated= removed=s1,s2 stale=0 ok";
+	expect_line(out_a, "apply", 1, want);
+	ck_assert_int_eq(wait_lines(out_b, "apply", 2, 5000), 2);
+	expect_line(out_b, "apply", 1, want);
+	expect_line(out_b, "items", 1, "items keys=");
+	offer(gd_make(GW_GROUP_SELECTOR, "e2", 30, NULL));
+	ck_assert_int_eq(wait_lines(out_b, "apply", 3, 5000), 3);
+	expect_line(out_b, "apply", 2,
+	            "apply SELECTOR md5=e2 prev=d751713988987e9331980363e24189ce lmt=30 items=0 "
+	            "added= updated= removed= stale=0 ok");
+	ck_assert_ptr_null(nth_line(out_b, "lists-not-empty", 0));
+	ck_assert_ptr_null(nth_line(out_b, "change_item-past-the-end", 0));
 }
 END_TEST
 
@@ -718,6 +801,7 @@ int main(void)
 	tcase_add_test(tc, abi1_plugin_receives_changes);
 	tcase_add_test(tc, delivers_exact_deltas);
 	tcase_add_test(tc, lists_on_demand_read_through_change_item);
+	tcase_add_test(tc, change_item_lifetimes_as_the_header_promises);
 	tcase_add_test(tc, emptied_group_is_delivered);
 	tcase_add_test(tc, coalesces_under_a_slow_plugin);
 	tcase_add_test(tc, failing_plugin_retried_while_other_receives);

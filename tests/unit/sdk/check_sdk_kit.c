@@ -6,7 +6,9 @@
  * dispatcher drives it, log lines cut as the agent cuts them, and a plugin's .so opened and
  * an instance of it started, delivered to (the delta from what it last accepted) and
  * stopped as the agent runs one (the `recorder` test plugin; one with apply() alone; the
- * typed views an on-demand plugin is not given; the synced groups init() is started with).
+ * typed views an on-demand plugin is not given; the synced groups init() is started with;
+ * a plugin reading its lists on demand, on this agent and on an older one; one built
+ * before gw_subscriber.flags handed the lists).
  * The `upstreams` test
  * plugin (upstreams.c) shows what the synced groups are for: it writes its output once at
  * start, from DISCOVER_UPSTREAM when synced and from the selectors' handles otherwise.
@@ -563,6 +565,87 @@ START_TEST(an_on_demand_plugin_gets_no_typed_view_and_asks_for_it)
 }
 END_TEST
 
+/* A plugin that declared GW_SUB_LISTS_ON_DEMAND and reads through gw_change_entry(), as the
+ * plugin guide says, so it also runs on an agent older than host->change_item: what it
+ * read, "KEY,KEY,...;items=N" (N: the change's complete list had its entries). */
+static char od_seen[256];
+
+static int od_apply(void *state, const struct gw_host *host, const struct gw_change *c)
+{
+	(void)state;
+	od_seen[0] = '\0';
+	for (size_t i = 0; i < c->n_added; i++) {
+		const struct gw_item *it = gw_change_entry(host, c, GW_LIST_ADDED, i);
+		size_t n = strlen(od_seen);
+		snprintf(od_seen + n, sizeof od_seen - n, "%s%s", i ? "," : "",
+		         it ? it->key : "(null)");
+	}
+	size_t got = 0;
+	for (size_t i = 0; i < c->n_items; i++)
+		got += gw_change_entry(host, c, GW_LIST_ITEMS, i) != NULL;
+	size_t n = strlen(od_seen);
+	snprintf(od_seen + n, sizeof od_seen - n, ";items=%zu", got);
+	return 0;
+}
+
+/* The kit hands an on-demand plugin empty lists only when its host table has
+ * change_item: one made to look like an older agent's (gwt_host_set_size) fills them, as
+ * that agent does (it ignores the flag), so the plugin's fallback is tested too. */
+START_TEST(an_on_demand_plugin_reads_its_items_from_this_agent_and_an_older_one)
+{
+	static const struct gw_subscriber desc = {GWSYNC_SUBSCRIBER_INIT, .name = "od",
+	                                          .apply = od_apply,
+	                                          .flags = GW_SUB_LISTS_ON_DEMAND};
+	struct gwt_change *c =
+	    gwt_change_new(GW_GROUP_RULE, NULL, "[{\"id\":\"r2\"},{\"id\":\"r1\"},{\"id\":\"r3\"}]",
+	                   err, sizeof err);
+	ck_assert_msg(c != NULL, "%s", err);
+	struct gwt_host *h = gwt_host_new("od", NULL);
+	ck_assert_int_eq(gwt_apply(h, &desc, NULL, gwt_change(c), NULL), 0);
+	ck_assert_str_eq(od_seen, "r1,r2,r3;items=3");
+	gwt_host_set_size(h, offsetof(struct gw_host, change_item));
+	ck_assert(!GW_HAS(gwt_host(h), change_item));
+	ck_assert_int_eq(gwt_apply(h, &desc, NULL, gwt_change(c), NULL), 0);
+	ck_assert_str_eq(od_seen, "r1,r2,r3;items=3");
+	gwt_host_free(h);
+	gwt_change_free(c);
+}
+END_TEST
+
+/* A plugin built against the header from before gw_subscriber.flags reads the lists: its
+ * description ends before `flags` (whatever follows it in memory is not its), so it is
+ * handed the filled lists even when those bytes look like GW_SUB_LISTS_ON_DEMAND. */
+static int lists_apply(void *state, const struct gw_host *host, const struct gw_change *c)
+{
+	(void)state;
+	(void)host;
+	od_seen[0] = '\0';
+	for (size_t i = 0; i < c->n_added; i++) {
+		size_t n = strlen(od_seen);
+		snprintf(od_seen + n, sizeof od_seen - n, "%s%s", i ? "," : "",
+		         c->added[i] ? c->added[i]->key : "(null)");
+	}
+	return 0;
+}
+
+START_TEST(a_plugin_from_before_flags_is_handed_the_lists)
+{
+	static const struct gw_subscriber desc = {.abi = GWSYNC_SUBSCRIBER_ABI,
+	                                          .size = offsetof(struct gw_subscriber, flags),
+	                                          .name = "old",
+	                                          .apply = lists_apply,
+	                                          .flags = GW_SUB_LISTS_ON_DEMAND};
+	struct gwt_change *c = gwt_change_new(GW_GROUP_RULE, NULL,
+	                                      "[{\"id\":\"r2\"},{\"id\":\"r1\"}]", err, sizeof err);
+	ck_assert_msg(c != NULL, "%s", err);
+	struct gwt_host *h = gwt_host_new("old", NULL);
+	ck_assert_int_eq(gwt_apply(h, &desc, NULL, gwt_change(c), NULL), 0);
+	ck_assert_str_eq(od_seen, "r1,r2");
+	gwt_host_free(h);
+	gwt_change_free(c);
+}
+END_TEST
+
 /* subscriber.h fixes the synced groups from init() on, so a plugin checks them there: one
  * that needs APP_AUTH refuses to start without it. The kit sets them before init(). */
 static int needs_app_auth_init(const struct gw_host *host, const struct gw_config *config,
@@ -615,6 +698,8 @@ int main(void)
 	tcase_add_test(tc, a_plugin_with_apply_alone_is_started_delivered_to_and_stopped);
 	tcase_add_test(tc, an_on_demand_plugin_gets_no_typed_view_and_asks_for_it);
 	tcase_add_test(tc, init_sees_the_synced_groups_given_before_it);
+	tcase_add_test(tc, an_on_demand_plugin_reads_its_items_from_this_agent_and_an_older_one);
+	tcase_add_test(tc, a_plugin_from_before_flags_is_handed_the_lists);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
