@@ -147,6 +147,7 @@ end
 M.starts, M.ends = starts, ends
 local function j_starts(rd, _, c) need_pv(c); return starts(rd, c.pv) end
 local function j_ends(rd, _, c) need_pv(c); return ends(rd, c.pv) end
+M.j_starts = j_starts -- gwsync.fastpath knows a uri startsWith by it
 local function j_is_blank(rd) return M.is_blank(rd) end
 
 JUDGES["equals"] = function() return j_equals end

@@ -67,7 +67,14 @@ end
 
 -- configure{ path = dir, errors = "shenyu"|"plain", debug_headers = false,
 --            client_address = "nginx"|"shenyu", balance_dict = "gwsync_balance",
---            refresh_interval = 0.1, sign = true, sign_delay = 5 }
+--            refresh_interval = 0.1, sign = true, sign_delay = 5,
+--            gc_pause = nil, gc_stepmul = nil }
+-- gc_pause / gc_stepmul: the worker's Lua collector (collectgarbage "setpause" / "setstepmul";
+-- LuaJIT's defaults 200 / 200 when nil). The route table is most of the heap and every
+-- request leaves garbage (about 0.75 KB): at 200 the heap grows to about twice the table
+-- before a cycle starts, and the cycle lets it grow further while it walks the table. A lower
+-- pause with a larger step multiplier keeps the worker near the table's size for collector
+-- CPU (README, Performance notes, "Memory under load").
 function M.configure(opts)
     assert(type(opts) == "table" and type(opts.path) == "string" and opts.path ~= "",
         "gwsync.gateway.configure needs { path = <cache directory> }")
@@ -80,6 +87,11 @@ function M.configure(opts)
     local dict = opts.balance_dict
     if dict == nil then dict = "gwsync_balance" end
     assert(dict == false or type(dict) == "string", "balance_dict must be a lua_shared_dict name or false")
+    for _, k in ipairs({ "gc_pause", "gc_stepmul" }) do
+        local v = opts[k]
+        assert(v == nil or (type(v) == "number" and v > 0 and v == math.floor(v)),
+            k .. " must be a whole number > 0 (a percentage)")
+    end
     local sign_delay = opts.sign_delay or sign.DELAY
     assert(type(sign_delay) == "number" and sign_delay >= 0 and sign_delay == math.floor(sign_delay),
         "sign_delay must be a whole number of minutes >= 0")
@@ -100,6 +112,8 @@ function M.configure(opts)
         host_var = nil,            -- $gwsync_upstream_host settable? (learnt on first use)
         sign_on = opts.sign ~= false, -- ShenYu's sign plugin from APP_AUTH (gwsync.sign)
         sign_delay = sign_delay,   -- shenyu.sign.delay: minutes a signature's timestamp may be off
+        gc_pause = opts.gc_pause,  -- the collector's settings, applied in each worker
+        gc_stepmul = opts.gc_stepmul,
         sign = nil,                -- the worker's gwsync.signcache
         debug_vars = nil,          -- $gwsync_debug_* settable? (learnt on first use, with
                                    -- debug_headers only)
@@ -140,8 +154,12 @@ local function state()
     return w
 end
 
--- init_worker(): start the worker's refresh timer, which builds the first table at once
+-- init_worker(): the collector's settings, then start the worker's refresh timer, which
+-- builds the first table at once
 function M.init_worker()
+    local w = worker
+    if w and w.gc_pause then collectgarbage("setpause", w.gc_pause) end
+    if w and w.gc_stepmul then collectgarbage("setstepmul", w.gc_stepmul) end
     state()
 end
 

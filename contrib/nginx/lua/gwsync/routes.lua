@@ -348,6 +348,8 @@ local function refresh(t, S)
     local it = S.item
     S.id, S.enabled, S.type, S.sort = it.id, it.enabled, it.type, it.sort
     S.match_mode, S.conds, S.test = it.match_mode, it.conds, it.test
+    S.f1, S.f2 = nil, nil
+    fastpath.flatten(S)
     S.has_conditions, S.score, S.continued = it.has_conditions, it.score, it.continued
     S.upstreams = upstreams_of(t, S)
     S.ix_multi = nil
