@@ -40,7 +40,8 @@ rows, their floors and targets are described in bench/README.md, "The gateway at
  6. commit -> reflected under that load: --reflect-changes changes one at a time, every
     worker polled every 5 ms on the moved path until it answers as the change says.
  7. memory (--rss-sizes): --rss-changes more changes, each until reflected; RSS against
-    the first build's.
+    the first build's. Then (loadmem) --loadmem-seconds of wrk at full speed over every
+    path, and each worker's RSS and RssAnon against data.mdb.
  8. end to end (--e2e-size, --e2e-workers): cachewriter stops; gwsyncd (the --writer
     build's) with the lmdb plugin then bench_sub.so (which reports when its apply()
     returns) follows lpadmin.py by long-polling, then the admin emulator (tests/admin) by
@@ -672,6 +673,50 @@ class Config:
                      [round(heap[p] / 1024) for p in self.pids if p in heap],
                      [round(self.heap0[p] / 1024) for p in self.pids if p in self.heap0]))
 
+    # ------------------------------------------------------------------ 7b. memory under load
+    def load_memory(self):
+        """Each worker's RSS and RssAnon after --loadmem-seconds of wrk at full speed over every
+        path (issue 29: <= 2x data.mdb after 60 s), beside data.mdb and the worker's own
+        figures after the first build. VmRSS counts the data.mdb pages the worker has read
+        (file pages, shared with every reader); RssAnon is the worker's private memory."""
+        wrk = shutil.which("wrk")
+        if not wrk:
+            self.say("wrk not installed: no memory-under-load row")
+            return
+        script = os.path.join(self.dir, "paths.lua")
+        if not os.path.exists(script):
+            with open(self.paths) as f:
+                paths = [p for p in f.read().split("\n") if p]
+            with open(script, "w") as f:
+                f.write("local paths = {\n%s\n}\nlocal i = 0\nrequest = function()\n"
+                        "    i = i %% #paths + 1\n    return wrk.format(nil, paths[i])\nend\n"
+                        % ",\n".join(json.dumps(p) for p in paths))
+        secs = self.args.loadmem_seconds
+        c0 = sum(st.cpu_seconds(p) for p in self.pids)
+        out = subprocess.run([wrk, "-t1", "-c32", "-d%ds" % max(1, round(secs)), "-s", script,
+                              "http://127.0.0.1:%d/" % self.nginx.port], capture_output=True,
+                             text=True, timeout=secs + 60).stdout
+        c1 = sum(st.cpu_seconds(p) for p in self.pids)
+        n = re.search(r"(\d+) requests in", out)
+        done = int(n.group(1)) if n else 0
+        mem = {p: st.worker_memory(p) for p in self.pids}
+        mdb = os.path.getsize(os.path.join(self.cache, "data.mdb"))
+        worst = max(self.pids, key=lambda p: mem[p]["rss"])
+        self.ctx.record("load_memory", config=self.name, seconds=secs, requests=done, mem0=self.mem0,
+                        mem=mem, data_mdb=mdb, cpu_us=(c1 - c0) * 1e6 / max(1, done))
+        self.say("memory after %g s of load (%d requests, %.1f us of worker CPU each): RSS %s MiB, "
+                 "RssAnon %s MiB (after the first build %s / %s)" % (
+                     secs, done, (c1 - c0) * 1e6 / max(1, done),
+                     [round(mem[p]["rss"] / 1024) for p in self.pids],
+                     [round(mem[p]["anon"] / 1024) for p in self.pids],
+                     [round(self.mem0[p]["rss"] / 1024) for p in self.pids if p in self.mem0],
+                     [round(self.mem0[p]["anon"] / 1024) for p in self.pids if p in self.mem0]))
+        r = mem[worst]["rss"] * 1024 / mdb
+        row(self.fig("worker RSS after %g s of full load (RssAnon)" % secs),
+            "%.0f MiB (%.0f MiB = %.2fx)" % (mem[worst]["rss"] / 1024, mem[worst]["anon"] / 1024,
+                                             mem[worst]["anon"] * 1024 / mdb),
+            "data.mdb %.1f MiB" % (mdb / 1048576), r, "<= 2x data.mdb", "met" if r <= 2 else "NOT met")
+
     # ------------------------------------------------------------------ 8. end to end
     def end_to_end(self):
         """gwsyncd becomes the cache's writer: by long-polling from lpadmin.py, then by
@@ -840,9 +885,10 @@ def run_config(ctx, size, workers):
         ("build", "first build", c.first_build), ("first", "first request", c.first_requests),
         ("max", "maximum", c.maximum), ("paced", "paced", c.paced),
         ("reflect", "commit -> reflected", c.reflected), ("memory", "memory", c.memory),
+        ("loadmem", "memory under load", c.load_memory),
         ("e2e", "end to end", c.end_to_end)) if key in want or key == "build"]
     if size_text not in a.rss_sizes.split(","):
-        phases = [p for p in phases if p[0] != "memory"]
+        phases = [p for p in phases if p[0] not in ("memory", "memory under load")]
     if size_text != a.e2e_size or str(workers) not in a.e2e_workers.split(","):
         phases = [p for p in phases if p[0] != "end to end"]
     t = time.monotonic()
@@ -891,14 +937,16 @@ def main():
     ap.add_argument("--reflect-timeout", type=float, default=10)
     ap.add_argument("--rss-changes", type=int, default=1000)
     ap.add_argument("--rss-budget", type=float, default=120)
-    ap.add_argument("--rss-sizes", default="10000x10")
+    ap.add_argument("--rss-sizes", default="10000x10", help="the sizes of both memory phases")
+    ap.add_argument("--loadmem-seconds", type=float, default=60,
+                    help="full load before the memory-under-load row")
     ap.add_argument("--e2e-size", default="10000x10")
     ap.add_argument("--e2e-workers", default="2")
     ap.add_argument("--e2e-changes", type=int, default=50)
     ap.add_argument("--e2e-budget", type=float, default=90)
     ap.add_argument("--sync-timeout", type=float, default=600,
                     help="gwsyncd's first delivery of the whole table (end to end)")
-    ap.add_argument("--phases", default="build,first,max,paced,reflect,memory,e2e",
+    ap.add_argument("--phases", default="build,first,max,paced,reflect,memory,loadmem,e2e",
                     help="which phases (build always runs; paced, reflect and e2e need max)")
     ap.add_argument("--build-timeout", type=float, default=120)
     ap.add_argument("--load-timeout", type=float, default=10)
