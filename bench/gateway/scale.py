@@ -469,6 +469,18 @@ class Config:
             d, statistics.median(dcpu)), t / d, ">= 0.8x", "met" if t >= 0.8 * d else "NOT met")
         self.maximum_wrk(secs)
 
+    def wrk_script(self):
+        """A wrk script cycling through every path of the load (written once per config)."""
+        script = os.path.join(self.dir, "paths.lua")
+        if not os.path.exists(script):
+            with open(self.paths) as f:
+                paths = [p for p in f.read().split("\n") if p]
+            with open(script, "w") as f:
+                f.write("local paths = {\n%s\n}\nlocal i = 0\nrequest = function()\n"
+                        "    i = i %% #paths + 1\n    return wrk.format(nil, paths[i])\nend\n"
+                        % ",\n".join(json.dumps(p) for p in paths))
+        return script
+
     def maximum_wrk(self, secs):
         """The outside figure as issue 29 states it: wrk (-t1 -c32) over every path of the
         load, direct, ngx_lua's floor, then routed, --rounds times; medians of requests/s,
@@ -477,13 +489,7 @@ class Config:
         if not wrk:
             self.say("wrk not installed: no wrk row")
             return
-        script = os.path.join(self.dir, "paths.lua")
-        with open(self.paths) as f:
-            paths = [p for p in f.read().split("\n") if p]
-        with open(script, "w") as f:
-            f.write("local paths = {\n%s\n}\nlocal i = 0\nrequest = function()\n"
-                    "    i = i %% #paths + 1\n    return wrk.format(nil, paths[i])\nend\n"
-                    % ",\n".join(json.dumps(p) for p in paths))
+        script = self.wrk_script()
 
         def cpu():
             return sum(st.cpu_seconds(p) for p in self.pids)
@@ -683,14 +689,7 @@ class Config:
         if not wrk:
             self.say("wrk not installed: no memory-under-load row")
             return
-        script = os.path.join(self.dir, "paths.lua")
-        if not os.path.exists(script):
-            with open(self.paths) as f:
-                paths = [p for p in f.read().split("\n") if p]
-            with open(script, "w") as f:
-                f.write("local paths = {\n%s\n}\nlocal i = 0\nrequest = function()\n"
-                        "    i = i %% #paths + 1\n    return wrk.format(nil, paths[i])\nend\n"
-                        % ",\n".join(json.dumps(p) for p in paths))
+        script = self.wrk_script()
         secs = self.args.loadmem_seconds
         c0 = sum(st.cpu_seconds(p) for p in self.pids)
         out = subprocess.run([wrk, "-t1", "-c32", "-d%ds" % max(1, round(secs)), "-s", script,
