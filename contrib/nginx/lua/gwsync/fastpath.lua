@@ -24,6 +24,7 @@ local M = {}
 
 local byte, find, lower = string.byte, string.find, string.lower
 local is_blank, starts = conditions.is_blank, conditions.starts
+local new_tab = require "table.new"
 local ant_of = conditions.ant_of
 local matches = antpath.matches
 local SLASH = 47
@@ -358,6 +359,75 @@ function M.flatten(e)
         and type(c.pv) == "string" then
         e.test, e.f1, e.f2 = i_uri_starts, c.pv, nil
     end
+end
+
+-- A selector's rules packed for the router's scan (routes.lua keeps S.rpack beside
+-- S.active_rules): four array slots a rule, P[b] = fn, P[b + 1], P[b + 2] = the literals of
+-- a flattened test, P[b + 3] = the rule, called as P[b](P, b, req). The scan then reads one
+-- array per selector and the literal strings, not each rule's table (its hash part holds a
+-- dozen fields): in nginx each of those is a cache miss. Same answers as e.test(e, req): the
+-- packed functions are flatten()'s, reading the same literals from the array; any other rule
+-- is called through its own test, and a rule not compiled yet (gwsync.items compiles a
+-- rule's conditions on first use) is compiled by its first call, then packed again.
+local function p_ant_prefix(P, b, req)
+    return byte(req.path, 1) == SLASH and req:ant_key() == P[b + 2]
+end
+
+local function p_ant_lit_path(P, b, req)
+    if req:ant_key() ~= P[b + 2] then return false end
+    local p = req.path
+    local lp = P[b + 1]
+    if starts(p, lp) then
+        local ch = byte(p, #lp + 1)
+        if ch == nil or ch == SLASH then return true end
+    end
+    if not find(p, "//", 1, true) then return false end
+    local e = P[b + 3]
+    local c = e.conds[1]
+    return t_ant_lit_path(c, req)
+end
+
+local function p_uri_starts(P, b, req)
+    local p = req.path
+    if is_blank(p) then return false end
+    return starts(p, P[b + 1])
+end
+
+local function p_item(P, b, req)
+    local e = P[b + 3]
+    return e.test(e, req)
+end
+
+local pack_slot
+local function p_lazy(P, b, req)
+    local e = P[b + 3]
+    local r = e.test(e, req) -- compiles the rule's conditions (and flattens it)
+    pack_slot(P, b, e)
+    return r
+end
+
+-- pack_slot(P, b, e): rule e's slots at P[b..b+3]
+pack_slot = function(P, b, e)
+    local t = e.test
+    local fn, f1, f2 = p_item, false, false
+    if e.raw_conds then
+        fn = p_lazy
+    elseif t == i_ant_prefix then
+        fn, f2 = p_ant_prefix, e.f2
+    elseif t == i_ant_lit_path then
+        fn, f1, f2 = p_ant_lit_path, e.f1, e.f2
+    elseif t == i_uri_starts then
+        fn, f1 = p_uri_starts, e.f1
+    end
+    P[b], P[b + 1], P[b + 2], P[b + 3] = fn, f1, f2, e
+end
+M.pack_slot = pack_slot
+
+-- pack(list, n) -> the packed array of rules list[1..n]
+function M.pack(list, n)
+    local P = new_tab(4 * n, 0)
+    for i = 1, n do pack_slot(P, 4 * i - 3, list[i]) end
+    return P
 end
 
 -- Where a condition files its item in the router's index (gwsync.index): a description of
