@@ -29,9 +29,10 @@ rows, their floors and targets are described in bench/README.md, "The gateway at
     pause too); then --first-changes rule changes and as many upstream changes, each
     followed at once by one request per worker to the changed selector. Value: median over
     changes of the slowest worker's first request minus its steady time.
- 4. maximum: pacedload as fast as nginx answers, direct then routed, --rounds times
-    --max-seconds; medians, and the workers' CPU per request. Then the same with wrk
-    (-t1 -c32, a script cycling through the same paths): issue 29's outside figure.
+ 4. maximum: pacedload as fast as nginx answers, direct, ngx_lua's floor (the same proxy
+    through an empty access_by_lua and a fixed-peer balancer_by_lua), then routed,
+    --rounds times --max-seconds; medians, and the workers' CPU per request. Then the same
+    with wrk (-t1 -c32, a script cycling through the same paths): issue 29's outside figure.
  5. paced load at 70% of the routed maximum (its lowest round, or the direct median if
     lower: a round can catch a shared machine idle, and 70% of that overloads the router),
     --seconds each: no changes (the floor), 1 change/s, 10 changes/s (a rule and an
@@ -39,7 +40,8 @@ rows, their floors and targets are described in bench/README.md, "The gateway at
  6. commit -> reflected under that load: --reflect-changes changes one at a time, every
     worker polled every 5 ms on the moved path until it answers as the change says.
  7. memory (--rss-sizes): --rss-changes more changes, each until reflected; RSS against
-    the first build's.
+    the first build's. Then (loadmem) --loadmem-seconds of wrk at full speed over every
+    path, and each worker's RSS and RssAnon against data.mdb.
  8. end to end (--e2e-size, --e2e-workers): cachewriter stops; gwsyncd (the --writer
     build's) with the lmdb plugin then bench_sub.so (which reports when its apply()
     returns) follows lpadmin.py by long-polling, then the admin emulator (tests/admin) by
@@ -123,7 +125,7 @@ class Ctx:
         os.chmod(self.tmp, 0o755)
         ports = st.free_ports(2 * scaledata.PAIRS + 3)
         self.ports = {"upstreams": ports[:2 * scaledata.PAIRS], "fixed": ports[-3],
-                      "direct": ports[-2]}
+                      "direct": ports[-2], "lua_floor": ports[-1]}
         self.label = (" [%s]" % args.label) if args.label else ""
 
     def record(self, what, **kw):
@@ -422,13 +424,18 @@ class Config:
 
     # ------------------------------------------------------------------ 4. maximum
     def maximum(self):
+        """pacedload as fast as nginx answers, each round: the plain proxy (direct), ngx_lua's
+        floor (the same proxying through an empty access_by_lua and a fixed-peer
+        balancer_by_lua: scalestack.py) and the router; medians, and the workers' CPU per
+        request (the steadier figure on a shared machine)."""
         tools = self.ctx.tools
         secs = self.args.max_seconds
-        direct_port = self.ctx.ports["direct"]
+        direct_port, floor_port = self.ctx.ports["direct"], self.ctx.ports["lua_floor"]
         load = os.path.join(tools, "pacedload")
         st.load(load, direct_port, 0, 1, self.paths)           # warm-up
+        st.load(load, floor_port, 0, 1, self.paths)
         st.load(load, self.nginx.port, 0, 1, self.paths, timeout=30)
-        direct, routed, dcpu, rcpu = [], [], [], []
+        direct, floor, routed, dcpu, fcpu, rcpu = [], [], [], [], [], []
 
         def cpu():
             return sum(st.cpu_seconds(p) for p in self.pids)
@@ -436,58 +443,90 @@ class Config:
             c0 = cpu()
             d = st.load(load, direct_port, 0, secs, self.paths)
             c1 = cpu()
-            t = st.load(load, self.nginx.port, 0, secs, self.paths, timeout=30)
+            f = st.load(load, floor_port, 0, secs, self.paths)
             c2 = cpu()
+            t = st.load(load, self.nginx.port, 0, secs, self.paths, timeout=30)
+            c3 = cpu()
             direct.append(d["rate"])
+            floor.append(f["rate"])
             routed.append(t["rate"])
             dcpu.append((c1 - c0) * 1e6 / max(1, d["done"]))
-            rcpu.append((c2 - c1) * 1e6 / max(1, t["done"]))
-            self.say("maximum, round %d: direct %.0f/s, routed %.0f/s (%.2fx); routed p99 %.2f ms, "
-                     "%d non-2xx, %d errors" % (r + 1, d["rate"], t["rate"], t["rate"] / d["rate"],
-                                                t["p99"], t["non2xx"], t["errors"] + t["timeouts"]))
-        d, t = statistics.median(direct), statistics.median(routed)
+            fcpu.append((c2 - c1) * 1e6 / max(1, f["done"]))
+            rcpu.append((c3 - c2) * 1e6 / max(1, t["done"]))
+            self.say("maximum, round %d: direct %.0f/s (%.1f us), ngx_lua floor %.0f/s (%.1f us), "
+                     "routed %.0f/s (%.1f us, %.2fx); routed p99 %.2f ms, %d non-2xx, %d errors" % (
+                         r + 1, d["rate"], dcpu[-1], f["rate"], fcpu[-1], t["rate"], rcpu[-1],
+                         t["rate"] / d["rate"], t["p99"], t["non2xx"], t["errors"] + t["timeouts"]))
+        d, f, t = statistics.median(direct), statistics.median(floor), statistics.median(routed)
         self.rate70 = 0.7 * min(min(routed), d)
-        self.ctx.record("maximum", config=self.name, direct=direct, routed=routed,
-                        direct_cpu_us=dcpu, routed_cpu_us=rcpu)
+        self.ctx.record("maximum", config=self.name, direct=direct, lua_floor=floor, routed=routed,
+                        direct_cpu_us=dcpu, lua_floor_cpu_us=fcpu, routed_cpu_us=rcpu)
+        row(self.fig("ngx_lua floor requests/s (empty access_by_lua, fixed-peer balancer)"),
+            "%.0f/s (nginx CPU %.0f us/request)" % (f, statistics.median(fcpu)),
+            "fixed upstream %.0f/s (%.0f us)" % (d, statistics.median(dcpu)), f / d, "-", "-")
         row(self.fig("routed requests/s"), "%.0f/s (nginx CPU %.0f us/request)" % (
             t, statistics.median(rcpu)), "fixed upstream %.0f/s (%.0f us)" % (
             d, statistics.median(dcpu)), t / d, ">= 0.8x", "met" if t >= 0.8 * d else "NOT met")
         self.maximum_wrk(secs)
 
+    def wrk_script(self):
+        """A wrk script cycling through every path of the load (written once per config)."""
+        script = os.path.join(self.dir, "paths.lua")
+        if not os.path.exists(script):
+            with open(self.paths) as f:
+                paths = [p for p in f.read().split("\n") if p]
+            with open(script, "w") as f:
+                f.write("local paths = {\n%s\n}\nlocal i = 0\nrequest = function()\n"
+                        "    i = i %% #paths + 1\n    return wrk.format(nil, paths[i])\nend\n"
+                        % ",\n".join(json.dumps(p) for p in paths))
+        return script
+
     def maximum_wrk(self, secs):
         """The outside figure as issue 29 states it: wrk (-t1 -c32) over every path of the
-        load, direct then routed, --rounds times; medians of requests/s."""
+        load, direct, ngx_lua's floor, then routed, --rounds times; medians of requests/s,
+        and the workers' CPU per request."""
         wrk = shutil.which("wrk")
         if not wrk:
             self.say("wrk not installed: no wrk row")
             return
-        script = os.path.join(self.dir, "paths.lua")
-        with open(self.paths) as f:
-            paths = [p for p in f.read().split("\n") if p]
-        with open(script, "w") as f:
-            f.write("local paths = {\n%s\n}\nlocal i = 0\nrequest = function()\n"
-                    "    i = i %% #paths + 1\n    return wrk.format(nil, paths[i])\nend\n"
-                    % ",\n".join(json.dumps(p) for p in paths))
+        script = self.wrk_script()
+
+        def cpu():
+            return sum(st.cpu_seconds(p) for p in self.pids)
 
         def run(port):
+            c0 = cpu()
             out = subprocess.run([wrk, "-t1", "-c32", "-d%ds" % max(1, round(secs)), "-s", script,
                                   "http://127.0.0.1:%d/" % port], capture_output=True, text=True,
                                  timeout=secs + 60).stdout
+            c1 = cpu()
             m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+            n = re.search(r"(\d+) requests in", out)
             bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-            return (float(m.group(1)) if m else 0.0), (int(bad.group(1)) if bad else 0)
-        direct, routed = [], []
+            us = (c1 - c0) * 1e6 / int(n.group(1)) if n and int(n.group(1)) else 0.0
+            return (float(m.group(1)) if m else 0.0), us, (int(bad.group(1)) if bad else 0)
+        res = {"direct": [], "lua_floor": [], "routed": []}
         for r in range(self.args.rounds):
-            dr, _ = run(self.ctx.ports["direct"])
-            rr, bad = run(self.nginx.port)
-            direct.append(dr)
-            routed.append(rr)
-            self.say("maximum (wrk over all paths), round %d: direct %.0f/s, routed %.0f/s (%.2fx), "
-                     "%d non-2xx" % (r + 1, dr, rr, rr / dr if dr else 0, bad))
-        d, t = statistics.median(direct), statistics.median(routed)
-        self.ctx.record("maximum_wrk", config=self.name, direct=direct, routed=routed)
-        row(self.fig("routed requests/s, wrk over all paths"), "%.0f/s" % t,
-            "fixed upstream %.0f/s" % d, t / d if d else None, ">= 0.8x",
+            dr = run(self.ctx.ports["direct"])
+            fr = run(self.ctx.ports["lua_floor"])
+            rr = run(self.nginx.port)
+            for k, v in (("direct", dr), ("lua_floor", fr), ("routed", rr)):
+                res[k].append(v)
+            self.say("maximum (wrk over all paths), round %d: direct %.0f/s (%.1f us), ngx_lua floor "
+                     "%.0f/s (%.1f us), routed %.0f/s (%.1f us, %.2fx), %d non-2xx" % (
+                         r + 1, dr[0], dr[1], fr[0], fr[1], rr[0], rr[1],
+                         rr[0] / dr[0] if dr[0] else 0, rr[2]))
+
+        def med(k, i):
+            return statistics.median(v[i] for v in res[k])
+        d, f, t = med("direct", 0), med("lua_floor", 0), med("routed", 0)
+        self.ctx.record("maximum_wrk", config=self.name, **res)
+        row(self.fig("ngx_lua floor requests/s, wrk over all paths"),
+            "%.0f/s (nginx CPU %.1f us/request)" % (f, med("lua_floor", 1)),
+            "fixed upstream %.0f/s (%.1f us)" % (d, med("direct", 1)), f / d if d else None, "-", "-")
+        row(self.fig("routed requests/s, wrk over all paths"),
+            "%.0f/s (nginx CPU %.1f us/request)" % (t, med("routed", 1)),
+            "fixed upstream %.0f/s (%.1f us)" % (d, med("direct", 1)), t / d if d else None, ">= 0.8x",
             "met" if d and t >= 0.8 * d else "NOT met")
 
     # ------------------------------------------------------------------ 5. paced load
@@ -639,6 +678,43 @@ class Config:
                      [round(self.mem0[p]["rss"] / 1024) for p in self.pids],
                      [round(heap[p] / 1024) for p in self.pids if p in heap],
                      [round(self.heap0[p] / 1024) for p in self.pids if p in self.heap0]))
+
+    # ------------------------------------------------------------------ 7b. memory under load
+    def load_memory(self):
+        """Each worker's RSS and RssAnon after --loadmem-seconds of wrk at full speed over every
+        path (issue 29: <= 2x data.mdb after 60 s), beside data.mdb and the worker's own
+        figures after the first build. VmRSS counts the data.mdb pages the worker has read
+        (file pages, shared with every reader); RssAnon is the worker's private memory."""
+        wrk = shutil.which("wrk")
+        if not wrk:
+            self.say("wrk not installed: no memory-under-load row")
+            return
+        script = self.wrk_script()
+        secs = self.args.loadmem_seconds
+        c0 = sum(st.cpu_seconds(p) for p in self.pids)
+        out = subprocess.run([wrk, "-t1", "-c32", "-d%ds" % max(1, round(secs)), "-s", script,
+                              "http://127.0.0.1:%d/" % self.nginx.port], capture_output=True,
+                             text=True, timeout=secs + 60).stdout
+        c1 = sum(st.cpu_seconds(p) for p in self.pids)
+        n = re.search(r"(\d+) requests in", out)
+        done = int(n.group(1)) if n else 0
+        mem = {p: st.worker_memory(p) for p in self.pids}
+        mdb = os.path.getsize(os.path.join(self.cache, "data.mdb"))
+        worst = max(self.pids, key=lambda p: mem[p]["rss"])
+        self.ctx.record("load_memory", config=self.name, seconds=secs, requests=done, mem0=self.mem0,
+                        mem=mem, data_mdb=mdb, cpu_us=(c1 - c0) * 1e6 / max(1, done))
+        self.say("memory after %g s of load (%d requests, %.1f us of worker CPU each): RSS %s MiB, "
+                 "RssAnon %s MiB (after the first build %s / %s)" % (
+                     secs, done, (c1 - c0) * 1e6 / max(1, done),
+                     [round(mem[p]["rss"] / 1024) for p in self.pids],
+                     [round(mem[p]["anon"] / 1024) for p in self.pids],
+                     [round(self.mem0[p]["rss"] / 1024) for p in self.pids if p in self.mem0],
+                     [round(self.mem0[p]["anon"] / 1024) for p in self.pids if p in self.mem0]))
+        r = mem[worst]["rss"] * 1024 / mdb
+        row(self.fig("worker RSS after %g s of full load (RssAnon)" % secs),
+            "%.0f MiB (%.0f MiB = %.2fx)" % (mem[worst]["rss"] / 1024, mem[worst]["anon"] / 1024,
+                                             mem[worst]["anon"] * 1024 / mdb),
+            "data.mdb %.1f MiB" % (mdb / 1048576), r, "<= 2x data.mdb", "met" if r <= 2 else "NOT met")
 
     # ------------------------------------------------------------------ 8. end to end
     def end_to_end(self):
@@ -808,9 +884,10 @@ def run_config(ctx, size, workers):
         ("build", "first build", c.first_build), ("first", "first request", c.first_requests),
         ("max", "maximum", c.maximum), ("paced", "paced", c.paced),
         ("reflect", "commit -> reflected", c.reflected), ("memory", "memory", c.memory),
+        ("loadmem", "memory under load", c.load_memory),
         ("e2e", "end to end", c.end_to_end)) if key in want or key == "build"]
     if size_text not in a.rss_sizes.split(","):
-        phases = [p for p in phases if p[0] != "memory"]
+        phases = [p for p in phases if p[0] not in ("memory", "memory under load")]
     if size_text != a.e2e_size or str(workers) not in a.e2e_workers.split(","):
         phases = [p for p in phases if p[0] != "end to end"]
     t = time.monotonic()
@@ -859,14 +936,16 @@ def main():
     ap.add_argument("--reflect-timeout", type=float, default=10)
     ap.add_argument("--rss-changes", type=int, default=1000)
     ap.add_argument("--rss-budget", type=float, default=120)
-    ap.add_argument("--rss-sizes", default="10000x10")
+    ap.add_argument("--rss-sizes", default="10000x10", help="the sizes of both memory phases")
+    ap.add_argument("--loadmem-seconds", type=float, default=60,
+                    help="full load before the memory-under-load row")
     ap.add_argument("--e2e-size", default="10000x10")
     ap.add_argument("--e2e-workers", default="2")
     ap.add_argument("--e2e-changes", type=int, default=50)
     ap.add_argument("--e2e-budget", type=float, default=90)
     ap.add_argument("--sync-timeout", type=float, default=600,
                     help="gwsyncd's first delivery of the whole table (end to end)")
-    ap.add_argument("--phases", default="build,first,max,paced,reflect,memory,e2e",
+    ap.add_argument("--phases", default="build,first,max,paced,reflect,memory,loadmem,e2e",
                     help="which phases (build always runs; paced, reflect and e2e need max)")
     ap.add_argument("--build-timeout", type=float, default=120)
     ap.add_argument("--load-timeout", type=float, default=10)

@@ -5,7 +5,9 @@ the cache writer and the paced load.
   contrib/nginx by default; the router being measured otherwise), as tests/e2e/gateway.py
   runs the shipped example, plus what the figure needs around the example's router server:
   a "direct" server proxying every request to one fixed upstream with the same proxy
-  settings and keep-alive pool (the floor), eight upstream servers and the fixed one
+  settings and keep-alive pool (the floor), a "lua_floor" server doing the same through an
+  empty access_by_lua and a balancer_by_lua that only sets that upstream (ngx_lua's own
+  floor: the phase entries any Lua router pays), eight upstream servers and the fixed one
   (`return 200` with their own names, served by the same nginx so no upstream written in
   Python is ever the bottleneck), and two locations in the router's server that bypass the
   router: /_bench/pid (which worker holds this connection) and /_bench/lua (that worker's
@@ -88,6 +90,33 @@ class ScaleNginx(gateway.Nginx):
         }
     }
 """ % (p["fixed"], p["direct"], p["fixed"])]
+        if p.get("lua_floor"):
+            # ngx_lua's own floor: the direct server's proxying with the router's two Lua
+            # phase entries, doing nothing (an empty access_by_lua, a balancer_by_lua that
+            # only sets the fixed peer): what any Lua router on this nginx pays per request
+            extra.append("""
+    upstream bench_lua_floor {
+        server 0.0.0.1;
+        balancer_by_lua_block {
+            require("ngx.balancer").set_current_peer("127.0.0.1", %d)
+        }
+        keepalive 64;
+        keepalive_requests 10000;
+    }
+    server {
+        listen 127.0.0.1:%d;
+        keepalive_requests 100000000;
+        keepalive_timeout 3600s;
+        location / {
+            access_by_lua_block { }
+            proxy_pass http://bench_lua_floor;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host 127.0.0.1:%d;
+            proxy_next_upstream error timeout;
+        }
+    }
+""" % (p["fixed"], p["lua_floor"], p["fixed"]))
         for k, port in [("F", p["fixed"])] + list(enumerate(p["upstreams"])):
             extra.append("""    server {
         listen 127.0.0.1:%d;

@@ -49,6 +49,12 @@ local CASES = {
     { "uri", "contains", "/", "der/1", true }, { "uri", "contains", "/", "DER", false },
     { "uri", "startsWith", "/", "/order/", true }, { "uri", "startsWith", "/", "order", false },
     { "uri", "endsWith", "/", "/12", true }, { "uri", "endsWith", "/", "/1", false },
+    -- the whole value, a value longer than realData, an empty paramValue (compared in place)
+    { "uri", "startsWith", "/", "/order/12", true }, { "uri", "startsWith", "/", "/order/12/", false },
+    { "uri", "endsWith", "/", "/order/12", true }, { "uri", "endsWith", "/", "x/order/12", false },
+    { "uri", "startsWith", "/", "", true }, { "uri", "endsWith", "/", "", true },
+    { "header", "startsWith", "X-Tenant", "tenant-", true }, { "header", "endsWith", "X-Tenant", "-1", true },
+    { "header", "startsWith", "X-Tenant", "-1", false }, { "header", "endsWith", "X-Tenant", "tenant", false },
     -- isBlank: true only for absent/blank realData
     { "header", "isBlank", "X-None", "", true }, { "header", "isBlank", "X-Tenant", "", false },
     { "header", "isBlank", "X-Ws", "", true, { headers = { { "X-Ws", " \t" } } } },

@@ -233,7 +233,10 @@ local function rr_shared(list, req, state, dict)
         list._rrseq = seq -- lists are immutable per route table
     end
     if not seq then return nil end
-    local n = dict:incr("rr:" .. list[1].url, 1, 0)
+    -- the counter's key, made once per list (a concatenation per request is a new string)
+    local key = list._rrkey
+    if not key then key = "rr:" .. list[1].url; list._rrkey = key end
+    local n = dict:incr(key, 1, 0)
     if not n then return nil end
     return list[seq[(n - 1) % #seq + 1]]
 end
@@ -333,15 +336,21 @@ function M.specified(list, req)
     return nil
 end
 
-function M.select(result, req, state, tried)
-    local list = without(result.upstreams or {}, tried)
+-- select_in(upstreams, handle, req, state, tried): select() for a route's upstream list and
+-- rule handle as two values (the gateway keeps no result table per request)
+function M.select_in(upstreams, h, req, state, tried)
+    local list = without(upstreams or {}, tried)
     if #list == 0 then return nil end
     local forced = M.specified(list, req)
     if forced then return forced end
     if #list == 1 then return list[1] end
-    local algo = ALGOS[result.handle and result.handle.load_balance or "random"]
+    local algo = ALGOS[h and h.load_balance or "random"]
     if not algo then return nil end -- router.route already answered 400/500 for these
     return algo(list, req, state or {})
+end
+
+function M.select(result, req, state, tried)
+    return M.select_in(result.upstreams, result.handle, req, state, tried)
 end
 
 return M

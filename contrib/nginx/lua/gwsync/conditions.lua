@@ -19,6 +19,9 @@ local new_tab = require "table.new"
 local M = {}
 
 local byte, sub, find = string.byte, string.sub, string.find
+local ffi = require "ffi"
+pcall(ffi.cdef, "int memcmp(const void *s1, const void *s2, size_t n);")
+local memcmp, cast, CHARP = ffi.C.memcmp, ffi.cast, ffi.typeof("const char *")
 
 ---------------------------------------------------------------------------------------------
 -- Java String.trim() and commons-lang3 StringUtils.isBlank()
@@ -131,8 +134,20 @@ local function j_pp(rd, req, c) return c.pp(rd, rd == req.path and req:path_cont
 local function j_regex(rd, _, c) return c.re(rd) end
 local function j_need_pv(_, _, c) need_pv(c) end
 local function j_regex_bad(_, _, c) errors.raise_bad_request(c.compile_error) end -- PatternSyntaxException -> 400
-local function j_starts(rd, _, c) need_pv(c); return sub(rd, 1, #c.pv) == c.pv end
-local function j_ends(rd, _, c) need_pv(c); return #c.pv == 0 or sub(rd, -#c.pv) == c.pv end
+-- String.startsWith / endsWith by comparing bytes in place: a sub() per test made (and
+-- interned) a new string for every rule a request tried, most of a routed request's garbage
+local function starts(s, p)
+    local n = #p
+    return n <= #s and (n == 0 or memcmp(s, p, n) == 0)
+end
+local function ends(s, p)
+    local n, ls = #p, #s
+    return n <= ls and (n == 0 or memcmp(cast(CHARP, s) + (ls - n), p, n) == 0)
+end
+M.starts, M.ends = starts, ends
+local function j_starts(rd, _, c) need_pv(c); return starts(rd, c.pv) end
+local function j_ends(rd, _, c) need_pv(c); return ends(rd, c.pv) end
+M.j_starts = j_starts -- gwsync.fastpath knows a uri startsWith by it
 local function j_is_blank(rd) return M.is_blank(rd) end
 
 JUDGES["equals"] = function() return j_equals end

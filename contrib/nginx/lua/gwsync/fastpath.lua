@@ -23,7 +23,8 @@ local antpath = require "gwsync.antpath"
 local M = {}
 
 local byte, find, lower = string.byte, string.find, string.lower
-local is_blank = conditions.is_blank
+local is_blank, starts = conditions.is_blank, conditions.starts
+local new_tab = require "table.new"
 local ant_of = conditions.ant_of
 local matches = antpath.matches
 local SLASH = 47
@@ -106,7 +107,7 @@ local function t_ant_lit_path(c, req)
     if req:ant_key() ~= c.lit1 then return false end
     local p = req.path
     local lp = c.lit_path
-    if find(p, lp, 1, true) == 1 then
+    if starts(p, lp) then
         local ch = byte(p, #lp + 1)
         if ch == nil or ch == SLASH then return true end
     end
@@ -313,6 +314,120 @@ function M.item_test(mode, conds)
     for i = 1, n do M.prepare(conds[i]) end
     if mode == 1 then return ANY[n] or anyn end
     return ALL[n] or alln
+end
+
+-- flatten(e): an item of one uri condition of the commonest kinds gets a test that reads the
+-- condition's literal from the item itself (e.f1, e.f2) instead of through e.conds[1]: a
+-- request tries every rule of its selector, and in nginx, where the network stack evicts the
+-- route table from the CPU caches between requests, each table touched per rule is a cache
+-- miss (the conditions list and the condition, two of a rule's four). The answers are the
+-- condition's own test's: the same checks in the same order, and the rare case (a path with
+-- "//" for an Ant pattern) calls that test. e.test is left as it was for any other item.
+local function i_ant_prefix(e, req)
+    return byte(req.path, 1) == SLASH and req:ant_key() == e.f2
+end
+
+local function i_ant_lit_path(e, req)
+    if req:ant_key() ~= e.f2 then return false end
+    local p = req.path
+    local lp = e.f1
+    if starts(p, lp) then
+        local ch = byte(p, #lp + 1)
+        if ch == nil or ch == SLASH then return true end
+    end
+    if not find(p, "//", 1, true) then return false end
+    local c = e.conds[1]
+    return t_ant_lit_path(c, req)
+end
+
+local function i_uri_starts(e, req)
+    local p = req.path
+    if is_blank(p) then return false end
+    return starts(p, e.f1)
+end
+
+function M.flatten(e)
+    local conds = e.conds
+    if e.test ~= all1 or type(conds) ~= "table" or #conds ~= 1 then return end
+    local c = conds[1]
+    local t = c.t
+    if t == t_ant_prefix then
+        e.test, e.f1, e.f2 = i_ant_prefix, nil, c.lit1
+    elseif t == t_ant_lit_path then
+        e.test, e.f1, e.f2 = i_ant_lit_path, c.lit_path, c.lit1
+    elseif t == t_generic and c.ptype == "uri" and c.get == GET.uri and c.fn == conditions.j_starts
+        and type(c.pv) == "string" then
+        e.test, e.f1, e.f2 = i_uri_starts, c.pv, nil
+    end
+end
+
+-- A selector's rules packed for the router's scan (routes.lua keeps S.rpack beside
+-- S.active_rules): four array slots a rule, P[b] = fn, P[b + 1], P[b + 2] = the literals of
+-- a flattened test, P[b + 3] = the rule, called as P[b](P, b, req). The scan then reads one
+-- array per selector and the literal strings, not each rule's table (its hash part holds a
+-- dozen fields): in nginx each of those is a cache miss. Same answers as e.test(e, req): the
+-- packed functions are flatten()'s, reading the same literals from the array; any other rule
+-- is called through its own test, and a rule not compiled yet (gwsync.items compiles a
+-- rule's conditions on first use) is compiled by its first call, then packed again.
+local function p_ant_prefix(P, b, req)
+    return byte(req.path, 1) == SLASH and req:ant_key() == P[b + 2]
+end
+
+local function p_ant_lit_path(P, b, req)
+    if req:ant_key() ~= P[b + 2] then return false end
+    local p = req.path
+    local lp = P[b + 1]
+    if starts(p, lp) then
+        local ch = byte(p, #lp + 1)
+        if ch == nil or ch == SLASH then return true end
+    end
+    if not find(p, "//", 1, true) then return false end
+    local e = P[b + 3]
+    local c = e.conds[1]
+    return t_ant_lit_path(c, req)
+end
+
+local function p_uri_starts(P, b, req)
+    local p = req.path
+    if is_blank(p) then return false end
+    return starts(p, P[b + 1])
+end
+
+local function p_item(P, b, req)
+    local e = P[b + 3]
+    return e.test(e, req)
+end
+
+local pack_slot
+local function p_lazy(P, b, req)
+    local e = P[b + 3]
+    local r = e.test(e, req) -- compiles the rule's conditions (and flattens it)
+    pack_slot(P, b, e)
+    return r
+end
+
+-- pack_slot(P, b, e): rule e's slots at P[b..b+3]
+pack_slot = function(P, b, e)
+    local t = e.test
+    local fn, f1, f2 = p_item, false, false
+    if e.raw_conds then
+        fn = p_lazy
+    elseif t == i_ant_prefix then
+        fn, f2 = p_ant_prefix, e.f2
+    elseif t == i_ant_lit_path then
+        fn, f1, f2 = p_ant_lit_path, e.f1, e.f2
+    elseif t == i_uri_starts then
+        fn, f1 = p_uri_starts, e.f1
+    end
+    P[b], P[b + 1], P[b + 2], P[b + 3] = fn, f1, f2, e
+end
+M.pack_slot = pack_slot
+
+-- pack(list, n) -> the packed array of rules list[1..n]
+function M.pack(list, n)
+    local P = new_tab(4 * n, 0)
+    for i = 1, n do pack_slot(P, 4 * i - 3, list[i]) end
+    return P
 end
 
 -- Where a condition files its item in the router's index (gwsync.index): a description of

@@ -67,7 +67,14 @@ end
 
 -- configure{ path = dir, errors = "shenyu"|"plain", debug_headers = false,
 --            client_address = "nginx"|"shenyu", balance_dict = "gwsync_balance",
---            refresh_interval = 0.1, sign = true, sign_delay = 5 }
+--            refresh_interval = 0.1, sign = true, sign_delay = 5,
+--            gc_pause = nil, gc_stepmul = nil }
+-- gc_pause / gc_stepmul: the worker's Lua collector (collectgarbage "setpause" / "setstepmul";
+-- LuaJIT's defaults 200 / 200 when nil). The route table is most of the heap and every
+-- request leaves garbage (about 0.75 KB): at 200 the heap grows to about twice the table
+-- before a cycle starts, and the cycle lets it grow further while it walks the table. A lower
+-- pause with a larger step multiplier keeps the worker near the table's size for collector
+-- CPU (README, Performance notes, "Memory under load").
 function M.configure(opts)
     assert(type(opts) == "table" and type(opts.path) == "string" and opts.path ~= "",
         "gwsync.gateway.configure needs { path = <cache directory> }")
@@ -80,6 +87,11 @@ function M.configure(opts)
     local dict = opts.balance_dict
     if dict == nil then dict = "gwsync_balance" end
     assert(dict == false or type(dict) == "string", "balance_dict must be a lua_shared_dict name or false")
+    for _, k in ipairs({ "gc_pause", "gc_stepmul" }) do
+        local v = opts[k]
+        assert(v == nil or (type(v) == "number" and v > 0 and v == math.floor(v)),
+            k .. " must be a whole number > 0 (a percentage)")
+    end
     local sign_delay = opts.sign_delay or sign.DELAY
     assert(type(sign_delay) == "number" and sign_delay >= 0 and sign_delay == math.floor(sign_delay),
         "sign_delay must be a whole number of minutes >= 0")
@@ -100,6 +112,8 @@ function M.configure(opts)
         host_var = nil,            -- $gwsync_upstream_host settable? (learnt on first use)
         sign_on = opts.sign ~= false, -- ShenYu's sign plugin from APP_AUTH (gwsync.sign)
         sign_delay = sign_delay,   -- shenyu.sign.delay: minutes a signature's timestamp may be off
+        gc_pause = opts.gc_pause,  -- the collector's settings, applied in each worker
+        gc_stepmul = opts.gc_stepmul,
         sign = nil,                -- the worker's gwsync.signcache
         debug_vars = nil,          -- $gwsync_debug_* settable? (learnt on first use, with
                                    -- debug_headers only)
@@ -140,8 +154,12 @@ local function state()
     return w
 end
 
--- init_worker(): start the worker's refresh timer, which builds the first table at once
+-- init_worker(): the collector's settings, then start the worker's refresh timer, which
+-- builds the first table at once
 function M.init_worker()
+    local w = worker
+    if w and w.gc_pause then collectgarbage("setpause", w.gc_pause) end
+    if w and w.gc_stepmul then collectgarbage("setstepmul", w.gc_stepmul) end
     state()
 end
 
@@ -251,6 +269,9 @@ local function raw_request(w)
         method = ngx.req.get_method(),
         now_ms = false,            -- the balancer's clock: ngx.now() (a test may set it)
         client_address = w.client_address,
+        -- asked by the load balancer for every routed request: read here, so the table is
+        -- made at its final size (a key added later grows it: a second allocation)
+        no_specify_domain = ngx.var.http_specify_domain == nil,
     }, RAW_META)
 end
 
@@ -298,9 +319,9 @@ end
 
 -- The load balancer's choice among the usable upstreams not in `tried` (unusable ones
 -- are added to `tried` and the balancer asked again). peer, tried | nil
-local function pick_more(w, res, req, tried)
-    for _ = 1, #(res.upstreams or {}) do
-        local up = balance.select(res, req, w.balance_state, tried)
+local function pick_more(w, ups, h, req, tried)
+    for _ = 1, #(ups or {}) do
+        local up = balance.select_in(ups, h, req, w.balance_state, tried)
         if not up then return nil end
         tried[up.url] = true
         local p = peer(w, up)
@@ -309,18 +330,26 @@ local function pick_more(w, res, req, tried)
     return nil
 end
 
--- pick(w, res, req, tried) -> peer, tried | nil. The first choice is made without a loop and
+-- pick(w, upstreams, handle, req, tried) -> peer, tried | nil. The first choice is made without a loop and
 -- without a `tried` set (the balancer's plain path): a usable first choice, the common case,
 -- returns tried = nil, and the balancer phase makes the set only when it fails over. (A loop
 -- left on its first pass would make LuaJIT abort the traces of access().)
-local function pick(w, res, req, tried)
-    local up = balance.select(res, req, w.balance_state, tried)
+local function pick(w, ups, h, req, tried)
+    local up = balance.select_in(ups, h, req, w.balance_state, tried)
     if not up then return nil end
     if tried then tried[up.url] = true end
     local p = peer(w, up)
     if p then return p, tried end
-    return pick_more(w, res, req, tried or { [up.url] = true })
+    return pick_more(w, ups, h, req, tried or { [up.url] = true })
 end
+
+-- What access() hands the balancer phase (ngx.ctx.gwsync), one small array per routed
+-- request (a table of named fields is a hash part: three times the bytes to allocate and
+-- collect): the rule and the selector node as route() gave them (a change later makes new
+-- ones, never modifies these), the request, the peer of the current try, the tries made,
+-- the upstream urls tried (a set, made on the first failover) and, with debug headers, the
+-- generation.
+local G_RULE, G_SEL, G_REQ, G_PEER, G_TRIES, G_TRIED, G_GEN = 1, 2, 3, 4, 5, 6, 7
 
 local function assign_host_var(url)
     ngx.var.gwsync_upstream_host = url
@@ -338,10 +367,10 @@ end
 
 local function assign_debug_vars(g)
     local v = ngx.var
-    v.gwsync_debug_upstream = g.peer.up.url
-    v.gwsync_debug_selector = g.sel.id
-    v.gwsync_debug_rule = g.rule.id
-    v.gwsync_debug_generation = g.gen
+    v.gwsync_debug_upstream = g[G_PEER].up.url
+    v.gwsync_debug_selector = g[G_SEL].id
+    v.gwsync_debug_rule = g[G_RULE].id
+    v.gwsync_debug_generation = g[G_GEN]
 end
 
 -- debug_headers: the response's X-Gwsync-* headers through the location's `add_header ...
@@ -386,13 +415,10 @@ function M.access()
         if rule.action == "skip" then return answer(w, SKIP, tbl) end
         return answer(w, rule, tbl)
     end
-    -- what the balancer phase (and its retries) use: this rule's handle and this selector's
-    -- upstream list as they are now (a change later makes new ones, never modifies these)
-    local g = { upstreams = sel.upstreams, handle = rule.handle, rule = rule, sel = sel, req = req,
-                peer = false, tried = nil, tries = 0, gen = w.debug_headers and tbl.generation or nil }
-    local p, tried = pick(w, g, req, nil)
+    local p, tried = pick(w, sel.upstreams, rule.handle, req, nil)
     if not p then return answer(w, NO_UPSTREAM, tbl) end
-    g.peer, g.tried = p, tried
+    -- what the balancer phase (and its retries) use (G_* above)
+    local g = { rule, sel, req, p, 0, tried, w.debug_headers and tbl.generation or nil }
     ngx.ctx.gwsync = g
     set_host_var(w, p.up.url)
     if w.debug_headers then set_debug_vars(w, g) end
@@ -406,12 +432,14 @@ function M.balancer()
         log("error", "gwsync: balancer without a routed request (is access_by_lua_block set?)")
         return ngx.exit(ngx.ERROR)
     end
-    local h = g.handle or DEFAULT_HANDLE
+    local rule, sel = g[G_RULE], g[G_SEL]
+    local h = rule.handle or DEFAULT_HANDLE
     local failover = h.retry_strategy == "failover"
-    local p = g.peer
-    if g.tries == 0 then
+    local p = g[G_PEER]
+    local tries = g[G_TRIES]
+    if tries == 0 then
         local retry = tonumber(h.retry) or 0
-        if failover then retry = math.min(retry, #g.upstreams - 1) end
+        if failover then retry = math.min(retry, #sel.upstreams - 1) end
         if retry > 0 then
             local ok, err = b.set_more_tries(retry)
             if not ok then log("error", "gwsync: set_more_tries: " .. tostring(err)) end
@@ -423,19 +451,19 @@ function M.balancer()
         end
     elseif failover then
         -- the upstreams tried so far: the first choice, when access() made no set
-        local tried = g.tried
-        if not tried then tried = { [g.peer.up.url] = true }; g.tried = tried end
-        p = pick(w, g, g.req, tried)
+        local tried = g[G_TRIED]
+        if not tried then tried = { [p.up.url] = true }; g[G_TRIED] = tried end
+        p = pick(w, sel.upstreams, h, g[G_REQ], tried)
         if not p then
             log("error", "gwsync: no other healthy upstream to fail over to")
             return ngx.exit(ngx.ERROR)
         end
-        g.peer = p
+        g[G_PEER] = p
         set_host_var(w, p.up.url)
         if w.debug_vars then ngx.var.gwsync_debug_upstream = p.up.url end
         if b.recreate_request then b.recreate_request() end   -- the Host header changed
     end
-    g.tries = g.tries + 1
+    g[G_TRIES] = tries + 1
     local ok, err = b.set_current_peer(p.addr, p.port)
     if not ok then
         log("error", "gwsync: set_current_peer(" .. p.addr .. ", " .. p.port .. "): " .. tostring(err))
@@ -449,12 +477,12 @@ function M.header_filter()
     local w = worker
     if not (w and w.debug_headers) or w.debug_vars then return end
     local g = ngx.ctx.gwsync
-    if g and g.peer then
+    if g and g[G_PEER] then
         local h = ngx.header
-        h["X-Gwsync-Upstream"] = g.peer.up.url
-        h["X-Gwsync-Selector"] = g.sel.id
-        h["X-Gwsync-Rule"] = g.rule.id
-        h["X-Gwsync-Generation"] = g.gen
+        h["X-Gwsync-Upstream"] = g[G_PEER].up.url
+        h["X-Gwsync-Selector"] = g[G_SEL].id
+        h["X-Gwsync-Rule"] = g[G_RULE].id
+        h["X-Gwsync-Generation"] = g[G_GEN]
     end
 end
 

@@ -203,6 +203,7 @@ function M.compile_conds(it)
     local conds, cerrs = conditions.compile_list(uncopy_conds(raw))
     it.conds = conds
     it.test = fastpath.item_test(it.match_mode, conds)
+    fastpath.flatten(it)
     it.raw_conds = nil
     for i = 1, #cerrs do
         M.log_warning("RULE " .. it.id .. ": condition fails at request time: " .. cerrs[i])

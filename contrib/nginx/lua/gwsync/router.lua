@@ -197,13 +197,13 @@ local function route_fast(tbl, req, cands)
             n = rix:match(req, cands, 0)
             if not n then return nil end
         else
-            local ar = sel.active_rules
+            -- the active rules packed (gwsync.fastpath.pack): the same tests, fewer tables read
+            local P = sel.rpack
             n = 0
-            for i = 1, #ar do
-                local r = ar[i]
-                local hit = r.test(r, req)
+            for b = 1, #P, 4 do
+                local hit = P[b](P, b, req)
                 if hit then
-                    n = n + 1; cands[n] = r
+                    n = n + 1; cands[n] = P[b + 3]
                 elseif hit == nil then
                     return nil
                 end

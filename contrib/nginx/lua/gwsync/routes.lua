@@ -291,7 +291,7 @@ function Routes:set(group, key, it)
                 self.dirty_nodes[S] = nil
             end
         elseif it and it.valid then
-            S = { key = key, item = it, id = it.id, rules = {}, active_rules = {}, in_list = false }
+            S = { key = key, item = it, id = it.id, rules = {}, active_rules = {}, rpack = {}, in_list = false }
             self.nodes[key] = S
             touch(self, S)
             claim(self.sel_claims, it.id, key, S)
@@ -329,6 +329,7 @@ local function rebuild_rules(t, S)
         if list[i].enabled then na = na + 1; active[na] = list[i] end
     end
     S.rules, S.active_rules = list, active
+    S.rpack = fastpath.pack(active, na) -- what the router's fast path scans (gwsync.fastpath)
     if na >= M.RULE_INDEX_MIN then
         local ix = index.new(t.flat)
         for i = 1, na do
@@ -348,6 +349,8 @@ local function refresh(t, S)
     local it = S.item
     S.id, S.enabled, S.type, S.sort = it.id, it.enabled, it.type, it.sort
     S.match_mode, S.conds, S.test = it.match_mode, it.conds, it.test
+    S.f1, S.f2 = nil, nil
+    fastpath.flatten(S)
     S.has_conditions, S.score, S.continued = it.has_conditions, it.score, it.continued
     S.upstreams = upstreams_of(t, S)
     S.ix_multi = nil
