@@ -20,10 +20,11 @@
 #include "core/clock.h"
 #include "core/thread.h"
 
-/* Until ready the thread looks every 100 ms (start-up only). Once ready it sleeps: with
- * no systemd socket there is nothing left to tell; under systemd it wakes for the watchdog
- * ping (only if systemd asked for one) and otherwise refreshes STATUS= every 30 s. Idle
- * means asleep: no 1 s tick. */
+/* Until ready the thread looks every 100 ms (start-up only). Once ready, with no systemd
+ * socket there is nothing left to tell: the thread ends (its stack and malloc arena are
+ * then no thread's; notify_free() joins it). Under systemd it wakes for the watchdog ping
+ * (only if systemd asked for one) and otherwise refreshes STATUS= every 30 s. Idle means
+ * asleep: no 1 s tick. */
 #define POLL_UNTIL_READY_MS 100
 #define STATUS_REFRESH_MS   30000
 
@@ -97,26 +98,21 @@ static void tell(struct notifier *n, const char *msg)
 		LOG_D(n->log, "notify", "%s", err.msg);
 }
 
-/* Sleep up to ms (< 0: until stopped) or until stopped; 1 if stopped. */
+/* Sleep up to ms (< 0: no sleep, the thread ends) or until stopped; 1 to end. */
 static int nap(struct notifier *n, int64_t ms)
 {
 	if (ms < 0)
-		gw_thread_shed_stack(); /* asleep until the end: the start-up's pages go back */
+		return 1;
 	pthread_mutex_lock(&n->mu);
-	if (ms < 0) {
-		while (!n->stop)
-			pthread_cond_wait(&n->cv, &n->mu);
-	} else {
-		struct timespec until = gw_mono_deadline(ms);
-		while (!n->stop && pthread_cond_timedwait(&n->cv, &n->mu, &until) != ETIMEDOUT)
-			;
-	}
+	struct timespec until = gw_mono_deadline(ms);
+	while (!n->stop && pthread_cond_timedwait(&n->cv, &n->mu, &until) != ETIMEDOUT)
+		;
 	int stop = n->stop;
 	pthread_mutex_unlock(&n->mu);
 	return stop;
 }
 
-/* How long to sleep (-1: until stopped): see POLL_UNTIL_READY_MS. */
+/* How long to sleep (-1: nothing left to do): see POLL_UNTIL_READY_MS. */
 static int64_t next_wait(struct notifier *n, int64_t next_ping)
 {
 	if (atomic_load(&n->ready) && !n->socket_name)
@@ -137,6 +133,7 @@ static void *run(void *arg)
 	int64_t last_wait_log = gw_mono_ms();
 	char msg[400], summary[256];
 	struct gw_err why;
+	int trim = 0;
 	do {
 		struct status_view v;
 		struct gw_err err = {0};
@@ -149,10 +146,7 @@ static void *run(void *arg)
 		if (!atomic_load(&n->ready) && status_ready(&v, &why)) {
 			atomic_store(&n->ready, 1);
 			LOG_I(n->log, "notify", "ready: %s", summary);
-			/* The start-up is over (every group held and delivered): the whole free
-			 * pages its temporaries left inside the heap go back to the kernel, or
-			 * they stay dirty, private memory, for as long as the agent idles. */
-			malloc_trim(0);
+			trim = 1;
 			snprintf(msg, sizeof msg, "READY=1\nSTATUS=%s", summary);
 			tell(n, msg);
 			snprintf(n->status, sizeof n->status, "%s", summary);
@@ -175,6 +169,14 @@ static void *run(void *arg)
 			next_ping = now + n->watchdog_ms;
 		}
 		status_view_free(&v);
+		if (trim) {
+			/* The start-up is over (every group held and delivered): the whole free
+			 * pages its temporaries left inside the heap (and in this thread's arena,
+			 * the view's) go back to the kernel, or they stay dirty, private memory,
+			 * for as long as the agent idles. */
+			malloc_trim(0);
+			trim = 0;
+		}
 	} while (!nap(n, next_wait(n, next_ping)));
 	return NULL;
 }

@@ -10,9 +10,9 @@
  *    taken: a wedged agent stops pinging and systemd restarts it;
  *  - STATUS=<one line> whenever the summary changes (systemctl status shows it);
  *  - STOPPING=1 when shutdown begins.
- * A small thread of its own watches status views (10 times a second until ready, then once
- * a second), so nothing else in the agent needs to know about systemd. Without
- * $NOTIFY_SOCKET the thread still runs and logs the moment the agent becomes ready.
+ * A small thread of its own watches status views (10 times a second until ready, then for
+ * the watchdog and every 30 s), so nothing else in the agent needs to know about systemd.
+ * Without $NOTIFY_SOCKET the thread still runs until ready, logs that moment, and ends.
  */
 #ifndef GW_NOTIFY_H
 #define GW_NOTIFY_H
