@@ -325,6 +325,18 @@ static const char *source_summary(const struct cfg *cfg, char *buf, size_t cap)
 	return buf;
 }
 
+/* The notifier's thread ends once ready without systemd: main joins it (its stack goes
+ * back), woken in signals_serve(). */
+static void wake_main(void *signals)
+{
+	signals_wake(signals);
+}
+
+static void reap_notifier(void *notifier)
+{
+	notify_reap(notifier);
+}
+
 static int run_daemon(struct agent *a)
 {
 	char summary[512];
@@ -400,6 +412,8 @@ static int run_daemon(struct agent *a)
 	 * goes back): the start-up's stack pages (the configuration, the
 	 * plugins, the start-up sync and its parse) go back */
 	gw_thread_shed_stack();
+	notify_on_end(a->notifier, wake_main, a->signals); /* no systemd: it ends once ready */
+	signals_on_wake(a->signals, reap_notifier, a->notifier);
 	signals_serve(a->signals);
 	return EXIT_OK;
 }

@@ -37,6 +37,9 @@ struct signals {
 	int quit; /* shutdown requested: the thread exits */
 	void (*hook)(void *);
 	void *hook_arg;
+	pthread_t main;       /* the thread that started us, and serves at the end */
+	void (*wake)(void *); /* under mu: signals_on_wake() */
+	void *wake_arg;
 };
 
 static void handled(sigset_t *set)
@@ -126,6 +129,7 @@ int signals_start(struct signals **out, struct gw_log *log, struct gw_err *err)
 	if (!s)
 		return gw_errf(err, "signals: out of memory");
 	s->log = log;
+	s->main = pthread_self();
 	pthread_mutex_init(&s->mu, NULL);
 	gw_cond_init_mono(&s->cv);
 	int rc = gw_thread_start_own(&s->thread, SIGNALS_STACK, "signals", signal_main, s);
@@ -184,14 +188,36 @@ static void end_thread(struct signals *s)
 	gw_thread_join_unmap(&s->thread);
 }
 
+void signals_on_wake(struct signals *s, void (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&s->mu);
+	s->wake = fn;
+	s->wake_arg = arg;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* SIGHUP from our own process to main: it waits, pending, until main serves */
+void signals_wake(struct signals *s)
+{
+	pthread_kill(s->main, SIGHUP);
+}
+
 int signals_serve(struct signals *s)
 {
 	end_thread(s);
 	while (!signals_stopping(s)) {
 		int own = 0;
 		int sig = next_signal(&own);
-		if (!own)
+		if (!own) {
 			take(s, sig);
+			continue;
+		}
+		pthread_mutex_lock(&s->mu);
+		void (*fn)(void *) = s->wake;
+		void *arg = s->wake_arg;
+		pthread_mutex_unlock(&s->mu);
+		if (fn)
+			fn(arg);
 	}
 	return signals_wait(s);
 }

@@ -37,6 +37,12 @@ int signals_wait(struct signals *s);
  * returns that signal number, at once if a stop came before. */
 int signals_serve(struct signals *s);
 
+/* A part whose thread ends while the agent runs (the notifier) has main join it:
+ * signals_wake(), from any thread, makes signals_serve() call fn(arg) in main (at once if
+ * main already serves, else once it does). */
+void signals_on_wake(struct signals *s, void (*fn)(void *arg), void *arg);
+void signals_wake(struct signals *s);
+
 /* Wake signals_wait() as if a stop arrived; returns at once. */
 void signals_stop(struct signals *s);
 /* Stop, end the thread if it still runs, free. Only from main. NULL is fine. */

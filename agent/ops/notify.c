@@ -21,12 +21,15 @@
 #include "core/thread.h"
 
 /* Until ready the thread looks every 100 ms (start-up only). Once ready, with no systemd
- * socket there is nothing left to tell: the thread ends (its stack and malloc arena are
- * then no thread's; notify_free() joins it). Under systemd it wakes for the watchdog ping
+ * socket there is nothing left to tell: the thread ends and says so (notify_on_end()), so
+ * main joins it at once and its stack, our own mapping, goes back (glibc would keep a
+ * stack of its own allocation, dirty, in its cache). Under systemd it wakes for the watchdog ping
  * (only if systemd asked for one) and otherwise refreshes STATUS= every 30 s. Idle means
  * asleep: no 1 s tick. */
 #define POLL_UNTIL_READY_MS 100
 #define STATUS_REFRESH_MS   30000
+/* glibc's default; only the pages the thread touches cost memory */
+#define NOTIFY_STACK ((size_t)8 << 20)
 
 struct notifier {
 	struct status_sources *src;
@@ -34,10 +37,13 @@ struct notifier {
 	char *socket_name;   /* NULL: not run by systemd (or not Type=notify) */
 	int64_t watchdog_ms; /* ping interval, -1: none */
 
-	pthread_t thread;
+	struct gw_thread_own thread; /* its stack goes back once it ended and is reaped */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int stop; /* under mu */
+	int stop;                  /* under mu */
+	int ended;                 /* under mu: the thread returned on its own */
+	void (*on_end)(void *arg); /* under mu: told once it did (notify_on_end()) */
+	void *on_end_arg;
 	atomic_int ready;
 	char status[256]; /* the last STATUS= sent */
 };
@@ -178,6 +184,13 @@ static void *run(void *arg)
 			trim = 0;
 		}
 	} while (!nap(n, next_wait(n, next_ping)));
+	pthread_mutex_lock(&n->mu);
+	n->ended = 1;
+	void (*fn)(void *) = n->stop ? NULL : n->on_end; /* stopped: notify_free() joins */
+	void *fn_arg = n->on_end_arg;
+	pthread_mutex_unlock(&n->mu);
+	if (fn)
+		fn(fn_arg);
 	return NULL;
 }
 
@@ -206,7 +219,7 @@ int notify_start(struct notifier **out, struct status_sources *src, struct gw_er
 	if (n->socket_name)
 		LOG_D(n->log, "notify", "systemd notify socket %s, watchdog ping every %lld ms",
 		      n->socket_name, (long long)n->watchdog_ms);
-	int rc = gw_thread_start(&n->thread, "notify", run, n);
+	int rc = gw_thread_start_own(&n->thread, NOTIFY_STACK, "notify", run, n);
 	if (rc != 0) {
 		pthread_cond_destroy(&n->cv);
 		pthread_mutex_destroy(&n->mu);
@@ -236,11 +249,33 @@ void notify_free(struct notifier *n)
 	if (!n)
 		return;
 	notify_stop(n);
-	pthread_join(n->thread, NULL);
+	gw_thread_join_unmap(&n->thread);
 	pthread_cond_destroy(&n->cv);
 	pthread_mutex_destroy(&n->mu);
 	free(n->socket_name);
 	free(n);
+}
+
+void notify_on_end(struct notifier *n, void (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&n->mu);
+	n->on_end = fn;
+	n->on_end_arg = arg;
+	int ended = n->ended;
+	pthread_mutex_unlock(&n->mu);
+	if (ended && fn)
+		fn(arg);
+}
+
+void notify_reap(struct notifier *n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&n->mu);
+	int ended = n->ended;
+	pthread_mutex_unlock(&n->mu);
+	if (ended)
+		gw_thread_join_unmap(&n->thread);
 }
 
 int notify_is_ready(struct notifier *n)

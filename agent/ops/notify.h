@@ -33,6 +33,14 @@ void notify_stop(struct notifier *n);
 /* Stop, wait for the thread, free. NULL is fine. */
 void notify_free(struct notifier *n);
 
+/* Without a systemd socket the thread ends once ready: fn(arg) is called then, from that
+ * thread (at once, from this one, if it already ended), to have the notifier's owner call
+ * notify_reap(). Not called when the end came from notify_stop(). */
+void notify_on_end(struct notifier *n, void (*fn)(void *arg), void *arg);
+/* Join the thread if it ended on its own, giving its stack back; only from the thread that
+ * frees the notifier. NULL is fine. */
+void notify_reap(struct notifier *n);
+
 /* 1 once READY=1 was sent (or would have been, without a socket). */
 int notify_is_ready(struct notifier *n);
 
