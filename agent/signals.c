@@ -23,10 +23,6 @@
 
 #include "core/thread.h"
 
-/* Room for a log line formatted on the stack, sanitizers' larger frames included; only the
- * pages it touches cost memory. */
-#define SIGNALS_STACK ((size_t)1 << 20)
-
 struct signals {
 	struct gw_log *log;
 	struct gw_thread_own thread; /* its stack goes back when it ends */
@@ -132,7 +128,7 @@ int signals_start(struct signals **out, struct gw_log *log, struct gw_err *err)
 	s->main = pthread_self();
 	pthread_mutex_init(&s->mu, NULL);
 	gw_cond_init_mono(&s->cv);
-	int rc = gw_thread_start_own(&s->thread, SIGNALS_STACK, "signals", signal_main, s);
+	int rc = gw_thread_start_own(&s->thread, GW_THREAD_OWN_STACK, "signals", signal_main, s);
 	if (rc != 0) {
 		free(s);
 		return gw_errf(err, "signals: cannot start thread: %s", strerror(rc));

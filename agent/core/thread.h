@@ -27,6 +27,9 @@ int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), vo
  * private memory. For a thread that ends while the agent lives on (the signal thread once
  * start-up is over). The stack is `size` bytes of our own mapping (a guard page below it;
  * pages cost only once touched), unmapped by gw_thread_join_unmap(). */
+/* glibc's default stack size: only the touched pages cost memory, and ThreadSanitizer
+ * puts ~900 KiB of static TLS in a thread's stack, so a small one fails under it. */
+#define GW_THREAD_OWN_STACK ((size_t)8 << 20)
 struct gw_thread_own {
 	pthread_t thread;
 	void *map;

@@ -28,8 +28,6 @@
  * asleep: no 1 s tick. */
 #define POLL_UNTIL_READY_MS 100
 #define STATUS_REFRESH_MS   30000
-/* glibc's default; only the pages the thread touches cost memory */
-#define NOTIFY_STACK ((size_t)8 << 20)
 
 struct notifier {
 	struct status_sources *src;
@@ -219,7 +217,7 @@ int notify_start(struct notifier **out, struct status_sources *src, struct gw_er
 	if (n->socket_name)
 		LOG_D(n->log, "notify", "systemd notify socket %s, watchdog ping every %lld ms",
 		      n->socket_name, (long long)n->watchdog_ms);
-	int rc = gw_thread_start_own(&n->thread, NOTIFY_STACK, "notify", run, n);
+	int rc = gw_thread_start_own(&n->thread, GW_THREAD_OWN_STACK, "notify", run, n);
 	if (rc != 0) {
 		pthread_cond_destroy(&n->cv);
 		pthread_mutex_destroy(&n->mu);

@@ -108,7 +108,7 @@ START_TEST(a_thread_on_its_own_stack_gives_it_back_when_joined)
 {
 	struct own_seen o = {0};
 	struct gw_thread_own t;
-	ck_assert_int_eq(gw_thread_start_own(&t, 64 * 1024, "own", report_own, &o), 0);
+	ck_assert_int_eq(gw_thread_start_own(&t, GW_THREAD_OWN_STACK, "own", report_own, &o), 0);
 	uintptr_t lo = (uintptr_t)t.map, hi = lo + t.map_size;
 	gw_thread_join_unmap(&t);
 	/* it ran on the mapping, named and masked as every other thread */
