@@ -11,8 +11,9 @@
  *      then its start
  *   -> wait for a signal -> stop the source, then the dispatcher, then free everything.
  *
- * Signals are blocked in every thread and taken by one signal thread (signals.h), so no
- * code runs in a signal handler and the stop path is ordinary code.
+ * Signals are blocked in every thread and taken by one signal thread during start-up, then
+ * by main itself once everything runs (signals.h), so no code runs in a signal handler and
+ * the stop path is ordinary code.
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -324,6 +325,18 @@ static const char *source_summary(const struct cfg *cfg, char *buf, size_t cap)
 	return buf;
 }
 
+/* The notifier's thread ends once ready without systemd: main joins it (its stack goes
+ * back), woken in signals_serve(). */
+static void wake_main(void *signals)
+{
+	signals_wake(signals);
+}
+
+static void reap_notifier(void *notifier)
+{
+	notify_reap(notifier);
+}
+
 static int run_daemon(struct agent *a)
 {
 	char summary[512];
@@ -395,10 +408,13 @@ static int run_daemon(struct agent *a)
 
 	LOG_I(a->log, "main", "running: %zu %s, dispatcher, snapshot writer",
 	      a->source_ops->conns(a->cfg), a->source_ops->running);
-	/* this thread only waits from now on: the start-up's stack pages (the configuration,
-	 * the plugins, the start-up sync and its parse) go back */
+	/* this thread only takes signals from now on (the signal thread ends and its stack
+	 * goes back): the start-up's stack pages (the configuration, the
+	 * plugins, the start-up sync and its parse) go back */
 	gw_thread_shed_stack();
-	signals_wait(a->signals);
+	notify_on_end(a->notifier, wake_main, a->signals); /* no systemd: it ends once ready */
+	signals_on_wake(a->signals, reap_notifier, a->notifier);
+	signals_serve(a->signals);
 	return EXIT_OK;
 }
 

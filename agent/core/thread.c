@@ -34,7 +34,9 @@ static void *named(void *p)
 	return st.fn(st.arg);
 }
 
-int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg)
+/* attr NULL: glibc's stack */
+static int start(pthread_t *thread, const pthread_attr_t *attr, const char *name,
+                 void *(*fn)(void *), void *arg)
 {
 	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
 	struct start *st = calloc(1, sizeof *st);
@@ -48,11 +50,53 @@ int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), vo
 	for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
 		sigdelset(&all, faults[i]);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(thread, NULL, named, st);
+	int rc = pthread_create(thread, attr, named, st);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0)
 		free(st);
 	return rc;
+}
+
+int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg)
+{
+	return start(thread, NULL, name, fn, arg);
+}
+
+int gw_thread_start_own(struct gw_thread_own *t, size_t size, const char *name, void *(*fn)(void *),
+                        void *arg)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size = (size + page - 1) / page * page;
+	t->map_size = size + page; /* the guard page below the stack */
+	t->map = mmap(NULL, t->map_size, PROT_READ | PROT_WRITE,
+	              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (t->map == MAP_FAILED) {
+		t->map = NULL;
+		return errno;
+	}
+	pthread_attr_t attr;
+	int rc = mprotect(t->map, page, PROT_NONE) != 0 ? errno : pthread_attr_init(&attr);
+	if (rc == 0) {
+		rc = pthread_attr_setstack(&attr, (char *)t->map + page, size);
+		if (rc == 0)
+			rc = start(&t->thread, &attr, name, fn, arg);
+		pthread_attr_destroy(&attr);
+	}
+	if (rc != 0) {
+		munmap(t->map, t->map_size);
+		t->map = NULL;
+	}
+	return rc;
+}
+
+void gw_thread_join_unmap(struct gw_thread_own *t)
+{
+	if (!t->map)
+		return;
+	/* the join returns once the kernel is done with the stack (CLONE_CHILD_CLEARTID) */
+	pthread_join(t->thread, NULL);
+	munmap(t->map, t->map_size);
+	t->map = NULL;
 }
 
 /* What stays below this function's frame: madvise()'s own frame (the calls before it have

@@ -1,7 +1,7 @@
 /*
  * Threads and waits, the same way everywhere in the agent. Every thread starts with the
  * asynchronous signals blocked, so SIGTERM/SIGINT/SIGHUP reach only the thread that
- * sigwait()s for them (signals.h), whatever the creating thread's mask is. Every condition
+ * waits for them (signals.h), whatever the creating thread's mask is. Every condition
  * variable that is waited on with a deadline runs on the monotonic clock, so an NTP step
  * neither ends a wait early nor stretches it (deadlines come from gw_mono_deadline()).
  *
@@ -21,6 +21,24 @@
  * most 15 bytes: "poll-0", "dispatch", "snapshot"...) so `top -H`, `ps -L` and
  * /proc/PID/task/ tell the agent's threads apart. 0 or an errno. */
 int gw_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg);
+
+/* A thread whose stack goes back to the kernel when it ends: glibc keeps the stacks of
+ * ended threads in a cache for the next pthread_create(), their touched pages still dirty,
+ * private memory. For a thread that ends while the agent lives on (the signal thread once
+ * start-up is over). The stack is `size` bytes of our own mapping (a guard page below it;
+ * pages cost only once touched), unmapped by gw_thread_join_unmap(). */
+/* glibc's default stack size: only the touched pages cost memory, and ThreadSanitizer
+ * puts ~900 KiB of static TLS in a thread's stack, so a small one fails under it. */
+#define GW_THREAD_OWN_STACK ((size_t)8 << 20)
+struct gw_thread_own {
+	pthread_t thread;
+	void *map;
+	size_t map_size;
+};
+int gw_thread_start_own(struct gw_thread_own *t, size_t size, const char *name, void *(*fn)(void *),
+                        void *arg);
+/* pthread_join(), then the stack is unmapped. Once only. */
+void gw_thread_join_unmap(struct gw_thread_own *t);
 
 /* The calling thread does background work (the snapshot writer): the lowest priority
  * (nice 19), so on a machine with two cores it never takes one from polling and delivery;

@@ -20,10 +20,12 @@
 #include "core/clock.h"
 #include "core/thread.h"
 
-/* Until ready the thread looks every 100 ms (start-up only). Once ready it sleeps: with
- * no systemd socket there is nothing left to tell; under systemd it wakes for the watchdog
- * ping (only if systemd asked for one) and otherwise refreshes STATUS= every 30 s. Idle
- * means asleep: no 1 s tick. */
+/* Until ready the thread looks every 100 ms (start-up only). Once ready, with no systemd
+ * socket there is nothing left to tell: the thread ends and says so (notify_on_end()), so
+ * main joins it at once and its stack, our own mapping, goes back (glibc would keep a
+ * stack of its own allocation, dirty, in its cache). Under systemd it wakes for the watchdog ping
+ * (only if systemd asked for one) and otherwise refreshes STATUS= every 30 s. Idle means
+ * asleep: no 1 s tick. */
 #define POLL_UNTIL_READY_MS 100
 #define STATUS_REFRESH_MS   30000
 
@@ -33,10 +35,13 @@ struct notifier {
 	char *socket_name;   /* NULL: not run by systemd (or not Type=notify) */
 	int64_t watchdog_ms; /* ping interval, -1: none */
 
-	pthread_t thread;
+	struct gw_thread_own thread; /* its stack goes back once it ended and is reaped */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int stop; /* under mu */
+	int stop;                  /* under mu */
+	int ended;                 /* under mu: the thread returned on its own */
+	void (*on_end)(void *arg); /* under mu: told once it did (notify_on_end()) */
+	void *on_end_arg;
 	atomic_int ready;
 	char status[256]; /* the last STATUS= sent */
 };
@@ -97,26 +102,21 @@ static void tell(struct notifier *n, const char *msg)
 		LOG_D(n->log, "notify", "%s", err.msg);
 }
 
-/* Sleep up to ms (< 0: until stopped) or until stopped; 1 if stopped. */
+/* Sleep up to ms (< 0: no sleep, the thread ends) or until stopped; 1 to end. */
 static int nap(struct notifier *n, int64_t ms)
 {
 	if (ms < 0)
-		gw_thread_shed_stack(); /* asleep until the end: the start-up's pages go back */
+		return 1;
 	pthread_mutex_lock(&n->mu);
-	if (ms < 0) {
-		while (!n->stop)
-			pthread_cond_wait(&n->cv, &n->mu);
-	} else {
-		struct timespec until = gw_mono_deadline(ms);
-		while (!n->stop && pthread_cond_timedwait(&n->cv, &n->mu, &until) != ETIMEDOUT)
-			;
-	}
+	struct timespec until = gw_mono_deadline(ms);
+	while (!n->stop && pthread_cond_timedwait(&n->cv, &n->mu, &until) != ETIMEDOUT)
+		;
 	int stop = n->stop;
 	pthread_mutex_unlock(&n->mu);
 	return stop;
 }
 
-/* How long to sleep (-1: until stopped): see POLL_UNTIL_READY_MS. */
+/* How long to sleep (-1: nothing left to do): see POLL_UNTIL_READY_MS. */
 static int64_t next_wait(struct notifier *n, int64_t next_ping)
 {
 	if (atomic_load(&n->ready) && !n->socket_name)
@@ -137,6 +137,7 @@ static void *run(void *arg)
 	int64_t last_wait_log = gw_mono_ms();
 	char msg[400], summary[256];
 	struct gw_err why;
+	int trim = 0;
 	do {
 		struct status_view v;
 		struct gw_err err = {0};
@@ -149,10 +150,7 @@ static void *run(void *arg)
 		if (!atomic_load(&n->ready) && status_ready(&v, &why)) {
 			atomic_store(&n->ready, 1);
 			LOG_I(n->log, "notify", "ready: %s", summary);
-			/* The start-up is over (every group held and delivered): the whole free
-			 * pages its temporaries left inside the heap go back to the kernel, or
-			 * they stay dirty, private memory, for as long as the agent idles. */
-			malloc_trim(0);
+			trim = 1;
 			snprintf(msg, sizeof msg, "READY=1\nSTATUS=%s", summary);
 			tell(n, msg);
 			snprintf(n->status, sizeof n->status, "%s", summary);
@@ -175,7 +173,22 @@ static void *run(void *arg)
 			next_ping = now + n->watchdog_ms;
 		}
 		status_view_free(&v);
+		if (trim) {
+			/* The start-up is over (every group held and delivered): the whole free
+			 * pages its temporaries left inside the heap (and in this thread's arena,
+			 * the view's) go back to the kernel, or they stay dirty, private memory,
+			 * for as long as the agent idles. */
+			malloc_trim(0);
+			trim = 0;
+		}
 	} while (!nap(n, next_wait(n, next_ping)));
+	pthread_mutex_lock(&n->mu);
+	n->ended = 1;
+	void (*fn)(void *) = n->stop ? NULL : n->on_end; /* stopped: notify_free() joins */
+	void *fn_arg = n->on_end_arg;
+	pthread_mutex_unlock(&n->mu);
+	if (fn)
+		fn(fn_arg);
 	return NULL;
 }
 
@@ -204,7 +217,7 @@ int notify_start(struct notifier **out, struct status_sources *src, struct gw_er
 	if (n->socket_name)
 		LOG_D(n->log, "notify", "systemd notify socket %s, watchdog ping every %lld ms",
 		      n->socket_name, (long long)n->watchdog_ms);
-	int rc = gw_thread_start(&n->thread, "notify", run, n);
+	int rc = gw_thread_start_own(&n->thread, GW_THREAD_OWN_STACK, "notify", run, n);
 	if (rc != 0) {
 		pthread_cond_destroy(&n->cv);
 		pthread_mutex_destroy(&n->mu);
@@ -234,11 +247,33 @@ void notify_free(struct notifier *n)
 	if (!n)
 		return;
 	notify_stop(n);
-	pthread_join(n->thread, NULL);
+	gw_thread_join_unmap(&n->thread);
 	pthread_cond_destroy(&n->cv);
 	pthread_mutex_destroy(&n->mu);
 	free(n->socket_name);
 	free(n);
+}
+
+void notify_on_end(struct notifier *n, void (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&n->mu);
+	n->on_end = fn;
+	n->on_end_arg = arg;
+	int ended = n->ended;
+	pthread_mutex_unlock(&n->mu);
+	if (ended && fn)
+		fn(arg);
+}
+
+void notify_reap(struct notifier *n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&n->mu);
+	int ended = n->ended;
+	pthread_mutex_unlock(&n->mu);
+	if (ended)
+		gw_thread_join_unmap(&n->thread);
 }
 
 int notify_is_ready(struct notifier *n)

@@ -10,9 +10,9 @@
  *    taken: a wedged agent stops pinging and systemd restarts it;
  *  - STATUS=<one line> whenever the summary changes (systemctl status shows it);
  *  - STOPPING=1 when shutdown begins.
- * A small thread of its own watches status views (10 times a second until ready, then once
- * a second), so nothing else in the agent needs to know about systemd. Without
- * $NOTIFY_SOCKET the thread still runs and logs the moment the agent becomes ready.
+ * A small thread of its own watches status views (10 times a second until ready, then for
+ * the watchdog and every 30 s), so nothing else in the agent needs to know about systemd.
+ * Without $NOTIFY_SOCKET the thread still runs until ready, logs that moment, and ends.
  */
 #ifndef GW_NOTIFY_H
 #define GW_NOTIFY_H
@@ -32,6 +32,14 @@ int notify_start(struct notifier **out, struct status_sources *src, struct gw_er
 void notify_stop(struct notifier *n);
 /* Stop, wait for the thread, free. NULL is fine. */
 void notify_free(struct notifier *n);
+
+/* Without a systemd socket the thread ends once ready: fn(arg) is called then, from that
+ * thread (at once, from this one, if it already ended), to have the notifier's owner call
+ * notify_reap(). Not called when the end came from notify_stop(). */
+void notify_on_end(struct notifier *n, void (*fn)(void *arg), void *arg);
+/* Join the thread if it ended on its own, giving its stack back; only from the thread that
+ * frees the notifier. NULL is fine. */
+void notify_reap(struct notifier *n);
 
 /* 1 once READY=1 was sent (or would have been, without a socket). */
 int notify_is_ready(struct notifier *n);

@@ -25,34 +25,60 @@ static int fail(struct gw_err *err, const char *what, const char *path, int e)
 	return -1;
 }
 
+static void free_paths(struct atomic_file *af)
+{
+	free(af->dir);
+	free(af->tmp);
+	free(af->final);
+	af->dir = af->tmp = af->final = NULL;
+}
+
+/* A path no longer than PATH_MAX, on the heap; NULL with errno set otherwise. */
+static char *path_of(const char *dir, const char *sep, const char *name, const char *tail)
+{
+	size_t n = strlen(dir) + strlen(sep) + strlen(name) + strlen(tail);
+	if (n >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	char *p = malloc(n + 1);
+	if (p)
+		snprintf(p, n + 1, "%s%s%s%s", dir, sep, name, tail);
+	return p;
+}
+
 int atomic_file_open(struct atomic_file *af, const char *dir, const char *name, unsigned mode,
                      struct gw_err *err)
 {
 	memset(af, 0, sizeof *af);
-	if (snprintf(af->dir, sizeof af->dir, "%s", dir) >= (int)sizeof af->dir ||
-	    snprintf(af->final, sizeof af->final, "%s/%s", dir, name) >= (int)sizeof af->final ||
-	    snprintf(af->tmp, sizeof af->tmp, "%s/.%s.tmp.XXXXXX", dir, name) >=
-	        (int)sizeof af->tmp)
-		return fail(err, "path too long:", dir, ENAMETOOLONG);
+	if (!(af->dir = path_of(dir, "", "", "")) || !(af->final = path_of(dir, "/", name, "")) ||
+	    !(af->tmp = path_of(dir, "/.", name, ".tmp.XXXXXX"))) {
+		int e = errno;
+		free_paths(af);
+		return e == ENAMETOOLONG ? fail(err, "path too long:", dir, e)
+		                         : fail(err, "cannot write in", dir, e);
+	}
 
 	int fd = mkostemp(af->tmp, O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		af->tmp[0] = '\0';
+		free_paths(af);
 		return fail(err, "cannot create a temporary file in", dir, e);
 	}
 	if (fchmod(fd, (mode_t)mode) < 0) {
 		int e = errno;
 		close(fd);
+		fail(err, "cannot set the mode of", af->tmp, e);
 		atomic_file_abort(af);
-		return fail(err, "cannot set the mode of", af->tmp, e);
+		return -1;
 	}
 	af->fp = fdopen(fd, "w");
 	if (!af->fp) {
 		int e = errno;
 		close(fd);
+		fail(err, "cannot open", af->tmp, e);
 		atomic_file_abort(af);
-		return fail(err, "cannot open", af->tmp, e);
+		return -1;
 	}
 	setvbuf(af->fp, NULL, _IOFBF, 1 << 16);
 	return 0;
@@ -92,8 +118,11 @@ int atomic_file_commit(struct atomic_file *af, struct gw_err *err)
 {
 	if (rename(af->tmp, af->final) != 0)
 		return fail(err, "cannot rename the temporary file to", af->final, errno);
-	af->tmp[0] = '\0';
-	return atomic_file_sync_dir(af->dir, err);
+	free(af->tmp);
+	af->tmp = NULL;
+	int rc = atomic_file_sync_dir(af->dir, err);
+	free_paths(af);
+	return rc;
 }
 
 void atomic_file_abort(struct atomic_file *af)
@@ -102,10 +131,9 @@ void atomic_file_abort(struct atomic_file *af)
 		fclose(af->fp);
 		af->fp = NULL;
 	}
-	if (af->tmp[0]) {
+	if (af->tmp)
 		unlink(af->tmp);
-		af->tmp[0] = '\0';
-	}
+	free_paths(af);
 }
 
 int atomic_file_sweep(const char *dir, const char *name)

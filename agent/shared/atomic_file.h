@@ -13,11 +13,15 @@
 
 #include "core/error.h"
 
+/* The paths live on the heap, each sized to itself: the struct is small on the stacks of
+ * the threads that write files (the dispatcher, through the file plugin, and the snapshot
+ * writer), whose touched stack pages otherwise stay dirty for the life of the agent. They
+ * are freed by a successful commit or by abort. */
 struct atomic_file {
-	char dir[PATH_MAX];
-	char tmp[PATH_MAX];   /* the temporary file: DIR/.NAME.tmp.XXXXXX */
-	char final[PATH_MAX]; /* DIR/NAME */
-	FILE *fp;             /* open for writing between open and finish */
+	char *dir;
+	char *tmp;   /* the temporary file: DIR/.NAME.tmp.XXXXXX; NULL once renamed or removed */
+	char *final; /* DIR/NAME */
+	FILE *fp;    /* open for writing between open and finish */
 };
 
 /* Create the temporary file with `mode` (exactly, whatever the umask). Write to af->fp. */
@@ -27,14 +31,16 @@ int atomic_file_open(struct atomic_file *af, const char *dir, const char *name, 
 /* Flush, fsync and close the temporary file; any write error shows up here. */
 int atomic_file_finish(struct atomic_file *af, struct gw_err *err);
 
-/* Rename the temporary file over the final name and fsync the directory. */
+/* Rename the temporary file over the final name and fsync the directory. Once renamed the
+ * paths are freed, whatever the fsync says; a failed rename leaves them to abort. */
 int atomic_file_commit(struct atomic_file *af, struct gw_err *err);
 
 /* fsync a directory so a rename or unlink in it is durable (EINVAL, a file system that
  * cannot, is not an error). */
 int atomic_file_sync_dir(const char *dir, struct gw_err *err);
 
-/* Give up: close and remove the temporary file. Safe after a failed step. */
+/* Give up: close and remove the temporary file, free the paths. Safe after a failed step
+ * and after commit. */
 void atomic_file_abort(struct atomic_file *af);
 
 /* Remove temporary files a crash left behind for dir/name (".NAME.tmp.*"); returns how

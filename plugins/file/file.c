@@ -310,7 +310,7 @@ static int file_apply(void *state, const struct gw_host *h, const struct gw_chan
 		h->error(h, "%s", why.msg);
 		return -1;
 	}
-	h->log(h, GW_LOG_DEBUG, "wrote %s (%zu items)", af.final, ch->n_items);
+	h->log(h, GW_LOG_DEBUG, "wrote %s/%s (%zu items)", st->dir, name, ch->n_items);
 	if (st->reload_command && (unsigned)ch->group < 32) {
 		debounce_note(&st->reload, h->now_ms(h));
 		st->reload_groups |= 1u << ch->group;

@@ -87,6 +87,44 @@ START_TEST(shedding_gives_back_the_stack_below_the_frame)
 }
 END_TEST
 
+struct own_seen {
+	char name[16];
+	uintptr_t frame; /* an address on the thread's stack */
+	sigset_t mask;
+};
+
+static void *report_own(void *arg)
+{
+	struct own_seen *o = arg;
+	char here[64];
+	memset(here, 'x', sizeof here);
+	o->frame = (uintptr_t)here;
+	pthread_getname_np(pthread_self(), o->name, sizeof o->name);
+	pthread_sigmask(SIG_SETMASK, NULL, &o->mask);
+	return NULL;
+}
+
+START_TEST(a_thread_on_its_own_stack_gives_it_back_when_joined)
+{
+	struct own_seen o = {0};
+	struct gw_thread_own t;
+	ck_assert_int_eq(gw_thread_start_own(&t, GW_THREAD_OWN_STACK, "own", report_own, &o), 0);
+	uintptr_t lo = (uintptr_t)t.map, hi = lo + t.map_size;
+	gw_thread_join_unmap(&t);
+	/* it ran on the mapping, named and masked as every other thread */
+	ck_assert_msg(o.frame > lo && o.frame < hi, "frame %#lx outside %#lx-%#lx",
+	              (unsigned long)o.frame, (unsigned long)lo, (unsigned long)hi);
+	ck_assert_str_eq(o.name, "own");
+	ck_assert_int_eq(sigismember(&o.mask, SIGTERM), 1);
+	/* and the mapping is gone: mincore() refuses unmapped addresses */
+	unsigned char vec[32];
+	ck_assert_int_eq(mincore((void *)lo, 4096, vec), -1);
+	ck_assert_int_eq(errno, ENOMEM);
+	ck_assert_ptr_null(t.map);
+	gw_thread_join_unmap(&t); /* a second call changes nothing */
+}
+END_TEST
+
 START_TEST(started_threads_block_async_signals)
 {
 	sigset_t none, before, seen;
@@ -153,6 +191,7 @@ int main(void)
 	tcase_add_test(tc, started_threads_carry_their_name);
 	tcase_add_test(tc, monotonic_wait_ends_at_its_deadline);
 	tcase_add_test(tc, shedding_gives_back_the_stack_below_the_frame);
+	tcase_add_test(tc, a_thread_on_its_own_stack_gives_it_back_when_joined);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -5,6 +5,7 @@
  * WATCHDOG_USEC (and none when the dispatcher is missing), STATUS= lines, STOPPING=1.
  */
 #include <check.h>
+#include <stdatomic.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,11 @@ static void hold_all(struct store *st, const struct cfg *cfg)
 	}
 }
 
+static void count_end(void *arg)
+{
+	atomic_fetch_add((atomic_int *)arg, 1);
+}
+
 START_TEST(ready_watchdog_status_stopping)
 {
 	setenv("NOTIFY_SOCKET", sock_path, 1);
@@ -174,6 +180,8 @@ START_TEST(ready_watchdog_status_stopping)
 	src.started_wall_ms = gw_wall_ms();
 	struct notifier *n = NULL;
 	ck_assert_msg(notify_start(&n, &src, &err) == 0, "%s", err.msg);
+	atomic_int ended = 0;
+	notify_on_end(n, count_end, &ended);
 
 	struct tally a = {0};
 	collect(sock, 600, &a);
@@ -190,6 +198,7 @@ START_TEST(ready_watchdog_status_stopping)
 	ck_assert_int_eq(notify_is_ready(n), 1);
 	ck_assert_ptr_nonnull(strstr(b.last_status, "5 groups held"));
 	ck_assert_int_ge(b.watchdog, 5);
+	ck_assert_int_eq(atomic_load(&ended), 0); /* under systemd it stays */
 
 	notify_stop(n); /* stop is asynchronous and idempotent: STOPPING=1 goes once */
 	notify_stop(n);
@@ -197,6 +206,7 @@ START_TEST(ready_watchdog_status_stopping)
 	struct tally c = {0};
 	collect(sock, 300, &c);
 	ck_assert_int_eq(c.stopping, 1);
+	ck_assert_int_eq(atomic_load(&ended), 0); /* a stop is not an end to report */
 	dispatcher_stop(d);
 	dispatcher_stop(d);
 	dispatcher_free(d);
@@ -226,6 +236,48 @@ START_TEST(no_dispatcher_no_pings_not_ready)
 	ck_assert_int_eq(a.ready, 0);
 	ck_assert_int_eq(a.watchdog, 0);
 	notify_free(n);
+	store_free(st);
+	tcfg_free(&t);
+}
+END_TEST
+
+START_TEST(without_a_socket_the_thread_ends_once_ready_and_says_so)
+{
+	struct tcfg t;
+	tcfg_init(&t);
+	struct subscribers none = {NULL, 0};
+	struct store *st = store_new();
+	struct dispatcher *d = NULL;
+	struct gw_err err = {0};
+	ck_assert_msg(dispatcher_start(&d, &none, st, &t.cfg, lg, &err) == 0, "%s", err.msg);
+	struct status_sources src;
+	memset(&src, 0, sizeof src);
+	src.cfg = &t.cfg;
+	src.store = st;
+	src.dispatcher = d;
+	src.log = lg;
+	struct notifier *n = NULL;
+	ck_assert_msg(notify_start(&n, &src, &err) == 0, "%s", err.msg);
+	atomic_int ended = 0;
+	notify_on_end(n, count_end, &ended);
+	sleep_ms(300);
+	ck_assert_int_eq(atomic_load(&ended), 0); /* not ready: it keeps looking */
+	notify_reap(n);                           /* and a reap leaves it running */
+	hold_all(st, &t.cfg);
+	int64_t until = gw_mono_ms() + 2000;
+	while (atomic_load(&ended) == 0 && gw_mono_ms() < until)
+		sleep_ms(10);
+	ck_assert_int_eq(notify_is_ready(n), 1);
+	ck_assert_int_eq(atomic_load(&ended), 1);
+	notify_reap(n);
+	notify_reap(n);
+	/* registered after the end: told at once */
+	atomic_int late = 0;
+	notify_on_end(n, count_end, &late);
+	ck_assert_int_eq(atomic_load(&late), 1);
+	notify_free(n);
+	ck_assert_int_eq(atomic_load(&ended), 1); /* once */
+	dispatcher_free(d);
 	store_free(st);
 	tcfg_free(&t);
 }
@@ -276,6 +328,7 @@ int main(void)
 	tcase_add_test(tc, ready_watchdog_status_stopping);
 	tcase_add_test(tc, no_dispatcher_no_pings_not_ready);
 	tcase_add_test(tc, without_notify_socket_still_tracks_readiness);
+	tcase_add_test(tc, without_a_socket_the_thread_ends_once_ready_and_says_so);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
