@@ -160,26 +160,42 @@ static void count_end(void *arg)
 	atomic_fetch_add((atomic_int *)arg, 1);
 }
 
+/* What the notifier watches: a configuration, a store, a dispatcher with no subscriber,
+ * and the notifier started over them (started_wall_ms as given). */
+struct rig {
+	struct tcfg t;
+	struct subscribers none; /* the dispatcher's: lives as long as it */
+	struct store *st;
+	struct dispatcher *d;
+	struct status_sources src;
+	struct notifier *n;
+};
+
+static void rig_start(struct rig *r, int64_t started_wall_ms)
+{
+	memset(r, 0, sizeof *r);
+	tcfg_init(&r->t);
+	r->st = store_new();
+	struct gw_err err = {0};
+	ck_assert_msg(dispatcher_start(&r->d, &r->none, r->st, &r->t.cfg, lg, &err) == 0, "%s",
+	              err.msg);
+	r->src.cfg = &r->t.cfg;
+	r->src.store = r->st;
+	r->src.dispatcher = r->d;
+	r->src.log = lg;
+	r->src.started_wall_ms = started_wall_ms;
+	ck_assert_msg(notify_start(&r->n, &r->src, &err) == 0, "%s", err.msg);
+}
+
 START_TEST(ready_watchdog_status_stopping)
 {
 	setenv("NOTIFY_SOCKET", sock_path, 1);
 	setenv("WATCHDOG_USEC", "200000", 1); /* ping every 100 ms */
-	struct tcfg t;
-	tcfg_init(&t);
-	struct subscribers none = {NULL, 0};
-	struct store *st = store_new();
-	struct dispatcher *d = NULL;
-	struct gw_err err = {0};
-	ck_assert_msg(dispatcher_start(&d, &none, st, &t.cfg, lg, &err) == 0, "%s", err.msg);
-	struct status_sources src;
-	memset(&src, 0, sizeof src);
-	src.cfg = &t.cfg;
-	src.store = st;
-	src.dispatcher = d;
-	src.log = lg;
-	src.started_wall_ms = gw_wall_ms();
-	struct notifier *n = NULL;
-	ck_assert_msg(notify_start(&n, &src, &err) == 0, "%s", err.msg);
+	struct rig r;
+	rig_start(&r, gw_wall_ms());
+	struct store *st = r.st;
+	struct dispatcher *d = r.d;
+	struct notifier *n = r.n;
 	atomic_int ended = 0;
 	notify_on_end(n, count_end, &ended);
 
@@ -191,7 +207,7 @@ START_TEST(ready_watchdog_status_stopping)
 	ck_assert_int_ge(a.status, 1);
 	ck_assert_ptr_nonnull(strstr(a.last_status, "waiting for data"));
 
-	hold_all(st, &t.cfg);
+	hold_all(st, &r.t.cfg);
 	struct tally b = {0};
 	collect(sock, 1500, &b);
 	ck_assert_int_eq(b.ready, 1); /* exactly once */
@@ -211,7 +227,7 @@ START_TEST(ready_watchdog_status_stopping)
 	dispatcher_stop(d);
 	dispatcher_free(d);
 	store_free(st);
-	tcfg_free(&t);
+	tcfg_free(&r.t);
 }
 END_TEST
 
@@ -243,27 +259,17 @@ END_TEST
 
 START_TEST(without_a_socket_the_thread_ends_once_ready_and_says_so)
 {
-	struct tcfg t;
-	tcfg_init(&t);
-	struct subscribers none = {NULL, 0};
-	struct store *st = store_new();
-	struct dispatcher *d = NULL;
-	struct gw_err err = {0};
-	ck_assert_msg(dispatcher_start(&d, &none, st, &t.cfg, lg, &err) == 0, "%s", err.msg);
-	struct status_sources src;
-	memset(&src, 0, sizeof src);
-	src.cfg = &t.cfg;
-	src.store = st;
-	src.dispatcher = d;
-	src.log = lg;
-	struct notifier *n = NULL;
-	ck_assert_msg(notify_start(&n, &src, &err) == 0, "%s", err.msg);
+	struct rig r;
+	rig_start(&r, 0);
+	struct store *st = r.st;
+	struct dispatcher *d = r.d;
+	struct notifier *n = r.n;
 	atomic_int ended = 0;
 	notify_on_end(n, count_end, &ended);
 	sleep_ms(300);
 	ck_assert_int_eq(atomic_load(&ended), 0); /* not ready: it keeps looking */
 	notify_reap(n);                           /* and a reap leaves it running */
-	hold_all(st, &t.cfg);
+	hold_all(st, &r.t.cfg);
 	int64_t until = gw_mono_ms() + 2000;
 	while (atomic_load(&ended) == 0 && gw_mono_ms() < until)
 		sleep_ms(10);
@@ -279,28 +285,18 @@ START_TEST(without_a_socket_the_thread_ends_once_ready_and_says_so)
 	ck_assert_int_eq(atomic_load(&ended), 1); /* once */
 	dispatcher_free(d);
 	store_free(st);
-	tcfg_free(&t);
+	tcfg_free(&r.t);
 }
 END_TEST
 
 START_TEST(without_notify_socket_still_tracks_readiness)
 {
-	struct tcfg t;
-	tcfg_init(&t);
-	struct subscribers none = {NULL, 0};
-	struct store *st = store_new();
-	struct dispatcher *d = NULL;
-	struct gw_err err = {0};
-	ck_assert_msg(dispatcher_start(&d, &none, st, &t.cfg, lg, &err) == 0, "%s", err.msg);
-	struct status_sources src;
-	memset(&src, 0, sizeof src);
-	src.cfg = &t.cfg;
-	src.store = st;
-	src.dispatcher = d;
-	src.log = lg;
-	struct notifier *n = NULL;
-	ck_assert_msg(notify_start(&n, &src, &err) == 0, "%s", err.msg);
-	hold_all(st, &t.cfg);
+	struct rig r;
+	rig_start(&r, 0);
+	struct store *st = r.st;
+	struct dispatcher *d = r.d;
+	struct notifier *n = r.n;
+	hold_all(st, &r.t.cfg);
 	int64_t until = gw_mono_ms() + 2000;
 	while (!notify_is_ready(n) && gw_mono_ms() < until)
 		sleep_ms(10);
@@ -313,7 +309,7 @@ START_TEST(without_notify_socket_still_tracks_readiness)
 	ck_assert_int_lt(gw_mono_ms() - t0, 500); /* stops at once, not after its nap */
 	dispatcher_free(d);
 	store_free(st);
-	tcfg_free(&t);
+	tcfg_free(&r.t);
 }
 END_TEST
 
