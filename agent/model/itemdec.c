@@ -580,26 +580,16 @@ static const char *item_key(struct item_ctx *c, enum gw_group g, const struct ds
 	return k;
 }
 
-/* walk() over an item that must be a JSON object: 0, or -1 with the error told to c. */
-static int walk_object(struct itemdec *d, struct item_ctx *c, const struct dshape *ds,
-                       const char *raw, size_t len, struct slot *slots)
-{
-	const char *end = raw + len;
-	if (walk(d, raw, end, ds, slots) != 0)
-		return item_err_not_json(c, raw, len);
-	if (*jspan_ws(raw, end) != '{')
-		return item_err_not_object(c, "array");
-	return 0;
-}
-
 int itemdec_item(struct itemdec *d, struct item_ctx *c, enum gw_group g, const char *raw,
                  size_t len, struct gw_item *it)
 {
 	const struct dshape *ds = &d->shapes[g];
 	const char *end = raw + len;
 	struct slot slots[MAX_SLOTS] = {{0}};
-	if (walk_object(d, c, ds, raw, len, slots) != 0)
-		return -1;
+	if (walk(d, raw, end, ds, slots) != 0)
+		return item_err_not_json(c, raw, len);
+	if (*jspan_ws(raw, end) != '{')
+		return item_err_not_object(c, "array");
 	if (item_set_json(c, g, raw, len, it) != 0)
 		return -1;
 	const char *key = item_key(c, g, ds, slots);
@@ -689,8 +679,10 @@ int itemdec_check(struct itemdec *d, struct item_ctx *c, enum gw_group g, const 
 	const struct dshape *ds = &d->shapes[g];
 	const char *end = raw + len;
 	struct slot slots[MAX_SLOTS] = {{0}};
-	if (walk_object(d, c, ds, raw, len, slots) != 0)
-		return -1;
+	if (walk(d, raw, end, ds, slots) != 0)
+		return item_err_not_json(c, raw, len);
+	if (*jspan_ws(raw, end) != '{')
+		return item_err_not_object(c, "array");
 	for (size_t i = 0; i < 2 && ds->key[i] >= 0; i++)
 		if (!key_present(&slots[ds->key[i]]))
 			return item_err_missing_key(c, g, key_field(g, i));
