@@ -75,8 +75,16 @@ class Proxy:
             flt = self.make_filter() if self.make_filter else None
             pair = (client, server)
             with self._lock:
-                self._pairs.append(pair)
-                self.connections += 1
+                # block() may have run while this connection was being made: decided under
+                # the lock block() sets the flag under, so a partition never lets one through
+                admitted = not self.blocked
+                if admitted:
+                    self._pairs.append(pair)
+                    self.connections += 1
+            if not admitted:
+                _close(client, reset=True)
+                _close(server, reset=False)
+                continue
             for src, dst, fn in ((client, server, flt and flt.up), (server, client, flt and flt.down)):
                 threading.Thread(target=self._pump, args=(pair, src, dst, fn), daemon=True,
                                  name="proxy-pump").start()
@@ -112,7 +120,8 @@ class Proxy:
 
     def block(self):
         """Cut every connection and refuse new ones until unblock()."""
-        self.blocked = True
+        with self._lock:
+            self.blocked = True
         self.reset()
 
     def unblock(self):
