@@ -5,8 +5,8 @@
  * status). Not a public header: nothing outside source/consul/ includes it.
  *
  * Threads: main's thread runs initial_sync before start(); after it, the source's own
- * thread ("consul-0") alone touches everything here except `stop` (atomic, with
- * status.wake) and `status` (conn.h), which stop() and status() use from any thread.
+ * thread ("consul-0") alone touches everything here except `sh.stop` (atomic, with
+ * sh.status.wake) and `sh.status` (conn.h), which stop() and status() use from any thread.
  */
 #ifndef GW_CONSUL_CONSUL_H
 #define GW_CONSUL_CONSUL_H
@@ -20,7 +20,7 @@
 #include "source/curl_http.h"
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
-#include "source/conn.h"
+#include "source/shell.h"
 #include "source/source.h"
 
 #define CONSUL_NO_FULL_READ (-1)
@@ -32,6 +32,9 @@ enum consul_outcome {
 };
 
 struct source {
+	/* first (shell.h): the thread, stop, and the status under its lock (sh.status.mu),
+	 * which stop() and status() use from any thread */
+	struct shell sh;
 	struct source_args args;
 	const struct cfg *cfg;
 	const struct consul_config *cc;
@@ -57,11 +60,6 @@ struct source {
 	unsigned early;    /* answers in a row that came back early with nothing new */
 	int established;   /* this session had an answer */
 	int64_t established_ms;
-
-	atomic_int stop;
-	pthread_t thread;
-	int started;
-	struct conn status; /* the status under its lock, and the pause stop() ends (conn.h) */
 };
 
 /* sync.c */

@@ -1,0 +1,125 @@
+/*
+ * The shell of a one-thread source (see shell.h): the table's lifecycle entries and the
+ * start-up sync, each once, over the source's own parts in its shell_ops.
+ */
+#include "source/shell.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/thread.h"
+
+/* The struct source begins with its shell (shell.h): the one conversion, in one place. */
+static struct shell *shell_of(struct source *s)
+{
+	return (struct shell *)(void *)s;
+}
+
+void shell_init(struct shell *sh, struct source *s, const struct shell_ops *ops, struct gw_log *log,
+                const char *server, const char *session, size_t n_servers)
+{
+	sh->ops = ops;
+	sh->source = s;
+	sh->log = log;
+	sh->n_servers = n_servers;
+	atomic_init(&sh->stop, 0);
+	conn_init(&sh->status, server, session);
+}
+
+int shell_first_sync(struct shell *sh, size_t n, struct gw_err *err)
+{
+	const struct shell_ops *ops = sh->ops;
+	for (size_t i = 0; i < n; i++) {
+		if (atomic_load(&sh->stop))
+			return gw_errf(err, "start-up sync interrupted");
+		struct gw_err e = {0};
+		if (ops->first_read(sh->source, i, &e) == 0)
+			return 0;
+		if (atomic_load(&sh->stop))
+			return gw_errf(err, "start-up sync interrupted");
+		conn_count_failure(&sh->status, e.kind, e.msg);
+		LOG_W(sh->log, ops->type, "%s [%s]", e.msg, sync_fail_name(e.kind));
+		if (ops->next)
+			ops->next(sh->source);
+	}
+	/* the last failure's message, as the status keeps it (main's thread: no race yet) */
+	pthread_mutex_lock(&sh->status.mu);
+	gw_errf(err, "no %s answered (%zu tried); the last: %.900s", ops->server_noun, n,
+	        sh->status.st.last_error);
+	pthread_mutex_unlock(&sh->status.mu);
+	return -1;
+}
+
+int shell_initial_sync(struct source *s, struct gw_err *err)
+{
+	struct shell *sh = shell_of(s);
+	return shell_first_sync(sh, sh->n_servers, err);
+}
+
+int shell_start(struct source *s, struct gw_err *err)
+{
+	struct shell *sh = shell_of(s);
+	if (sh->started)
+		return 0;
+	int rc = gw_thread_start(&sh->thread, sh->ops->thread, sh->ops->run, s);
+	if (rc != 0)
+		return gw_errf(err, "%s: cannot start the source thread: %s", sh->ops->type,
+		               strerror(rc));
+	sh->started = 1;
+	return 0;
+}
+
+void shell_stop(struct source *s)
+{
+	if (!s)
+		return;
+	struct shell *sh = shell_of(s);
+	atomic_store(&sh->stop, 1);
+	if (sh->ops->interrupt)
+		sh->ops->interrupt(s);
+	conn_wake(&sh->status);
+}
+
+void shell_free(struct source *s)
+{
+	if (!s)
+		return;
+	struct shell *sh = shell_of(s);
+	shell_stop(s);
+	if (sh->started)
+		pthread_join(sh->thread, NULL);
+	if (sh->ops->release)
+		sh->ops->release(s);
+	conn_destroy(&sh->status);
+	free(s);
+}
+
+int shell_status(struct source *s, size_t i, struct source_conn_status *out)
+{
+	if (i != 0)
+		return 0;
+	struct shell *sh = shell_of(s);
+	struct kv_mirror_stats ms = {0};
+	int64_t watches = -1;
+	sh->ops->counts(s, &ms, &watches);
+	conn_copy(&sh->status, out, ms.versions, ms.repairs, ms.last_event_ms);
+	if (watches >= 0)
+		out->watches = (uint64_t)watches;
+	return 1;
+}
+
+int shell_selects(const struct cfg *cfg, const char *section)
+{
+	return cfg->section && strcmp(cfg->section, section) == 0;
+}
+
+const char *shell_conn_name(const char *label, size_t i)
+{
+	return label && i == 0 ? label : "";
+}
+
+void shell_summary(const char *type, const char *label, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s source %s", type, label ? label : "");
+}

@@ -1,0 +1,116 @@
+/*
+ * The shell of a source that runs on one thread (etcd, Nacos, Apollo, Consul, Polaris): the
+ * parts of the source table (source.h) that were the same in each, written once. Starting
+ * the one thread (once), stop() (the flag, what blocks interrupted, the pause woken), free()
+ * (stop, join, free), status() (the connection's status with the mirror's counts), and the
+ * start-up sync that tries each server in order ("no Consul server answered (2 tried); the
+ * last: ..."). What is a source's own (its thread, what to interrupt and free, its read) it
+ * hands in as a small ops table; the shell holds no policy of its own.
+ *
+ * A source's `struct source` begins with its `struct shell` (first member, checked by a
+ * static assertion in each source.c), so that the shell's functions are the table's own
+ * entries (shell_start, shell_stop...): a pointer to a struct converts to a pointer to its
+ * first member and back (C11 6.7.2.1), and no source needs a wrapper of its own. The
+ * table's entries that take the configuration alone (selects, conns, conn_name, summary)
+ * cannot know which type they answer for, so each type has functions of its own: the
+ * macros at the end write them, the same in every source but for their names.
+ *
+ * Threads: the source's thread and main's run the source; stop() and status() may come
+ * from any thread, and touch only `stop` (atomic) and `status` (conn.h, under its lock).
+ */
+#ifndef GW_SOURCE_SHELL_H
+#define GW_SOURCE_SHELL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "source/conn.h"
+#include "source/kv/mirror.h"
+#include "source/source.h"
+
+/* What a one-thread source hands the shell; static, it outlives the source. */
+struct shell_ops {
+	const char *type;   /* "consul": the component of log lines, the prefix of errors */
+	const char *thread; /* the thread's name, "consul-0" */
+	/* what a server is called in the start-up sync's error: "Consul server" */
+	const char *server_noun;
+	void *(*run)(void *source); /* the thread, given the struct source */
+	/* stop(), after the flag is set and before the pause is woken: interrupt whatever may
+	 * block the thread (HTTP handles, a watch) at once. Any thread; NULL: nothing. */
+	void (*interrupt)(struct source *s);
+	/* free(), once the thread is joined: free what is the source's own, neither the
+	 * status nor the struct itself (the shell's). NULL: nothing. */
+	void (*release)(struct source *s);
+	/* status(): the mirror's counts; *watches may be set (it is left at -1 to keep what
+	 * the status holds). Any thread. */
+	void (*counts)(struct source *s, struct kv_mirror_stats *ms, int64_t *watches);
+	/* The start-up sync's full read from server i. 0 (the source notes the server in use
+	 * and whatever follows a read that worked), or -1 with err. */
+	int (*first_read)(struct source *s, size_t i, struct gw_err *err);
+	/* After a failed first_read, before the next (NULL: nothing; Apollo moves its client
+	 * to the next config service). */
+	void (*next)(struct source *s);
+};
+
+struct shell {
+	const struct shell_ops *ops;
+	struct source *source; /* the struct this shell begins */
+	struct gw_log *log;
+	size_t n_servers; /* the start-up sync tries this many (shell_initial_sync) */
+	atomic_int stop;
+	pthread_t thread;
+	int started;
+	struct conn status; /* the connection's status, and the pause stop() ends (conn.h) */
+};
+
+/* Fill the shell at the start of `s` (zeroed: calloc): stop unset, the status "connecting"
+ * with `server` (the connection's name) and `session` (NULL: ""); no thread yet. */
+void shell_init(struct shell *sh, struct source *s, const struct shell_ops *ops, struct gw_log *log,
+                const char *server, const char *session, size_t n_servers);
+
+/* The start-up sync over servers 0 .. n - 1 in turn: the first whose first_read works ends
+ * it (0); each failure is counted in the status and logged. -1 with err when stop() came
+ * ("start-up sync interrupted") or none answered ("no SERVER_NOUN answered (n tried); the
+ * last: ..."). */
+int shell_first_sync(struct shell *sh, size_t n, struct gw_err *err);
+
+/* The table's entries (source.h), for a struct source that begins with its shell. */
+int shell_initial_sync(struct source *s, struct gw_err *err); /* over n_servers */
+int shell_start(struct source *s, struct gw_err *err);
+void shell_stop(struct source *s);
+void shell_free(struct source *s);
+int shell_status(struct source *s, size_t i, struct source_conn_status *out);
+
+/* The configuration-only entries, for their macros below. */
+int shell_selects(const struct cfg *cfg, const char *section); /* cfg's section is it */
+const char *shell_conn_name(const char *label, size_t i);      /* the label, "" past 0 */
+/* "TYPE source LABEL" ("consul source consul://h:8500/shenyu"), as kv_config_summary. */
+void shell_summary(const char *type, const char *label, char *buf, size_t cap);
+
+/* TYPE_selects, TYPE_conns and TYPE_conn_name for the table of a source TYPE whose section
+ * is named TYPE and declared by SECTION (its struct cfg_section), and whose one connection
+ * LABEL(cfg) names (NULL without the section): one connection while its section is
+ * loaded, named by its label. */
+#define SHELL_CONFIG_ENTRIES(type, section, label)                                                 \
+	static int type##_selects(const struct cfg *cfg)                                           \
+	{                                                                                          \
+		return shell_selects(cfg, #type);                                                  \
+	}                                                                                          \
+	static size_t type##_conns(const struct cfg *cfg)                                          \
+	{                                                                                          \
+		return cfg_settings(cfg, (section)) ? 1 : 0;                                       \
+	}                                                                                          \
+	static const char *type##_conn_name(const struct cfg *cfg, size_t i)                       \
+	{                                                                                          \
+		return shell_conn_name(label(cfg), i);                                             \
+	}
+/* TYPE_summary, "TYPE source LABEL", for a source whose summary is its label. */
+#define SHELL_SUMMARY_ENTRY(type, label)                                                           \
+	static void type##_summary(const struct cfg *cfg, char *buf, size_t cap)                   \
+	{                                                                                          \
+		shell_summary(#type, label(cfg), buf, cap);                                        \
+	}
+
+#endif
