@@ -10,21 +10,32 @@
 
 #include "core/thread.h"
 
-/* The struct source begins with its shell (shell.h): the one conversion, in one place. */
+/* The struct source begins with its shell (shell.h): the conversions, in one place. */
 static struct shell *shell_of(struct source *s)
 {
 	return (struct shell *)(void *)s;
 }
 
-void shell_init(struct shell *sh, struct source *s, const struct shell_ops *ops, struct gw_log *log,
-                const char *server, const char *session, size_t n_servers)
+static struct source *source_of(struct shell *sh)
 {
+	return (struct source *)(void *)sh;
+}
+
+struct source *shell_new(size_t size, const struct shell_ops *ops, const struct source_args *args,
+                         const char *server, const char *session, size_t n_servers,
+                         struct gw_err *err)
+{
+	struct shell *sh = calloc(1, size);
+	if (!sh) {
+		gw_errf(err, "%s: out of memory", ops->type);
+		return NULL;
+	}
 	sh->ops = ops;
-	sh->source = s;
-	sh->log = log;
+	sh->args = *args;
 	sh->n_servers = n_servers;
 	atomic_init(&sh->stop, 0);
 	conn_init(&sh->status, server, session);
+	return source_of(sh);
 }
 
 int shell_first_sync(struct shell *sh, size_t n, struct gw_err *err)
@@ -34,14 +45,14 @@ int shell_first_sync(struct shell *sh, size_t n, struct gw_err *err)
 		if (atomic_load(&sh->stop))
 			return gw_errf(err, "start-up sync interrupted");
 		struct gw_err e = {0};
-		if (ops->first_read(sh->source, i, &e) == 0)
+		if (ops->first_read(source_of(sh), i, &e) == 0)
 			return 0;
 		if (atomic_load(&sh->stop))
 			return gw_errf(err, "start-up sync interrupted");
 		conn_count_failure(&sh->status, e.kind, e.msg);
-		LOG_W(sh->log, ops->type, "%s [%s]", e.msg, sync_fail_name(e.kind));
+		LOG_W(sh->args.log, ops->type, "%s [%s]", e.msg, sync_fail_name(e.kind));
 		if (ops->next)
-			ops->next(sh->source);
+			ops->next(source_of(sh));
 	}
 	/* the last failure's message, as the status keeps it (main's thread: no race yet) */
 	pthread_mutex_lock(&sh->status.mu);

@@ -56,19 +56,21 @@ struct shell_ops {
 
 struct shell {
 	const struct shell_ops *ops;
-	struct source *source; /* the struct this shell begins */
-	struct gw_log *log;
-	size_t n_servers; /* the start-up sync tries this many (shell_initial_sync) */
+	struct source_args args; /* what open() was given (source.h) */
+	size_t n_servers;        /* the start-up sync tries this many (shell_initial_sync) */
 	atomic_int stop;
 	pthread_t thread;
 	int started;
 	struct conn status; /* the connection's status, and the pause stop() ends (conn.h) */
 };
 
-/* Fill the shell at the start of `s` (zeroed: calloc): stop unset, the status "connecting"
- * with `server` (the connection's name) and `session` (NULL: ""); no thread yet. */
-void shell_init(struct shell *sh, struct source *s, const struct shell_ops *ops, struct gw_log *log,
-                const char *server, const char *session, size_t n_servers);
+/* open()'s start: a zeroed struct source of `size` bytes (sizeof, its shell first), the shell
+ * filled: stop unset, the status "connecting" with `server` (the connection's name) and
+ * `session` (NULL: ""), no thread yet. shell_free() frees it. NULL with err when out of
+ * memory ("TYPE: out of memory"). */
+struct source *shell_new(size_t size, const struct shell_ops *ops, const struct source_args *args,
+                         const char *server, const char *session, size_t n_servers,
+                         struct gw_err *err);
 
 /* The start-up sync over servers 0 .. n - 1 in turn: the first whose first_read works ends
  * it (0); each failure is counted in the status and logged. -1 with err when stop() came

@@ -6,9 +6,9 @@
  * deadline or a retry: no periodic tick.
  *
  * Services are tried in order; a failing one moves to the next at once, and the retry
- * schedule (retry.h: `attempts` tries at `interval`, then `backoff`) counts rounds over all
+ * schedule (retry.h: `attempts` tries at `interval`, then `backoff`) apollo_counts rounds over all
  * of them. With a meta server, its list is asked again after every failed round. A session
- * that got somewhere (a poll answered, a release applied) and then failed starts the
+ * that got somewhere (a poll answered, a apollo_release applied) and then failed starts the
  * schedule over. What the map held stays through failures: nothing is delivered from a
  * reply that was not whole and valid, and the snapshot serves until the first full read.
  */
@@ -51,7 +51,7 @@ void apollo_count(struct source *s, int poll, size_t fetched_bytes)
 static int starting(struct source *s)
 {
 	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->args.ingest, st);
+	ingest_stamps(s->sh.args.ingest, st);
 	for (size_t i = 0; i < s->cfg->n_groups; i++)
 		if (!st[s->cfg->groups[i]].md5[0])
 			return 1;
@@ -68,7 +68,7 @@ static void group_names(const struct cfg *cfg, char *buf, size_t cap)
 		                        gw_group_name(cfg->groups[i]));
 }
 
-static void *run(void *arg)
+static void *apollo_run(void *arg)
 {
 	struct source *s = arg;
 	const struct cfg *cfg = s->cfg;
@@ -142,7 +142,7 @@ static void *run(void *arg)
 /* ---------------------------------------------------------------- the table */
 
 /* The start-up sync's read from the config service in use (shell.h): each in turn. */
-static int first_read(struct source *s, size_t i, struct gw_err *err)
+static int apollo_first_read(struct source *s, size_t i, struct gw_err *err)
 {
 	(void)i;
 	if (apollo_full_read(s, KV_FULL_START, err) != 0)
@@ -170,13 +170,13 @@ static int apollo_initial_sync(struct source *s, struct gw_err *err)
 	return shell_first_sync(&s->sh, apollo_client_count(s->client), err);
 }
 
-static void interrupt(struct source *s)
+static void apollo_interrupt(struct source *s)
 {
 	if (s->client)
 		apollo_client_interrupt(s->client);
 }
 
-static void release(struct source *s)
+static void apollo_release(struct source *s)
 {
 	apollo_client_close(s->client);
 	node_free(s->map);
@@ -185,7 +185,7 @@ static void release(struct source *s)
 }
 
 /* /status's watches: the keys the notification poll watches. */
-static void counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
+static void apollo_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
 {
 	struct node_stats ns;
 	node_stats(s->map, &ns);
@@ -193,24 +193,24 @@ static void counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watche
 	*watches = (int64_t)ns.keys;
 }
 
-static const char *label(const struct cfg *cfg)
+static const char *apollo_label(const struct cfg *cfg)
 {
 	const struct apollo_config *ac = apollo_config(cfg);
 	return ac ? ac->label : NULL;
 }
 
-SHELL_CONFIG_ENTRIES(apollo, &apollo_config_section, label)
-SHELL_SUMMARY_ENTRY(apollo, label)
+SHELL_CONFIG_ENTRIES(apollo, &apollo_config_section, apollo_label)
+SHELL_SUMMARY_ENTRY(apollo, apollo_label)
 
 static const struct shell_ops apollo_shell = {
     .type = "apollo",
     .thread = "apollo-0",
     .server_noun = "Apollo config service",
-    .run = run,
-    .interrupt = interrupt,
-    .release = release,
-    .counts = counts,
-    .first_read = first_read,
+    .run = apollo_run,
+    .interrupt = apollo_interrupt,
+    .release = apollo_release,
+    .counts = apollo_counts,
+    .first_read = apollo_first_read,
     .next = next_service,
 };
 
@@ -221,11 +221,9 @@ static int apollo_open(struct source **out, const struct source_args *args, stru
 	const struct apollo_config *ac = apollo_config(cfg);
 	if (!ac || !ac->label)
 		return gw_errf(err, "apollo: no config service configured");
-	struct source *s = calloc(1, sizeof *s);
+	struct source *s = shell_new(sizeof *s, &apollo_shell, args, ac->label, NULL, 0, err);
 	if (!s)
-		return gw_errf(err, "apollo: out of memory");
-	shell_init(&s->sh, s, &apollo_shell, args->log, ac->label, NULL, 0);
-	s->args = *args;
+		return -1;
 	s->cfg = cfg;
 	s->ac = ac;
 	s->log = args->log;

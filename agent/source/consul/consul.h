@@ -35,7 +35,6 @@ struct source {
 	/* first (shell.h): the thread, stop, and the status under its lock (sh.status.mu),
 	 * which stop() and status() use from any thread */
 	struct shell sh;
-	struct source_args args;
 	const struct cfg *cfg;
 	const struct consul_config *cc;
 	struct gw_log *log;

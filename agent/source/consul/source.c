@@ -6,7 +6,7 @@
  * shortens the query's wait instead, sync.c).
  *
  * Servers are tried in order; a failing one moves to the next at once, and the retry
- * schedule (retry.h) counts rounds over all of them: three servers down means three quick
+ * schedule (retry.h) consul_counts rounds over all of them: three servers down means three quick
  * failures, then the interval, and after `attempts` such rounds the backoff. A session that
  * ran (answered, a second or more) and then failed (a restart, a dropped connection) is
  * resumed at once from the index reached, starting with the same server.
@@ -40,15 +40,15 @@ int consul_pause(struct source *s, int64_t ms)
 
 /* ---------------------------------------------------------------- the thread */
 
-/* A session that lasted less than this after its first answer counts as a failed try. */
+/* A session that lasted less than this after its first answer consul_counts as a failed try. */
 #define CONSUL_SESSION_MIN_LIFE_MS 1000
 
-static void *run(void *arg)
+static void *consul_run(void *arg)
 {
 	struct source *s = arg;
 	const size_t n = s->n_srv;
 	struct rounds r;
-	rounds_init(&r, &s->args, "consul", "server", s->cc->kv.servers, n);
+	rounds_init(&r, &s->sh.args, "consul", "server", s->cc->kv.servers, n);
 	LOG_I(s->log, "consul", "%s: consul sync started", s->cc->kv.label);
 	while (!atomic_load(&s->sh.stop)) {
 		struct gw_err err = {0};
@@ -122,7 +122,7 @@ static int make_url(struct source *s)
 
 /* The start-up sync's read from server i (shell.h): the session names the server; the
  * state stays "connecting" until the first blocking query. */
-static int first_read(struct source *s, size_t i, struct gw_err *err)
+static int consul_first_read(struct source *s, size_t i, struct gw_err *err)
 {
 	if (consul_full_read(s, i, KV_FULL_START, err) < 0)
 		return -1;
@@ -136,13 +136,13 @@ static int first_read(struct source *s, size_t i, struct gw_err *err)
 	return 0;
 }
 
-static void interrupt(struct source *s)
+static void consul_interrupt(struct source *s)
 {
 	for (size_t i = 0; i < s->n_srv; i++)
 		http_interrupt(s->srv[i]);
 }
 
-static void release(struct source *s)
+static void consul_release(struct source *s)
 {
 	for (size_t i = 0; i < s->n_srv; i++)
 		http_close(s->srv[i]);
@@ -160,30 +160,30 @@ static void release(struct source *s)
 	}
 }
 
-static void counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
+static void consul_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
 {
 	(void)watches;
 	kv_mirror_stats(s->mirror, ms);
 }
 
-static const char *label(const struct cfg *cfg)
+static const char *consul_label(const struct cfg *cfg)
 {
 	const struct consul_config *cc = consul_config(cfg);
 	return cc ? cc->kv.label : NULL;
 }
 
-SHELL_CONFIG_ENTRIES(consul, &consul_config_section, label)
-SHELL_SUMMARY_ENTRY(consul, label)
+SHELL_CONFIG_ENTRIES(consul, &consul_config_section, consul_label)
+SHELL_SUMMARY_ENTRY(consul, consul_label)
 
 static const struct shell_ops consul_shell = {
     .type = "consul",
     .thread = "consul-0",
     .server_noun = "Consul server",
-    .run = run,
-    .interrupt = interrupt,
-    .release = release,
-    .counts = counts,
-    .first_read = first_read,
+    .run = consul_run,
+    .interrupt = consul_interrupt,
+    .release = consul_release,
+    .counts = consul_counts,
+    .first_read = consul_first_read,
 };
 
 static int consul_open(struct source **out, const struct source_args *args, struct gw_err *err)
@@ -193,12 +193,10 @@ static int consul_open(struct source **out, const struct source_args *args, stru
 	const struct consul_config *cc = consul_config(cfg);
 	if (!cc || cc->kv.n_servers == 0 || !cc->kv.label)
 		return gw_errf(err, "consul: no servers configured");
-	struct source *s = calloc(1, sizeof *s);
+	struct source *s = shell_new(sizeof *s, &consul_shell, args, cc->kv.label,
+	                             cc->kv.servers[0], cc->kv.n_servers, err);
 	if (!s)
-		return gw_errf(err, "consul: out of memory");
-	shell_init(&s->sh, s, &consul_shell, args->log, cc->kv.label, cc->kv.servers[0],
-	           cc->kv.n_servers);
-	s->args = *args;
+		return -1;
 	s->cfg = cfg;
 	s->cc = cc;
 	s->log = args->log;

@@ -38,7 +38,6 @@ struct source {
 	/* first (shell.h): the thread, stop, and the status under its lock (sh.status.mu),
 	 * which stop() and status() use from any thread */
 	struct shell sh;
-	struct source_args args;
 	const struct cfg *cfg;
 	const struct kv_config *kv; /* etcd: (config.h) */
 	struct gw_log *log;

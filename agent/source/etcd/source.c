@@ -6,7 +6,7 @@
  * ends, the resync is due, or stop() wakes it: no periodic tick.
  *
  * Endpoints are tried in order; a failing one moves to the next at once, and the retry
- * schedule (retry.h) counts rounds over all of them, so three endpoints down means three
+ * schedule (retry.h) etcd_counts rounds over all of them, so three endpoints down means three
  * quick failures, then the interval, and after `attempts` such rounds the backoff. A watch
  * that ran (a second or more) and ended (a member restarted, a leader change closed the
  * stream) is resumed at once from the revision reached, starting with the same endpoint.
@@ -25,7 +25,7 @@ _Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its 
 
 /* ---------------------------------------------------------------- the thread */
 
-/* A watch stream that lasted less than this after its creation counts as a failed try. */
+/* A watch stream that lasted less than this after its creation etcd_counts as a failed try. */
 #define ETCD_STREAM_MIN_LIFE_MS 1000
 
 /* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
@@ -44,12 +44,12 @@ static int pause_ms(struct source *s, int64_t ms)
 	}
 }
 
-static void *run(void *arg)
+static void *etcd_run(void *arg)
 {
 	struct source *s = arg;
 	const size_t n = s->kv->n_servers;
 	struct rounds r;
-	rounds_init(&r, &s->args, "etcd", "endpoint", s->kv->servers, n);
+	rounds_init(&r, &s->sh.args, "etcd", "endpoint", s->kv->servers, n);
 	LOG_I(s->log, "etcd", "%s: etcd sync started", s->kv->label);
 	while (!atomic_load(&s->sh.stop)) {
 		struct gw_err err = {0};
@@ -116,7 +116,7 @@ static void *run(void *arg)
 
 /* The start-up sync's read from endpoint i (shell.h): the session names the endpoint; the
  * state stays "connecting" until the watch is created. */
-static int first_read(struct source *s, size_t i, struct gw_err *err)
+static int etcd_first_read(struct source *s, size_t i, struct gw_err *err)
 {
 	if (etcd_full_read(s, i, KV_FULL_START, err) != 0)
 		return -1;
@@ -130,7 +130,7 @@ static int first_read(struct source *s, size_t i, struct gw_err *err)
 }
 
 /* stop(): the client's request, and the watch stream's wait. */
-static void interrupt(struct source *s)
+static void etcd_interrupt(struct source *s)
 {
 	if (s->client)
 		etcd_client_interrupt(s->client);
@@ -138,7 +138,7 @@ static void interrupt(struct source *s)
 		etcd_watch_wakeup(s->watch);
 }
 
-static void release(struct source *s)
+static void etcd_release(struct source *s)
 {
 	etcd_watch_free(s->watch);
 	etcd_client_close(s->client);
@@ -147,30 +147,30 @@ static void release(struct source *s)
 	free(s->prefix);
 }
 
-static void counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
+static void etcd_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
 {
 	(void)watches;
 	kv_mirror_stats(s->mirror, ms);
 }
 
-static const char *label(const struct cfg *cfg)
+static const char *etcd_label(const struct cfg *cfg)
 {
 	const struct kv_config *kv = etcd_config(cfg);
 	return kv ? kv->label : NULL;
 }
 
-SHELL_CONFIG_ENTRIES(etcd, &etcd_config_section, label)
-SHELL_SUMMARY_ENTRY(etcd, label)
+SHELL_CONFIG_ENTRIES(etcd, &etcd_config_section, etcd_label)
+SHELL_SUMMARY_ENTRY(etcd, etcd_label)
 
 static const struct shell_ops etcd_shell = {
     .type = "etcd",
     .thread = "etcd-0",
     .server_noun = "etcd endpoint",
-    .run = run,
-    .interrupt = interrupt,
-    .release = release,
-    .counts = counts,
-    .first_read = first_read,
+    .run = etcd_run,
+    .interrupt = etcd_interrupt,
+    .release = etcd_release,
+    .counts = etcd_counts,
+    .first_read = etcd_first_read,
 };
 
 static int etcd_open(struct source **out, const struct source_args *args, struct gw_err *err)
@@ -180,11 +180,10 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 	const struct kv_config *kv = etcd_config(cfg);
 	if (!kv || kv->n_servers == 0 || !kv->label)
 		return gw_errf(err, "etcd: no endpoints configured");
-	struct source *s = calloc(1, sizeof *s);
+	struct source *s =
+	    shell_new(sizeof *s, &etcd_shell, args, kv->label, kv->servers[0], kv->n_servers, err);
 	if (!s)
-		return gw_errf(err, "etcd: out of memory");
-	shell_init(&s->sh, s, &etcd_shell, args->log, kv->label, kv->servers[0], kv->n_servers);
-	s->args = *args;
+		return -1;
 	s->cfg = cfg;
 	s->kv = kv;
 	s->log = args->log;

@@ -62,7 +62,6 @@ struct source {
 	/* first (shell.h): the thread, stop, and the status under its lock (sh.status.mu),
 	 * which stop() and status() use from any thread */
 	struct shell sh;
-	struct source_args args;
 	const struct cfg *cfg;
 	const struct nacos_config *nc;
 	struct gw_log *log;

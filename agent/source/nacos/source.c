@@ -31,7 +31,7 @@ _Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its 
 static int starting(struct source *s)
 {
 	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->args.ingest, st);
+	ingest_stamps(s->sh.args.ingest, st);
 	for (size_t i = 0; i < s->cfg->n_groups; i++)
 		if (!st[s->cfg->groups[i]].md5[0])
 			return 1;
@@ -141,7 +141,7 @@ static void renew_token_if_due(struct source *s, int64_t now)
 	}
 }
 
-static void *run(void *arg)
+static void *nacos_run(void *arg)
 {
 	struct source *s = arg;
 	const struct cfg *cfg = s->cfg;
@@ -234,7 +234,7 @@ static void *run(void *arg)
 /* ---------------------------------------------------------------- the table */
 
 /* The start-up sync's read from server i (shell.h). */
-static int first_read(struct source *s, size_t i, struct gw_err *err)
+static int nacos_first_read(struct source *s, size_t i, struct gw_err *err)
 {
 	if (nacos_full_read(s, i, KV_FULL_START, err) != 0)
 		return -1;
@@ -246,7 +246,7 @@ static int first_read(struct source *s, size_t i, struct gw_err *err)
 }
 
 /* stop(): the reader's request, every listener's held one, and the listeners' wait. */
-static void interrupt(struct source *s)
+static void nacos_interrupt(struct source *s)
 {
 	if (s->client)
 		nacos_client_interrupt(s->client);
@@ -259,7 +259,7 @@ static void interrupt(struct source *s)
 }
 
 /* free(), the main thread joined: the listeners, then what they shared with it. */
-static void release(struct source *s)
+static void nacos_release(struct source *s)
 {
 	for (size_t i = 0; i < s->n_w; i++) {
 		if (s->w[i].started)
@@ -277,7 +277,7 @@ static void release(struct source *s)
 	pthread_cond_destroy(&s->wcv);
 }
 
-static void counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
+static void nacos_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
 {
 	(void)watches;
 	struct node_stats ns;
@@ -285,24 +285,24 @@ static void counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watche
 	*ms = ns.mirror;
 }
 
-static const char *label(const struct cfg *cfg)
+static const char *nacos_label(const struct cfg *cfg)
 {
 	const struct nacos_config *nc = nacos_config(cfg);
 	return nc ? nc->kv.label : NULL;
 }
 
-SHELL_CONFIG_ENTRIES(nacos, &nacos_config_section, label)
-SHELL_SUMMARY_ENTRY(nacos, label)
+SHELL_CONFIG_ENTRIES(nacos, &nacos_config_section, nacos_label)
+SHELL_SUMMARY_ENTRY(nacos, nacos_label)
 
 static const struct shell_ops nacos_shell = {
     .type = "nacos",
     .thread = "nacos-0",
     .server_noun = "Nacos server",
-    .run = run,
-    .interrupt = interrupt,
-    .release = release,
-    .counts = counts,
-    .first_read = first_read,
+    .run = nacos_run,
+    .interrupt = nacos_interrupt,
+    .release = nacos_release,
+    .counts = nacos_counts,
+    .first_read = nacos_first_read,
 };
 
 static int nacos_open(struct source **out, const struct source_args *args, struct gw_err *err)
@@ -312,12 +312,10 @@ static int nacos_open(struct source **out, const struct source_args *args, struc
 	const struct nacos_config *nc = nacos_config(cfg);
 	if (!nc || nc->kv.n_servers == 0 || !nc->kv.label)
 		return gw_errf(err, "nacos: no servers configured");
-	struct source *s = calloc(1, sizeof *s);
+	struct source *s = shell_new(sizeof *s, &nacos_shell, args, nc->kv.label, nc->kv.servers[0],
+	                             nc->kv.n_servers, err);
 	if (!s)
-		return gw_errf(err, "nacos: out of memory");
-	shell_init(&s->sh, s, &nacos_shell, args->log, nc->kv.label, nc->kv.servers[0],
-	           nc->kv.n_servers);
-	s->args = *args;
+		return -1;
 	s->cfg = cfg;
 	s->nc = nc;
 	s->log = args->log;

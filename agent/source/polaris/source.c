@@ -5,7 +5,7 @@
  * mirror's settle window ends, the resync is due, or stop() wakes it: no periodic tick.
  *
  * Servers are tried in order; a failing one moves to the next at once, and the retry
- * schedule (retry.h) counts rounds over all of them: three servers down means three quick
+ * schedule (retry.h) polaris_counts rounds over all of them: three servers down means three quick
  * failures, then the interval, and after `attempts` such rounds the backoff. A session
  * that had an answer from its server starts the schedule over.
  */
@@ -57,12 +57,12 @@ static int pause_ms(struct source *s, int64_t ms)
 	}
 }
 
-static void *run(void *arg)
+static void *polaris_run(void *arg)
 {
 	struct source *s = arg;
 	const size_t n = s->pc->kv.n_servers;
 	struct rounds r;
-	rounds_init(&r, &s->args, "polaris", "server", s->pc->kv.servers, n);
+	rounds_init(&r, &s->sh.args, "polaris", "server", s->pc->kv.servers, n);
 	LOG_I(s->log, "polaris", "%s: Polaris sync of %s started", s->pc->kv.label, s->where);
 	while (!atomic_load(&s->sh.stop)) {
 		struct gw_err err = {0};
@@ -107,7 +107,7 @@ static void describe(struct source *s)
 }
 
 /* The start-up sync's read from server i (shell.h). */
-static int first_read(struct source *s, size_t i, struct gw_err *err)
+static int polaris_first_read(struct source *s, size_t i, struct gw_err *err)
 {
 	if (polaris_full_read(s, i, KV_FULL_START, err) != 0)
 		return -1;
@@ -118,7 +118,7 @@ static int first_read(struct source *s, size_t i, struct gw_err *err)
 }
 
 /* stop(): the reads, and the watch's held request and its wait. */
-static void interrupt(struct source *s)
+static void polaris_interrupt(struct source *s)
 {
 	for (size_t i = 0; s->conn && i < s->pc->kv.n_servers; i++)
 		if (s->conn[i])
@@ -129,7 +129,7 @@ static void interrupt(struct source *s)
 	}
 }
 
-static void release(struct source *s)
+static void polaris_release(struct source *s)
 {
 	polaris_watch_free(s->watch);
 	for (size_t i = 0; i < POLARIS_WATCH_SLOTS; i++)
@@ -145,7 +145,7 @@ static void release(struct source *s)
 	}
 }
 
-static void counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
+static void polaris_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
 {
 	(void)watches;
 	struct node_stats ns;
@@ -153,13 +153,13 @@ static void counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watche
 	*ms = ns.mirror;
 }
 
-static const char *label(const struct cfg *cfg)
+static const char *polaris_label(const struct cfg *cfg)
 {
 	const struct polaris_config *pc = polaris_config(cfg);
 	return pc ? pc->kv.label : NULL;
 }
 
-SHELL_CONFIG_ENTRIES(polaris, &polaris_config_section, label)
+SHELL_CONFIG_ENTRIES(polaris, &polaris_config_section, polaris_label)
 
 static void polaris_summary(const struct cfg *cfg, char *buf, size_t cap)
 {
@@ -172,11 +172,11 @@ static const struct shell_ops polaris_shell = {
     .type = "polaris",
     .thread = "polaris-0",
     .server_noun = "Polaris server",
-    .run = run,
-    .interrupt = interrupt,
-    .release = release,
-    .counts = counts,
-    .first_read = first_read,
+    .run = polaris_run,
+    .interrupt = polaris_interrupt,
+    .release = polaris_release,
+    .counts = polaris_counts,
+    .first_read = polaris_first_read,
 };
 
 static int polaris_open(struct source **out, const struct source_args *args, struct gw_err *err)
@@ -186,12 +186,10 @@ static int polaris_open(struct source **out, const struct source_args *args, str
 	const struct polaris_config *pc = polaris_config(cfg);
 	if (!pc || pc->kv.n_servers == 0 || !pc->kv.label)
 		return gw_errf(err, "polaris: no servers configured");
-	struct source *s = calloc(1, sizeof *s);
+	struct source *s = shell_new(sizeof *s, &polaris_shell, args, pc->kv.label,
+	                             pc->kv.servers[0], pc->kv.n_servers, err);
 	if (!s)
-		return gw_errf(err, "polaris: out of memory");
-	shell_init(&s->sh, s, &polaris_shell, args->log, pc->kv.label, pc->kv.servers[0],
-	           pc->kv.n_servers);
-	s->args = *args;
+		return -1;
 	s->cfg = cfg;
 	s->pc = pc;
 	s->log = args->log;
@@ -202,7 +200,8 @@ static int polaris_open(struct source **out, const struct source_args *args, str
 		shell_free(s);
 		return gw_errf(err, "polaris: out of memory");
 	}
-	/* all opened now (no connection is made yet), so stop() may interrupt any of them */
+	/* all opened now (no connection is made yet), so stop() may polaris_interrupt any of them
+	 */
 	for (size_t i = 0; i < pc->kv.n_servers; i++)
 		if (http_open(&s->conn[i], cfg, pc->kv.servers[i], err) != 0) {
 			shell_free(s);

@@ -1,0 +1,326 @@
+/*
+ * Unit tests of the one-thread sources' shell (source/shell.h), over a source of the test's
+ * own: the start-up sync tries the servers in order and says which failed and how, stop()
+ * interrupts and wakes the thread, free() joins it before the source's own parts go,
+ * status() adds the mirror's counts, and the configuration-only entries the macros write
+ * answer for their type alone. The five sources' own tests and black-box tests check the
+ * same from outside.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/config_walk.h"
+#include "core/clock.h"
+#include "source/shell.h"
+
+/* What the test's source saw, kept outside it: free() frees the source. */
+struct record {
+	int reads[8]; /* the servers first_read was asked, in order */
+	size_t n_reads;
+	int nexts;
+	int interrupted;
+	atomic_int runs;   /* threads that ran */
+	atomic_int ended;  /* the thread returned (set before release() may look) */
+	int released;      /* release() came */
+	int ended_first;   /* the thread had returned when release() came */
+	int stop_at_read;  /* first_read sets stop on this read (1-based); 0: never */
+	int answers;       /* the server whose read works; -1: none */
+	int64_t run_until; /* the thread's pause: monotonic ms */
+};
+
+struct source {
+	struct shell sh;
+	struct record *rec;
+	size_t ep; /* the server the start-up sync ended on */
+};
+
+static const enum sync_fail kinds[] = {SYNC_FAIL_CONNECT, SYNC_FAIL_AUTH, SYNC_FAIL_TIMEOUT};
+
+static int test_first_read(struct source *s, size_t i, struct gw_err *err)
+{
+	struct record *r = s->rec;
+	r->reads[r->n_reads++] = (int)i;
+	if (r->stop_at_read && (int)r->n_reads == r->stop_at_read)
+		atomic_store(&s->sh.stop, 1);
+	if ((int)i == r->answers) {
+		s->ep = i;
+		return 0;
+	}
+	err->kind = kinds[i % 3];
+	snprintf(err->msg, sizeof err->msg, "server %zu refused", i);
+	return -1;
+}
+
+static void test_next(struct source *s)
+{
+	s->rec->nexts++;
+}
+
+/* The thread: sleeps in the pause stop() ends (a minute unless woken). */
+static void *test_run(void *arg)
+{
+	struct source *s = arg;
+	atomic_fetch_add(&s->rec->runs, 1);
+	conn_pause_until(&s->sh.status, &s->sh.stop, s->rec->run_until, NULL, NULL);
+	atomic_store(&s->rec->ended, 1);
+	return NULL;
+}
+
+static void test_interrupt(struct source *s)
+{
+	s->rec->interrupted++;
+}
+
+static void test_release(struct source *s)
+{
+	s->rec->released++;
+	s->rec->ended_first = atomic_load(&s->rec->ended);
+}
+
+static void test_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
+{
+	(void)s;
+	ms->versions = 7;
+	ms->repairs = 2;
+	ms->last_event_ms = 1234;
+	*watches = 42;
+}
+
+static const struct shell_ops test_shell = {
+    .type = "test",
+    .thread = "test-0",
+    .server_noun = "Test server",
+    .run = test_run,
+    .interrupt = test_interrupt,
+    .release = test_release,
+    .counts = test_counts,
+    .first_read = test_first_read,
+    .next = test_next,
+};
+
+struct fix {
+	struct gw_log *log;
+	char log_path[128];
+	struct record rec;
+	struct source *s;
+};
+
+static void fix_init(struct fix *f, size_t n_servers)
+{
+	memset(f, 0, sizeof *f);
+	struct gw_err err = {0};
+	snprintf(f->log_path, sizeof f->log_path, "/tmp/check_shell.%d.log", (int)getpid());
+	unlink(f->log_path);
+	ck_assert_int_eq(gw_log_open(&f->log, GW_LOG_INFO, GW_LOG_TEXT, f->log_path, &err), 0);
+	f->rec.answers = -1;
+	f->rec.run_until = gw_mono_ms() + 60000;
+	struct source_args args = {NULL, NULL, f->log};
+	f->s =
+	    shell_new(sizeof *f->s, &test_shell, &args, "test://a,b,c/root", NULL, n_servers, &err);
+	ck_assert_ptr_nonnull(f->s);
+	f->s->rec = &f->rec;
+}
+
+static void fix_free(struct fix *f)
+{
+	shell_free(f->s);
+	gw_log_close(f->log);
+	unlink(f->log_path);
+}
+
+/* Everything the log holds so far (static buffer). */
+static const char *log_text(struct fix *f)
+{
+	static char buf[16384];
+	FILE *in = fopen(f->log_path, "r");
+	size_t n = in ? fread(buf, 1, sizeof buf - 1, in) : 0;
+	if (in)
+		fclose(in);
+	buf[n] = '\0';
+	return buf;
+}
+
+START_TEST(the_start_up_sync_ends_at_the_first_server_that_answers)
+{
+	struct fix f;
+	fix_init(&f, 3);
+	f.rec.answers = 1;
+	struct gw_err err = {0};
+	ck_assert_int_eq(shell_initial_sync(f.s, &err), 0);
+	ck_assert_uint_eq(f.rec.n_reads, 2);
+	ck_assert_int_eq(f.rec.reads[0], 0);
+	ck_assert_int_eq(f.rec.reads[1], 1);
+	ck_assert_uint_eq(f.s->ep, 1);
+	ck_assert_int_eq(f.rec.nexts, 1); /* after the failed one only */
+	/* the failure before it: counted by its kind, kept, logged with its reason */
+	struct source_conn_status st;
+	ck_assert_int_eq(shell_status(f.s, 0, &st), 1);
+	ck_assert_uint_eq(st.failures[SYNC_FAIL_CONNECT], 1);
+	ck_assert_str_eq(st.last_error, "server 0 refused");
+	ck_assert_ptr_nonnull(strstr(log_text(&f), "server 0 refused [connect]"));
+	ck_assert_ptr_null(strstr(log_text(&f), "server 1"));
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(no_server_answering_names_how_many_were_tried_and_the_last_failure)
+{
+	struct fix f;
+	fix_init(&f, 3);
+	struct gw_err err = {0};
+	ck_assert_int_eq(shell_initial_sync(f.s, &err), -1);
+	ck_assert_str_eq(err.msg, "no Test server answered (3 tried); the last: server 2 refused");
+	ck_assert_uint_eq(f.rec.n_reads, 3);
+	struct source_conn_status st;
+	ck_assert_int_eq(shell_status(f.s, 0, &st), 1);
+	ck_assert_uint_eq(st.failures[SYNC_FAIL_CONNECT], 1);
+	ck_assert_uint_eq(st.failures[SYNC_FAIL_AUTH], 1);
+	ck_assert_uint_eq(st.failures[SYNC_FAIL_TIMEOUT], 1);
+	const char *log = log_text(&f);
+	ck_assert_ptr_nonnull(strstr(log, "server 1 refused [auth]"));
+	ck_assert_ptr_nonnull(strstr(log, "server 2 refused [timeout]"));
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(a_stop_ends_the_start_up_sync_without_counting_a_failure)
+{
+	struct fix f;
+	fix_init(&f, 3);
+	struct gw_err err = {0};
+	/* stopped before it began: no server is asked */
+	atomic_store(&f.s->sh.stop, 1);
+	ck_assert_int_eq(shell_initial_sync(f.s, &err), -1);
+	ck_assert_str_eq(err.msg, "start-up sync interrupted");
+	ck_assert_uint_eq(f.rec.n_reads, 0);
+	/* stopped during a read: its failure is not counted, no next server asked */
+	atomic_store(&f.s->sh.stop, 0);
+	f.rec.stop_at_read = 2;
+	ck_assert_int_eq(shell_initial_sync(f.s, &err), -1);
+	ck_assert_str_eq(err.msg, "start-up sync interrupted");
+	ck_assert_uint_eq(f.rec.n_reads, 2);
+	struct source_conn_status st;
+	shell_status(f.s, 0, &st);
+	ck_assert_uint_eq(st.failures[SYNC_FAIL_CONNECT], 1);
+	ck_assert_uint_eq(st.failures[SYNC_FAIL_AUTH], 0);
+	fix_free(&f);
+}
+END_TEST
+
+START_TEST(start_runs_one_thread_and_free_stops_joins_then_releases)
+{
+	struct fix f;
+	fix_init(&f, 1);
+	struct record *rec = &f.rec;
+	struct gw_err err = {0};
+	ck_assert_int_eq(shell_start(f.s, &err), 0);
+	ck_assert_int_eq(shell_start(f.s, &err), 0); /* once */
+	while (!atomic_load(&rec->runs))
+		usleep(1000);
+	/* the thread sleeps a minute unless stop() wakes it: free() returning within the
+	 * test's timeout is the wake-up working */
+	shell_free(f.s);
+	ck_assert_int_eq(atomic_load(&rec->runs), 1);
+	ck_assert_int_eq(rec->interrupted, 1);
+	ck_assert_int_eq(rec->released, 1);
+	ck_assert_int_eq(rec->ended_first, 1);
+	gw_log_close(f.log);
+	unlink(f.log_path);
+}
+END_TEST
+
+START_TEST(free_without_start_releases_and_stop_is_idempotent)
+{
+	struct fix f;
+	fix_init(&f, 1);
+	shell_stop(f.s);
+	shell_stop(f.s);
+	ck_assert_int_eq(f.rec.interrupted, 2);
+	shell_stop(NULL);
+	shell_free(NULL);
+	struct record *rec = &f.rec;
+	shell_free(f.s);
+	ck_assert_int_eq(rec->released, 1);
+	ck_assert_int_eq(atomic_load(&rec->runs), 0);
+	gw_log_close(f.log);
+	unlink(f.log_path);
+}
+END_TEST
+
+START_TEST(status_is_the_one_connection_with_the_mirror_counts)
+{
+	struct fix f;
+	fix_init(&f, 1);
+	struct source_conn_status st;
+	ck_assert_int_eq(shell_status(f.s, 1, &st), 0); /* one connection only */
+	ck_assert_int_eq(shell_status(f.s, 0, &st), 1);
+	ck_assert_str_eq(st.server, "test://a,b,c/root");
+	ck_assert_str_eq(st.session, "");
+	ck_assert_int_eq(st.state, SOURCE_CONN_CONNECTING);
+	ck_assert_uint_eq(st.changes, 7);
+	ck_assert_uint_eq(st.repairs, 2);
+	ck_assert_int_eq(st.last_event_ms, 1234);
+	ck_assert_uint_eq(st.watches, 42);
+	fix_free(&f);
+}
+END_TEST
+
+/* The configuration-only entries, as a source writes them. */
+static const struct cfg_section test_section = {.name = "test"};
+static const char *test_label(const struct cfg *cfg)
+{
+	return cfg_settings(cfg, &test_section) ? "test://h:1/root" : NULL;
+}
+SHELL_CONFIG_ENTRIES(test, &test_section, test_label)
+SHELL_SUMMARY_ENTRY(test, test_label)
+
+START_TEST(the_configuration_entries_answer_for_their_own_section)
+{
+	static struct cfg c; /* large: not on the stack */
+	memset(&c, 0, sizeof c);
+	char buf[128];
+	/* another section: not selected, no connection */
+	c.section = "other";
+	ck_assert_int_eq(test_selects(&c), 0);
+	ck_assert_uint_eq(test_conns(&c), 0);
+	ck_assert_str_eq(test_conn_name(&c, 0), "");
+	test_summary(&c, buf, sizeof buf);
+	ck_assert_str_eq(buf, "test source ");
+	c.section = NULL;
+	ck_assert_int_eq(test_selects(&c), 0);
+	/* its own, loaded: one connection, named by its label */
+	int settings = 0;
+	c.section = "test";
+	c.sections[0] = &test_section;
+	c.settings[0] = &settings;
+	c.n_sections = 1;
+	ck_assert_int_eq(test_selects(&c), 1);
+	ck_assert_uint_eq(test_conns(&c), 1);
+	ck_assert_str_eq(test_conn_name(&c, 0), "test://h:1/root");
+	ck_assert_str_eq(test_conn_name(&c, 1), "");
+	test_summary(&c, buf, sizeof buf);
+	ck_assert_str_eq(buf, "test source test://h:1/root");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("shell");
+	TCase *tc = tcase_create("shell");
+	tcase_add_test(tc, the_start_up_sync_ends_at_the_first_server_that_answers);
+	tcase_add_test(tc, no_server_answering_names_how_many_were_tried_and_the_last_failure);
+	tcase_add_test(tc, a_stop_ends_the_start_up_sync_without_counting_a_failure);
+	tcase_add_test(tc, start_runs_one_thread_and_free_stops_joins_then_releases);
+	tcase_add_test(tc, free_without_start_releases_and_stop_is_idempotent);
+	tcase_add_test(tc, status_is_the_one_connection_with_the_mirror_counts);
+	tcase_add_test(tc, the_configuration_entries_answer_for_their_own_section);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
