@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/thread.h"
+#include "model/groups.h"
 
 /* The struct source begins with its shell (shell.h): the conversions, in one place. */
 static struct shell *shell_of(struct source *s)
@@ -60,6 +62,50 @@ int shell_first_sync(struct shell *sh, size_t n, struct gw_err *err)
 	        sh->status.st.last_error);
 	pthread_mutex_unlock(&sh->status.mu);
 	return -1;
+}
+
+int shell_starting(const struct shell *sh)
+{
+	const struct cfg *cfg = sh->args.cfg;
+	struct ingest_stamp st[GW_GROUP_COUNT];
+	ingest_stamps(sh->args.ingest, st);
+	for (size_t i = 0; i < cfg->n_groups; i++)
+		if (!st[cfg->groups[i]].md5[0])
+			return 1;
+	return 0;
+}
+
+static int64_t pause_due(void *arg, int64_t now)
+{
+	struct shell *sh = arg;
+	return sh->ops->due(source_of(sh), now);
+}
+
+int shell_pause(struct shell *sh, int64_t ms)
+{
+	const struct shell_ops *ops = sh->ops;
+	int64_t until = gw_mono_ms() + ms;
+	if (!ops->wait)
+		return conn_pause_until(&sh->status, &sh->stop, until, ops->due ? pause_due : NULL,
+		                        sh);
+	/* a watch of its own: conn_pause_until's loop, sleeping in the watch's wait */
+	for (;;) {
+		if (atomic_load(&sh->stop))
+			return 1;
+		int64_t now = gw_mono_ms();
+		if (now >= until)
+			return 0;
+		int64_t dl = ops->due ? ops->due(source_of(sh), now) : -1;
+		int64_t wake = dl >= 0 && dl < until ? dl : until;
+		ops->wait(source_of(sh), wake > now ? wake - now : 0);
+	}
+}
+
+int shell_try_failed(struct shell *sh, struct rounds *r, size_t *ep, enum sync_fail why,
+                     const char *msg)
+{
+	int64_t delay = rounds_failed(r, &sh->status, ep, why, msg);
+	return delay >= 0 && shell_pause(sh, delay);
 }
 
 int shell_initial_sync(struct source *s, struct gw_err *err)

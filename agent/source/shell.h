@@ -28,6 +28,7 @@
 
 #include "source/conn.h"
 #include "source/kv/mirror.h"
+#include "source/rounds.h"
 #include "source/source.h"
 
 /* What a one-thread source hands the shell; static, it outlives the source. */
@@ -52,6 +53,12 @@ struct shell_ops {
 	/* After a failed first_read, before the next (NULL: nothing; Apollo moves its client
 	 * to the next config service). */
 	void (*next)(struct source *s);
+	/* What a pause (shell_pause) does meanwhile: build the mirror's groups due at `now`;
+	 * returns the next deadline (-1: none). NULL: nothing. */
+	int64_t (*due)(struct source *s, int64_t now);
+	/* How a pause sleeps, at most ms, when the thread sleeps on a watch of its own (etcd's
+	 * stream, Polaris's held watch) that interrupt() wakes. NULL: on the status's wake. */
+	void (*wait)(struct source *s, int64_t ms);
 };
 
 struct shell {
@@ -77,6 +84,18 @@ struct source *shell_new(size_t size, const struct shell_ops *ops, const struct 
  * ("start-up sync interrupted") or none answered ("no SERVER_NOUN answered (n tried); the
  * last: ..."). */
 int shell_first_sync(struct shell *sh, size_t n, struct gw_err *err);
+
+/* Some configured group has no version yet (neither from the server nor the snapshot): the
+ * retry schedule's backoff is then capped (retry_next_starting). */
+int shell_starting(const struct shell *sh);
+/* The thread's pause: ms, doing what is due meanwhile (ops->due), unless stop() comes first
+ * (1). */
+int shell_pause(struct shell *sh, int64_t ms);
+/* A failed try of a thread that rotates over its servers (rounds.h; why and msg already
+ * counted in the status): *ep moves to the next server, tried at once (0) or after the
+ * schedule's pause (shell_pause); 1 if stop() came during it. */
+int shell_try_failed(struct shell *sh, struct rounds *r, size_t *ep, enum sync_fail why,
+                     const char *msg);
 
 /* The table's entries (source.h), for a struct source that begins with its shell. */
 int shell_initial_sync(struct source *s, struct gw_err *err); /* over n_servers */

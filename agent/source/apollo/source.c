@@ -47,17 +47,6 @@ void apollo_count(struct source *s, int poll, size_t fetched_bytes)
 
 /* ---------------------------------------------------------------- the thread */
 
-/* Some configured group has no version yet (neither from Apollo nor the snapshot). */
-static int starting(struct source *s)
-{
-	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->sh.args.ingest, st);
-	for (size_t i = 0; i < s->cfg->n_groups; i++)
-		if (!st[s->cfg->groups[i]].md5[0])
-			return 1;
-	return 0;
-}
-
 /* "PLUGIN,SELECTOR,...": the groups a failure leaves behind, for its log line. */
 static void group_names(const struct cfg *cfg, char *buf, size_t cap)
 {
@@ -107,7 +96,8 @@ static void *apollo_run(void *arg)
 		s->sh.status.st.consecutive_failures = failures;
 		pthread_mutex_unlock(&s->sh.status.mu);
 		int64_t delay;
-		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
+		enum retry_step step =
+		    retry_next_starting(&policy, failures, shell_starting(&s->sh), &delay);
 		if (step == RETRY_BACKOFF) {
 			LOG_E(
 			    s->log, "apollo",
@@ -126,7 +116,7 @@ static void *apollo_run(void *arg)
 			    (long long)delay);
 			conn_set_state(&s->sh.status, SOURCE_CONN_RETRYING, NULL);
 		}
-		if (conn_pause_until(&s->sh.status, &s->sh.stop, gw_mono_ms() + delay, NULL, NULL))
+		if (shell_pause(&s->sh, delay))
 			break;
 		struct gw_err derr = {0};
 		if (apollo_client_discover(s->client, &derr) != 0)

@@ -71,8 +71,4 @@ enum consul_outcome consul_session(struct source *s, struct gw_err *err);
 /* Flush the mirror's due groups; returns the mirror's next deadline (or -1). */
 int64_t consul_flush_due(struct source *s, int64_t now);
 
-/* source.c */
-/* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
-int consul_pause(struct source *s, int64_t ms);
-
 #endif

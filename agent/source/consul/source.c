@@ -25,19 +25,6 @@
 /* the shell's functions are the table's entries (shell.h) */
 _Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its shell");
 
-/* ---------------------------------------------------------------- the pause */
-
-/* What a pause does meanwhile: build the mirror's due groups; their next deadline. */
-static int64_t flush_due(void *arg, int64_t now)
-{
-	return consul_flush_due(arg, now);
-}
-
-int consul_pause(struct source *s, int64_t ms)
-{
-	return conn_pause_until(&s->sh.status, &s->sh.stop, gw_mono_ms() + ms, flush_due, s);
-}
-
 /* ---------------------------------------------------------------- the thread */
 
 /* A session that lasted less than this after its first answer consul_counts as a failed try. */
@@ -65,10 +52,7 @@ static void *consul_run(void *arg)
 			      sync_fail_name(why), (unsigned long long)s->index);
 			continue;
 		}
-		int64_t delay = rounds_failed(&r, &s->sh.status, &s->ep, why, err.msg);
-		if (delay < 0)
-			continue;
-		if (consul_pause(s, delay))
+		if (shell_try_failed(&s->sh, &r, &s->ep, why, err.msg))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
@@ -184,6 +168,7 @@ static const struct shell_ops consul_shell = {
     .release = consul_release,
     .counts = consul_counts,
     .first_read = consul_first_read,
+    .due = consul_flush_due,
 };
 
 static int consul_open(struct source **out, const struct source_args *args, struct gw_err *err)

@@ -28,20 +28,10 @@ _Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its 
 /* A watch stream that lasted less than this after its creation etcd_counts as a failed try. */
 #define ETCD_STREAM_MIN_LIFE_MS 1000
 
-/* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
-static int pause_ms(struct source *s, int64_t ms)
+/* A pause sleeps in the watch stream's wait, which stop() wakes. */
+static void etcd_wait(struct source *s, int64_t ms)
 {
-	int64_t until = gw_mono_ms() + ms;
-	for (;;) {
-		if (atomic_load(&s->sh.stop))
-			return 1;
-		int64_t now = gw_mono_ms();
-		if (now >= until)
-			return 0;
-		int64_t dl = etcd_flush_due(s, now);
-		int64_t wake = dl >= 0 && dl < until ? dl : until;
-		etcd_watch_wait(s->watch, wake > now ? wake - now : 0);
-	}
+	etcd_watch_wait(s->watch, ms);
 }
 
 static void *etcd_run(void *arg)
@@ -99,10 +89,7 @@ static void *etcd_run(void *arg)
 			continue;
 		}
 		/* ETCD_FAILED: the next endpoint, and after a whole round the schedule */
-		int64_t delay = rounds_failed(&r, &s->sh.status, &s->ep, why, err.msg);
-		if (delay < 0)
-			continue;
-		if (pause_ms(s, delay))
+		if (shell_try_failed(&s->sh, &r, &s->ep, why, err.msg))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
@@ -171,6 +158,8 @@ static const struct shell_ops etcd_shell = {
     .release = etcd_release,
     .counts = etcd_counts,
     .first_read = etcd_first_read,
+    .due = etcd_flush_due,
+    .wait = etcd_wait,
 };
 
 static int etcd_open(struct source **out, const struct source_args *args, struct gw_err *err)

@@ -27,34 +27,16 @@ _Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its 
 
 /* ---------------------------------------------------------------- the thread */
 
-/* Some configured group has no version yet (neither from Nacos nor the snapshot). */
-static int starting(struct source *s)
-{
-	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->sh.args.ingest, st);
-	for (size_t i = 0; i < s->cfg->n_groups; i++)
-		if (!st[s->cfg->groups[i]].md5[0])
-			return 1;
-	return 0;
-}
-
 static int64_t earliest(int64_t a, int64_t b)
 {
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
-/* Build the groups due now; the next deadline. */
-static int64_t flush_due(void *arg, int64_t now)
+/* A pause's work (shell.h): build the groups due now; the next deadline. */
+static int64_t nacos_due(struct source *s, int64_t now)
 {
-	struct source *s = arg;
 	node_flush(s->map, now, 0);
 	return node_deadline(s->map);
-}
-
-/* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
-static int pause_ms(struct source *s, int64_t ms)
-{
-	return conn_pause_until(&s->sh.status, &s->sh.stop, gw_mono_ms() + ms, flush_due, s);
 }
 
 /* The configured groups, "PLUGIN,SELECTOR", for failure lines. */
@@ -86,7 +68,8 @@ static int after_failure(struct source *s, struct schedule *sc, const struct gw_
 	s->ep = (s->ep + 1) % s->nc->kv.n_servers;
 	pthread_mutex_unlock(&s->sh.status.mu);
 	int64_t delay;
-	enum retry_step step = retry_next_starting(&sc->policy, sc->failures, starting(s), &delay);
+	enum retry_step step =
+	    retry_next_starting(&sc->policy, sc->failures, shell_starting(&s->sh), &delay);
 	if (step == RETRY_BACKOFF) {
 		LOG_E(s->log, "nacos",
 		      "%s (groups %s) [%s]; all %d tries failed, next try (server %s) in %lld ms",
@@ -101,7 +84,7 @@ static int after_failure(struct source *s, struct schedule *sc, const struct gw_
 		      s->nc->kv.servers[s->ep], (long long)delay);
 		conn_set_state(&s->sh.status, SOURCE_CONN_RETRYING, s->nc->kv.servers[s->ep]);
 	}
-	return pause_ms(s, delay);
+	return shell_pause(&s->sh, delay);
 }
 
 static void schedule_resync(struct source *s)
@@ -137,7 +120,7 @@ static void renew_token_if_due(struct source *s, int64_t now)
 		conn_count_failure(&s->sh.status, err.kind, err.msg);
 		LOG_W(s->log, "nacos", "%s [%s]; renewing the token later", err.msg,
 		      sync_fail_name(err.kind));
-		pause_ms(s, s->cfg->retry_interval_ms);
+		shell_pause(&s->sh, s->cfg->retry_interval_ms);
 	}
 }
 
@@ -303,6 +286,7 @@ static const struct shell_ops nacos_shell = {
     .release = nacos_release,
     .counts = nacos_counts,
     .first_read = nacos_first_read,
+    .due = nacos_due,
 };
 
 static int nacos_open(struct source **out, const struct source_args *args, struct gw_err *err)

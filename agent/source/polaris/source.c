@@ -38,23 +38,19 @@ void polaris_count(struct source *s, uint64_t polls, uint64_t fetches, uint64_t 
 
 /* ---------------------------------------------------------------- the thread */
 
-/* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
-static int pause_ms(struct source *s, int64_t ms)
+/* A pause's work (shell.h): build the groups due now; the next deadline. */
+static int64_t polaris_due(struct source *s, int64_t now)
 {
-	int64_t until = gw_mono_ms() + ms;
-	for (;;) {
-		if (atomic_load(&s->sh.stop))
-			return 1;
-		int64_t now = gw_mono_ms();
-		if (now >= until)
-			return 0;
-		node_flush(s->map, now, 0);
-		int64_t dl = node_deadline(s->map);
-		int64_t wake = dl >= 0 && dl < until ? dl : until;
-		struct polaris_watch_result res;
-		if (polaris_watch_wait(s->watch, wake > now ? wake - now : 0, &res))
-			http_reply_free(&res.reply); /* none is pending: cannot happen */
-	}
+	node_flush(s->map, now, 0);
+	return node_deadline(s->map);
+}
+
+/* A pause sleeps in the watch's wait, which stop() wakes. */
+static void polaris_wait(struct source *s, int64_t ms)
+{
+	struct polaris_watch_result res;
+	if (polaris_watch_wait(s->watch, ms, &res))
+		http_reply_free(&res.reply); /* none is pending: cannot happen */
 }
 
 static void *polaris_run(void *arg)
@@ -80,10 +76,7 @@ static void *polaris_run(void *arg)
 			      sync_fail_name(why), s->pc->kv.servers[s->srv]);
 			continue;
 		}
-		int64_t delay = rounds_failed(&r, &s->sh.status, &s->srv, why, err.msg);
-		if (delay < 0)
-			continue;
-		if (pause_ms(s, delay))
+		if (shell_try_failed(&s->sh, &r, &s->srv, why, err.msg))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
@@ -177,6 +170,8 @@ static const struct shell_ops polaris_shell = {
     .release = polaris_release,
     .counts = polaris_counts,
     .first_read = polaris_first_read,
+    .due = polaris_due,
+    .wait = polaris_wait,
 };
 
 static int polaris_open(struct source **out, const struct source_args *args, struct gw_err *err)

@@ -29,6 +29,8 @@ struct record {
 	int stop_at_read;  /* first_read sets stop on this read (1-based); 0: never */
 	int answers;       /* the server whose read works; -1: none */
 	int64_t run_until; /* the thread's pause: monotonic ms */
+	int dues, waits;   /* a pause's calls of due() and wait() */
+	int64_t waited;    /* the longest wait asked for */
 };
 
 struct source {
@@ -64,7 +66,7 @@ static void *test_run(void *arg)
 {
 	struct source *s = arg;
 	atomic_fetch_add(&s->rec->runs, 1);
-	conn_pause_until(&s->sh.status, &s->sh.stop, s->rec->run_until, NULL, NULL);
+	shell_pause(&s->sh, s->rec->run_until - gw_mono_ms());
 	atomic_store(&s->rec->ended, 1);
 	return NULL;
 }
@@ -99,6 +101,35 @@ static const struct shell_ops test_shell = {
     .counts = test_counts,
     .first_read = test_first_read,
     .next = test_next,
+};
+
+/* A pause over a watch of the source's own: due() has something due every 5 ms, wait()
+ * sleeps as asked and stops the source on its third call. */
+static int64_t test_due(struct source *s, int64_t now)
+{
+	s->rec->dues++;
+	return now + 5;
+}
+
+static void test_wait(struct source *s, int64_t ms)
+{
+	struct record *r = s->rec;
+	if (ms > r->waited)
+		r->waited = ms;
+	if (++r->waits == 3)
+		atomic_store(&s->sh.stop, 1);
+	usleep((useconds_t)ms * 1000);
+}
+
+static const struct shell_ops watch_shell = {
+    .type = "test",
+    .thread = "test-0",
+    .server_noun = "Test server",
+    .run = test_run,
+    .counts = test_counts,
+    .first_read = test_first_read,
+    .due = test_due,
+    .wait = test_wait,
 };
 
 struct fix {
@@ -268,6 +299,27 @@ START_TEST(status_is_the_one_connection_with_the_mirror_counts)
 }
 END_TEST
 
+START_TEST(a_pause_on_a_watch_does_what_is_due_and_sleeps_in_the_watch_until_stopped)
+{
+	struct record rec = {.answers = -1};
+	struct source_args args = {NULL, NULL, NULL};
+	struct gw_err err = {0};
+	struct source *s = shell_new(sizeof *s, &watch_shell, &args, "x", NULL, 1, &err);
+	ck_assert_ptr_nonnull(s);
+	s->rec = &rec;
+	/* an hour, ended by the stop its third wait sets: each wait is up to the next deadline */
+	ck_assert_int_eq(shell_pause(&s->sh, 3600000), 1);
+	ck_assert_int_eq(rec.waits, 3);
+	ck_assert_int_eq(rec.dues, 3);
+	ck_assert_int_le(rec.waited, 5);
+	/* a pause that has run out returns 0 without sleeping */
+	atomic_store(&s->sh.stop, 0);
+	ck_assert_int_eq(shell_pause(&s->sh, 0), 0);
+	ck_assert_int_eq(rec.waits, 3);
+	shell_free(s);
+}
+END_TEST
+
 /* The configuration-only entries, as a source writes them. */
 static const struct cfg_section test_section = {.name = "test"};
 static const char *test_label(const struct cfg *cfg)
@@ -316,6 +368,8 @@ int main(void)
 	tcase_add_test(tc, start_runs_one_thread_and_free_stops_joins_then_releases);
 	tcase_add_test(tc, free_without_start_releases_and_stop_is_idempotent);
 	tcase_add_test(tc, status_is_the_one_connection_with_the_mirror_counts);
+	tcase_add_test(tc,
+	               a_pause_on_a_watch_does_what_is_due_and_sleeps_in_the_watch_until_stopped);
 	tcase_add_test(tc, the_configuration_entries_answer_for_their_own_section);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
