@@ -100,31 +100,15 @@ static int load_secret(struct loader *ld, const struct key *k, const struct ynod
 {
 	(void)k;
 	struct apollo_config *a = base;
-	if (v->type != YNODE_SCALAR)
-		return cfgw_err(ld, v, path, "expected a string, got %s", ytree_type_name(v));
-	if (a->secret_file_node)
-		return cfgw_err(ld, v, path,
-		                "cannot be used together with apollo.secret_file (line %d)",
-		                ytree_line(a->secret_file_node));
-	a->secret_node = v;
-	if (!*v->text)
-		return 0;
-	if (!(a->secret = strdup(v->text)))
-		return cfgw_err(ld, v, path, "out of memory");
-	return 0;
+	return kv_config_secret(ld, v, path, &a->secret, &a->secret_node, a->secret_file_node);
 }
 
 static int load_secret_file(struct loader *ld, const struct key *k, const struct ynode *v,
                             const char *path, void *base)
 {
 	struct apollo_config *a = base;
-	if (a->secret_node)
-		return cfgw_err(ld, v, path, "cannot be used together with apollo.secret (line %d)",
-		                ytree_line(a->secret_node));
-	if (cfgw_string(ld, k, v, path, base) < 0)
-		return -1;
-	a->secret_file_node = v;
-	return cfga_read_secret_file(ld, v, path, a->secret_file, &a->secret);
+	return kv_config_secret_file(ld, k, v, path, base, &a->secret, &a->secret_file_node,
+	                             a->secret_node);
 }
 
 /* apollo.layout: the words nacos.layout uses, for the same three layouts. */
@@ -265,10 +249,7 @@ static void free_settings(void *settings)
 	for (size_t i = 0; i < a->n_servers; i++)
 		free(a->servers[i]);
 	free(a->servers);
-	if (a->secret) {
-		explicit_bzero(a->secret, strlen(a->secret));
-		free(a->secret);
-	}
+	kv_config_wipe(a->secret);
 	free(a->secret_file);
 	free(a->meta);
 	free(a->app_id);
