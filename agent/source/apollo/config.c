@@ -61,17 +61,7 @@ static int add_server(struct loader *ld, const struct ynode *at, const char *pat
 	size_t n;
 	if (check_url(ld, at, path, s, len, &n) < 0)
 		return -1;
-	for (size_t i = 0; i < a->n_servers; i++)
-		if (strlen(a->servers[i]) == n && strncasecmp(a->servers[i], s, n) == 0)
-			return cfgw_err(ld, at, path, "duplicate entry '%s'", a->servers[i]);
-	char **grown = realloc(a->servers, (a->n_servers + 1) * sizeof *grown);
-	if (!grown)
-		return cfgw_err(ld, at, path, "out of memory");
-	a->servers = grown;
-	if (!(a->servers[a->n_servers] = strndup(s, n)))
-		return cfgw_err(ld, at, path, "out of memory");
-	a->n_servers++;
-	return 0;
+	return kv_config_add_entry(ld, &a->servers, &a->n_servers, at, path, s, n);
 }
 
 static int load_servers(struct loader *ld, const struct key *k, const struct ynode *v,

@@ -14,20 +14,26 @@
 #include "config/config_admin.h"
 #include "model/groups.h"
 
+int kv_config_add_entry(struct loader *ld, char ***list, size_t *n, const struct ynode *at,
+                        const char *path, const char *s, size_t len)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strlen((*list)[i]) == len && strncasecmp((*list)[i], s, len) == 0)
+			return cfgw_err(ld, at, path, "duplicate entry '%s'", (*list)[i]);
+	char **grown = realloc(*list, (*n + 1) * sizeof *grown);
+	if (!grown)
+		return cfgw_err(ld, at, path, "out of memory");
+	*list = grown;
+	if (!(grown[*n] = strndup(s, len)))
+		return cfgw_err(ld, at, path, "out of memory");
+	(*n)++;
+	return 0;
+}
+
 int kv_config_add_server(struct loader *ld, struct kv_config *kv, const struct ynode *at,
                          const char *path, const char *s, size_t len)
 {
-	for (size_t i = 0; i < kv->n_servers; i++)
-		if (strlen(kv->servers[i]) == len && strncasecmp(kv->servers[i], s, len) == 0)
-			return cfgw_err(ld, at, path, "duplicate entry '%s'", kv->servers[i]);
-	char **grown = realloc(kv->servers, (kv->n_servers + 1) * sizeof *grown);
-	if (!grown)
-		return cfgw_err(ld, at, path, "out of memory");
-	kv->servers = grown;
-	if (!(kv->servers[kv->n_servers] = strndup(s, len)))
-		return cfgw_err(ld, at, path, "out of memory");
-	kv->n_servers++;
-	return 0;
+	return kv_config_add_entry(ld, &kv->servers, &kv->n_servers, at, path, s, len);
 }
 
 /* "PORT" at [p, end): 1..65535, digits only. */

@@ -26,6 +26,10 @@ struct kv_config {
 /* Add one server entry (a duplicate refused). */
 int kv_config_add_server(struct loader *ld, struct kv_config *kv, const struct ynode *at,
                          const char *path, const char *s, size_t len);
+/* The same for a list of servers of a section's own (Apollo's config services): [s, s + len)
+ * appended to *list (*n of them), refused when it is there already (case aside). */
+int kv_config_add_entry(struct loader *ld, char ***list, size_t *n, const struct ynode *at,
+                        const char *path, const char *s, size_t len);
 /* How kv_config_add_url's messages speak of a section's servers. */
 struct kv_url_words {
 	const char *example; /* a whole URL: "http://127.0.0.1:2379" */
