@@ -20,7 +20,7 @@
 #include "source/apollo/config.h"
 #include "source/kv/mirror.h"
 #include "source/node/node.h"
-#include "source/shell.h"
+#include "source/kv/shell.h"
 #include "source/source.h"
 
 #define APOLLO_NO_FULL_READ (-1)
@@ -28,7 +28,7 @@
 struct source {
 	/* first (shell.h): the thread, stop, and the status under its lock (sh.status.mu),
 	 * which stop() and status() use from any thread */
-	struct shell sh;
+	struct kv_shell sh;
 	const struct cfg *cfg;
 	const struct apollo_config *ac;
 	struct gw_log *log;

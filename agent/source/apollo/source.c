@@ -97,7 +97,7 @@ static void *apollo_run(void *arg)
 		pthread_mutex_unlock(&s->sh.status.mu);
 		int64_t delay;
 		enum retry_step step =
-		    retry_next_starting(&policy, failures, shell_starting(&s->sh), &delay);
+		    retry_next_starting(&policy, failures, kv_shell_starting(&s->sh), &delay);
 		if (step == RETRY_BACKOFF) {
 			LOG_E(
 			    s->log, "apollo",
@@ -116,7 +116,7 @@ static void *apollo_run(void *arg)
 			    (long long)delay);
 			conn_set_state(&s->sh.status, SOURCE_CONN_RETRYING, NULL);
 		}
-		if (shell_pause(&s->sh, delay))
+		if (kv_shell_pause(&s->sh, delay))
 			break;
 		struct gw_err derr = {0};
 		if (apollo_client_discover(s->client, &derr) != 0)
@@ -157,7 +157,7 @@ static int apollo_initial_sync(struct source *s, struct gw_err *err)
 		LOG_W(s->log, "apollo", "%s [%s]", e.msg, sync_fail_name(e.kind));
 		return gw_errf(err, "%s", e.msg);
 	}
-	return shell_first_sync(&s->sh, apollo_client_count(s->client), err);
+	return kv_shell_first_sync(&s->sh, apollo_client_count(s->client), err);
 }
 
 static void apollo_interrupt(struct source *s)
@@ -189,10 +189,10 @@ static const char *apollo_label(const struct cfg *cfg)
 	return ac ? ac->label : NULL;
 }
 
-SHELL_CONFIG_ENTRIES(apollo, &apollo_config_section, apollo_label)
-SHELL_SUMMARY_ENTRY(apollo, apollo_label)
+KV_SHELL_CONFIG_ENTRIES(apollo, &apollo_config_section, apollo_label)
+KV_SHELL_SUMMARY_ENTRY(apollo, apollo_label)
 
-static const struct shell_ops apollo_shell = {
+static const struct kv_shell_ops apollo_shell = {
     .type = "apollo",
     .thread = "apollo-0",
     .server_noun = "Apollo config service",
@@ -211,7 +211,7 @@ static int apollo_open(struct source **out, const struct source_args *args, stru
 	const struct apollo_config *ac = apollo_config(cfg);
 	if (!ac || !ac->label)
 		return gw_errf(err, "apollo: no config service configured");
-	struct source *s = shell_new(sizeof *s, &apollo_shell, args, ac->label, NULL, 0, err);
+	struct source *s = kv_shell_new(sizeof *s, &apollo_shell, args, ac->label, NULL, 0, err);
 	if (!s)
 		return -1;
 	s->cfg = cfg;
@@ -235,7 +235,7 @@ static int apollo_open(struct source **out, const struct source_args *args, stru
 	    .settle_ms = ac->settle_ms > 0 ? ac->settle_ms : 100,
 	};
 	if (!(s->map = node_new(&na, err)) || apollo_client_open(&s->client, cfg, ac, err) != 0) {
-		shell_free(s);
+		kv_shell_free(s);
 		return -1;
 	}
 	*out = s;
@@ -253,8 +253,8 @@ const struct source_ops apollo_source_ops = {
     .conn_name = apollo_conn_name,
     .open = apollo_open,
     .initial_sync = apollo_initial_sync,
-    .start = shell_start,
-    .stop = shell_stop,
-    .free = shell_free,
-    .status = shell_status,
+    .start = kv_shell_start,
+    .stop = kv_shell_stop,
+    .free = kv_shell_free,
+    .status = kv_shell_status,
 };

@@ -20,7 +20,7 @@
 #include "source/curl_http.h"
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
-#include "source/shell.h"
+#include "source/kv/shell.h"
 #include "source/source.h"
 
 #define CONSUL_NO_FULL_READ (-1)
@@ -34,7 +34,7 @@ enum consul_outcome {
 struct source {
 	/* first (shell.h): the thread, stop, and the status under its lock (sh.status.mu),
 	 * which stop() and status() use from any thread */
-	struct shell sh;
+	struct kv_shell sh;
 	const struct cfg *cfg;
 	const struct consul_config *cc;
 	struct gw_log *log;

@@ -52,7 +52,7 @@ static void *consul_run(void *arg)
 			      sync_fail_name(why), (unsigned long long)s->index);
 			continue;
 		}
-		if (shell_try_failed(&s->sh, &r, &s->ep, why, err.msg))
+		if (kv_shell_try_failed(&s->sh, &r, &s->ep, why, err.msg))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
@@ -156,10 +156,10 @@ static const char *consul_label(const struct cfg *cfg)
 	return cc ? cc->kv.label : NULL;
 }
 
-SHELL_CONFIG_ENTRIES(consul, &consul_config_section, consul_label)
-SHELL_SUMMARY_ENTRY(consul, consul_label)
+KV_SHELL_CONFIG_ENTRIES(consul, &consul_config_section, consul_label)
+KV_SHELL_SUMMARY_ENTRY(consul, consul_label)
 
-static const struct shell_ops consul_shell = {
+static const struct kv_shell_ops consul_shell = {
     .type = "consul",
     .thread = "consul-0",
     .server_noun = "Consul server",
@@ -178,8 +178,8 @@ static int consul_open(struct source **out, const struct source_args *args, stru
 	const struct consul_config *cc = consul_config(cfg);
 	if (!cc || cc->kv.n_servers == 0 || !cc->kv.label)
 		return gw_errf(err, "consul: no servers configured");
-	struct source *s = shell_new(sizeof *s, &consul_shell, args, cc->kv.label,
-	                             cc->kv.servers[0], cc->kv.n_servers, err);
+	struct source *s = kv_shell_new(sizeof *s, &consul_shell, args, cc->kv.label,
+	                                cc->kv.servers[0], cc->kv.n_servers, err);
 	if (!s)
 		return -1;
 	s->cfg = cfg;
@@ -189,24 +189,24 @@ static int consul_open(struct source **out, const struct source_args *args, stru
 	s->resync_at = -1;
 	s->sh.status.one_watch = 1;
 	if (kv_layout_init(&s->layout, cc->kv.root, cfg->groups, cfg->n_groups, err) != 0) {
-		shell_free(s);
+		kv_shell_free(s);
 		return -1;
 	}
 	if (make_url(s) != 0 || !(s->srv = calloc(cc->kv.n_servers, sizeof *s->srv))) {
-		shell_free(s);
+		kv_shell_free(s);
 		return gw_errf(err, "consul: out of memory");
 	}
 	if (cc->token) {
 		size_t n = strlen(cc->token) + sizeof "X-Consul-Token: ";
 		if (!(s->token_h = malloc(n))) {
-			shell_free(s);
+			kv_shell_free(s);
 			return gw_errf(err, "consul: out of memory");
 		}
 		snprintf(s->token_h, n, "X-Consul-Token: %s", cc->token);
 	}
 	for (size_t i = 0; i < cc->kv.n_servers; i++) {
 		if (http_open(&s->srv[i], cfg, cc->kv.servers[i], err) != 0) {
-			shell_free(s);
+			kv_shell_free(s);
 			return -1;
 		}
 		s->n_srv++;
@@ -220,7 +220,7 @@ static int consul_open(struct source **out, const struct source_args *args, stru
 	    .settle_ms = cc->kv.settle_ms > 0 ? cc->kv.settle_ms : 100,
 	};
 	if (!(s->mirror = kv_mirror_new(&ma, err))) {
-		shell_free(s);
+		kv_shell_free(s);
 		return -1;
 	}
 	*out = s;
@@ -237,9 +237,9 @@ const struct source_ops consul_source_ops = {
     .conns = consul_conns,
     .conn_name = consul_conn_name,
     .open = consul_open,
-    .initial_sync = shell_initial_sync,
-    .start = shell_start,
-    .stop = shell_stop,
-    .free = shell_free,
-    .status = shell_status,
+    .initial_sync = kv_shell_initial_sync,
+    .start = kv_shell_start,
+    .stop = kv_shell_stop,
+    .free = kv_shell_free,
+    .status = kv_shell_status,
 };

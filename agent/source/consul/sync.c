@@ -371,7 +371,7 @@ static int pace_early(struct source *s, const char *server)
 		      "server %s: %u blocking quer%s of %s answered at once with "
 		      "nothing new; pausing %lld ms before the next",
 		      server, s->early, s->early == 1 ? "y" : "ies", s->prefix, (long long)pace);
-	return shell_pause(&s->sh, pace);
+	return kv_shell_pause(&s->sh, pace);
 }
 
 /* One blocking query's answer, by what its index says (consul_index_step): backwards reads

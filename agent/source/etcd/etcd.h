@@ -20,7 +20,7 @@
 #include "source/etcd/watch.h"
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
-#include "source/shell.h"
+#include "source/kv/shell.h"
 #include "source/source.h"
 
 #define ETCD_NO_FULL_READ (-1)
@@ -37,7 +37,7 @@ enum etcd_outcome {
 struct source {
 	/* first (shell.h): the thread, stop, and the status under its lock (sh.status.mu),
 	 * which stop() and status() use from any thread */
-	struct shell sh;
+	struct kv_shell sh;
 	const struct cfg *cfg;
 	const struct kv_config *kv; /* etcd: (config.h) */
 	struct gw_log *log;

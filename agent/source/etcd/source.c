@@ -89,7 +89,7 @@ static void *etcd_run(void *arg)
 			continue;
 		}
 		/* ETCD_FAILED: the next endpoint, and after a whole round the schedule */
-		if (shell_try_failed(&s->sh, &r, &s->ep, why, err.msg))
+		if (kv_shell_try_failed(&s->sh, &r, &s->ep, why, err.msg))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
@@ -146,10 +146,10 @@ static const char *etcd_label(const struct cfg *cfg)
 	return kv ? kv->label : NULL;
 }
 
-SHELL_CONFIG_ENTRIES(etcd, &etcd_config_section, etcd_label)
-SHELL_SUMMARY_ENTRY(etcd, etcd_label)
+KV_SHELL_CONFIG_ENTRIES(etcd, &etcd_config_section, etcd_label)
+KV_SHELL_SUMMARY_ENTRY(etcd, etcd_label)
 
-static const struct shell_ops etcd_shell = {
+static const struct kv_shell_ops etcd_shell = {
     .type = "etcd",
     .thread = "etcd-0",
     .server_noun = "etcd endpoint",
@@ -169,8 +169,8 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 	const struct kv_config *kv = etcd_config(cfg);
 	if (!kv || kv->n_servers == 0 || !kv->label)
 		return gw_errf(err, "etcd: no endpoints configured");
-	struct source *s =
-	    shell_new(sizeof *s, &etcd_shell, args, kv->label, kv->servers[0], kv->n_servers, err);
+	struct source *s = kv_shell_new(sizeof *s, &etcd_shell, args, kv->label, kv->servers[0],
+	                                kv->n_servers, err);
 	if (!s)
 		return -1;
 	s->cfg = cfg;
@@ -182,12 +182,12 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 	size_t plen = strlen(s->kv->root) + 2;
 	s->prefix = malloc(plen);
 	if (!s->prefix) {
-		shell_free(s);
+		kv_shell_free(s);
 		return gw_errf(err, "etcd: out of memory");
 	}
 	snprintf(s->prefix, plen, "%s/", s->kv->root);
 	if (kv_layout_init(&s->layout, s->kv->root, cfg->groups, cfg->n_groups, err) != 0) {
-		shell_free(s);
+		kv_shell_free(s);
 		return -1;
 	}
 	struct kv_mirror_args ma = {
@@ -202,7 +202,7 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 	if (!(s->mirror = kv_mirror_new(&ma, err)) ||
 	    etcd_client_open(&s->client, cfg, args->log, err) != 0 ||
 	    etcd_watch_new(&s->watch, cfg, max_msg, err) != 0) {
-		shell_free(s);
+		kv_shell_free(s);
 		return -1;
 	}
 	*out = s;
@@ -219,9 +219,9 @@ const struct source_ops etcd_source_ops = {
     .conns = etcd_conns,
     .conn_name = etcd_conn_name,
     .open = etcd_open,
-    .initial_sync = shell_initial_sync,
-    .start = shell_start,
-    .stop = shell_stop,
-    .free = shell_free,
-    .status = shell_status,
+    .initial_sync = kv_shell_initial_sync,
+    .start = kv_shell_start,
+    .stop = kv_shell_stop,
+    .free = kv_shell_free,
+    .status = kv_shell_status,
 };

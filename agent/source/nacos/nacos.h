@@ -22,7 +22,7 @@
 #include "source/nacos/client.h"
 #include "source/nacos/config.h"
 #include "source/node/node.h"
-#include "source/shell.h"
+#include "source/kv/shell.h"
 #include "source/source.h"
 #include "shared/strbuf.h"
 
@@ -61,7 +61,7 @@ struct nacos_watcher {
 struct source {
 	/* first (shell.h): the thread, stop, and the status under its lock (sh.status.mu),
 	 * which stop() and status() use from any thread */
-	struct shell sh;
+	struct kv_shell sh;
 	const struct cfg *cfg;
 	const struct nacos_config *nc;
 	struct gw_log *log;

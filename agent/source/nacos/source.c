@@ -69,7 +69,7 @@ static int after_failure(struct source *s, struct schedule *sc, const struct gw_
 	pthread_mutex_unlock(&s->sh.status.mu);
 	int64_t delay;
 	enum retry_step step =
-	    retry_next_starting(&sc->policy, sc->failures, shell_starting(&s->sh), &delay);
+	    retry_next_starting(&sc->policy, sc->failures, kv_shell_starting(&s->sh), &delay);
 	if (step == RETRY_BACKOFF) {
 		LOG_E(s->log, "nacos",
 		      "%s (groups %s) [%s]; all %d tries failed, next try (server %s) in %lld ms",
@@ -84,7 +84,7 @@ static int after_failure(struct source *s, struct schedule *sc, const struct gw_
 		      s->nc->kv.servers[s->ep], (long long)delay);
 		conn_set_state(&s->sh.status, SOURCE_CONN_RETRYING, s->nc->kv.servers[s->ep]);
 	}
-	return shell_pause(&s->sh, delay);
+	return kv_shell_pause(&s->sh, delay);
 }
 
 static void schedule_resync(struct source *s)
@@ -120,7 +120,7 @@ static void renew_token_if_due(struct source *s, int64_t now)
 		conn_count_failure(&s->sh.status, err.kind, err.msg);
 		LOG_W(s->log, "nacos", "%s [%s]; renewing the token later", err.msg,
 		      sync_fail_name(err.kind));
-		shell_pause(&s->sh, s->cfg->retry_interval_ms);
+		kv_shell_pause(&s->sh, s->cfg->retry_interval_ms);
 	}
 }
 
@@ -274,10 +274,10 @@ static const char *nacos_label(const struct cfg *cfg)
 	return nc ? nc->kv.label : NULL;
 }
 
-SHELL_CONFIG_ENTRIES(nacos, &nacos_config_section, nacos_label)
-SHELL_SUMMARY_ENTRY(nacos, nacos_label)
+KV_SHELL_CONFIG_ENTRIES(nacos, &nacos_config_section, nacos_label)
+KV_SHELL_SUMMARY_ENTRY(nacos, nacos_label)
 
-static const struct shell_ops nacos_shell = {
+static const struct kv_shell_ops nacos_shell = {
     .type = "nacos",
     .thread = "nacos-0",
     .server_noun = "Nacos server",
@@ -296,8 +296,8 @@ static int nacos_open(struct source **out, const struct source_args *args, struc
 	const struct nacos_config *nc = nacos_config(cfg);
 	if (!nc || nc->kv.n_servers == 0 || !nc->kv.label)
 		return gw_errf(err, "nacos: no servers configured");
-	struct source *s = shell_new(sizeof *s, &nacos_shell, args, nc->kv.label, nc->kv.servers[0],
-	                             nc->kv.n_servers, err);
+	struct source *s = kv_shell_new(sizeof *s, &nacos_shell, args, nc->kv.label,
+	                                nc->kv.servers[0], nc->kv.n_servers, err);
 	if (!s)
 		return -1;
 	s->cfg = cfg;
@@ -322,7 +322,7 @@ static int nacos_open(struct source **out, const struct source_args *args, struc
 	};
 	if (!(s->map = node_new(&na, err)) ||
 	    nacos_client_open(&s->client, cfg, args->log, err) != 0) {
-		shell_free(s);
+		kv_shell_free(s);
 		return -1;
 	}
 	*out = s;
@@ -339,9 +339,9 @@ const struct source_ops nacos_source_ops = {
     .conns = nacos_conns,
     .conn_name = nacos_conn_name,
     .open = nacos_open,
-    .initial_sync = shell_initial_sync,
-    .start = shell_start,
-    .stop = shell_stop,
-    .free = shell_free,
-    .status = shell_status,
+    .initial_sync = kv_shell_initial_sync,
+    .start = kv_shell_start,
+    .stop = kv_shell_stop,
+    .free = kv_shell_free,
+    .status = kv_shell_status,
 };

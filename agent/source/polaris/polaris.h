@@ -22,7 +22,7 @@
 #include "source/polaris/config.h"
 #include "source/polaris/versions.h"
 #include "source/polaris/watch.h"
-#include "source/shell.h"
+#include "source/kv/shell.h"
 #include "source/source.h"
 
 #define POLARIS_NO_FULL_READ (-1)
@@ -30,7 +30,7 @@
 struct source {
 	/* first (shell.h): the thread, stop, and the status under its lock (sh.status.mu),
 	 * which stop() and status() use from any thread */
-	struct shell sh;
+	struct kv_shell sh;
 	const struct cfg *cfg;
 	const struct polaris_config *pc;
 	struct gw_log *log;

@@ -76,7 +76,7 @@ static void *polaris_run(void *arg)
 			      sync_fail_name(why), s->pc->kv.servers[s->srv]);
 			continue;
 		}
-		if (shell_try_failed(&s->sh, &r, &s->srv, why, err.msg))
+		if (kv_shell_try_failed(&s->sh, &r, &s->srv, why, err.msg))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
@@ -152,7 +152,7 @@ static const char *polaris_label(const struct cfg *cfg)
 	return pc ? pc->kv.label : NULL;
 }
 
-SHELL_CONFIG_ENTRIES(polaris, &polaris_config_section, polaris_label)
+KV_SHELL_CONFIG_ENTRIES(polaris, &polaris_config_section, polaris_label)
 
 static void polaris_summary(const struct cfg *cfg, char *buf, size_t cap)
 {
@@ -161,7 +161,7 @@ static void polaris_summary(const struct cfg *cfg, char *buf, size_t cap)
 	         pc && pc->layout_name ? pc->layout_name : "");
 }
 
-static const struct shell_ops polaris_shell = {
+static const struct kv_shell_ops polaris_shell = {
     .type = "polaris",
     .thread = "polaris-0",
     .server_noun = "Polaris server",
@@ -181,8 +181,8 @@ static int polaris_open(struct source **out, const struct source_args *args, str
 	const struct polaris_config *pc = polaris_config(cfg);
 	if (!pc || pc->kv.n_servers == 0 || !pc->kv.label)
 		return gw_errf(err, "polaris: no servers configured");
-	struct source *s = shell_new(sizeof *s, &polaris_shell, args, pc->kv.label,
-	                             pc->kv.servers[0], pc->kv.n_servers, err);
+	struct source *s = kv_shell_new(sizeof *s, &polaris_shell, args, pc->kv.label,
+	                                pc->kv.servers[0], pc->kv.n_servers, err);
 	if (!s)
 		return -1;
 	s->cfg = cfg;
@@ -192,20 +192,20 @@ static int polaris_open(struct source **out, const struct source_args *args, str
 	s->resync_at = -1;
 	describe(s);
 	if (!(s->conn = calloc(pc->kv.n_servers, sizeof *s->conn))) {
-		shell_free(s);
+		kv_shell_free(s);
 		return gw_errf(err, "polaris: out of memory");
 	}
 	/* all opened now (no connection is made yet), so stop() may polaris_interrupt any of them
 	 */
 	for (size_t i = 0; i < pc->kv.n_servers; i++)
 		if (http_open(&s->conn[i], cfg, pc->kv.servers[i], err) != 0) {
-			shell_free(s);
+			kv_shell_free(s);
 			return -1;
 		}
 	if (pc->token) {
 		size_t hl = strlen(pc->token) + sizeof "X-Polaris-Token: ";
 		if (!(s->token_header = malloc(hl))) {
-			shell_free(s);
+			kv_shell_free(s);
 			return gw_errf(err, "polaris: out of memory");
 		}
 		snprintf(s->token_header, hl, "X-Polaris-Token: %s", pc->token);
@@ -225,7 +225,7 @@ static int polaris_open(struct source **out, const struct source_args *args, str
 	if (!(s->map = node_new(&na, err)) ||
 	    polaris_watch_new(&s->watch, cfg, pc->kv.servers, pc->kv.n_servers, pc->token, err) !=
 	        0) {
-		shell_free(s);
+		kv_shell_free(s);
 		return -1;
 	}
 	*out = s;
@@ -242,9 +242,9 @@ const struct source_ops polaris_source_ops = {
     .conns = polaris_conns,
     .conn_name = polaris_conn_name,
     .open = polaris_open,
-    .initial_sync = shell_initial_sync,
-    .start = shell_start,
-    .stop = shell_stop,
-    .free = shell_free,
-    .status = shell_status,
+    .initial_sync = kv_shell_initial_sync,
+    .start = kv_shell_start,
+    .stop = kv_shell_stop,
+    .free = kv_shell_free,
+    .status = kv_shell_status,
 };

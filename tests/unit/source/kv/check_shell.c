@@ -1,5 +1,5 @@
 /*
- * Unit tests of the one-thread sources' shell (source/shell.h), over a source of the test's
+ * Unit tests of the one-thread sources' shell (source/kv/shell.h), over a source of the test's
  * own: the start-up sync tries the servers in order and says which failed and how, stop()
  * interrupts and wakes the thread, free() joins it before the source's own parts go,
  * status() adds the mirror's counts, and the configuration-only entries the macros write
@@ -14,7 +14,7 @@
 
 #include "config/config_walk.h"
 #include "core/clock.h"
-#include "source/shell.h"
+#include "source/kv/shell.h"
 
 /* What the test's source saw, kept outside it: free() frees the source. */
 struct record {
@@ -34,7 +34,7 @@ struct record {
 };
 
 struct source {
-	struct shell sh;
+	struct kv_shell sh;
 	struct record *rec;
 	size_t ep; /* the server the start-up sync ended on */
 };
@@ -66,7 +66,7 @@ static void *test_run(void *arg)
 {
 	struct source *s = arg;
 	atomic_fetch_add(&s->rec->runs, 1);
-	shell_pause(&s->sh, s->rec->run_until - gw_mono_ms());
+	kv_shell_pause(&s->sh, s->rec->run_until - gw_mono_ms());
 	atomic_store(&s->rec->ended, 1);
 	return NULL;
 }
@@ -91,7 +91,7 @@ static void test_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *w
 	*watches = 42;
 }
 
-static const struct shell_ops test_shell = {
+static const struct kv_shell_ops test_shell = {
     .type = "test",
     .thread = "test-0",
     .server_noun = "Test server",
@@ -121,7 +121,7 @@ static void test_wait(struct source *s, int64_t ms)
 	usleep((useconds_t)ms * 1000);
 }
 
-static const struct shell_ops watch_shell = {
+static const struct kv_shell_ops watch_shell = {
     .type = "test",
     .thread = "test-0",
     .server_noun = "Test server",
@@ -149,15 +149,15 @@ static void fix_init(struct fix *f, size_t n_servers)
 	f->rec.answers = -1;
 	f->rec.run_until = gw_mono_ms() + 60000;
 	struct source_args args = {NULL, NULL, f->log};
-	f->s =
-	    shell_new(sizeof *f->s, &test_shell, &args, "test://a,b,c/root", NULL, n_servers, &err);
+	f->s = kv_shell_new(sizeof *f->s, &test_shell, &args, "test://a,b,c/root", NULL, n_servers,
+	                    &err);
 	ck_assert_ptr_nonnull(f->s);
 	f->s->rec = &f->rec;
 }
 
 static void fix_free(struct fix *f)
 {
-	shell_free(f->s);
+	kv_shell_free(f->s);
 	gw_log_close(f->log);
 	unlink(f->log_path);
 }
@@ -180,7 +180,7 @@ START_TEST(the_start_up_sync_ends_at_the_first_server_that_answers)
 	fix_init(&f, 3);
 	f.rec.answers = 1;
 	struct gw_err err = {0};
-	ck_assert_int_eq(shell_initial_sync(f.s, &err), 0);
+	ck_assert_int_eq(kv_shell_initial_sync(f.s, &err), 0);
 	ck_assert_uint_eq(f.rec.n_reads, 2);
 	ck_assert_int_eq(f.rec.reads[0], 0);
 	ck_assert_int_eq(f.rec.reads[1], 1);
@@ -188,7 +188,7 @@ START_TEST(the_start_up_sync_ends_at_the_first_server_that_answers)
 	ck_assert_int_eq(f.rec.nexts, 1); /* after the failed one only */
 	/* the failure before it: counted by its kind, kept, logged with its reason */
 	struct source_conn_status st;
-	ck_assert_int_eq(shell_status(f.s, 0, &st), 1);
+	ck_assert_int_eq(kv_shell_status(f.s, 0, &st), 1);
 	ck_assert_uint_eq(st.failures[SYNC_FAIL_CONNECT], 1);
 	ck_assert_str_eq(st.last_error, "server 0 refused");
 	ck_assert_ptr_nonnull(strstr(log_text(&f), "server 0 refused [connect]"));
@@ -202,11 +202,11 @@ START_TEST(no_server_answering_names_how_many_were_tried_and_the_last_failure)
 	struct fix f;
 	fix_init(&f, 3);
 	struct gw_err err = {0};
-	ck_assert_int_eq(shell_initial_sync(f.s, &err), -1);
+	ck_assert_int_eq(kv_shell_initial_sync(f.s, &err), -1);
 	ck_assert_str_eq(err.msg, "no Test server answered (3 tried); the last: server 2 refused");
 	ck_assert_uint_eq(f.rec.n_reads, 3);
 	struct source_conn_status st;
-	ck_assert_int_eq(shell_status(f.s, 0, &st), 1);
+	ck_assert_int_eq(kv_shell_status(f.s, 0, &st), 1);
 	ck_assert_uint_eq(st.failures[SYNC_FAIL_CONNECT], 1);
 	ck_assert_uint_eq(st.failures[SYNC_FAIL_AUTH], 1);
 	ck_assert_uint_eq(st.failures[SYNC_FAIL_TIMEOUT], 1);
@@ -224,17 +224,17 @@ START_TEST(a_stop_ends_the_start_up_sync_without_counting_a_failure)
 	struct gw_err err = {0};
 	/* stopped before it began: no server is asked */
 	atomic_store(&f.s->sh.stop, 1);
-	ck_assert_int_eq(shell_initial_sync(f.s, &err), -1);
+	ck_assert_int_eq(kv_shell_initial_sync(f.s, &err), -1);
 	ck_assert_str_eq(err.msg, "start-up sync interrupted");
 	ck_assert_uint_eq(f.rec.n_reads, 0);
 	/* stopped during a read: its failure is not counted, no next server asked */
 	atomic_store(&f.s->sh.stop, 0);
 	f.rec.stop_at_read = 2;
-	ck_assert_int_eq(shell_initial_sync(f.s, &err), -1);
+	ck_assert_int_eq(kv_shell_initial_sync(f.s, &err), -1);
 	ck_assert_str_eq(err.msg, "start-up sync interrupted");
 	ck_assert_uint_eq(f.rec.n_reads, 2);
 	struct source_conn_status st;
-	shell_status(f.s, 0, &st);
+	kv_shell_status(f.s, 0, &st);
 	ck_assert_uint_eq(st.failures[SYNC_FAIL_CONNECT], 1);
 	ck_assert_uint_eq(st.failures[SYNC_FAIL_AUTH], 0);
 	fix_free(&f);
@@ -247,13 +247,13 @@ START_TEST(start_runs_one_thread_and_free_stops_joins_then_releases)
 	fix_init(&f, 1);
 	struct record *rec = &f.rec;
 	struct gw_err err = {0};
-	ck_assert_int_eq(shell_start(f.s, &err), 0);
-	ck_assert_int_eq(shell_start(f.s, &err), 0); /* once */
+	ck_assert_int_eq(kv_shell_start(f.s, &err), 0);
+	ck_assert_int_eq(kv_shell_start(f.s, &err), 0); /* once */
 	while (!atomic_load(&rec->runs))
 		usleep(1000);
 	/* the thread sleeps a minute unless stop() wakes it: free() returning within the
 	 * test's timeout is the wake-up working */
-	shell_free(f.s);
+	kv_shell_free(f.s);
 	ck_assert_int_eq(atomic_load(&rec->runs), 1);
 	ck_assert_int_eq(rec->interrupted, 1);
 	ck_assert_int_eq(rec->released, 1);
@@ -267,13 +267,13 @@ START_TEST(free_without_start_releases_and_stop_is_idempotent)
 {
 	struct fix f;
 	fix_init(&f, 1);
-	shell_stop(f.s);
-	shell_stop(f.s);
+	kv_shell_stop(f.s);
+	kv_shell_stop(f.s);
 	ck_assert_int_eq(f.rec.interrupted, 2);
-	shell_stop(NULL);
-	shell_free(NULL);
+	kv_shell_stop(NULL);
+	kv_shell_free(NULL);
 	struct record *rec = &f.rec;
-	shell_free(f.s);
+	kv_shell_free(f.s);
 	ck_assert_int_eq(rec->released, 1);
 	ck_assert_int_eq(atomic_load(&rec->runs), 0);
 	gw_log_close(f.log);
@@ -286,8 +286,8 @@ START_TEST(status_is_the_one_connection_with_the_mirror_counts)
 	struct fix f;
 	fix_init(&f, 1);
 	struct source_conn_status st;
-	ck_assert_int_eq(shell_status(f.s, 1, &st), 0); /* one connection only */
-	ck_assert_int_eq(shell_status(f.s, 0, &st), 1);
+	ck_assert_int_eq(kv_shell_status(f.s, 1, &st), 0); /* one connection only */
+	ck_assert_int_eq(kv_shell_status(f.s, 0, &st), 1);
 	ck_assert_str_eq(st.server, "test://a,b,c/root");
 	ck_assert_str_eq(st.session, "");
 	ck_assert_int_eq(st.state, SOURCE_CONN_CONNECTING);
@@ -304,19 +304,19 @@ START_TEST(a_pause_on_a_watch_does_what_is_due_and_sleeps_in_the_watch_until_sto
 	struct record rec = {.answers = -1};
 	struct source_args args = {NULL, NULL, NULL};
 	struct gw_err err = {0};
-	struct source *s = shell_new(sizeof *s, &watch_shell, &args, "x", NULL, 1, &err);
+	struct source *s = kv_shell_new(sizeof *s, &watch_shell, &args, "x", NULL, 1, &err);
 	ck_assert_ptr_nonnull(s);
 	s->rec = &rec;
 	/* an hour, ended by the stop its third wait sets: each wait is up to the next deadline */
-	ck_assert_int_eq(shell_pause(&s->sh, 3600000), 1);
+	ck_assert_int_eq(kv_shell_pause(&s->sh, 3600000), 1);
 	ck_assert_int_eq(rec.waits, 3);
 	ck_assert_int_eq(rec.dues, 3);
 	ck_assert_int_le(rec.waited, 5);
 	/* a pause that has run out returns 0 without sleeping */
 	atomic_store(&s->sh.stop, 0);
-	ck_assert_int_eq(shell_pause(&s->sh, 0), 0);
+	ck_assert_int_eq(kv_shell_pause(&s->sh, 0), 0);
 	ck_assert_int_eq(rec.waits, 3);
-	shell_free(s);
+	kv_shell_free(s);
 }
 END_TEST
 
@@ -326,8 +326,8 @@ static const char *test_label(const struct cfg *cfg)
 {
 	return cfg_settings(cfg, &test_section) ? "test://h:1/root" : NULL;
 }
-SHELL_CONFIG_ENTRIES(test, &test_section, test_label)
-SHELL_SUMMARY_ENTRY(test, test_label)
+KV_SHELL_CONFIG_ENTRIES(test, &test_section, test_label)
+KV_SHELL_SUMMARY_ENTRY(test, test_label)
 
 START_TEST(the_configuration_entries_answer_for_their_own_section)
 {

@@ -1,16 +1,20 @@
 /*
- * The shell of a source that runs on one thread (etcd, Nacos, Apollo, Consul, Polaris): the
- * parts of the source table (source.h) that were the same in each, written once. Starting
- * the one thread (once), stop() (the flag, what blocks interrupted, the pause woken), free()
- * (stop, join, free), status() (the connection's status with the mirror's counts), and the
- * start-up sync that tries each server in order ("no Consul server answered (2 tried); the
- * last: ..."). What is a source's own (its thread, what to interrupt and free, its read) it
- * hands in as a small ops table; the shell holds no policy of its own.
+ * The shell of a source that runs on one thread over the mirror (etcd, Consul; Nacos, Apollo
+ * and Polaris through node/): the parts of the source table (source.h) that were the same in
+ * each, written once. Starting the one thread (once), stop() (the flag, what blocks
+ * interrupted, the pause woken), free() (stop, join, free), status() (the connection's
+ * status with the mirror's counts), the start-up sync that tries each server in order ("no
+ * Consul server answered (2 tried); the last: ..."), and for the thread its pause, the
+ * "still starting" test of the retry schedule and a failed try of the server rotation
+ * (rounds.h). What is a source's own (its thread, what to interrupt and free, its read, what
+ * a pause does) it hands in as a small ops table; the shell holds no policy of its own. In
+ * kv/, beside the mirror whose counts status() reports: a part beside source.h may include
+ * no folder (tests/build/test_include_rules.py).
  *
- * A source's `struct source` begins with its `struct shell` (first member, checked by a
+ * A source's `struct source` begins with its `struct kv_shell` (first member, checked by a
  * static assertion in each source.c), so that the shell's functions are the table's own
- * entries (shell_start, shell_stop...): a pointer to a struct converts to a pointer to its
- * first member and back (C11 6.7.2.1), and no source needs a wrapper of its own. The
+ * entries (kv_shell_start, kv_shell_stop...): a pointer to a struct converts to a pointer to
+ * its first member and back (C11 6.7.2.1), and no source needs a wrapper of its own. The
  * table's entries that take the configuration alone (selects, conns, conn_name, summary)
  * cannot know which type they answer for, so each type has functions of its own: the
  * macros at the end write them, the same in every source but for their names.
@@ -18,8 +22,8 @@
  * Threads: the source's thread and main's run the source; stop() and status() may come
  * from any thread, and touch only `stop` (atomic) and `status` (conn.h, under its lock).
  */
-#ifndef GW_SOURCE_SHELL_H
-#define GW_SOURCE_SHELL_H
+#ifndef GW_KV_SHELL_H
+#define GW_KV_SHELL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,7 +36,7 @@
 #include "source/source.h"
 
 /* What a one-thread source hands the shell; static, it outlives the source. */
-struct shell_ops {
+struct kv_shell_ops {
 	const char *type;   /* "consul": the component of log lines, the prefix of errors */
 	const char *thread; /* the thread's name, "consul-0" */
 	/* what a server is called in the start-up sync's error: "Consul server" */
@@ -53,7 +57,7 @@ struct shell_ops {
 	/* After a failed first_read, before the next (NULL: nothing; Apollo moves its client
 	 * to the next config service). */
 	void (*next)(struct source *s);
-	/* What a pause (shell_pause) does meanwhile: build the mirror's groups due at `now`;
+	/* What a pause (kv_shell_pause) does meanwhile: build the mirror's groups due at `now`;
 	 * returns the next deadline (-1: none). NULL: nothing. */
 	int64_t (*due)(struct source *s, int64_t now);
 	/* How a pause sleeps, at most ms, when the thread sleeps on a watch of its own (etcd's
@@ -61,10 +65,10 @@ struct shell_ops {
 	void (*wait)(struct source *s, int64_t ms);
 };
 
-struct shell {
-	const struct shell_ops *ops;
+struct kv_shell {
+	const struct kv_shell_ops *ops;
 	struct source_args args; /* what open() was given (source.h) */
-	size_t n_servers;        /* the start-up sync tries this many (shell_initial_sync) */
+	size_t n_servers;        /* the start-up sync tries this many (kv_shell_initial_sync) */
 	atomic_int stop;
 	pthread_t thread;
 	int started;
@@ -73,51 +77,51 @@ struct shell {
 
 /* open()'s start: a zeroed struct source of `size` bytes (sizeof, its shell first), the shell
  * filled: stop unset, the status "connecting" with `server` (the connection's name) and
- * `session` (NULL: ""), no thread yet. shell_free() frees it. NULL with err when out of
+ * `session` (NULL: ""), no thread yet. kv_shell_free() frees it. NULL with err when out of
  * memory ("TYPE: out of memory"). */
-struct source *shell_new(size_t size, const struct shell_ops *ops, const struct source_args *args,
-                         const char *server, const char *session, size_t n_servers,
-                         struct gw_err *err);
+struct source *kv_shell_new(size_t size, const struct kv_shell_ops *ops,
+                            const struct source_args *args, const char *server, const char *session,
+                            size_t n_servers, struct gw_err *err);
 
 /* The start-up sync over servers 0 .. n - 1 in turn: the first whose first_read works ends
  * it (0); each failure is counted in the status and logged. -1 with err when stop() came
  * ("start-up sync interrupted") or none answered ("no SERVER_NOUN answered (n tried); the
  * last: ..."). */
-int shell_first_sync(struct shell *sh, size_t n, struct gw_err *err);
+int kv_shell_first_sync(struct kv_shell *sh, size_t n, struct gw_err *err);
 
 /* Some configured group has no version yet (neither from the server nor the snapshot): the
  * retry schedule's backoff is then capped (retry_next_starting). */
-int shell_starting(const struct shell *sh);
+int kv_shell_starting(const struct kv_shell *sh);
 /* The thread's pause: ms, doing what is due meanwhile (ops->due), unless stop() comes first
  * (1). */
-int shell_pause(struct shell *sh, int64_t ms);
+int kv_shell_pause(struct kv_shell *sh, int64_t ms);
 /* A failed try of a thread that rotates over its servers (rounds.h; why and msg already
  * counted in the status): *ep moves to the next server, tried at once (0) or after the
- * schedule's pause (shell_pause); 1 if stop() came during it. */
-int shell_try_failed(struct shell *sh, struct rounds *r, size_t *ep, enum sync_fail why,
-                     const char *msg);
+ * schedule's pause (kv_shell_pause); 1 if stop() came during it. */
+int kv_shell_try_failed(struct kv_shell *sh, struct rounds *r, size_t *ep, enum sync_fail why,
+                        const char *msg);
 
 /* The table's entries (source.h), for a struct source that begins with its shell. */
-int shell_initial_sync(struct source *s, struct gw_err *err); /* over n_servers */
-int shell_start(struct source *s, struct gw_err *err);
-void shell_stop(struct source *s);
-void shell_free(struct source *s);
-int shell_status(struct source *s, size_t i, struct source_conn_status *out);
+int kv_shell_initial_sync(struct source *s, struct gw_err *err); /* over n_servers */
+int kv_shell_start(struct source *s, struct gw_err *err);
+void kv_shell_stop(struct source *s);
+void kv_shell_free(struct source *s);
+int kv_shell_status(struct source *s, size_t i, struct source_conn_status *out);
 
 /* The configuration-only entries, for their macros below. */
-int shell_selects(const struct cfg *cfg, const char *section); /* cfg's section is it */
-const char *shell_conn_name(const char *label, size_t i);      /* the label, "" past 0 */
+int kv_shell_selects(const struct cfg *cfg, const char *section); /* cfg's section is it */
+const char *kv_shell_conn_name(const char *label, size_t i);      /* the label, "" past 0 */
 /* "TYPE source LABEL" ("consul source consul://h:8500/shenyu"), as kv_config_summary. */
-void shell_summary(const char *type, const char *label, char *buf, size_t cap);
+void kv_shell_summary(const char *type, const char *label, char *buf, size_t cap);
 
 /* TYPE_selects, TYPE_conns and TYPE_conn_name for the table of a source TYPE whose section
  * is named TYPE and declared by SECTION (its struct cfg_section), and whose one connection
  * LABEL(cfg) names (NULL without the section): one connection while its section is
  * loaded, named by its label. */
-#define SHELL_CONFIG_ENTRIES(type, section, label)                                                 \
+#define KV_SHELL_CONFIG_ENTRIES(type, section, label)                                              \
 	static int type##_selects(const struct cfg *cfg)                                           \
 	{                                                                                          \
-		return shell_selects(cfg, #type);                                                  \
+		return kv_shell_selects(cfg, #type);                                               \
 	}                                                                                          \
 	static size_t type##_conns(const struct cfg *cfg)                                          \
 	{                                                                                          \
@@ -125,13 +129,13 @@ void shell_summary(const char *type, const char *label, char *buf, size_t cap);
 	}                                                                                          \
 	static const char *type##_conn_name(const struct cfg *cfg, size_t i)                       \
 	{                                                                                          \
-		return shell_conn_name(label(cfg), i);                                             \
+		return kv_shell_conn_name(label(cfg), i);                                          \
 	}
 /* TYPE_summary, "TYPE source LABEL", for a source whose summary is its label. */
-#define SHELL_SUMMARY_ENTRY(type, label)                                                           \
+#define KV_SHELL_SUMMARY_ENTRY(type, label)                                                        \
 	static void type##_summary(const struct cfg *cfg, char *buf, size_t cap)                   \
 	{                                                                                          \
-		shell_summary(#type, label(cfg), buf, cap);                                        \
+		kv_shell_summary(#type, label(cfg), buf, cap);                                     \
 	}
 
 #endif

@@ -1,8 +1,9 @@
 /*
- * The shell of a one-thread source (see shell.h): the table's lifecycle entries and the
- * start-up sync, each once, over the source's own parts in its shell_ops.
+ * The shell of a one-thread source (see shell.h): the table's lifecycle entries, the
+ * start-up sync and the thread's pause, each once, over the source's own parts in its
+ * kv_shell_ops.
  */
-#include "source/shell.h"
+#include "source/kv/shell.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,21 +14,21 @@
 #include "model/groups.h"
 
 /* The struct source begins with its shell (shell.h): the conversions, in one place. */
-static struct shell *shell_of(struct source *s)
+static struct kv_shell *shell_of(struct source *s)
 {
-	return (struct shell *)(void *)s;
+	return (struct kv_shell *)(void *)s;
 }
 
-static struct source *source_of(struct shell *sh)
+static struct source *source_of(struct kv_shell *sh)
 {
 	return (struct source *)(void *)sh;
 }
 
-struct source *shell_new(size_t size, const struct shell_ops *ops, const struct source_args *args,
-                         const char *server, const char *session, size_t n_servers,
-                         struct gw_err *err)
+struct source *kv_shell_new(size_t size, const struct kv_shell_ops *ops,
+                            const struct source_args *args, const char *server, const char *session,
+                            size_t n_servers, struct gw_err *err)
 {
-	struct shell *sh = calloc(1, size);
+	struct kv_shell *sh = calloc(1, size);
 	if (!sh) {
 		gw_errf(err, "%s: out of memory", ops->type);
 		return NULL;
@@ -40,9 +41,9 @@ struct source *shell_new(size_t size, const struct shell_ops *ops, const struct 
 	return source_of(sh);
 }
 
-int shell_first_sync(struct shell *sh, size_t n, struct gw_err *err)
+int kv_shell_first_sync(struct kv_shell *sh, size_t n, struct gw_err *err)
 {
-	const struct shell_ops *ops = sh->ops;
+	const struct kv_shell_ops *ops = sh->ops;
 	for (size_t i = 0; i < n; i++) {
 		if (atomic_load(&sh->stop))
 			return gw_errf(err, "start-up sync interrupted");
@@ -64,7 +65,7 @@ int shell_first_sync(struct shell *sh, size_t n, struct gw_err *err)
 	return -1;
 }
 
-int shell_starting(const struct shell *sh)
+int kv_shell_starting(const struct kv_shell *sh)
 {
 	const struct cfg *cfg = sh->args.cfg;
 	struct ingest_stamp st[GW_GROUP_COUNT];
@@ -77,13 +78,13 @@ int shell_starting(const struct shell *sh)
 
 static int64_t pause_due(void *arg, int64_t now)
 {
-	struct shell *sh = arg;
+	struct kv_shell *sh = arg;
 	return sh->ops->due(source_of(sh), now);
 }
 
-int shell_pause(struct shell *sh, int64_t ms)
+int kv_shell_pause(struct kv_shell *sh, int64_t ms)
 {
-	const struct shell_ops *ops = sh->ops;
+	const struct kv_shell_ops *ops = sh->ops;
 	int64_t until = gw_mono_ms() + ms;
 	if (!ops->wait)
 		return conn_pause_until(&sh->status, &sh->stop, until, ops->due ? pause_due : NULL,
@@ -101,22 +102,22 @@ int shell_pause(struct shell *sh, int64_t ms)
 	}
 }
 
-int shell_try_failed(struct shell *sh, struct rounds *r, size_t *ep, enum sync_fail why,
-                     const char *msg)
+int kv_shell_try_failed(struct kv_shell *sh, struct rounds *r, size_t *ep, enum sync_fail why,
+                        const char *msg)
 {
 	int64_t delay = rounds_failed(r, &sh->status, ep, why, msg);
-	return delay >= 0 && shell_pause(sh, delay);
+	return delay >= 0 && kv_shell_pause(sh, delay);
 }
 
-int shell_initial_sync(struct source *s, struct gw_err *err)
+int kv_shell_initial_sync(struct source *s, struct gw_err *err)
 {
-	struct shell *sh = shell_of(s);
-	return shell_first_sync(sh, sh->n_servers, err);
+	struct kv_shell *sh = shell_of(s);
+	return kv_shell_first_sync(sh, sh->n_servers, err);
 }
 
-int shell_start(struct source *s, struct gw_err *err)
+int kv_shell_start(struct source *s, struct gw_err *err)
 {
-	struct shell *sh = shell_of(s);
+	struct kv_shell *sh = shell_of(s);
 	if (sh->started)
 		return 0;
 	int rc = gw_thread_start(&sh->thread, sh->ops->thread, sh->ops->run, s);
@@ -127,23 +128,23 @@ int shell_start(struct source *s, struct gw_err *err)
 	return 0;
 }
 
-void shell_stop(struct source *s)
+void kv_shell_stop(struct source *s)
 {
 	if (!s)
 		return;
-	struct shell *sh = shell_of(s);
+	struct kv_shell *sh = shell_of(s);
 	atomic_store(&sh->stop, 1);
 	if (sh->ops->interrupt)
 		sh->ops->interrupt(s);
 	conn_wake(&sh->status);
 }
 
-void shell_free(struct source *s)
+void kv_shell_free(struct source *s)
 {
 	if (!s)
 		return;
-	struct shell *sh = shell_of(s);
-	shell_stop(s);
+	struct kv_shell *sh = shell_of(s);
+	kv_shell_stop(s);
 	if (sh->started)
 		pthread_join(sh->thread, NULL);
 	if (sh->ops->release)
@@ -152,11 +153,11 @@ void shell_free(struct source *s)
 	free(s);
 }
 
-int shell_status(struct source *s, size_t i, struct source_conn_status *out)
+int kv_shell_status(struct source *s, size_t i, struct source_conn_status *out)
 {
 	if (i != 0)
 		return 0;
-	struct shell *sh = shell_of(s);
+	struct kv_shell *sh = shell_of(s);
 	struct kv_mirror_stats ms = {0};
 	int64_t watches = -1;
 	sh->ops->counts(s, &ms, &watches);
@@ -166,17 +167,17 @@ int shell_status(struct source *s, size_t i, struct source_conn_status *out)
 	return 1;
 }
 
-int shell_selects(const struct cfg *cfg, const char *section)
+int kv_shell_selects(const struct cfg *cfg, const char *section)
 {
 	return cfg->section && strcmp(cfg->section, section) == 0;
 }
 
-const char *shell_conn_name(const char *label, size_t i)
+const char *kv_shell_conn_name(const char *label, size_t i)
 {
 	return label && i == 0 ? label : "";
 }
 
-void shell_summary(const char *type, const char *label, char *buf, size_t cap)
+void kv_shell_summary(const char *type, const char *label, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "%s source %s", type, label ? label : "");
 }
