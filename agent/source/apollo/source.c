@@ -6,9 +6,9 @@
  * deadline or a retry: no periodic tick.
  *
  * Services are tried in order; a failing one moves to the next at once, and the retry
- * schedule (retry.h: `attempts` tries at `interval`, then `backoff`) apollo_counts rounds over all
+ * schedule (retry.h: `attempts` tries at `interval`, then `backoff`) counts rounds over all
  * of them. With a meta server, its list is asked again after every failed round. A session
- * that got somewhere (a poll answered, a apollo_release applied) and then failed starts the
+ * that got somewhere (a poll answered, a release applied) and then failed starts the
  * schedule over. What the map held stays through failures: nothing is delivered from a
  * reply that was not whole and valid, and the snapshot serves until the first full read.
  */
@@ -22,7 +22,7 @@
 #include "source/apollo/apollo.h"
 #include "source/retry.h"
 
-/* the shell's functions are the table's entries (shell.h) */
+/* the shell's functions are the table's entries (kv/shell.h) */
 _Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its shell");
 
 /* ---------------------------------------------------------------- status */
@@ -131,7 +131,7 @@ static void *apollo_run(void *arg)
 
 /* ---------------------------------------------------------------- the table */
 
-/* The start-up sync's read from the config service in use (shell.h): each in turn. */
+/* The start-up sync's read from the config service in use (kv/shell.h): each in turn. */
 static int apollo_first_read(struct source *s, size_t i, struct gw_err *err)
 {
 	(void)i;

@@ -6,7 +6,7 @@
  * shortens the query's wait instead, sync.c).
  *
  * Servers are tried in order; a failing one moves to the next at once, and the retry
- * schedule (retry.h) consul_counts rounds over all of them: three servers down means three quick
+ * schedule (retry.h) counts rounds over all of them: three servers down means three quick
  * failures, then the interval, and after `attempts` such rounds the backoff. A session that
  * ran (answered, a second or more) and then failed (a restart, a dropped connection) is
  * resumed at once from the index reached, starting with the same server.
@@ -22,12 +22,12 @@
 #include "source/consul/consul.h"
 #include "source/rounds.h"
 
-/* the shell's functions are the table's entries (shell.h) */
+/* the shell's functions are the table's entries (kv/shell.h) */
 _Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its shell");
 
 /* ---------------------------------------------------------------- the thread */
 
-/* A session that lasted less than this after its first answer consul_counts as a failed try. */
+/* A session that lasted less than this after its first answer counts as a failed try. */
 #define CONSUL_SESSION_MIN_LIFE_MS 1000
 
 static void *consul_run(void *arg)
@@ -104,7 +104,7 @@ static int make_url(struct source *s)
 	return (s->url = strbuf_finish(&b)) ? 0 : -1;
 }
 
-/* The start-up sync's read from server i (shell.h): the session names the server; the
+/* The start-up sync's read from server i (kv/shell.h): the session names the server; the
  * state stays "connecting" until the first blocking query. */
 static int consul_first_read(struct source *s, size_t i, struct gw_err *err)
 {

@@ -35,7 +35,7 @@ enum etcd_outcome {
 };
 
 struct source {
-	/* first (shell.h): the thread, stop, and the status under its lock (sh.status.mu),
+	/* first (kv/shell.h): the thread, stop, and the status under its lock (sh.status.mu),
 	 * which stop() and status() use from any thread */
 	struct kv_shell sh;
 	const struct cfg *cfg;

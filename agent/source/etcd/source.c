@@ -6,7 +6,7 @@
  * ends, the resync is due, or stop() wakes it: no periodic tick.
  *
  * Endpoints are tried in order; a failing one moves to the next at once, and the retry
- * schedule (retry.h) etcd_counts rounds over all of them, so three endpoints down means three
+ * schedule (retry.h) counts rounds over all of them, so three endpoints down means three
  * quick failures, then the interval, and after `attempts` such rounds the backoff. A watch
  * that ran (a second or more) and ended (a member restarted, a leader change closed the
  * stream) is resumed at once from the revision reached, starting with the same endpoint.
@@ -20,12 +20,12 @@
 #include "source/etcd/etcd.h"
 #include "source/rounds.h"
 
-/* the shell's functions are the table's entries (shell.h) */
+/* the shell's functions are the table's entries (kv/shell.h) */
 _Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its shell");
 
 /* ---------------------------------------------------------------- the thread */
 
-/* A watch stream that lasted less than this after its creation etcd_counts as a failed try. */
+/* A watch stream that lasted less than this after its creation counts as a failed try. */
 #define ETCD_STREAM_MIN_LIFE_MS 1000
 
 /* A pause sleeps in the watch stream's wait, which stop() wakes. */
@@ -101,7 +101,7 @@ static void *etcd_run(void *arg)
 
 /* ---------------------------------------------------------------- the table */
 
-/* The start-up sync's read from endpoint i (shell.h): the session names the endpoint; the
+/* The start-up sync's read from endpoint i (kv/shell.h): the session names the endpoint; the
  * state stays "connecting" until the watch is created. */
 static int etcd_first_read(struct source *s, size_t i, struct gw_err *err)
 {

@@ -22,7 +22,7 @@
 #include "source/nacos/nacos.h"
 #include "source/retry.h"
 
-/* the shell's functions are the table's entries (shell.h) */
+/* the shell's functions are the table's entries (kv/shell.h) */
 _Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its shell");
 
 /* ---------------------------------------------------------------- the thread */
@@ -32,7 +32,7 @@ static int64_t earliest(int64_t a, int64_t b)
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
-/* A pause's work (shell.h): build the groups due now; the next deadline. */
+/* A pause's work (kv/shell.h): build the groups due now; the next deadline. */
 static int64_t nacos_due(struct source *s, int64_t now)
 {
 	node_flush(s->map, now, 0);
@@ -216,7 +216,7 @@ static void *nacos_run(void *arg)
 
 /* ---------------------------------------------------------------- the table */
 
-/* The start-up sync's read from server i (shell.h). */
+/* The start-up sync's read from server i (kv/shell.h). */
 static int nacos_first_read(struct source *s, size_t i, struct gw_err *err)
 {
 	if (nacos_full_read(s, i, KV_FULL_START, err) != 0)

@@ -5,7 +5,7 @@
  * mirror's settle window ends, the resync is due, or stop() wakes it: no periodic tick.
  *
  * Servers are tried in order; a failing one moves to the next at once, and the retry
- * schedule (retry.h) polaris_counts rounds over all of them: three servers down means three quick
+ * schedule (retry.h) counts rounds over all of them: three servers down means three quick
  * failures, then the interval, and after `attempts` such rounds the backoff. A session
  * that had an answer from its server starts the schedule over.
  */
@@ -19,7 +19,7 @@
 #include "source/polaris/polaris.h"
 #include "source/rounds.h"
 
-/* the shell's functions are the table's entries (shell.h) */
+/* the shell's functions are the table's entries (kv/shell.h) */
 _Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its shell");
 
 /* ---------------------------------------------------------------- status */
@@ -38,7 +38,7 @@ void polaris_count(struct source *s, uint64_t polls, uint64_t fetches, uint64_t 
 
 /* ---------------------------------------------------------------- the thread */
 
-/* A pause's work (shell.h): build the groups due now; the next deadline. */
+/* A pause's work (kv/shell.h): build the groups due now; the next deadline. */
 static int64_t polaris_due(struct source *s, int64_t now)
 {
 	node_flush(s->map, now, 0);
@@ -99,7 +99,7 @@ static void describe(struct source *s)
 		snprintf(s->where + pos, sizeof s->where - pos, ")");
 }
 
-/* The start-up sync's read from server i (shell.h). */
+/* The start-up sync's read from server i (kv/shell.h). */
 static int polaris_first_read(struct source *s, size_t i, struct gw_err *err)
 {
 	if (polaris_full_read(s, i, KV_FULL_START, err) != 0)
@@ -195,7 +195,7 @@ static int polaris_open(struct source **out, const struct source_args *args, str
 		kv_shell_free(s);
 		return gw_errf(err, "polaris: out of memory");
 	}
-	/* all opened now (no connection is made yet), so stop() may polaris_interrupt any of them
+	/* all opened now (no connection is made yet), so stop() may interrupt any of them
 	 */
 	for (size_t i = 0; i < pc->kv.n_servers; i++)
 		if (http_open(&s->conn[i], cfg, pc->kv.servers[i], err) != 0) {
