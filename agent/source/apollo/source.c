@@ -47,16 +47,6 @@ void apollo_count(struct source *s, int poll, size_t fetched_bytes)
 
 /* ---------------------------------------------------------------- the thread */
 
-/* "PLUGIN,SELECTOR,...": the groups a failure leaves behind, for its log line. */
-static void group_names(const struct cfg *cfg, char *buf, size_t cap)
-{
-	size_t pos = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < cfg->n_groups && pos < cap; i++)
-		pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", i ? "," : "",
-		                        gw_group_name(cfg->groups[i]));
-}
-
 static void *apollo_run(void *arg)
 {
 	struct source *s = arg;
@@ -66,7 +56,7 @@ static void *apollo_run(void *arg)
 	uint64_t failures = 0;
 	size_t tried = 0; /* services failed in this round */
 	char groups[256];
-	group_names(cfg, groups, sizeof groups);
+	kv_shell_groups(&s->sh, groups, sizeof groups);
 	LOG_I(s->log, "apollo", "%s: apollo sync started", s->ac->label);
 	while (!atomic_load(&s->sh.stop)) {
 		struct gw_err err = {0};

@@ -76,6 +76,16 @@ int kv_shell_starting(const struct kv_shell *sh)
 	return 0;
 }
 
+void kv_shell_groups(const struct kv_shell *sh, char *buf, size_t cap)
+{
+	const struct cfg *cfg = sh->args.cfg;
+	size_t pos = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < cfg->n_groups && pos < cap; i++)
+		pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", i ? "," : "",
+		                        gw_group_name(cfg->groups[i]));
+}
+
 static int64_t pause_due(void *arg, int64_t now)
 {
 	struct kv_shell *sh = arg;

@@ -92,6 +92,8 @@ int kv_shell_first_sync(struct kv_shell *sh, size_t n, struct gw_err *err);
 /* Some configured group has no version yet (neither from the server nor the snapshot): the
  * retry schedule's backoff is then capped (retry_next_starting). */
 int kv_shell_starting(const struct kv_shell *sh);
+/* The configured groups, "PLUGIN,SELECTOR", for a failure's log line. */
+void kv_shell_groups(const struct kv_shell *sh, char *buf, size_t cap);
 /* The thread's pause: ms, doing what is due meanwhile (ops->due), unless stop() comes first
  * (1). */
 int kv_shell_pause(struct kv_shell *sh, int64_t ms);

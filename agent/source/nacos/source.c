@@ -39,16 +39,6 @@ static int64_t nacos_due(struct source *s, int64_t now)
 	return node_deadline(s->map);
 }
 
-/* The configured groups, "PLUGIN,SELECTOR", for failure lines. */
-static void group_names(const struct cfg *cfg, char *buf, size_t cap)
-{
-	size_t o = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < cfg->n_groups && o < cap; i++)
-		o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "," : "",
-		                      gw_group_name(cfg->groups[i]));
-}
-
 struct schedule {
 	struct retry_policy policy;
 	uint64_t failures;
@@ -61,7 +51,7 @@ static int after_failure(struct source *s, struct schedule *sc, const struct gw_
 	enum sync_fail why = err->kind;
 	conn_count_failure(&s->sh.status, why, err->msg);
 	char groups[256];
-	group_names(s->cfg, groups, sizeof groups);
+	kv_shell_groups(&s->sh, groups, sizeof groups);
 	sc->failures++;
 	pthread_mutex_lock(&s->sh.status.mu);
 	s->sh.status.st.consecutive_failures = sc->failures;

@@ -320,6 +320,28 @@ START_TEST(a_pause_on_a_watch_does_what_is_due_and_sleeps_in_the_watch_until_sto
 }
 END_TEST
 
+START_TEST(failure_lines_name_the_configured_groups_in_their_order)
+{
+	static struct cfg c; /* large: not on the stack */
+	memset(&c, 0, sizeof c);
+	c.groups[0] = GW_GROUP_RULE;
+	c.groups[1] = GW_GROUP_PLUGIN;
+	c.n_groups = 2;
+	struct source_args args = {&c, NULL, NULL};
+	struct gw_err err = {0};
+	struct source *s = kv_shell_new(sizeof *s, &test_shell, &args, "x", NULL, 1, &err);
+	ck_assert_ptr_nonnull(s);
+	char buf[64];
+	kv_shell_groups(&s->sh, buf, sizeof buf);
+	ck_assert_str_eq(buf, "RULE,PLUGIN");
+	kv_shell_groups(&s->sh, buf, 6); /* cut, still a string */
+	ck_assert_str_eq(buf, "RULE,");
+	struct record rec = {.answers = -1};
+	s->rec = &rec;
+	kv_shell_free(s);
+}
+END_TEST
+
 /* The configuration-only entries, as a source writes them. */
 static const struct cfg_section test_section = {.name = "test"};
 static const char *test_label(const struct cfg *cfg)
@@ -371,6 +393,7 @@ int main(void)
 	tcase_add_test(tc,
 	               a_pause_on_a_watch_does_what_is_due_and_sleeps_in_the_watch_until_stopped);
 	tcase_add_test(tc, the_configuration_entries_answer_for_their_own_section);
+	tcase_add_test(tc, failure_lines_name_the_configured_groups_in_their_order);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
