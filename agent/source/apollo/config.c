@@ -17,49 +17,20 @@
 #include "model/groups.h"
 #include "source/kv/config.h"
 
-#define SHOWN(len) (int)((len) > 200 ? 200 : (len))
-
-/* [s, s + len) an http(s):// base URL: host:port and an optional path. 0 with *n its length
- * without trailing '/', or -1 (ld->err). */
-static int check_url(struct loader *ld, const struct ynode *at, const char *path, const char *s,
-                     size_t len, size_t *n)
-{
-	size_t scheme;
-	if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
-		scheme = 7;
-	else if (len >= 8 && strncasecmp(s, "https://", 8) == 0)
-		scheme = 8;
-	else
-		return cfgw_err(ld, at, path,
-		                "'%.*s' is not an http:// or https:// URL (such as "
-		                "http://127.0.0.1:8080)",
-		                SHOWN(len), s);
-	const char *host = s + scheme, *end = s + len;
-	const char *slash = memchr(host, '/', (size_t)(end - host));
-	if (memchr(host, '@', (size_t)((slash ? slash : end) - host)))
-		return cfgw_err(ld, at, path,
-		                "credentials in the URL are not supported: use "
-		                "apollo.secret for the access key");
-	if (memchr(s, '?', len) || memchr(s, '#', len))
-		return cfgw_err(ld, at, path,
-		                "'%.*s' must be scheme://host:port[/path], without a "
-		                "query or fragment",
-		                SHOWN(len), s);
-	if (!kv_config_host_port(host, (size_t)((slash ? slash : end) - host)))
-		return cfgw_err(ld, at, path, "'%.*s' has no host:port (such as 127.0.0.1:8080)",
-		                SHOWN(len), s);
-	*n = len;
-	while (*n > scheme && s[*n - 1] == '/')
-		(*n)--;
-	return 0;
-}
+/* How a config service's or the meta server's URL is checked (kv_config_url). */
+static const struct kv_url_words url_words = {
+    .example = "http://127.0.0.1:8080",
+    .host = "127.0.0.1:8080",
+    .instead = "apollo.secret for the access key",
+    .paths = 1, /* a homepageUrl behind a proxy has one; the signature covers it */
+};
 
 static int add_server(struct loader *ld, const struct ynode *at, const char *path, const char *s,
                       size_t len, void *base)
 {
 	struct apollo_config *a = base;
 	size_t n;
-	if (check_url(ld, at, path, s, len, &n) < 0)
+	if (kv_config_url(ld, at, path, s, len, &url_words, &n) < 0)
 		return -1;
 	return kv_config_add_entry(ld, &a->servers, &a->n_servers, at, path, s, n);
 }
@@ -78,7 +49,7 @@ static int load_meta(struct loader *ld, const struct key *k, const struct ynode 
 		return -1;
 	char **meta = cfgw_field_str(base, k);
 	size_t n;
-	if (check_url(ld, v, path, *meta, strlen(*meta), &n) < 0)
+	if (kv_config_url(ld, v, path, *meta, strlen(*meta), &url_words, &n) < 0)
 		return -1;
 	(*meta)[n] = '\0';
 	return 0;

@@ -74,10 +74,9 @@ int kv_config_host_port(const char *s, size_t len)
 
 #define SHOWN(len) (int)((len) > 200 ? 200 : (len))
 
-int kv_config_add_url(struct loader *ld, struct kv_config *kv, const struct ynode *at,
-                      const char *path, const char *s, size_t len, const struct kv_url_words *words)
+int kv_config_url(struct loader *ld, const struct ynode *at, const char *path, const char *s,
+                  size_t len, const struct kv_url_words *words, size_t *n)
 {
-	const char *example = words->example;
 	size_t scheme;
 	if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
 		scheme = 7;
@@ -86,24 +85,40 @@ int kv_config_add_url(struct loader *ld, struct kv_config *kv, const struct ynod
 	else
 		return cfgw_err(ld, at, path,
 		                "'%.*s' is not an http:// or https:// URL (such as %s)", SHOWN(len),
-		                s, example);
+		                s, words->example);
 	const char *host = s + scheme, *end = s + len;
 	const char *slash = memchr(host, '/', (size_t)(end - host));
 	/* first, before any message quotes the URL: the part before an '@' is a credential */
 	if (memchr(host, '@', (size_t)((slash ? slash : end) - host)))
 		return cfgw_err(ld, at, path, "credentials in the URL are not supported: use %s",
 		                words->instead);
-	size_t n = len;
-	while (n > scheme && s[n - 1] == '/')
-		n--;
-	if (memchr(host, '/', (size_t)(s + n - host)) || memchr(s, '?', len) || memchr(s, '#', len))
+	*n = len;
+	while (*n > scheme && s[*n - 1] == '/')
+		(*n)--;
+	if (words->paths && (memchr(s, '?', len) || memchr(s, '#', len)))
+		return cfgw_err(ld, at, path,
+		                "'%.*s' must be scheme://host:port[/path], without a query or "
+		                "fragment",
+		                SHOWN(len), s);
+	if (!words->paths && (memchr(host, '/', (size_t)(s + *n - host)) || memchr(s, '?', len) ||
+	                      memchr(s, '#', len)))
 		return cfgw_err(ld, at, path,
 		                "'%.*s' must be scheme://host:port, without a path, query or "
 		                "fragment",
 		                SHOWN(len), s);
-	if (!kv_config_host_port(host, (size_t)(s + n - host)))
+	/* host:port ends at the first '/' (only trailing ones when no path is allowed) */
+	if (!kv_config_host_port(host, (size_t)((slash ? slash : end) - host)))
 		return cfgw_err(ld, at, path, "'%.*s' has no host:port (such as %s)", SHOWN(len), s,
-		                words->host ? words->host : example);
+		                words->host ? words->host : words->example);
+	return 0;
+}
+
+int kv_config_add_url(struct loader *ld, struct kv_config *kv, const struct ynode *at,
+                      const char *path, const char *s, size_t len, const struct kv_url_words *words)
+{
+	size_t n;
+	if (kv_config_url(ld, at, path, s, len, words, &n) < 0)
+		return -1;
 	return kv_config_add_server(ld, kv, at, path, s, n);
 }
 
