@@ -16,13 +16,14 @@
 #include "source/apollo/config.h"
 #include "source/consul/config.h"
 #include "source/source.h"
+#include "testfiles.h"
 
-static char dir[256], yaml_path[300], secret_path[300];
+static char *dir, yaml_path[600], secret_path[600];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/check_kv_config.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dir = test_tmpdir();
+	ck_assert_ptr_nonnull(dir);
 	snprintf(yaml_path, sizeof yaml_path, "%s/gwsync.yaml", dir);
 	snprintf(secret_path, sizeof secret_path, "%s/secret", dir);
 	FILE *f = fopen(secret_path, "w");
@@ -34,9 +35,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	unlink(yaml_path);
-	unlink(secret_path);
-	rmdir(dir);
+	rm_rf(dir);
+	free(dir);
 }
 
 /* Load `yaml` (a "%s" in it is the secret file's path): the configuration, or NULL with

@@ -15,6 +15,7 @@
 #include "config/config_walk.h"
 #include "core/clock.h"
 #include "source/kv/shell.h"
+#include "testfiles.h"
 
 /* What the test's source saw, kept outside it: free() frees the source. */
 struct record {
@@ -133,8 +134,9 @@ static const struct kv_shell_ops watch_shell = {
 };
 
 struct fix {
+	char *dir; /* the log's (test_tmpdir) */
 	struct gw_log *log;
-	char log_path[128];
+	char log_path[512];
 	struct record rec;
 	struct source *s;
 };
@@ -143,8 +145,9 @@ static void fix_init(struct fix *f, size_t n_servers)
 {
 	memset(f, 0, sizeof *f);
 	struct gw_err err = {0};
-	snprintf(f->log_path, sizeof f->log_path, "/tmp/check_shell.%d.log", (int)getpid());
-	unlink(f->log_path);
+	f->dir = test_tmpdir();
+	ck_assert_ptr_nonnull(f->dir);
+	snprintf(f->log_path, sizeof f->log_path, "%s/shell.log", f->dir);
 	ck_assert_int_eq(gw_log_open(&f->log, GW_LOG_INFO, GW_LOG_TEXT, f->log_path, &err), 0);
 	f->rec.answers = -1;
 	f->rec.run_until = gw_mono_ms() + 60000;
@@ -155,23 +158,13 @@ static void fix_init(struct fix *f, size_t n_servers)
 	f->s->rec = &f->rec;
 }
 
+/* The source freed unless a test did (f->s NULL), the log closed and removed. */
 static void fix_free(struct fix *f)
 {
 	kv_shell_free(f->s);
 	gw_log_close(f->log);
-	unlink(f->log_path);
-}
-
-/* Everything the log holds so far (static buffer). */
-static const char *log_text(struct fix *f)
-{
-	static char buf[16384];
-	FILE *in = fopen(f->log_path, "r");
-	size_t n = in ? fread(buf, 1, sizeof buf - 1, in) : 0;
-	if (in)
-		fclose(in);
-	buf[n] = '\0';
-	return buf;
+	rm_rf(f->dir);
+	free(f->dir);
 }
 
 START_TEST(the_start_up_sync_ends_at_the_first_server_that_answers)
@@ -191,8 +184,10 @@ START_TEST(the_start_up_sync_ends_at_the_first_server_that_answers)
 	ck_assert_int_eq(kv_shell_status(f.s, 0, &st), 1);
 	ck_assert_uint_eq(st.failures[SYNC_FAIL_CONNECT], 1);
 	ck_assert_str_eq(st.last_error, "server 0 refused");
-	ck_assert_ptr_nonnull(strstr(log_text(&f), "server 0 refused [connect]"));
-	ck_assert_ptr_null(strstr(log_text(&f), "server 1"));
+	char *log = slurp(f.log_path, NULL);
+	ck_assert_ptr_nonnull(strstr(log, "server 0 refused [connect]"));
+	ck_assert_ptr_null(strstr(log, "server 1"));
+	free(log);
 	fix_free(&f);
 }
 END_TEST
@@ -210,9 +205,10 @@ START_TEST(no_server_answering_names_how_many_were_tried_and_the_last_failure)
 	ck_assert_uint_eq(st.failures[SYNC_FAIL_CONNECT], 1);
 	ck_assert_uint_eq(st.failures[SYNC_FAIL_AUTH], 1);
 	ck_assert_uint_eq(st.failures[SYNC_FAIL_TIMEOUT], 1);
-	const char *log = log_text(&f);
+	char *log = slurp(f.log_path, NULL);
 	ck_assert_ptr_nonnull(strstr(log, "server 1 refused [auth]"));
 	ck_assert_ptr_nonnull(strstr(log, "server 2 refused [timeout]"));
+	free(log);
 	fix_free(&f);
 }
 END_TEST
@@ -254,12 +250,12 @@ START_TEST(start_runs_one_thread_and_free_stops_joins_then_releases)
 	/* the thread sleeps a minute unless stop() wakes it: free() returning within the
 	 * test's timeout is the wake-up working */
 	kv_shell_free(f.s);
+	f.s = NULL;
 	ck_assert_int_eq(atomic_load(&rec->runs), 1);
 	ck_assert_int_eq(rec->interrupted, 1);
 	ck_assert_int_eq(rec->released, 1);
 	ck_assert_int_eq(rec->ended_first, 1);
-	gw_log_close(f.log);
-	unlink(f.log_path);
+	fix_free(&f);
 }
 END_TEST
 
@@ -274,10 +270,10 @@ START_TEST(free_without_start_releases_and_stop_is_idempotent)
 	kv_shell_free(NULL);
 	struct record *rec = &f.rec;
 	kv_shell_free(f.s);
+	f.s = NULL;
 	ck_assert_int_eq(rec->released, 1);
 	ck_assert_int_eq(atomic_load(&rec->runs), 0);
-	gw_log_close(f.log);
-	unlink(f.log_path);
+	fix_free(&f);
 }
 END_TEST
 
