@@ -173,14 +173,8 @@ static void apollo_counts(struct source *s, struct kv_mirror_stats *ms, int64_t 
 	*watches = (int64_t)ns.keys;
 }
 
-static const char *apollo_label(const struct cfg *cfg)
-{
-	const struct apollo_config *ac = apollo_config(cfg);
-	return ac ? ac->label : NULL;
-}
-
-KV_SHELL_CONFIG_ENTRIES(apollo, &apollo_config_section, apollo_label)
-KV_SHELL_SUMMARY_ENTRY(apollo, apollo_label)
+KV_SHELL_CONFIG_ENTRIES(apollo, &apollo_config_section, struct apollo_config, label)
+KV_SHELL_SUMMARY_ENTRY(apollo)
 
 static const struct kv_shell_ops apollo_shell = {
     .type = "apollo",

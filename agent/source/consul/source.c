@@ -150,14 +150,8 @@ static void consul_counts(struct source *s, struct kv_mirror_stats *ms, int64_t 
 	kv_mirror_stats(s->mirror, ms);
 }
 
-static const char *consul_label(const struct cfg *cfg)
-{
-	const struct consul_config *cc = consul_config(cfg);
-	return cc ? cc->kv.label : NULL;
-}
-
-KV_SHELL_CONFIG_ENTRIES(consul, &consul_config_section, consul_label)
-KV_SHELL_SUMMARY_ENTRY(consul, consul_label)
+KV_SHELL_CONFIG_ENTRIES(consul, &consul_config_section, struct consul_config, kv.label)
+KV_SHELL_SUMMARY_ENTRY(consul)
 
 static const struct kv_shell_ops consul_shell = {
     .type = "consul",

@@ -140,14 +140,8 @@ static void etcd_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *w
 	kv_mirror_stats(s->mirror, ms);
 }
 
-static const char *etcd_label(const struct cfg *cfg)
-{
-	const struct kv_config *kv = etcd_config(cfg);
-	return kv ? kv->label : NULL;
-}
-
-KV_SHELL_CONFIG_ENTRIES(etcd, &etcd_config_section, etcd_label)
-KV_SHELL_SUMMARY_ENTRY(etcd, etcd_label)
+KV_SHELL_CONFIG_ENTRIES(etcd, &etcd_config_section, struct kv_config, label)
+KV_SHELL_SUMMARY_ENTRY(etcd)
 
 static const struct kv_shell_ops etcd_shell = {
     .type = "etcd",

@@ -116,11 +116,16 @@ const char *kv_shell_conn_name(const char *label, size_t i);      /* the label, 
 /* "TYPE source LABEL" ("consul source consul://h:8500/shenyu"), as kv_config_summary. */
 void kv_shell_summary(const char *type, const char *label, char *buf, size_t cap);
 
-/* TYPE_selects, TYPE_conns and TYPE_conn_name for the table of a source TYPE whose section
- * is named TYPE and declared by SECTION (its struct cfg_section), and whose one connection
- * LABEL(cfg) names (NULL without the section): one connection while its section is
- * loaded, named by its label. */
-#define KV_SHELL_CONFIG_ENTRIES(type, section, label)                                              \
+/* TYPE_label, TYPE_selects, TYPE_conns and TYPE_conn_name for the table of a source TYPE
+ * whose section is named TYPE and declared by SECTION (its struct cfg_section), with
+ * settings of type SETTINGS whose member LABEL names the one connection: one connection
+ * while the section is loaded, named by its label (TYPE_label: NULL without the section). */
+#define KV_SHELL_CONFIG_ENTRIES(type, section, settings, label)                                    \
+	static const char *type##_label(const struct cfg *cfg)                                     \
+	{                                                                                          \
+		const settings *set = cfg_settings(cfg, (section));                                \
+		return set ? set->label : NULL;                                                    \
+	}                                                                                          \
 	static int type##_selects(const struct cfg *cfg)                                           \
 	{                                                                                          \
 		return kv_shell_selects(cfg, #type);                                               \
@@ -131,13 +136,14 @@ void kv_shell_summary(const char *type, const char *label, char *buf, size_t cap
 	}                                                                                          \
 	static const char *type##_conn_name(const struct cfg *cfg, size_t i)                       \
 	{                                                                                          \
-		return kv_shell_conn_name(label(cfg), i);                                          \
+		return kv_shell_conn_name(type##_label(cfg), i);                                   \
 	}
-/* TYPE_summary, "TYPE source LABEL", for a source whose summary is its label. */
-#define KV_SHELL_SUMMARY_ENTRY(type, label)                                                        \
+/* TYPE_summary, "TYPE source LABEL", for a source whose summary is its label (after
+ * KV_SHELL_CONFIG_ENTRIES). */
+#define KV_SHELL_SUMMARY_ENTRY(type)                                                               \
 	static void type##_summary(const struct cfg *cfg, char *buf, size_t cap)                   \
 	{                                                                                          \
-		kv_shell_summary(#type, label(cfg), buf, cap);                                     \
+		kv_shell_summary(#type, type##_label(cfg), buf, cap);                              \
 	}
 
 #endif

@@ -258,14 +258,8 @@ static void nacos_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *
 	*ms = ns.mirror;
 }
 
-static const char *nacos_label(const struct cfg *cfg)
-{
-	const struct nacos_config *nc = nacos_config(cfg);
-	return nc ? nc->kv.label : NULL;
-}
-
-KV_SHELL_CONFIG_ENTRIES(nacos, &nacos_config_section, nacos_label)
-KV_SHELL_SUMMARY_ENTRY(nacos, nacos_label)
+KV_SHELL_CONFIG_ENTRIES(nacos, &nacos_config_section, struct nacos_config, kv.label)
+KV_SHELL_SUMMARY_ENTRY(nacos)
 
 static const struct kv_shell_ops nacos_shell = {
     .type = "nacos",

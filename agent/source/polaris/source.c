@@ -146,13 +146,7 @@ static void polaris_counts(struct source *s, struct kv_mirror_stats *ms, int64_t
 	*ms = ns.mirror;
 }
 
-static const char *polaris_label(const struct cfg *cfg)
-{
-	const struct polaris_config *pc = polaris_config(cfg);
-	return pc ? pc->kv.label : NULL;
-}
-
-KV_SHELL_CONFIG_ENTRIES(polaris, &polaris_config_section, polaris_label)
+KV_SHELL_CONFIG_ENTRIES(polaris, &polaris_config_section, struct polaris_config, kv.label)
 
 static void polaris_summary(const struct cfg *cfg, char *buf, size_t cap)
 {

@@ -339,13 +339,12 @@ START_TEST(failure_lines_name_the_configured_groups_in_their_order)
 END_TEST
 
 /* The configuration-only entries, as a source writes them. */
+struct test_settings {
+	const char *label;
+};
 static const struct cfg_section test_section = {.name = "test"};
-static const char *test_label(const struct cfg *cfg)
-{
-	return cfg_settings(cfg, &test_section) ? "test://h:1/root" : NULL;
-}
-KV_SHELL_CONFIG_ENTRIES(test, &test_section, test_label)
-KV_SHELL_SUMMARY_ENTRY(test, test_label)
+KV_SHELL_CONFIG_ENTRIES(test, &test_section, struct test_settings, label)
+KV_SHELL_SUMMARY_ENTRY(test)
 
 START_TEST(the_configuration_entries_answer_for_their_own_section)
 {
@@ -362,7 +361,7 @@ START_TEST(the_configuration_entries_answer_for_their_own_section)
 	c.section = NULL;
 	ck_assert_int_eq(test_selects(&c), 0);
 	/* its own, loaded: one connection, named by its label */
-	int settings = 0;
+	struct test_settings settings = {"test://h:1/root"};
 	c.section = "test";
 	c.sections[0] = &test_section;
 	c.settings[0] = &settings;
