@@ -133,7 +133,7 @@ static int apollo_first_read(struct source *s, size_t i, struct gw_err *err)
 	return 0;
 }
 
-static void next_service(struct source *s)
+static void apollo_next(struct source *s)
 {
 	apollo_client_next(s->client);
 }
@@ -185,7 +185,7 @@ static const struct kv_shell_ops apollo_shell = {
     .release = apollo_release,
     .counts = apollo_counts,
     .first_read = apollo_first_read,
-    .next = next_service,
+    .next = apollo_next,
 };
 
 static int apollo_open(struct source **out, const struct source_args *args, struct gw_err *err)
