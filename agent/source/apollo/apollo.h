@@ -5,7 +5,7 @@
  * and retry schedule, status). Not a public header.
  *
  * Threads: main's thread runs initial_sync before start(); after it the source's own thread
- * ("apollo-0") alone touches everything here except `stop` (atomic) and `status`
+ * ("apollo-0") alone touches everything here except `sh.stop` (atomic) and `sh.status`
  * (conn.h: the status under its lock, the wake-up), which stop() and status() use from any thread.
  */
 #ifndef GW_APOLLO_H
@@ -20,13 +20,15 @@
 #include "source/apollo/config.h"
 #include "source/kv/mirror.h"
 #include "source/node/node.h"
-#include "source/conn.h"
+#include "source/kv/shell.h"
 #include "source/source.h"
 
 #define APOLLO_NO_FULL_READ (-1)
 
 struct source {
-	struct source_args args;
+	/* first (kv/shell.h): the thread, stop, and the status under its lock (sh.status.mu),
+	 * which stop() and status() use from any thread */
+	struct kv_shell sh;
 	const struct cfg *cfg;
 	const struct apollo_config *ac;
 	struct gw_log *log;
@@ -42,11 +44,6 @@ struct source {
 	int64_t resync_at;    /* monotonic ms of the next anti-entropy read; -1: off */
 	int progress;         /* the session in course got somewhere (a poll answered, a
 	                       * release applied): its failure starts the schedule over */
-
-	atomic_int stop;
-	pthread_t thread;
-	int started;
-	struct conn status; /* the status under its lock, and the pause stop() ends (conn.h) */
 };
 
 /* sync.c */

@@ -17,61 +17,22 @@
 #include "model/groups.h"
 #include "source/kv/config.h"
 
-#define SHOWN(len) (int)((len) > 200 ? 200 : (len))
-
-/* [s, s + len) an http(s):// base URL: host:port and an optional path. 0 with *n its length
- * without trailing '/', or -1 (ld->err). */
-static int check_url(struct loader *ld, const struct ynode *at, const char *path, const char *s,
-                     size_t len, size_t *n)
-{
-	size_t scheme;
-	if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
-		scheme = 7;
-	else if (len >= 8 && strncasecmp(s, "https://", 8) == 0)
-		scheme = 8;
-	else
-		return cfgw_err(ld, at, path,
-		                "'%.*s' is not an http:// or https:// URL (such as "
-		                "http://127.0.0.1:8080)",
-		                SHOWN(len), s);
-	const char *host = s + scheme, *end = s + len;
-	const char *slash = memchr(host, '/', (size_t)(end - host));
-	if (memchr(host, '@', (size_t)((slash ? slash : end) - host)))
-		return cfgw_err(ld, at, path,
-		                "credentials in the URL are not supported: use "
-		                "apollo.secret for the access key");
-	if (memchr(s, '?', len) || memchr(s, '#', len))
-		return cfgw_err(ld, at, path,
-		                "'%.*s' must be scheme://host:port[/path], without a "
-		                "query or fragment",
-		                SHOWN(len), s);
-	if (!kv_config_host_port(host, (size_t)((slash ? slash : end) - host)))
-		return cfgw_err(ld, at, path, "'%.*s' has no host:port (such as 127.0.0.1:8080)",
-		                SHOWN(len), s);
-	*n = len;
-	while (*n > scheme && s[*n - 1] == '/')
-		(*n)--;
-	return 0;
-}
+/* How a config service's or the meta server's URL is checked (kv_config_url). */
+static const struct kv_url_words url_words = {
+    .example = "http://127.0.0.1:8080",
+    .host = "127.0.0.1:8080",
+    .instead = "apollo.secret for the access key",
+    .paths = 1, /* a homepageUrl behind a proxy has one; the signature covers it */
+};
 
 static int add_server(struct loader *ld, const struct ynode *at, const char *path, const char *s,
                       size_t len, void *base)
 {
 	struct apollo_config *a = base;
 	size_t n;
-	if (check_url(ld, at, path, s, len, &n) < 0)
+	if (kv_config_url(ld, at, path, s, len, &url_words, &n) < 0)
 		return -1;
-	for (size_t i = 0; i < a->n_servers; i++)
-		if (strlen(a->servers[i]) == n && strncasecmp(a->servers[i], s, n) == 0)
-			return cfgw_err(ld, at, path, "duplicate entry '%s'", a->servers[i]);
-	char **grown = realloc(a->servers, (a->n_servers + 1) * sizeof *grown);
-	if (!grown)
-		return cfgw_err(ld, at, path, "out of memory");
-	a->servers = grown;
-	if (!(a->servers[a->n_servers] = strndup(s, n)))
-		return cfgw_err(ld, at, path, "out of memory");
-	a->n_servers++;
-	return 0;
+	return kv_config_add_entry(ld, &a->servers, &a->n_servers, at, path, s, n);
 }
 
 static int load_servers(struct loader *ld, const struct key *k, const struct ynode *v,
@@ -88,7 +49,7 @@ static int load_meta(struct loader *ld, const struct key *k, const struct ynode 
 		return -1;
 	char **meta = cfgw_field_str(base, k);
 	size_t n;
-	if (check_url(ld, v, path, *meta, strlen(*meta), &n) < 0)
+	if (kv_config_url(ld, v, path, *meta, strlen(*meta), &url_words, &n) < 0)
 		return -1;
 	(*meta)[n] = '\0';
 	return 0;
@@ -100,31 +61,15 @@ static int load_secret(struct loader *ld, const struct key *k, const struct ynod
 {
 	(void)k;
 	struct apollo_config *a = base;
-	if (v->type != YNODE_SCALAR)
-		return cfgw_err(ld, v, path, "expected a string, got %s", ytree_type_name(v));
-	if (a->secret_file_node)
-		return cfgw_err(ld, v, path,
-		                "cannot be used together with apollo.secret_file (line %d)",
-		                ytree_line(a->secret_file_node));
-	a->secret_node = v;
-	if (!*v->text)
-		return 0;
-	if (!(a->secret = strdup(v->text)))
-		return cfgw_err(ld, v, path, "out of memory");
-	return 0;
+	return kv_config_secret(ld, v, path, &a->secret, &a->secret_node, a->secret_file_node);
 }
 
 static int load_secret_file(struct loader *ld, const struct key *k, const struct ynode *v,
                             const char *path, void *base)
 {
 	struct apollo_config *a = base;
-	if (a->secret_node)
-		return cfgw_err(ld, v, path, "cannot be used together with apollo.secret (line %d)",
-		                ytree_line(a->secret_node));
-	if (cfgw_string(ld, k, v, path, base) < 0)
-		return -1;
-	a->secret_file_node = v;
-	return cfga_read_secret_file(ld, v, path, a->secret_file, &a->secret);
+	return kv_config_secret_file(ld, k, v, path, base, &a->secret, &a->secret_file_node,
+	                             a->secret_node);
 }
 
 /* apollo.layout: the words nacos.layout uses, for the same three layouts. */
@@ -265,10 +210,7 @@ static void free_settings(void *settings)
 	for (size_t i = 0; i < a->n_servers; i++)
 		free(a->servers[i]);
 	free(a->servers);
-	if (a->secret) {
-		explicit_bzero(a->secret, strlen(a->secret));
-		free(a->secret);
-	}
+	kv_config_wipe(a->secret);
 	free(a->secret_file);
 	free(a->meta);
 	free(a->app_id);

@@ -22,50 +22,32 @@
 #include "source/apollo/apollo.h"
 #include "source/retry.h"
 
+/* the shell's functions are the table's entries (kv/shell.h) */
+_Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its shell");
+
 /* ---------------------------------------------------------------- status */
 
 void apollo_mark_success(struct source *s)
 {
 	s->progress = 1;
-	conn_mark_success(&s->status, SOURCE_CONN_CONNECTED, apollo_client_server(s->client));
+	conn_mark_success(&s->sh.status, SOURCE_CONN_CONNECTED, apollo_client_server(s->client));
 }
 
 void apollo_count(struct source *s, int poll, size_t fetched_bytes)
 {
-	pthread_mutex_lock(&s->status.mu);
+	pthread_mutex_lock(&s->sh.status.mu);
 	if (poll) {
-		s->status.st.polls++;
+		s->sh.status.st.polls++;
 	} else {
-		s->status.st.fetches++;
-		s->status.st.bytes_fetched += fetched_bytes;
+		s->sh.status.st.fetches++;
+		s->sh.status.st.bytes_fetched += fetched_bytes;
 	}
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_unlock(&s->sh.status.mu);
 }
 
 /* ---------------------------------------------------------------- the thread */
 
-/* Some configured group has no version yet (neither from Apollo nor the snapshot). */
-static int starting(struct source *s)
-{
-	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->args.ingest, st);
-	for (size_t i = 0; i < s->cfg->n_groups; i++)
-		if (!st[s->cfg->groups[i]].md5[0])
-			return 1;
-	return 0;
-}
-
-/* "PLUGIN,SELECTOR,...": the groups a failure leaves behind, for its log line. */
-static void group_names(const struct cfg *cfg, char *buf, size_t cap)
-{
-	size_t pos = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < cfg->n_groups && pos < cap; i++)
-		pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", i ? "," : "",
-		                        gw_group_name(cfg->groups[i]));
-}
-
-static void *run(void *arg)
+static void *apollo_run(void *arg)
 {
 	struct source *s = arg;
 	const struct cfg *cfg = s->cfg;
@@ -74,18 +56,18 @@ static void *run(void *arg)
 	uint64_t failures = 0;
 	size_t tried = 0; /* services failed in this round */
 	char groups[256];
-	group_names(cfg, groups, sizeof groups);
+	kv_shell_groups(&s->sh, groups, sizeof groups);
 	LOG_I(s->log, "apollo", "%s: apollo sync started", s->ac->label);
-	while (!atomic_load(&s->stop)) {
+	while (!atomic_load(&s->sh.stop)) {
 		struct gw_err err = {0};
 		s->progress = 0;
 		if (apollo_client_count(s->client) == 0 && apollo_client_discover(s->client, &err))
 			goto failed;
-		if (apollo_session(s, &err) == 0 || atomic_load(&s->stop))
+		if (apollo_session(s, &err) == 0 || atomic_load(&s->sh.stop))
 			break;
 	failed:;
 		enum sync_fail why = err.kind;
-		conn_count_failure(&s->status, why, err.msg);
+		conn_count_failure(&s->sh.status, why, err.msg);
 		if (s->progress) {
 			failures = 0;
 			tried = 0;
@@ -100,11 +82,12 @@ static void *run(void *arg)
 		}
 		tried = 0;
 		failures++;
-		pthread_mutex_lock(&s->status.mu);
-		s->status.st.consecutive_failures = failures;
-		pthread_mutex_unlock(&s->status.mu);
+		pthread_mutex_lock(&s->sh.status.mu);
+		s->sh.status.st.consecutive_failures = failures;
+		pthread_mutex_unlock(&s->sh.status.mu);
 		int64_t delay;
-		enum retry_step step = retry_next_starting(&policy, failures, starting(s), &delay);
+		enum retry_step step =
+		    retry_next_starting(&policy, failures, kv_shell_starting(&s->sh), &delay);
 		if (step == RETRY_BACKOFF) {
 			LOG_E(
 			    s->log, "apollo",
@@ -112,7 +95,7 @@ static void *run(void *arg)
 			    "next try in %lld ms",
 			    err.msg, sync_fail_name(why), groups, policy.attempts, n ? n : 1,
 			    (long long)delay);
-			conn_set_state(&s->status, SOURCE_CONN_BACKING_OFF, NULL);
+			conn_set_state(&s->sh.status, SOURCE_CONN_BACKING_OFF, NULL);
 		} else {
 			LOG_W(
 			    s->log, "apollo",
@@ -121,9 +104,9 @@ static void *run(void *arg)
 			    err.msg, sync_fail_name(why), groups,
 			    retry_try_in_round(&policy, failures), policy.attempts, n ? n : 1,
 			    (long long)delay);
-			conn_set_state(&s->status, SOURCE_CONN_RETRYING, NULL);
+			conn_set_state(&s->sh.status, SOURCE_CONN_RETRYING, NULL);
 		}
-		if (conn_pause_until(&s->status, &s->stop, gw_mono_ms() + delay, NULL, NULL))
+		if (kv_shell_pause(&s->sh, delay))
 			break;
 		struct gw_err derr = {0};
 		if (apollo_client_discover(s->client, &derr) != 0)
@@ -131,14 +114,79 @@ static void *run(void *arg)
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	node_flush(s->map, gw_mono_ms(), 1);
-	conn_set_state(&s->status, SOURCE_CONN_STOPPED, NULL);
+	conn_set_state(&s->sh.status, SOURCE_CONN_STOPPED, NULL);
 	LOG_I(s->log, "apollo", "%s: apollo sync stopped", s->ac->label);
 	return NULL;
 }
 
 /* ---------------------------------------------------------------- the table */
 
-static void apollo_free(struct source *s);
+/* The start-up sync's read from the config service in use (kv/shell.h): each in turn. */
+static int apollo_first_read(struct source *s, size_t i, struct gw_err *err)
+{
+	(void)i;
+	if (apollo_full_read(s, KV_FULL_START, err) != 0)
+		return -1;
+	s->need_full = APOLLO_NO_FULL_READ;
+	s->resync_at =
+	    s->ac->resync_interval_ms > 0 ? gw_mono_ms() + s->ac->resync_interval_ms : -1;
+	return 0;
+}
+
+static void apollo_next(struct source *s)
+{
+	apollo_client_next(s->client);
+}
+
+/* The config services are known once asked of the meta server, if one is configured. */
+static int apollo_initial_sync(struct source *s, struct gw_err *err)
+{
+	struct gw_err e = {0};
+	if (apollo_client_count(s->client) == 0 && apollo_client_discover(s->client, &e) != 0) {
+		conn_count_failure(&s->sh.status, e.kind, e.msg);
+		LOG_W(s->log, "apollo", "%s [%s]", e.msg, sync_fail_name(e.kind));
+		return gw_errf(err, "%s", e.msg);
+	}
+	return kv_shell_first_sync(&s->sh, apollo_client_count(s->client), err);
+}
+
+static void apollo_interrupt(struct source *s)
+{
+	if (s->client)
+		apollo_client_interrupt(s->client);
+}
+
+static void apollo_release(struct source *s)
+{
+	apollo_client_close(s->client);
+	node_free(s->map);
+	json_decref(s->held);
+	free(s->release_key);
+}
+
+/* /status's watches: the keys the notification poll watches. */
+static void apollo_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
+{
+	struct node_stats ns;
+	node_stats(s->map, &ns);
+	*ms = ns.mirror;
+	*watches = (int64_t)ns.keys;
+}
+
+KV_SHELL_CONFIG_ENTRIES(apollo, &apollo_config_section, struct apollo_config, label)
+KV_SHELL_SUMMARY_ENTRY(apollo)
+
+static const struct kv_shell_ops apollo_shell = {
+    .type = "apollo",
+    .thread = "apollo-0",
+    .server_noun = "Apollo config service",
+    .run = apollo_run,
+    .interrupt = apollo_interrupt,
+    .release = apollo_release,
+    .counts = apollo_counts,
+    .first_read = apollo_first_read,
+    .next = apollo_next,
+};
 
 static int apollo_open(struct source **out, const struct source_args *args, struct gw_err *err)
 {
@@ -147,19 +195,16 @@ static int apollo_open(struct source **out, const struct source_args *args, stru
 	const struct apollo_config *ac = apollo_config(cfg);
 	if (!ac || !ac->label)
 		return gw_errf(err, "apollo: no config service configured");
-	struct source *s = calloc(1, sizeof *s);
+	struct source *s = kv_shell_new(sizeof *s, &apollo_shell, args, ac->label, NULL, 0, err);
 	if (!s)
-		return gw_errf(err, "apollo: out of memory");
-	s->args = *args;
+		return -1;
 	s->cfg = cfg;
 	s->ac = ac;
 	s->log = args->log;
 	s->need_full = KV_FULL_START;
 	s->resync_at = -1;
 	s->notification = -1;
-	atomic_init(&s->stop, 0);
-	conn_init(&s->status, ac->label, NULL);
-	s->status.st.revision = -1;
+	s->sh.status.st.revision = -1;
 	struct node_args na = {
 	    .layout = ac->whole ? NODE_LAYOUT_WHOLE : NODE_LAYOUT_NODES,
 	    .prefix = ac->prefix,
@@ -170,114 +215,15 @@ static int apollo_open(struct source **out, const struct source_args *args, stru
 	    .ingest = args->ingest,
 	    .log = args->log,
 	    .type = "apollo",
-	    .server = s->status.st.server,
+	    .server = s->sh.status.st.server,
 	    .settle_ms = ac->settle_ms > 0 ? ac->settle_ms : 100,
 	};
 	if (!(s->map = node_new(&na, err)) || apollo_client_open(&s->client, cfg, ac, err) != 0) {
-		apollo_free(s);
+		kv_shell_free(s);
 		return -1;
 	}
 	*out = s;
 	return 0;
-}
-
-static int apollo_initial_sync(struct source *s, struct gw_err *err)
-{
-	struct gw_err e = {0};
-	if (apollo_client_count(s->client) == 0 && apollo_client_discover(s->client, &e) != 0) {
-		conn_count_failure(&s->status, e.kind, e.msg);
-		LOG_W(s->log, "apollo", "%s [%s]", e.msg, sync_fail_name(e.kind));
-		return gw_errf(err, "%s", e.msg);
-	}
-	const size_t n = apollo_client_count(s->client);
-	for (size_t i = 0; i < n; i++) {
-		if (atomic_load(&s->stop))
-			return gw_errf(err, "start-up sync interrupted");
-		memset(&e, 0, sizeof e);
-		if (apollo_full_read(s, KV_FULL_START, &e) == 0) {
-			s->need_full = APOLLO_NO_FULL_READ;
-			s->resync_at = s->ac->resync_interval_ms > 0
-			                   ? gw_mono_ms() + s->ac->resync_interval_ms
-			                   : -1;
-			return 0;
-		}
-		if (atomic_load(&s->stop))
-			return gw_errf(err, "start-up sync interrupted");
-		conn_count_failure(&s->status, e.kind, e.msg);
-		LOG_W(s->log, "apollo", "%s [%s]", e.msg, sync_fail_name(e.kind));
-		apollo_client_next(s->client);
-	}
-	return gw_errf(err, "no Apollo config service answered (%zu tried); the last: %.900s", n,
-	               e.msg);
-}
-
-static int apollo_start(struct source *s, struct gw_err *err)
-{
-	if (s->started)
-		return 0;
-	int rc = gw_thread_start(&s->thread, "apollo-0", run, s);
-	if (rc != 0)
-		return gw_errf(err, "apollo: cannot start the source thread: %s", strerror(rc));
-	s->started = 1;
-	return 0;
-}
-
-static void apollo_stop(struct source *s)
-{
-	if (!s)
-		return;
-	atomic_store(&s->stop, 1);
-	conn_wake(&s->status);
-	if (s->client)
-		apollo_client_interrupt(s->client);
-}
-
-static void apollo_free(struct source *s)
-{
-	if (!s)
-		return;
-	apollo_stop(s);
-	if (s->started)
-		pthread_join(s->thread, NULL);
-	apollo_client_close(s->client);
-	node_free(s->map);
-	json_decref(s->held);
-	free(s->release_key);
-	conn_destroy(&s->status);
-	free(s);
-}
-
-static int apollo_status(struct source *s, size_t i, struct source_conn_status *out)
-{
-	if (i != 0)
-		return 0;
-	struct node_stats ns;
-	node_stats(s->map, &ns);
-	conn_copy(&s->status, out, ns.mirror.versions, ns.mirror.repairs, ns.mirror.last_event_ms);
-	out->watches = ns.keys;
-	return 1;
-}
-
-static int apollo_selects(const struct cfg *cfg)
-{
-	return cfg->section && strcmp(cfg->section, "apollo") == 0;
-}
-
-static void apollo_summary(const struct cfg *cfg, char *buf, size_t cap)
-{
-	const struct apollo_config *ac = apollo_config(cfg);
-	snprintf(buf, cap, "apollo source %s", ac && ac->label ? ac->label : "");
-}
-
-static size_t apollo_conns(const struct cfg *cfg)
-{
-	return apollo_config(cfg) ? 1 : 0;
-}
-
-static const char *apollo_conn_name(const struct cfg *cfg, size_t i)
-{
-	const struct apollo_config *ac = apollo_config(cfg);
-	return ac && i == 0 && ac->label ? ac->label : "";
 }
 
 const struct source_ops apollo_source_ops = {
@@ -291,8 +237,8 @@ const struct source_ops apollo_source_ops = {
     .conn_name = apollo_conn_name,
     .open = apollo_open,
     .initial_sync = apollo_initial_sync,
-    .start = apollo_start,
-    .stop = apollo_stop,
-    .free = apollo_free,
-    .status = apollo_status,
+    .start = kv_shell_start,
+    .stop = kv_shell_stop,
+    .free = kv_shell_free,
+    .status = kv_shell_status,
 };

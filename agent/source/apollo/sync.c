@@ -210,7 +210,7 @@ static int settle(struct source *s, struct gw_err *err)
 {
 	int64_t dl;
 	while ((dl = node_deadline(s->map)) >= 0) {
-		if (conn_pause_until(&s->status, &s->stop, dl, NULL, NULL))
+		if (conn_pause_until(&s->sh.status, &s->sh.stop, dl, NULL, NULL))
 			return 0;
 		long n = read_changes(s, err);
 		if (n < 0) {
@@ -244,8 +244,8 @@ int apollo_session(struct source *s, struct gw_err *err)
 		s->need_full = APOLLO_NO_FULL_READ;
 		schedule_resync(s);
 	}
-	conn_set_state(&s->status, SOURCE_CONN_CONNECTED, NULL);
-	while (!atomic_load(&s->stop)) {
+	conn_set_state(&s->sh.status, SOURCE_CONN_CONNECTED, NULL);
+	while (!atomic_load(&s->sh.stop)) {
 		if (resync_due(s)) {
 			if (apollo_full_read(s, KV_FULL_RESYNC, err) != 0)
 				return -1;
@@ -253,7 +253,7 @@ int apollo_session(struct source *s, struct gw_err *err)
 		}
 		struct http_reply rep = {0};
 		int rc = apollo_client_notifications(s->client, s->notification, &rep, err);
-		if (atomic_load(&s->stop))
+		if (atomic_load(&s->sh.stop))
 			return 0;
 		apollo_count(s, 1, 0); /* polls: answered or failed */
 		if (rc != 0)
@@ -288,9 +288,9 @@ int apollo_session(struct source *s, struct gw_err *err)
 			    apollo_client_server(s->client), s->ac->namespace_name,
 			    s->notification);
 		}
-		pthread_mutex_lock(&s->status.mu);
-		s->status.st.last_event_ms = gw_wall_ms();
-		pthread_mutex_unlock(&s->status.mu);
+		pthread_mutex_lock(&s->sh.status.mu);
+		s->sh.status.st.last_event_ms = gw_wall_ms();
+		pthread_mutex_unlock(&s->sh.status.mu);
 		long n = read_changes(s, err);
 		if (n < 0)
 			return -1;
@@ -298,9 +298,9 @@ int apollo_session(struct source *s, struct gw_err *err)
 		if (settle(s, err) != 0)
 			return -1;
 		s->notification = id;
-		pthread_mutex_lock(&s->status.mu);
-		s->status.st.revision = id;
-		pthread_mutex_unlock(&s->status.mu);
+		pthread_mutex_lock(&s->sh.status.mu);
+		s->sh.status.st.revision = id;
+		pthread_mutex_unlock(&s->sh.status.mu);
 		apollo_mark_success(s);
 	}
 	return 0;

@@ -1,7 +1,8 @@
 /*
- * consul: (see config.h). A server is scheme://host:port, checked here for what libcurl
- * would otherwise turn into an obscure failure; the token is a secret like the admin's
- * password (from the file, a ${VAR} or token_file, never quoted in a message).
+ * consul: (see config.h). A server is scheme://host:port, checked by kv_config_add_url()
+ * (kv/config.h) for what libcurl would otherwise turn into an obscure failure; the token is
+ * a secret like the admin's password (from the file, a ${VAR} or token_file, never quoted in
+ * a message).
  */
 #include "source/consul/config.h"
 
@@ -12,40 +13,15 @@
 
 #include "config/config_admin.h"
 
-#define SHOWN(len) (int)((len) > 200 ? 200 : (len))
-
 static int add_server(struct loader *ld, const struct ynode *at, const char *path, const char *s,
                       size_t len, void *base)
 {
-	size_t scheme;
-	if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
-		scheme = 7;
-	else if (len >= 8 && strncasecmp(s, "https://", 8) == 0)
-		scheme = 8;
-	else
-		return cfgw_err(ld, at, path,
-		                "'%.*s' is not an http:// or https:// URL (such as "
-		                "http://127.0.0.1:8500)",
-		                SHOWN(len), s);
-	const char *host = s + scheme, *end = s + len;
-	const char *slash = memchr(host, '/', (size_t)(end - host));
-	/* first, before any message quotes the URL: the part before an '@' is a credential */
-	if (memchr(host, '@', (size_t)((slash ? slash : end) - host)))
-		return cfgw_err(ld, at, path,
-		                "credentials in the URL are not supported: use consul.token or "
-		                "consul.token_file");
-	size_t n = len;
-	while (n > scheme && s[n - 1] == '/')
-		n--;
-	if (memchr(host, '/', (size_t)(s + n - host)) || memchr(s, '?', len) || memchr(s, '#', len))
-		return cfgw_err(ld, at, path,
-		                "'%.*s' must be scheme://host:port, without a path, query or "
-		                "fragment",
-		                SHOWN(len), s);
-	if (!kv_config_host_port(host, (size_t)(s + n - host)))
-		return cfgw_err(ld, at, path, "'%.*s' has no host:port (such as 127.0.0.1:8500)",
-		                SHOWN(len), s);
-	return kv_config_add_server(ld, base, at, path, s, n);
+	static const struct kv_url_words words = {
+	    .example = "http://127.0.0.1:8500",
+	    .host = "127.0.0.1:8500",
+	    .instead = "consul.token or consul.token_file",
+	};
+	return kv_config_add_url(ld, base, at, path, s, len, &words);
 }
 
 static int load_servers(struct loader *ld, const struct key *k, const struct ynode *v,
@@ -95,31 +71,15 @@ static int load_token(struct loader *ld, const struct key *k, const struct ynode
 {
 	(void)k;
 	struct consul_config *c = base;
-	if (v->type != YNODE_SCALAR)
-		return cfgw_err(ld, v, path, "expected a string, got %s", ytree_type_name(v));
-	if (c->token_file_node)
-		return cfgw_err(ld, v, path,
-		                "cannot be used together with consul.token_file (line %d)",
-		                ytree_line(c->token_file_node));
-	c->token_node = v;
-	if (!*v->text)
-		return 0;
-	if (!(c->token = strdup(v->text)))
-		return cfgw_err(ld, v, path, "out of memory");
-	return 0;
+	return kv_config_secret(ld, v, path, &c->token, &c->token_node, c->token_file_node);
 }
 
 static int load_token_file(struct loader *ld, const struct key *k, const struct ynode *v,
                            const char *path, void *base)
 {
 	struct consul_config *c = base;
-	if (c->token_node)
-		return cfgw_err(ld, v, path, "cannot be used together with consul.token (line %d)",
-		                ytree_line(c->token_node));
-	if (cfgw_string(ld, k, v, path, base) < 0)
-		return -1;
-	c->token_file_node = v;
-	return cfga_read_secret_file(ld, v, path, c->token_file, &c->token);
+	return kv_config_secret_file(ld, k, v, path, base, &c->token, &c->token_file_node,
+	                             c->token_node);
 }
 
 #define CON(f) offsetof(struct consul_config, f)
@@ -185,10 +145,7 @@ static int check(struct loader *ld, const struct ynode *node, void *settings)
 static void free_settings(void *settings)
 {
 	struct consul_config *c = settings;
-	if (c->token) {
-		explicit_bzero(c->token, strlen(c->token));
-		free(c->token);
-	}
+	kv_config_wipe(c->token);
 	free(c->token_file);
 	kv_config_free(&c->kv);
 }

@@ -5,8 +5,8 @@
  * status). Not a public header: nothing outside source/consul/ includes it.
  *
  * Threads: main's thread runs initial_sync before start(); after it, the source's own
- * thread ("consul-0") alone touches everything here except `stop` (atomic, with
- * status.wake) and `status` (conn.h), which stop() and status() use from any thread.
+ * thread ("consul-0") alone touches everything here except `sh.stop` (atomic, with
+ * sh.status.wake) and `sh.status` (conn.h), which stop() and status() use from any thread.
  */
 #ifndef GW_CONSUL_CONSUL_H
 #define GW_CONSUL_CONSUL_H
@@ -20,7 +20,7 @@
 #include "source/curl_http.h"
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
-#include "source/conn.h"
+#include "source/kv/shell.h"
 #include "source/source.h"
 
 #define CONSUL_NO_FULL_READ (-1)
@@ -32,7 +32,9 @@ enum consul_outcome {
 };
 
 struct source {
-	struct source_args args;
+	/* first (kv/shell.h): the thread, stop, and the status under its lock (sh.status.mu),
+	 * which stop() and status() use from any thread */
+	struct kv_shell sh;
 	const struct cfg *cfg;
 	const struct consul_config *cc;
 	struct gw_log *log;
@@ -57,11 +59,6 @@ struct source {
 	unsigned early;    /* answers in a row that came back early with nothing new */
 	int established;   /* this session had an answer */
 	int64_t established_ms;
-
-	atomic_int stop;
-	pthread_t thread;
-	int started;
-	struct conn status; /* the status under its lock, and the pause stop() ends (conn.h) */
 };
 
 /* sync.c */
@@ -73,9 +70,5 @@ int consul_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct
 enum consul_outcome consul_session(struct source *s, struct gw_err *err);
 /* Flush the mirror's due groups; returns the mirror's next deadline (or -1). */
 int64_t consul_flush_due(struct source *s, int64_t now);
-
-/* source.c */
-/* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
-int consul_pause(struct source *s, int64_t ms);
 
 #endif

@@ -22,38 +22,28 @@
 #include "source/consul/consul.h"
 #include "source/rounds.h"
 
-/* ---------------------------------------------------------------- the pause */
-
-/* What a pause does meanwhile: build the mirror's due groups; their next deadline. */
-static int64_t flush_due(void *arg, int64_t now)
-{
-	return consul_flush_due(arg, now);
-}
-
-int consul_pause(struct source *s, int64_t ms)
-{
-	return conn_pause_until(&s->status, &s->stop, gw_mono_ms() + ms, flush_due, s);
-}
+/* the shell's functions are the table's entries (kv/shell.h) */
+_Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its shell");
 
 /* ---------------------------------------------------------------- the thread */
 
 /* A session that lasted less than this after its first answer counts as a failed try. */
 #define CONSUL_SESSION_MIN_LIFE_MS 1000
 
-static void *run(void *arg)
+static void *consul_run(void *arg)
 {
 	struct source *s = arg;
 	const size_t n = s->n_srv;
 	struct rounds r;
-	rounds_init(&r, &s->args, "consul", "server", s->cc->kv.servers, n);
+	rounds_init(&r, &s->sh.args, "consul", "server", s->cc->kv.servers, n);
 	LOG_I(s->log, "consul", "%s: consul sync started", s->cc->kv.label);
-	while (!atomic_load(&s->stop)) {
+	while (!atomic_load(&s->sh.stop)) {
 		struct gw_err err = {0};
 		enum consul_outcome out = consul_session(s, &err);
 		enum sync_fail why = err.kind;
-		if (out == CONSUL_STOPPED || atomic_load(&s->stop))
+		if (out == CONSUL_STOPPED || atomic_load(&s->sh.stop))
 			break;
-		conn_count_failure(&s->status, why, err.msg);
+		conn_count_failure(&s->sh.status, why, err.msg);
 		int lived = s->established &&
 		            gw_mono_ms() - s->established_ms >= CONSUL_SESSION_MIN_LIFE_MS;
 		if (lived) {
@@ -62,22 +52,17 @@ static void *run(void *arg)
 			      sync_fail_name(why), (unsigned long long)s->index);
 			continue;
 		}
-		int64_t delay = rounds_failed(&r, &s->status, &s->ep, why, err.msg);
-		if (delay < 0)
-			continue;
-		if (consul_pause(s, delay))
+		if (kv_shell_try_failed(&s->sh, &r, &s->ep, why, err.msg))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	kv_mirror_flush(s->mirror, gw_mono_ms(), 1);
-	conn_set_state(&s->status, SOURCE_CONN_STOPPED, NULL);
+	conn_set_state(&s->sh.status, SOURCE_CONN_STOPPED, NULL);
 	LOG_I(s->log, "consul", "%s: consul sync stopped", s->cc->kv.label);
 	return NULL;
 }
 
 /* ---------------------------------------------------------------- the table */
-
-static void consul_free(struct source *s);
 
 /* "/v1/kv/" + the prefix, each segment percent-encoded, + "?recurse". The prefix is the
  * root's, or the one configured group's directory (a narrower answer). */
@@ -119,117 +104,30 @@ static int make_url(struct source *s)
 	return (s->url = strbuf_finish(&b)) ? 0 : -1;
 }
 
-static int consul_open(struct source **out, const struct source_args *args, struct gw_err *err)
+/* The start-up sync's read from server i (kv/shell.h): the session names the server; the
+ * state stays "connecting" until the first blocking query. */
+static int consul_first_read(struct source *s, size_t i, struct gw_err *err)
 {
-	*out = NULL;
-	const struct cfg *cfg = args->cfg;
-	const struct consul_config *cc = consul_config(cfg);
-	if (!cc || cc->kv.n_servers == 0 || !cc->kv.label)
-		return gw_errf(err, "consul: no servers configured");
-	struct source *s = calloc(1, sizeof *s);
-	if (!s)
-		return gw_errf(err, "consul: out of memory");
-	s->args = *args;
-	s->cfg = cfg;
-	s->cc = cc;
-	s->log = args->log;
-	s->need_full = KV_FULL_START;
-	s->resync_at = -1;
-	atomic_init(&s->stop, 0);
-	conn_init(&s->status, cc->kv.label, cc->kv.servers[0]);
-	s->status.one_watch = 1;
-	if (kv_layout_init(&s->layout, cc->kv.root, cfg->groups, cfg->n_groups, err) != 0) {
-		consul_free(s);
+	if (consul_full_read(s, i, KV_FULL_START, err) < 0)
 		return -1;
-	}
-	if (make_url(s) != 0 || !(s->srv = calloc(cc->kv.n_servers, sizeof *s->srv))) {
-		consul_free(s);
-		return gw_errf(err, "consul: out of memory");
-	}
-	if (cc->token) {
-		size_t n = strlen(cc->token) + sizeof "X-Consul-Token: ";
-		if (!(s->token_h = malloc(n))) {
-			consul_free(s);
-			return gw_errf(err, "consul: out of memory");
-		}
-		snprintf(s->token_h, n, "X-Consul-Token: %s", cc->token);
-	}
-	for (size_t i = 0; i < cc->kv.n_servers; i++) {
-		if (http_open(&s->srv[i], cfg, cc->kv.servers[i], err) != 0) {
-			consul_free(s);
-			return -1;
-		}
-		s->n_srv++;
-	}
-	struct kv_mirror_args ma = {
-	    .layout = &s->layout,
-	    .ingest = args->ingest,
-	    .log = args->log,
-	    .type = "consul",
-	    .server = s->status.st.server,
-	    .settle_ms = cc->kv.settle_ms > 0 ? cc->kv.settle_ms : 100,
-	};
-	if (!(s->mirror = kv_mirror_new(&ma, err))) {
-		consul_free(s);
-		return -1;
-	}
-	*out = s;
+	s->ep = i;
+	s->need_full = CONSUL_NO_FULL_READ;
+	pthread_mutex_lock(&s->sh.status.mu);
+	snprintf(s->sh.status.st.session, sizeof s->sh.status.st.session, "%s",
+	         s->cc->kv.servers[i]);
+	s->sh.status.st.last_success_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->sh.status.mu);
 	return 0;
 }
 
-static int consul_initial_sync(struct source *s, struct gw_err *err)
+static void consul_interrupt(struct source *s)
 {
-	for (size_t i = 0; i < s->n_srv; i++) {
-		if (atomic_load(&s->stop))
-			return gw_errf(err, "start-up sync interrupted");
-		struct gw_err e = {0};
-		if (consul_full_read(s, i, KV_FULL_START, &e) >= 0) {
-			s->ep = i;
-			s->need_full = CONSUL_NO_FULL_READ;
-			pthread_mutex_lock(&s->status.mu);
-			snprintf(s->status.st.session, sizeof s->status.st.session, "%s",
-			         s->cc->kv.servers[i]);
-			s->status.st.last_success_ms = gw_wall_ms();
-			pthread_mutex_unlock(&s->status.mu);
-			return 0;
-		}
-		if (atomic_load(&s->stop))
-			return gw_errf(err, "start-up sync interrupted");
-		conn_count_failure(&s->status, e.kind, e.msg);
-		LOG_W(s->log, "consul", "%s [%s]", e.msg, sync_fail_name(e.kind));
-	}
-	return gw_errf(err, "no Consul server answered (%zu tried); the last: %.900s", s->n_srv,
-	               s->status.st.last_error);
-}
-
-static int consul_start(struct source *s, struct gw_err *err)
-{
-	if (s->started)
-		return 0;
-	int rc = gw_thread_start(&s->thread, "consul-0", run, s);
-	if (rc != 0)
-		return gw_errf(err, "consul: cannot start the source thread: %s", strerror(rc));
-	s->started = 1;
-	return 0;
-}
-
-static void consul_stop(struct source *s)
-{
-	if (!s)
-		return;
-	atomic_store(&s->stop, 1);
 	for (size_t i = 0; i < s->n_srv; i++)
 		http_interrupt(s->srv[i]);
-	conn_wake(&s->status);
 }
 
-static void consul_free(struct source *s)
+static void consul_release(struct source *s)
 {
-	if (!s)
-		return;
-	consul_stop(s);
-	if (s->started)
-		pthread_join(s->thread, NULL);
 	for (size_t i = 0; i < s->n_srv; i++)
 		http_close(s->srv[i]);
 	free(s->srv);
@@ -244,40 +142,83 @@ static void consul_free(struct source *s)
 		explicit_bzero(s->token_h, strlen(s->token_h));
 		free(s->token_h);
 	}
-	conn_destroy(&s->status);
-	free(s);
 }
 
-static int consul_status(struct source *s, size_t i, struct source_conn_status *out)
+static void consul_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
 {
-	if (i != 0)
-		return 0;
-	struct kv_mirror_stats ms;
-	kv_mirror_stats(s->mirror, &ms);
-	conn_copy(&s->status, out, ms.versions, ms.repairs, ms.last_event_ms);
-	return 1;
+	(void)watches;
+	kv_mirror_stats(s->mirror, ms);
 }
 
-static int consul_selects(const struct cfg *cfg)
-{
-	return cfg->section && strcmp(cfg->section, "consul") == 0;
-}
+KV_SHELL_CONFIG_ENTRIES(consul, &consul_config_section, struct consul_config, kv.label)
+KV_SHELL_SUMMARY_ENTRY(consul)
 
-static void consul_summary(const struct cfg *cfg, char *buf, size_t cap)
+static const struct kv_shell_ops consul_shell = {
+    .type = "consul",
+    .thread = "consul-0",
+    .server_noun = "Consul server",
+    .run = consul_run,
+    .interrupt = consul_interrupt,
+    .release = consul_release,
+    .counts = consul_counts,
+    .first_read = consul_first_read,
+    .due = consul_flush_due,
+};
+
+static int consul_open(struct source **out, const struct source_args *args, struct gw_err *err)
 {
+	*out = NULL;
+	const struct cfg *cfg = args->cfg;
 	const struct consul_config *cc = consul_config(cfg);
-	kv_config_summary(cc ? &cc->kv : NULL, "consul", buf, cap);
-}
-
-static size_t consul_conns(const struct cfg *cfg)
-{
-	return consul_config(cfg) ? 1 : 0;
-}
-
-static const char *consul_conn_name(const struct cfg *cfg, size_t i)
-{
-	const struct consul_config *cc = consul_config(cfg);
-	return cc && i == 0 && cc->kv.label ? cc->kv.label : "";
+	if (!cc || cc->kv.n_servers == 0 || !cc->kv.label)
+		return gw_errf(err, "consul: no servers configured");
+	struct source *s = kv_shell_new(sizeof *s, &consul_shell, args, cc->kv.label,
+	                                cc->kv.servers[0], cc->kv.n_servers, err);
+	if (!s)
+		return -1;
+	s->cfg = cfg;
+	s->cc = cc;
+	s->log = args->log;
+	s->need_full = KV_FULL_START;
+	s->resync_at = -1;
+	s->sh.status.one_watch = 1;
+	if (kv_layout_init(&s->layout, cc->kv.root, cfg->groups, cfg->n_groups, err) != 0) {
+		kv_shell_free(s);
+		return -1;
+	}
+	if (make_url(s) != 0 || !(s->srv = calloc(cc->kv.n_servers, sizeof *s->srv))) {
+		kv_shell_free(s);
+		return gw_errf(err, "consul: out of memory");
+	}
+	if (cc->token) {
+		size_t n = strlen(cc->token) + sizeof "X-Consul-Token: ";
+		if (!(s->token_h = malloc(n))) {
+			kv_shell_free(s);
+			return gw_errf(err, "consul: out of memory");
+		}
+		snprintf(s->token_h, n, "X-Consul-Token: %s", cc->token);
+	}
+	for (size_t i = 0; i < cc->kv.n_servers; i++) {
+		if (http_open(&s->srv[i], cfg, cc->kv.servers[i], err) != 0) {
+			kv_shell_free(s);
+			return -1;
+		}
+		s->n_srv++;
+	}
+	struct kv_mirror_args ma = {
+	    .layout = &s->layout,
+	    .ingest = args->ingest,
+	    .log = args->log,
+	    .type = "consul",
+	    .server = s->sh.status.st.server,
+	    .settle_ms = cc->kv.settle_ms > 0 ? cc->kv.settle_ms : 100,
+	};
+	if (!(s->mirror = kv_mirror_new(&ma, err))) {
+		kv_shell_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
 }
 
 const struct source_ops consul_source_ops = {
@@ -290,9 +231,9 @@ const struct source_ops consul_source_ops = {
     .conns = consul_conns,
     .conn_name = consul_conn_name,
     .open = consul_open,
-    .initial_sync = consul_initial_sync,
-    .start = consul_start,
-    .stop = consul_stop,
-    .free = consul_free,
-    .status = consul_status,
+    .initial_sync = kv_shell_initial_sync,
+    .start = kv_shell_start,
+    .stop = kv_shell_stop,
+    .free = kv_shell_free,
+    .status = kv_shell_status,
 };

@@ -244,11 +244,11 @@ int consul_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct
 	LOG_I(s->log, "consul",
 	      "server %s: %s read of %s: %zu key(s) at index %" PRIu64 ", %d new version(s)",
 	      server, kind_name(kind), s->prefix, keys, s->index, versions);
-	pthread_mutex_lock(&s->status.mu);
-	s->status.st.fetches++;
-	s->status.st.bytes_fetched += bytes;
-	s->status.st.revision = (int64_t)s->index;
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_lock(&s->sh.status.mu);
+	s->sh.status.st.fetches++;
+	s->sh.status.st.bytes_fetched += bytes;
+	s->sh.status.st.revision = (int64_t)s->index;
+	pthread_mutex_unlock(&s->sh.status.mu);
 	if (s->cc->kv.resync_interval_ms > 0)
 		s->resync_at = now + s->cc->kv.resync_interval_ms;
 	return versions;
@@ -371,7 +371,7 @@ static int pace_early(struct source *s, const char *server)
 		      "server %s: %u blocking quer%s of %s answered at once with "
 		      "nothing new; pausing %lld ms before the next",
 		      server, s->early, s->early == 1 ? "y" : "ies", s->prefix, (long long)pace);
-	return consul_pause(s, pace);
+	return kv_shell_pause(&s->sh, pace);
 }
 
 /* One blocking query's answer, by what its index says (consul_index_step): backwards reads
@@ -399,43 +399,43 @@ static int take_answer(struct source *s, const char *server, uint64_t sent,
 	int changed = apply_answer(s, s->ep, rep, err);
 	http_reply_recycle(s->srv[s->ep], rep);
 	if (changed < 0) {
-		conn_set_state(&s->status, SOURCE_CONN_CONNECTING, NULL);
+		conn_set_state(&s->sh.status, SOURCE_CONN_CONNECTING, NULL);
 		return -1;
 	}
 	s->index = next;
-	pthread_mutex_lock(&s->status.mu);
-	s->status.st.bytes_fetched += bytes;
-	s->status.st.revision = (int64_t)s->index;
+	pthread_mutex_lock(&s->sh.status.mu);
+	s->sh.status.st.bytes_fetched += bytes;
+	s->sh.status.st.revision = (int64_t)s->index;
 	if (changed)
-		s->status.st.last_event_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->status.mu);
+		s->sh.status.st.last_event_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->sh.status.mu);
 	return changed;
 }
 
 enum consul_outcome consul_session(struct source *s, struct gw_err *err)
 {
 	const char *server = s->cc->kv.servers[s->ep];
-	pthread_mutex_lock(&s->status.mu);
-	snprintf(s->status.st.session, sizeof s->status.st.session, "%s", server);
-	s->status.st.state = SOURCE_CONN_CONNECTING;
-	s->status.st.watches = 0;
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_lock(&s->sh.status.mu);
+	snprintf(s->sh.status.st.session, sizeof s->sh.status.st.session, "%s", server);
+	s->sh.status.st.state = SOURCE_CONN_CONNECTING;
+	s->sh.status.st.watches = 0;
+	pthread_mutex_unlock(&s->sh.status.mu);
 	err->kind = SYNC_OK;
 	s->established = 0;
 
 	if (s->need_full != CONSUL_NO_FULL_READ) {
 		if (consul_full_read(s, s->ep, (enum kv_full_kind)s->need_full, err) < 0)
-			return atomic_load(&s->stop) ? CONSUL_STOPPED : CONSUL_FAILED;
+			return atomic_load(&s->sh.stop) ? CONSUL_STOPPED : CONSUL_FAILED;
 		s->need_full = CONSUL_NO_FULL_READ;
 	}
 	for (;;) {
-		if (atomic_load(&s->stop))
+		if (atomic_load(&s->sh.stop))
 			return CONSUL_STOPPED;
 		int64_t now = gw_mono_ms();
 		int64_t dl = consul_flush_due(s, now);
 		if (s->resync_at >= 0 && now >= s->resync_at) {
 			if (consul_full_read(s, s->ep, KV_FULL_RESYNC, err) < 0)
-				return atomic_load(&s->stop) ? CONSUL_STOPPED : CONSUL_FAILED;
+				return atomic_load(&s->sh.stop) ? CONSUL_STOPPED : CONSUL_FAILED;
 			continue;
 		}
 		if (s->early > 0) {
@@ -451,26 +451,26 @@ enum consul_outcome consul_session(struct source *s, struct gw_err *err)
 		int64_t t0 = gw_mono_ms();
 		int rc = get(s, s->ep, sent, wait, &rep, &h, err);
 		int64_t took = gw_mono_ms() - t0;
-		pthread_mutex_lock(&s->status.mu);
-		s->status.st.polls++;
-		pthread_mutex_unlock(&s->status.mu);
+		pthread_mutex_lock(&s->sh.status.mu);
+		s->sh.status.st.polls++;
+		pthread_mutex_unlock(&s->sh.status.mu);
 		if (rc != 0) {
-			conn_set_state(&s->status, SOURCE_CONN_CONNECTING, NULL);
-			return atomic_load(&s->stop) ? CONSUL_STOPPED : CONSUL_FAILED;
+			conn_set_state(&s->sh.status, SOURCE_CONN_CONNECTING, NULL);
+			return atomic_load(&s->sh.stop) ? CONSUL_STOPPED : CONSUL_FAILED;
 		}
 		if (!s->established) {
 			s->established = 1;
 			s->established_ms = gw_mono_ms();
-			conn_mark_success(&s->status, SOURCE_CONN_CONNECTED, NULL);
+			conn_mark_success(&s->sh.status, SOURCE_CONN_CONNECTED, NULL);
 			LOG_I(s->log, "consul", "server %s: watching %s from index %" PRIu64,
 			      server, s->prefix, sent);
 		}
 		int changed = take_answer(s, server, sent, &h, &rep, err);
 		if (changed < 0)
-			return atomic_load(&s->stop) ? CONSUL_STOPPED : CONSUL_FAILED;
-		pthread_mutex_lock(&s->status.mu);
-		s->status.st.last_success_ms = gw_wall_ms();
-		pthread_mutex_unlock(&s->status.mu);
+			return atomic_load(&s->sh.stop) ? CONSUL_STOPPED : CONSUL_FAILED;
+		pthread_mutex_lock(&s->sh.status.mu);
+		s->sh.status.st.last_success_ms = gw_wall_ms();
+		pthread_mutex_unlock(&s->sh.status.mu);
 		if (changed || !consul_answer_early(took, wait))
 			s->early = 0;
 		else if (s->early < 1000)

@@ -12,7 +12,11 @@
 static int add_etcd_endpoint(struct loader *ld, const struct ynode *at, const char *path,
                              const char *s, size_t len, void *base)
 {
-	return kv_config_add_url(ld, base, at, path, s, len, "etcd", "http://127.0.0.1:2379");
+	static const struct kv_url_words words = {
+	    .example = "http://127.0.0.1:2379",
+	    .instead = "etcd.username and etcd.password",
+	};
+	return kv_config_add_url(ld, base, at, path, s, len, &words);
 }
 
 /* etcd.endpoints: http:// or https:// base URLs. */

@@ -5,7 +5,7 @@
  * Not a public header: nothing outside source/etcd/ includes it.
  *
  * Threads: main's thread runs initial_sync before start(); after it, the source's own
- * thread ("etcd-0") alone touches everything here except `stop` (atomic) and `status`
+ * thread ("etcd-0") alone touches everything here except `sh.stop` (atomic) and `sh.status`
  * (conn.h), which stop() and status() use from any thread.
  */
 #ifndef GW_ETCD_ETCD_H
@@ -20,7 +20,7 @@
 #include "source/etcd/watch.h"
 #include "source/kv/layout.h"
 #include "source/kv/mirror.h"
-#include "source/conn.h"
+#include "source/kv/shell.h"
 #include "source/source.h"
 
 #define ETCD_NO_FULL_READ (-1)
@@ -35,7 +35,9 @@ enum etcd_outcome {
 };
 
 struct source {
-	struct source_args args;
+	/* first (kv/shell.h): the thread, stop, and the status under its lock (sh.status.mu),
+	 * which stop() and status() use from any thread */
+	struct kv_shell sh;
 	const struct cfg *cfg;
 	const struct kv_config *kv; /* etcd: (config.h) */
 	struct gw_log *log;
@@ -58,11 +60,6 @@ struct source {
 	                         * the last watch that lived) */
 	int end_code;           /* set by the stream callback when it ends the stream */
 	struct gw_err end;      /* why the stream callback ended it */
-
-	atomic_int stop;
-	pthread_t thread;
-	int started;
-	struct conn status; /* the status, under its lock (conn.h) */
 };
 
 /* sync.c */

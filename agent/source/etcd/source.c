@@ -20,41 +20,34 @@
 #include "source/etcd/etcd.h"
 #include "source/rounds.h"
 
+/* the shell's functions are the table's entries (kv/shell.h) */
+_Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its shell");
+
 /* ---------------------------------------------------------------- the thread */
 
 /* A watch stream that lasted less than this after its creation counts as a failed try. */
 #define ETCD_STREAM_MIN_LIFE_MS 1000
 
-/* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
-static int pause_ms(struct source *s, int64_t ms)
+/* A pause sleeps in the watch stream's wait, which stop() wakes. */
+static void etcd_wait(struct source *s, int64_t ms)
 {
-	int64_t until = gw_mono_ms() + ms;
-	for (;;) {
-		if (atomic_load(&s->stop))
-			return 1;
-		int64_t now = gw_mono_ms();
-		if (now >= until)
-			return 0;
-		int64_t dl = etcd_flush_due(s, now);
-		int64_t wake = dl >= 0 && dl < until ? dl : until;
-		etcd_watch_wait(s->watch, wake > now ? wake - now : 0);
-	}
+	etcd_watch_wait(s->watch, ms);
 }
 
-static void *run(void *arg)
+static void *etcd_run(void *arg)
 {
 	struct source *s = arg;
 	const size_t n = s->kv->n_servers;
 	struct rounds r;
-	rounds_init(&r, &s->args, "etcd", "endpoint", s->kv->servers, n);
+	rounds_init(&r, &s->sh.args, "etcd", "endpoint", s->kv->servers, n);
 	LOG_I(s->log, "etcd", "%s: etcd sync started", s->kv->label);
-	while (!atomic_load(&s->stop)) {
+	while (!atomic_load(&s->sh.stop)) {
 		struct gw_err err = {0};
 		enum etcd_outcome out = etcd_session(s, &err);
 		enum sync_fail why = err.kind;
-		if (out == ETCD_STOPPED || atomic_load(&s->stop))
+		if (out == ETCD_STOPPED || atomic_load(&s->sh.stop))
 			break;
-		conn_count_failure(&s->status, why, err.msg);
+		conn_count_failure(&s->sh.status, why, err.msg);
 		/* a watch that ran a while starts the schedule over; one that ends as soon as
 		 * it was created (a member without a leader closes it at once) is a failed try,
 		 * or the thread would spin reconnecting to it */
@@ -81,7 +74,7 @@ static void *run(void *arg)
 				continue;
 			why = aerr.kind;
 			snprintf(err.msg, sizeof err.msg, "%s", aerr.msg);
-			conn_count_failure(&s->status, why, err.msg);
+			conn_count_failure(&s->sh.status, why, err.msg);
 			out = ETCD_FAILED;
 		}
 		if (out == ETCD_ENDED && lived) {
@@ -96,22 +89,72 @@ static void *run(void *arg)
 			continue;
 		}
 		/* ETCD_FAILED: the next endpoint, and after a whole round the schedule */
-		int64_t delay = rounds_failed(&r, &s->status, &s->ep, why, err.msg);
-		if (delay < 0)
-			continue;
-		if (pause_ms(s, delay))
+		if (kv_shell_try_failed(&s->sh, &r, &s->ep, why, err.msg))
 			break;
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	kv_mirror_flush(s->mirror, gw_mono_ms(), 1);
-	conn_set_state(&s->status, SOURCE_CONN_STOPPED, NULL);
+	conn_set_state(&s->sh.status, SOURCE_CONN_STOPPED, NULL);
 	LOG_I(s->log, "etcd", "%s: etcd sync stopped", s->kv->label);
 	return NULL;
 }
 
 /* ---------------------------------------------------------------- the table */
 
-static void etcd_free(struct source *s);
+/* The start-up sync's read from endpoint i (kv/shell.h): the session names the endpoint; the
+ * state stays "connecting" until the watch is created. */
+static int etcd_first_read(struct source *s, size_t i, struct gw_err *err)
+{
+	if (etcd_full_read(s, i, KV_FULL_START, err) != 0)
+		return -1;
+	s->ep = i;
+	s->need_full = ETCD_NO_FULL_READ;
+	pthread_mutex_lock(&s->sh.status.mu);
+	snprintf(s->sh.status.st.session, sizeof s->sh.status.st.session, "%s", s->kv->servers[i]);
+	s->sh.status.st.last_success_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->sh.status.mu);
+	return 0;
+}
+
+/* stop(): the client's request, and the watch stream's wait. */
+static void etcd_interrupt(struct source *s)
+{
+	if (s->client)
+		etcd_client_interrupt(s->client);
+	if (s->watch)
+		etcd_watch_wakeup(s->watch);
+}
+
+static void etcd_release(struct source *s)
+{
+	etcd_watch_free(s->watch);
+	etcd_client_close(s->client);
+	kv_mirror_free(s->mirror);
+	kv_layout_free(&s->layout);
+	free(s->prefix);
+}
+
+static void etcd_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
+{
+	(void)watches;
+	kv_mirror_stats(s->mirror, ms);
+}
+
+KV_SHELL_CONFIG_ENTRIES(etcd, &etcd_config_section, struct kv_config, label)
+KV_SHELL_SUMMARY_ENTRY(etcd)
+
+static const struct kv_shell_ops etcd_shell = {
+    .type = "etcd",
+    .thread = "etcd-0",
+    .server_noun = "etcd endpoint",
+    .run = etcd_run,
+    .interrupt = etcd_interrupt,
+    .release = etcd_release,
+    .counts = etcd_counts,
+    .first_read = etcd_first_read,
+    .due = etcd_flush_due,
+    .wait = etcd_wait,
+};
 
 static int etcd_open(struct source **out, const struct source_args *args, struct gw_err *err)
 {
@@ -120,27 +163,25 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 	const struct kv_config *kv = etcd_config(cfg);
 	if (!kv || kv->n_servers == 0 || !kv->label)
 		return gw_errf(err, "etcd: no endpoints configured");
-	struct source *s = calloc(1, sizeof *s);
+	struct source *s = kv_shell_new(sizeof *s, &etcd_shell, args, kv->label, kv->servers[0],
+	                                kv->n_servers, err);
 	if (!s)
-		return gw_errf(err, "etcd: out of memory");
-	s->args = *args;
+		return -1;
 	s->cfg = cfg;
 	s->kv = kv;
 	s->log = args->log;
 	s->need_full = KV_FULL_START;
 	s->resync_at = -1;
-	atomic_init(&s->stop, 0);
-	conn_init(&s->status, s->kv->label, s->kv->servers[0]);
-	s->status.one_watch = 1;
+	s->sh.status.one_watch = 1;
 	size_t plen = strlen(s->kv->root) + 2;
 	s->prefix = malloc(plen);
 	if (!s->prefix) {
-		etcd_free(s);
+		kv_shell_free(s);
 		return gw_errf(err, "etcd: out of memory");
 	}
 	snprintf(s->prefix, plen, "%s/", s->kv->root);
 	if (kv_layout_init(&s->layout, s->kv->root, cfg->groups, cfg->n_groups, err) != 0) {
-		etcd_free(s);
+		kv_shell_free(s);
 		return -1;
 	}
 	struct kv_mirror_args ma = {
@@ -148,114 +189,18 @@ static int etcd_open(struct source **out, const struct source_args *args, struct
 	    .ingest = args->ingest,
 	    .log = args->log,
 	    .type = "etcd",
-	    .server = s->status.st.server,
+	    .server = s->sh.status.st.server,
 	    .settle_ms = s->kv->settle_ms > 0 ? s->kv->settle_ms : 100,
 	};
 	size_t max_msg = cfg->max_response > 0 ? (size_t)cfg->max_response : (size_t)64 << 20;
 	if (!(s->mirror = kv_mirror_new(&ma, err)) ||
 	    etcd_client_open(&s->client, cfg, args->log, err) != 0 ||
 	    etcd_watch_new(&s->watch, cfg, max_msg, err) != 0) {
-		etcd_free(s);
+		kv_shell_free(s);
 		return -1;
 	}
 	*out = s;
 	return 0;
-}
-
-static int etcd_initial_sync(struct source *s, struct gw_err *err)
-{
-	const size_t n = s->kv->n_servers;
-	for (size_t i = 0; i < n; i++) {
-		if (atomic_load(&s->stop))
-			return gw_errf(err, "start-up sync interrupted");
-		struct gw_err e = {0};
-		if (etcd_full_read(s, i, KV_FULL_START, &e) == 0) {
-			s->ep = i;
-			s->need_full = ETCD_NO_FULL_READ;
-			pthread_mutex_lock(&s->status.mu);
-			snprintf(s->status.st.session, sizeof s->status.st.session, "%s",
-			         s->kv->servers[i]);
-			s->status.st.last_success_ms = gw_wall_ms();
-			pthread_mutex_unlock(&s->status.mu);
-			return 0;
-		}
-		if (atomic_load(&s->stop))
-			return gw_errf(err, "start-up sync interrupted");
-		conn_count_failure(&s->status, e.kind, e.msg);
-		LOG_W(s->log, "etcd", "%s [%s]", e.msg, sync_fail_name(e.kind));
-		gw_errf(err, "%s", e.msg);
-	}
-	return gw_errf(err, "no etcd endpoint answered (%zu tried); the last: %.900s", n,
-	               s->status.st.last_error);
-}
-
-static int etcd_start(struct source *s, struct gw_err *err)
-{
-	if (s->started)
-		return 0;
-	int rc = gw_thread_start(&s->thread, "etcd-0", run, s);
-	if (rc != 0)
-		return gw_errf(err, "etcd: cannot start the source thread: %s", strerror(rc));
-	s->started = 1;
-	return 0;
-}
-
-static void etcd_stop(struct source *s)
-{
-	if (!s)
-		return;
-	atomic_store(&s->stop, 1);
-	if (s->client)
-		etcd_client_interrupt(s->client);
-	if (s->watch)
-		etcd_watch_wakeup(s->watch);
-}
-
-static void etcd_free(struct source *s)
-{
-	if (!s)
-		return;
-	etcd_stop(s);
-	if (s->started)
-		pthread_join(s->thread, NULL);
-	etcd_watch_free(s->watch);
-	etcd_client_close(s->client);
-	kv_mirror_free(s->mirror);
-	kv_layout_free(&s->layout);
-	free(s->prefix);
-	conn_destroy(&s->status);
-	free(s);
-}
-
-static int etcd_status(struct source *s, size_t i, struct source_conn_status *out)
-{
-	if (i != 0)
-		return 0;
-	struct kv_mirror_stats ms;
-	kv_mirror_stats(s->mirror, &ms);
-	conn_copy(&s->status, out, ms.versions, ms.repairs, ms.last_event_ms);
-	return 1;
-}
-
-static int etcd_selects(const struct cfg *cfg)
-{
-	return cfg->section && strcmp(cfg->section, "etcd") == 0;
-}
-
-static void etcd_summary(const struct cfg *cfg, char *buf, size_t cap)
-{
-	kv_config_summary(etcd_config(cfg), "etcd", buf, cap);
-}
-
-static size_t etcd_conns(const struct cfg *cfg)
-{
-	return etcd_config(cfg) ? 1 : 0;
-}
-
-static const char *etcd_conn_name(const struct cfg *cfg, size_t i)
-{
-	const struct kv_config *kv = etcd_config(cfg);
-	return kv && i == 0 && kv->label ? kv->label : "";
 }
 
 const struct source_ops etcd_source_ops = {
@@ -268,9 +213,9 @@ const struct source_ops etcd_source_ops = {
     .conns = etcd_conns,
     .conn_name = etcd_conn_name,
     .open = etcd_open,
-    .initial_sync = etcd_initial_sync,
-    .start = etcd_start,
-    .stop = etcd_stop,
-    .free = etcd_free,
-    .status = etcd_status,
+    .initial_sync = kv_shell_initial_sync,
+    .start = kv_shell_start,
+    .stop = kv_shell_stop,
+    .free = kv_shell_free,
+    .status = kv_shell_status,
 };

@@ -68,7 +68,7 @@ static int read_groups(struct source *s, size_t ep, int64_t at, int64_t *read_at
 		size_t from_len = 0;
 		int64_t limit = RANGE_PAGE;
 		for (;;) {
-			if (atomic_load(&s->stop)) {
+			if (atomic_load(&s->sh.stop)) {
 				free(from);
 				err->kind = SYNC_STOPPED;
 				return gw_errf(err, "stopped");
@@ -145,10 +145,10 @@ int etcd_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct g
 	      "endpoint %s: %s read of %s: %zu key(s) at revision %lld, %d new "
 	      "version(s)",
 	      s->kv->servers[ep], kind_name(kind), s->prefix, keys, (long long)s->rev, versions);
-	pthread_mutex_lock(&s->status.mu);
-	s->status.st.fetches++;
-	s->status.st.revision = s->rev;
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_lock(&s->sh.status.mu);
+	s->sh.status.st.fetches++;
+	s->sh.status.st.revision = s->rev;
+	pthread_mutex_unlock(&s->sh.status.mu);
 	if (s->kv->resync_interval_ms > 0)
 		s->resync_at = now + s->kv->resync_interval_ms;
 	return 0;
@@ -195,11 +195,11 @@ static void apply_events(struct source *s, const struct etcd_watch_msg *m)
 		if (e->kv.mod_revision > s->rev)
 			s->rev = e->kv.mod_revision;
 	}
-	pthread_mutex_lock(&s->status.mu);
-	s->status.st.polls++;
-	s->status.st.revision = s->rev;
-	s->status.st.last_event_ms = gw_wall_ms();
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_lock(&s->sh.status.mu);
+	s->sh.status.st.polls++;
+	s->sh.status.st.revision = s->rev;
+	s->sh.status.st.last_event_ms = gw_wall_ms();
+	pthread_mutex_unlock(&s->sh.status.mu);
 }
 
 static int on_object(void *arg, const char *text, size_t len)
@@ -241,7 +241,7 @@ static int on_object(void *arg, const char *text, size_t len)
 		if (m.created && !s->established) {
 			s->established = 1;
 			s->established_ms = gw_mono_ms();
-			conn_mark_success(&s->status, SOURCE_CONN_CONNECTED, NULL);
+			conn_mark_success(&s->sh.status, SOURCE_CONN_CONNECTED, NULL);
 			LOG_I(s->log, "etcd", "endpoint %s: watching %s from revision %lld", ep,
 			      s->prefix, (long long)(s->rev + 1));
 		}
@@ -255,7 +255,7 @@ static int on_object(void *arg, const char *text, size_t len)
 static enum etcd_outcome stream_ended(struct source *s, int fn_rc, const struct gw_err *werr,
                                       struct gw_err *err)
 {
-	conn_set_state(&s->status, SOURCE_CONN_CONNECTING, NULL);
+	conn_set_state(&s->sh.status, SOURCE_CONN_CONNECTING, NULL);
 	if (fn_rc) {
 		err->kind = s->end.kind;
 		gw_errf(err, "%s", s->end.msg);
@@ -285,22 +285,22 @@ static enum etcd_outcome stream_ended(struct source *s, int fn_rc, const struct 
 enum etcd_outcome etcd_session(struct source *s, struct gw_err *err)
 {
 	const char *ep = s->kv->servers[s->ep];
-	pthread_mutex_lock(&s->status.mu);
-	snprintf(s->status.st.session, sizeof s->status.st.session, "%s", ep);
-	s->status.st.state = SOURCE_CONN_CONNECTING;
-	s->status.st.watches = 0;
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_lock(&s->sh.status.mu);
+	snprintf(s->sh.status.st.session, sizeof s->sh.status.st.session, "%s", ep);
+	s->sh.status.st.state = SOURCE_CONN_CONNECTING;
+	s->sh.status.st.watches = 0;
+	pthread_mutex_unlock(&s->sh.status.mu);
 	err->kind = SYNC_OK;
 	s->established = 0;
 
 	if (s->need_full != ETCD_NO_FULL_READ) {
 		if (etcd_full_read(s, s->ep, (enum kv_full_kind)s->need_full, err) != 0)
-			return atomic_load(&s->stop) ? ETCD_STOPPED : ETCD_FAILED;
+			return atomic_load(&s->sh.stop) ? ETCD_STOPPED : ETCD_FAILED;
 		s->need_full = ETCD_NO_FULL_READ;
 	}
 	if (s->cfg->username && !etcd_client_auth_header(s->client) &&
 	    etcd_client_authenticate(s->client, s->ep, err) != 0)
-		return atomic_load(&s->stop) ? ETCD_STOPPED : ETCD_FAILED;
+		return atomic_load(&s->sh.stop) ? ETCD_STOPPED : ETCD_FAILED;
 
 	char *body = etcd_body_watch(s->prefix, strlen(s->prefix), s->rev + 1);
 	char label[1100];
@@ -322,14 +322,14 @@ enum etcd_outcome etcd_session(struct source *s, struct gw_err *err)
 	int64_t create_by = gw_mono_ms() + s->cfg->connect_timeout_ms;
 
 	for (;;) {
-		if (atomic_load(&s->stop)) {
+		if (atomic_load(&s->sh.stop)) {
 			etcd_watch_close(s->watch);
 			return ETCD_STOPPED;
 		}
 		int fn_rc;
 		struct gw_err werr = {0};
 		if (etcd_watch_perform(s->watch, &fn_rc, &werr) == 1) {
-			if (atomic_load(&s->stop))
+			if (atomic_load(&s->sh.stop))
 				return ETCD_STOPPED;
 			return stream_ended(s, fn_rc, &werr, err);
 		}
@@ -337,7 +337,7 @@ enum etcd_outcome etcd_session(struct source *s, struct gw_err *err)
 		int64_t dl = etcd_flush_due(s, now);
 		if (!s->established && now >= create_by) {
 			etcd_watch_close(s->watch);
-			conn_set_state(&s->status, SOURCE_CONN_CONNECTING, NULL);
+			conn_set_state(&s->sh.status, SOURCE_CONN_CONNECTING, NULL);
 			err->kind = SYNC_FAIL_TIMEOUT;
 			gw_errf(err, "endpoint %s: watch of %s: not created within %lld ms", ep,
 			        s->prefix, (long long)s->cfg->connect_timeout_ms);
@@ -349,7 +349,7 @@ enum etcd_outcome etcd_session(struct source *s, struct gw_err *err)
 				 * stuck (a frozen member keeps TCP open and sends nothing), so
 				 * the session ends and the next endpoint takes over */
 				etcd_watch_close(s->watch);
-				return atomic_load(&s->stop) ? ETCD_STOPPED : ETCD_FAILED;
+				return atomic_load(&s->sh.stop) ? ETCD_STOPPED : ETCD_FAILED;
 			}
 			continue;
 		}

@@ -11,22 +11,29 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config/config_admin.h"
 #include "model/groups.h"
+
+int kv_config_add_entry(struct loader *ld, char ***list, size_t *n, const struct ynode *at,
+                        const char *path, const char *s, size_t len)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strlen((*list)[i]) == len && strncasecmp((*list)[i], s, len) == 0)
+			return cfgw_err(ld, at, path, "duplicate entry '%s'", (*list)[i]);
+	char **grown = realloc(*list, (*n + 1) * sizeof *grown);
+	if (!grown)
+		return cfgw_err(ld, at, path, "out of memory");
+	*list = grown;
+	if (!(grown[*n] = strndup(s, len)))
+		return cfgw_err(ld, at, path, "out of memory");
+	(*n)++;
+	return 0;
+}
 
 int kv_config_add_server(struct loader *ld, struct kv_config *kv, const struct ynode *at,
                          const char *path, const char *s, size_t len)
 {
-	for (size_t i = 0; i < kv->n_servers; i++)
-		if (strlen(kv->servers[i]) == len && strncasecmp(kv->servers[i], s, len) == 0)
-			return cfgw_err(ld, at, path, "duplicate entry '%s'", kv->servers[i]);
-	char **grown = realloc(kv->servers, (kv->n_servers + 1) * sizeof *grown);
-	if (!grown)
-		return cfgw_err(ld, at, path, "out of memory");
-	kv->servers = grown;
-	if (!(kv->servers[kv->n_servers] = strndup(s, len)))
-		return cfgw_err(ld, at, path, "out of memory");
-	kv->n_servers++;
-	return 0;
+	return kv_config_add_entry(ld, &kv->servers, &kv->n_servers, at, path, s, len);
 }
 
 /* "PORT" at [p, end): 1..65535, digits only. */
@@ -67,9 +74,8 @@ int kv_config_host_port(const char *s, size_t len)
 
 #define SHOWN(len) (int)((len) > 200 ? 200 : (len))
 
-int kv_config_add_url(struct loader *ld, struct kv_config *kv, const struct ynode *at,
-                      const char *path, const char *s, size_t len, const char *section,
-                      const char *example)
+int kv_config_url(struct loader *ld, const struct ynode *at, const char *path, const char *s,
+                  size_t len, const struct kv_url_words *words, size_t *n)
 {
 	size_t scheme;
 	if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
@@ -79,26 +85,40 @@ int kv_config_add_url(struct loader *ld, struct kv_config *kv, const struct ynod
 	else
 		return cfgw_err(ld, at, path,
 		                "'%.*s' is not an http:// or https:// URL (such as %s)", SHOWN(len),
-		                s, example);
+		                s, words->example);
 	const char *host = s + scheme, *end = s + len;
 	const char *slash = memchr(host, '/', (size_t)(end - host));
 	/* first, before any message quotes the URL: the part before an '@' is a credential */
 	if (memchr(host, '@', (size_t)((slash ? slash : end) - host)))
+		return cfgw_err(ld, at, path, "credentials in the URL are not supported: use %s",
+		                words->instead);
+	*n = len;
+	while (*n > scheme && s[*n - 1] == '/')
+		(*n)--;
+	if (words->paths && (memchr(s, '?', len) || memchr(s, '#', len)))
 		return cfgw_err(ld, at, path,
-		                "credentials in the URL are not supported: use %s.username and "
-		                "%s.password",
-		                section, section);
-	size_t n = len;
-	while (n > scheme && s[n - 1] == '/')
-		n--;
-	if (memchr(host, '/', (size_t)(s + n - host)) || memchr(s, '?', len) || memchr(s, '#', len))
+		                "'%.*s' must be scheme://host:port[/path], without a query or "
+		                "fragment",
+		                SHOWN(len), s);
+	if (!words->paths && (memchr(host, '/', (size_t)(s + *n - host)) || memchr(s, '?', len) ||
+	                      memchr(s, '#', len)))
 		return cfgw_err(ld, at, path,
 		                "'%.*s' must be scheme://host:port, without a path, query or "
 		                "fragment",
 		                SHOWN(len), s);
-	if (!kv_config_host_port(host, (size_t)(s + n - host)))
+	/* host:port ends at the first '/' (only trailing ones when no path is allowed) */
+	if (!kv_config_host_port(host, (size_t)((slash ? slash : end) - host)))
 		return cfgw_err(ld, at, path, "'%.*s' has no host:port (such as %s)", SHOWN(len), s,
-		                example);
+		                words->host ? words->host : words->example);
+	return 0;
+}
+
+int kv_config_add_url(struct loader *ld, struct kv_config *kv, const struct ynode *at,
+                      const char *path, const char *s, size_t len, const struct kv_url_words *words)
+{
+	size_t n;
+	if (kv_config_url(ld, at, path, s, len, words, &n) < 0)
+		return -1;
 	return kv_config_add_server(ld, kv, at, path, s, n);
 }
 
@@ -121,6 +141,45 @@ int kv_config_root(struct loader *ld, const struct key *k, const struct ynode *v
 		                "must not be \"/\": the admin writes under /{namespace}/shenyu "
 		                "(2.7) or /shenyu (2.5, 2.6)");
 	return 0;
+}
+
+int kv_config_secret(struct loader *ld, const struct ynode *v, const char *path, char **value,
+                     const struct ynode **node, const struct ynode *other)
+{
+	if (v->type != YNODE_SCALAR)
+		return cfgw_err(ld, v, path, "expected a string, got %s", ytree_type_name(v));
+	/* the other key is this one's path and "_file" ("consul.token_file") */
+	if (other)
+		return cfgw_err(ld, v, path, "cannot be used together with %s_file (line %d)", path,
+		                ytree_line(other));
+	*node = v;
+	if (!*v->text)
+		return 0;
+	if (!(*value = strdup(v->text)))
+		return cfgw_err(ld, v, path, "out of memory");
+	return 0;
+}
+
+int kv_config_secret_file(struct loader *ld, const struct key *k, const struct ynode *v,
+                          const char *path, void *base, char **value, const struct ynode **node,
+                          const struct ynode *other)
+{
+	/* the other key is this one's path without "_file" ("consul.token") */
+	size_t n = strlen(path);
+	if (other)
+		return cfgw_err(ld, v, path, "cannot be used together with %.*s (line %d)",
+		                (int)(n > 5 ? n - 5 : n), path, ytree_line(other));
+	if (cfgw_string(ld, k, v, path, base) < 0)
+		return -1;
+	*node = v;
+	return cfga_read_secret_file(ld, v, path, *cfgw_field_str(base, k), value);
+}
+
+void kv_config_wipe(char *secret)
+{
+	if (secret)
+		explicit_bzero(secret, strlen(secret));
+	free(secret);
 }
 
 /* "zookeeper://h1:2181,h2:2181/ns/shenyu", the name logs and /status show. */

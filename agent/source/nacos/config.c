@@ -14,7 +14,11 @@
 static int add_server(struct loader *ld, const struct ynode *at, const char *path, const char *s,
                       size_t len, void *base)
 {
-	return kv_config_add_url(ld, base, at, path, s, len, "nacos", "http://127.0.0.1:8848");
+	static const struct kv_url_words words = {
+	    .example = "http://127.0.0.1:8848",
+	    .instead = "nacos.username and nacos.password",
+	};
+	return kv_config_add_url(ld, base, at, path, s, len, &words);
 }
 
 /* nacos.servers: http:// or https:// base URLs. */

@@ -22,7 +22,7 @@
 #include "source/nacos/client.h"
 #include "source/nacos/config.h"
 #include "source/node/node.h"
-#include "source/conn.h"
+#include "source/kv/shell.h"
 #include "source/source.h"
 #include "shared/strbuf.h"
 
@@ -47,7 +47,7 @@ struct nacos_watcher {
 	pthread_t thread;
 	int started;
 	struct http *h; /* its own; reopened after an interrupt */
-	/* under s->status.mu */
+	/* under s->sh.status.mu */
 	char *body; /* NULL: no keys for it now */
 	size_t body_len;
 	uint64_t body_gen; /* moves with every new body */
@@ -59,7 +59,9 @@ struct nacos_watcher {
 };
 
 struct source {
-	struct source_args args;
+	/* first (kv/shell.h): the thread, stop, and the status under its lock (sh.status.mu),
+	 * which stop() and status() use from any thread */
+	struct kv_shell sh;
 	const struct cfg *cfg;
 	const struct nacos_config *nc;
 	struct gw_log *log;
@@ -78,9 +80,7 @@ struct source {
 	int released;        /* listeners that answered or failed wait for a body */
 	uint64_t good_polls; /* listener requests answered (under mu): a try that worked */
 
-	/* under mu */
-	struct conn status; /* the status (conn.h); its lock is this part's, the main
-	                     * thread waits on its wake */
+	/* under sh.status.mu */
 	pthread_cond_t wcv; /* the listeners wait on it */
 	char **changed;     /* keys listeners named, not yet re-read */
 	size_t n_changed, cap_changed;
@@ -90,10 +90,6 @@ struct source {
 	struct nacos_watcher w[NACOS_WATCHERS_MAX];
 	size_t n_w;   /* listener threads started */
 	size_t n_use; /* of them with keys now */
-
-	atomic_int stop;
-	pthread_t thread;
-	int started;
 };
 
 /* sync.c */

@@ -22,46 +22,21 @@
 #include "source/nacos/nacos.h"
 #include "source/retry.h"
 
-/* ---------------------------------------------------------------- the thread */
+/* the shell's functions are the table's entries (kv/shell.h) */
+_Static_assert(offsetof(struct source, sh) == 0, "struct source begins with its shell");
 
-/* Some configured group has no version yet (neither from Nacos nor the snapshot). */
-static int starting(struct source *s)
-{
-	struct ingest_stamp st[GW_GROUP_COUNT];
-	ingest_stamps(s->args.ingest, st);
-	for (size_t i = 0; i < s->cfg->n_groups; i++)
-		if (!st[s->cfg->groups[i]].md5[0])
-			return 1;
-	return 0;
-}
+/* ---------------------------------------------------------------- the thread */
 
 static int64_t earliest(int64_t a, int64_t b)
 {
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
-/* Build the groups due now; the next deadline. */
-static int64_t flush_due(void *arg, int64_t now)
+/* A pause's work (kv/shell.h): build the groups due now; the next deadline. */
+static int64_t nacos_due(struct source *s, int64_t now)
 {
-	struct source *s = arg;
 	node_flush(s->map, now, 0);
 	return node_deadline(s->map);
-}
-
-/* Sleep ms, building due groups meanwhile, unless stopped first. 1 if stopped. */
-static int pause_ms(struct source *s, int64_t ms)
-{
-	return conn_pause_until(&s->status, &s->stop, gw_mono_ms() + ms, flush_due, s);
-}
-
-/* The configured groups, "PLUGIN,SELECTOR", for failure lines. */
-static void group_names(const struct cfg *cfg, char *buf, size_t cap)
-{
-	size_t o = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < cfg->n_groups && o < cap; i++)
-		o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "," : "",
-		                      gw_group_name(cfg->groups[i]));
 }
 
 struct schedule {
@@ -74,31 +49,32 @@ struct schedule {
 static int after_failure(struct source *s, struct schedule *sc, const struct gw_err *err)
 {
 	enum sync_fail why = err->kind;
-	conn_count_failure(&s->status, why, err->msg);
+	conn_count_failure(&s->sh.status, why, err->msg);
 	char groups[256];
-	group_names(s->cfg, groups, sizeof groups);
+	kv_shell_groups(&s->sh, groups, sizeof groups);
 	sc->failures++;
-	pthread_mutex_lock(&s->status.mu);
-	s->status.st.consecutive_failures = sc->failures;
+	pthread_mutex_lock(&s->sh.status.mu);
+	s->sh.status.st.consecutive_failures = sc->failures;
 	s->ep = (s->ep + 1) % s->nc->kv.n_servers;
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_unlock(&s->sh.status.mu);
 	int64_t delay;
-	enum retry_step step = retry_next_starting(&sc->policy, sc->failures, starting(s), &delay);
+	enum retry_step step =
+	    retry_next_starting(&sc->policy, sc->failures, kv_shell_starting(&s->sh), &delay);
 	if (step == RETRY_BACKOFF) {
 		LOG_E(s->log, "nacos",
 		      "%s (groups %s) [%s]; all %d tries failed, next try (server %s) in %lld ms",
 		      err->msg, groups, sync_fail_name(why), sc->policy.attempts,
 		      s->nc->kv.servers[s->ep], (long long)delay);
-		conn_set_state(&s->status, SOURCE_CONN_BACKING_OFF, s->nc->kv.servers[s->ep]);
+		conn_set_state(&s->sh.status, SOURCE_CONN_BACKING_OFF, s->nc->kv.servers[s->ep]);
 	} else {
 		LOG_W(s->log, "nacos",
 		      "%s (groups %s) [%s]; try %d of %d failed, next try (server %s) in %lld ms",
 		      err->msg, groups, sync_fail_name(why),
 		      retry_try_in_round(&sc->policy, sc->failures), sc->policy.attempts,
 		      s->nc->kv.servers[s->ep], (long long)delay);
-		conn_set_state(&s->status, SOURCE_CONN_RETRYING, s->nc->kv.servers[s->ep]);
+		conn_set_state(&s->sh.status, SOURCE_CONN_RETRYING, s->nc->kv.servers[s->ep]);
 	}
-	return pause_ms(s, delay);
+	return kv_shell_pause(&s->sh, delay);
 }
 
 static void schedule_resync(struct source *s)
@@ -111,14 +87,14 @@ static void schedule_resync(struct source *s)
  * of the listeners' bodies after it. 1 when the thread is to stop. */
 static int full_read(struct source *s, struct schedule *sc, struct gw_err *err)
 {
-	conn_set_state(&s->status, SOURCE_CONN_CONNECTING, s->nc->kv.servers[s->ep]);
+	conn_set_state(&s->sh.status, SOURCE_CONN_CONNECTING, s->nc->kv.servers[s->ep]);
 	if (nacos_full_read(s, s->ep, (enum kv_full_kind)s->need_full, err) != 0)
-		return atomic_load(&s->stop) || after_failure(s, sc, err);
+		return atomic_load(&s->sh.stop) || after_failure(s, sc, err);
 	s->need_full = NACOS_NO_FULL_READ;
 	/* the schedule starts over once a listener is answered, not here: a server that reads
 	 * but refuses every listener must still reach the backoff */
 	schedule_resync(s);
-	conn_mark_success(&s->status, SOURCE_CONN_CONNECTED, s->nc->kv.servers[s->ep]);
+	conn_mark_success(&s->sh.status, SOURCE_CONN_CONNECTED, s->nc->kv.servers[s->ep]);
 	if (nacos_publish_bodies(s, 1, err) != 0)
 		LOG_E(s->log, "nacos", "%s: %s", s->nc->kv.label, err->msg);
 	return 0;
@@ -131,14 +107,14 @@ static void renew_token_if_due(struct source *s, int64_t now)
 	int64_t due = nacos_client_token_due(s->client);
 	if (due >= 0 && now >= due && nacos_client_login(s->client, s->ep, &err) != 0) {
 		/* the token still works a while: counted, tried again at the next wake */
-		conn_count_failure(&s->status, err.kind, err.msg);
+		conn_count_failure(&s->sh.status, err.kind, err.msg);
 		LOG_W(s->log, "nacos", "%s [%s]; renewing the token later", err.msg,
 		      sync_fail_name(err.kind));
-		pause_ms(s, s->cfg->retry_interval_ms);
+		kv_shell_pause(&s->sh, s->cfg->retry_interval_ms);
 	}
 }
 
-static void *run(void *arg)
+static void *nacos_run(void *arg)
 {
 	struct source *s = arg;
 	const struct cfg *cfg = s->cfg;
@@ -147,7 +123,7 @@ static void *run(void *arg)
 	                      0};
 	uint64_t good_seen = 0;
 	LOG_I(s->log, "nacos", "%s: nacos sync started", s->nc->kv.label);
-	while (!atomic_load(&s->stop)) {
+	while (!atomic_load(&s->sh.stop)) {
 		struct gw_err err = {0};
 		if (s->need_full != NACOS_NO_FULL_READ) {
 			if (full_read(s, &sc, &err))
@@ -161,13 +137,13 @@ static void *run(void *arg)
 		}
 		int64_t wake = earliest(earliest(node_deadline(s->map), s->resync_at),
 		                        nacos_client_token_due(s->client));
-		pthread_mutex_lock(&s->status.mu);
-		if (!atomic_load(&s->stop) && !s->n_changed && !s->watch_failed)
-			conn_wait_until(&s->status, wake);
+		pthread_mutex_lock(&s->sh.status.mu);
+		if (!atomic_load(&s->sh.stop) && !s->n_changed && !s->watch_failed)
+			conn_wait_until(&s->sh.status, wake);
 		if (s->good_polls != good_seen) {
 			good_seen = s->good_polls;
 			sc.failures = 0;
-			s->status.st.consecutive_failures = 0;
+			s->sh.status.st.consecutive_failures = 0;
 		}
 		char **changed = s->changed;
 		size_t n_changed = s->n_changed;
@@ -179,9 +155,9 @@ static void *run(void *arg)
 		snprintf(msg, sizeof msg, "%s", s->watch_msg);
 		s->watch_failed = 0;
 		if (n_changed)
-			s->status.st.last_event_ms = gw_wall_ms();
-		pthread_mutex_unlock(&s->status.mu);
-		if (atomic_load(&s->stop)) {
+			s->sh.status.st.last_event_ms = gw_wall_ms();
+		pthread_mutex_unlock(&s->sh.status.mu);
+		if (atomic_load(&s->sh.stop)) {
 			for (size_t i = 0; i < n_changed; i++)
 				free(changed[i]);
 			free(changed);
@@ -210,7 +186,7 @@ static void *run(void *arg)
 			rc = -1;
 		}
 		if (rc != 0) {
-			if (err.kind == SYNC_STOPPED || atomic_load(&s->stop))
+			if (err.kind == SYNC_STOPPED || atomic_load(&s->sh.stop))
 				break;
 			s->need_full = KV_FULL_RECOVER;
 			if (after_failure(s, &sc, &err))
@@ -223,115 +199,41 @@ static void *run(void *arg)
 	}
 	/* what settled-in-waiting changes there are still reach the subscribers */
 	node_flush(s->map, gw_mono_ms(), 1);
-	conn_set_state(&s->status, SOURCE_CONN_STOPPED, s->nc->kv.servers[s->ep]);
+	conn_set_state(&s->sh.status, SOURCE_CONN_STOPPED, s->nc->kv.servers[s->ep]);
 	LOG_I(s->log, "nacos", "%s: nacos sync stopped", s->nc->kv.label);
 	return NULL;
 }
 
 /* ---------------------------------------------------------------- the table */
 
-static void nacos_free(struct source *s);
-
-static int nacos_open(struct source **out, const struct source_args *args, struct gw_err *err)
+/* The start-up sync's read from server i (kv/shell.h). */
+static int nacos_first_read(struct source *s, size_t i, struct gw_err *err)
 {
-	*out = NULL;
-	const struct cfg *cfg = args->cfg;
-	const struct nacos_config *nc = nacos_config(cfg);
-	if (!nc || nc->kv.n_servers == 0 || !nc->kv.label)
-		return gw_errf(err, "nacos: no servers configured");
-	struct source *s = calloc(1, sizeof *s);
-	if (!s)
-		return gw_errf(err, "nacos: out of memory");
-	s->args = *args;
-	s->cfg = cfg;
-	s->nc = nc;
-	s->log = args->log;
-	s->need_full = KV_FULL_START;
-	s->resync_at = -1;
-	s->built_gen = UINT64_MAX;
-	atomic_init(&s->stop, 0);
-	conn_init(&s->status, nc->kv.label, nc->kv.servers[0]);
-	pthread_cond_init(&s->wcv, NULL);
-	struct node_args na = {
-	    .layout = nc->layout == NACOS_LAYOUT_LEGACY ? NODE_LAYOUT_WHOLE : NODE_LAYOUT_NODES,
-	    .prefix = nc->prefix,
-	    .doc_names = NULL,
-	    .complete = 0,
-	    .groups = cfg->groups,
-	    .n_groups = cfg->n_groups,
-	    .ingest = args->ingest,
-	    .log = args->log,
-	    .type = "nacos",
-	    .server = s->status.st.server,
-	    .settle_ms = nc->kv.settle_ms > 0 ? nc->kv.settle_ms : 100,
-	};
-	if (!(s->map = node_new(&na, err)) ||
-	    nacos_client_open(&s->client, cfg, args->log, err) != 0) {
-		nacos_free(s);
+	if (nacos_full_read(s, i, KV_FULL_START, err) != 0)
 		return -1;
-	}
-	*out = s;
+	s->ep = i;
+	s->need_full = NACOS_NO_FULL_READ;
+	schedule_resync(s);
+	conn_mark_success(&s->sh.status, SOURCE_CONN_CONNECTED, s->nc->kv.servers[s->ep]);
 	return 0;
 }
 
-static int nacos_initial_sync(struct source *s, struct gw_err *err)
+/* stop(): the reader's request, every listener's held one, and the listeners' wait. */
+static void nacos_interrupt(struct source *s)
 {
-	const size_t n = s->nc->kv.n_servers;
-	for (size_t i = 0; i < n; i++) {
-		if (atomic_load(&s->stop))
-			return gw_errf(err, "start-up sync interrupted");
-		struct gw_err e = {0};
-		if (nacos_full_read(s, i, KV_FULL_START, &e) == 0) {
-			s->ep = i;
-			s->need_full = NACOS_NO_FULL_READ;
-			schedule_resync(s);
-			conn_mark_success(&s->status, SOURCE_CONN_CONNECTED,
-			                  s->nc->kv.servers[s->ep]);
-			return 0;
-		}
-		if (atomic_load(&s->stop))
-			return gw_errf(err, "start-up sync interrupted");
-		conn_count_failure(&s->status, e.kind, e.msg);
-		LOG_W(s->log, "nacos", "%s [%s]", e.msg, sync_fail_name(e.kind));
-	}
-	return gw_errf(err, "no Nacos server answered (%zu tried); the last: %.900s", n,
-	               s->status.st.last_error);
-}
-
-static int nacos_start(struct source *s, struct gw_err *err)
-{
-	if (s->started)
-		return 0;
-	int rc = gw_thread_start(&s->thread, "nacos-0", run, s);
-	if (rc != 0)
-		return gw_errf(err, "nacos: cannot start the source thread: %s", strerror(rc));
-	s->started = 1;
-	return 0;
-}
-
-static void nacos_stop(struct source *s)
-{
-	if (!s)
-		return;
-	atomic_store(&s->stop, 1);
 	if (s->client)
 		nacos_client_interrupt(s->client);
-	pthread_mutex_lock(&s->status.mu);
+	pthread_mutex_lock(&s->sh.status.mu);
 	for (size_t i = 0; i < s->n_w; i++)
 		if (s->w[i].h)
 			http_interrupt(s->w[i].h);
-	pthread_cond_broadcast(&s->status.wake);
 	pthread_cond_broadcast(&s->wcv);
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_unlock(&s->sh.status.mu);
 }
 
-static void nacos_free(struct source *s)
+/* free(), the main thread joined: the listeners, then what they shared with it. */
+static void nacos_release(struct source *s)
 {
-	if (!s)
-		return;
-	nacos_stop(s);
-	if (s->started)
-		pthread_join(s->thread, NULL);
 	for (size_t i = 0; i < s->n_w; i++) {
 		if (s->w[i].started)
 			pthread_join(s->w[i].thread, NULL);
@@ -346,40 +248,69 @@ static void nacos_free(struct source *s)
 	nacos_client_close(s->client);
 	node_free(s->map);
 	pthread_cond_destroy(&s->wcv);
-	conn_destroy(&s->status);
-	free(s);
 }
 
-static int nacos_status(struct source *s, size_t i, struct source_conn_status *out)
+static void nacos_counts(struct source *s, struct kv_mirror_stats *ms, int64_t *watches)
 {
-	if (i != 0)
-		return 0;
+	(void)watches;
 	struct node_stats ns;
 	node_stats(s->map, &ns);
-	conn_copy(&s->status, out, ns.mirror.versions, ns.mirror.repairs, ns.mirror.last_event_ms);
-	return 1;
+	*ms = ns.mirror;
 }
 
-static int nacos_selects(const struct cfg *cfg)
-{
-	return cfg->section && strcmp(cfg->section, "nacos") == 0;
-}
+KV_SHELL_CONFIG_ENTRIES(nacos, &nacos_config_section, struct nacos_config, kv.label)
+KV_SHELL_SUMMARY_ENTRY(nacos)
 
-static void nacos_summary(const struct cfg *cfg, char *buf, size_t cap)
+static const struct kv_shell_ops nacos_shell = {
+    .type = "nacos",
+    .thread = "nacos-0",
+    .server_noun = "Nacos server",
+    .run = nacos_run,
+    .interrupt = nacos_interrupt,
+    .release = nacos_release,
+    .counts = nacos_counts,
+    .first_read = nacos_first_read,
+    .due = nacos_due,
+};
+
+static int nacos_open(struct source **out, const struct source_args *args, struct gw_err *err)
 {
+	*out = NULL;
+	const struct cfg *cfg = args->cfg;
 	const struct nacos_config *nc = nacos_config(cfg);
-	kv_config_summary(nc ? &nc->kv : NULL, "nacos", buf, cap);
-}
-
-static size_t nacos_conns(const struct cfg *cfg)
-{
-	return nacos_config(cfg) ? 1 : 0;
-}
-
-static const char *nacos_conn_name(const struct cfg *cfg, size_t i)
-{
-	const struct nacos_config *nc = nacos_config(cfg);
-	return nc && i == 0 && nc->kv.label ? nc->kv.label : "";
+	if (!nc || nc->kv.n_servers == 0 || !nc->kv.label)
+		return gw_errf(err, "nacos: no servers configured");
+	struct source *s = kv_shell_new(sizeof *s, &nacos_shell, args, nc->kv.label,
+	                                nc->kv.servers[0], nc->kv.n_servers, err);
+	if (!s)
+		return -1;
+	s->cfg = cfg;
+	s->nc = nc;
+	s->log = args->log;
+	s->need_full = KV_FULL_START;
+	s->resync_at = -1;
+	s->built_gen = UINT64_MAX;
+	pthread_cond_init(&s->wcv, NULL);
+	struct node_args na = {
+	    .layout = nc->layout == NACOS_LAYOUT_LEGACY ? NODE_LAYOUT_WHOLE : NODE_LAYOUT_NODES,
+	    .prefix = nc->prefix,
+	    .doc_names = NULL,
+	    .complete = 0,
+	    .groups = cfg->groups,
+	    .n_groups = cfg->n_groups,
+	    .ingest = args->ingest,
+	    .log = args->log,
+	    .type = "nacos",
+	    .server = s->sh.status.st.server,
+	    .settle_ms = nc->kv.settle_ms > 0 ? nc->kv.settle_ms : 100,
+	};
+	if (!(s->map = node_new(&na, err)) ||
+	    nacos_client_open(&s->client, cfg, args->log, err) != 0) {
+		kv_shell_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
 }
 
 const struct source_ops nacos_source_ops = {
@@ -392,9 +323,9 @@ const struct source_ops nacos_source_ops = {
     .conns = nacos_conns,
     .conn_name = nacos_conn_name,
     .open = nacos_open,
-    .initial_sync = nacos_initial_sync,
-    .start = nacos_start,
-    .stop = nacos_stop,
-    .free = nacos_free,
-    .status = nacos_status,
+    .initial_sync = kv_shell_initial_sync,
+    .start = kv_shell_start,
+    .stop = kv_shell_stop,
+    .free = kv_shell_free,
+    .status = kv_shell_status,
 };

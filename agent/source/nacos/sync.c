@@ -65,10 +65,10 @@ static int read_key(struct source *s, size_t ep, const char *key, int full, stru
 	char md5[NACOS_MD5_HEX] = "";
 	if (rc == 1)
 		nacos_md5_hex(v, len, md5);
-	pthread_mutex_lock(&s->status.mu);
-	s->status.st.fetches++;
-	s->status.st.bytes_fetched += len;
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_lock(&s->sh.status.mu);
+	s->sh.status.st.fetches++;
+	s->sh.status.st.bytes_fetched += len;
+	pthread_mutex_unlock(&s->sh.status.mu);
 	int put =
 	    full ? node_full_put(s->map, key, strlen(key), rc == 1 ? v : NULL, len, md5)
 	         : node_put(s->map, key, strlen(key), rc == 1 ? v : "", len, md5, gw_mono_ms());
@@ -96,7 +96,7 @@ static int read_unread(struct source *s, size_t ep, int full, struct gw_err *err
 		if (!k.n)
 			return 0;
 		for (size_t i = 0; i < k.n; i++) {
-			if (atomic_load(&s->stop)) {
+			if (atomic_load(&s->sh.stop)) {
 				keys_free(&k);
 				err->kind = SYNC_STOPPED;
 				return gw_errf(err, "stopped");
@@ -136,7 +136,7 @@ int nacos_full_read(struct source *s, size_t ep, enum kv_full_kind kind, struct 
 int nacos_reread(struct source *s, char **keys, size_t n, struct gw_err *err)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (atomic_load(&s->stop)) {
+		if (atomic_load(&s->sh.stop)) {
 			err->kind = SYNC_STOPPED;
 			return gw_errf(err, "stopped");
 		}
@@ -277,7 +277,7 @@ int nacos_publish_bodies(struct source *s, int all, struct gw_err *err)
 			used++;
 		}
 	int rc = 0;
-	pthread_mutex_lock(&s->status.mu);
+	pthread_mutex_lock(&s->sh.status.mu);
 	for (size_t i = 0; i < NACOS_WATCHERS_MAX && (i < chunks || i < s->n_w); i++) {
 		struct nacos_watcher *w = &s->w[i];
 		if (!all && !s->chunk_dirty[i]) {
@@ -313,9 +313,9 @@ int nacos_publish_bodies(struct source *s, int all, struct gw_err *err)
 			rc = -1;
 	}
 	s->n_use = used;
-	s->status.st.watches = used;
+	s->sh.status.st.watches = used;
 	pthread_cond_broadcast(&s->wcv);
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_unlock(&s->sh.status.mu);
 	s->built_gen = node_wanted_gen(s->map);
 	s->bodies_dirty = 0;
 	memset(s->chunk_dirty, 0, sizeof s->chunk_dirty);

@@ -19,7 +19,7 @@ struct answer {
 	size_t n;
 };
 
-/* Under s->status.mu: queue one changed key for the main thread. */
+/* Under s->sh.status.mu: queue one changed key for the main thread. */
 static int queue_key(void *ctx, const char *id, size_t len)
 {
 	struct answer *a = ctx;
@@ -39,7 +39,7 @@ static int queue_key(void *ctx, const char *id, size_t len)
 	return 0;
 }
 
-/* Under s->status.mu: report a failure to the main thread and wait for a new body. */
+/* Under s->sh.status.mu: report a failure to the main thread and wait for a new body. */
 static void failed(struct nacos_watcher *w, const struct gw_err *err)
 {
 	struct source *s = w->s;
@@ -49,17 +49,17 @@ static void failed(struct nacos_watcher *w, const struct gw_err *err)
 		snprintf(s->watch_msg, sizeof s->watch_msg, "%s", err->msg);
 	}
 	w->answered = 1;
-	pthread_cond_signal(&s->status.wake);
+	pthread_cond_signal(&s->sh.status.wake);
 }
 
 void *nacos_watch_run(void *arg)
 {
 	struct nacos_watcher *w = arg;
 	struct source *s = w->s;
-	pthread_mutex_lock(&s->status.mu);
-	while (!atomic_load(&s->stop)) {
+	pthread_mutex_lock(&s->sh.status.mu);
+	while (!atomic_load(&s->sh.stop)) {
 		if (!w->body || (w->answered && w->posted_gen == w->body_gen)) {
-			pthread_cond_wait(&s->wcv, &s->status.mu);
+			pthread_cond_wait(&s->wcv, &s->sh.status.mu);
 			continue;
 		}
 		if (!w->h || w->interrupt || w->server != s->ep) {
@@ -81,7 +81,7 @@ void *nacos_watch_run(void *arg)
 		w->posted_gen = w->body_gen;
 		w->holding = 1;
 		w->answered = 0;
-		pthread_mutex_unlock(&s->status.mu);
+		pthread_mutex_unlock(&s->sh.status.mu);
 		struct http_reply rep = {0};
 		struct gw_err err = {0};
 		int rc = body ? nacos_client_listen(s->client, h, body, len, &rep, &err) : -1;
@@ -90,10 +90,10 @@ void *nacos_watch_run(void *arg)
 			gw_errf(&err, "nacos: out of memory");
 		}
 		free(body);
-		pthread_mutex_lock(&s->status.mu);
+		pthread_mutex_lock(&s->sh.status.mu);
 		w->holding = 0;
-		s->status.st.polls++;
-		if (atomic_load(&s->stop))
+		s->sh.status.st.polls++;
+		if (atomic_load(&s->sh.stop))
 			break;
 		if (rc != 0) {
 			if (err.kind == SYNC_STOPPED)
@@ -114,9 +114,9 @@ void *nacos_watch_run(void *arg)
 			failed(w, &err);
 		} else if (a.n > 0) {
 			w->answered = 1;
-			pthread_cond_signal(&s->status.wake);
+			pthread_cond_signal(&s->sh.status.wake);
 		}
 	}
-	pthread_mutex_unlock(&s->status.mu);
+	pthread_mutex_unlock(&s->sh.status.mu);
 	return NULL;
 }

@@ -36,8 +36,11 @@ static int add_server(struct loader *ld, const struct ynode *at, const char *pat
 	if (memchr(host, '@', (size_t)((slash ? slash : s + len) - host)))
 		return cfgw_err(ld, at, path,
 		                "credentials in the URL are not supported: use polaris.token");
-	return kv_config_add_url(ld, base, at, path, s, len, "polaris",
-	                         "http://127.0.0.1:8090, Polaris's HTTP port");
+	static const struct kv_url_words words = {
+	    .example = "http://127.0.0.1:8090, Polaris's HTTP port",
+	    .instead = "polaris.token",
+	};
+	return kv_config_add_url(ld, base, at, path, s, len, &words);
 }
 
 static int load_servers(struct loader *ld, const struct key *k, const struct ynode *v,
@@ -53,31 +56,15 @@ static int load_token(struct loader *ld, const struct key *k, const struct ynode
 {
 	(void)k;
 	struct polaris_config *p = base;
-	if (v->type != YNODE_SCALAR)
-		return cfgw_err(ld, v, path, "expected a string, got %s", ytree_type_name(v));
-	if (p->token_file_node)
-		return cfgw_err(ld, v, path,
-		                "cannot be used together with polaris.token_file (line %d)",
-		                ytree_line(p->token_file_node));
-	p->token_node = v;
-	if (!*v->text)
-		return 0;
-	if (!(p->token = strdup(v->text)))
-		return cfgw_err(ld, v, path, "out of memory");
-	return 0;
+	return kv_config_secret(ld, v, path, &p->token, &p->token_node, p->token_file_node);
 }
 
 static int load_token_file(struct loader *ld, const struct key *k, const struct ynode *v,
                            const char *path, void *base)
 {
 	struct polaris_config *p = base;
-	if (p->token_node)
-		return cfgw_err(ld, v, path, "cannot be used together with polaris.token (line %d)",
-		                ytree_line(p->token_node));
-	if (cfgw_string(ld, k, v, path, base) < 0)
-		return -1;
-	p->token_file_node = v;
-	return cfga_read_secret_file(ld, v, path, p->token_file, &p->token);
+	return kv_config_secret_file(ld, k, v, path, base, &p->token, &p->token_file_node,
+	                             p->token_node);
 }
 
 /* the names nacos.layout uses too, for the same three layouts */
@@ -204,10 +191,7 @@ static void free_settings(void *settings)
 {
 	struct polaris_config *p = settings;
 	kv_config_free(&p->kv);
-	if (p->token) {
-		explicit_bzero(p->token, strlen(p->token));
-		free(p->token);
-	}
+	kv_config_wipe(p->token);
 	free(p->token_file);
 	free(p->namespace);
 	free(p->file_group);

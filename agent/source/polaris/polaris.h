@@ -5,7 +5,7 @@
  * its server rotation and retry schedule, status). Not a public header.
  *
  * Threads: main's thread runs initial_sync before start(); after it, the source's thread
- * ("polaris-0") alone touches everything here except `stop` (atomic) and `status` (conn.h),
+ * ("polaris-0") alone touches everything here except `sh.stop` (atomic) and `sh.status` (conn.h),
  * which stop() and status() use from any thread. The watch thread (watch.h) only carries
  * the held request.
  */
@@ -22,13 +22,15 @@
 #include "source/polaris/config.h"
 #include "source/polaris/versions.h"
 #include "source/polaris/watch.h"
-#include "source/conn.h"
+#include "source/kv/shell.h"
 #include "source/source.h"
 
 #define POLARIS_NO_FULL_READ (-1)
 
 struct source {
-	struct source_args args;
+	/* first (kv/shell.h): the thread, stop, and the status under its lock (sh.status.mu),
+	 * which stop() and status() use from any thread */
+	struct kv_shell sh;
 	const struct cfg *cfg;
 	const struct polaris_config *pc;
 	struct gw_log *log;
@@ -61,11 +63,6 @@ struct source {
 	int64_t resync_at; /* monotonic ms of the next anti-entropy read; -1: off */
 	int exchanged;     /* the session had an answer from its server (resets the schedule) */
 	int idle_answers;  /* watch answers in a row that brought nothing new */
-
-	atomic_int stop;
-	pthread_t thread;
-	int started;
-	struct conn status; /* the status, under its lock (conn.h) */
 };
 
 /* client.c */

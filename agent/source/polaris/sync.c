@@ -90,7 +90,7 @@ static void keylist_free(struct keylist *kl)
 
 static int stopped(struct source *s, struct gw_err *err)
 {
-	if (!atomic_load(&s->stop))
+	if (!atomic_load(&s->sh.stop))
 		return 0;
 	gw_errf(err, "stopped");
 	err->kind = SYNC_STOPPED;
@@ -385,7 +385,7 @@ int polaris_session(struct source *s, struct gw_err *err)
 	} else if (s->resync_at < 0) {
 		schedule_resync(s);
 	}
-	conn_mark_success(&s->status, SOURCE_CONN_POLLING, s->pc->kv.servers[s->srv]);
+	conn_mark_success(&s->sh.status, SOURCE_CONN_POLLING, s->pc->kv.servers[s->srv]);
 	/* what a list read of a session that failed half way made wanted and left unread */
 	size_t files = 0;
 	if (read_unread(s, s->srv, 0, &files, err) != 0)
@@ -425,7 +425,7 @@ int polaris_session(struct source *s, struct gw_err *err)
 		if (rc < 0)
 			break;
 		s->exchanged = 1;
-		conn_mark_success(&s->status, SOURCE_CONN_POLLING, s->pc->kv.servers[s->srv]);
+		conn_mark_success(&s->sh.status, SOURCE_CONN_POLLING, s->pc->kv.servers[s->srv]);
 		if (rc == 0 && gw_mono_ms() - b->sent_ms < MIN_NO_CHANGE_MS)
 			b->not_before = b->sent_ms + MIN_NO_CHANGE_MS;
 		if (rc == 1) {
