@@ -177,7 +177,7 @@ class Config:
             ", ".join("%s %d ms" % (g, v[1]) for g, v in self.writer.fill.items())))
         self.paths = os.path.join(self.dir, "paths")
         with open(self.paths, "w") as f:
-            f.write("\n".join(self.table.load_paths()) + "\n")
+            f.write("\n".join(self.table.load_paths(self.args.paths)) + "\n")
         ports = dict(self.ctx.ports)
         self.nginx = st.ScaleNginx(os.path.join(self.dir, "nginx"), self.cache, self.ctx.conf_dir,
                                    self.ctx.lua, self.W, ports)
@@ -506,6 +506,7 @@ class Config:
             us = (c1 - c0) * 1e6 / int(n.group(1)) if n and int(n.group(1)) else 0.0
             return (float(m.group(1)) if m else 0.0), us, (int(bad.group(1)) if bad else 0)
         res = {"direct": [], "lua_floor": [], "routed": []}
+        hits0 = st.route_cache_counts(self.conns)
         for r in range(self.args.rounds):
             dr = run(self.ctx.ports["direct"])
             fr = run(self.ctx.ports["lua_floor"])
@@ -520,12 +521,14 @@ class Config:
         def med(k, i):
             return statistics.median(v[i] for v in res[k])
         d, f, t = med("direct", 0), med("lua_floor", 0), med("routed", 0)
-        self.ctx.record("maximum_wrk", config=self.name, **res)
+        hits = st.hit_rate_text(hits0, st.route_cache_counts(self.conns))
+        self.say("maximum (wrk over all paths): %s" % hits)
+        self.ctx.record("maximum_wrk", config=self.name, route_cache=hits, **res)
         row(self.fig("ngx_lua floor requests/s, wrk over all paths"),
             "%.0f/s (nginx CPU %.1f us/request)" % (f, med("lua_floor", 1)),
             "fixed upstream %.0f/s (%.1f us)" % (d, med("direct", 1)), f / d if d else None, "-", "-")
         row(self.fig("routed requests/s, wrk over all paths"),
-            "%.0f/s (nginx CPU %.1f us/request)" % (t, med("routed", 1)),
+            "%.0f/s (nginx CPU %.1f us/request; %s)" % (t, med("routed", 1), hits),
             "fixed upstream %.0f/s (%.1f us)" % (d, med("direct", 1)), t / d if d else None, ">= 0.8x",
             "met" if d and t >= 0.8 * d else "NOT met")
 
@@ -691,6 +694,7 @@ class Config:
             return
         script = self.wrk_script()
         secs = self.args.loadmem_seconds
+        hits0 = st.route_cache_counts(self.conns)
         c0 = sum(st.cpu_seconds(p) for p in self.pids)
         out = subprocess.run([wrk, "-t1", "-c32", "-d%ds" % max(1, round(secs)), "-s", script,
                               "http://127.0.0.1:%d/" % self.nginx.port], capture_output=True,
@@ -699,13 +703,14 @@ class Config:
         n = re.search(r"(\d+) requests in", out)
         done = int(n.group(1)) if n else 0
         mem = {p: st.worker_memory(p) for p in self.pids}
+        hits = st.hit_rate_text(hits0, st.route_cache_counts(self.conns))
         mdb = os.path.getsize(os.path.join(self.cache, "data.mdb"))
         worst = max(self.pids, key=lambda p: mem[p]["rss"])
         self.ctx.record("load_memory", config=self.name, seconds=secs, requests=done, mem0=self.mem0,
                         mem=mem, data_mdb=mdb, cpu_us=(c1 - c0) * 1e6 / max(1, done))
-        self.say("memory after %g s of load (%d requests, %.1f us of worker CPU each): RSS %s MiB, "
+        self.say("memory after %g s of load (%d requests, %.1f us of worker CPU each, %s): RSS %s MiB, "
                  "RssAnon %s MiB (after the first build %s / %s)" % (
-                     secs, done, (c1 - c0) * 1e6 / max(1, done),
+                     secs, done, (c1 - c0) * 1e6 / max(1, done), hits,
                      [round(mem[p]["rss"] / 1024) for p in self.pids],
                      [round(mem[p]["anon"] / 1024) for p in self.pids],
                      [round(self.mem0[p]["rss"] / 1024) for p in self.pids if p in self.mem0],
@@ -928,6 +933,9 @@ def main():
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--seconds", type=float, default=30, help="each paced run")
     ap.add_argument("--max-seconds", type=float, default=5)
+    ap.add_argument("--paths", type=int, default=64,
+                    help="distinct request paths of the load (over 64: each one distinct, to "
+                         "measure the route cache's misses)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--first-changes", type=int, default=5, help="per kind")
     ap.add_argument("--first-budget", type=float, default=60, help="per kind of change")

@@ -122,11 +122,12 @@ class Table:
 
     # ------------------------------------------------------------------ requests
     def load_paths(self, n=64):
-        """n request paths spread over the selectors, each routed by a non-mover rule."""
+        """n request paths spread over the selectors, each routed by a non-mover rule; past 64
+        each path ends in its number, so that all n are distinct (the route cache's misses)."""
         out = []
         for j in range(n):
             i = min(self.selectors - 1, (j * self.selectors) // n + self.selectors // n // 2)
-            out.append("/s%d/r%d/item" % (i, j % (self.rules - 1)))
+            out.append("/s%d/r%d/item%s" % (i, j % (self.rules - 1), j if n > 64 else ""))
         return out
 
     def steady_path(self, i):

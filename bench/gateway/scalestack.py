@@ -65,6 +65,13 @@ class ScaleNginx(gateway.Nginx):
                 collectgarbage("collect")
                 ngx.say(ngx.worker.pid(), " ", collectgarbage("count"))
             }
+        }
+        location = /_bench/routecache {
+            content_by_lua_block {
+                local ok, rc = pcall(require, "gwsync.routecache")
+                local c = ok and rc.count or { hit = -1, miss = -1, bypass = -1 }
+                ngx.say(ngx.worker.pid(), " ", c.hit, " ", c.miss, " ", c.bypass)
+            }
         }"""
         text, n = re.subn(r"^\s*listen\s+127\.0\.0\.1:%d\s*;" % self.port,
                           lambda m: m.group(0) + bench_locations, text, count=1, flags=re.M)
@@ -347,6 +354,30 @@ def lua_heap_kib(conns, timeout=120):
     return out
 
 
+def route_cache_counts(conns, timeout=60):
+    """(hits, misses, bypassed) summed over the workers since they started (the route cache,
+    gwsync.routecache), or None for a router without one."""
+    tot = [0, 0, 0]
+    for c in conns.values():
+        status, body, _, _ = c.get("/_bench/routecache", timeout=timeout)
+        if status != 200:
+            return None
+        v = [int(x) for x in body.split()[1:4]]
+        if v[0] < 0:
+            return None
+        tot = [a + b for a, b in zip(tot, v)]
+    return tuple(tot)
+
+
+def hit_rate_text(c0, c1):
+    """'hit rate 99.8% of 123456' between two route_cache_counts, or 'no route cache'."""
+    if c0 is None or c1 is None:
+        return "no route cache"
+    d = [b - a for a, b in zip(c0, c1)]
+    n = sum(d)
+    return "route cache hit rate %.1f%% of %d (%d bypassed)" % (100.0 * d[0] / n if n else 0, n, d[2])
+
+
 def concurrently(fns, timeout=None):
     """Run the callables at once in threads; their results (an exception's text if one
     raised, None if still running at the timeout)."""
@@ -526,5 +557,5 @@ def free_ports(n):
     return sorted(out)
 
 
-__all__ = ["cpu_seconds", "CpuWatch", "ScaleNginx", "Pinned", "pin", "lua_heap_kib", "concurrently", "Writer", "LpAdmin", "Load",
+__all__ = ["cpu_seconds", "CpuWatch", "ScaleNginx", "Pinned", "pin", "lua_heap_kib", "route_cache_counts", "hit_rate_text", "concurrently", "Writer", "LpAdmin", "Load",
            "load", "free_ports", "worker_memory", "BUILT", "BUILT_MS", "PAIRS"]

@@ -45,6 +45,7 @@ local limits = require "gwsync.limits"
 local ngx_balancer = require "ngx.balancer"
 local signcache = require "gwsync.signcache"
 local sign = require "gwsync.sign"
+local routecache = require "gwsync.routecache"
 
 local M = {}
 
@@ -68,13 +69,16 @@ end
 -- configure{ path = dir, errors = "shenyu"|"plain", debug_headers = false,
 --            client_address = "nginx"|"shenyu", balance_dict = "gwsync_balance",
 --            refresh_interval = 0.1, sign = true, sign_delay = 5,
---            gc_pause = nil, gc_stepmul = nil }
+--            gc_pause = nil, gc_stepmul = nil, route_cache = 10000, route_cache_report = 60 }
 -- gc_pause / gc_stepmul: the worker's Lua collector (collectgarbage "setpause" / "setstepmul";
 -- LuaJIT's defaults 200 / 200 when nil). The route table is most of the heap and every
 -- request leaves garbage (about 0.75 KB): at 200 the heap grows to about twice the table
 -- before a cycle starts, and the cycle lets it grow further while it walks the table. A lower
 -- pause with a larger step multiplier keeps the worker near the table's size for collector
 -- CPU (README, Performance notes, "Memory under load").
+-- route_cache: entries of the route cache (gwsync.routecache: answers kept by request path
+-- while every item reads only the path), 0 = off; route_cache_report: seconds between two
+-- notice lines with its hits and misses (0 = none).
 function M.configure(opts)
     assert(type(opts) == "table" and type(opts.path) == "string" and opts.path ~= "",
         "gwsync.gateway.configure needs { path = <cache directory> }")
@@ -92,6 +96,12 @@ function M.configure(opts)
         assert(v == nil or (type(v) == "number" and v > 0 and v == math.floor(v)),
             k .. " must be a whole number > 0 (a percentage)")
     end
+    local rcache = opts.route_cache or routecache.DEFAULT
+    assert(type(rcache) == "number" and rcache >= 0 and rcache == math.floor(rcache),
+        "route_cache must be a whole number of entries >= 0")
+    local rreport = opts.route_cache_report or 60
+    assert(type(rreport) == "number" and rreport >= 0,
+        "route_cache_report must be a number of seconds >= 0")
     local sign_delay = opts.sign_delay or sign.DELAY
     assert(type(sign_delay) == "number" and sign_delay >= 0 and sign_delay == math.floor(sign_delay),
         "sign_delay must be a whole number of minutes >= 0")
@@ -114,6 +124,8 @@ function M.configure(opts)
         sign_delay = sign_delay,   -- shenyu.sign.delay: minutes a signature's timestamp may be off
         gc_pause = opts.gc_pause,  -- the collector's settings, applied in each worker
         gc_stepmul = opts.gc_stepmul,
+        route_cache = rcache,      -- the route cache's entries (0: off)
+        route_cache_report = rreport,
         sign = nil,                -- the worker's gwsync.signcache
         debug_vars = nil,          -- $gwsync_debug_* settable? (learnt on first use, with
                                    -- debug_headers only)
@@ -124,7 +136,9 @@ end
 -- function of the module, not a closure made in state(): state() runs in every request, and
 -- a closure made (or an upvalue closed) there would abort the JIT traces of access().
 local function on_tick()
-    limits.report(log, ngx.now())
+    local now = ngx.now()
+    limits.report(log, now)
+    if worker then routecache.report(log, now, worker.route_cache_report) end
 end
 
 local function state()
@@ -410,7 +424,7 @@ function M.access()
     -- No pcall here: a LuaJIT trace that returns through a pcall frame aborts, and the router
     -- is the hot path. route() answers ShenYu's errors itself; a Lua error from it (a bug)
     -- fails the access phase, which nginx logs and answers with its 500 page.
-    local rule, sel = router.route(tbl, req)
+    local rule, sel = router.route(tbl, req, w.route_cache)
     if not sel then
         if rule.action == "skip" then return answer(w, SKIP, tbl) end
         return answer(w, rule, tbl)

@@ -39,6 +39,7 @@ local conditions = require "gwsync.conditions"
 local fastpath = require "gwsync.fastpath"
 local upstreams = require "gwsync.upstreams"
 local handle = require "gwsync.handle"
+local routecache = require "gwsync.routecache"
 
 local M = {}
 local new_tab = require "table.new"
@@ -107,6 +108,12 @@ local function selector(_, obj, now_ms, dg)
         warnings[#warnings + 1] = "SELECTOR " .. id .. ": condition fails at request time: " .. cerrs[i]
     end
     local has = type(list) == "table" and #list > 0
+    -- reads more than the path (gwsync.routecache: the route cache is bypassed while any does)
+    local other = nil
+    for i = 1, #conds do
+        local c = conds[i]
+        if c.null or not routecache.path_only(c.ptype, c.op) then other = true end
+    end
     -- ranking score: conditionList.size() for AND (matchMode 0), 0 otherwise; a null
     -- conditionList on an AND selector makes the ranking throw (NPE): score nil
     local score = 0
@@ -124,6 +131,7 @@ local function selector(_, obj, now_ms, dg)
         has_conditions = has, score = score,
         continued = obj.continued ~= false, -- null counts as true
         handle = h, handle_obj = hobj, now_ms = (h or hobj) and now_ms or nil,
+        reads_other = other,
     }
 end
 
@@ -247,13 +255,19 @@ local function rule(key, obj, _, dg)
     if lb_error then
         warnings = { "RULE " .. id .. ": loadBalance fails at request time: " .. lb_error.message }
     end
+    -- reads more than the path (gwsync.routecache), told from the fields as read
+    local other = nil
+    for i = 1, #list do
+        local c = list[i]
+        if type(c) ~= "table" or not routecache.path_only(c.paramType, c.operator) then other = true end
+    end
     -- the conditions are compiled on first use (M.compile_conds): kept as read until then
     return {
         digest = dg, selector_id = sid, valid = true, key = key, id = id, warnings = warnings,
         enabled = obj.enabled, sort = sort, match_mode = mode,
         raw_conds = copy_conds(list), conds = nil, test = lazy_test,
         score = (mode == 0) and #list or 0,
-        handle = h, lb_error = lb_error,
+        handle = h, lb_error = lb_error, reads_other = other,
     }
 end
 

@@ -29,6 +29,7 @@ local conditions = require "gwsync.conditions"
 local handle = require "gwsync.handle"
 local balance = require "gwsync.balance"
 local errors = require "gwsync.errors"
+local routecache = require "gwsync.routecache"
 
 local M = {}
 
@@ -131,7 +132,7 @@ local function route_plain(tbl, req, cands)
     local sel = pick(cands, n)
 
     if not sel.continued then
-        return finish(DEFAULT_RULE, handle.DEFAULT, nil, sel, req)
+        return DEFAULT_RULE, sel -- its handle is handle.DEFAULT
     end
     local rules = sel.rules
     if #rules == 0 then return M.NO_RULE end
@@ -150,7 +151,22 @@ local function route_plain(tbl, req, cands)
         if n == 0 then return M.NO_RULE end -- no backtracking to other selectors
         rule = pick(cands, n)
     end
+    return rule, sel -- before the rule's request checks (plain_whole, route())
+end
+
+-- route_plain's decision and the rule's request checks: the whole answer (raises)
+local function plain_whole(tbl, req, cands)
+    local rule, sel = route_plain(tbl, req, cands)
+    if not sel then return rule end
     return finish(rule, rule.handle, rule.lb_error, sel, req)
+end
+
+-- run fn under pcall; ShenYu's errors it raises become results
+local function caught(fn, a, b, c, d, e)
+    local ok, res, sel = pcall(fn, a, b, c, d, e)
+    if ok then return res, sel end
+    if errors.is_ours(res) then return errors.result(res.status, res.message) end
+    error(res, 0)
 end
 
 -- pick, or nil where pick raises (a candidate's score is nil); candidates come in any
@@ -184,7 +200,7 @@ local function route_fast(tbl, req, cands)
     end
 
     if not sel.continued then
-        return finish(DEFAULT_RULE, handle.DEFAULT, nil, sel, req)
+        return DEFAULT_RULE, sel -- its handle is handle.DEFAULT
     end
     local rules = sel.rules
     if #rules == 0 then return M.NO_RULE end
@@ -216,21 +232,49 @@ local function route_fast(tbl, req, cands)
     -- a load balancer that fails raises unless `specify-domain` names an upstream: leave
     -- that to route_plain (finish() without lb_error cannot raise)
     if rule.lb_error then return nil end
-    return finish(rule, rule.handle, nil, sel, req)
+    return rule, sel -- the caller runs finish(): a cached decision runs it again per request
 end
 
--- route(tbl, req) -> rule, selector node (proxy: rule.id, rule.handle, rule.lb_error;
+-- decide(tbl, req, cands) -> rule, sel before the rule's request checks (finish), or a
+-- result, nil: what the route cache keeps
+local function decide(tbl, req, cands)
+    local res, sel = route_fast(tbl, req, cands)
+    if res then return res, sel end
+    return caught(route_plain, tbl, req, cands)
+end
+
+-- route(tbl, req, cache) -> rule, selector node (proxy: rule.id, rule.handle, rule.lb_error;
 -- sel.id, sel.upstreams) | result, nil (SKIP, or an error: code, message, http_status,
 -- plain_status); req is a gwsync.request object.
+-- cache: the route cache's entries (gwsync.routecache; nil: its default, 0: off). While the
+-- table's items read only the path, an answer is kept by req.path and given again until the
+-- table changes; a kept proxy answer still runs the rule's request checks (finish).
 -- No pcall unless route_fast gives up: a trace that returns through a pcall frame aborts
 -- ("NYI: return to lower frame"), so the common request must not run inside one.
-function M.route(tbl, req)
+function M.route(tbl, req, cache)
     if not tbl.enabled then return M.SKIP end
     local cands = tbl._cands -- scratch list reused across requests (one request at a time)
     if not cands then cands = {}; tbl._cands = cands end
-    local res, sel = route_fast(tbl, req, cands)
-    if res then return res, sel end
-    return M.route_plain(tbl, req)
+    cache = cache or routecache.DEFAULT
+    local res, sel
+    if cache > 0 and tbl.rc_other == 0 then
+        local path = req.path
+        local v = routecache.get(tbl, path)
+        if v then
+            local rule = v[1]
+            if rule then return finish(rule, rule.handle, nil, v[2], req) end
+            return v
+        end
+        res, sel = decide(tbl, req, cands)
+        routecache.put(tbl, path, res, sel, cache) -- not a rule whose load balancer fails
+    else
+        if cache > 0 then routecache.bypass() end
+        res, sel = route_fast(tbl, req, cands)
+        if not res then return M.route_plain(tbl, req) end
+    end
+    if not sel then return res end
+    if res.lb_error then return caught(finish, res, res.handle, res.lb_error, sel, req) end
+    return finish(res, res.handle, nil, sel, req)
 end
 
 -- route_plain(tbl, req) -> as route(): the plain evaluation alone (route() without its fast
@@ -239,10 +283,7 @@ function M.route_plain(tbl, req)
     if not tbl.enabled then return M.SKIP end
     local cands = tbl._cands
     if not cands then cands = {}; tbl._cands = cands end
-    local ok, res, sel = pcall(route_plain, tbl, req, cands)
-    if ok then return res, sel end
-    if errors.is_ours(res) then return errors.result(res.status, res.message) end
-    error(res, 0)
+    return caught(plain_whole, tbl, req, cands)
 end
 
 -- result(rule, sel) -> { action = "proxy", selector = sel, rule = rule, handle, upstreams }
@@ -259,7 +300,9 @@ function M.route_fast(tbl, req)
     if not tbl.enabled then return M.SKIP end
     local cands = tbl._cands
     if not cands then cands = {}; tbl._cands = cands end
-    return route_fast(tbl, req, cands)
+    local res, sel = route_fast(tbl, req, cands)
+    if not sel then return res end
+    return finish(res, res.handle, nil, sel, req)
 end
 
 return M

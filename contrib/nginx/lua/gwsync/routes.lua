@@ -127,6 +127,11 @@ function M.new(opts)
         dirty_ids = {}, rules_dirty = {}, ups_dirty = {}, dirty_nodes = {},
         touched = {}, ntouched = 0, plugin_dirty = true,
         _cands = nil,
+        -- the route cache (gwsync.routecache): its entries (dropped by every set() and
+        -- finish()), and how many items the router can evaluate read more than the path:
+        -- usable selectors that do, plus the rules that do of every selector id a usable
+        -- selector claims (rc_np: selector id -> such rules, claimed or not)
+        rc = nil, rc_other = 0, rc_np = {},
     }, Routes)
     for _, g in ipairs(GROUPS) do
         t.items[g] = new_shards()
@@ -217,6 +222,26 @@ local function unclaim(map, id, key)
     if next(c) == nil then map[id] = nil end
 end
 
+-- the route cache's count (gwsync.routecache): a rule reading more than the path counts while
+-- a selector claims its id; a selector claims an id from its first claim to its last
+local function rc_rule(t, sid, d)
+    local n = (t.rc_np[sid] or 0) + d
+    t.rc_np[sid] = n ~= 0 and n or nil
+    if t.sel_claims[sid] then t.rc_other = t.rc_other + d end
+end
+
+local function sel_claim(t, id, key, S)
+    if not t.sel_claims[id] then t.rc_other = t.rc_other + (t.rc_np[id] or 0) end
+    claim(t.sel_claims, id, key, S)
+    if S.item.reads_other then t.rc_other = t.rc_other + 1 end
+end
+
+local function sel_unclaim(t, id, key, S)
+    if S.item.reads_other then t.rc_other = t.rc_other - 1 end
+    unclaim(t.sel_claims, id, key)
+    if not t.sel_claims[id] then t.rc_other = t.rc_other - (t.rc_np[id] or 0) end
+end
+
 -- S moves in `selectors`, or goes, or comes (fixed in finish())
 local function touch(t, S)
     if not t.touched[S] then
@@ -240,6 +265,7 @@ function Routes:set(group, key, it)
     local store = shard(self.items[group], key)
     local old = store[key]
     if old == it then return end
+    self.rc = nil -- the route cache answers for the table as it was (gwsync.routecache)
     store[key] = it
     if old == nil then self.counts[group] = self.counts[group] + 1 end
     if it == nil then self.counts[group] = self.counts[group] - 1 end
@@ -253,9 +279,11 @@ function Routes:set(group, key, it)
                 if next(rs) == nil then self.rules_of[sid] = nil end
             end
             self.rules_dirty[sid] = true
+            if old.reads_other then rc_rule(self, sid, -1) end
         end
         if it and it.valid then
             local sid = it.selector_id
+            if it.reads_other then rc_rule(self, sid, 1) end
             local rs = self.rules_of[sid]
             if not rs then rs = {}; self.rules_of[sid] = rs end
             rs[key] = it
@@ -276,11 +304,11 @@ function Routes:set(group, key, it)
         local S = self.nodes[key]
         if S then
             touch(self, S)
-            unclaim(self.sel_claims, S.item.id, key)
+            sel_unclaim(self, S.item.id, key, S)
             self.dirty_ids[S.item.id] = true
             if it and it.valid then
                 S.item = it
-                claim(self.sel_claims, it.id, key, S)
+                sel_claim(self, it.id, key, S)
                 self.dirty_ids[it.id] = true
                 self.dirty_nodes[S] = true
             else
@@ -294,7 +322,7 @@ function Routes:set(group, key, it)
             S = { key = key, item = it, id = it.id, rules = {}, active_rules = {}, rpack = {}, in_list = false }
             self.nodes[key] = S
             touch(self, S)
-            claim(self.sel_claims, it.id, key, S)
+            sel_claim(self, it.id, key, S)
             self.dirty_ids[it.id] = true
             self.dirty_nodes[S] = true
         end
@@ -379,6 +407,7 @@ end
 -- finish(pace): update everything the set() calls since the last finish() marked. pace, when
 -- given, is called between selectors (a table not in use yet may yield there).
 function Routes:finish(pace)
+    self.rc = nil
     if self.plugin_dirty then
         local p = winner(self.plugins)
         self.enabled = p and p.enabled or false
