@@ -169,6 +169,24 @@ START_TEST(credentials_in_a_url_are_refused_before_any_message_quotes_it_whateve
 }
 END_TEST
 
+/* Refusals after something was kept already (the sanitizer pass finds what they would leak):
+ * a _file twin that cannot be read after its path was kept, a bad server after a good one,
+ * the second of a secret and its twin after the first was read. */
+START_TEST(a_refusal_after_a_kept_value_names_the_key_and_frees_what_was_kept)
+{
+	refused("consul:\n  servers: [ \"http://h:8500\" ]\n  token_file: %s.missing\n",
+	        "consul.token_file: cannot read '");
+	refused("polaris:\n  servers: [ \"http://h:8090\" ]\n  token_file: /\n",
+	        "polaris.token_file: /: not a regular file");
+	refused("apollo:\n  servers: [ \"http://h:8080\", \"http://g\" ]\n  app_id: a\n",
+	        "apollo.servers[1]: 'http://g' has no host:port (such as 127.0.0.1:8080)");
+	refused("consul:\n  servers: [ \"http://h:8500\" ]\n  token_file: %s\n  token: t\n",
+	        "consul.token: cannot be used together with consul.token_file (line 3)");
+	refused("polaris:\n  servers: [ \"http://h:8090\" ]\n  token: t\n  token_file: %s\n",
+	        "polaris.token_file: cannot be used together with polaris.token (line 3)");
+}
+END_TEST
+
 START_TEST(a_server_given_twice_is_refused_whatever_its_case)
 {
 	refused("apollo:\n  servers: [ \"http://h:8080\", \"HTTP://H:8080/\" ]\n  app_id: a\n",
@@ -188,6 +206,7 @@ int main(void)
 	tcase_add_test(tc, a_url_is_checked_with_the_words_of_its_section);
 	tcase_add_test(
 	    tc, credentials_in_a_url_are_refused_before_any_message_quotes_it_whatever_its_scheme);
+	tcase_add_test(tc, a_refusal_after_a_kept_value_names_the_key_and_frees_what_was_kept);
 	tcase_add_test(tc, a_server_given_twice_is_refused_whatever_its_case);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
