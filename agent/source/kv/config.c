@@ -77,6 +77,14 @@ int kv_config_host_port(const char *s, size_t len)
 int kv_config_url(struct loader *ld, const struct ynode *at, const char *path, const char *s,
                   size_t len, const struct kv_url_words *words, size_t *n)
 {
+	/* first, before any message quotes the URL, whatever its scheme (one mistyped, another
+	 * protocol's): the part of the authority before an '@' is a credential */
+	const char *end = s + len, *sep = memmem(s, len, "://", 3);
+	const char *auth = sep ? sep + 3 : s;
+	const char *auth_end = memchr(auth, '/', (size_t)(end - auth));
+	if (memchr(auth, '@', (size_t)((auth_end ? auth_end : end) - auth)))
+		return cfgw_err(ld, at, path, "credentials in the URL are not supported: use %s",
+		                words->instead);
 	size_t scheme;
 	if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
 		scheme = 7;
@@ -86,12 +94,8 @@ int kv_config_url(struct loader *ld, const struct ynode *at, const char *path, c
 		return cfgw_err(ld, at, path,
 		                "'%.*s' is not an http:// or https:// URL (such as %s)", SHOWN(len),
 		                s, words->example);
-	const char *host = s + scheme, *end = s + len;
+	const char *host = s + scheme;
 	const char *slash = memchr(host, '/', (size_t)(end - host));
-	/* first, before any message quotes the URL: the part before an '@' is a credential */
-	if (memchr(host, '@', (size_t)((slash ? slash : end) - host)))
-		return cfgw_err(ld, at, path, "credentials in the URL are not supported: use %s",
-		                words->instead);
 	*n = len;
 	while (*n > scheme && s[*n - 1] == '/')
 		(*n)--;

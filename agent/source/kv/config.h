@@ -40,8 +40,9 @@ struct kv_url_words {
 	int paths;           /* 1: a path may follow host:port (Apollo's behind a proxy) */
 };
 /* [s, s + len) a base URL, http(s)://host:port (and a path if words->paths), checked in this
- * order: the scheme, credentials (before any message quotes the URL), a path, query or
- * fragment, host:port. 0 with *n its length without trailing '/', or -1 (ld->err). */
+ * order: credentials (first, before any message quotes the URL, whatever its scheme), the
+ * scheme, a path, query or fragment, host:port. 0 with *n its length without trailing '/', or -1
+ * (ld->err). */
 int kv_config_url(struct loader *ld, const struct ynode *at, const char *path, const char *s,
                   size_t len, const struct kv_url_words *words, size_t *n);
 /* Add one server given as a base URL, http(s)://host:port, checked for what libcurl would

@@ -20,7 +20,8 @@
  * macros at the end write them, the same in every source but for their names.
  *
  * Threads: the source's thread and main's run the source; stop() and status() may come
- * from any thread, and touch only `stop` (atomic) and `status` (conn.h, under its lock).
+ * from any thread, and touch only `stop` (atomic), `status` (conn.h, under its lock) and
+ * what the source's interrupt() and counts() make safe from any thread (kv_shell_ops).
  */
 #ifndef GW_KV_SHELL_H
 #define GW_KV_SHELL_H

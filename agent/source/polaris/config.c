@@ -28,14 +28,7 @@ const char *const polaris_whole_doc_names[GW_GROUP_COUNT] = {
 static int add_server(struct loader *ld, const struct ynode *at, const char *path, const char *s,
                       size_t len, void *base)
 {
-	/* first, before any message quotes the URL: the part before an '@' is a credential
-	 * (Polaris has a token, not the user and password kv_config_add_url would suggest) */
-	const char *host = memmem(s, len, "://", 3);
-	host = host ? host + 3 : s;
-	const char *slash = memchr(host, '/', len - (size_t)(host - s));
-	if (memchr(host, '@', (size_t)((slash ? slash : s + len) - host)))
-		return cfgw_err(ld, at, path,
-		                "credentials in the URL are not supported: use polaris.token");
+	/* credentials in the URL refused first, whatever the scheme, naming Polaris's token */
 	static const struct kv_url_words words = {
 	    .example = "http://127.0.0.1:8090, Polaris's HTTP port",
 	    .instead = "polaris.token",

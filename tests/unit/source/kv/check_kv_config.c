@@ -104,9 +104,8 @@ END_TEST
 
 START_TEST(a_url_is_checked_with_the_words_of_its_section)
 {
-	/* credentials first, before any message quotes the URL */
-	refused("consul:\n  servers: [ \"ftp://u:p@h\" ]\n", "is not an http:// or https:// URL "
-	                                                     "(such as http://127.0.0.1:8500)");
+	refused("consul:\n  servers: [ \"ftp://h:8500\" ]\n", "is not an http:// or https:// URL "
+	                                                      "(such as http://127.0.0.1:8500)");
 	refused("consul:\n  servers: [ \"http://u:p@h:8500\" ]\n",
 	        "credentials in the URL are not supported: use consul.token or consul.token_file");
 	refused("apollo:\n  servers: [ \"http://u:p@h:8080/x\" ]\n  app_id: a\n",
@@ -130,6 +129,64 @@ START_TEST(a_url_is_checked_with_the_words_of_its_section)
 }
 END_TEST
 
+/* The load is refused, naming the credentials, and the message quotes none of the URL. */
+static void refused_unquoted(const char *yaml, const char *part, const char *secret)
+{
+	char msg[1024];
+	struct cfg *c = load(yaml, msg, sizeof msg);
+	ck_assert_msg(!c, "accepted:\n%s", yaml);
+	ck_assert_msg(strstr(msg, part), "'%s' lacks '%s'", msg, part);
+	ck_assert_msg(!strstr(msg, secret), "'%s' quotes the password", msg);
+}
+
+START_TEST(credentials_in_a_url_are_refused_before_any_message_quotes_it_whatever_its_scheme)
+{
+	/* a scheme mistyped or of another protocol: the credentials are still a secret */
+	refused_unquoted("consul:\n  servers: [ \"ftp://u:pw0rd@h:8500\" ]\n",
+	                 "credentials in the URL are not supported: use consul.token or "
+	                 "consul.token_file",
+	                 "pw0rd");
+	refused_unquoted("etcd:\n  endpoints: [ \"htps://root:pw0rd@h:2379\" ]\n",
+	                 "credentials in the URL are not supported: use etcd.username and "
+	                 "etcd.password",
+	                 "pw0rd");
+	refused_unquoted("nacos:\n  servers: [ \"nacos://u:pw0rd@h:8848/nacos\" ]\n",
+	                 "credentials in the URL are not supported: use nacos.username and "
+	                 "nacos.password",
+	                 "pw0rd");
+	refused_unquoted("apollo:\n  servers: [ \"htp://u:pw0rd@h:8080\" ]\n  app_id: a\n",
+	                 "credentials in the URL are not supported: use apollo.secret for the "
+	                 "access key",
+	                 "pw0rd");
+	refused_unquoted("apollo:\n  servers: [ \"http://h:8080\" ]\n  meta: "
+	                 "\"u:pw0rd@h:8080\"\n  app_id: a\n",
+	                 "credentials in the URL are not supported", "pw0rd");
+	refused_unquoted("polaris:\n  servers: [ \"grpc://u:pw0rd@h:8091\" ]\n",
+	                 "credentials in the URL are not supported: use polaris.token", "pw0rd");
+	/* an '@' after the authority is not a credential: the usual message */
+	refused("consul:\n  servers: [ \"ftp://h:8500/a@b\" ]\n",
+	        "is not an http:// or https:// URL");
+}
+END_TEST
+
+/* Refusals after something was kept already (the sanitizer pass finds what they would leak):
+ * a _file twin that cannot be read after its path was kept, a bad server after a good one,
+ * the second of a secret and its twin after the first was read. */
+START_TEST(a_refusal_after_a_kept_value_names_the_key_and_frees_what_was_kept)
+{
+	refused("consul:\n  servers: [ \"http://h:8500\" ]\n  token_file: %s.missing\n",
+	        "consul.token_file: cannot read '");
+	refused("polaris:\n  servers: [ \"http://h:8090\" ]\n  token_file: /\n",
+	        "polaris.token_file: /: not a regular file");
+	refused("apollo:\n  servers: [ \"http://h:8080\", \"http://g\" ]\n  app_id: a\n",
+	        "apollo.servers[1]: 'http://g' has no host:port (such as 127.0.0.1:8080)");
+	refused("consul:\n  servers: [ \"http://h:8500\" ]\n  token_file: %s\n  token: t\n",
+	        "consul.token: cannot be used together with consul.token_file (line 3)");
+	refused("polaris:\n  servers: [ \"http://h:8090\" ]\n  token: t\n  token_file: %s\n",
+	        "polaris.token_file: cannot be used together with polaris.token (line 3)");
+}
+END_TEST
+
 START_TEST(a_server_given_twice_is_refused_whatever_its_case)
 {
 	refused("apollo:\n  servers: [ \"http://h:8080\", \"HTTP://H:8080/\" ]\n  app_id: a\n",
@@ -147,6 +204,9 @@ int main(void)
 	tcase_add_test(tc, a_secret_and_its_file_exclude_each_other_naming_the_line_of_the_first);
 	tcase_add_test(tc, a_secret_is_read_from_its_file_and_an_empty_one_is_none);
 	tcase_add_test(tc, a_url_is_checked_with_the_words_of_its_section);
+	tcase_add_test(
+	    tc, credentials_in_a_url_are_refused_before_any_message_quotes_it_whatever_its_scheme);
+	tcase_add_test(tc, a_refusal_after_a_kept_value_names_the_key_and_frees_what_was_kept);
 	tcase_add_test(tc, a_server_given_twice_is_refused_whatever_its_case);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
