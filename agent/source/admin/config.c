@@ -12,16 +12,14 @@
 
 #include "config/config_admin.h"
 #include "config/config_walk.h"
+#include "core/url.h"
 
 static int add_server(struct loader *ld, const struct ynode *at, const char *path, const char *url,
                       size_t len, void *base)
 {
 	struct admin_config *c = base;
 	/* first, before any message quotes the URL: the part before an '@' is a credential */
-	const char *sep = memmem(url, len, "://", 3);
-	const char *auth = sep ? sep + 3 : url, *end = url + len;
-	const char *slash = memchr(auth, '/', (size_t)(end - auth));
-	if (memchr(auth, '@', (size_t)((slash ? slash : end) - auth)))
+	if (gw_url_has_userinfo(url, len))
 		return cfgw_err(ld, at, path,
 		                "credentials in the URL are not supported: use admin.username and "
 		                "admin.password");

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "config/config_admin.h"
+#include "core/url.h"
 #include "model/groups.h"
 
 int kv_config_add_entry(struct loader *ld, char ***list, size_t *n, const struct ynode *at,
@@ -79,10 +80,8 @@ int kv_config_url(struct loader *ld, const struct ynode *at, const char *path, c
 {
 	/* first, before any message quotes the URL, whatever its scheme (one mistyped, another
 	 * protocol's): the part of the authority before an '@' is a credential */
-	const char *end = s + len, *sep = memmem(s, len, "://", 3);
-	const char *auth = sep ? sep + 3 : s;
-	const char *auth_end = memchr(auth, '/', (size_t)(end - auth));
-	if (memchr(auth, '@', (size_t)((auth_end ? auth_end : end) - auth)))
+	const char *end = s + len;
+	if (gw_url_has_userinfo(s, len))
 		return cfgw_err(ld, at, path, "credentials in the URL are not supported: use %s",
 		                words->instead);
 	size_t scheme;

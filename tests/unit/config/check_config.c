@@ -664,6 +664,11 @@ START_TEST(servers_refused)
 	write_file("gwsync.yaml", "admin:\n  servers: u:hunter2@a:1\n");
 	ck_assert_int_eq(cfg_load(cfg_path, sections(), &c, &err), -1);
 	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
+	/* a scheme missing its colon: no "://", and still nothing quoted */
+	write_file("gwsync.yaml", "admin:\n  servers: [ \"http//u:hunter2@a:1/x\" ]\n");
+	ck_assert_int_eq(cfg_load(cfg_path, sections(), &c, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "credentials in the URL are not supported"));
+	ck_assert_ptr_null(strstr(err.msg, "hunter2"));
 }
 END_TEST
 

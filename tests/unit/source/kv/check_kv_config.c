@@ -163,6 +163,11 @@ START_TEST(credentials_in_a_url_are_refused_before_any_message_quotes_it_whateve
 	                 "credentials in the URL are not supported", "pw0rd");
 	refused_unquoted("polaris:\n  servers: [ \"grpc://u:pw0rd@h:8091\" ]\n",
 	                 "credentials in the URL are not supported: use polaris.token", "pw0rd");
+	/* no "://" at all (a scheme missing its colon): every '@' counts, nothing is quoted */
+	refused_unquoted("etcd:\n  endpoints: [ \"http//root:pw0rd@h:2379\" ]\n",
+	                 "credentials in the URL are not supported: use etcd.username and "
+	                 "etcd.password",
+	                 "pw0rd");
 	/* an '@' after the authority is not a credential: the usual message */
 	refused("consul:\n  servers: [ \"ftp://h:8500/a@b\" ]\n",
 	        "is not an http:// or https:// URL");
