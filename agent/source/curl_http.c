@@ -26,6 +26,7 @@
 #include <strings.h>
 
 #include "core/clock.h"
+#include "core/thread.h"
 #include "shared/strbuf.h"
 #include "source/curl_tls.h"
 
@@ -223,8 +224,9 @@ static int expect_reuse(const struct http *h)
 	return poll(&p, 1, 0) == 0;
 }
 
-/* Runs the easy handle to completion (or interruption); *rc is the CURLcode when done. */
-static enum transfer_end run_transfer(struct http *h, CURLcode *rc)
+/* Runs the easy handle to completion (or interruption); *rc is the CURLcode when done.
+ * `held`: the server may hold it for a minute (a long poll). */
+static enum transfer_end run_transfer(struct http *h, CURLcode *rc, int held)
 {
 	if (curl_multi_add_handle(h->multi, h->easy) != CURLM_OK)
 		return TRANSFER_MULTI_FAILED;
@@ -250,7 +252,10 @@ static enum transfer_end run_transfer(struct http *h, CURLcode *rc)
 		/* Sleeps until a socket is ready, curl's own timer is due (curl_multi_poll takes
 		 * the sooner of that and our cap: the request's timeouts are curl's timers), or
 		 * a curl_multi_wakeup() (how a stop is noticed). No timer of our own: a held
-		 * poll is an idle thread, not one that wakes every second. */
+		 * poll is an idle thread, not one that wakes every second. A held one gives
+		 * back the stack pages its sending took first (issue 30 item 9). */
+		if (held)
+			gw_thread_shed_stack();
 		if (curl_multi_poll(h->multi, NULL, 0, POLL_CAP_MS, NULL) != CURLM_OK)
 			break;
 	}
@@ -423,7 +428,7 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	}
 
 	CURLcode rc = CURLE_OK;
-	enum transfer_end end = run_transfer(h, &rc);
+	enum transfer_end end = run_transfer(h, &rc, rq->held);
 	long status = 0;
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
 	/* The handle keeps option pointers between requests: clear the ones that die here. */
