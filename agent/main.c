@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/memory.h"
 #include "core/thread.h"
 #include "config/config.h"
 #include "deliver/dispatch.h"
@@ -344,6 +345,9 @@ static int run_daemon(struct agent *a)
 	LOG_I(a->log, "main", "gwsyncd %s starting: %s, %zu group(s), %zu subscriber(s)",
 	      GWSYNC_VERSION, source_summary(a->cfg, summary, sizeof summary), a->cfg->n_groups,
 	      a->cfg->n_subscribers);
+	/* before the threads that allocate: one malloc arena per connection (core/memory.h) */
+	const struct source_ops *t = source_select(a->cfg);
+	gw_memory_arenas(t ? t->conns(a->cfg) : 1);
 	if (dispatcher_start(&a->dispatcher, a->subs, a->store, a->cfg, a->log, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;
@@ -479,6 +483,9 @@ int main(int argc, char **argv)
 	 * signals, so SIGTERM is obeyed at every moment of start-up, reading the configuration
 	 * included (and nothing read there can block: core/readfile.h) */
 	signals_block();
+	/* what GnuTLS's constructor built for nothing goes back first, so that libcurl's and
+	 * our own allocations fill it (core/memory.h) */
+	gw_memory_release_gnutls();
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		fprintf(stderr, "gwsyncd: libcurl initialisation failed\n");
 		return EXIT_RUNTIME;
