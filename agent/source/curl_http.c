@@ -33,6 +33,10 @@
 /* The longest curl_multi_poll() sleeps when curl has no timer due sooner: a day. */
 #define POLL_CAP_MS (24 * 3600 * 1000)
 
+/* libcurl's receive buffer for a request whose answer is small: it lives as long as the
+ * transfer, a held poll's minute included; a longer answer is read in more pieces. */
+#define SMALL_REPLY_BUFFER 2048L
+
 /* How long after a transfer its kept connection still counts on being reused: well inside
  * libcurl's own limit (CURLOPT_MAXAGE_CONN, 118 s), after which it would connect anew. */
 #define REUSE_FRESH_MS (30 * 1000)
@@ -414,6 +418,8 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, idle_s > 0 ? idle_s : 1L);
 	}
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, whole);
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE,
+	                 rq->small_reply ? SMALL_REPLY_BUFFER : (long)CURL_MAX_WRITE_SIZE);
 	/* No connect phase on a kept connection: its timer would only wake the thread (see
 	 * the top of the file); the same bound as the request's fires with it, never alone. */
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
