@@ -235,6 +235,7 @@ static enum transfer_end run_transfer(struct http *h, CURLcode *rc, int held)
 	if (curl_multi_add_handle(h->multi, h->easy) != CURLM_OK)
 		return TRANSFER_MULTI_FAILED;
 	enum transfer_end end = TRANSFER_MULTI_FAILED;
+	int sheds = 0;
 	for (;;) {
 		if (atomic_load(&h->stop)) {
 			end = TRANSFER_STOPPED;
@@ -257,9 +258,13 @@ static enum transfer_end run_transfer(struct http *h, CURLcode *rc, int held)
 		 * the sooner of that and our cap: the request's timeouts are curl's timers), or
 		 * a curl_multi_wakeup() (how a stop is noticed). No timer of our own: a held
 		 * poll is an idle thread, not one that wakes every second. A held one gives
-		 * back the stack pages its sending took first (issue 30 item 9). */
-		if (held)
+		 * back the stack pages its sending took first (issue 30 item 9): before its
+		 * first two sleeps (the answer's wait on a kept connection; the connect, then
+		 * the answer's wait, on a new one), never while a long answer streams in. */
+		if (held && sheds < 2) {
 			gw_thread_shed_stack();
+			sheds++;
+		}
 		if (curl_multi_poll(h->multi, NULL, 0, POLL_CAP_MS, NULL) != CURLM_OK)
 			break;
 	}
