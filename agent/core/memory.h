@@ -9,8 +9,10 @@
  * snapshot writer, the status endpoint, the ended signal and notify threads) keeps 4 to 28
  * KiB dirty with nothing live in it. One arena for every thread costs wake-ups instead:
  * pollers answered at the same moment queue on its lock. So the process gets one arena per
- * connection its source holds, besides the main heap: threads take arenas in turn, and
- * pollers, which start one after the other, each find one of their own.
+ * connection its source holds, besides the main heap, which threads take in turn (glibc
+ * gives no say over which thread gets which): two pollers may share one, which is why a
+ * listener's transfer keeps its allocations within glibc's per-thread cache
+ * (source/curl_http.c, SMALL_REPLY_BUFFER). Measured in bench/README.md.
  *
  * Libraries initialised for nothing. Debian's libcurl4 (OpenSSL) loads GnuTLS through
  * librtmp and libldap, and GnuTLS initialises itself in its constructor (its ASN.1 trees,
