@@ -345,9 +345,6 @@ static int run_daemon(struct agent *a)
 	LOG_I(a->log, "main", "gwsyncd %s starting: %s, %zu group(s), %zu subscriber(s)",
 	      GWSYNC_VERSION, source_summary(a->cfg, summary, sizeof summary), a->cfg->n_groups,
 	      a->cfg->n_subscribers);
-	/* before the threads that allocate: one malloc arena per connection (core/memory.h) */
-	const struct source_ops *t = source_select(a->cfg);
-	gw_memory_arenas(t ? t->conns(a->cfg) : 1);
 	if (dispatcher_start(&a->dispatcher, a->subs, a->store, a->cfg, a->log, &err) != 0) {
 		LOG_E(a->log, "main", "%s", err.msg);
 		return EXIT_RUNTIME;

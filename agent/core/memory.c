@@ -1,20 +1,12 @@
 /*
- * The process's malloc arenas and the libraries' unused start-up state (see memory.h).
+ * The libraries' unused start-up state (see memory.h).
  * GnuTLS is found by its symbol in the loaded process, never linked: the agent does not
  * depend on it, and a libcurl built without it leaves nothing to release.
  */
 #include "core/memory.h"
 
 #include <dlfcn.h>
-#include <malloc.h>
 #include <string.h>
-
-/* glibc counts the main heap among the arenas M_ARENA_MAX allows. */
-void gw_memory_arenas(size_t conns)
-{
-	size_t n = 1 + conns;
-	(void)mallopt(M_ARENA_MAX, n > 64 ? 64 : (int)n);
-}
 
 /* The GnuTLS function `name` in the process, or NULL. */
 static void (*gnutls_fn(void *scope, const char *name))(void)

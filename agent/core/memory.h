@@ -1,18 +1,12 @@
 /*
- * The process's own idle private memory (issue 30 item 9): two settings main makes once,
- * before the threads that allocate exist. Measured in bench/README.md ("Third pass").
+ * The process's own idle private memory (issue 30 item 9): what main releases once, before
+ * the threads that allocate exist. Measured in bench/README.md ("Third pass").
  *
- * Malloc arenas. glibc gives each thread that allocates an arena of its own (up to 8 per
- * core), and the touched pages of an arena stay dirty for the life of the process:
- * malloc_trim() gives back the free pages inside the chunks an arena has sorted, never the
- * top of a thread's arena, so a thread that allocated once at start-up (the dispatcher, the
- * snapshot writer, the status endpoint, the ended signal and notify threads) keeps 4 to 28
- * KiB dirty with nothing live in it. One arena for every thread costs wake-ups instead:
- * pollers answered at the same moment queue on its lock. So the process gets one arena per
- * connection its source holds, besides the main heap, which threads take in turn (glibc
- * gives no say over which thread gets which): two pollers may share one, which is why a
- * listener's transfer keeps its allocations within glibc's per-thread cache
- * (source/curl_http.c, SMALL_REPLY_BUFFER). Measured in bench/README.md.
+ * Not done here: fewer malloc arenas. glibc gives each thread that allocates an arena of its
+ * own, and malloc_trim() never gives back the top of a thread's arena, so the idle threads'
+ * arenas stay 4-28 KiB dirty with nothing live in them; but with fewer arenas than pollers
+ * (M_ARENA_MAX), pollers answered at the same moment queue on a shared arena's lock and an
+ * idle agent wakes more than once per answer (measured in bench/README.md, third pass).
  *
  * Libraries initialised for nothing. Debian's libcurl4 (OpenSSL) loads GnuTLS through
  * librtmp and libldap, and GnuTLS initialises itself in its constructor (its ASN.1 trees,
@@ -31,10 +25,6 @@
 #define GW_MEMORY_H
 
 #include <stddef.h>
-
-/* One malloc arena per connection besides the main heap (conns 0: one arena in all).
- * Call before the threads that allocate start. */
-void gw_memory_arenas(size_t conns);
 
 /* Before curl_global_init(), single-threaded: balance GnuTLS's implicit initialisation.
  * 1 if released, 0 if GnuTLS is not in the process. */

@@ -34,10 +34,8 @@
 #define POLL_CAP_MS (24 * 3600 * 1000)
 
 /* libcurl's receive buffer for a request whose answer is small: it lives as long as the
- * transfer, a held poll's minute included; a longer answer is read in more pieces. 1 KiB,
- * libcurl's smallest: within glibc's per-thread cache (tcache, blocks up to 1032 bytes), so
- * a poller's transfer takes no malloc arena lock for it, and pollers that share an arena
- * (core/memory.h) and are answered at the same moment do not queue on it. */
+ * transfer, a held poll's minute included; a longer answer is read in more pieces. 1 KiB
+ * is libcurl's smallest, and within glibc's per-thread cache (blocks up to 1032 bytes). */
 #define SMALL_REPLY_BUFFER 1024L
 
 /* How long after a transfer its kept connection still counts on being reused: well inside

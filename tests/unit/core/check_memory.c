@@ -1,7 +1,7 @@
 /*
  * Unit tests of core/memory.c: releasing GnuTLS's implicit initialisation gives its heap
  * back, a plugin that reaches GnuTLS gets it initialised again (and one that does not,
- * nothing), and threads share one malloc arena per connection. The test binary links the
+ * nothing). The test binary links the
  * agent's library, so it loads libcurl and, on Debian, GnuTLS with it; where GnuTLS is not
  * in the process the release says so and the byte counts are not asserted. Where glibc's
  * malloc is not the one counting (a sanitizer's or valgrind's allocator replaces it), only
@@ -10,8 +10,6 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <malloc.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,58 +73,12 @@ START_TEST(a_plugin_that_does_not_reach_gnutls_holds_nothing)
 }
 END_TEST
 
-static pthread_barrier_t all_allocated;
-
-static void *allocate(void *arg)
-{
-	void *p = malloc(256);
-	memset(p, 1, 256);
-	pthread_barrier_wait(&all_allocated); /* each thread alive, holding memory, at once */
-	free(p);
-	return arg;
-}
-
-/* How many arenas ("<heap nr=") glibc's malloc_info() lists. */
-static int arenas(void)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	ck_assert_ptr_nonnull(f);
-	malloc_info(0, f);
-	fclose(f);
-	int n = 0;
-	for (const char *p = text; (p = strstr(p, "<heap nr=")); p++)
-		n++;
-	free(text);
-	return n;
-}
-
-START_TEST(threads_share_one_arena_per_connection)
-{
-	if (!glibc_malloc())
-		return;
-	gw_memory_arenas(1); /* one connection: the main heap and one arena */
-	enum { THREADS = 6 };
-	pthread_t t[THREADS];
-	pthread_barrier_init(&all_allocated, NULL, THREADS);
-	for (int i = 0; i < THREADS; i++)
-		ck_assert_int_eq(pthread_create(&t[i], NULL, allocate, NULL), 0);
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(t[i], NULL);
-	pthread_barrier_destroy(&all_allocated);
-	int n = arenas();
-	ck_assert_msg(n >= 1 && n <= 2, "%d arenas for 6 threads and one connection", n);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("memory");
 	TCase *tc = tcase_create("memory");
 	tcase_add_test(tc, releasing_gnutls_gives_its_heap_back_and_a_plugin_gets_it_again);
 	tcase_add_test(tc, a_plugin_that_does_not_reach_gnutls_holds_nothing);
-	tcase_add_test(tc, threads_share_one_arena_per_connection);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
