@@ -424,10 +424,10 @@ void subscribers_free(struct subscribers *subs)
 		}
 		abi1_free(s->v1);
 		host_call_done(&s->ctx);
+		if (s->gnutls) /* before dlclose(): GnuTLS may have come with the plugin */
+			gw_memory_gnutls_drop();
 		if (s->dl)
 			dlclose(s->dl);
-		if (s->gnutls)
-			gw_memory_gnutls_drop();
 		free(s->name);
 		free(s->path);
 	}
