@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/memory.h"
 #include "core/thread.h"
 #include "config/config.h"
 #include "deliver/dispatch.h"
@@ -479,6 +480,9 @@ int main(int argc, char **argv)
 	 * signals, so SIGTERM is obeyed at every moment of start-up, reading the configuration
 	 * included (and nothing read there can block: core/readfile.h) */
 	signals_block();
+	/* what GnuTLS's constructor built for nothing goes back first, so that libcurl's and
+	 * our own allocations fill it (core/memory.h) */
+	gw_memory_release_gnutls();
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		fprintf(stderr, "gwsyncd: libcurl initialisation failed\n");
 		return EXIT_RUNTIME;

@@ -100,8 +100,10 @@ void gw_thread_join_unmap(struct gw_thread_own *t)
 }
 
 /* What stays below this function's frame: madvise()'s own frame (the calls before it have
- * returned; nothing below the current frame is live), with room to spare. */
-#define SHED_KEEP ((uintptr_t)4096)
+ * returned; nothing below the current frame is live; glibc's madvise() is a bare system
+ * call, and no sanitizer intercepts it), with room to spare. Not a whole page: the page
+ * below the caller's wait, touched by deeper work before, would stay dirty for nothing. */
+#define SHED_KEEP ((uintptr_t)1024)
 
 /* noinline: `here` must be a frame of its own, below the caller's, not merged into it. */
 __attribute__((noinline)) void gw_thread_shed_stack(void)

@@ -347,6 +347,8 @@ static void *run(void *arg)
 			if (timeout < 0 || t < timeout)
 				timeout = t;
 		}
+		if (timeout < 0) /* until the next change: maybe for hours (issue 30 item 9) */
+			gw_thread_shed_stack();
 		store_wait(d->st, seen, timeout);
 	}
 	pthread_mutex_lock(&d->mu);

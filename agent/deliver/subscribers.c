@@ -23,6 +23,7 @@
 #include "deliver/plugin_options.h"
 #include "config/suggest.h"
 #include "config/ytree.h"
+#include "core/memory.h"
 #include "core/readfile.h"
 #include "shared/strbuf.h"
 
@@ -260,6 +261,8 @@ static int open_plugin(struct subscriber *s, const char *library, struct gw_err 
 	const void *raw = NULL;
 	if (open_file(path, &s->dl, &s->abi, &raw, err) < 0)
 		return -1;
+	/* main released GnuTLS's implicit initialisation: a plugin using it has its own */
+	s->gnutls = gw_memory_gnutls_hold(s->dl);
 	if (s->abi == 1) {
 		s->v1 = abi1_new(raw, &s->host);
 		if (!s->v1)
@@ -421,6 +424,8 @@ void subscribers_free(struct subscribers *subs)
 		}
 		abi1_free(s->v1);
 		host_call_done(&s->ctx);
+		if (s->gnutls) /* before dlclose(): GnuTLS may have come with the plugin */
+			gw_memory_gnutls_drop();
 		if (s->dl)
 			dlclose(s->dl);
 		free(s->name);

@@ -45,6 +45,7 @@ struct subscriber {
 	struct host_ctx ctx; /* log, declared options, the last host->error() message */
 	struct gw_log *log;
 	void *dl;
+	int gnutls;      /* it reaches GnuTLS and holds an initialisation (core/memory.h) */
 	struct abi1 *v1; /* the ABI-1 adapter, or NULL */
 	int typed;       /* reads every item's typed view (no GW_SUB_TYPED_ON_DEMAND) */
 	int lists;       /* reads the change's lists (no GW_SUB_LISTS_ON_DEMAND) */

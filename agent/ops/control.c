@@ -167,6 +167,7 @@ static void *run(void *arg)
 		}
 		serve(c, fd);
 		close(fd);
+		gw_thread_shed_stack(); /* the answer's pages: the next one may be days away */
 	}
 	return NULL;
 }

@@ -23,9 +23,13 @@ struct pause_switch {
 	int paused;
 	struct dispatcher *d;
 	struct gw_log *log;
-	char dir[4096];
-	char path[4200];
+	/* both allocated with the struct, to their length: 8 KiB of fixed buffers were
+	 * private memory for the agent's life (issue 30 item 9) */
+	char *dir;
+	char *path;
 };
+
+#define DIR_MAX 4096 /* as the fixed buffer was */
 
 int pause_load(const char *state_dir, int *paused, struct gw_err *err)
 {
@@ -45,14 +49,16 @@ int pause_load(const char *state_dir, int *paused, struct gw_err *err)
 int pause_open(struct pause_switch **out, const char *state_dir, struct gw_log *log,
                struct gw_err *err)
 {
-	struct pause_switch *ps = calloc(1, sizeof *ps);
+	size_t dl = strlen(state_dir), pl = dl + 1 + strlen(PAUSE_FILE);
+	if (dl >= DIR_MAX)
+		return gw_errf(err, "pause switch: state_dir too long");
+	struct pause_switch *ps = calloc(1, sizeof *ps + dl + 1 + pl + 1);
 	if (!ps)
 		return gw_errf(err, "pause switch: out of memory");
-	if (snprintf(ps->dir, sizeof ps->dir, "%s", state_dir) >= (int)sizeof ps->dir) {
-		free(ps);
-		return gw_errf(err, "pause switch: state_dir too long");
-	}
-	snprintf(ps->path, sizeof ps->path, "%s/%s", state_dir, PAUSE_FILE);
+	ps->dir = (char *)(ps + 1);
+	ps->path = ps->dir + dl + 1;
+	memcpy(ps->dir, state_dir, dl + 1);
+	snprintf(ps->path, pl + 1, "%s/%s", state_dir, PAUSE_FILE);
 	if (pause_load(state_dir, &ps->paused, err) != 0) {
 		free(ps);
 		return -1;

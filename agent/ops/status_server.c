@@ -451,6 +451,8 @@ static void *run(void *arg)
 	struct status_server *srv = arg;
 	while (!atomic_load(&srv->stop)) {
 		if (nothing_held(srv)) {
+			/* asleep until a client comes: the service's stack pages go back */
+			gw_thread_shed_stack();
 			struct pollfd p[2] = {{srv->fd, POLLIN, 0}, {srv->wake_fd, POLLIN, 0}};
 			if (poll(p, 2, -1) <= 0 || !(p[0].revents & (POLLIN | POLLERR | POLLHUP)))
 				continue; /* stopped (or EINTR): the loop's test decides */

@@ -26,11 +26,17 @@
 #include <strings.h>
 
 #include "core/clock.h"
+#include "core/thread.h"
 #include "shared/strbuf.h"
 #include "source/curl_tls.h"
 
 /* The longest curl_multi_poll() sleeps when curl has no timer due sooner: a day. */
 #define POLL_CAP_MS (24 * 3600 * 1000)
+
+/* libcurl's receive buffer for a request whose answer is small: it lives as long as the
+ * transfer, a held poll's minute included; a longer answer is read in more pieces. 1 KiB
+ * is libcurl's smallest, and within glibc's per-thread cache (blocks up to 1032 bytes). */
+#define SMALL_REPLY_BUFFER 1024L
 
 /* How long after a transfer its kept connection still counts on being reused: well inside
  * libcurl's own limit (CURLOPT_MAXAGE_CONN, 118 s), after which it would connect anew. */
@@ -223,12 +229,14 @@ static int expect_reuse(const struct http *h)
 	return poll(&p, 1, 0) == 0;
 }
 
-/* Runs the easy handle to completion (or interruption); *rc is the CURLcode when done. */
-static enum transfer_end run_transfer(struct http *h, CURLcode *rc)
+/* Runs the easy handle to completion (or interruption); *rc is the CURLcode when done.
+ * `held`: the server may hold it for a minute (a long poll). */
+static enum transfer_end run_transfer(struct http *h, CURLcode *rc, int held)
 {
 	if (curl_multi_add_handle(h->multi, h->easy) != CURLM_OK)
 		return TRANSFER_MULTI_FAILED;
 	enum transfer_end end = TRANSFER_MULTI_FAILED;
+	int sheds = 0;
 	for (;;) {
 		if (atomic_load(&h->stop)) {
 			end = TRANSFER_STOPPED;
@@ -250,7 +258,14 @@ static enum transfer_end run_transfer(struct http *h, CURLcode *rc)
 		/* Sleeps until a socket is ready, curl's own timer is due (curl_multi_poll takes
 		 * the sooner of that and our cap: the request's timeouts are curl's timers), or
 		 * a curl_multi_wakeup() (how a stop is noticed). No timer of our own: a held
-		 * poll is an idle thread, not one that wakes every second. */
+		 * poll is an idle thread, not one that wakes every second. A held one gives
+		 * back the stack pages its sending took first (issue 30 item 9): before its
+		 * first two sleeps (the answer's wait on a kept connection; the connect, then
+		 * the answer's wait, on a new one), never while a long answer streams in. */
+		if (held && sheds < 2) {
+			gw_thread_shed_stack();
+			sheds++;
+		}
 		if (curl_multi_poll(h->multi, NULL, 0, POLL_CAP_MS, NULL) != CURLM_OK)
 			break;
 	}
@@ -409,6 +424,8 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, idle_s > 0 ? idle_s : 1L);
 	}
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, whole);
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE,
+	                 rq->small_reply ? SMALL_REPLY_BUFFER : (long)CURL_MAX_WRITE_SIZE);
 	/* No connect phase on a kept connection: its timer would only wake the thread (see
 	 * the top of the file); the same bound as the request's fires with it, never alone. */
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
@@ -423,7 +440,7 @@ int http_do(struct http *h, const struct http_request *rq, struct http_reply *re
 	}
 
 	CURLcode rc = CURLE_OK;
-	enum transfer_end end = run_transfer(h, &rc);
+	enum transfer_end end = run_transfer(h, &rc, rq->held);
 	long status = 0;
 	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
 	/* The handle keeps option pointers between requests: clear the ones that die here. */

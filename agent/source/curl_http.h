@@ -45,6 +45,9 @@ struct http_request {
 	int64_t timeout_ms;         /* held only: the whole request's bound instead of
 	                             * read_timeout (a Consul blocking query's own wait); 0:
 	                             * read_timeout */
+	int small_reply;            /* the answer is a few hundred bytes (the admin's listener):
+	                             * libcurl's receive buffer, allocated for the whole transfer,
+	                             * is 1 KiB instead of 16 KiB (issue 30 item 9) */
 	/* Optional: called with each response header line ("Name: value\r\n"), e.g. for
 	 * X-Consul-Index; NULL: headers are not looked at. */
 	void (*on_header)(void *arg, const char *line, size_t len);

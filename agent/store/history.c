@@ -93,7 +93,7 @@ void history_free(struct history *h)
 		return;
 	for (int g = 0; g < GW_GROUP_COUNT; g++) {
 		struct ring *r = &h->rings[g];
-		for (size_t i = 0; r->slots && i < h->size; i++) {
+		for (size_t i = 0; r->slots && i < r->cap; i++) {
 			group_data_unref(r->slots[i].from);
 			group_data_unref(r->slots[i].to);
 			free(r->slots[i].e);
@@ -120,8 +120,17 @@ struct slot *history_nth(const struct history *h, const struct ring *r, size_t i
 struct slot *history_push(struct history *h, enum gw_group g, struct group_data *drop[2])
 {
 	struct ring *r = &h->rings[g];
-	if (!r->slots && !(r->slots = calloc(h->size, sizeof *r->slots)))
-		return NULL;
+	if (r->head == r->cap && r->cap < h->size) { /* not wrapped yet: head == n */
+		size_t cap = r->cap ? 2 * r->cap : 2;
+		if (cap > h->size)
+			cap = h->size;
+		struct slot *v = realloc(r->slots, cap * sizeof *v);
+		if (!v)
+			return NULL;
+		memset(v + r->cap, 0, (cap - r->cap) * sizeof *v);
+		r->slots = v;
+		r->cap = cap;
+	}
 	struct slot *s = &r->slots[r->head];
 	if (!s->e && !(s->e = malloc(history_entry_bytes(h))))
 		return NULL;

@@ -21,10 +21,13 @@ struct slot {
 };
 
 struct ring {
-	struct slot *slots; /* `size` of them, allocated with the group's first entry */
-	size_t head;        /* where the next entry goes */
-	size_t n;           /* entries held */
-	size_t pending;     /* entries not counted yet */
+	struct slot *slots; /* `cap` of them: grown by doubling up to `size` until the ring
+	                     * first wraps (an idle agent holds one entry per group, not 50
+	                     * slots: issue 30 item 9) */
+	size_t cap;
+	size_t head;    /* where the next entry goes */
+	size_t n;       /* entries held */
+	size_t pending; /* entries not counted yet */
 };
 
 /* An outcome for a version not recorded yet (the pending outcome rule, history.c). */

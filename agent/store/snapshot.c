@@ -290,8 +290,12 @@ static void *writer_main(void *arg)
 	gw_thread_background();
 	while (!atomic_load(&w->stopping)) {
 		write_pass(w);
-		/* after a failure, retry every 5 s even without news */
-		uint64_t now = store_wait(w->st, seen, any_failing(w) ? 5000 : -1);
+		/* after a failure, retry every 5 s even without news; else until the next
+		 * change, maybe for hours: the write's stack pages go back first */
+		int failing = any_failing(w);
+		if (!failing)
+			gw_thread_shed_stack();
+		uint64_t now = store_wait(w->st, seen, failing ? 5000 : -1);
 		if (now != seen)
 			now = wait_quiet(w, now, gw_mono_ms());
 		seen = now;

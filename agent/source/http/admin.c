@@ -330,7 +330,8 @@ static int listen_with(struct admin *a, const struct admin_stamp stamps[GW_GROUP
 	    .body = body,
 	    .body_len = strlen(body),
 	    .content_type = "application/x-www-form-urlencoded",
-	    .held = 1, /* held by the admin, or answered at once, but bounded the same */
+	    .held = 1,        /* held by the admin, or answered at once, but bounded the same */
+	    .small_reply = 1, /* the groups that changed */
 	};
 	struct http_reply rep;
 	int rc = call(a, &rq, "listener", port_header, instance_header, &rep, err);

@@ -226,10 +226,9 @@ static void *run(void *arg)
 		enum sync_fail why = err.kind;
 		if (why == SYNC_STOPPED || stopping(p))
 			break;
-		/* A fetch and its parse go deep, a held poll does not: the next poll sleeps
-		 * for up to a minute, so the pages only the fetch needed go back. */
-		if (rc != 0 || o.names[0])
-			gw_thread_shed_stack();
+		/* The next poll sleeps for up to a minute: the pages a fetch and its parse,
+		 * or the last answer's handling, needed go back (one madvise() a poll). */
+		gw_thread_shed_stack();
 		if (rc == 0) {
 			if (failures > 0)
 				LOG_I(p->log, "poller",

@@ -411,6 +411,44 @@ START_TEST(max_response_refused)
 }
 END_TEST
 
+/* A request that expects a small answer (the listener's: libcurl reads it into a 2 KiB
+ * buffer) still gets a long one whole, and the next request, with the usual buffer, too. */
+START_TEST(a_small_reply_request_reads_a_long_answer_whole)
+{
+	static char big[40000];
+	static char body[30001];
+	for (size_t i = 0; i < 30000; i++)
+		body[i] = (char)('a' + i % 26);
+	body[30000] = '\0';
+	snprintf(big, sizeof big, "HTTP/1.1 200 OK\r\nContent-Length: 30000\r\n\r\n%s", body);
+	const char *script[] = {big, big};
+	struct srv *s = srv_start(script, 2);
+	struct test_cfg t;
+	make_cfg(&t, s->port);
+	struct http *h;
+	struct gw_err err;
+	ck_assert_int_eq(http_open(&h, &t.cfg, t.url, &err), 0);
+	struct http_request small = {.method = "POST",
+	                             .path = "/configs/listener",
+	                             .body = "PLUGIN=0%2C0",
+	                             .body_len = 12,
+	                             .content_type = "application/x-www-form-urlencoded",
+	                             .held = 1,
+	                             .small_reply = 1};
+	struct http_request usual = {.method = "GET", .path = "/configs/fetch?groupKeys=RULE"};
+	const struct http_request *rqs[] = {&small, &usual};
+	for (int i = 0; i < 2; i++) {
+		struct http_reply rep;
+		ck_assert_int_eq(http_do(h, rqs[i], &rep, &err), 0);
+		ck_assert_int_eq(rep.len, 30000);
+		ck_assert_str_eq(rep.body, body);
+		http_reply_free(&rep);
+	}
+	http_close(h);
+	srv_stop(s);
+}
+END_TEST
+
 START_TEST(timeout_and_refused)
 {
 	const char *script[] = {HOLD};
@@ -753,6 +791,7 @@ int main(void)
 	tcase_add_test(tc, keep_alive_and_request_shape);
 	tcase_add_test(tc, interrupt_ends_a_held_request_at_once);
 	tcase_add_test(tc, max_response_refused);
+	tcase_add_test(tc, a_small_reply_request_reads_a_long_answer_whole);
 	tcase_add_test(tc, timeout_and_refused);
 	tcase_add_test(tc, a_trickled_reply_fails_at_the_transfer_deadline);
 	tcase_add_test(tc, a_request_on_a_kept_connection_sleeps_until_its_answer);
