@@ -83,12 +83,58 @@ function M.weight(u, now_ms)
     return w
 end
 
+-- the clock (ms): a test's state.now_ms() or req.raw.now_ms, else nginx's cached ngx.now()
+-- (looked up once: resty.core has replaced it with its FFI version before this module loads)
+local ngx_now = ngx and ngx.now
 local function now_ms(state, req)
     if state.now_ms then return state.now_ms() end
-    if req.raw.now_ms then return req.raw.now_ms end
-    if ngx and ngx.now then return ngx.now() * 1000 end
+    local t = req.raw.now_ms
+    if t then return t end
+    if ngx_now then return ngx_now() * 1000 end
     return (req.raw.now or os.time()) * 1000
 end
+
+-- steady(list) -> s: the weights the list's upstreams keep from s.from (ms) until before
+-- s.till, worked out once per list (lists are immutable per route table) so that a pick
+-- outside a warm-up does not call M.weight per upstream. A weight moves only while
+-- 0 < (int) (floor(now) - timestamp) < warmup, that is for floor(now) - timestamp in
+-- (k 2^32, k 2^32 + warmup): Java's (int) cast wraps every 2^32 ms (49.7 days) and the ramp
+-- comes back. So every weight is constant from the latest end of a ramp, max(timestamp +
+-- warmup), until the earliest wrap, min(timestamp + 2^32 + 1). An upstream that never ramps
+-- (down: 0; weight <= 1, timestamp <= 0 or warmup <= 1: its weight) does not bound it; one
+-- whose numbers are not integers leaves the list without a window (always weighed per pick).
+-- As floor(now) >= n <=> now >= n for an integer n, the window is tested on now itself.
+-- s.ws[i]: the weights inside it, s.total, s.same (all equal), s.shared (round robin may take
+-- the one sequence: every weight is its upstream's configured one and none is negative).
+local TWO32 = 4294967296
+local function steady(list)
+    local s = list._steady
+    if s then return s end
+    local from, till = -math.huge, math.huge
+    local ws, total, same, shared = {}, 0, true, true
+    for i = 1, #list do
+        local u = list[i]
+        local w, ts, warmup = u.weight or 0, u.timestamp or 0, u.warmup or 0
+        if not u.status then
+            w = 0
+        elseif w > 1 and ts > 0 and warmup > 1 then -- (a ramp to weight 1 is 1 throughout)
+            if w % 1 ~= 0 or ts % 1 ~= 0 or warmup % 1 ~= 0 then
+                from, till = math.huge, -math.huge -- no window: weighed per pick
+            else
+                if ts + warmup > from then from = ts + warmup end
+                if ts + TWO32 + 1 < till then till = ts + TWO32 + 1 end
+            end
+        end
+        ws[i] = w
+        total = total + w
+        if w ~= ws[1] then same = false end
+        if w ~= (u.weight or 0) or w < 0 then shared = false end
+    end
+    s = { from = from, till = till, ws = ws, total = total, same = same, shared = shared }
+    list._steady = s
+    return s
+end
+M.steady = steady
 
 local function rand(state, n) -- 0 <= r < n (integer)
     if state.random then return state.random(n) end
@@ -105,14 +151,21 @@ local ALGOS = {}
 ALGOS.random = function(list, req, state)
     local t = now_ms(state, req)
     local n = #list
-    local total, same, first = 0, true, nil
-    local ws = state._ws or {}
-    state._ws = ws
-    for i = 1, n do
-        local w = M.weight(list[i], t)
-        ws[i] = w
-        total = total + w
-        if i == 1 then first = w elseif w ~= first then same = false end
+    local total, same, ws
+    local s = steady(list)
+    if t >= s.from and t < s.till then
+        total, same, ws = s.total, s.same, s.ws
+    else
+        local first
+        total, same = 0, true
+        ws = state._ws or {}
+        state._ws = ws
+        for i = 1, n do
+            local w = M.weight(list[i], t)
+            ws[i] = w
+            total = total + w
+            if i == 1 then first = w elseif w ~= first then same = false end
+        end
     end
     if total > 0 and not same then
         local offset = rand(state, total)
@@ -139,8 +192,9 @@ end
 -- RoundRobinLoadBalancer: smooth weighted round robin; state keyed by the first upstream's
 -- url; a changed weight resets that upstream's current value; ties go to the earlier entry;
 -- entries not seen for 60 s are dropped when the list size differs from the map size.
-local function rr_local(list, req, state)
-    local t = now_ms(state, req)
+local function rr_local(list, t, state, s)
+    local still = t >= s.from and t < s.till -- the weights are s.ws (steady above)
+    local ws = s.ws
     local rr = state.rr
     if not rr then rr = {}; state.rr = rr end
     local key = list[1].url
@@ -149,7 +203,7 @@ local function rr_local(list, req, state)
     local total, best, best_cur, best_e = 0, nil, nil, nil
     for i = 1, #list do
         local u = list[i]
-        local w = M.weight(u, t)
+        local w = still and ws[i] or M.weight(u, t)
         local e = map.e[u.url]
         if not e then
             e = { weight = w, current = 0 }
@@ -216,38 +270,44 @@ local function rr_sequence(ws, m)
 end
 M.rr_sequence = rr_sequence
 
-local function rr_shared(list, req, state, dict)
-    local t = now_ms(state, req)
+local function rr_shared(list, t, dict, s)
     local m = #list
-    for i = 1, m do
-        local u = list[i]
-        local w = M.weight(u, t)
-        -- warming up (the weight moves with time), or a negative weight: per worker
-        if w ~= (u.weight or 0) or w < 0 then return nil end
+    if t >= s.from and t < s.till then
+        -- no weight moves now (steady above): s.shared says what the loop below would
+        if not s.shared then return nil end
+    else
+        for i = 1, m do
+            local u = list[i]
+            local w = M.weight(u, t)
+            -- warming up (the weight moves with time), or a negative weight: per worker
+            if w ~= (u.weight or 0) or w < 0 then return nil end
+        end
     end
-    local seq = list._rrseq
+    local seq = s.seq
     if seq == nil then
         local ws = {}
         for i = 1, m do ws[i] = list[i].weight or 0 end
         seq = rr_sequence(ws, m) or false
-        list._rrseq = seq -- lists are immutable per route table
+        s.seq = seq -- lists are immutable per route table
     end
     if not seq then return nil end
     -- the counter's key, made once per list (a concatenation per request is a new string)
-    local key = list._rrkey
-    if not key then key = "rr:" .. list[1].url; list._rrkey = key end
+    local key = s.key
+    if not key then key = "rr:" .. list[1].url; s.key = key end
     local n = dict:incr(key, 1, 0)
     if not n then return nil end
     return list[seq[(n - 1) % #seq + 1]]
 end
 
 ALGOS.roundRobin = function(list, req, state)
+    local t = now_ms(state, req)
+    local s = steady(list)
     local dict = state.shared
     if dict then
-        local u = rr_shared(list, req, state, dict)
+        local u = rr_shared(list, t, dict, s)
         if u then return u end
     end
-    return rr_local(list, req, state)
+    return rr_local(list, t, state, s)
 end
 
 -- HashLoadBalancer: 5 virtual nodes per upstream at hash("SHENYU-"..url.."-HASH-"..i), the key
