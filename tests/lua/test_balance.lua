@@ -210,8 +210,9 @@ T.case("steady: the window opens at the latest warm-up end, not a millisecond ea
     local b = up("b:1", 100)
     local c = up("c:1", 100, { timestamp = 1300, warmup = 200 })
     local ups = { a, b, c }
-    local s = balance.steady(ups)
-    T.eq(s.from, 1500); T.eq(s.till, 1000 + 4294967296 + 1)
+    local s, still = balance.steady(ups, 1600)
+    T.eq(still, true); T.eq(s.from, 1500); T.eq(s.till, 1000 + 4294967296 + 1)
+    T.eq(select(2, balance.steady(ups, 1499)), false, "c ramping at 1499")
     T.eq(shared_used(ups, 1499), false, "c still warming at 1499 (weight 99)")
     T.eq(shared_used(ups, 1499.999), false, "floor(now) is still 1499")
     T.eq(shared_used(ups, 1500), true, "every weight constant from 1500")
@@ -233,6 +234,24 @@ T.case("steady: an upstream finishing its warm-up between two picks of one list"
     T.eq(dict.v["rr:b:1"] or dict.v["rr:a:1"], 1, "the shared counter taken at 5030")
 end)
 
+T.case("steady: an upstream created 900 days ago is between two of its ramps", function()
+    local ts = 1716890400000 -- 2024-05-28 10:00 UTC; now 900 days later
+    local now = ts + 900 * 86400000
+    local q = (now - ts) % 4294967296
+    local ups = { up("a:1", 100, { timestamp = ts, warmup = 10 }), up("b:1", 100) }
+    local s, still = balance.steady(ups, now)
+    T.eq(still, true)
+    local till = now - q + 4294967296 + 1
+    T.eq(s.from, now - q + 10); T.eq(s.till, till)
+    T.eq(shared_used(ups, now), true)
+    -- the next ramp: (int) uptime 1..9 at now - q + 2^32 + 1 .. + 9
+    T.eq(shared_used(ups, till - 1), true)
+    T.eq(shared_used(ups, till), false, "the ramp is back")
+    T.eq(random_arg(ups, till + 4), 100 + 50)
+    T.eq(shared_used(ups, till + 9), true, "and over")
+    T.eq(shared_used(ups, now), true, "and back in the first window (a clock set back)")
+end)
+
 T.case("steady: Java's (int) uptime wraps after 2^32 ms and the ramp comes back", function()
     local ts = 1000
     local ups = { up("a:1", 100, { timestamp = ts, warmup = 1000 }), up("b:1", 100) }
@@ -245,8 +264,8 @@ end)
 
 T.case("steady: a down upstream weighs 0 and keeps round robin per worker", function()
     local ups = { up("a:1", 50, { status = false }), up("b:1", 50), up("c:1", 100) }
-    local s = balance.steady(ups)
-    T.eq(s.from, -math.huge); T.eq(s.shared, false)
+    local s, still = balance.steady(ups, 1000000)
+    T.eq(still, true); T.eq(s.from, -math.huge); T.eq(s.till, math.huge); T.eq(s.shared, false)
     T.eq(shared_used(ups, 1000000), false)
     T.eq(random_arg(ups, 1000000), 150)
     local state, got = {}, {}
@@ -276,19 +295,32 @@ T.case("steady agrees with balance.weight at every clock around the warm-up boun
             local u = up("u" .. i .. ":1", math.random(-1, 12), {
                 timestamp = ts, warmup = math.random(0, 400), status = math.random(8) > 1 })
             ups[i] = u
-            for _, d in ipairs({ 0, 1, u.warmup - 1, u.warmup, u.warmup + 1, 4294967296, 4294967297 }) do
-                cands[#cands + 1] = ts + d
+            -- its ramp's ends, now and (Java's (int) wrap) 2^32 ms before, after and 18 x later
+            for _, k in ipairs({ -1, 0, 1, 18 }) do
+                for _, d in ipairs({ -1, 0, 1, 2, u.warmup - 1, u.warmup, u.warmup + 1 }) do
+                    cands[#cands + 1] = ts + k * 4294967296 + d
+                end
             end
         end
-        local s = balance.steady(ups)
-        local function all_steady(t)
+        local function all_steady(t, s)
             for i = 1, m do
                 if balance.weight(ups[i], t) ~= s.ws[i] then return false end
             end
             return true
         end
         for _, t in ipairs(cands) do
-            if t >= s.from and t < s.till then T.truthy(all_steady(t), "weights at " .. t) end
+            -- a fresh list (its window worked out at t) and the shared one (a window kept
+            -- from earlier clocks, or found again): the same answer
+            local s, still = balance.steady({ unpack(ups) }, t)
+            T.eq(select(2, balance.steady(ups, t)), still, "the kept window at " .. t)
+            T.eq(still, all_steady(t, s), "the window says whether every weight is steady at " .. t)
+            if still then
+                T.truthy(t >= s.from and t < s.till, "t in its window")
+                T.truthy(all_steady(s.from, s) and all_steady(s.till - 1, s), "the window's ends")
+                -- tight: the millisecond before it opens and the one it closes at differ
+                if s.from > -math.huge then T.eq(all_steady(s.from - 1, s), false, "opens at " .. s.from) end
+                if s.till < math.huge then T.eq(all_steady(s.till, s), false, "closes at " .. s.till) end
+            end
             -- the picks: what weighing every upstream at t gives
             local total, same, shared = 0, true, true
             for i = 1, m do
@@ -301,12 +333,6 @@ T.case("steady agrees with balance.weight at every clock around the warm-up boun
                 T.eq(random_arg(ups, t), (total > 0 and not same) and total or m, "random at " .. t)
                 T.eq(shared_used(ups, t), shared, "round robin's shared sequence at " .. t)
             end
-        end
-        if s.from > -math.huge and s.from <= s.till then
-            T.eq(all_steady(s.from - 1), false, "the window opens at the first steady ms")
-        end
-        if s.till < math.huge and s.from <= s.till then
-            T.eq(all_steady(s.till), false, "the window closes at the wrap")
         end
     end
 end)

@@ -94,45 +94,69 @@ local function now_ms(state, req)
     return (req.raw.now or os.time()) * 1000
 end
 
--- steady(list) -> s: the weights the list's upstreams keep from s.from (ms) until before
--- s.till, worked out once per list (lists are immutable per route table) so that a pick
--- outside a warm-up does not call M.weight per upstream. A weight moves only while
--- 0 < (int) (floor(now) - timestamp) < warmup, that is for floor(now) - timestamp in
--- (k 2^32, k 2^32 + warmup): Java's (int) cast wraps every 2^32 ms (49.7 days) and the ramp
--- comes back. So every weight is constant from the latest end of a ramp, max(timestamp +
--- warmup), until the earliest wrap, min(timestamp + 2^32 + 1). An upstream that never ramps
--- (down: 0; weight <= 1, timestamp <= 0 or warmup <= 1: its weight) does not bound it; one
--- whose numbers are not integers leaves the list without a window (always weighed per pick).
--- As floor(now) >= n <=> now >= n for an integer n, the window is tested on now itself.
--- s.ws[i]: the weights inside it, s.total, s.same (all equal), s.shared (round robin may take
--- the one sequence: every weight is its upstream's configured one and none is negative).
+-- steady(list, t) -> s, still: the weights of the list's upstreams worked out once per list
+-- (lists are immutable per route table), and whether now (t, ms) is inside s's window
+-- [s.from, s.till), in which no weight moves, so that a pick there does not weigh every
+-- upstream (M.weight) again. A weight moves only while 0 < (int) (floor(now) - timestamp) <
+-- warmup: Java's (int) keeps the low 32 bits, so the ramp comes back every 2^32 ms (49.7
+-- days), and an upstream created 900 days ago sits between two of its ramps, not after its
+-- only one. For each upstream that ramps, q = (floor(t) - timestamp - 1) mod 2^32 + 1 (in
+-- [1, 2^32]; what (int) gives, with 0 read as 2^32) says where t is: q < warmup is inside a
+-- ramp (no window), else t is in the gap [floor(t) - q + warmup, floor(t) - q + 2^32 + 1);
+-- the window is the intersection of the gaps, found again when a pick falls outside it.
+-- Upstreams that never ramp (down: 0; weight <= 1, timestamp <= 0 or warmup <= 1: their
+-- weight) do not bound it; one whose numbers are not integers leaves the list without a
+-- window (weighed per pick). As floor(t) >= n <=> t >= n for an integer n, the window is
+-- tested on t itself.
+-- s.ws[i]: the weights inside any window, s.total, s.same (all equal), s.shared (round robin
+-- may take the one sequence: every weight is its upstream's configured one, none negative).
 local TWO32 = 4294967296
-local function steady(list)
-    local s = list._steady
-    if s then return s end
+local function window(list, s, t)
+    local ft = floor(t)
     local from, till = -math.huge, math.huge
-    local ws, total, same, shared = {}, 0, true, true
+    for i = 1, #list do
+        if s.ramps[i] then
+            local u = list[i]
+            local q = (ft - u.timestamp - 1) % TWO32 + 1
+            if q < u.warmup then
+                s.from, s.till = math.huge, -math.huge -- inside a ramp: weighed per pick
+                return false
+            end
+            if ft - q + u.warmup > from then from = ft - q + u.warmup end
+            if ft - q + TWO32 + 1 < till then till = ft - q + TWO32 + 1 end
+        end
+    end
+    s.from, s.till = from, till
+    return true
+end
+
+local function steady(list, t)
+    local s = list._steady
+    if s then
+        if t >= s.from and t < s.till then return s, true end
+        if s.never then return s, false end
+        return s, window(list, s, t)
+    end
+    local ws, ramps, total, same, shared, never = {}, {}, 0, true, true, false
     for i = 1, #list do
         local u = list[i]
         local w, ts, warmup = u.weight or 0, u.timestamp or 0, u.warmup or 0
         if not u.status then
             w = 0
         elseif w > 1 and ts > 0 and warmup > 1 then -- (a ramp to weight 1 is 1 throughout)
-            if w % 1 ~= 0 or ts % 1 ~= 0 or warmup % 1 ~= 0 then
-                from, till = math.huge, -math.huge -- no window: weighed per pick
-            else
-                if ts + warmup > from then from = ts + warmup end
-                if ts + TWO32 + 1 < till then till = ts + TWO32 + 1 end
-            end
+            ramps[i] = true
+            if w % 1 ~= 0 or ts % 1 ~= 0 or warmup % 1 ~= 0 then never = true end
         end
         ws[i] = w
         total = total + w
         if w ~= ws[1] then same = false end
         if w ~= (u.weight or 0) or w < 0 then shared = false end
     end
-    s = { from = from, till = till, ws = ws, total = total, same = same, shared = shared }
+    s = { from = math.huge, till = -math.huge, ws = ws, ramps = ramps, total = total,
+          same = same, shared = shared, never = never }
     list._steady = s
-    return s
+    if never then return s, false end
+    return s, window(list, s, t)
 end
 M.steady = steady
 
@@ -152,8 +176,8 @@ ALGOS.random = function(list, req, state)
     local t = now_ms(state, req)
     local n = #list
     local total, same, ws
-    local s = steady(list)
-    if t >= s.from and t < s.till then
+    local s, still = steady(list, t)
+    if still then
         total, same, ws = s.total, s.same, s.ws
     else
         local first
@@ -192,8 +216,7 @@ end
 -- RoundRobinLoadBalancer: smooth weighted round robin; state keyed by the first upstream's
 -- url; a changed weight resets that upstream's current value; ties go to the earlier entry;
 -- entries not seen for 60 s are dropped when the list size differs from the map size.
-local function rr_local(list, t, state, s)
-    local still = t >= s.from and t < s.till -- the weights are s.ws (steady above)
+local function rr_local(list, t, state, s, still) -- still: the weights are s.ws (steady)
     local ws = s.ws
     local rr = state.rr
     if not rr then rr = {}; state.rr = rr end
@@ -270,9 +293,9 @@ local function rr_sequence(ws, m)
 end
 M.rr_sequence = rr_sequence
 
-local function rr_shared(list, t, dict, s)
+local function rr_shared(list, t, dict, s, still)
     local m = #list
-    if t >= s.from and t < s.till then
+    if still then
         -- no weight moves now (steady above): s.shared says what the loop below would
         if not s.shared then return nil end
     else
@@ -301,13 +324,13 @@ end
 
 ALGOS.roundRobin = function(list, req, state)
     local t = now_ms(state, req)
-    local s = steady(list)
+    local s, still = steady(list, t)
     local dict = state.shared
     if dict then
-        local u = rr_shared(list, t, dict, s)
+        local u = rr_shared(list, t, dict, s, still)
         if u then return u end
     end
-    return rr_local(list, t, state, s)
+    return rr_local(list, t, state, s, still)
 end
 
 -- HashLoadBalancer: 5 virtual nodes per upstream at hash("SHENYU-"..url.."-HASH-"..i), the key
