@@ -83,12 +83,82 @@ function M.weight(u, now_ms)
     return w
 end
 
+-- the clock (ms): a test's state.now_ms() or req.raw.now_ms, else nginx's cached ngx.now()
+-- (looked up once: resty.core has replaced it with its FFI version before this module loads)
+local ngx_now = ngx and ngx.now
 local function now_ms(state, req)
     if state.now_ms then return state.now_ms() end
-    if req.raw.now_ms then return req.raw.now_ms end
-    if ngx and ngx.now then return ngx.now() * 1000 end
+    local t = req.raw.now_ms
+    if t then return t end
+    if ngx_now then return ngx_now() * 1000 end
     return (req.raw.now or os.time()) * 1000
 end
+
+-- steady(list, t) -> s, still: the weights of the list's upstreams worked out once per list
+-- (lists are immutable per route table), and whether now (t, ms) is inside s's window
+-- [s.from, s.till), in which no weight moves, so that a pick there does not weigh every
+-- upstream (M.weight) again. A weight moves only while 0 < (int) (floor(now) - timestamp) <
+-- warmup: Java's (int) keeps the low 32 bits, so the ramp comes back every 2^32 ms (49.7
+-- days), and an upstream created 900 days ago sits between two of its ramps, not after its
+-- only one. For each upstream that ramps, q = (floor(t) - timestamp - 1) mod 2^32 + 1 (in
+-- [1, 2^32]; what (int) gives, with 0 read as 2^32) says where t is: q < warmup is inside a
+-- ramp (no window), else t is in the gap [floor(t) - q + warmup, floor(t) - q + 2^32 + 1);
+-- the window is the intersection of the gaps, found again when a pick falls outside it.
+-- Upstreams that never ramp (down: 0; weight <= 1, timestamp <= 0 or warmup <= 1: their
+-- weight) do not bound it; one whose numbers are not integers leaves the list without a
+-- window (weighed per pick). As floor(t) >= n <=> t >= n for an integer n, the window is
+-- tested on t itself.
+-- s.ws[i]: the weights inside any window, s.total, s.same (all equal), s.shared (round robin
+-- may take the one sequence: every weight is its upstream's configured one, none negative).
+local TWO32 = 4294967296
+local function window(list, s, t)
+    local ft = floor(t)
+    local from, till = -math.huge, math.huge
+    for i = 1, #list do
+        if s.ramps[i] then
+            local u = list[i]
+            local q = (ft - u.timestamp - 1) % TWO32 + 1
+            if q < u.warmup then
+                s.from, s.till = math.huge, -math.huge -- inside a ramp: weighed per pick
+                return false
+            end
+            if ft - q + u.warmup > from then from = ft - q + u.warmup end
+            if ft - q + TWO32 + 1 < till then till = ft - q + TWO32 + 1 end
+        end
+    end
+    s.from, s.till = from, till
+    return true
+end
+
+local function steady(list, t)
+    local s = list._steady
+    if s then
+        if t >= s.from and t < s.till then return s, true end
+        if s.never then return s, false end
+        return s, window(list, s, t)
+    end
+    local ws, ramps, total, same, shared, never = {}, {}, 0, true, true, false
+    for i = 1, #list do
+        local u = list[i]
+        local w, ts, warmup = u.weight or 0, u.timestamp or 0, u.warmup or 0
+        if not u.status then
+            w = 0
+        elseif w > 1 and ts > 0 and warmup > 1 then -- (a ramp to weight 1 is 1 throughout)
+            ramps[i] = true
+            if w % 1 ~= 0 or ts % 1 ~= 0 or warmup % 1 ~= 0 then never = true end
+        end
+        ws[i] = w
+        total = total + w
+        if w ~= ws[1] then same = false end
+        if w ~= (u.weight or 0) or w < 0 then shared = false end
+    end
+    s = { from = math.huge, till = -math.huge, ws = ws, ramps = ramps, total = total,
+          same = same, shared = shared, never = never }
+    list._steady = s
+    if never then return s, false end
+    return s, window(list, s, t)
+end
+M.steady = steady
 
 local function rand(state, n) -- 0 <= r < n (integer)
     if state.random then return state.random(n) end
@@ -105,14 +175,21 @@ local ALGOS = {}
 ALGOS.random = function(list, req, state)
     local t = now_ms(state, req)
     local n = #list
-    local total, same, first = 0, true, nil
-    local ws = state._ws or {}
-    state._ws = ws
-    for i = 1, n do
-        local w = M.weight(list[i], t)
-        ws[i] = w
-        total = total + w
-        if i == 1 then first = w elseif w ~= first then same = false end
+    local total, same, ws
+    local s, still = steady(list, t)
+    if still then
+        total, same, ws = s.total, s.same, s.ws
+    else
+        local first
+        total, same = 0, true
+        ws = state._ws or {}
+        state._ws = ws
+        for i = 1, n do
+            local w = M.weight(list[i], t)
+            ws[i] = w
+            total = total + w
+            if i == 1 then first = w elseif w ~= first then same = false end
+        end
     end
     if total > 0 and not same then
         local offset = rand(state, total)
@@ -139,8 +216,8 @@ end
 -- RoundRobinLoadBalancer: smooth weighted round robin; state keyed by the first upstream's
 -- url; a changed weight resets that upstream's current value; ties go to the earlier entry;
 -- entries not seen for 60 s are dropped when the list size differs from the map size.
-local function rr_local(list, req, state)
-    local t = now_ms(state, req)
+local function rr_local(list, t, state, s, still) -- still: the weights are s.ws (steady)
+    local ws = s.ws
     local rr = state.rr
     if not rr then rr = {}; state.rr = rr end
     local key = list[1].url
@@ -149,7 +226,7 @@ local function rr_local(list, req, state)
     local total, best, best_cur, best_e = 0, nil, nil, nil
     for i = 1, #list do
         local u = list[i]
-        local w = M.weight(u, t)
+        local w = still and ws[i] or M.weight(u, t)
         local e = map.e[u.url]
         if not e then
             e = { weight = w, current = 0 }
@@ -216,38 +293,44 @@ local function rr_sequence(ws, m)
 end
 M.rr_sequence = rr_sequence
 
-local function rr_shared(list, req, state, dict)
-    local t = now_ms(state, req)
+local function rr_shared(list, t, dict, s, still)
     local m = #list
-    for i = 1, m do
-        local u = list[i]
-        local w = M.weight(u, t)
-        -- warming up (the weight moves with time), or a negative weight: per worker
-        if w ~= (u.weight or 0) or w < 0 then return nil end
+    if still then
+        -- no weight moves now (steady above): s.shared says what the loop below would
+        if not s.shared then return nil end
+    else
+        for i = 1, m do
+            local u = list[i]
+            local w = M.weight(u, t)
+            -- warming up (the weight moves with time), or a negative weight: per worker
+            if w ~= (u.weight or 0) or w < 0 then return nil end
+        end
     end
-    local seq = list._rrseq
+    local seq = s.seq
     if seq == nil then
         local ws = {}
         for i = 1, m do ws[i] = list[i].weight or 0 end
         seq = rr_sequence(ws, m) or false
-        list._rrseq = seq -- lists are immutable per route table
+        s.seq = seq -- lists are immutable per route table
     end
     if not seq then return nil end
     -- the counter's key, made once per list (a concatenation per request is a new string)
-    local key = list._rrkey
-    if not key then key = "rr:" .. list[1].url; list._rrkey = key end
+    local key = s.key
+    if not key then key = "rr:" .. list[1].url; s.key = key end
     local n = dict:incr(key, 1, 0)
     if not n then return nil end
     return list[seq[(n - 1) % #seq + 1]]
 end
 
 ALGOS.roundRobin = function(list, req, state)
+    local t = now_ms(state, req)
+    local s, still = steady(list, t)
     local dict = state.shared
     if dict then
-        local u = rr_shared(list, req, state, dict)
+        local u = rr_shared(list, t, dict, s, still)
         if u then return u end
     end
-    return rr_local(list, req, state)
+    return rr_local(list, t, state, s, still)
 end
 
 -- HashLoadBalancer: 5 virtual nodes per upstream at hash("SHENYU-"..url.."-HASH-"..i), the key
