@@ -366,10 +366,16 @@ class ZooKeeperSource(harness.IntegrationTest):
         # the server's "expired" on reconnecting, or, when that answer is slower than the 1 s
         # session timeout (a sanitizer build on a busy machine), the agent's own give-up ("no
         # server answered for the session timeout", a timeout): either ends the old session
-        harness.wait_until(
-            lambda: connection(port, lambda c: c["errors"].get("session", 0) +
-                               c["errors"].get("timeout", 0) >= 1),
-            timeout=20, message="/status: the expiry counted")
+        try:
+            harness.wait_until(
+                lambda: connection(port, lambda c: c["errors"].get("session", 0) +
+                                   c["errors"].get("timeout", 0) >= 1),
+                timeout=30, message="/status: the expiry counted")
+        except AssertionError:
+            # what the agent saw (debug level), for a failure seen once in CI only
+            sys.stderr.write("---- gwsyncd output\n%s\n/status: %r\n" % (d.text(),
+                                                                         connection(port)))
+            raise
         self.session_of(port, other_than=session)
         harness.wait_until(lambda: set(by_key(files, "PLUGIN", "name")) == {"divide", "waf"},
                            timeout=10, message="plugins after the expiry")
